@@ -1,0 +1,205 @@
+//! Diagnostics as values: what every rule, the parser and the mapping engine report.
+//!
+//! Spans are byte ranges into the text the analysis was given (a whole file, or the
+//! command-line string of `visa-lint eval`). Rendering to lines and columns happens at the
+//! edge (CLI, language server) through [`LineIndex`].
+
+use crate::rules::registry::{self, Rule};
+
+/// A half-open byte range `start..end` into the analysed text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        Span {
+            start: clamp(start),
+            end: clamp(end.max(start)),
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn cover(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+
+    /// This span moved right by `by` bytes (used to lift spans of a macro body into the file).
+    pub fn shift(self, by: u32) -> Span {
+        Span {
+            start: self.start.saturating_add(by),
+            end: self.end.saturating_add(by),
+        }
+    }
+
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// How bad a diagnostic is (DESIGN.md §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Informational: unsupported notation, notes.
+    Info,
+    /// Costs cycles.
+    Perf,
+    /// Silently wrong results or an unsupported pattern.
+    Warning,
+    /// The vendor compiler rejects it, it panics, or the hardware faults.
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Perf => "perf",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One text edit of a fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub span: Span,
+    pub new_text: String,
+}
+
+/// A mechanical fix a user can apply (`--fix`, LSP code action).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub title: String,
+    /// Safe fixes keep the kernel's meaning apart from the reported problem; `--fix` applies only those.
+    pub safe: bool,
+    pub edits: Vec<Edit>,
+}
+
+/// A secondary location with its own short message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Related {
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub rule: &'static Rule,
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    pub related: Vec<Related>,
+    pub fixes: Vec<Fix>,
+}
+
+impl Diagnostic {
+    /// A diagnostic of `code` at its default severity. Panics only on a code missing from the
+    /// registry, which is a programming error caught by the registry tests.
+    pub fn new(code: &str, span: Span, message: impl Into<String>) -> Diagnostic {
+        let rule = registry::rule(code).unwrap_or_else(|| panic!("rule {code} is not registered"));
+        Diagnostic {
+            rule,
+            severity: rule.severity,
+            message: message.into(),
+            span,
+            related: Vec::new(),
+            fixes: Vec::new(),
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.rule.code
+    }
+
+    pub fn with_related(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.related.push(Related {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn with_fix(mut self, title: impl Into<String>, safe: bool, edits: Vec<Edit>) -> Diagnostic {
+        self.fixes.push(Fix {
+            title: title.into(),
+            safe,
+            edits,
+        });
+        self
+    }
+
+    /// Moves every span of this diagnostic right by `by` bytes.
+    pub fn shifted(mut self, by: u32) -> Diagnostic {
+        self.span = self.span.shift(by);
+        for r in &mut self.related {
+            r.span = r.span.shift(by);
+        }
+        for f in &mut self.fixes {
+            for e in &mut f.edits {
+                e.span = e.span.shift(by);
+            }
+        }
+        self
+    }
+}
+
+/// Converts byte offsets to 1-based lines and columns counted in Unicode scalar values.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    line_starts: Vec<usize>,
+}
+
+/// A 1-based line and column (columns count Unicode scalar values, DESIGN.md §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineCol {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { line_starts }
+    }
+
+    pub fn line_col(&self, text: &str, offset: u32) -> LineCol {
+        let offset = (offset as usize).min(text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let mut end = offset;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let column = text[start..end].chars().count();
+        LineCol {
+            line: line as u32 + 1,
+            column: column as u32 + 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_scalar_values() {
+        let text = "ab\nxé z\n";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.line_col(text, 0), LineCol { line: 1, column: 1 });
+        assert_eq!(idx.line_col(text, 3), LineCol { line: 2, column: 1 });
+        // 'z' is at byte 7 (é is two bytes) but column 4.
+        assert_eq!(idx.line_col(text, 7), LineCol { line: 2, column: 4 });
+        assert_eq!(idx.line_col(text, 100), LineCol { line: 3, column: 1 });
+    }
+}

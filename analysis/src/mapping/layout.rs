@@ -1,0 +1,709 @@
+//! The symbolic semantics of mappings: a canonical normal form over *factor lists*.
+//!
+//! A buffer of `size` positions is read as a mixed-radix number whose digits are the [`Dim`]s,
+//! outermost first. A [`Factor`] digit `d` is valid when `d < valid` (the tail is padding) and
+//! then adds `d * coef` to its axis' coordinate. Everything is computed on these lists: no
+//! operation ever enumerates buffer positions, so axes of size 2^40 cost what axes of size 2^4
+//! cost.
+//!
+//! Operations that cannot be expressed digit by digit (a stride that cuts across two axes, a
+//! pad of a pair to a size that is not a multiple of its inner part, linear combinations) are
+//! kept exactly as [`Opaque`] dims: `map` stays exact for them, and equality of normal forms is
+//! then sufficient but not necessary for equivalence.
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
+
+/// A declared axis. Two axes are the same axis when their names are equal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Axis {
+    pub name: Arc<str>,
+    pub size: u64,
+    /// `B' = B - A`: coordinates of this axis are `B - A`, wrapping modulo `B::SIZE`.
+    pub skew: Option<Arc<Skew>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Skew {
+    pub base: Arc<str>,
+    pub base_size: u64,
+    pub minus: Arc<str>,
+}
+
+impl Axis {
+    pub fn new(name: &str, size: u64) -> Axis {
+        Axis {
+            name: name.into(),
+            size,
+            skew: None,
+        }
+    }
+}
+
+/// One digit of the buffer position.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    Factor(Factor),
+    Opaque(Arc<Opaque>),
+}
+
+/// A digit of `extent` values; values `>= valid` are padding; a valid value `d` adds `d * coef`
+/// to `axis`. A factor with `valid == 1` contributes nothing and has no axis (canonical form).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Factor {
+    pub extent: u64,
+    pub valid: u64,
+    pub axis: Option<Axis>,
+    pub coef: u64,
+}
+
+/// A digit whose meaning is a whole sub-mapping.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Opaque {
+    pub extent: u64,
+    pub kind: OpaqueKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OpaqueKind {
+    /// Digit `d` is valid when `d < inner.size` and then means `inner(d)`: padding (`extent >
+    /// inner.size`) or truncation (`extent < inner.size`) of a whole sub-mapping.
+    Window(Layout),
+    /// Digit `d` means `inner(d * stride)`.
+    Strided(Layout, u64),
+    /// `$(e1: n1, ...)`: digit `d` means every `e1(s1) ∪ ... ` with `sum(sk * nk) == d`.
+    LinComb(Vec<(Layout, u64)>),
+}
+
+/// A mapping's normal form: its size and its digits, outermost first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Layout {
+    pub size: u64,
+    pub dims: Vec<Dim>,
+}
+
+/// A tensor index: axis name -> coordinate; zero coordinates are omitted, as `i![]` does.
+pub type Index = BTreeMap<Arc<str>, u128>;
+
+/// Checked arithmetic failed: a size beyond 2^64 - 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overflow;
+
+/// How many tensor indices `map_all` reports for one position of a linear combination at most.
+pub const MAX_PREIMAGES: usize = 256;
+
+impl Dim {
+    pub fn extent(&self) -> u64 {
+        match self {
+            Dim::Factor(f) => f.extent,
+            Dim::Opaque(o) => o.extent,
+        }
+    }
+}
+
+impl Layout {
+    /// `m![1]`
+    pub fn identity() -> Layout {
+        Layout {
+            size: 1,
+            dims: Vec::new(),
+        }
+    }
+
+    /// `m![A]` for an axis of size >= 1.
+    pub fn symbol(axis: Axis) -> Layout {
+        let size = axis.size;
+        Layout::from_dims(vec![Dim::Factor(Factor {
+            extent: size,
+            valid: size,
+            axis: Some(axis),
+            coef: 1,
+        })])
+        .unwrap_or_else(|_| Layout::identity())
+    }
+
+    /// Builds a canonical layout from digits; fails if the size overflows.
+    pub fn from_dims(dims: Vec<Dim>) -> Result<Layout, Overflow> {
+        let mut size: u64 = 1;
+        for d in &dims {
+            size = size.checked_mul(d.extent()).ok_or(Overflow)?;
+        }
+        Ok(Layout {
+            size,
+            dims: canonical(dims),
+        })
+    }
+
+    /// `m![outer, inner]`: `outer` is the major dimension.
+    pub fn pair(&self, inner: &Layout) -> Result<Layout, Overflow> {
+        let mut dims = self.dims.clone();
+        dims.extend(inner.dims.iter().cloned());
+        Layout::from_dims(dims)
+    }
+
+    /// Keeps positions `0..n` of a buffer of `n` positions: padding when `n > size`
+    /// (`# n`), truncation when `n < size` (`= n`, and `% n` when `n` divides the size).
+    pub fn window(&self, n: u64) -> Layout {
+        if n == self.size {
+            return self.clone();
+        }
+        let Some(first) = self.dims.first() else {
+            // The identity padded to n: one valid position followed by padding.
+            return Layout {
+                size: n,
+                dims: canonical(vec![Dim::Factor(Factor {
+                    extent: n,
+                    valid: 1,
+                    axis: None,
+                    coef: 0,
+                })]),
+            };
+        };
+        let inner = self.size / first.extent();
+        if n % inner == 0 {
+            let mut dims = Vec::with_capacity(self.dims.len());
+            dims.push(window_dim(first, n / inner));
+            dims.extend(self.dims[1..].iter().cloned());
+            return Layout {
+                size: n,
+                dims: canonical(dims),
+            };
+        }
+        if n < inner {
+            // Only positions with the first digit 0 remain.
+            let rest = Layout {
+                size: inner,
+                dims: self.dims[1..].to_vec(),
+            };
+            return rest.window(n);
+        }
+        Layout {
+            size: n,
+            dims: vec![opaque(n, OpaqueKind::Window(self.clone()))],
+        }
+    }
+
+    /// `/ s` for `s` dividing the size: position `i` means old position `i * s`.
+    pub fn stride(&self, s: u64) -> Layout {
+        debug_assert!(s > 0 && self.size % s == 0);
+        let size = self.size / s;
+        let mut dims = self.dims.clone();
+        let mut s = s;
+        while s > 1 {
+            let Some(last) = dims.last() else { break };
+            let e = last.extent();
+            if s % e == 0 {
+                dims.pop();
+                s /= e;
+            } else if e % s == 0 {
+                let d = stride_dim(last, s);
+                dims.pop();
+                dims.push(d);
+                s = 1;
+            } else {
+                let prefix = Layout {
+                    size: dims.iter().map(Dim::extent).product(),
+                    dims,
+                };
+                dims = vec![opaque(prefix.size / s, OpaqueKind::Strided(prefix, s))];
+                s = 1;
+            }
+        }
+        Layout {
+            size,
+            dims: canonical(dims),
+        }
+    }
+
+    /// `$(e1: n1, ..., ed: nd)`; its size is `1 + sum((size(ek) - 1) * nk)`.
+    pub fn lin_comb(terms: Vec<(Layout, u64)>) -> Result<Layout, Overflow> {
+        let mut size: u64 = 1;
+        for (l, n) in &terms {
+            size = (l.size - 1)
+                .checked_mul(*n)
+                .and_then(|v| v.checked_add(size))
+                .ok_or(Overflow)?;
+        }
+        Ok(Layout {
+            size,
+            dims: canonical(vec![opaque(size, OpaqueKind::LinComb(terms))]),
+        })
+    }
+
+    /// The tensor index at buffer position `i`, or `None` for padding (and past the end).
+    /// For a linear combination, which may hold several indices at one position, the first.
+    pub fn map(&self, i: u64) -> Option<Index> {
+        self.map_all(i).into_iter().next()
+    }
+
+    /// Every tensor index held at buffer position `i` (none for padding; one, except inside
+    /// linear combinations; at most [`MAX_PREIMAGES`]).
+    pub fn map_all(&self, i: u64) -> Vec<Index> {
+        if i >= self.size {
+            return Vec::new();
+        }
+        let mut acc: Vec<Index> = vec![Index::new()];
+        let mut rest = i;
+        for dim in self.dims.iter().rev() {
+            let e = dim.extent();
+            let d = rest % e;
+            rest /= e;
+            match dim {
+                Dim::Factor(f) => {
+                    if d >= f.valid {
+                        return Vec::new();
+                    }
+                    if let (Some(axis), true) = (&f.axis, d > 0) {
+                        let add = u128::from(d) * u128::from(f.coef);
+                        for idx in &mut acc {
+                            *idx.entry(axis.name.clone()).or_insert(0) += add;
+                        }
+                    }
+                }
+                Dim::Opaque(o) => {
+                    let parts = o.map_all(d);
+                    if parts.is_empty() {
+                        return Vec::new();
+                    }
+                    let mut next = Vec::new();
+                    'outer: for a in &acc {
+                        for p in &parts {
+                            let mut m = a.clone();
+                            for (k, v) in p {
+                                *m.entry(k.clone()).or_insert(0) += v;
+                            }
+                            next.push(m);
+                            if next.len() >= MAX_PREIMAGES {
+                                break 'outer;
+                            }
+                        }
+                    }
+                    acc = next;
+                }
+            }
+        }
+        let skews = self.skews();
+        for idx in &mut acc {
+            resolve_skews(idx, &skews);
+            idx.retain(|_, v| *v != 0);
+        }
+        dedup(acc)
+    }
+
+    /// The skewed axes used anywhere in this layout.
+    fn skews(&self) -> Vec<(Arc<str>, Arc<Skew>)> {
+        let mut out = Vec::new();
+        for d in &self.dims {
+            if let Dim::Factor(Factor { axis: Some(a), .. }) = d
+                && let Some(s) = &a.skew
+            {
+                out.push((a.name.clone(), s.clone()));
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// True when every dim is a plain factor (the mapping is a product of axis factors).
+    pub fn is_regular(&self) -> bool {
+        self.dims.iter().all(|d| matches!(d, Dim::Factor(_)))
+    }
+
+    /// Renders the normal form as an `m![...]` body that lowers back to this same layout.
+    pub fn to_expr(&self) -> String {
+        let mut out = String::new();
+        self.write_expr(&mut out);
+        out
+    }
+
+    fn write_expr(&self, out: &mut String) {
+        if self.dims.is_empty() {
+            out.push('1');
+            return;
+        }
+        for (k, d) in self.dims.iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            match d {
+                Dim::Factor(f) => write_factor(f, out),
+                Dim::Opaque(o) => o.write_expr(out),
+            }
+        }
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_expr())
+    }
+}
+
+impl Opaque {
+    fn map_all(&self, d: u64) -> Vec<Index> {
+        match &self.kind {
+            OpaqueKind::Window(inner) => inner.map_all(d),
+            OpaqueKind::Strided(inner, s) => match d.checked_mul(*s) {
+                Some(j) => inner.map_all(j),
+                None => Vec::new(),
+            },
+            OpaqueKind::LinComb(terms) => {
+                let mut out = Vec::new();
+                let mut chosen = Vec::with_capacity(terms.len());
+                lin_comb_solutions(terms, d, &mut chosen, &mut out);
+                dedup(out)
+            }
+        }
+    }
+
+    fn write_expr(&self, out: &mut String) {
+        match &self.kind {
+            OpaqueKind::Window(inner) => {
+                out.push('[');
+                inner.write_expr(out);
+                let op = if self.extent > inner.size { '#' } else { '=' };
+                let _ = write!(out, "] {op} {}", self.extent);
+            }
+            OpaqueKind::Strided(inner, s) => {
+                out.push('[');
+                inner.write_expr(out);
+                let _ = write!(out, "] / {s}");
+            }
+            OpaqueKind::LinComb(terms) => {
+                out.push_str("$(");
+                for (k, (l, n)) in terms.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    if l.dims.len() > 1 {
+                        out.push('[');
+                        l.write_expr(out);
+                        out.push(']');
+                    } else {
+                        l.write_expr(out);
+                    }
+                    let _ = write!(out, ": {n}");
+                }
+                out.push(')');
+            }
+        }
+    }
+}
+
+/// Solves `sum(s_k * n_k) == d` with `0 <= s_k < size(e_k)` by a bounded search over the
+/// coefficients (it visits solutions, never buffer positions), collecting `∪ e_k(s_k)`.
+fn lin_comb_solutions(terms: &[(Layout, u64)], d: u64, chosen: &mut Vec<Index>, out: &mut Vec<Index>) {
+    if out.len() >= MAX_PREIMAGES {
+        return;
+    }
+    let Some(((layout, n), rest)) = terms.split_first() else {
+        if d == 0 {
+            let mut m = Index::new();
+            for c in chosen.iter() {
+                for (k, v) in c {
+                    *m.entry(k.clone()).or_insert(0) += v;
+                }
+            }
+            m.retain(|_, v| *v != 0);
+            out.push(m);
+        }
+        return;
+    };
+    // The largest value the remaining terms can still add.
+    let rest_max: u128 = rest
+        .iter()
+        .map(|(l, n)| u128::from(l.size - 1) * u128::from(*n))
+        .sum();
+    let n = (*n).max(1);
+    let hi = (d / n).min(layout.size - 1);
+    let mut s = hi;
+    loop {
+        let remaining = d - s * n;
+        if u128::from(remaining) > rest_max {
+            break; // smaller s only leaves more for the rest
+        }
+        for idx in layout.map_all(s) {
+            chosen.push(idx);
+            lin_comb_solutions(rest, remaining, chosen, out);
+            chosen.pop();
+        }
+        if s == 0 || out.len() >= MAX_PREIMAGES {
+            break;
+        }
+        s -= 1;
+    }
+}
+
+fn dedup(mut v: Vec<Index>) -> Vec<Index> {
+    if v.len() > 1 {
+        v.sort();
+        v.dedup();
+    }
+    v
+}
+
+fn resolve_skews(idx: &mut Index, skews: &[(Arc<str>, Arc<Skew>)]) {
+    for (name, skew) in skews {
+        let Some(b_prime) = idx.remove(name) else {
+            continue;
+        };
+        let a = idx.get(&skew.minus).copied().unwrap_or(0);
+        let m = u128::from(skew.base_size.max(1));
+        *idx.entry(skew.base.clone()).or_insert(0) += (b_prime + a) % m;
+    }
+}
+
+fn opaque(extent: u64, kind: OpaqueKind) -> Dim {
+    Dim::Opaque(Arc::new(Opaque { extent, kind }))
+}
+
+/// The first `n` values of one digit (padding when `n` exceeds its extent).
+fn window_dim(d: &Dim, n: u64) -> Dim {
+    match d {
+        Dim::Factor(f) => Dim::Factor(Factor {
+            extent: n,
+            valid: f.valid.min(n),
+            axis: f.axis.clone(),
+            coef: f.coef,
+        }),
+        Dim::Opaque(o) if o.extent == n => d.clone(),
+        Dim::Opaque(o) => match &o.kind {
+            OpaqueKind::Window(inner) => {
+                let l = inner.window(n);
+                collapse(l, n)
+            }
+            _ => {
+                let l = Layout {
+                    size: o.extent,
+                    dims: vec![d.clone()],
+                };
+                opaque(n, OpaqueKind::Window(l))
+            }
+        },
+    }
+}
+
+/// Every `s`-th value of one digit, `s` dividing its extent.
+fn stride_dim(d: &Dim, s: u64) -> Dim {
+    match d {
+        Dim::Factor(f) => Dim::Factor(Factor {
+            extent: f.extent / s,
+            valid: f.valid.div_ceil(s),
+            axis: f.axis.clone(),
+            coef: f.coef.saturating_mul(s),
+        }),
+        Dim::Opaque(o) => match &o.kind {
+            OpaqueKind::Window(inner) if inner.size % s == 0 => {
+                let l = inner.stride(s).window(o.extent / s);
+                collapse(l, o.extent / s)
+            }
+            OpaqueKind::Strided(inner, t) => match t.checked_mul(s) {
+                Some(ts) => opaque(o.extent / s, OpaqueKind::Strided(inner.clone(), ts)),
+                None => strided_of(d, o.extent, s),
+            },
+            _ => strided_of(d, o.extent, s),
+        },
+    }
+}
+
+fn strided_of(d: &Dim, extent: u64, s: u64) -> Dim {
+    let l = Layout {
+        size: extent,
+        dims: vec![d.clone()],
+    };
+    opaque(extent / s, OpaqueKind::Strided(l, s))
+}
+
+/// A layout of `n` positions as a single digit.
+fn collapse(l: Layout, n: u64) -> Dim {
+    if l.dims.len() == 1 {
+        return l.dims.into_iter().next().unwrap_or_else(|| unreachable_dim(n));
+    }
+    if l.dims.is_empty() {
+        // A single valid position (n == 1); callers drop extent-1 digits.
+        return Dim::Factor(Factor {
+            extent: n,
+            valid: 1,
+            axis: None,
+            coef: 0,
+        });
+    }
+    opaque(n, OpaqueKind::Window(l))
+}
+
+fn unreachable_dim(n: u64) -> Dim {
+    Dim::Factor(Factor {
+        extent: n,
+        valid: 1,
+        axis: None,
+        coef: 0,
+    })
+}
+
+/// The canonical form of a digit list: no extent-1 digits, contribution-free digits carry no
+/// axis, adjacent digits merged wherever one digit means the same.
+fn canonical(dims: Vec<Dim>) -> Vec<Dim> {
+    let mut out: Vec<Dim> = Vec::with_capacity(dims.len());
+    for d in dims {
+        let d = match d {
+            Dim::Factor(f) if f.extent == 1 => continue,
+            Dim::Factor(mut f) => {
+                if f.valid <= 1 {
+                    f.valid = 1;
+                    f.axis = None;
+                    f.coef = 0;
+                }
+                Dim::Factor(f)
+            }
+            Dim::Opaque(o) if o.extent == 1 => continue,
+            Dim::Opaque(o) => match &o.kind {
+                // A window exactly as large as what it holds is just what it holds.
+                OpaqueKind::Window(inner) if inner.size == o.extent => {
+                    for inner_d in inner.dims.iter().cloned() {
+                        push_merged(&mut out, inner_d);
+                    }
+                    continue;
+                }
+                _ => Dim::Opaque(o),
+            },
+        };
+        push_merged(&mut out, d);
+    }
+    out
+}
+
+fn push_merged(out: &mut Vec<Dim>, d: Dim) {
+    let mut d = d;
+    while let Some(prev) = out.last() {
+        match merge(prev, &d) {
+            Some(m) => {
+                out.pop();
+                d = m;
+            }
+            None => break,
+        }
+    }
+    out.push(d);
+}
+
+/// Merges two adjacent digits (outer, inner) into one when that means the same.
+fn merge(outer: &Dim, inner: &Dim) -> Option<Dim> {
+    let (Dim::Factor(o), Dim::Factor(i)) = (outer, inner) else {
+        return None;
+    };
+    let extent = o.extent.checked_mul(i.extent)?;
+    if o.valid == 1 {
+        // The outer digit must be 0: the pair is the inner digit padded to the product.
+        return Some(Dim::Factor(Factor {
+            extent,
+            valid: i.valid,
+            axis: i.axis.clone(),
+            coef: i.coef,
+        }));
+    }
+    if i.valid == i.extent && o.axis.is_some() && o.axis == i.axis && Some(o.coef) == i.coef.checked_mul(i.extent) {
+        return Some(Dim::Factor(Factor {
+            extent,
+            valid: o.valid.checked_mul(i.extent)?,
+            axis: i.axis.clone(),
+            coef: i.coef,
+        }));
+    }
+    None
+}
+
+fn write_factor(f: &Factor, out: &mut String) {
+    let Some(axis) = &f.axis else {
+        let _ = write!(out, "1 # {}", f.extent);
+        return;
+    };
+    let name = &axis.name;
+    let n = axis.size;
+    // `A / c` needs c | n; otherwise pad the axis first.
+    let (mut s, mut m) = if f.coef == 1 {
+        (name.to_string(), n)
+    } else if n % f.coef == 0 {
+        (format!("{name} / {}", f.coef), n / f.coef)
+    } else {
+        let m = n.div_ceil(f.coef);
+        (format!("{name} # {} / {}", m.saturating_mul(f.coef), f.coef), m)
+    };
+    if f.valid < m {
+        let op = if m % f.valid == 0 { '%' } else { '=' };
+        let _ = write!(s, " {op} {}", f.valid);
+        m = f.valid;
+    }
+    if f.extent > m {
+        let _ = write!(s, " # {}", f.extent);
+    }
+    out.push_str(&s);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(name: &str, size: u64) -> Layout {
+        Layout::symbol(Axis::new(name, size))
+    }
+
+    fn idx(pairs: &[(&str, u128)]) -> Option<Index> {
+        Some(pairs.iter().map(|(k, v)| (Arc::from(*k), *v)).collect())
+    }
+
+    #[test]
+    fn stride_modulo_split_is_the_axis() {
+        let b = sym("B", 512);
+        let split = b.stride(64).pair(&b.window(64)).unwrap();
+        assert_eq!(split, b);
+        assert_eq!(split.to_expr(), "B");
+    }
+
+    #[test]
+    fn nested_stride_normal_form() {
+        let b = sym("B", 512);
+        let e = b
+            .stride(64)
+            .pair(&b.window(32))
+            .unwrap()
+            .pair(&b.stride(32).window(2))
+            .unwrap();
+        assert_eq!(e.to_expr(), "B / 64, B % 32, B / 32 % 2");
+        assert_eq!(e.map(67), idx(&[("B", 97)]));
+    }
+
+    #[test]
+    fn padding_then_stride() {
+        // axes![R = 20]; R # 32 / 8 -> 4 positions, the last one padding (20 = 2 * 8 + 4).
+        let r = sym("R", 20).window(32).stride(8);
+        assert_eq!(r.size, 4);
+        assert_eq!(r.map(2), idx(&[("R", 16)]));
+        assert_eq!(r.map(3), None);
+        assert_eq!(r.to_expr(), "R # 24 / 8 # 4");
+    }
+
+    #[test]
+    fn identity_padding_merges_into_the_next_digit() {
+        let a = sym("A", 8);
+        let l = Layout::identity().window(2).pair(&a).unwrap();
+        assert_eq!(l, a.window(16));
+    }
+
+    #[test]
+    fn huge_axes_stay_symbolic() {
+        let big = sym("A", 1 << 40);
+        let l = big.stride(1 << 20).pair(&big.window(1 << 20)).unwrap();
+        assert_eq!(l, big);
+        assert_eq!(l.map((1 << 40) - 1), idx(&[("A", (1 << 40) - 1)]));
+    }
+
+    #[test]
+    fn irregular_stride_is_exact() {
+        // [A = 3, B = 4] / 6: positions 0 and 6 of the pair.
+        let l = sym("A", 3).pair(&sym("B", 4)).unwrap().stride(6);
+        assert!(!l.is_regular());
+        assert_eq!(l.map(1), idx(&[("A", 1), ("B", 2)]));
+    }
+}

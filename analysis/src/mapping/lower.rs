@@ -1,0 +1,462 @@
+//! Lowering: a parsed mapping plus the axes and aliases in scope -> its normal form
+//! ([`Layout`]), with the MAP-* diagnostics found on the way.
+//!
+//! A mapping that cannot be evaluated (an error, a generic escape such as `{ Time }`, an
+//! unsupported notation) lowers to `None`; rules that need its value then stay silent.
+
+use super::ast::*;
+use super::layout::{Axis, Layout, Skew};
+use crate::diagnostic::{Diagnostic, Edit, Span};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// A declared axis with the span of its declaration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxisEntry {
+    pub axis: Axis,
+    pub decl: Span,
+}
+
+/// The names a mapping can refer to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    pub axes: HashMap<String, AxisEntry>,
+    /// `type X = m![...]`: the alias body, spans already in file coordinates.
+    pub aliases: HashMap<String, Alias>,
+    /// Generic type parameters (`Time: M`), which may be escaped but have no known value.
+    pub generics: HashSet<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alias {
+    pub name: Name,
+    /// `None` when the body did not parse (that was reported at the alias).
+    pub body: Option<Expr>,
+}
+
+impl Scope {
+    /// Adds the declarations of one `axes![...]`, reporting bad sizes and conflicting
+    /// redeclarations (MAP-005) and sizes beyond 64 bits (VL-003).
+    pub fn declare_axes(&mut self, decls: &[AxisDecl], diags: &mut Vec<Diagnostic>) {
+        for d in decls {
+            let axis = match &d.def {
+                AxisDef::Size(size) => {
+                    let Some(n) = eval_size(size, self, &mut Vec::new(), diags) else {
+                        continue;
+                    };
+                    if n == 0 {
+                        diags.push(Diagnostic::new(
+                            "MAP-005",
+                            size.span(),
+                            format!("axis `{}` is declared with size 0; an axis needs at least one index", d.name.text),
+                        ));
+                        continue;
+                    }
+                    Axis::new(&d.name.text, n)
+                }
+                AxisDef::Skew { base, minus } => {
+                    let mut ok = true;
+                    for n in [base, minus] {
+                        if !self.axes.contains_key(&n.text) {
+                            diags.push(undeclared(n, self));
+                            ok = false;
+                        }
+                    }
+                    if !ok {
+                        continue;
+                    }
+                    let base_size = self.axes[&base.text].axis.size;
+                    Axis {
+                        name: d.name.text.as_str().into(),
+                        size: base_size,
+                        skew: Some(Arc::new(Skew {
+                            base: base.text.as_str().into(),
+                            base_size,
+                            minus: minus.text.as_str().into(),
+                        })),
+                    }
+                }
+            };
+            if let Some(prev) = self.axes.get(&d.name.text) {
+                if prev.axis.size != axis.size {
+                    diags.push(
+                        Diagnostic::new(
+                            "MAP-005",
+                            d.span,
+                            format!(
+                                "axis `{}` is declared again with size {} (it was {})",
+                                d.name.text, axis.size, prev.axis.size
+                            ),
+                        )
+                        .with_related(prev.decl, "first declared here"),
+                    );
+                }
+                continue;
+            }
+            self.axes.insert(d.name.text.clone(), AxisEntry { axis, decl: d.span });
+        }
+    }
+}
+
+/// Lowers a mapping, reporting its diagnostics into `diags`.
+pub fn lower(expr: &Expr, scope: &Scope, diags: &mut Vec<Diagnostic>) -> Option<Layout> {
+    let l = Lowerer {
+        scope,
+        aliases: RefCell::new(HashMap::new()),
+        stack: RefCell::new(Vec::new()),
+    };
+    l.expr(expr, diags, false)
+}
+
+struct Lowerer<'a> {
+    scope: &'a Scope,
+    /// Values of aliases already lowered (their own diagnostics are reported at the alias).
+    aliases: RefCell<HashMap<String, Option<Layout>>>,
+    /// Aliases being lowered, for cycle detection.
+    stack: RefCell<Vec<String>>,
+}
+
+fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
+    let mut msg = format!("undeclared axis `{}`", name.text);
+    if scope.aliases.contains_key(&name.text) || scope.generics.contains(&name.text) {
+        msg.push_str(&format!("; `{0}` is a mapping: escape it as `{{ {0} }}`", name.text));
+    } else {
+        msg.push_str(": declare it with its size in `axes![...]`");
+    }
+    let d = Diagnostic::new("MAP-005", name.span, msg);
+    if scope.aliases.contains_key(&name.text) {
+        return d.with_fix(
+            format!("escape the alias: `{{ {} }}`", name.text),
+            true,
+            vec![Edit {
+                span: name.span,
+                new_text: format!("{{ {} }}", name.text),
+            }],
+        );
+    }
+    d
+}
+
+impl Lowerer<'_> {
+    fn expr(&self, e: &Expr, diags: &mut Vec<Diagnostic>, sized_skew: bool) -> Option<Layout> {
+        match e {
+            Expr::Identity(_) => Some(Layout::identity()),
+            Expr::Symbol(name) => {
+                let Some(entry) = self.scope.axes.get(&name.text) else {
+                    diags.push(undeclared(name, self.scope));
+                    return None;
+                };
+                if entry.axis.skew.is_some() && !sized_skew {
+                    diags.push(Diagnostic::new(
+                        "MAP-008",
+                        name.span,
+                        format!(
+                            "skewed axis `{0}` needs an explicit logical size, e.g. `{0} = {1}`",
+                            name.text, entry.axis.size
+                        ),
+                    ));
+                }
+                Some(Layout::symbol(entry.axis.clone()))
+            }
+            Expr::Escape(name, span) => self.escape(name, *span, diags),
+            Expr::Group(inner, _) => self.expr(inner, diags, false),
+            Expr::Pair(terms, _) => {
+                let mut acc = Layout::identity();
+                let mut ok = true;
+                let mut first_span: Option<Span> = None;
+                for t in terms {
+                    let v = self.expr(t, diags, false);
+                    let span = first_span.map_or(t.span(), |s| s.cover(t.span()));
+                    first_span = Some(span);
+                    match (ok, v) {
+                        (true, Some(v)) => match acc.pair(&v) {
+                            Ok(p) => acc = p,
+                            Err(_) => {
+                                diags.push(Diagnostic::new(
+                                    "VL-003",
+                                    span,
+                                    format!(
+                                        "mapping size overflows 64 bits: {} × {} > 2^64 - 1",
+                                        acc.size, v.size
+                                    ),
+                                ));
+                                ok = false;
+                            }
+                        },
+                        _ => ok = false,
+                    }
+                }
+                ok.then_some(acc)
+            }
+            Expr::Op {
+                inner,
+                op,
+                op_span,
+                arg,
+                span,
+            } => {
+                let skew_operand = *op == Op::Resize && matches!(**inner, Expr::Symbol(_));
+                let v = self.expr(inner, diags, skew_operand);
+                let n = eval_size(arg, self.scope, &mut self.stack.borrow().clone(), diags)?;
+                let v = v?;
+                self.op(&v, inner, *op, *op_span, n, arg, *span, diags)
+            }
+            Expr::LinComb(terms, span) => {
+                let mut lowered = Vec::with_capacity(terms.len());
+                let mut ok = true;
+                for (t, n) in terms {
+                    let v = self.expr(t, diags, false);
+                    let n = eval_size(n, self.scope, &mut Vec::new(), diags);
+                    match (v, n) {
+                        (Some(v), Some(n)) => lowered.push((v, n)),
+                        _ => ok = false,
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                match Layout::lin_comb(lowered) {
+                    Ok(l) => Some(l),
+                    Err(_) => {
+                        diags.push(Diagnostic::new(
+                            "VL-003",
+                            *span,
+                            "linear combination size overflows 64 bits",
+                        ));
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn op(
+        &self,
+        v: &Layout,
+        inner: &Expr,
+        op: Op,
+        op_span: Span,
+        n: u64,
+        arg: &SizeExpr,
+        span: Span,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<Layout> {
+        let size = v.size;
+        match op {
+            Op::Stride | Op::Modulo => {
+                let code = if op == Op::Stride { "MAP-001" } else { "MAP-002" };
+                let what = if op == Op::Stride { "Stride" } else { "Modulo" };
+                if n == 0 {
+                    diags.push(Diagnostic::new(code, arg.span(), format!("{what} by 0 is undefined")));
+                    return None;
+                }
+                if size % n != 0 {
+                    let padded = size.div_ceil(n).checked_mul(n);
+                    let mut d = Diagnostic::new(
+                        code,
+                        span,
+                        format!(
+                            "{what} size must divide the original size: `{}` has size {size}, which {n} does not divide",
+                            what_of(inner)
+                        ),
+                    )
+                    .with_related(op_span, format!("`{} {n}`", op.symbol()));
+                    if let Some(k) = padded {
+                        d = d.with_fix(
+                            format!("pad to {k} first: `# {k} {} {n}`", op.symbol()),
+                            true,
+                            vec![Edit {
+                                span: Span {
+                                    start: inner.span().end,
+                                    end: inner.span().end,
+                                },
+                                new_text: format!(" # {k}"),
+                            }],
+                        );
+                    }
+                    diags.push(d);
+                    return None;
+                }
+                Some(if op == Op::Stride { v.stride(n) } else { v.window(n) })
+            }
+            Op::Pad => {
+                if n < size {
+                    let mut d = Diagnostic::new(
+                        "MAP-003",
+                        span,
+                        format!(
+                            "`# {n}` pads *to* {n} positions, but `{}` already has {size}; did you mean `# {}` (add {n}), or resize `= {n}`?",
+                            what_of(inner),
+                            size.saturating_add(n)
+                        ),
+                    );
+                    if let Some(total) = size.checked_add(n) {
+                        d = d.with_fix(
+                            format!("add {n} padding positions: `# {total}`"),
+                            false,
+                            vec![Edit {
+                                span: arg.span(),
+                                new_text: total.to_string(),
+                            }],
+                        );
+                    }
+                    if n > 0 {
+                        d = d.with_fix(
+                            format!("keep the first {n} positions: `= {n}`"),
+                            false,
+                            vec![Edit {
+                                span: op_span,
+                                new_text: "=".into(),
+                            }],
+                        );
+                    }
+                    diags.push(d);
+                    if n == 0 {
+                        return None;
+                    }
+                }
+                // `Padding::map` is `L::map(i)` for every i < n, so a short pad truncates.
+                Some(v.window(n))
+            }
+            Op::Resize => {
+                if n == 0 {
+                    diags.push(Diagnostic::new("MAP-004", arg.span(), "resize to 0 leaves no positions"));
+                    return None;
+                }
+                if n > size {
+                    let d = Diagnostic::new(
+                        "MAP-004",
+                        span,
+                        format!(
+                            "resize `= {n}` can only shrink, but `{}` has size {size}; use padding `# {n}` to grow it",
+                            what_of(inner)
+                        ),
+                    )
+                    .with_fix(
+                        format!("pad to {n}: `# {n}`"),
+                        true,
+                        vec![Edit {
+                            span: op_span,
+                            new_text: "#".into(),
+                        }],
+                    );
+                    diags.push(d);
+                }
+                Some(v.window(n))
+            }
+        }
+    }
+
+    fn escape(&self, name: &Name, span: Span, diags: &mut Vec<Diagnostic>) -> Option<Layout> {
+        if let Some(alias) = self.scope.aliases.get(&name.text) {
+            if let Some(v) = self.aliases.borrow().get(&name.text) {
+                return v.clone();
+            }
+            if let Some(pos) = self.stack.borrow().iter().position(|n| *n == name.text) {
+                let mut cycle: Vec<String> = self.stack.borrow()[pos..].to_vec();
+                cycle.push(name.text.clone());
+                diags.push(
+                    Diagnostic::new(
+                        "MAP-006",
+                        span,
+                        format!("mapping alias cycle: {}", cycle.join(" -> ")),
+                    )
+                    .with_related(alias.name.span, format!("`{}` is defined here", name.text)),
+                );
+                return None;
+            }
+            self.stack.borrow_mut().push(name.text.clone());
+            // The alias body's own diagnostics are reported where the alias is defined;
+            // cycles are reported at the escape that closes them.
+            let mut inner_diags = Vec::new();
+            let v = alias.body.as_ref().and_then(|b| self.expr(b, &mut inner_diags, false));
+            self.stack.borrow_mut().pop();
+            diags.extend(inner_diags.into_iter().filter(|d| d.code() == "MAP-006" && d.message.contains("cycle")));
+            self.aliases.borrow_mut().insert(name.text.clone(), v.clone());
+            return v;
+        }
+        if self.scope.generics.contains(&name.text) {
+            return None;
+        }
+        let mut msg = format!("unknown mapping alias `{}`", name.text);
+        if self.scope.axes.contains_key(&name.text) {
+            msg.push_str(&format!("; `{0}` is an axis: write it without braces", name.text));
+        } else {
+            msg.push_str(&format!("; define it with `type {} = m![...];`", name.text));
+        }
+        diags.push(Diagnostic::new("MAP-006", span, msg));
+        None
+    }
+}
+
+/// A short description of an operand for messages.
+fn what_of(e: &Expr) -> String {
+    match e {
+        Expr::Symbol(n) => n.text.clone(),
+        Expr::Escape(n, _) => format!("{{ {} }}", n.text),
+        Expr::Identity(_) => "1".into(),
+        _ => "the operand".into(),
+    }
+}
+
+/// Evaluates a size argument (`8`, `B::SIZE`, `(B::SIZE * 2)`).
+pub fn eval_size(e: &SizeExpr, scope: &Scope, stack: &mut Vec<String>, diags: &mut Vec<Diagnostic>) -> Option<u64> {
+    match e {
+        SizeExpr::Lit(v, _) => Some(*v),
+        SizeExpr::SizeOf(name, _) => {
+            if let Some(a) = scope.axes.get(&name.text) {
+                return Some(a.axis.size);
+            }
+            if let Some(alias) = scope.aliases.get(&name.text) {
+                if stack.contains(&name.text) {
+                    diags.push(Diagnostic::new(
+                        "MAP-006",
+                        name.span,
+                        format!("`{}::SIZE` refers to the alias being defined", name.text),
+                    ));
+                    return None;
+                }
+                let body = alias.body.as_ref()?;
+                stack.push(name.text.clone());
+                let l = Lowerer {
+                    scope,
+                    aliases: RefCell::new(HashMap::new()),
+                    stack: RefCell::new(stack.clone()),
+                };
+                let v = l.expr(body, &mut Vec::new(), false);
+                stack.pop();
+                return v.map(|v| v.size);
+            }
+            if scope.generics.contains(&name.text) {
+                return None;
+            }
+            diags.push(Diagnostic::new(
+                "MAP-005",
+                name.span,
+                format!("`{}::SIZE`: `{}` is neither a declared axis nor a mapping alias", name.text, name.text),
+            ));
+            None
+        }
+        SizeExpr::Bin(l, op, r, span) => {
+            let a = eval_size(l, scope, stack, diags)?;
+            let b = eval_size(r, scope, stack, diags)?;
+            let v = match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div => a.checked_div(b),
+            };
+            if v.is_none() {
+                let why = match op {
+                    BinOp::Sub => "is negative",
+                    BinOp::Div => "divides by zero",
+                    _ => "overflows 64 bits",
+                };
+                diags.push(Diagnostic::new("VL-003", *span, format!("this size {why}")));
+            }
+            v
+        }
+    }
+}

@@ -1,0 +1,617 @@
+//! Parsers for the bodies of `m![...]`, `axes![...]` and `i![...]`, written as syn `Parse`
+//! functions over the macro body so that every error points at its token.
+//!
+//! Spans in the results are byte offsets into the body text; callers lift them into the file.
+
+use super::ast::*;
+use crate::diagnostic::Span;
+use proc_macro2::TokenStream;
+use std::collections::HashSet;
+use std::str::FromStr;
+use syn::parse::{ParseStream, Parser};
+use syn::{Token, braced, bracketed, parenthesized};
+
+/// Why a body could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseProblem {
+    /// Not the mapping grammar: message, and the offending token.
+    Syntax(Span, String),
+    /// A notation the manual uses only in prose (constraints.md §22 A-14).
+    Unsupported(Span, String),
+    /// An integer literal beyond 2^64 - 1.
+    Overflow(Span, String),
+}
+
+/// Parses the body of `m![...]`.
+pub fn parse_mapping(body: &str) -> Result<Expr, ParseProblem> {
+    run(body, |p, input| {
+        let e = p.mapping(input)?;
+        p.expect_end(input, "expected `,` or a postfix operator (`/`, `%`, `#`, `=`)")?;
+        Ok(e)
+    })
+}
+
+/// Parses the body of `axes![...]`.
+pub fn parse_axes(body: &str) -> Result<Vec<AxisDecl>, ParseProblem> {
+    run(body, |p, input| {
+        let mut decls = Vec::new();
+        while !input.is_empty() {
+            decls.push(p.axis_decl(input)?);
+            if input.is_empty() {
+                break;
+            }
+            p.comma(input, "expected `,` between axis declarations")?;
+        }
+        Ok(decls)
+    })
+}
+
+/// Parses the body of `i![...]`.
+pub fn parse_index(body: &str) -> Result<Vec<IndexEntry>, ParseProblem> {
+    run(body, |p, input| {
+        let mut entries = Vec::new();
+        while !input.is_empty() {
+            let key = p.term_until(input, true)?;
+            p.punct::<Token![:]>(input, "expected `:` after the index key")?;
+            let start = input.span();
+            let value = if input.peek(syn::LitInt) && (input.peek2(Token![,]) || p.ends_after_one(input)) {
+                let lit: syn::LitInt = input.parse().map_err(|e| p.err(e))?;
+                Some(p.int(&lit)?)
+            } else {
+                // A runtime expression such as `64 * i + j`: skip to the next top-level comma.
+                let mut any = false;
+                while !input.is_empty() && !input.peek(Token![,]) {
+                    input.parse::<proc_macro2::TokenTree>().map_err(|e| p.err(e))?;
+                    any = true;
+                }
+                if !any {
+                    return Err(ParseProblem::Syntax(p.span(start), "expected an index value".into()));
+                }
+                None
+            };
+            let span = key.span().cover(p.span(start));
+            entries.push(IndexEntry { key, value, span });
+            if input.is_empty() {
+                break;
+            }
+            p.comma(input, "expected `,` between index entries")?;
+        }
+        Ok(entries)
+    })
+}
+
+struct P<'a> {
+    src: &'a str,
+    /// Byte offsets of primes (`B'`) that were replaced by `_` for lexing.
+    primes: HashSet<usize>,
+}
+
+type R<T> = Result<T, ParseProblem>;
+
+fn run<T>(body: &str, f: impl FnOnce(&P<'_>, ParseStream<'_>) -> R<T>) -> R<T> {
+    // `B'` is not a Rust token: lex it as `B_` and remember where the prime was. Byte lengths are
+    // kept, so every span stays valid for the original text.
+    let mut primes = HashSet::new();
+    let mut lexed = String::with_capacity(body.len());
+    let mut prev: Option<char> = None;
+    for (i, c) in body.char_indices() {
+        if c == '\'' && prev.is_some_and(|p| p.is_alphanumeric() || p == '_') {
+            primes.insert(i);
+            lexed.push('_');
+        } else {
+            lexed.push(c);
+        }
+        prev = Some(c);
+    }
+    let p = P { src: body, primes };
+    let tokens = match TokenStream::from_str(&lexed) {
+        Ok(t) => t,
+        Err(e) => {
+            let r = e.span().byte_range();
+            proc_macro2::extra::invalidate_current_thread_spans();
+            return Err(ParseProblem::Syntax(
+                p.clamp(r.start, r.end.max(r.start + 1)),
+                "unbalanced delimiter or invalid token here".to_string(),
+            ));
+        }
+    };
+    let mut out: Option<R<T>> = None;
+    let parsed = (|input: ParseStream<'_>| {
+        let r = f(&p, input);
+        // Leave the remaining tokens to syn only when we already produced our own error.
+        if r.is_err() {
+            while !input.is_empty() {
+                let _ = input.parse::<proc_macro2::TokenTree>();
+            }
+        }
+        out = Some(r);
+        Ok(())
+    })
+    .parse2(tokens);
+    // All spans have been turned into byte offsets: drop proc-macro2's thread-local source map so
+    // a long-running server does not grow it forever.
+    proc_macro2::extra::invalidate_current_thread_spans();
+    match (parsed, out) {
+        (_, Some(r)) => r,
+        (Err(e), None) => Err(ParseProblem::Syntax(Span::new(0, body.len()), e.to_string())),
+        (Ok(()), None) => Err(ParseProblem::Syntax(Span::new(0, body.len()), "empty".into())),
+    }
+}
+
+/// Opens one delimited group (the syn macros return `syn::Result`).
+fn group<'a>(
+    input: ParseStream<'a>,
+    f: impl FnOnce(ParseStream<'a>) -> syn::Result<(syn::parse::ParseBuffer<'a>, proc_macro2::extra::DelimSpan)>,
+) -> syn::Result<(syn::parse::ParseBuffer<'a>, proc_macro2::extra::DelimSpan)> {
+    f(input)
+}
+
+impl P<'_> {
+    fn clamp(&self, start: usize, end: usize) -> Span {
+        let len = self.src.len();
+        Span::new(start.min(len), end.min(len))
+    }
+
+    /// The span of the whole next token tree (a group's span covers its delimiters).
+    fn next_span(&self, input: ParseStream<'_>) -> Span {
+        match input.cursor().token_tree() {
+            Some((tt, _)) => self.span(tt.span()),
+            None => self.end_span(),
+        }
+    }
+
+    fn span(&self, s: proc_macro2::Span) -> Span {
+        let r = s.byte_range();
+        self.clamp(r.start, r.end)
+    }
+
+    /// Where an "unexpected end of input" error should point: the last token of the body.
+    fn end_span(&self) -> Span {
+        let trimmed = self.src.trim_end();
+        let end = trimmed.len();
+        let start = trimmed.char_indices().next_back().map_or(0, |(i, _)| i);
+        Span::new(start, end.max(start))
+    }
+
+    fn err(&self, e: syn::Error) -> ParseProblem {
+        let msg = e.to_string();
+        let r = e.span().byte_range();
+        let span = if msg.contains("end of input") || (r.start == 0 && r.end == 0 && !self.src.is_empty()) {
+            self.end_span()
+        } else {
+            self.clamp(r.start, r.end)
+        };
+        ParseProblem::Syntax(span, msg)
+    }
+
+    fn ends_after_one(&self, input: ParseStream<'_>) -> bool {
+        let fork = input.fork();
+        fork.parse::<proc_macro2::TokenTree>().is_ok() && fork.is_empty()
+    }
+
+    fn expect_end(&self, input: ParseStream<'_>, msg: &str) -> R<()> {
+        if input.is_empty() {
+            return Ok(());
+        }
+        self.check_unsupported(input)?;
+        Err(ParseProblem::Syntax(self.next_span(input), msg.into()))
+    }
+
+    fn comma(&self, input: ParseStream<'_>, msg: &str) -> R<()> {
+        self.punct::<Token![,]>(input, msg)
+    }
+
+    fn punct<T: syn::parse::Parse>(&self, input: ParseStream<'_>, msg: &str) -> R<()> {
+        if input.is_empty() {
+            return Err(ParseProblem::Syntax(self.end_span(), format!("{msg}, found end of input")));
+        }
+        if input.fork().parse::<T>().is_ok() {
+            input.parse::<T>().map_err(|e| self.err(e))?;
+            return Ok(());
+        }
+        Err(ParseProblem::Syntax(self.next_span(input), msg.into()))
+    }
+
+    fn name(&self, ident: &syn::Ident) -> Name {
+        let span = self.span(ident.span());
+        let text = self.src.get(span.range()).map(str::to_owned).unwrap_or_else(|| ident.to_string());
+        Name { text, span }
+    }
+
+    fn is_primed(&self, name: &Name) -> bool {
+        name.span.end > 0 && self.primes.contains(&(name.span.end as usize - 1))
+    }
+
+    fn int(&self, lit: &syn::LitInt) -> R<u64> {
+        let span = self.span(lit.span());
+        match lit.base10_parse::<u128>() {
+            Ok(v) => u64::try_from(v).map_err(|_| {
+                ParseProblem::Overflow(span, format!("`{}` does not fit in 64 bits (the largest size is 2^64 - 1)", lit))
+            }),
+            Err(e) => {
+                let msg = e.to_string();
+                if msg.contains("too large") || msg.contains("overflow") {
+                    Err(ParseProblem::Overflow(span, format!("`{lit}` does not fit in 64 bits")))
+                } else {
+                    Err(ParseProblem::Syntax(span, msg))
+                }
+            }
+        }
+    }
+
+    /// Notation the manual writes only in prose: report it as unsupported, not as an error.
+    fn check_unsupported(&self, input: ParseStream<'_>) -> R<()> {
+        let notation = if input.peek(Token![@]) {
+            Some("`@` (offset)")
+        } else if input.peek(Token![!]) {
+            Some("`!`")
+        } else if input.peek(Token![*]) {
+            Some("`*` (outer sum)")
+        } else if input.peek(Token![:]) {
+            Some("`name: size`")
+        } else if input.peek(Token![+]) || input.peek(Token![-]) {
+            Some("`+`/`-` arithmetic on mappings")
+        } else {
+            None
+        };
+        match notation {
+            Some(n) => Err(ParseProblem::Unsupported(
+                self.next_span(input),
+                format!("mapping notation {n} is used by the manual only in prose; visa-lint does not evaluate it"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn mapping(&self, input: ParseStream<'_>) -> R<Expr> {
+        if input.is_empty() {
+            return Err(ParseProblem::Syntax(self.end_span(), "empty mapping: write `1` for the identity mapping".into()));
+        }
+        let mut terms = vec![self.term(input)?];
+        while input.peek(Token![,]) {
+            input.parse::<Token![,]>().map_err(|e| self.err(e))?;
+            if input.is_empty() {
+                break; // trailing comma
+            }
+            terms.push(self.term(input)?);
+        }
+        Ok(if terms.len() == 1 {
+            terms.remove(0)
+        } else {
+            let span = terms[0].span().cover(terms[terms.len() - 1].span());
+            Expr::Pair(terms, span)
+        })
+    }
+
+    fn term(&self, input: ParseStream<'_>) -> R<Expr> {
+        self.term_until(input, false)
+    }
+
+    /// A term; with `colon_ends`, a `:` ends it (index keys, linear-combination terms).
+    fn term_until(&self, input: ParseStream<'_>, colon_ends: bool) -> R<Expr> {
+        let mut e = self.atom(input)?;
+        loop {
+            let op = if input.peek(Token![/]) {
+                Op::Stride
+            } else if input.peek(Token![%]) {
+                Op::Modulo
+            } else if input.peek(Token![#]) {
+                Op::Pad
+            } else if input.peek(Token![=]) && !input.peek(Token![==]) && !input.peek(Token![=>]) {
+                Op::Resize
+            } else {
+                if !(colon_ends && input.peek(Token![:])) {
+                    self.check_unsupported(input)?;
+                }
+                return Ok(e);
+            };
+            let op_span = self.next_span(input);
+            let _: proc_macro2::TokenTree = input.parse().map_err(|err| self.err(err))?;
+            if input.is_empty() {
+                return Err(ParseProblem::Syntax(
+                    op_span,
+                    format!("`{}` needs a size after it", op.symbol()),
+                ));
+            }
+            let arg = self.size_primary(input)?;
+            let span = e.span().cover(arg.span());
+            e = Expr::Op {
+                inner: Box::new(e),
+                op,
+                op_span,
+                arg,
+                span,
+            };
+        }
+    }
+
+    fn atom(&self, input: ParseStream<'_>) -> R<Expr> {
+        if input.is_empty() {
+            return Err(ParseProblem::Syntax(self.end_span(), "expected a mapping term, found end of input".into()));
+        }
+        if input.peek(syn::LitInt) {
+            let lit: syn::LitInt = input.parse().map_err(|e| self.err(e))?;
+            let span = self.span(lit.span());
+            return match self.int(&lit)? {
+                1 => Ok(Expr::Identity(span)),
+                n => Err(ParseProblem::Syntax(
+                    span,
+                    format!("`{n}` is not a mapping: only `1` (the identity) is; did you mean `1 # {n}`?"),
+                )),
+            };
+        }
+        if input.peek(syn::Ident) {
+            let ident: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+            return Ok(Expr::Symbol(self.name(&ident)));
+        }
+        if input.peek(syn::token::Bracket) {
+            let (content, delim) = group(input, |i| {
+                let c;
+                let b = bracketed!(c in i);
+                Ok((c, b.span))
+            })
+            .map_err(|e| self.err(e))?;
+            let content = &content;
+            let span = self.span(delim.join());
+            let inner = self.mapping(content)?;
+            self.expect_end(content, "expected `,`, `]` or a postfix operator")?;
+            return Ok(Expr::Group(Box::new(inner), span));
+        }
+        if input.peek(syn::token::Brace) {
+            let (content, delim) = group(input, |i| {
+                let c;
+                let b = braced!(c in i);
+                Ok((c, b.span))
+            })
+            .map_err(|e| self.err(e))?;
+            let content = &content;
+            let span = self.span(delim.join());
+            if content.peek(syn::Ident) && self.ends_after_one(content) {
+                let ident: syn::Ident = content.parse().map_err(|e| self.err(e))?;
+                return Ok(Expr::Escape(self.name(&ident), span));
+            }
+            return Err(ParseProblem::Unsupported(
+                span,
+                "escapes of anything but a type alias or generic parameter name are not evaluated".into(),
+            ));
+        }
+        if input.peek(Token![$]) {
+            let dollar = self.next_span(input);
+            input.parse::<Token![$]>().map_err(|e| self.err(e))?;
+            if !input.peek(syn::token::Paren) {
+                return Err(ParseProblem::Syntax(dollar, "expected `$(e1: n1, ...)`".into()));
+            }
+            let (content, delim) = group(input, |i| {
+                let c;
+                let p = parenthesized!(c in i);
+                Ok((c, p.span))
+            })
+            .map_err(|e| self.err(e))?;
+            let content = &content;
+            let span = dollar.cover(self.span(delim.join()));
+            let mut terms = Vec::new();
+            while !content.is_empty() {
+                let e = self.term_until(content, true)?;
+                self.punct::<Token![:]>(content, "expected `:` and a coefficient after a linear-combination term")?;
+                let n = self.size_primary(content)?;
+                terms.push((e, n));
+                if content.is_empty() {
+                    break;
+                }
+                self.comma(content, "expected `,` between linear-combination terms")?;
+            }
+            if terms.is_empty() {
+                return Err(ParseProblem::Syntax(span, "a linear combination needs at least one term".into()));
+            }
+            return Ok(Expr::LinComb(terms, span));
+        }
+        if input.peek(syn::token::Paren) {
+            return Err(ParseProblem::Syntax(
+                self.next_span(input),
+                "parentheses do not group mappings: use `[ ... ]`".into(),
+            ));
+        }
+        self.check_unsupported(input)?;
+        Err(ParseProblem::Syntax(
+            self.next_span(input),
+            "expected an axis, `1`, `[ ... ]`, `{ Alias }` or `$( ... )`".into(),
+        ))
+    }
+
+    /// A size: `8`, `B::SIZE`, or a parenthesised arithmetic expression.
+    fn size_primary(&self, input: ParseStream<'_>) -> R<SizeExpr> {
+        if input.peek(syn::LitInt) {
+            let lit: syn::LitInt = input.parse().map_err(|e| self.err(e))?;
+            return Ok(SizeExpr::Lit(self.int(&lit)?, self.span(lit.span())));
+        }
+        if input.peek(syn::Ident) {
+            let ident: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+            let name = self.name(&ident);
+            if input.peek(Token![::]) {
+                input.parse::<Token![::]>().map_err(|e| self.err(e))?;
+                let field: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+                let span = name.span.cover(self.span(field.span()));
+                if field == "SIZE" {
+                    return Ok(SizeExpr::SizeOf(name, span));
+                }
+                return Err(ParseProblem::Syntax(span, "expected `Name::SIZE`".into()));
+            }
+            return Err(ParseProblem::Syntax(
+                name.span,
+                format!("expected a size: an integer or `{}::SIZE`", name.text),
+            ));
+        }
+        if input.peek(syn::token::Paren) {
+            let (content, delim) = group(input, |i| {
+                let c;
+                let p = parenthesized!(c in i);
+                Ok((c, p.span))
+            })
+            .map_err(|e| self.err(e))?;
+            let content = &content;
+            let span = self.span(delim.join());
+            let e = self.size_sum(content)?;
+            self.expect_end(content, "expected `+`, `-`, `*`, `/` or `)`")?;
+            return Ok(match e {
+                SizeExpr::Bin(l, op, r, _) => SizeExpr::Bin(l, op, r, span),
+                other => other,
+            });
+        }
+        if input.is_empty() {
+            return Err(ParseProblem::Syntax(self.end_span(), "expected a size, found end of input".into()));
+        }
+        Err(ParseProblem::Syntax(
+            self.next_span(input),
+            format!("expected a size: an integer, `Name::SIZE` or `( ... )`"),
+        ))
+    }
+
+    fn size_sum(&self, input: ParseStream<'_>) -> R<SizeExpr> {
+        let mut l = self.size_product(input)?;
+        loop {
+            let op = if input.peek(Token![+]) {
+                BinOp::Add
+            } else if input.peek(Token![-]) {
+                BinOp::Sub
+            } else {
+                return Ok(l);
+            };
+            let _: proc_macro2::TokenTree = input.parse().map_err(|e| self.err(e))?;
+            let r = self.size_product(input)?;
+            let span = l.span().cover(r.span());
+            l = SizeExpr::Bin(Box::new(l), op, Box::new(r), span);
+        }
+    }
+
+    fn size_product(&self, input: ParseStream<'_>) -> R<SizeExpr> {
+        let mut l = self.size_primary(input)?;
+        loop {
+            let op = if input.peek(Token![*]) {
+                BinOp::Mul
+            } else if input.peek(Token![/]) {
+                BinOp::Div
+            } else {
+                return Ok(l);
+            };
+            let _: proc_macro2::TokenTree = input.parse().map_err(|e| self.err(e))?;
+            let r = self.size_primary(input)?;
+            let span = l.span().cover(r.span());
+            l = SizeExpr::Bin(Box::new(l), op, Box::new(r), span);
+        }
+    }
+
+    fn axis_decl(&self, input: ParseStream<'_>) -> R<AxisDecl> {
+        if !input.peek(syn::Ident) {
+            if input.is_empty() {
+                return Err(ParseProblem::Syntax(self.end_span(), "expected an axis name".into()));
+            }
+            return Err(ParseProblem::Syntax(self.next_span(input), "expected an axis name".into()));
+        }
+        let ident: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+        let name = self.name(&ident);
+        self.punct::<Token![=]>(input, &format!("expected `=` and a size after `{}`", name.text))?;
+        if self.is_primed(&name) {
+            let base: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+            let base = self.name(&base);
+            self.punct::<Token![-]>(input, "a skewed axis is declared as `B' = B - A`")?;
+            let minus: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+            let minus = self.name(&minus);
+            let span = name.span.cover(minus.span);
+            return Ok(AxisDecl {
+                name,
+                def: AxisDef::Skew { base, minus },
+                span,
+            });
+        }
+        let size = if input.peek(syn::token::Paren) {
+            self.size_primary(input)?
+        } else {
+            self.size_sum(input)?
+        };
+        let span = name.span.cover(size.span());
+        Ok(AxisDecl {
+            name,
+            def: AxisDef::Size(size),
+            span,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn syntax_at(body: &str) -> (String, String) {
+        match parse_mapping(body) {
+            Err(ParseProblem::Syntax(s, m)) => (body[s.range()].to_string(), m),
+            other => panic!("expected a syntax error for {body:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn postfix_operators_apply_left_to_right() {
+        // `R # 32 / 8` pads, then strides (api.md §1.2, manual L5482).
+        let e = parse_mapping("R # 32 / 8").unwrap();
+        let Expr::Op { inner, op: Op::Stride, .. } = e else { panic!("{e:?}") };
+        assert!(matches!(*inner, Expr::Op { op: Op::Pad, .. }));
+    }
+
+    #[test]
+    fn pairs_groups_escapes_and_identity() {
+        let e = parse_mapping("[{ A }, { B }] / B::SIZE, 1 # 2, T0").unwrap();
+        let Expr::Pair(terms, _) = e else { panic!() };
+        assert_eq!(terms.len(), 3);
+        assert!(matches!(&terms[0], Expr::Op { arg: SizeExpr::SizeOf(n, _), .. } if n.text == "B"));
+        assert!(matches!(&terms[2], Expr::Symbol(n) if n.text == "T0"));
+    }
+
+    #[test]
+    fn errors_point_at_the_offending_token() {
+        assert_eq!(syntax_at("A / , B").0, ",");
+        assert_eq!(syntax_at("A B").0, "B");
+        assert_eq!(syntax_at("A, 2").0, "2");
+        assert_eq!(syntax_at("(A)").0, "(A)");
+        assert_eq!(syntax_at("A /").0, "/");
+        assert_eq!(syntax_at("[A, B").0, "[");
+    }
+
+    #[test]
+    fn prose_notations_are_unsupported_not_errors() {
+        for (body, at) in [("A @ 1024", "@"), ("A!4", "!"), ("B * A", "*"), ("I: 2, A", ":")] {
+            match parse_mapping(body) {
+                Err(ParseProblem::Unsupported(s, _)) => assert_eq!(&body[s.range()], at, "{body}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn primed_axes_and_skew_declarations() {
+        let decls = parse_axes("A = 4, B = 4, B' = B - A").unwrap();
+        assert_eq!(decls[2].name.text, "B'");
+        assert!(matches!(&decls[2].def, AxisDef::Skew { base, minus } if base.text == "B" && minus.text == "A"));
+        let e = parse_mapping("A, B' = 4").unwrap();
+        let Expr::Pair(terms, _) = e else { panic!() };
+        assert!(matches!(&terms[1], Expr::Op { inner, op: Op::Resize, .. } if matches!(&**inner, Expr::Symbol(n) if n.text == "B'")));
+    }
+
+    #[test]
+    fn huge_literals_overflow() {
+        assert!(matches!(parse_mapping("A # 18446744073709551616"), Err(ParseProblem::Overflow(..))));
+        assert!(parse_axes("A = 18446744073709551615").is_ok());
+    }
+
+    #[test]
+    fn index_literals() {
+        let entries = parse_index("B / 64: 3, A: i + 1").unwrap();
+        assert_eq!(entries[0].value, Some(3));
+        assert_eq!(entries[1].value, None);
+        assert!(parse_index("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn linear_combination() {
+        let e = parse_mapping("$(N: 1, F: 2)").unwrap();
+        assert!(matches!(e, Expr::LinComb(ref t, _) if t.len() == 2));
+    }
+}

@@ -1,0 +1,78 @@
+//! The rule registry: every diagnostic code visa-lint can emit, with its documentation.
+//!
+//! Codes from `spec/constraints.md` (`MAP-001`, `SEQ-001`, …) are the hardware rules; `VL-*`
+//! codes are the tool's own (syntax errors, unsupported notation, arithmetic overflow).
+
+use crate::diagnostic::Severity;
+
+/// Whether the rule is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Checked by the current engine.
+    Implemented,
+    /// Registered and documented, not checked yet (the issue that brings it is named).
+    Planned(&'static str),
+    /// Cannot be decided statically; the reason says why.
+    NotStatic(&'static str),
+}
+
+/// One rule: the single place its code, name, default severity and documentation live.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// The diagnostic code, e.g. `MAP-001`.
+    pub code: &'static str,
+    /// kebab-case name, e.g. `stride-must-divide`.
+    pub name: &'static str,
+    pub severity: Severity,
+    pub status: Status,
+    /// One line: what the rule requires.
+    pub summary: &'static str,
+    /// One paragraph: why, what happens otherwise, how to fix it.
+    pub docs: &'static str,
+    /// A small kernel fragment that breaks the rule.
+    pub bad: &'static str,
+    /// The same fragment, fixed.
+    pub good: &'static str,
+    /// Lines of the Virtual ISA manual (seed 001) the rule follows.
+    pub manual: &'static str,
+}
+
+/// Every registered rule, in code order within each family.
+pub fn all() -> impl Iterator<Item = &'static Rule> {
+    super::tool::RULES
+        .iter()
+        .chain(super::mapping::RULES.iter())
+}
+
+/// Looks a rule up by its code (`MAP-001`) or its name (`stride-must-divide`).
+pub fn rule(code_or_name: &str) -> Option<&'static Rule> {
+    all().find(|r| r.code.eq_ignore_ascii_case(code_or_name) || r.name == code_or_name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_and_names_are_unique_and_well_formed() {
+        let mut codes = HashSet::new();
+        let mut names = HashSet::new();
+        for r in all() {
+            assert!(codes.insert(r.code), "duplicate code {}", r.code);
+            assert!(names.insert(r.name), "duplicate name {}", r.name);
+            let (family, number) = r.code.split_once('-').expect("code has a dash");
+            assert!(family.chars().all(|c| c.is_ascii_uppercase()), "{}", r.code);
+            assert!(number.len() == 3 && number.chars().all(|c| c.is_ascii_digit()), "{}", r.code);
+            assert!(r.name.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
+            assert!(!r.summary.is_empty() && !r.docs.is_empty(), "{} lacks docs", r.code);
+        }
+    }
+
+    #[test]
+    fn lookup_by_code_and_name() {
+        assert_eq!(rule("MAP-001").map(|r| r.name), Some("stride-must-divide"));
+        assert_eq!(rule("stride-must-divide").map(|r| r.code), Some("MAP-001"));
+        assert!(rule("XYZ-999").is_none());
+    }
+}

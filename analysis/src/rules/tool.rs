@@ -1,0 +1,49 @@
+//! The tool's own diagnostics: problems in the text itself rather than hardware rules.
+
+use super::registry::{Rule, Status};
+use crate::diagnostic::Severity;
+
+pub const RULES: &[Rule] = &[
+    Rule {
+        code: "VL-001",
+        name: "mapping-syntax",
+        severity: Severity::Error,
+        status: Status::Implemented,
+        summary: "The body of `m![...]`, `axes![...]` or `i![...]` must follow the mapping grammar",
+        docs: "Mapping expressions are sequences of terms separated by `,` (a right-associative \
+               pair, outermost first). A term is a symbol, `1`, `[ ... ]`, `{ Alias }` or `$(e: n, ...)`, \
+               followed by postfix operators applied left to right: `/ n` (stride), `% n` (modulo), \
+               `# n` (pad to n) and `= n` (resize to n). The diagnostic points at the first token the \
+               grammar cannot accept.",
+        bad: "type E = m![A / , B];",
+        good: "type E = m![A / 8, B];",
+        manual: "L583-L1028",
+    },
+    Rule {
+        code: "VL-002",
+        name: "unsupported-mapping-notation",
+        severity: Severity::Info,
+        status: Status::Implemented,
+        summary: "Notation the manual uses only in prose (`@`, `!`, `*`, `I: 2`) is not evaluated",
+        docs: "The manual writes a few mapping notations only in prose, pseudo-code or compiler dumps \
+               (offsets `A @ 1024`, `A!4`, outer sums `B * A`, sizes `I: 2`); their meaning is not \
+               defined precisely enough to check (constraints.md §22 A-14). visa-lint reports them once \
+               and skips every rule that would need the mapping's value.",
+        bad: "type E = m![A @ 1024];",
+        good: "type E = m![A];",
+        manual: "L1876, L2531, L7171, L7785, L7911",
+    },
+    Rule {
+        code: "VL-003",
+        name: "size-overflow",
+        severity: Severity::Error,
+        status: Status::Implemented,
+        summary: "Mapping sizes must fit in 64 bits",
+        docs: "visa-lint computes `SIZE` with checked 64-bit arithmetic, as `usize` const evaluation on \
+               the 64-bit host does. A product of axis sizes beyond 2^64 - 1 (or an axis declared that \
+               large) is a const-evaluation overflow in the vendor compiler too.",
+        bad: "axes![A = 4294967296, B = 4294967296]; type E = m![A, B];",
+        good: "axes![A = 4294967296, B = 1024]; type E = m![A, B];",
+        manual: "L767, L873",
+    },
+];
