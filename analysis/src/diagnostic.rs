@@ -128,7 +128,12 @@ impl Diagnostic {
         self
     }
 
-    pub fn with_fix(mut self, title: impl Into<String>, safe: bool, edits: Vec<Edit>) -> Diagnostic {
+    pub fn with_fix(
+        mut self,
+        title: impl Into<String>,
+        safe: bool,
+        edits: Vec<Edit>,
+    ) -> Diagnostic {
         self.fixes.push(Fix {
             title: title.into(),
             safe,

@@ -6,5 +6,12 @@
 pub mod diagnostic;
 pub mod mapping;
 pub mod rules;
+pub mod syntax;
 
 pub use diagnostic::{Diagnostic, Edit, Fix, LineIndex, Severity, Span};
+
+/// Checks one file's text with every implemented rule; diagnostics sorted by position.
+pub fn check_text(text: &str) -> Vec<Diagnostic> {
+    let model = syntax::file_model(text);
+    syntax::check_mappings(&model).diagnostics
+}

@@ -13,25 +13,32 @@ pub fn format_index(idx: Option<&Index>) -> String {
     match idx {
         None => "-".into(),
         Some(i) if i.is_empty() => "{}".into(),
-        Some(i) => i.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "),
+        Some(i) => i
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
 /// The description: a table when the mapping is small, the digit layout always.
-pub fn describe(layout: &Layout) -> String {
+/// `columns` is the size of the innermost term as written (`m![B / 4, B % 4]` -> 4), so the
+/// table has the shape the user wrote even when the normal form merged the terms.
+pub fn describe(layout: &Layout, columns: Option<u64>) -> String {
     let mut out = String::new();
     if layout.size <= TABLE_LIMIT {
-        out.push_str(&table(layout));
+        out.push_str(&table(layout, columns));
         out.push('\n');
     }
     out.push_str(&digits(layout));
     out
 }
 
-/// Rows are the outer digits, columns the innermost digit (or rows of 16 for a single digit).
-pub fn table(layout: &Layout) -> String {
-    let cols = match layout.dims.last() {
-        Some(d) if layout.dims.len() > 1 => d.extent(),
+/// Rows of `columns` positions (default: the innermost digit, or 16 for a single digit).
+pub fn table(layout: &Layout, columns: Option<u64>) -> String {
+    let cols = match (columns, layout.dims.last()) {
+        (Some(c), _) if c > 1 && layout.size % c == 0 => c,
+        (_, Some(d)) if layout.dims.len() > 1 => d.extent(),
         _ => layout.size.min(16),
     }
     .max(1);
@@ -43,7 +50,10 @@ pub fn table(layout: &Layout) -> String {
                     let i = r * cols + c;
                     let all = layout.map_all(i);
                     if all.len() > 1 {
-                        all.iter().map(|x| format_index(Some(x))).collect::<Vec<_>>().join(" | ")
+                        all.iter()
+                            .map(|x| format_index(Some(x)))
+                            .collect::<Vec<_>>()
+                            .join(" | ")
                     } else {
                         format_index(all.first())
                     }
@@ -88,7 +98,12 @@ pub fn digits(layout: &Layout) -> String {
         return out;
     }
     let strides = buffer_strides(layout);
-    let w = strides.iter().map(|s| s.to_string().len()).max().unwrap_or(1).max(6);
+    let w = strides
+        .iter()
+        .map(|s| s.to_string().len())
+        .max()
+        .unwrap_or(1)
+        .max(6);
     let _ = writeln!(out, "{:>w$}  {:>8}  tensor", "stride", "extent");
     for (d, s) in layout.dims.iter().zip(&strides) {
         let meaning = match d {
@@ -107,7 +122,9 @@ pub fn digits(layout: &Layout) -> String {
             Dim::Opaque(o) => match &o.kind {
                 OpaqueKind::Window(l) => format!("[{l}] in a window of {}", o.extent),
                 OpaqueKind::Strided(l, s) => format!("every {s}-th position of [{l}]"),
-                OpaqueKind::LinComb(_) => "linear combination (one position may hold several indices)".into(),
+                OpaqueKind::LinComb(_) => {
+                    "linear combination (one position may hold several indices)".into()
+                }
             },
         };
         let _ = writeln!(out, "{s:>w$}  {:>8}  {meaning}", d.extent());
@@ -122,7 +139,12 @@ fn extents(layout: &Layout) -> String {
     if layout.dims.is_empty() {
         return "1".into();
     }
-    layout.dims.iter().map(|d| d.extent().to_string()).collect::<Vec<_>>().join(" × ")
+    layout
+        .dims
+        .iter()
+        .map(|d| d.extent().to_string())
+        .collect::<Vec<_>>()
+        .join(" × ")
 }
 
 fn buffer_strides(layout: &Layout) -> Vec<u64> {
@@ -140,15 +162,20 @@ fn bits(v: u64) -> Option<u32> {
 }
 
 fn range(lo: u32, width: u32) -> String {
-    if width == 1 { format!("[{lo}]") } else { format!("[{}:{lo}]", lo + width - 1) }
+    if width == 1 {
+        format!("[{lo}]")
+    } else {
+        format!("[{}:{lo}]", lo + width - 1)
+    }
 }
 
 /// `buffer bits [8:6]_[5:1]_[0] hold B bits [8:6]_[4:0]_[5]` when every digit is an unpadded
 /// power-of-two factor with a power-of-two coefficient.
 fn bit_layout(layout: &Layout) -> Option<String> {
     let mut buf = Vec::new();
-    let mut ten = Vec::new();
+    let mut ten: Vec<(String, Vec<String>)> = Vec::new();
     let mut lo = 0u32;
+    let mut digits = Vec::new();
     for d in layout.dims.iter().rev() {
         let Dim::Factor(f) = d else { return None };
         let width = bits(f.extent)?;
@@ -158,10 +185,25 @@ fn bit_layout(layout: &Layout) -> Option<String> {
         let axis = f.axis.as_ref()?;
         let c = bits(f.coef)?;
         buf.push(range(lo, width));
-        ten.push(format!("{} {}", axis.name, range(c, width)));
+        digits.push((axis.name.to_string(), range(c, width)));
         lo += width;
     }
     buf.reverse();
-    ten.reverse();
-    Some(format!("buffer bits {} hold {}\n", buf.join("_"), ten.join("_")))
+    digits.reverse();
+    // Consecutive digits of one axis read as one group: `B bits [8:6]_[4:0]_[5]`.
+    for (name, r) in digits {
+        match ten.last_mut() {
+            Some((n, rs)) if *n == name => rs.push(r),
+            _ => ten.push((name, vec![r])),
+        }
+    }
+    let ten: Vec<String> = ten
+        .into_iter()
+        .map(|(n, rs)| format!("{n} bits {}", rs.join("_")))
+        .collect();
+    Some(format!(
+        "buffer bits {} hold {}\n",
+        buf.join("_"),
+        ten.join(", ")
+    ))
 }

@@ -394,7 +394,12 @@ impl Opaque {
 
 /// Solves `sum(s_k * n_k) == d` with `0 <= s_k < size(e_k)` by a bounded search over the
 /// coefficients (it visits solutions, never buffer positions), collecting `∪ e_k(s_k)`.
-fn lin_comb_solutions(terms: &[(Layout, u64)], d: u64, chosen: &mut Vec<Index>, out: &mut Vec<Index>) {
+fn lin_comb_solutions(
+    terms: &[(Layout, u64)],
+    d: u64,
+    chosen: &mut Vec<Index>,
+    out: &mut Vec<Index>,
+) {
     if out.len() >= MAX_PREIMAGES {
         return;
     }
@@ -446,9 +451,8 @@ fn dedup(mut v: Vec<Index>) -> Vec<Index> {
 
 fn resolve_skews(idx: &mut Index, skews: &[(Arc<str>, Arc<Skew>)]) {
     for (name, skew) in skews {
-        let Some(b_prime) = idx.remove(name) else {
-            continue;
-        };
+        // A zero coordinate is omitted from the index but still shifts by `A`.
+        let b_prime = idx.remove(name).unwrap_or(0);
         let a = idx.get(&skew.minus).copied().unwrap_or(0);
         let m = u128::from(skew.base_size.max(1));
         *idx.entry(skew.base.clone()).or_insert(0) += (b_prime + a) % m;
@@ -519,7 +523,11 @@ fn strided_of(d: &Dim, extent: u64, s: u64) -> Dim {
 /// A layout of `n` positions as a single digit.
 fn collapse(l: Layout, n: u64) -> Dim {
     if l.dims.len() == 1 {
-        return l.dims.into_iter().next().unwrap_or_else(|| unreachable_dim(n));
+        return l
+            .dims
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| unreachable_dim(n));
     }
     if l.dims.is_empty() {
         // A single valid position (n == 1); callers drop extent-1 digits.
@@ -603,7 +611,11 @@ fn merge(outer: &Dim, inner: &Dim) -> Option<Dim> {
             coef: i.coef,
         }));
     }
-    if i.valid == i.extent && o.axis.is_some() && o.axis == i.axis && Some(o.coef) == i.coef.checked_mul(i.extent) {
+    if i.valid == i.extent
+        && o.axis.is_some()
+        && o.axis == i.axis
+        && Some(o.coef) == i.coef.checked_mul(i.extent)
+    {
         return Some(Dim::Factor(Factor {
             extent,
             valid: o.valid.checked_mul(i.extent)?,
@@ -628,12 +640,19 @@ fn write_factor(f: &Factor, out: &mut String) {
         (format!("{name} / {}", f.coef), n / f.coef)
     } else {
         let m = n.div_ceil(f.coef);
-        (format!("{name} # {} / {}", m.saturating_mul(f.coef), f.coef), m)
+        (
+            format!("{name} # {} / {}", m.saturating_mul(f.coef), f.coef),
+            m,
+        )
     };
     if f.valid < m {
         let op = if m % f.valid == 0 { '%' } else { '=' };
         let _ = write!(s, " {op} {}", f.valid);
         m = f.valid;
+    }
+    if axis.skew.is_some() && f.coef == 1 && f.valid == n {
+        // A skewed axis always carries its logical size (MAP-008).
+        let _ = write!(s, " = {n}");
     }
     if f.extent > m {
         let _ = write!(s, " # {}", f.extent);

@@ -94,7 +94,8 @@ impl Scope {
                 }
                 continue;
             }
-            self.axes.insert(d.name.text.clone(), AxisEntry { axis, decl: d.span });
+            self.axes
+                .insert(d.name.text.clone(), AxisEntry { axis, decl: d.span });
         }
     }
 }
@@ -120,7 +121,10 @@ struct Lowerer<'a> {
 fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
     let mut msg = format!("undeclared axis `{}`", name.text);
     if scope.aliases.contains_key(&name.text) || scope.generics.contains(&name.text) {
-        msg.push_str(&format!("; `{0}` is a mapping: escape it as `{{ {0} }}`", name.text));
+        msg.push_str(&format!(
+            "; `{0}` is a mapping: escape it as `{{ {0} }}`",
+            name.text
+        ));
     } else {
         msg.push_str(": declare it with its size in `axes![...]`");
     }
@@ -246,10 +250,18 @@ impl Lowerer<'_> {
         let size = v.size;
         match op {
             Op::Stride | Op::Modulo => {
-                let code = if op == Op::Stride { "MAP-001" } else { "MAP-002" };
+                let code = if op == Op::Stride {
+                    "MAP-001"
+                } else {
+                    "MAP-002"
+                };
                 let what = if op == Op::Stride { "Stride" } else { "Modulo" };
                 if n == 0 {
-                    diags.push(Diagnostic::new(code, arg.span(), format!("{what} by 0 is undefined")));
+                    diags.push(Diagnostic::new(
+                        code,
+                        arg.span(),
+                        format!("{what} by 0 is undefined"),
+                    ));
                     return None;
                 }
                 if size % n != 0 {
@@ -279,7 +291,11 @@ impl Lowerer<'_> {
                     diags.push(d);
                     return None;
                 }
-                Some(if op == Op::Stride { v.stride(n) } else { v.window(n) })
+                Some(if op == Op::Stride {
+                    v.stride(n)
+                } else {
+                    v.window(n)
+                })
             }
             Op::Pad => {
                 if n < size {
@@ -322,7 +338,11 @@ impl Lowerer<'_> {
             }
             Op::Resize => {
                 if n == 0 {
-                    diags.push(Diagnostic::new("MAP-004", arg.span(), "resize to 0 leaves no positions"));
+                    diags.push(Diagnostic::new(
+                        "MAP-004",
+                        arg.span(),
+                        "resize to 0 leaves no positions",
+                    ));
                     return None;
                 }
                 if n > size {
@@ -371,10 +391,19 @@ impl Lowerer<'_> {
             // The alias body's own diagnostics are reported where the alias is defined;
             // cycles are reported at the escape that closes them.
             let mut inner_diags = Vec::new();
-            let v = alias.body.as_ref().and_then(|b| self.expr(b, &mut inner_diags, false));
+            let v = alias
+                .body
+                .as_ref()
+                .and_then(|b| self.expr(b, &mut inner_diags, false));
             self.stack.borrow_mut().pop();
-            diags.extend(inner_diags.into_iter().filter(|d| d.code() == "MAP-006" && d.message.contains("cycle")));
-            self.aliases.borrow_mut().insert(name.text.clone(), v.clone());
+            diags.extend(
+                inner_diags
+                    .into_iter()
+                    .filter(|d| d.code() == "MAP-006" && d.message.contains("cycle")),
+            );
+            self.aliases
+                .borrow_mut()
+                .insert(name.text.clone(), v.clone());
             return v;
         }
         if self.scope.generics.contains(&name.text) {
@@ -382,7 +411,10 @@ impl Lowerer<'_> {
         }
         let mut msg = format!("unknown mapping alias `{}`", name.text);
         if self.scope.axes.contains_key(&name.text) {
-            msg.push_str(&format!("; `{0}` is an axis: write it without braces", name.text));
+            msg.push_str(&format!(
+                "; `{0}` is an axis: write it without braces",
+                name.text
+            ));
         } else {
             msg.push_str(&format!("; define it with `type {} = m![...];`", name.text));
         }
@@ -402,7 +434,12 @@ fn what_of(e: &Expr) -> String {
 }
 
 /// Evaluates a size argument (`8`, `B::SIZE`, `(B::SIZE * 2)`).
-pub fn eval_size(e: &SizeExpr, scope: &Scope, stack: &mut Vec<String>, diags: &mut Vec<Diagnostic>) -> Option<u64> {
+pub fn eval_size(
+    e: &SizeExpr,
+    scope: &Scope,
+    stack: &mut Vec<String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<u64> {
     match e {
         SizeExpr::Lit(v, _) => Some(*v),
         SizeExpr::SizeOf(name, _) => {
@@ -435,7 +472,10 @@ pub fn eval_size(e: &SizeExpr, scope: &Scope, stack: &mut Vec<String>, diags: &m
             diags.push(Diagnostic::new(
                 "MAP-005",
                 name.span,
-                format!("`{}::SIZE`: `{}` is neither a declared axis nor a mapping alias", name.text, name.text),
+                format!(
+                    "`{}::SIZE`: `{}` is neither a declared axis nor a mapping alias",
+                    name.text, name.text
+                ),
             ));
             None
         }

@@ -78,7 +78,7 @@ fn shift_size(e: &mut ast::SizeExpr, base: u32) {
     }
 }
 
-fn shift_axes(decls: &mut [ast::AxisDecl], base: u32) {
+pub fn shift_axes(decls: &mut [ast::AxisDecl], base: u32) {
     for d in decls {
         d.name.span = d.name.span.shift(base);
         d.span = d.span.shift(base);
@@ -99,6 +99,8 @@ pub struct Evaluation {
     /// `axes![<axes>];\nm![<mapping>]`: what diagnostic spans point into.
     pub source: String,
     pub layout: Option<Layout>,
+    /// The size of the innermost term as written (`m![B / 4, B % 4]` -> 4), for tables.
+    pub inner_term_size: Option<u64>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -121,9 +123,15 @@ pub fn evaluate(axes: &str, mapping: &str) -> Evaluation {
         }
         Err(p) => diagnostics.push(problem_diagnostic(p, axes_base)),
     }
+    let mut inner_term_size = None;
     let layout = match parse::parse_mapping(map_body) {
         Ok(mut e) => {
             shift_expr(&mut e, map_base);
+            if let ast::Expr::Pair(terms, _) = &e
+                && let Some(last) = terms.last()
+            {
+                inner_term_size = lower(last, &scope, &mut Vec::new()).map(|l| l.size);
+            }
             lower(&e, &scope, &mut diagnostics)
         }
         Err(p) => {
@@ -134,6 +142,7 @@ pub fn evaluate(axes: &str, mapping: &str) -> Evaluation {
     Evaluation {
         source,
         layout,
+        inner_term_size,
         diagnostics,
     }
 }
@@ -141,12 +150,21 @@ pub fn evaluate(axes: &str, mapping: &str) -> Evaluation {
 /// `m![A, B]` -> `A, B`; anything else is returned trimmed.
 fn strip_macro<'a>(text: &'a str, name: &str) -> &'a str {
     let t = text.trim();
-    let Some(rest) = t.strip_prefix(name) else { return t };
+    let Some(rest) = t.strip_prefix(name) else {
+        return t;
+    };
     let rest = rest.trim_start();
-    let Some(rest) = rest.strip_prefix('!') else { return t };
+    let Some(rest) = rest.strip_prefix('!') else {
+        return t;
+    };
     let rest = rest.trim_start();
     for (open, close) in [('[', ']'), ('(', ')'), ('{', '}')] {
-        if let Some(inner) = rest.strip_prefix(open).and_then(|r| r.trim_end().trim_end_matches(';').trim_end().strip_suffix(close)) {
+        if let Some(inner) = rest.strip_prefix(open).and_then(|r| {
+            r.trim_end()
+                .trim_end_matches(';')
+                .trim_end()
+                .strip_suffix(close)
+        }) {
             return inner;
         }
     }

@@ -26,7 +26,10 @@ pub enum ParseProblem {
 pub fn parse_mapping(body: &str) -> Result<Expr, ParseProblem> {
     run(body, |p, input| {
         let e = p.mapping(input)?;
-        p.expect_end(input, "expected `,` or a postfix operator (`/`, `%`, `#`, `=`)")?;
+        p.expect_end(
+            input,
+            "expected `,` or a postfix operator (`/`, `%`, `#`, `=`)",
+        )?;
         Ok(e)
     })
 }
@@ -54,21 +57,27 @@ pub fn parse_index(body: &str) -> Result<Vec<IndexEntry>, ParseProblem> {
             let key = p.term_until(input, true)?;
             p.punct::<Token![:]>(input, "expected `:` after the index key")?;
             let start = input.span();
-            let value = if input.peek(syn::LitInt) && (input.peek2(Token![,]) || p.ends_after_one(input)) {
-                let lit: syn::LitInt = input.parse().map_err(|e| p.err(e))?;
-                Some(p.int(&lit)?)
-            } else {
-                // A runtime expression such as `64 * i + j`: skip to the next top-level comma.
-                let mut any = false;
-                while !input.is_empty() && !input.peek(Token![,]) {
-                    input.parse::<proc_macro2::TokenTree>().map_err(|e| p.err(e))?;
-                    any = true;
-                }
-                if !any {
-                    return Err(ParseProblem::Syntax(p.span(start), "expected an index value".into()));
-                }
-                None
-            };
+            let value =
+                if input.peek(syn::LitInt) && (input.peek2(Token![,]) || p.ends_after_one(input)) {
+                    let lit: syn::LitInt = input.parse().map_err(|e| p.err(e))?;
+                    Some(p.int(&lit)?)
+                } else {
+                    // A runtime expression such as `64 * i + j`: skip to the next top-level comma.
+                    let mut any = false;
+                    while !input.is_empty() && !input.peek(Token![,]) {
+                        input
+                            .parse::<proc_macro2::TokenTree>()
+                            .map_err(|e| p.err(e))?;
+                        any = true;
+                    }
+                    if !any {
+                        return Err(ParseProblem::Syntax(
+                            p.span(start),
+                            "expected an index value".into(),
+                        ));
+                    }
+                    None
+                };
             let span = key.span().cover(p.span(start));
             entries.push(IndexEntry { key, value, span });
             if input.is_empty() {
@@ -133,15 +142,23 @@ fn run<T>(body: &str, f: impl FnOnce(&P<'_>, ParseStream<'_>) -> R<T>) -> R<T> {
     proc_macro2::extra::invalidate_current_thread_spans();
     match (parsed, out) {
         (_, Some(r)) => r,
-        (Err(e), None) => Err(ParseProblem::Syntax(Span::new(0, body.len()), e.to_string())),
-        (Ok(()), None) => Err(ParseProblem::Syntax(Span::new(0, body.len()), "empty".into())),
+        (Err(e), None) => Err(ParseProblem::Syntax(
+            Span::new(0, body.len()),
+            e.to_string(),
+        )),
+        (Ok(()), None) => Err(ParseProblem::Syntax(
+            Span::new(0, body.len()),
+            "empty".into(),
+        )),
     }
 }
 
 /// Opens one delimited group (the syn macros return `syn::Result`).
 fn group<'a>(
     input: ParseStream<'a>,
-    f: impl FnOnce(ParseStream<'a>) -> syn::Result<(syn::parse::ParseBuffer<'a>, proc_macro2::extra::DelimSpan)>,
+    f: impl FnOnce(
+        ParseStream<'a>,
+    ) -> syn::Result<(syn::parse::ParseBuffer<'a>, proc_macro2::extra::DelimSpan)>,
 ) -> syn::Result<(syn::parse::ParseBuffer<'a>, proc_macro2::extra::DelimSpan)> {
     f(input)
 }
@@ -176,7 +193,9 @@ impl P<'_> {
     fn err(&self, e: syn::Error) -> ParseProblem {
         let msg = e.to_string();
         let r = e.span().byte_range();
-        let span = if msg.contains("end of input") || (r.start == 0 && r.end == 0 && !self.src.is_empty()) {
+        let span = if msg.contains("end of input")
+            || (r.start == 0 && r.end == 0 && !self.src.is_empty())
+        {
             self.end_span()
         } else {
             self.clamp(r.start, r.end)
@@ -203,7 +222,10 @@ impl P<'_> {
 
     fn punct<T: syn::parse::Parse>(&self, input: ParseStream<'_>, msg: &str) -> R<()> {
         if input.is_empty() {
-            return Err(ParseProblem::Syntax(self.end_span(), format!("{msg}, found end of input")));
+            return Err(ParseProblem::Syntax(
+                self.end_span(),
+                format!("{msg}, found end of input"),
+            ));
         }
         if input.fork().parse::<T>().is_ok() {
             input.parse::<T>().map_err(|e| self.err(e))?;
@@ -214,7 +236,11 @@ impl P<'_> {
 
     fn name(&self, ident: &syn::Ident) -> Name {
         let span = self.span(ident.span());
-        let text = self.src.get(span.range()).map(str::to_owned).unwrap_or_else(|| ident.to_string());
+        let text = self
+            .src
+            .get(span.range())
+            .map(str::to_owned)
+            .unwrap_or_else(|| ident.to_string());
         Name { text, span }
     }
 
@@ -226,12 +252,21 @@ impl P<'_> {
         let span = self.span(lit.span());
         match lit.base10_parse::<u128>() {
             Ok(v) => u64::try_from(v).map_err(|_| {
-                ParseProblem::Overflow(span, format!("`{}` does not fit in 64 bits (the largest size is 2^64 - 1)", lit))
+                ParseProblem::Overflow(
+                    span,
+                    format!(
+                        "`{}` does not fit in 64 bits (the largest size is 2^64 - 1)",
+                        lit
+                    ),
+                )
             }),
             Err(e) => {
                 let msg = e.to_string();
                 if msg.contains("too large") || msg.contains("overflow") {
-                    Err(ParseProblem::Overflow(span, format!("`{lit}` does not fit in 64 bits")))
+                    Err(ParseProblem::Overflow(
+                        span,
+                        format!("`{lit}` does not fit in 64 bits"),
+                    ))
                 } else {
                     Err(ParseProblem::Syntax(span, msg))
                 }
@@ -257,7 +292,9 @@ impl P<'_> {
         match notation {
             Some(n) => Err(ParseProblem::Unsupported(
                 self.next_span(input),
-                format!("mapping notation {n} is used by the manual only in prose; visa-lint does not evaluate it"),
+                format!(
+                    "mapping notation {n} is used by the manual only in prose; visa-lint does not evaluate it"
+                ),
             )),
             None => Ok(()),
         }
@@ -265,7 +302,10 @@ impl P<'_> {
 
     fn mapping(&self, input: ParseStream<'_>) -> R<Expr> {
         if input.is_empty() {
-            return Err(ParseProblem::Syntax(self.end_span(), "empty mapping: write `1` for the identity mapping".into()));
+            return Err(ParseProblem::Syntax(
+                self.end_span(),
+                "empty mapping: write `1` for the identity mapping".into(),
+            ));
         }
         let mut terms = vec![self.term(input)?];
         while input.peek(Token![,]) {
@@ -327,7 +367,10 @@ impl P<'_> {
 
     fn atom(&self, input: ParseStream<'_>) -> R<Expr> {
         if input.is_empty() {
-            return Err(ParseProblem::Syntax(self.end_span(), "expected a mapping term, found end of input".into()));
+            return Err(ParseProblem::Syntax(
+                self.end_span(),
+                "expected a mapping term, found end of input".into(),
+            ));
         }
         if input.peek(syn::LitInt) {
             let lit: syn::LitInt = input.parse().map_err(|e| self.err(e))?;
@@ -336,7 +379,9 @@ impl P<'_> {
                 1 => Ok(Expr::Identity(span)),
                 n => Err(ParseProblem::Syntax(
                     span,
-                    format!("`{n}` is not a mapping: only `1` (the identity) is; did you mean `1 # {n}`?"),
+                    format!(
+                        "`{n}` is not a mapping: only `1` (the identity) is; did you mean `1 # {n}`?"
+                    ),
                 )),
             };
         }
@@ -372,14 +417,18 @@ impl P<'_> {
             }
             return Err(ParseProblem::Unsupported(
                 span,
-                "escapes of anything but a type alias or generic parameter name are not evaluated".into(),
+                "escapes of anything but a type alias or generic parameter name are not evaluated"
+                    .into(),
             ));
         }
         if input.peek(Token![$]) {
             let dollar = self.next_span(input);
             input.parse::<Token![$]>().map_err(|e| self.err(e))?;
             if !input.peek(syn::token::Paren) {
-                return Err(ParseProblem::Syntax(dollar, "expected `$(e1: n1, ...)`".into()));
+                return Err(ParseProblem::Syntax(
+                    dollar,
+                    "expected `$(e1: n1, ...)`".into(),
+                ));
             }
             let (content, delim) = group(input, |i| {
                 let c;
@@ -392,7 +441,10 @@ impl P<'_> {
             let mut terms = Vec::new();
             while !content.is_empty() {
                 let e = self.term_until(content, true)?;
-                self.punct::<Token![:]>(content, "expected `:` and a coefficient after a linear-combination term")?;
+                self.punct::<Token![:]>(
+                    content,
+                    "expected `:` and a coefficient after a linear-combination term",
+                )?;
                 let n = self.size_primary(content)?;
                 terms.push((e, n));
                 if content.is_empty() {
@@ -401,7 +453,10 @@ impl P<'_> {
                 self.comma(content, "expected `,` between linear-combination terms")?;
             }
             if terms.is_empty() {
-                return Err(ParseProblem::Syntax(span, "a linear combination needs at least one term".into()));
+                return Err(ParseProblem::Syntax(
+                    span,
+                    "a linear combination needs at least one term".into(),
+                ));
             }
             return Ok(Expr::LinComb(terms, span));
         }
@@ -458,7 +513,10 @@ impl P<'_> {
             });
         }
         if input.is_empty() {
-            return Err(ParseProblem::Syntax(self.end_span(), "expected a size, found end of input".into()));
+            return Err(ParseProblem::Syntax(
+                self.end_span(),
+                "expected a size, found end of input".into(),
+            ));
         }
         Err(ParseProblem::Syntax(
             self.next_span(input),
@@ -503,13 +561,22 @@ impl P<'_> {
     fn axis_decl(&self, input: ParseStream<'_>) -> R<AxisDecl> {
         if !input.peek(syn::Ident) {
             if input.is_empty() {
-                return Err(ParseProblem::Syntax(self.end_span(), "expected an axis name".into()));
+                return Err(ParseProblem::Syntax(
+                    self.end_span(),
+                    "expected an axis name".into(),
+                ));
             }
-            return Err(ParseProblem::Syntax(self.next_span(input), "expected an axis name".into()));
+            return Err(ParseProblem::Syntax(
+                self.next_span(input),
+                "expected an axis name".into(),
+            ));
         }
         let ident: syn::Ident = input.parse().map_err(|e| self.err(e))?;
         let name = self.name(&ident);
-        self.punct::<Token![=]>(input, &format!("expected `=` and a size after `{}`", name.text))?;
+        self.punct::<Token![=]>(
+            input,
+            &format!("expected `=` and a size after `{}`", name.text),
+        )?;
         if self.is_primed(&name) {
             let base: syn::Ident = input.parse().map_err(|e| self.err(e))?;
             let base = self.name(&base);
@@ -552,7 +619,14 @@ mod tests {
     fn postfix_operators_apply_left_to_right() {
         // `R # 32 / 8` pads, then strides (api.md §1.2, manual L5482).
         let e = parse_mapping("R # 32 / 8").unwrap();
-        let Expr::Op { inner, op: Op::Stride, .. } = e else { panic!("{e:?}") };
+        let Expr::Op {
+            inner,
+            op: Op::Stride,
+            ..
+        } = e
+        else {
+            panic!("{e:?}")
+        };
         assert!(matches!(*inner, Expr::Op { op: Op::Pad, .. }));
     }
 
@@ -577,7 +651,12 @@ mod tests {
 
     #[test]
     fn prose_notations_are_unsupported_not_errors() {
-        for (body, at) in [("A @ 1024", "@"), ("A!4", "!"), ("B * A", "*"), ("I: 2, A", ":")] {
+        for (body, at) in [
+            ("A @ 1024", "@"),
+            ("A!4", "!"),
+            ("B * A", "*"),
+            ("I: 2, A", ":"),
+        ] {
             match parse_mapping(body) {
                 Err(ParseProblem::Unsupported(s, _)) => assert_eq!(&body[s.range()], at, "{body}"),
                 other => panic!("{body}: {other:?}"),
@@ -589,15 +668,22 @@ mod tests {
     fn primed_axes_and_skew_declarations() {
         let decls = parse_axes("A = 4, B = 4, B' = B - A").unwrap();
         assert_eq!(decls[2].name.text, "B'");
-        assert!(matches!(&decls[2].def, AxisDef::Skew { base, minus } if base.text == "B" && minus.text == "A"));
+        assert!(
+            matches!(&decls[2].def, AxisDef::Skew { base, minus } if base.text == "B" && minus.text == "A")
+        );
         let e = parse_mapping("A, B' = 4").unwrap();
         let Expr::Pair(terms, _) = e else { panic!() };
-        assert!(matches!(&terms[1], Expr::Op { inner, op: Op::Resize, .. } if matches!(&**inner, Expr::Symbol(n) if n.text == "B'")));
+        assert!(
+            matches!(&terms[1], Expr::Op { inner, op: Op::Resize, .. } if matches!(&**inner, Expr::Symbol(n) if n.text == "B'"))
+        );
     }
 
     #[test]
     fn huge_literals_overflow() {
-        assert!(matches!(parse_mapping("A # 18446744073709551616"), Err(ParseProblem::Overflow(..))));
+        assert!(matches!(
+            parse_mapping("A # 18446744073709551616"),
+            Err(ParseProblem::Overflow(..))
+        ));
         assert!(parse_axes("A = 18446744073709551615").is_ok());
     }
 

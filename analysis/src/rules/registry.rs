@@ -63,9 +63,21 @@ mod tests {
             assert!(names.insert(r.name), "duplicate name {}", r.name);
             let (family, number) = r.code.split_once('-').expect("code has a dash");
             assert!(family.chars().all(|c| c.is_ascii_uppercase()), "{}", r.code);
-            assert!(number.len() == 3 && number.chars().all(|c| c.is_ascii_digit()), "{}", r.code);
-            assert!(r.name.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
-            assert!(!r.summary.is_empty() && !r.docs.is_empty(), "{} lacks docs", r.code);
+            assert!(
+                number.len() == 3 && number.chars().all(|c| c.is_ascii_digit()),
+                "{}",
+                r.code
+            );
+            assert!(
+                r.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
+            );
+            assert!(
+                !r.summary.is_empty() && !r.docs.is_empty(),
+                "{} lacks docs",
+                r.code
+            );
         }
     }
 

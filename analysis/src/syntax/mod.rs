@@ -1,0 +1,321 @@
+//! From source text to the mapping-level model of a file: every `axes!`, `m!` and `i!` call,
+//! the `type X = m![...]` aliases, and which function each one lives in.
+//!
+//! Parsing uses ra_ap_syntax, which always returns a tree, so half-typed files are analysed as
+//! far as they go. (The engine-chain model of issue 3 grows from here.)
+
+use crate::diagnostic::{Diagnostic, Span};
+use crate::mapping::{self, Layout, Scope, ast, parse};
+use ra_ap_syntax::{AstNode, Edition, SourceFile, SyntaxNode, TextRange, ast as ra};
+use std::collections::HashMap;
+
+/// Which of the crate's three macros a call is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MacroKind {
+    Axes,
+    Mapping,
+    Index,
+}
+
+/// One call of `axes!`, `m!` or `i!`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MacroSite {
+    pub kind: MacroKind,
+    /// The text between the delimiters.
+    pub body: String,
+    /// Byte offset of `body` in the file.
+    pub body_start: u32,
+    /// The whole call, `m![...]`.
+    pub span: Span,
+    /// Enclosing functions, innermost first (as text ranges, which identify them in a file).
+    pub fns: Vec<Span>,
+}
+
+/// A `type X = m![...];` alias.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AliasSite {
+    pub name: ast::Name,
+    /// Index into [`FileModel::sites`] of its `m![...]`.
+    pub site: usize,
+}
+
+/// The mapping-level model of one file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileModel {
+    pub sites: Vec<MacroSite>,
+    pub aliases: Vec<AliasSite>,
+    /// Generic type and const parameter names per function.
+    pub generics: HashMap<Span, Vec<String>>,
+}
+
+fn span_of(r: TextRange) -> Span {
+    Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize)
+}
+
+fn macro_kind(call: &ra::MacroCall) -> Option<MacroKind> {
+    let path = call.path()?;
+    let seg = path.segment()?.name_ref()?;
+    match &*seg.text() {
+        "axes" => Some(MacroKind::Axes),
+        "m" => Some(MacroKind::Mapping),
+        "i" => Some(MacroKind::Index),
+        _ => None,
+    }
+}
+
+fn enclosing_fns(node: &SyntaxNode) -> Vec<Span> {
+    node.ancestors()
+        .filter_map(ra::Fn::cast)
+        .map(|f| span_of(f.syntax().text_range()))
+        .collect()
+}
+
+/// Parses a file and collects its mapping-level model.
+pub fn file_model(text: &str) -> FileModel {
+    let parse = SourceFile::parse(text, Edition::Edition2024);
+    let root = parse.tree();
+    let mut model = FileModel::default();
+    let mut site_of_call: HashMap<TextRange, usize> = HashMap::new();
+    for node in root.syntax().descendants() {
+        if let Some(call) = ra::MacroCall::cast(node.clone()) {
+            let Some(kind) = macro_kind(&call) else {
+                continue;
+            };
+            let Some(tt) = call.token_tree() else {
+                continue;
+            };
+            let tt_range = tt.syntax().text_range();
+            let tt_text = tt.syntax().text().to_string();
+            // Strip the delimiters; a half-typed call may lack the closing one.
+            let mut body = tt_text.get(1..).unwrap_or("");
+            if let Some(last) = body.chars().last()
+                && matches!(last, ']' | ')' | '}')
+            {
+                body = &body[..body.len() - last.len_utf8()];
+            }
+            site_of_call.insert(call.syntax().text_range(), model.sites.len());
+            model.sites.push(MacroSite {
+                kind,
+                body: body.to_string(),
+                body_start: u32::from(tt_range.start()) + 1,
+                span: span_of(call.syntax().text_range()),
+                fns: enclosing_fns(call.syntax()),
+            });
+        } else if let Some(f) = ra::Fn::cast(node.clone()) {
+            let mut names = Vec::new();
+            if let Some(gpl) = ra::HasGenericParams::generic_param_list(&f) {
+                for p in gpl.generic_params() {
+                    let name = match p {
+                        ra::GenericParam::TypeParam(t) => ra::HasName::name(&t),
+                        ra::GenericParam::ConstParam(c) => ra::HasName::name(&c),
+                        ra::GenericParam::LifetimeParam(_) => None,
+                    };
+                    if let Some(n) = name {
+                        names.push(n.text().to_string());
+                    }
+                }
+            }
+            model
+                .generics
+                .insert(span_of(f.syntax().text_range()), names);
+        }
+    }
+    for node in root.syntax().descendants() {
+        let Some(alias) = ra::TypeAlias::cast(node) else {
+            continue;
+        };
+        let (Some(name), Some(ra::Type::MacroType(mt))) = (ra::HasName::name(&alias), alias.ty())
+        else {
+            continue;
+        };
+        let Some(call) = mt.macro_call() else {
+            continue;
+        };
+        if let Some(&site) = site_of_call.get(&call.syntax().text_range())
+            && model.sites[site].kind == MacroKind::Mapping
+        {
+            model.aliases.push(AliasSite {
+                name: ast::Name {
+                    text: name.text().to_string(),
+                    span: span_of(name.syntax().text_range()),
+                },
+                site,
+            });
+        }
+    }
+    model
+}
+
+/// A site's parsed body, in file coordinates.
+enum Parsed {
+    Axes(Vec<ast::AxisDecl>),
+    Mapping(ast::Expr),
+    Index,
+    Failed,
+}
+
+/// The result of checking one file's mappings.
+#[derive(Clone, Debug, Default)]
+pub struct MappingReport {
+    pub diagnostics: Vec<Diagnostic>,
+    /// The normal form of every `m![...]` call that could be evaluated, by call span.
+    pub layouts: Vec<(Span, Layout)>,
+}
+
+/// Parses every macro body, resolves axes and aliases per function, lowers every mapping.
+pub fn check_mappings(model: &FileModel) -> MappingReport {
+    let mut report = MappingReport::default();
+    let mut parsed = Vec::with_capacity(model.sites.len());
+    for site in &model.sites {
+        let p = match site.kind {
+            MacroKind::Axes => parse::parse_axes(&site.body).map(|mut d| {
+                for decl in &mut d {
+                    shift_decl(decl, site.body_start);
+                }
+                Parsed::Axes(d)
+            }),
+            MacroKind::Mapping => parse::parse_mapping(&site.body).map(|mut e| {
+                mapping::shift_expr(&mut e, site.body_start);
+                Parsed::Mapping(e)
+            }),
+            MacroKind::Index => parse::parse_index(&site.body).map(|_| Parsed::Index),
+        };
+        parsed.push(match p {
+            Ok(p) => p,
+            Err(problem) => {
+                report
+                    .diagnostics
+                    .push(mapping::problem_diagnostic(problem, site.body_start));
+                Parsed::Failed
+            }
+        });
+    }
+    // Scopes: the module's declarations, plus those of each enclosing function.
+    let mut scopes: HashMap<Vec<Span>, Scope> = HashMap::new();
+    for site in model.sites.iter().filter(|s| s.kind == MacroKind::Mapping) {
+        if scopes.contains_key(&site.fns) {
+            continue;
+        }
+        let mut scope = Scope::default();
+        let visible = |s: &MacroSite| s.fns.iter().all(|f| site.fns.contains(f));
+        for (k, s) in model.sites.iter().enumerate() {
+            if let (MacroKind::Axes, true, Parsed::Axes(decls)) = (s.kind, visible(s), &parsed[k]) {
+                // Redeclaration diagnostics are reported once, from the module-wide pass below.
+                scope.declare_axes(decls, &mut Vec::new());
+            }
+        }
+        for a in &model.aliases {
+            if visible(&model.sites[a.site]) {
+                let body = match &parsed[a.site] {
+                    Parsed::Mapping(e) => Some(e.clone()),
+                    _ => None,
+                };
+                scope.aliases.insert(
+                    a.name.text.clone(),
+                    mapping::lower::Alias {
+                        name: a.name.clone(),
+                        body,
+                    },
+                );
+            }
+        }
+        for f in &site.fns {
+            if let Some(g) = model.generics.get(f) {
+                scope.generics.extend(g.iter().cloned());
+            }
+        }
+        scopes.insert(site.fns.clone(), scope);
+    }
+    // Axis declaration problems, once per axes! call, against what was declared before it.
+    let mut decl_scope: HashMap<Vec<Span>, Scope> = HashMap::new();
+    for (k, s) in model.sites.iter().enumerate() {
+        if let Parsed::Axes(decls) = &parsed[k] {
+            decl_scope
+                .entry(s.fns.clone())
+                .or_default()
+                .declare_axes(decls, &mut report.diagnostics);
+        }
+    }
+    for (k, site) in model.sites.iter().enumerate() {
+        let Parsed::Mapping(e) = &parsed[k] else {
+            continue;
+        };
+        let Some(scope) = scopes.get(&site.fns) else {
+            continue;
+        };
+        if let Some(l) = mapping::lower(e, scope, &mut report.diagnostics) {
+            report.layouts.push((site.span, l));
+        }
+    }
+    report.diagnostics.sort_by_key(|d| (d.span, d.code()));
+    report.diagnostics.dedup();
+    report
+}
+
+fn shift_decl(d: &mut ast::AxisDecl, base: u32) {
+    mapping::shift_axes(std::slice::from_mut(d), base);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> Vec<(String, &'static str)> {
+        check_mappings(&file_model(text))
+            .diagnostics
+            .iter()
+            .map(|d| (text[d.span.range()].to_string(), d.code()))
+            .collect()
+    }
+
+    #[test]
+    fn aliases_and_function_scopes() {
+        let text = r#"
+axes![A = 8, B = 512];
+type L = m![A];
+fn f() {
+    axes![C = 63];
+    type E = m![{ L }, C / 8];
+}
+fn g() {
+    type F = m![C];
+}
+"#;
+        assert_eq!(
+            codes(text),
+            vec![
+                ("C / 8".to_string(), "MAP-001"),
+                ("C".to_string(), "MAP-005")
+            ]
+        );
+    }
+
+    #[test]
+    fn half_typed_files_still_check() {
+        let text = "axes![A = 8];\nfn f() { let x: DmTensor<i8, m![A / 3";
+        assert_eq!(codes(text), vec![("A / 3".to_string(), "MAP-001")]);
+    }
+
+    #[test]
+    fn generic_escapes_are_unknown_not_errors() {
+        let text = "axes![A = 8];\nfn f<Time: M>() { type X = m![{ Time }, A]; }";
+        assert!(codes(text).is_empty());
+    }
+
+    #[test]
+    fn alias_errors_are_reported_once_at_the_alias() {
+        let text =
+            "axes![A = 8];\ntype L = m![A / 3];\ntype E = m![{ L }, A];\ntype F = m![{ L }];";
+        assert_eq!(codes(text), vec![("A / 3".to_string(), "MAP-001")]);
+    }
+
+    #[test]
+    fn alias_cycles() {
+        let text = "type L = m![{ R }];\ntype R = m![{ L }];";
+        let c = codes(text);
+        assert!(
+            c.iter().all(|(_, code)| *code == "MAP-006") && !c.is_empty(),
+            "{c:?}"
+        );
+    }
+}

@@ -1,0 +1,389 @@
+//! `visa-lint`: the command line CI runs.
+
+use crate::output::{self, Source};
+use clap::{Parser, Subcommand, ValueEnum};
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream, WriteColor};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use visa_analysis::mapping::{self, describe};
+use visa_analysis::rules::registry::{self, Status};
+use visa_analysis::{Diagnostic, LineIndex, Severity};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "visa-lint",
+    version,
+    about = "Checks TCP Virtual ISA kernels (furiosa_visa_std) against the hardware rules",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Kernel files or directories (searched recursively for `.rs` files).
+    pub paths: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Human, global = true)]
+    pub format: Format,
+    /// Exit with status 1 on warnings too (`--deny warnings`).
+    #[arg(long, value_name = "LEVEL")]
+    pub deny: Vec<DenyLevel>,
+    /// List every rule with its status.
+    #[arg(long)]
+    pub list_rules: bool,
+    /// Print the documentation of a rule (`MAP-001` or `stride-must-divide`).
+    #[arg(long, value_name = "CODE")]
+    pub explain: Option<String>,
+    /// Colors in human output.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Evaluate one mapping expression: its size, normal form, layout and chosen positions.
+    Eval {
+        /// The axes in scope, e.g. `A = 8, B = 512` (an `axes![...]` wrapper is accepted).
+        #[arg(long, default_value = "")]
+        axes: String,
+        /// The mapping, e.g. `m![B / 64, B % 64]` (the `m![...]` wrapper is optional).
+        mapping: String,
+        /// Buffer positions to map to tensor indices (repeatable).
+        #[arg(long = "index", value_name = "POSITION")]
+        indices: Vec<u64>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DenyLevel {
+    Warnings,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Runs the CLI on parsed arguments.
+pub fn run(cli: Cli) -> ExitCode {
+    let color = match cli.color {
+        Color::Always => ColorChoice::Always,
+        Color::Never => ColorChoice::Never,
+        Color::Auto if std::io::IsTerminal::is_terminal(&std::io::stdout()) => ColorChoice::Auto,
+        Color::Auto => ColorChoice::Never,
+    };
+    let mut out = StandardStream::stdout(color);
+    let result = match &cli.command {
+        Some(Command::Eval {
+            axes,
+            mapping,
+            indices,
+        }) => eval(&mut out, cli.format, axes, mapping, indices),
+        None if cli.list_rules => list_rules(&mut out, cli.format),
+        None if cli.explain.is_some() => {
+            explain(&mut out, cli.explain.as_deref().unwrap_or_default())
+        }
+        None if cli.paths.is_empty() => {
+            eprintln!(
+                "visa-lint: no paths given (try `visa-lint fixtures/` or `visa-lint --help`)"
+            );
+            Ok(2)
+        }
+        None => lint(&mut out, &cli),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(0),
+        Err(e) => {
+            eprintln!("visa-lint: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Every `.rs` file under the given paths, in a stable order.
+fn collect_files(paths: &[PathBuf], missing: &mut Vec<String>) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.starts_with('.') || name == "target" || name == "node_modules" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut files);
+        } else if p.is_file() {
+            files.push(p.clone());
+        } else {
+            missing.push(format!("{}: no such file or directory", p.display()));
+        }
+    }
+    files
+}
+
+fn lint(out: &mut StandardStream, cli: &Cli) -> std::io::Result<u8> {
+    let mut problems = Vec::new();
+    let files = collect_files(&cli.paths, &mut problems);
+    let deny_warnings = cli.deny.contains(&DenyLevel::Warnings);
+    let mut json_diags = Vec::new();
+    let mut failed = false;
+    let (mut errors, mut warnings, mut others) = (0usize, 0usize, 0usize);
+    for path in &files {
+        let text = match std::fs::read(path).map(String::from_utf8) {
+            Ok(Ok(t)) => t,
+            Ok(Err(_)) => {
+                problems.push(format!("{}: not UTF-8 text", path.display()));
+                continue;
+            }
+            Err(e) => {
+                problems.push(format!("{}: {e}", path.display()));
+                continue;
+            }
+        };
+        let name = path.display().to_string();
+        let diags = visa_analysis::check_text(&text);
+        for d in &diags {
+            match d.severity {
+                Severity::Error => errors += 1,
+                Severity::Warning => warnings += 1,
+                _ => others += 1,
+            }
+        }
+        failed |= diags.iter().any(|d| {
+            d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
+        });
+        let src = Source {
+            name: &name,
+            text: &text,
+        };
+        match cli.format {
+            Format::Human => output::emit_human(out, &src, &diags)?,
+            Format::Json => {
+                let idx = LineIndex::new(&text);
+                json_diags.extend(diags.iter().map(|d| output::diagnostic_json(&src, &idx, d)));
+            }
+        }
+    }
+    for p in &problems {
+        eprintln!("visa-lint: {p}");
+    }
+    match cli.format {
+        Format::Json => {
+            serde_json::to_writer(&mut *out, &output::report_json(files.len(), json_diags))?;
+            writeln!(out)?;
+        }
+        Format::Human => {
+            writeln!(
+                out,
+                "visa-lint: {} file{} checked: {errors} error{}, {warnings} warning{}, {others} other",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" },
+                if errors == 1 { "" } else { "s" },
+                if warnings == 1 { "" } else { "s" },
+            )?;
+        }
+    }
+    Ok(if !problems.is_empty() {
+        2
+    } else if failed {
+        1
+    } else {
+        0
+    })
+}
+
+fn index_json(idx: &mapping::Index) -> Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in idx {
+        let v = u64::try_from(*v).map_or_else(|_| Value::String(v.to_string()), Value::from);
+        m.insert(k.to_string(), v);
+    }
+    Value::Object(m)
+}
+
+fn eval(
+    out: &mut StandardStream,
+    format: Format,
+    axes: &str,
+    mapping_text: &str,
+    indices: &[u64],
+) -> std::io::Result<u8> {
+    let ev = mapping::evaluate(axes, mapping_text);
+    let has_error = ev.diagnostics.iter().any(|d| d.severity == Severity::Error);
+    let src = Source {
+        name: "<command line>",
+        text: &ev.source,
+    };
+    let Some(layout) = ev.layout.as_ref().filter(|_| !has_error) else {
+        match format {
+            Format::Human => {
+                output::emit_human(out, &src, &ev.diagnostics)?;
+                if ev.diagnostics.is_empty() {
+                    writeln!(out, "the mapping has no known value")?;
+                }
+            }
+            Format::Json => write_diagnostics_json(out, &src, &ev.diagnostics)?,
+        }
+        return Ok(1);
+    };
+    match format {
+        Format::Json => {
+            let mut map = serde_json::Map::new();
+            for &i in indices {
+                let all = layout.map_all(i);
+                let v = match all.len() {
+                    0 => Value::Null,
+                    1 => index_json(&all[0]),
+                    _ => Value::Array(all.iter().map(index_json).collect()),
+                };
+                map.insert(i.to_string(), v);
+            }
+            let mut doc = json!({
+                "size": layout.size,
+                "normal_form": format!("m![{}]", layout.to_expr()),
+                "map": map,
+            });
+            if !ev.diagnostics.is_empty() {
+                let idx = LineIndex::new(&ev.source);
+                let diags: Vec<Value> = ev
+                    .diagnostics
+                    .iter()
+                    .map(|d| output::diagnostic_json(&src, &idx, d))
+                    .collect();
+                doc["diagnostics"] = diags.into();
+            }
+            serde_json::to_writer(&mut *out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Human => {
+            output::emit_human(out, &src, &ev.diagnostics)?;
+            writeln!(out, "size:        {}", layout.size)?;
+            writeln!(out, "normal form: m![{}]", layout.to_expr())?;
+            for &i in indices {
+                let all = layout.map_all(i);
+                let shown = if all.is_empty() {
+                    if i >= layout.size {
+                        format!("none (past the end: size is {})", layout.size)
+                    } else {
+                        "none (padding)".into()
+                    }
+                } else {
+                    all.iter()
+                        .map(|x| {
+                            format!("i![{}]", describe::format_index(Some(x)).replace('=', ": "))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                };
+                writeln!(out, "position {i} -> {shown}")?;
+            }
+            writeln!(out)?;
+            write!(out, "{}", describe::describe(layout, ev.inner_term_size))?;
+        }
+    }
+    Ok(0)
+}
+
+fn write_diagnostics_json(
+    out: &mut dyn WriteColor,
+    src: &Source<'_>,
+    diags: &[Diagnostic],
+) -> std::io::Result<()> {
+    let idx = LineIndex::new(src.text);
+    let v: Vec<Value> = diags
+        .iter()
+        .map(|d| output::diagnostic_json(src, &idx, d))
+        .collect();
+    serde_json::to_writer(&mut *out, &output::report_json(1, v))?;
+    writeln!(out)
+}
+
+fn status(s: Status) -> (&'static str, &'static str) {
+    match s {
+        Status::Implemented => ("implemented", ""),
+        Status::Planned(why) => ("planned", why),
+        Status::NotStatic(why) => ("not-static", why),
+    }
+}
+
+fn list_rules(out: &mut StandardStream, format: Format) -> std::io::Result<u8> {
+    match format {
+        Format::Json => {
+            let rules: Vec<Value> = registry::all()
+                .map(|r| {
+                    let (status, reason) = status(r.status);
+                    json!({"code": r.code, "name": r.name, "severity": r.severity.as_str(), "status": status, "reason": reason})
+                })
+                .collect();
+            serde_json::to_writer(&mut *out, &rules)?;
+            writeln!(out)?;
+        }
+        Format::Human => {
+            for r in registry::all() {
+                let (status, reason) = status(r.status);
+                let reason = if reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({reason})")
+                };
+                writeln!(
+                    out,
+                    "{:<8} {:<32} {:<8} {status}{reason}\n         {}",
+                    r.code,
+                    r.name,
+                    r.severity.as_str(),
+                    r.summary
+                )?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn explain(out: &mut StandardStream, code: &str) -> std::io::Result<u8> {
+    let Some(r) = registry::rule(code) else {
+        eprintln!("visa-lint: no rule `{code}` (see `visa-lint --list-rules`)");
+        return Ok(2);
+    };
+    let (status, reason) = status(r.status);
+    writeln!(
+        out,
+        "{} ({}) — default severity: {}, status: {status}",
+        r.code,
+        r.name,
+        r.severity.as_str()
+    )?;
+    if !reason.is_empty() {
+        writeln!(out, "  {reason}")?;
+    }
+    writeln!(out, "\n{}\n\n{}\n", r.summary, r.docs)?;
+    if !r.bad.is_empty() {
+        writeln!(out, "Breaks the rule:\n    {}\n", r.bad)?;
+    }
+    if !r.good.is_empty() {
+        writeln!(out, "Follows it:\n    {}\n", r.good)?;
+    }
+    writeln!(out, "Manual: {}", r.manual)?;
+    Ok(0)
+}

@@ -1,0 +1,5 @@
+//! visa-server: the `visa-lint` command line (and, later, the `visa-lsp` language server)
+//! over the `visa-analysis` engine.
+
+pub mod cli;
+pub mod output;
