@@ -1,1 +1,130 @@
-//! Shared helpers for the integration tests.
+//! Shared helpers for the integration tests: the fixture expectation format (DESIGN.md §5).
+//!
+//! Under the offending line, a comment with carets under the primary span and the code:
+//!
+//! ```text
+//! type E = m![A / 8];
+//! //          ^^^^^ MAP-001
+//! ```
+//!
+//! Several annotation lines may follow one source line. Carets count Unicode scalar values.
+
+use std::fmt;
+
+/// An expected (or actual) diagnostic: 1-based line, 1-based start column, end column
+/// (exclusive) on that line, and the code.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Expectation {
+    pub line: u32,
+    pub start: u32,
+    pub end: u32,
+    pub code: String,
+}
+
+impl fmt::Display for Expectation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}-{} {}", self.line, self.start, self.end, self.code)
+    }
+}
+
+/// Parses `//   ^^^ CODE` annotation lines; returns the expectations.
+pub fn expectations(text: &str) -> Vec<Expectation> {
+    let mut out = Vec::new();
+    let mut target: Option<u32> = None;
+    for (k, line) in text.lines().enumerate() {
+        let line_no = k as u32 + 1;
+        match parse_annotation(line) {
+            Some((start, end, code)) => {
+                if let Some(t) = target {
+                    out.push(Expectation {
+                        line: t,
+                        start,
+                        end,
+                        code,
+                    });
+                }
+            }
+            None => target = Some(line_no),
+        }
+    }
+    out
+}
+
+/// `//    ^^^^ MAP-001` -> (start column, end column, code).
+fn parse_annotation(line: &str) -> Option<(u32, u32, String)> {
+    let trimmed = line.trim_start();
+    let rest = trimmed.strip_prefix("//")?;
+    let chars: Vec<char> = line.chars().collect();
+    let caret = chars.iter().position(|&c| c == '^')?;
+    // Only whitespace between `//` and the carets.
+    let slashes = line.chars().count() - trimmed.chars().count() + 2;
+    if chars[slashes..caret].iter().any(|c| !c.is_whitespace()) {
+        return None;
+    }
+    let mut end = caret;
+    while end < chars.len() && chars[end] == '^' {
+        end += 1;
+    }
+    let code: String = chars[end..].iter().collect::<String>().trim().to_string();
+    let valid = code.split_once('-').is_some_and(|(f, n)| {
+        !f.is_empty()
+            && f.chars().all(|c| c.is_ascii_uppercase())
+            && n.len() == 3
+            && n.chars().all(|c| c.is_ascii_digit())
+    });
+    let _ = rest;
+    valid.then_some((caret as u32 + 1, end as u32 + 1, code))
+}
+
+/// Converts a diagnostic's primary span to the annotation form (a multi-line span is cut at
+/// the end of its first line).
+pub fn actual(text: &str, d: &visa_analysis::Diagnostic) -> Expectation {
+    let idx = visa_analysis::LineIndex::new(text);
+    let s = idx.line_col(text, d.span.start);
+    let e = idx.line_col(text, d.span.end);
+    let end = if e.line == s.line {
+        e.column.max(s.column + 1)
+    } else {
+        let line = text.lines().nth(s.line as usize - 1).unwrap_or("");
+        line.chars().count() as u32 + 1
+    };
+    Expectation {
+        line: s.line,
+        start: s.column,
+        end,
+        code: d.code().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotations_attach_to_the_line_above() {
+        let text =
+            "type E = m![A / 8];\n//          ^^^^^ MAP-001\n//       ^ VL-001\nlet x = 1;\n";
+        assert_eq!(
+            expectations(text),
+            vec![
+                Expectation {
+                    line: 1,
+                    start: 13,
+                    end: 18,
+                    code: "MAP-001".into()
+                },
+                Expectation {
+                    line: 1,
+                    start: 10,
+                    end: 11,
+                    code: "VL-001".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn ordinary_comments_are_not_annotations() {
+        assert!(expectations("// a ^ b\n// ^^ not a code\n").is_empty());
+    }
+}

@@ -37,7 +37,7 @@ pub fn describe(layout: &Layout, columns: Option<u64>) -> String {
 /// Rows of `columns` positions (default: the innermost digit, or 16 for a single digit).
 pub fn table(layout: &Layout, columns: Option<u64>) -> String {
     let cols = match (columns, layout.dims.last()) {
-        (Some(c), _) if c > 1 && layout.size % c == 0 => c,
+        (Some(c), _) if c > 1 && layout.size.is_multiple_of(c) => c,
         (_, Some(d)) if layout.dims.len() > 1 => d.extent(),
         _ => layout.size.min(16),
     }
@@ -116,7 +116,7 @@ pub fn digits(layout: &Layout) -> String {
                 match &f.axis {
                     Some(a) if f.coef == 1 => format!("{}{pad}", a.name),
                     Some(a) => format!("{} × {}{pad}", a.name, f.coef),
-                    None => format!("padding (only 0 is valid)"),
+                    None => "padding (only 0 is valid)".to_string(),
                 }
             }
             Dim::Opaque(o) => match &o.kind {

@@ -161,7 +161,7 @@ impl Layout {
             };
         };
         let inner = self.size / first.extent();
-        if n % inner == 0 {
+        if n.is_multiple_of(inner) {
             let mut dims = Vec::with_capacity(self.dims.len());
             dims.push(window_dim(first, n / inner));
             dims.extend(self.dims[1..].iter().cloned());
@@ -186,14 +186,14 @@ impl Layout {
 
     /// `/ s` for `s` dividing the size: position `i` means old position `i * s`.
     pub fn stride(&self, s: u64) -> Layout {
-        debug_assert!(s > 0 && self.size % s == 0);
+        debug_assert!(s > 0 && self.size.is_multiple_of(s));
         let size = self.size / s;
         let mut dims = self.dims.clone();
         let mut s = s;
         while s > 1 {
             let Some(last) = dims.last() else { break };
             let e = last.extent();
-            if s % e == 0 {
+            if s.is_multiple_of(e) {
                 dims.pop();
                 s /= e;
             } else if e % s == 0 {

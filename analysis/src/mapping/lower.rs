@@ -264,7 +264,7 @@ impl Lowerer<'_> {
                     ));
                     return None;
                 }
-                if size % n != 0 {
+                if !size.is_multiple_of(n) {
                     let padded = size.div_ceil(n).checked_mul(n);
                     let mut d = Diagnostic::new(
                         code,
@@ -374,33 +374,17 @@ impl Lowerer<'_> {
             if let Some(v) = self.aliases.borrow().get(&name.text) {
                 return v.clone();
             }
-            if let Some(pos) = self.stack.borrow().iter().position(|n| *n == name.text) {
-                let mut cycle: Vec<String> = self.stack.borrow()[pos..].to_vec();
-                cycle.push(name.text.clone());
-                diags.push(
-                    Diagnostic::new(
-                        "MAP-006",
-                        span,
-                        format!("mapping alias cycle: {}", cycle.join(" -> ")),
-                    )
-                    .with_related(alias.name.span, format!("`{}` is defined here", name.text)),
-                );
+            if self.stack.borrow().contains(&name.text) {
+                // A cycle: reported once per file by `alias_cycles`.
                 return None;
             }
             self.stack.borrow_mut().push(name.text.clone());
-            // The alias body's own diagnostics are reported where the alias is defined;
-            // cycles are reported at the escape that closes them.
-            let mut inner_diags = Vec::new();
+            // The alias body's own diagnostics are reported where the alias is defined.
             let v = alias
                 .body
                 .as_ref()
-                .and_then(|b| self.expr(b, &mut inner_diags, false));
+                .and_then(|b| self.expr(b, &mut Vec::new(), false));
             self.stack.borrow_mut().pop();
-            diags.extend(
-                inner_diags
-                    .into_iter()
-                    .filter(|d| d.code() == "MAP-006" && d.message.contains("cycle")),
-            );
             self.aliases
                 .borrow_mut()
                 .insert(name.text.clone(), v.clone());
@@ -499,4 +483,80 @@ pub fn eval_size(
             v
         }
     }
+}
+
+/// Reports each cycle among mapping aliases once (MAP-006), at the escape in the body of the
+/// cycle's first alias (in the order given) that starts it.
+pub fn alias_cycles(aliases: &[Alias]) -> Vec<Diagnostic> {
+    fn escapes(e: &Expr, out: &mut Vec<(String, Span)>) {
+        match e {
+            Expr::Escape(n, s) => out.push((n.text.clone(), *s)),
+            Expr::Group(inner, _) | Expr::Op { inner, .. } => escapes(inner, out),
+            Expr::Pair(terms, _) => terms.iter().for_each(|t| escapes(t, out)),
+            Expr::LinComb(terms, _) => terms.iter().for_each(|(t, _)| escapes(t, out)),
+            Expr::Identity(_) | Expr::Symbol(_) => {}
+        }
+    }
+    let order: HashMap<&str, usize> = aliases
+        .iter()
+        .enumerate()
+        .map(|(k, a)| (a.name.text.as_str(), k))
+        .collect();
+    let edges: Vec<Vec<(usize, Span)>> = aliases
+        .iter()
+        .map(|a| {
+            let mut out = Vec::new();
+            if let Some(b) = &a.body {
+                escapes(b, &mut out);
+            }
+            out.into_iter()
+                .filter_map(|(n, s)| order.get(n.as_str()).map(|&k| (k, s)))
+                .collect()
+        })
+        .collect();
+    let mut reported: HashSet<Vec<usize>> = HashSet::new();
+    let mut diags = Vec::new();
+    for start in 0..aliases.len() {
+        // Depth-first search for paths from `start` back to it through later aliases only, so
+        // each cycle is found from its first member. Frames: (alias, next edge to try).
+        let mut frames: Vec<(usize, usize)> = vec![(start, 0)];
+        let mut first_span: Option<Span> = None;
+        while let Some(&(node, next)) = frames.last() {
+            let Some(&(to, span)) = edges[node].get(next) else {
+                frames.pop();
+                continue;
+            };
+            if let Some(top) = frames.last_mut() {
+                top.1 += 1;
+            }
+            if frames.len() == 1 {
+                first_span = Some(span);
+            }
+            let on_path = frames.iter().any(|f| f.0 == to);
+            if to == start {
+                let mut members: Vec<usize> = frames.iter().map(|f| f.0).collect();
+                members.sort_unstable();
+                if reported.insert(members) {
+                    let mut names: Vec<&str> = frames
+                        .iter()
+                        .map(|f| aliases[f.0].name.text.as_str())
+                        .collect();
+                    names.push(aliases[start].name.text.as_str());
+                    let mut d = Diagnostic::new(
+                        "MAP-006",
+                        first_span.unwrap_or(span),
+                        format!("mapping alias cycle: {}", names.join(" -> ")),
+                    );
+                    for f in &frames[1..] {
+                        let n = &aliases[f.0].name;
+                        d = d.with_related(n.span, format!("`{}` is part of the cycle", n.text));
+                    }
+                    diags.push(d);
+                }
+            } else if to > start && !on_path {
+                frames.push((to, 0));
+            }
+        }
+    }
+    diags
 }

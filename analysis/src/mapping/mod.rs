@@ -116,13 +116,14 @@ pub fn evaluate(axes: &str, mapping: &str) -> Evaluation {
     let map_base = (prefix.len() + axes_body.len() + mid.len()) as u32;
     let mut diagnostics = Vec::new();
     let mut scope = Scope::default();
-    match parse::parse_axes(axes_body) {
-        Ok(mut decls) => {
-            shift_axes(&mut decls, axes_base);
-            scope.declare_axes(&decls, &mut diagnostics);
-        }
-        Err(p) => diagnostics.push(problem_diagnostic(p, axes_base)),
-    }
+    let (mut decls, problems) = parse::parse_axes(axes_body);
+    diagnostics.extend(
+        problems
+            .into_iter()
+            .map(|p| problem_diagnostic(p, axes_base)),
+    );
+    shift_axes(&mut decls, axes_base);
+    scope.declare_axes(&decls, &mut diagnostics);
     let mut inner_term_size = None;
     let layout = match parse::parse_mapping(map_body) {
         Ok(mut e) => {

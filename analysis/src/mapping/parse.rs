@@ -34,19 +34,36 @@ pub fn parse_mapping(body: &str) -> Result<Expr, ParseProblem> {
     })
 }
 
-/// Parses the body of `axes![...]`.
-pub fn parse_axes(body: &str) -> Result<Vec<AxisDecl>, ParseProblem> {
-    run(body, |p, input| {
+/// Parses the body of `axes![...]`. Entries are independent: a bad entry is reported and
+/// skipped, the others are still declared.
+pub fn parse_axes(body: &str) -> (Vec<AxisDecl>, Vec<ParseProblem>) {
+    let mut problems = Vec::new();
+    let decls = run(body, |p, input| {
         let mut decls = Vec::new();
         while !input.is_empty() {
-            decls.push(p.axis_decl(input)?);
+            match p.axis_decl(input) {
+                Ok(d) => decls.push(d),
+                Err(e) => {
+                    problems.push(e);
+                    while !input.is_empty() && !input.peek(Token![,]) {
+                        let _ = input.parse::<proc_macro2::TokenTree>();
+                    }
+                }
+            }
             if input.is_empty() {
                 break;
             }
             p.comma(input, "expected `,` between axis declarations")?;
         }
         Ok(decls)
-    })
+    });
+    match decls {
+        Ok(d) => (d, problems),
+        Err(e) => {
+            problems.push(e);
+            (Vec::new(), problems)
+        }
+    }
 }
 
 /// Parses the body of `i![...]`.
@@ -118,6 +135,15 @@ fn run<T>(body: &str, f: impl FnOnce(&P<'_>, ParseStream<'_>) -> R<T>) -> R<T> {
         Err(e) => {
             let r = e.span().byte_range();
             proc_macro2::extra::invalidate_current_thread_spans();
+            if let Some(&prime) = p.primes.iter().min() {
+                // In a Rust file `B'` starts a character literal, which garbles the macro call.
+                return Err(ParseProblem::Unsupported(
+                    Span::new(prime.saturating_sub(1), prime + 1),
+                    "skewed axes like `B'` are not Rust tokens: the manual shows them only in prose; \
+                     `visa-lint eval` evaluates them"
+                        .into(),
+                ));
+            }
             return Err(ParseProblem::Syntax(
                 p.clamp(r.start, r.end.max(r.start + 1)),
                 "unbalanced delimiter or invalid token here".to_string(),
@@ -520,7 +546,7 @@ impl P<'_> {
         }
         Err(ParseProblem::Syntax(
             self.next_span(input),
-            format!("expected a size: an integer, `Name::SIZE` or `( ... )`"),
+            "expected a size: an integer, `Name::SIZE` or `( ... )`".to_string(),
         ))
     }
 
@@ -666,7 +692,8 @@ mod tests {
 
     #[test]
     fn primed_axes_and_skew_declarations() {
-        let decls = parse_axes("A = 4, B = 4, B' = B - A").unwrap();
+        let (decls, problems) = parse_axes("A = 4, B = 4, B' = B - A");
+        assert!(problems.is_empty());
         assert_eq!(decls[2].name.text, "B'");
         assert!(
             matches!(&decls[2].def, AxisDef::Skew { base, minus } if base.text == "B" && minus.text == "A")
@@ -684,7 +711,9 @@ mod tests {
             parse_mapping("A # 18446744073709551616"),
             Err(ParseProblem::Overflow(..))
         ));
-        assert!(parse_axes("A = 18446744073709551615").is_ok());
+        assert!(parse_axes("A = 18446744073709551615").1.is_empty());
+        let (decls, problems) = parse_axes("A = 18446744073709551616, B = 4");
+        assert_eq!((decls.len(), problems.len()), (1, 1));
     }
 
     #[test]

@@ -55,7 +55,7 @@ fn span_of(r: TextRange) -> Span {
 fn macro_kind(call: &ra::MacroCall) -> Option<MacroKind> {
     let path = call.path()?;
     let seg = path.segment()?.name_ref()?;
-    match &*seg.text() {
+    match seg.text() {
         "axes" => Some(MacroKind::Axes),
         "m" => Some(MacroKind::Mapping),
         "i" => Some(MacroKind::Index),
@@ -168,12 +168,16 @@ pub fn check_mappings(model: &FileModel) -> MappingReport {
     let mut parsed = Vec::with_capacity(model.sites.len());
     for site in &model.sites {
         let p = match site.kind {
-            MacroKind::Axes => parse::parse_axes(&site.body).map(|mut d| {
-                for decl in &mut d {
-                    shift_decl(decl, site.body_start);
-                }
-                Parsed::Axes(d)
-            }),
+            MacroKind::Axes => {
+                let (mut decls, problems) = parse::parse_axes(&site.body);
+                report.diagnostics.extend(
+                    problems
+                        .into_iter()
+                        .map(|p| mapping::problem_diagnostic(p, site.body_start)),
+                );
+                mapping::shift_axes(&mut decls, site.body_start);
+                Ok(Parsed::Axes(decls))
+            }
             MacroKind::Mapping => parse::parse_mapping(&site.body).map(|mut e| {
                 mapping::shift_expr(&mut e, site.body_start);
                 Parsed::Mapping(e)
@@ -236,6 +240,20 @@ pub fn check_mappings(model: &FileModel) -> MappingReport {
                 .declare_axes(decls, &mut report.diagnostics);
         }
     }
+    let all_aliases: Vec<mapping::lower::Alias> = model
+        .aliases
+        .iter()
+        .map(|a| mapping::lower::Alias {
+            name: a.name.clone(),
+            body: match &parsed[a.site] {
+                Parsed::Mapping(e) => Some(e.clone()),
+                _ => None,
+            },
+        })
+        .collect();
+    report
+        .diagnostics
+        .extend(mapping::lower::alias_cycles(&all_aliases));
     for (k, site) in model.sites.iter().enumerate() {
         let Parsed::Mapping(e) = &parsed[k] else {
             continue;
@@ -250,10 +268,6 @@ pub fn check_mappings(model: &FileModel) -> MappingReport {
     report.diagnostics.sort_by_key(|d| (d.span, d.code()));
     report.diagnostics.dedup();
     report
-}
-
-fn shift_decl(d: &mut ast::AxisDecl, base: u32) {
-    mapping::shift_axes(std::slice::from_mut(d), base);
 }
 
 #[cfg(test)]
