@@ -4,7 +4,6 @@ use crate::output::{self, Source};
 use clap::{Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream, WriteColor};
 use serde_json::{Value, json};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use visa_analysis::mapping::{self, describe};
@@ -72,7 +71,7 @@ pub enum Color {
     Never,
 }
 
-/// Runs the CLI on parsed arguments.
+/// Runs the CLI on parsed arguments, writing to stdout.
 pub fn run(cli: Cli) -> ExitCode {
     let color = match cli.color {
         Color::Always => ColorChoice::Always,
@@ -81,30 +80,32 @@ pub fn run(cli: Cli) -> ExitCode {
         Color::Auto => ColorChoice::Never,
     };
     let mut out = StandardStream::stdout(color);
+    ExitCode::from(run_with(&cli, &mut out))
+}
+
+/// Runs the CLI, writing its report to `out`; returns the exit status (0 clean, 1 errors,
+/// 2 usage or I/O failure). Messages about the invocation itself go to stderr.
+pub fn run_with(cli: &Cli, out: &mut dyn WriteColor) -> u8 {
     let result = match &cli.command {
         Some(Command::Eval {
             axes,
             mapping,
             indices,
-        }) => eval(&mut out, cli.format, axes, mapping, indices),
-        None if cli.list_rules => list_rules(&mut out, cli.format),
-        None if cli.explain.is_some() => {
-            explain(&mut out, cli.explain.as_deref().unwrap_or_default())
-        }
+        }) => eval(out, cli.format, axes, mapping, indices),
+        None if cli.list_rules => list_rules(out, cli.format),
+        None if cli.explain.is_some() => explain(out, cli.explain.as_deref().unwrap_or_default()),
         None if cli.paths.is_empty() => {
-            eprintln!(
-                "visa-lint: no paths given (try `visa-lint fixtures/` or `visa-lint --help`)"
-            );
+            eprintln!("visa-lint: no paths given (try `visa-lint fixtures/` or `visa-lint --help`)");
             Ok(2)
         }
-        None => lint(&mut out, &cli),
+        None => lint(out, cli),
     };
     match result {
-        Ok(code) => ExitCode::from(code),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(0),
+        Ok(code) => code,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
             eprintln!("visa-lint: {e}");
-            ExitCode::from(2)
+            2
         }
     }
 }
@@ -142,7 +143,7 @@ fn collect_files(paths: &[PathBuf], missing: &mut Vec<String>) -> Vec<PathBuf> {
     files
 }
 
-fn lint(out: &mut StandardStream, cli: &Cli) -> std::io::Result<u8> {
+fn lint(out: &mut dyn WriteColor, cli: &Cli) -> std::io::Result<u8> {
     let mut problems = Vec::new();
     let files = collect_files(&cli.paths, &mut problems);
     let deny_warnings = cli.deny.contains(&DenyLevel::Warnings);
@@ -223,7 +224,7 @@ fn index_json(idx: &mapping::Index) -> Value {
 }
 
 fn eval(
-    out: &mut StandardStream,
+    out: &mut dyn WriteColor,
     format: Format,
     axes: &str,
     mapping_text: &str,
@@ -327,7 +328,7 @@ fn status(s: Status) -> (&'static str, &'static str) {
     }
 }
 
-fn list_rules(out: &mut StandardStream, format: Format) -> std::io::Result<u8> {
+fn list_rules(out: &mut dyn WriteColor, format: Format) -> std::io::Result<u8> {
     match format {
         Format::Json => {
             let rules: Vec<Value> = registry::all()
@@ -361,7 +362,7 @@ fn list_rules(out: &mut StandardStream, format: Format) -> std::io::Result<u8> {
     Ok(0)
 }
 
-fn explain(out: &mut StandardStream, code: &str) -> std::io::Result<u8> {
+fn explain(out: &mut dyn WriteColor, code: &str) -> std::io::Result<u8> {
     let Some(r) = registry::rule(code) else {
         eprintln!("visa-lint: no rule `{code}` (see `visa-lint --list-rules`)");
         return Ok(2);
