@@ -84,7 +84,7 @@ fn eval_errors_are_diagnostics_with_exit_1() {
     let (code, out) = run(&["eval", "--axes", "A = 63", "m![A / 8]"]);
     assert_eq!(code, 1);
     expect![[r#"
-        error[MAP-001]: Stride size must divide the original size: `A` has size 63, which 8 does not divide [error]
+        error[MAP-001]: Stride size must divide the original size: `A` has size 63, which 8 does not divide
           ┌─ <command line>:2:4
           │
         2 │ m![A / 8]

@@ -52,7 +52,11 @@ pub fn emit_human(
             d.code()
         ));
         let cs = CsDiagnostic::new(cs_severity(d.severity))
-            .with_message(format!("{} [{}]", d.message, d.severity.as_str()))
+            .with_message(match d.severity {
+                // codespan prints errors and warnings as such; say which the others are.
+                Severity::Perf | Severity::Info => format!("{} [{}]", d.message, d.severity.as_str()),
+                Severity::Error | Severity::Warning => d.message.clone(),
+            })
             .with_code(d.code())
             .with_labels(labels)
             .with_notes(notes);

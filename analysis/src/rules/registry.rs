@@ -88,3 +88,48 @@ mod tests {
         assert!(rule("XYZ-999").is_none());
     }
 }
+
+/// The rules reference (`docs/rules.md`), generated from the registry.
+pub fn markdown() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "# visa-lint rules\n\n<!-- Generated from analysis/src/rules by `cargo test --test docs`; do not edit. -->\n\n\
+         | code | name | severity | status |\n|---|---|---|---|\n",
+    );
+    let status = |s: Status| match s {
+        Status::Implemented => "implemented".to_string(),
+        Status::Planned(why) => format!("planned: {why}"),
+        Status::NotStatic(why) => format!("not static: {why}"),
+    };
+    for r in all() {
+        let _ = writeln!(
+            out,
+            "| [{}](#{}) | {} | {} | {} |",
+            r.code,
+            r.code.to_ascii_lowercase(),
+            r.name,
+            r.severity.as_str(),
+            status(r.status)
+        );
+    }
+    for r in all() {
+        let _ = write!(
+            out,
+            "\n## {}\n\n**{}** · default severity `{}` · {}\n\n{}\n\n{}\n",
+            r.code,
+            r.name,
+            r.severity.as_str(),
+            status(r.status),
+            r.summary,
+            r.docs
+        );
+        if !r.bad.is_empty() {
+            let _ = write!(out, "\nBreaks the rule:\n\n```rust\n{}\n```\n", r.bad);
+        }
+        if !r.good.is_empty() {
+            let _ = write!(out, "\nFollows it:\n\n```rust\n{}\n```\n", r.good);
+        }
+        let _ = writeln!(out, "\nManual: {}", r.manual);
+    }
+    out
+}
