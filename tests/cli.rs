@@ -20,7 +20,9 @@ fn run(args: &[&str]) -> (u8, String) {
     let cli = Cli::try_parse_from(&argv).expect("arguments parse");
     let mut out = NoColor::new(Vec::new());
     let code = run_with(&cli, &mut out);
-    let text = String::from_utf8(out.into_inner()).expect("UTF-8 output").replace(&format!("{root}/"), "");
+    let text = String::from_utf8(out.into_inner())
+        .expect("UTF-8 output")
+        .replace(&format!("{root}/"), "");
     (code, text)
 }
 
@@ -50,15 +52,36 @@ fn eval_json_is_the_documented_contract() {
 #[test]
 fn eval_padding_positions_map_to_null() {
     // m![C, D # 64] with D = 61: positions 61..64 are padding (manual L744-L760).
-    let (code, out) = run(&["eval", "--axes", "C = 13, D = 61", "m![C, D # 64]", "--index", "61", "--index", "64", "--format", "json"]);
+    let (code, out) = run(&[
+        "eval",
+        "--axes",
+        "C = 13, D = 61",
+        "m![C, D # 64]",
+        "--index",
+        "61",
+        "--index",
+        "64",
+        "--format",
+        "json",
+    ]);
     assert_eq!(code, 0);
-    assert_eq!(out.trim(), r#"{"size":832,"normal_form":"m![C, D # 64]","map":{"61":null,"64":{"C":1}}}"#);
+    assert_eq!(
+        out.trim(),
+        r#"{"size":832,"normal_form":"m![C, D # 64]","map":{"61":null,"64":{"C":1}}}"#
+    );
 }
 
 #[test]
 fn eval_human_draws_the_manuals_table() {
     // The 4 × 4 table of m![B / 4, B % 4] with B = 16 (manual L906-L912).
-    let (code, out) = run(&["eval", "--axes", "B = 16", "m![B / 4, B % 4]", "--index", "6"]);
+    let (code, out) = run(&[
+        "eval",
+        "--axes",
+        "B = 16",
+        "m![B / 4, B % 4]",
+        "--index",
+        "6",
+    ]);
     assert_eq!(code, 0);
     expect![[r#"
         size:        16
@@ -101,13 +124,25 @@ fn eval_errors_are_diagnostics_with_exit_1() {
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["diagnostics"][0]["code"], "MAP-001");
-    assert_eq!(v["diagnostics"][0]["fixes"][0]["edits"][0]["new_text"], " # 64");
+    assert_eq!(
+        v["diagnostics"][0]["fixes"][0]["edits"][0]["new_text"],
+        " # 64"
+    );
 }
 
 #[test]
 fn eval_skew_without_size_is_map_008() {
     // The manual writes m![A, B' = 4] with B' = B - A (L986-L991); without `= 4` it warns.
-    let (code, out) = run(&["eval", "--axes", "A = 4, B = 4, B' = B - A", "m![A, B']", "--index", "4", "--format", "json"]);
+    let (code, out) = run(&[
+        "eval",
+        "--axes",
+        "A = 4, B = 4, B' = B - A",
+        "m![A, B']",
+        "--index",
+        "4",
+        "--format",
+        "json",
+    ]);
     assert_eq!(code, 0, "a warning does not fail eval");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["diagnostics"][0]["code"], "MAP-008");
@@ -117,9 +152,21 @@ fn eval_skew_without_size_is_map_008() {
 #[test]
 fn eval_linear_combination_lists_every_index() {
     // Position 4 of the sliding window holds {4_N}, {2_N, 1_F} and {2_F} (manual L1013).
-    let (code, out) = run(&["eval", "--axes", "N = 5, F = 3", "m![$(N: 1, F: 2)]", "--index", "4", "--format", "json"]);
+    let (code, out) = run(&[
+        "eval",
+        "--axes",
+        "N = 5, F = 3",
+        "m![$(N: 1, F: 2)]",
+        "--index",
+        "4",
+        "--format",
+        "json",
+    ]);
     assert_eq!(code, 0);
-    assert_eq!(out.trim(), r#"{"size":9,"normal_form":"m![$(N: 1, F: 2)]","map":{"4":[{"F":1,"N":2},{"F":2},{"N":4}]}}"#);
+    assert_eq!(
+        out.trim(),
+        r#"{"size":9,"normal_form":"m![$(N: 1, F: 2)]","map":{"4":[{"F":1,"N":2},{"F":2},{"N":4}]}}"#
+    );
 }
 
 #[test]
@@ -131,11 +178,27 @@ fn lint_reports_json_and_exit_status() {
     assert_eq!(v["files"], 1);
     let d = &v["diagnostics"][0];
     assert_eq!(
-        (d["code"].as_str(), d["name"].as_str(), d["severity"].as_str()),
+        (
+            d["code"].as_str(),
+            d["name"].as_str(),
+            d["severity"].as_str()
+        ),
         (Some("MAP-004"), Some("resize-must-shrink"), Some("error"))
     );
-    assert_eq!((d["line"].as_u64(), d["column"].as_u64(), d["end_column"].as_u64()), (Some(6), Some(19), Some(24)));
-    assert_eq!(d["file"].as_str().map(|f| f.ends_with("fixtures/rules/MAP-004.rs")), Some(true));
+    assert_eq!(
+        (
+            d["line"].as_u64(),
+            d["column"].as_u64(),
+            d["end_column"].as_u64()
+        ),
+        (Some(6), Some(19), Some(24))
+    );
+    assert_eq!(
+        d["file"]
+            .as_str()
+            .map(|f| f.ends_with("fixtures/rules/MAP-004.rs")),
+        Some(true)
+    );
 
     let (code, out) = run(&["fixtures/ok"]);
     assert_eq!(code, 0, "{out}");
@@ -154,11 +217,19 @@ fn list_rules_json() {
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let rules = v.as_array().expect("array");
-    let map001 = rules.iter().find(|r| r["code"] == "MAP-001").expect("MAP-001 listed");
+    let map001 = rules
+        .iter()
+        .find(|r| r["code"] == "MAP-001")
+        .expect("MAP-001 listed");
     assert_eq!(map001["status"], "implemented");
     assert_eq!(map001["name"], "stride-must-divide");
     for r in rules {
-        assert!(r["code"].is_string() && r["name"].is_string() && r["severity"].is_string() && r["reason"].is_string());
+        assert!(
+            r["code"].is_string()
+                && r["name"].is_string()
+                && r["severity"].is_string()
+                && r["reason"].is_string()
+        );
     }
 }
 
@@ -166,7 +237,10 @@ fn list_rules_json() {
 fn explain_prints_the_rule_docs() {
     let (code, out) = run(&["--explain", "MAP-003"]);
     assert_eq!(code, 0);
-    assert!(out.starts_with("MAP-003 (padding-must-not-shrink)"), "{out}");
+    assert!(
+        out.starts_with("MAP-003 (padding-must-not-shrink)"),
+        "{out}"
+    );
     assert!(out.contains("Manual: L741-L778"), "{out}");
     let (code, _) = run(&["--explain", "NOPE-001"]);
     assert_eq!(code, 2);

@@ -12,18 +12,22 @@ fn bench_sizes(c: &mut Criterion) {
     let mut group = c.benchmark_group("evaluate");
     for bits in [4u32, 20, 40] {
         let axes = format!("A = {}, B = 16", 1u64 << bits);
-        group.bench_with_input(BenchmarkId::new("axes_of_2^bits", bits), &axes, |b, axes| {
-            b.iter(|| {
-                let ev = evaluate(black_box(axes), black_box(MAPPING));
-                let l = ev.layout.expect("the benchmark mapping evaluates");
-                // Map positions spread over the whole buffer.
-                let mut acc = 0usize;
-                for k in 0..16u64 {
-                    acc += l.map(l.size / 16 * k).map_or(0, |i| i.len());
-                }
-                black_box((l.to_expr(), acc))
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::new("axes_of_2^bits", bits),
+            &axes,
+            |b, axes| {
+                b.iter(|| {
+                    let ev = evaluate(black_box(axes), black_box(MAPPING));
+                    let l = ev.layout.expect("the benchmark mapping evaluates");
+                    // Map positions spread over the whole buffer.
+                    let mut acc = 0usize;
+                    for k in 0..16u64 {
+                        acc += l.map(l.size / 16 * k).map_or(0, |i| i.len());
+                    }
+                    black_box((l.to_expr(), acc))
+                })
+            },
+        );
     }
     group.finish();
 }

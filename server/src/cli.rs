@@ -95,7 +95,9 @@ pub fn run_with(cli: &Cli, out: &mut dyn WriteColor) -> u8 {
         None if cli.list_rules => list_rules(out, cli.format),
         None if cli.explain.is_some() => explain(out, cli.explain.as_deref().unwrap_or_default()),
         None if cli.paths.is_empty() => {
-            eprintln!("visa-lint: no paths given (try `visa-lint fixtures/` or `visa-lint --help`)");
+            eprintln!(
+                "visa-lint: no paths given (try `visa-lint fixtures/` or `visa-lint --help`)"
+            );
             Ok(2)
         }
         None => lint(out, cli),

@@ -54,7 +54,9 @@ pub fn emit_human(
         let cs = CsDiagnostic::new(cs_severity(d.severity))
             .with_message(match d.severity {
                 // codespan prints errors and warnings as such; say which the others are.
-                Severity::Perf | Severity::Info => format!("{} [{}]", d.message, d.severity.as_str()),
+                Severity::Perf | Severity::Info => {
+                    format!("{} [{}]", d.message, d.severity.as_str())
+                }
                 Severity::Error | Severity::Warning => d.message.clone(),
             })
             .with_code(d.code())
