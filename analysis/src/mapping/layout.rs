@@ -474,9 +474,10 @@ fn window_dim(d: &Dim, n: u64) -> Dim {
         }),
         Dim::Opaque(o) if o.extent == n => d.clone(),
         Dim::Opaque(o) => match &o.kind {
-            OpaqueKind::Window(inner) => {
-                let l = inner.window(n);
-                collapse(l, n)
+            // Narrowing a window, or widening one that pads: positions past the inner size
+            // stay padding either way. (Widening a truncating window falls to the wrap below.)
+            OpaqueKind::Window(inner) if n <= o.extent || o.extent >= inner.size => {
+                collapse(inner.window(n), n)
             }
             _ => {
                 let l = Layout {
@@ -503,9 +504,12 @@ fn stride_dim(d: &Dim, s: u64) -> Dim {
                 let l = inner.stride(s).window(o.extent / s);
                 collapse(l, o.extent / s)
             }
+            // A stride of a stride is one stride of the inner layout, which may simplify.
             OpaqueKind::Strided(inner, t) => match t.checked_mul(s) {
-                Some(ts) => opaque(o.extent / s, OpaqueKind::Strided(inner.clone(), ts)),
-                None => strided_of(d, o.extent, s),
+                Some(ts) if inner.size.is_multiple_of(ts) => {
+                    collapse(inner.stride(ts), o.extent / s)
+                }
+                _ => strided_of(d, o.extent, s),
             },
             _ => strided_of(d, o.extent, s),
         },
@@ -616,9 +620,16 @@ fn merge(outer: &Dim, inner: &Dim) -> Option<Dim> {
         && o.axis == i.axis
         && Some(o.coef) == i.coef.checked_mul(i.extent)
     {
+        let valid = o.valid.checked_mul(i.extent)?;
+        // Keep digits apart when together they reach past the axis (`A # 8 / 4, A = 4` with
+        // A = 5 reaches A = 7): one factor could not be written back as an expression.
+        let axis_size = i.axis.as_ref().map_or(u64::MAX, |a| a.size);
+        if (valid - 1).checked_mul(i.coef)? >= axis_size.max(1) {
+            return None;
+        }
         return Some(Dim::Factor(Factor {
             extent,
-            valid: o.valid.checked_mul(i.extent)?,
+            valid,
             axis: i.axis.clone(),
             coef: i.coef,
         }));
