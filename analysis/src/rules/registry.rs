@@ -49,46 +49,6 @@ pub fn rule(code_or_name: &str) -> Option<&'static Rule> {
     all().find(|r| r.code.eq_ignore_ascii_case(code_or_name) || r.name == code_or_name)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashSet;
-
-    #[test]
-    fn codes_and_names_are_unique_and_well_formed() {
-        let mut codes = HashSet::new();
-        let mut names = HashSet::new();
-        for r in all() {
-            assert!(codes.insert(r.code), "duplicate code {}", r.code);
-            assert!(names.insert(r.name), "duplicate name {}", r.name);
-            let (family, number) = r.code.split_once('-').expect("code has a dash");
-            assert!(family.chars().all(|c| c.is_ascii_uppercase()), "{}", r.code);
-            assert!(
-                number.len() == 3 && number.chars().all(|c| c.is_ascii_digit()),
-                "{}",
-                r.code
-            );
-            assert!(
-                r.name
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
-            );
-            assert!(
-                !r.summary.is_empty() && !r.docs.is_empty(),
-                "{} lacks docs",
-                r.code
-            );
-        }
-    }
-
-    #[test]
-    fn lookup_by_code_and_name() {
-        assert_eq!(rule("MAP-001").map(|r| r.name), Some("stride-must-divide"));
-        assert_eq!(rule("stride-must-divide").map(|r| r.code), Some("MAP-001"));
-        assert!(rule("XYZ-999").is_none());
-    }
-}
-
 /// The rules reference (`docs/rules.md`), generated from the registry.
 pub fn markdown() -> String {
     use std::fmt::Write as _;
@@ -132,4 +92,44 @@ pub fn markdown() -> String {
         let _ = writeln!(out, "\nManual: {}", r.manual);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_and_names_are_unique_and_well_formed() {
+        let mut codes = HashSet::new();
+        let mut names = HashSet::new();
+        for r in all() {
+            assert!(codes.insert(r.code), "duplicate code {}", r.code);
+            assert!(names.insert(r.name), "duplicate name {}", r.name);
+            let (family, number) = r.code.split_once('-').expect("code has a dash");
+            assert!(family.chars().all(|c| c.is_ascii_uppercase()), "{}", r.code);
+            assert!(
+                number.len() == 3 && number.chars().all(|c| c.is_ascii_digit()),
+                "{}",
+                r.code
+            );
+            assert!(
+                r.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
+            );
+            assert!(
+                !r.summary.is_empty() && !r.docs.is_empty(),
+                "{} lacks docs",
+                r.code
+            );
+        }
+    }
+
+    #[test]
+    fn lookup_by_code_and_name() {
+        assert_eq!(rule("MAP-001").map(|r| r.name), Some("stride-must-divide"));
+        assert_eq!(rule("stride-must-divide").map(|r| r.code), Some("MAP-001"));
+        assert!(rule("XYZ-999").is_none());
+    }
 }
