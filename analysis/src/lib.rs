@@ -3,8 +3,10 @@
 //! Today it holds the mapping engine (`m!`, `axes!`, `i!`: grammar, symbolic semantics,
 //! canonical normal form, MAP-* diagnostics) and the rule registry.
 
+pub mod db;
 pub mod diagnostic;
 pub mod mapping;
+pub mod model;
 pub mod rules;
 pub mod syntax;
 
@@ -12,6 +14,5 @@ pub use diagnostic::{Diagnostic, Edit, Fix, LineIndex, Severity, Span};
 
 /// Checks one file's text with every implemented rule; diagnostics sorted by position.
 pub fn check_text(text: &str) -> Vec<Diagnostic> {
-    let model = syntax::file_model(text);
-    syntax::check_mappings(&model).diagnostics
+    db::analyse_text(text).diagnostics.clone()
 }

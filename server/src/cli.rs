@@ -51,6 +51,12 @@ pub enum Command {
         #[arg(long = "index", value_name = "POSITION")]
         indices: Vec<u64>,
     },
+    /// Print the kernel model of a file: per function, its tensors and its engine chains with
+    /// the type visa-lint resolved at every step.
+    Model {
+        /// The kernel file.
+        file: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -92,6 +98,7 @@ pub fn run_with(cli: &Cli, out: &mut dyn WriteColor) -> u8 {
             mapping,
             indices,
         }) => eval(out, cli.format, axes, mapping, indices),
+        Some(Command::Model { file }) => model(out, cli.format, file),
         None if cli.list_rules => list_rules(out, cli.format),
         None if cli.explain.is_some() => explain(out, cli.explain.as_deref().unwrap_or_default()),
         None if cli.paths.is_empty() => {
@@ -303,6 +310,29 @@ fn eval(
             }
             writeln!(out)?;
             write!(out, "{}", describe::describe(layout, ev.inner_term_size))?;
+        }
+    }
+    Ok(0)
+}
+
+fn model(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Result<u8> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("visa-lint: {}: {e}", file.display());
+            return Ok(2);
+        }
+    };
+    let analysis = visa_analysis::db::analyse_text(&text);
+    let doc = crate::dump::model_json(&text, &analysis);
+    match format {
+        Format::Json => {
+            serde_json::to_writer(&mut *out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Human => {
+            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            writeln!(out)?;
         }
     }
     Ok(0)

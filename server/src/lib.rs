@@ -2,4 +2,5 @@
 //! over the `visa-analysis` engine.
 
 pub mod cli;
+pub mod dump;
 pub mod output;

@@ -41,6 +41,7 @@ pub struct Rule {
 pub fn all() -> impl Iterator<Item = &'static Rule> {
     super::tool::RULES
         .iter()
+        .chain(super::kernel::RULES.iter())
         .chain(super::mapping::RULES.iter())
 }
 

@@ -46,4 +46,17 @@ pub const RULES: &[Rule] = &[
         good: "axes![A = 4294967296, B = 1024]; type E = m![A, B];",
         manual: "L767, L873",
     },
+    Rule {
+        code: "VL-004",
+        name: "unknown-primitive",
+        severity: Severity::Info,
+        status: Status::Implemented,
+        summary: "A tensor method or type outside the furiosa_visa_std API is reported once and not checked",
+        docs: "The manual's Kernel Examples pages use a pseudo-API (`TuTensor`, `.reduce_add(axis: I)`, \
+               `begin_interleaved().fetch(&a, &b)`) that the real crate does not have (constraints.md §22 \
+               A-13). visa-lint reports each such call once and does not type the rest of its chain.",
+        bad: "let t: TuTensor<..> = x.reduce_add(axis: I);",
+        good: "ctx.main.begin(x.view()).fetch::<..>().collect::<..>().vector_init() /* ... */",
+        manual: "L7166-L7346",
+    },
 ];

@@ -5,7 +5,7 @@
 //! far as they go. (The engine-chain model of issue 3 grows from here.)
 
 use crate::diagnostic::{Diagnostic, Span};
-use crate::mapping::{self, Layout, Scope, ast, parse};
+use crate::mapping::{self, Scope, ast, parse};
 use ra_ap_syntax::{AstNode, Edition, SourceFile, SyntaxNode, TextRange, ast as ra};
 use std::collections::HashMap;
 
@@ -154,23 +154,26 @@ enum Parsed {
     Failed,
 }
 
-/// The result of checking one file's mappings.
-#[derive(Clone, Debug, Default)]
-pub struct MappingReport {
-    pub diagnostics: Vec<Diagnostic>,
-    /// The normal form of every `m![...]` call that could be evaluated, by call span.
-    pub layouts: Vec<(Span, Layout)>,
-}
-
-/// Parses every macro body, resolves axes and aliases per function, lowers every mapping.
-pub fn check_mappings(model: &FileModel) -> MappingReport {
-    let mut report = MappingReport::default();
+/// Parses the bodies of the sites `take` selects, adds their axes and aliases (and the
+/// generic parameters of `generics_of`) to `base`, and lowers their mappings. Returns the
+/// diagnostics and the resulting scope.
+pub fn check_sites(
+    model: &FileModel,
+    base: &Scope,
+    take: impl Fn(&MacroSite) -> bool,
+    generics_of: Option<Span>,
+) -> (Vec<Diagnostic>, Scope) {
+    let mut diags = Vec::new();
     let mut parsed = Vec::with_capacity(model.sites.len());
     for site in &model.sites {
+        if !take(site) {
+            parsed.push(Parsed::Failed);
+            continue;
+        }
         let p = match site.kind {
             MacroKind::Axes => {
                 let (mut decls, problems) = parse::parse_axes(&site.body);
-                report.diagnostics.extend(
+                diags.extend(
                     problems
                         .into_iter()
                         .map(|p| mapping::problem_diagnostic(p, site.body_start)),
@@ -187,62 +190,22 @@ pub fn check_mappings(model: &FileModel) -> MappingReport {
         parsed.push(match p {
             Ok(p) => p,
             Err(problem) => {
-                report
-                    .diagnostics
-                    .push(mapping::problem_diagnostic(problem, site.body_start));
+                diags.push(mapping::problem_diagnostic(problem, site.body_start));
                 Parsed::Failed
             }
         });
     }
-    // Scopes: the module's declarations, plus those of each enclosing function.
-    let mut scopes: HashMap<Vec<Span>, Scope> = HashMap::new();
-    for site in model.sites.iter().filter(|s| s.kind == MacroKind::Mapping) {
-        if scopes.contains_key(&site.fns) {
-            continue;
-        }
-        let mut scope = Scope::default();
-        let visible = |s: &MacroSite| s.fns.iter().all(|f| site.fns.contains(f));
-        for (k, s) in model.sites.iter().enumerate() {
-            if let (MacroKind::Axes, true, Parsed::Axes(decls)) = (s.kind, visible(s), &parsed[k]) {
-                // Redeclaration diagnostics are reported once, from the module-wide pass below.
-                scope.declare_axes(decls, &mut Vec::new());
-            }
-        }
-        for a in &model.aliases {
-            if visible(&model.sites[a.site]) {
-                let body = match &parsed[a.site] {
-                    Parsed::Mapping(e) => Some(e.clone()),
-                    _ => None,
-                };
-                scope.aliases.insert(
-                    a.name.text.clone(),
-                    mapping::lower::Alias {
-                        name: a.name.clone(),
-                        body,
-                    },
-                );
-            }
-        }
-        for f in &site.fns {
-            if let Some(g) = model.generics.get(f) {
-                scope.generics.extend(g.iter().cloned());
-            }
-        }
-        scopes.insert(site.fns.clone(), scope);
-    }
-    // Axis declaration problems, once per axes! call, against what was declared before it.
-    let mut decl_scope: HashMap<Vec<Span>, Scope> = HashMap::new();
-    for (k, s) in model.sites.iter().enumerate() {
-        if let Parsed::Axes(decls) = &parsed[k] {
-            decl_scope
-                .entry(s.fns.clone())
-                .or_default()
-                .declare_axes(decls, &mut report.diagnostics);
+    let mut scope = base.clone();
+    // Declarations in source order; redeclarations with another size are reported.
+    for p in &parsed {
+        if let Parsed::Axes(decls) = p {
+            scope.declare_axes(decls, &mut diags);
         }
     }
-    let all_aliases: Vec<mapping::lower::Alias> = model
+    let aliases: Vec<mapping::lower::Alias> = model
         .aliases
         .iter()
+        .filter(|a| take(&model.sites[a.site]))
         .map(|a| mapping::lower::Alias {
             name: a.name.clone(),
             body: match &parsed[a.site] {
@@ -251,32 +214,25 @@ pub fn check_mappings(model: &FileModel) -> MappingReport {
             },
         })
         .collect();
-    report
-        .diagnostics
-        .extend(mapping::lower::alias_cycles(&all_aliases));
-    for (k, site) in model.sites.iter().enumerate() {
-        let Parsed::Mapping(e) = &parsed[k] else {
-            continue;
-        };
-        let Some(scope) = scopes.get(&site.fns) else {
-            continue;
-        };
-        if let Some(l) = mapping::lower(e, scope, &mut report.diagnostics) {
-            report.layouts.push((site.span, l));
+    diags.extend(mapping::lower::alias_cycles(&aliases));
+    for a in aliases {
+        scope.aliases.insert(a.name.text.clone(), a);
+    }
+    if let Some(g) = generics_of.and_then(|f| model.generics.get(&f)) {
+        scope.generics.extend(g.iter().cloned());
+    }
+    for p in &parsed {
+        if let Parsed::Mapping(e) = p {
+            mapping::lower(e, &scope, &mut diags);
         }
     }
-    report.diagnostics.sort_by_key(|d| (d.span, d.code()));
-    report.diagnostics.dedup();
-    report
+    (diags, scope)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     fn codes(text: &str) -> Vec<(String, &'static str)> {
-        check_mappings(&file_model(text))
-            .diagnostics
+        crate::check_text(text)
             .iter()
             .map(|d| (text[d.span.range()].to_string(), d.code()))
             .collect()

@@ -1,0 +1,270 @@
+//! The salsa database: source files are inputs; the module-level check and every function's
+//! analysis are tracked queries. A function is analysed from its own text and the text of the
+//! declarations it can see (its *environment*), both position-independent, so editing one
+//! function re-runs that function's query only.
+
+use crate::diagnostic::{Diagnostic, Span};
+use crate::mapping::{self, Scope};
+use crate::model::build::{self, Env};
+use crate::model::{self, FnModel};
+use crate::syntax::{self, MacroKind};
+use ra_ap_syntax::ast::{self as ra, HasName};
+use ra_ap_syntax::{AstNode, Edition, SourceFile as RaFile, TextRange};
+use std::sync::Arc;
+
+/// A kernel source file.
+#[salsa::input]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// One function's text and the text of the declarations visible to it.
+#[salsa::interned]
+pub struct FnInput<'db> {
+    #[returns(ref)]
+    pub text: String,
+    #[returns(ref)]
+    pub env: String,
+}
+
+/// A function's analysis, with spans relative to the start of its text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FnAnalysis {
+    pub model: FnModel,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A file's analysis: its diagnostics (file positions, sorted) and its functions' models
+/// (each with the offset of its text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileAnalysis {
+    pub diagnostics: Vec<Diagnostic>,
+    pub fns: Vec<(u32, Arc<FnAnalysis>)>,
+}
+
+/// The database. `Default` gives an empty one; [`Database::with_event_log`] records which
+/// queries execute (for incrementality tests).
+#[salsa::db]
+#[derive(Clone, Default)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+impl Database {
+    /// A database that passes every salsa event's debug text to `log`.
+    pub fn with_event_log(log: impl Fn(String) + Send + Sync + 'static) -> Database {
+        Database {
+            storage: salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+                log(format!("{:?}", event.kind));
+            }))),
+        }
+    }
+}
+
+fn span_of(r: TextRange) -> Span {
+    Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize)
+}
+
+/// Analyses one function (tracked: re-runs only when its text or environment changes).
+#[salsa::tracked(returns(ref))]
+pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Arc<FnAnalysis> {
+    Arc::new(analyse_fn(input.text(db), input.env(db)))
+}
+
+/// Analyses a whole file (tracked per file).
+#[salsa::tracked(returns(ref))]
+pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnalysis> {
+    let text = file.text(db);
+    let model = syntax::file_model(text);
+    // Module-level mappings and declarations.
+    let (mut diagnostics, _) =
+        syntax::check_sites(&model, &Scope::default(), |s| s.fns.is_empty(), None);
+    let tree = RaFile::parse(text, Edition::Edition2024).tree();
+    let module_env = module_env_text(text, &tree, &model);
+    let mut fns = Vec::new();
+    for f in tree.syntax().descendants().filter_map(ra::Fn::cast) {
+        let range = f.syntax().text_range();
+        let span = span_of(range);
+        let Some(fn_text) = text.get(span.range()) else {
+            continue;
+        };
+        let env = fn_env_text(text, &model, &module_env, span);
+        let input = FnInput::new(db, fn_text.to_string(), env);
+        let analysis = fn_analysis(db, input).clone();
+        diagnostics.extend(
+            analysis
+                .diagnostics
+                .iter()
+                .map(|d| d.clone().shifted(span.start)),
+        );
+        fns.push((span.start, analysis));
+    }
+    diagnostics.sort_by_key(|d| (d.span, d.code()));
+    diagnostics.dedup();
+    Arc::new(FileAnalysis { diagnostics, fns })
+}
+
+/// The module-level declarations every function sees: `axes!` calls, mapping aliases,
+/// `const` items and every function's signature.
+fn module_env_text(text: &str, tree: &RaFile, model: &syntax::FileModel) -> String {
+    let mut env = String::new();
+    for site in model
+        .sites
+        .iter()
+        .filter(|s| s.fns.is_empty() && s.kind == MacroKind::Axes)
+    {
+        if let Some(t) = text.get(site.span.range()) {
+            env.push_str(t);
+            env.push_str(";\n");
+        }
+    }
+    for node in tree.syntax().descendants() {
+        let in_fn = node.ancestors().skip(1).any(|a| ra::Fn::can_cast(a.kind()));
+        if let Some(c) = ra::Const::cast(node.clone()).filter(|_| !in_fn) {
+            env.push_str(&c.syntax().text().to_string());
+            env.push('\n');
+        } else if let Some(a) = ra::TypeAlias::cast(node.clone()).filter(|_| !in_fn) {
+            env.push_str(&a.syntax().text().to_string());
+            env.push('\n');
+        } else if let Some(name) = local_type_name(&node) {
+            env.push_str(&format!("struct {name};\n"));
+        } else if let Some(f) = ra::Fn::cast(node) {
+            // The signature only: editing a body does not change it.
+            let start = f.syntax().text_range().start();
+            let end = f.body().map_or(f.syntax().text_range().end(), |b| {
+                b.syntax().text_range().start()
+            });
+            if let Some(sig) = text.get(u32::from(start) as usize..u32::from(end) as usize) {
+                env.push_str(sig.trim_end());
+                env.push_str(";\n");
+            }
+        }
+    }
+    env
+}
+
+/// A function's environment: the module's, plus the axes and aliases declared in the bodies
+/// of the functions around it (the manual's `fn main() { ... }` wrappers).
+fn fn_env_text(text: &str, model: &syntax::FileModel, module_env: &str, fn_span: Span) -> String {
+    let mut env = module_env.to_string();
+    for site in &model.sites {
+        // Sites directly in an enclosing function (not in this one).
+        let Some(innermost) = site.fns.first() else {
+            continue;
+        };
+        let encloses = innermost.start < fn_span.start && innermost.end >= fn_span.end;
+        if !encloses {
+            continue;
+        }
+        if site.kind == MacroKind::Axes {
+            if let Some(t) = text.get(site.span.range()) {
+                env.push_str(t);
+                env.push_str(";\n");
+            }
+        } else if site.kind == MacroKind::Mapping
+            && let Some(alias) = model
+                .aliases
+                .iter()
+                .find(|a| model.sites[a.site].span == site.span)
+            && let Some(t) = text.get(site.span.range())
+        {
+            env.push_str(&format!("type {} = {t};\n", alias.name.text));
+        }
+    }
+    env
+}
+
+/// Builds the environment from its text.
+fn env_from_text(env_text: &str) -> Env {
+    let model = syntax::file_model(env_text);
+    let (_, scope) = syntax::check_sites(&model, &Scope::default(), |_| true, None);
+    let tree = RaFile::parse(env_text, Edition::Edition2024).tree();
+    let mut env = Env {
+        scope: strip_spans(scope),
+        ..Env::default()
+    };
+    for node in tree.syntax().descendants() {
+        if let Some(c) = ra::Const::cast(node.clone()) {
+            if let (Some(name), Some(body)) = (c.name(), c.body()) {
+                // Consts may refer to earlier consts.
+                if let Some(v) = model::consts::eval(&body, &env.consts) {
+                    env.consts.insert(name.text().to_string(), v);
+                }
+            }
+        } else if let Some(name) = local_type_name(&node) {
+            env.local_types.insert(name);
+        } else if let Some(f) = ra::Fn::cast(node)
+            && let Some(name) = f.name()
+        {
+            let sig = build::signature(&f, &env);
+            env.fns.insert(name.text().to_string(), sig);
+        }
+    }
+    env
+}
+
+/// The name of a struct, enum or trait the file defines.
+fn local_type_name(node: &ra_ap_syntax::SyntaxNode) -> Option<String> {
+    let name = if let Some(s) = ra::Struct::cast(node.clone()) {
+        s.name()
+    } else if let Some(e) = ra::Enum::cast(node.clone()) {
+        e.name()
+    } else {
+        ra::Trait::cast(node.clone())?.name()
+    };
+    Some(name?.text().to_string())
+}
+
+/// Positions in the environment text mean nothing to the function using it.
+fn strip_spans(mut scope: Scope) -> Scope {
+    for a in scope.axes.values_mut() {
+        a.decl = Span::default();
+    }
+    scope
+}
+
+/// Analyses one function from its text and its environment's text.
+pub fn analyse_fn(text: &str, env_text: &str) -> FnAnalysis {
+    let env = env_from_text(env_text);
+    let model = syntax::file_model(text);
+    let root = Span::new(0, text.len());
+    // Only the sites directly in this function; nested functions are analysed on their own.
+    let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
+    let (mut diagnostics, scope) = syntax::check_sites(&model, &env.scope, direct, Some(root));
+    let tree = RaFile::parse(text, Edition::Edition2024).tree();
+    let Some(f) = tree.syntax().descendants().find_map(ra::Fn::cast) else {
+        return FnAnalysis {
+            model: FnModel {
+                name: String::new(),
+                span: root,
+                kind: model::FnKind::Plain,
+                tensors: Vec::new(),
+                chains: Vec::new(),
+                diagnostics: Vec::new(),
+            },
+            diagnostics,
+        };
+    };
+    let fn_model = build::build_fn(&f, &env, scope);
+    diagnostics.extend(fn_model.diagnostics.iter().cloned());
+    diagnostics.sort_by_key(|d| (d.span, d.code()));
+    diagnostics.dedup();
+    FnAnalysis {
+        model: fn_model,
+        diagnostics,
+    }
+}
+
+/// Convenience: analyses a text in a fresh database.
+pub fn analyse_text(text: &str) -> Arc<FileAnalysis> {
+    let db = Database::default();
+    let file = SourceFile::new(&db, text.to_string());
+    file_analysis(&db, file).clone()
+}
+
+/// Re-exported for callers that evaluate mappings against a function's scope.
+pub use mapping::Layout;

@@ -1,0 +1,1119 @@
+//! Builds a [`FnModel`] from one function's syntax: types flow forward along each chain from
+//! its root and backward from `let` annotations, parameter and return types, as rustc would.
+//! The pipeline state machine (KRN-*) is checked on the way.
+
+use super::consts;
+use super::methods::{self, Engine, Recv};
+use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
+use super::{Chain, FnKind, FnModel, Origin, Step, TensorVar};
+use crate::diagnostic::{Diagnostic, Span};
+use crate::mapping::{self, Layout, Scope, parse};
+use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody};
+use ra_ap_syntax::{AstNode, TextRange, ast};
+use std::collections::HashMap;
+
+/// What a function can see of its module: mapping names, constants and helper signatures.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Env {
+    pub scope: Scope,
+    /// Types the file defines itself (they shadow the prelude: the Sequencer page's own
+    /// `BufTensor` and 4-parameter `StreamTensor`).
+    pub local_types: std::collections::HashSet<String>,
+    pub consts: HashMap<String, u64>,
+    pub fns: HashMap<String, FnSig>,
+}
+
+/// A helper function's signature, for chains that cross function boundaries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FnSig {
+    pub params: Vec<Option<TensorTy>>,
+    pub ret: Option<TensorTy>,
+}
+
+fn span_of(r: TextRange) -> Span {
+    Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize)
+}
+
+/// A value during evaluation.
+#[derive(Clone, Debug)]
+enum Val {
+    Tensor {
+        ty: TensorTy,
+        tu: Option<Tu>,
+        /// Tensor Unit engines this stream went through, in order.
+        engines: Vec<Engine>,
+    },
+    TuCtx(Tu),
+    Dma(&'static str),
+    Unknown,
+}
+
+/// Type-level knowledge for one function body.
+pub struct Builder<'a> {
+    env: &'a Env,
+    scope: Scope,
+    vars: HashMap<String, Val>,
+    model: FnModel,
+    ret: Option<TensorTy>,
+}
+
+/// Parses a type; tensor types become [`TensorTy`] (unknown mappings stay unset). Types the
+/// file defines itself are not the prelude's.
+pub fn tensor_type(
+    ty: &ast::Type,
+    env: &Env,
+    scope: &Scope,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<TensorTy> {
+    match ty {
+        ast::Type::RefType(r) => tensor_type(&r.ty()?, env, scope, diags),
+        ast::Type::ParenType(p) => tensor_type(&p.ty()?, env, scope, diags),
+        ast::Type::PathType(p) => {
+            let seg = p.path()?.segment()?;
+            let name = seg.name_ref()?.text().to_string();
+            if env.local_types.contains(&name) {
+                return None;
+            }
+            let Some(kind) = Kind::from_name(&name) else {
+                if name.ends_with("Tensor") {
+                    diags.push(unknown_primitive(
+                        span_of(seg.syntax().text_range()),
+                        &format!("type `{name}`"),
+                    ));
+                }
+                return None;
+            };
+            let mut t = TensorTy::new(kind);
+            if let Some(args) = seg.generic_arg_list() {
+                apply_generics(&mut t, kind.params(), &args, scope);
+            }
+            Some(t)
+        }
+        _ => None,
+    }
+}
+
+/// Fills `t`'s slots from a generic argument list, skipping lifetimes.
+fn apply_generics(t: &mut TensorTy, slots: &[Slot], args: &ast::GenericArgList, scope: &Scope) {
+    let args: Vec<ast::GenericArg> = args
+        .generic_args()
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+        .collect();
+    for (slot, arg) in slots.iter().zip(args.iter()) {
+        set_slot(t, *slot, arg, scope);
+    }
+}
+
+fn set_slot(t: &mut TensorTy, slot: Slot, arg: &ast::GenericArg, scope: &Scope) {
+    match slot {
+        Slot::Other => {}
+        Slot::D => {
+            if let Some(d) = dtype_of(arg) {
+                t.dtype = Some(d);
+            }
+        }
+        _ => {
+            if let Some(m) = map_of(arg, scope) {
+                t.maps.insert(slot, m);
+            }
+        }
+    }
+}
+
+fn dtype_of(arg: &ast::GenericArg) -> Option<String> {
+    let ast::GenericArg::TypeArg(ta) = arg else {
+        return None;
+    };
+    let ast::Type::PathType(p) = ta.ty()? else {
+        return None;
+    };
+    let name = p.path()?.segment()?.name_ref()?.text().to_string();
+    dtype_bits(&name).map(|_| name)
+}
+
+/// A mapping argument: `m![...]`, an alias name or `{ Alias }`; `_` and generics are unknown.
+fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
+    match arg {
+        ast::GenericArg::TypeArg(ta) => match ta.ty()? {
+            ast::Type::MacroType(mt) => {
+                let call = mt.macro_call()?;
+                let text = call.syntax().text().to_string();
+                let tt = call.token_tree()?.syntax().text().to_string();
+                let mut body = tt.get(1..).unwrap_or("");
+                if body.ends_with(']') || body.ends_with(')') || body.ends_with('}') {
+                    body = &body[..body.len() - 1];
+                }
+                let layout = parse::parse_mapping(body)
+                    .ok()
+                    .and_then(|e| mapping::lower(&e, scope, &mut Vec::new()));
+                Some(MapVal { text, layout })
+            }
+            ast::Type::PathType(p) => alias_val(p.path()?.segment()?.name_ref()?.text(), scope),
+            _ => None,
+        },
+        ast::GenericArg::ConstArg(c) => {
+            // `{ Alias }`
+            let text = c.syntax().text().to_string();
+            let inner = text
+                .trim()
+                .trim_start_matches('{')
+                .trim_end_matches('}')
+                .trim();
+            alias_val(inner, scope)
+        }
+        _ => None,
+    }
+}
+
+fn alias_val(name: &str, scope: &Scope) -> Option<MapVal> {
+    scope.aliases.get(name)?;
+    let e = parse::parse_mapping(&format!("{{ {name} }}")).ok()?;
+    let layout = mapping::lower(&e, scope, &mut Vec::new());
+    Some(MapVal {
+        text: name.to_string(),
+        layout,
+    })
+}
+
+fn unknown_primitive(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::new(
+        "VL-004",
+        span,
+        format!(
+            "unknown primitive: {what} is not part of the furiosa_visa_std API visa-lint knows; it is not checked"
+        ),
+    )
+}
+
+/// `#[device(chip = N)]` on a function.
+fn device_chips(f: &ast::Fn) -> Option<Option<u64>> {
+    for attr in ast::HasAttrs::attrs(f) {
+        if attr.simple_name().as_deref() == Some("device") {
+            let tt = attr
+                .as_simple_call()
+                .map(|(_, t)| t.syntax().text().to_string())
+                .unwrap_or_default();
+            let chips = tt
+                .split_once("chip")
+                .and_then(|(_, rest)| rest.trim_start().strip_prefix('='))
+                .and_then(|rest| {
+                    let digits: String = rest
+                        .trim_start()
+                        .chars()
+                        .take_while(|c| c.is_ascii_digit())
+                        .collect();
+                    digits.parse().ok()
+                });
+            return Some(chips);
+        }
+    }
+    None
+}
+
+/// A helper's signature from its syntax.
+pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
+    let mut sig = FnSig::default();
+    if let Some(pl) = f.param_list() {
+        for p in pl.params() {
+            sig.params.push(
+                p.ty()
+                    .and_then(|t| tensor_type(&t, env, &env.scope, &mut Vec::new())),
+            );
+        }
+    }
+    sig.ret = f
+        .ret_type()
+        .and_then(|r| r.ty())
+        .and_then(|t| tensor_type(&t, env, &env.scope, &mut Vec::new()));
+    sig
+}
+
+/// Builds the model of one function. `scope` holds the module's axes and aliases plus the
+/// function's own (and its generic parameters).
+pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
+    let name = ast::HasName::name(f)
+        .map(|n| n.text().to_string())
+        .unwrap_or_default();
+    let name_span = ast::HasName::name(f).map_or(span_of(f.syntax().text_range()), |n| {
+        span_of(n.syntax().text_range())
+    });
+    let kind = match device_chips(f) {
+        Some(chips) => FnKind::Device { chips },
+        None if f.async_token().is_some() => FnKind::Host,
+        None => FnKind::Plain,
+    };
+    let mut b = Builder {
+        env,
+        scope,
+        vars: HashMap::new(),
+        model: FnModel {
+            name,
+            span: name_span,
+            kind,
+            tensors: Vec::new(),
+            chains: Vec::new(),
+            diagnostics: Vec::new(),
+        },
+        ret: None,
+    };
+    if let Some(pl) = f.param_list() {
+        for p in pl.params() {
+            let Some(pat) = p.pat() else { continue };
+            let Some(pname) = pat_name(&pat) else {
+                continue;
+            };
+            let ty = p
+                .ty()
+                .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.diagnostics));
+            if let Some(ty) = ty {
+                b.model.tensors.push(TensorVar {
+                    name: pname.clone(),
+                    span: span_of(pat.syntax().text_range()),
+                    origin: Origin::Param,
+                    ty: ty.clone(),
+                    context: None,
+                    address: None,
+                });
+                b.vars.insert(
+                    pname,
+                    Val::Tensor {
+                        ty,
+                        tu: None,
+                        engines: Vec::new(),
+                    },
+                );
+            }
+        }
+    }
+    b.ret = f
+        .ret_type()
+        .and_then(|r| r.ty())
+        .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.diagnostics));
+    if let Some(body) = f.body() {
+        b.block(&body, true);
+    }
+    b.model
+}
+
+fn pat_name(p: &ast::Pat) -> Option<String> {
+    match p {
+        ast::Pat::IdentPat(i) => Some(ast::HasName::name(i)?.text().to_string()),
+        _ => None,
+    }
+}
+
+impl Builder<'_> {
+    fn block(&mut self, block: &ast::BlockExpr, fn_body: bool) -> Val {
+        let Some(list) = block.stmt_list() else {
+            return Val::Unknown;
+        };
+        for stmt in list.statements() {
+            match stmt {
+                ast::Stmt::LetStmt(l) => self.let_stmt(&l),
+                ast::Stmt::ExprStmt(e) => {
+                    if let Some(e) = e.expr() {
+                        self.top(&e, None, None);
+                    }
+                }
+                ast::Stmt::Item(_) => {}
+            }
+        }
+        match list.tail_expr() {
+            Some(tail) => {
+                let expected = if fn_body { self.ret.clone() } else { None };
+                self.top(&tail, expected, None)
+            }
+            None => Val::Unknown,
+        }
+    }
+
+    fn let_stmt(&mut self, l: &ast::LetStmt) {
+        let annotation = l.ty();
+        let expected = annotation
+            .as_ref()
+            .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.diagnostics));
+        let name = l.pat().as_ref().and_then(pat_name);
+        let val = match l.initializer() {
+            Some(init) => self.top(&init, expected.clone(), name.clone()),
+            None => match &expected {
+                Some(t) => Val::Tensor {
+                    ty: t.clone(),
+                    tu: None,
+                    engines: Vec::new(),
+                },
+                None => Val::Unknown,
+            },
+        };
+        let Some(name) = name else { return };
+        if let Val::Tensor { ty, tu, .. } = &val {
+            let address = self
+                .model
+                .chains
+                .last()
+                .filter(|c| c.binding.as_deref() == Some(name.as_str()))
+                .and_then(|c| c.steps.last())
+                .and_then(|s| s.address);
+            let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
+                span_of(p.syntax().text_range())
+            });
+            self.model.tensors.push(TensorVar {
+                name: name.clone(),
+                span,
+                origin: Origin::Let,
+                ty: ty.clone(),
+                context: *tu,
+                address,
+            });
+        }
+        self.vars.insert(name, val);
+    }
+
+    /// Evaluates a statement-level expression, recording its chain.
+    fn top(&mut self, e: &ast::Expr, expected: Option<TensorTy>, binding: Option<String>) -> Val {
+        match e {
+            ast::Expr::BlockExpr(b) if b.unsafe_token().is_none() => return self.block(b, false),
+            ast::Expr::ForExpr(f) => {
+                if let Some(b) = f.loop_body() {
+                    self.block(&b, false);
+                }
+                return Val::Unknown;
+            }
+            ast::Expr::WhileExpr(w) => {
+                if let Some(b) = w.loop_body() {
+                    self.block(&b, false);
+                }
+                return Val::Unknown;
+            }
+            ast::Expr::LoopExpr(l) => {
+                if let Some(b) = l.loop_body() {
+                    self.block(&b, false);
+                }
+                return Val::Unknown;
+            }
+            ast::Expr::IfExpr(i) => {
+                for b in i.syntax().children().filter_map(ast::BlockExpr::cast) {
+                    self.block(&b, false);
+                }
+                return Val::Unknown;
+            }
+            _ => {}
+        }
+        let mut steps = Vec::new();
+        let mut val = self.expr(e, &mut steps, false);
+        if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
+            self.unify(ty, exp, &mut steps);
+        } else if let (Some(exp), Val::Unknown) = (&expected, &val)
+            && !steps.is_empty()
+        {
+            val = Val::Tensor {
+                ty: exp.clone(),
+                tu: None,
+                engines: Vec::new(),
+            };
+        }
+        if !steps.is_empty() {
+            self.model.chains.push(Chain {
+                span: span_of(e.syntax().text_range()),
+                binding,
+                steps,
+            });
+        }
+        val
+    }
+
+    /// Merges what an annotation says into the chain's result, and flows it backward.
+    fn unify(&mut self, ty: &mut TensorTy, exp: &TensorTy, steps: &mut [Step]) {
+        if ty.kind != exp.kind {
+            return; // a different type: rustc reports that
+        }
+        if ty.dtype.is_none() {
+            ty.dtype = exp.dtype.clone();
+        }
+        for (slot, want) in &exp.maps {
+            match ty.maps.get(slot) {
+                None => {
+                    ty.maps.insert(*slot, want.clone());
+                }
+                Some(have) => {
+                    let differs =
+                        matches!((&have.layout, &want.layout), (Some(a), Some(b)) if a != b);
+                    if differs && slot.is_spatial() && kept_through_stream(steps, *slot) {
+                        let at = steps.last().map_or(Span::default(), |s| s.span);
+                        self.model.diagnostics.push(Diagnostic::new(
+                            "KRN-004",
+                            at,
+                            format!(
+                                "{} changes from `{}` to `{}` across this chain, but the Tensor Unit keeps Chip and Cluster, and changes Slice only at `.switch()` or the inter-slice reduce",
+                                capitalized(slot.name()),
+                                have.text,
+                                want.text
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        // Flow the result back through the steps that keep each slot.
+        if let Some(last) = steps.last_mut() {
+            last.output = Some(ty.clone());
+        }
+        for i in (0..steps.len()).rev() {
+            let Some(out) = steps[i].output.clone() else {
+                break;
+            };
+            let keep = steps[i].keep.clone();
+            let Some(input) = steps[i].input.as_mut() else {
+                break;
+            };
+            let mut changed = false;
+            for s in &keep {
+                if *s == Slot::D {
+                    if input.dtype.is_none() && out.dtype.is_some() {
+                        input.dtype = out.dtype.clone();
+                        changed = true;
+                    }
+                } else if let Some(v) = out.maps.get(s)
+                    && !input.maps.contains_key(s)
+                {
+                    input.maps.insert(*s, v.clone());
+                    changed = true;
+                }
+            }
+            if !changed || i == 0 {
+                continue;
+            }
+            let input = input.clone();
+            if let Some(prev) = steps[i - 1].output.as_mut() {
+                for (s, v) in &input.maps {
+                    prev.maps.entry(*s).or_insert_with(|| v.clone());
+                }
+                if prev.dtype.is_none() {
+                    prev.dtype = input.dtype.clone();
+                }
+            }
+        }
+    }
+
+    fn expr(&mut self, e: &ast::Expr, steps: &mut Vec<Step>, awaited: bool) -> Val {
+        match e {
+            ast::Expr::MethodCallExpr(m) => self.method_call(m, steps, awaited),
+            ast::Expr::AwaitExpr(a) => match a.expr() {
+                Some(inner) => self.expr(&inner, steps, true),
+                None => Val::Unknown,
+            },
+            ast::Expr::ParenExpr(p) => p
+                .expr()
+                .map_or(Val::Unknown, |i| self.expr(&i, steps, awaited)),
+            ast::Expr::RefExpr(r) => r
+                .expr()
+                .map_or(Val::Unknown, |i| self.expr(&i, steps, awaited)),
+            ast::Expr::TryExpr(t) => t
+                .expr()
+                .map_or(Val::Unknown, |i| self.expr(&i, steps, awaited)),
+            ast::Expr::BlockExpr(b) => {
+                // `unsafe { ... }` and plain blocks used as values.
+                let Some(list) = b.stmt_list() else {
+                    return Val::Unknown;
+                };
+                for s in list.statements() {
+                    match s {
+                        ast::Stmt::LetStmt(l) => self.let_stmt(&l),
+                        ast::Stmt::ExprStmt(x) => {
+                            if let Some(x) = x.expr() {
+                                self.top(&x, None, None);
+                            }
+                        }
+                        ast::Stmt::Item(_) => {}
+                    }
+                }
+                list.tail_expr()
+                    .map_or(Val::Unknown, |t| self.expr(&t, steps, awaited))
+            }
+            ast::Expr::PathExpr(p) => {
+                let Some(path) = p.path() else {
+                    return Val::Unknown;
+                };
+                if path.qualifier().is_some() {
+                    return Val::Unknown;
+                }
+                let name = path
+                    .segment()
+                    .and_then(|s| s.name_ref())
+                    .map(|n| n.text().to_string());
+                name.and_then(|n| self.vars.get(&n).cloned())
+                    .unwrap_or(Val::Unknown)
+            }
+            ast::Expr::FieldExpr(f) => {
+                let field = f
+                    .name_ref()
+                    .map(|n| n.text().to_string())
+                    .unwrap_or_default();
+                match field.as_str() {
+                    "main" => Val::TuCtx(Tu::Main),
+                    "sub" => Val::TuCtx(Tu::Sub),
+                    "pdma" => Val::Dma("pdma"),
+                    "tdma" => Val::Dma("tdma"),
+                    _ => Val::Unknown,
+                }
+            }
+            ast::Expr::CallExpr(c) => self.call(c, awaited),
+            _ => Val::Unknown,
+        }
+    }
+
+    fn call(&mut self, c: &ast::CallExpr, awaited: bool) -> Val {
+        let Some(ast::Expr::PathExpr(callee)) = c.expr() else {
+            return Val::Unknown;
+        };
+        let Some(path) = callee.path() else {
+            return Val::Unknown;
+        };
+        let Some(last) = path.segment() else {
+            return Val::Unknown;
+        };
+        let fname = last
+            .name_ref()
+            .map(|n| n.text().to_string())
+            .unwrap_or_default();
+        let args: Vec<ast::Expr> = c.arg_list().map(|a| a.args().collect()).unwrap_or_default();
+        // `HbmTensor::<D, Chip, Element>::from_addr(a)`, `HostTensor::<D, M>::rand(..)`.
+        if let Some(q) = path.qualifier()
+            && let Some(seg) = q.segment()
+            && let Some(tname) = seg.name_ref().map(|n| n.text().to_string())
+            && let Some(kind) = Kind::from_name(&tname)
+        {
+            let mut ty = TensorTy::new(kind);
+            if let Some(ga) = seg.generic_arg_list() {
+                apply_generics(&mut ty, kind.params(), &ga, &self.scope);
+            }
+            for a in &args {
+                self.expr(a, &mut Vec::new(), false);
+            }
+            return Val::Tensor {
+                ty,
+                tu: None,
+                engines: Vec::new(),
+            };
+        }
+        if path.qualifier().is_none() && fname == "launch" {
+            if !awaited {
+                self.model.diagnostics.push(Diagnostic::new(
+                    "KRN-009",
+                    span_of(last.syntax().text_range()),
+                    "`launch(...)` returns a future: the host must `.await` it for the kernel to run",
+                ));
+            }
+            return self.launch(&args);
+        }
+        if path.qualifier().is_none()
+            && let Some(sig) = self.env.fns.get(&fname).cloned()
+        {
+            for (k, a) in args.iter().enumerate() {
+                let expected = sig.params.get(k).cloned().flatten();
+                self.top(a, expected, None);
+            }
+            return match sig.ret {
+                Some(ty) => Val::Tensor {
+                    ty,
+                    tu: None,
+                    engines: Vec::new(),
+                },
+                None => Val::Unknown,
+            };
+        }
+        for a in &args {
+            self.expr(a, &mut Vec::new(), false);
+        }
+        Val::Unknown
+    }
+
+    /// `launch(kernel, (&mut ctx, &a, &b))`: the tuple takes the kernel's parameter types (as
+    /// rustc infers them) and the result is the kernel's return type.
+    fn launch(&mut self, args: &[ast::Expr]) -> Val {
+        let Some(ast::Expr::PathExpr(k)) = args.first() else {
+            return Val::Unknown;
+        };
+        let Some(kname) = k
+            .path()
+            .and_then(|p| p.segment())
+            .and_then(|s| s.name_ref())
+        else {
+            return Val::Unknown;
+        };
+        let Some(sig) = self.env.fns.get(kname.text()).cloned() else {
+            return Val::Unknown;
+        };
+        if let Some(ast::Expr::TupleExpr(t)) = args.get(1) {
+            for (field, param) in t.fields().zip(&sig.params) {
+                let (Some(param), Some(var)) = (param, var_name(&field)) else {
+                    continue;
+                };
+                self.refine_var(&var, param);
+            }
+        }
+        match sig.ret {
+            Some(ty) => Val::Tensor {
+                ty,
+                tu: None,
+                engines: Vec::new(),
+            },
+            None => Val::Unknown,
+        }
+    }
+
+    /// Fills a variable's unknown slots from a type it is used at (and the chain that made it).
+    fn refine_var(&mut self, var: &str, want: &TensorTy) {
+        let Some(Val::Tensor { ty, .. }) = self.vars.get_mut(var) else {
+            return;
+        };
+        if ty.kind != want.kind {
+            return;
+        }
+        fill(ty, want);
+        let ty = ty.clone();
+        if let Some(t) = self.model.tensors.iter_mut().rev().find(|t| t.name == var) {
+            t.ty = ty.clone();
+        }
+        if let Some(step) = self
+            .model
+            .chains
+            .iter_mut()
+            .rev()
+            .find(|c| c.binding.as_deref() == Some(var))
+            .and_then(|c| c.steps.last_mut())
+            && let Some(out) = step.output.as_mut()
+        {
+            fill(out, &ty);
+        }
+    }
+
+    fn method_call(
+        &mut self,
+        m: &ast::MethodCallExpr,
+        steps: &mut Vec<Step>,
+        awaited: bool,
+    ) -> Val {
+        let recv = m
+            .receiver()
+            .map_or(Val::Unknown, |r| self.expr(&r, steps, false));
+        let Some(name_ref) = m.name_ref() else {
+            return Val::Unknown;
+        };
+        let name = name_ref.text().to_string();
+        let span = span_of(name_ref.syntax().text_range());
+        let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
+        let arg_vals: Vec<Val> = args
+            .iter()
+            .map(|a| self.expr(a, &mut Vec::new(), false))
+            .collect();
+        let Some(spec) = methods::method(&name) else {
+            if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_)) && !methods::is_std_method(&name)
+            {
+                self.model
+                    .diagnostics
+                    .push(unknown_primitive(span, &format!("method `.{name}()`")));
+                steps.push(Step {
+                    method: name,
+                    span,
+                    engine: None,
+                    input: None,
+                    output: None,
+                    keep: Vec::new(),
+                    context: None,
+                    address: None,
+                    awaited,
+                });
+            }
+            return Val::Unknown;
+        };
+        let generics: Vec<ast::GenericArg> = m
+            .generic_arg_list()
+            .map(|g| {
+                g.generic_args()
+                    .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let address = spec
+            .address_arg
+            .and_then(|k| args.get(k))
+            .and_then(|a| consts::eval(a, &self.env.consts));
+
+        // The input stream and its context.
+        let (input, tu, mut engines) = match (spec.recv, &recv) {
+            (Recv::TuContext, Val::TuCtx(tu)) => {
+                let Some(Val::Tensor { ty: src, .. }) = arg_vals.first() else {
+                    if args.is_empty() {
+                        // `begin_interleaved().fetch(&a, &b)`: the pseudo-API of the Kernel Examples.
+                        self.model.diagnostics.push(unknown_primitive(
+                            span,
+                            &format!("`.{name}()` without tensor arguments"),
+                        ));
+                    }
+                    return Val::Unknown;
+                };
+                if name == "begin_interleaved" {
+                    self.check_interleave(&generics, &args, span);
+                }
+                let mut ty = TensorTy::new(Kind::Begin);
+                ty.dtype = src.dtype.clone();
+                for s in [Slot::Chip, Slot::Cluster, Slot::Slice] {
+                    if let Some(v) = src.get(s) {
+                        ty.maps.insert(s, v.clone());
+                    }
+                }
+                if let Some(v) = src.get(Slot::Element) {
+                    ty.maps.insert(Slot::Packet, v.clone());
+                }
+                let time = if name == "begin_interleaved" {
+                    generics
+                        .first()
+                        .and_then(|g| interleave_axis(g, &self.scope))
+                } else {
+                    Some(MapVal {
+                        text: "m![1]".into(),
+                        layout: Some(Layout::identity()),
+                    })
+                };
+                if let Some(t) = time {
+                    ty.maps.insert(Slot::Time, t);
+                }
+                steps.push(Step {
+                    method: name,
+                    span,
+                    engine: Some(Engine::Begin),
+                    input: Some(src.clone()),
+                    output: Some(ty.clone()),
+                    keep: Vec::new(),
+                    context: Some(*tu),
+                    address: None,
+                    awaited,
+                });
+                return Val::Tensor {
+                    ty,
+                    tu: Some(*tu),
+                    engines: vec![Engine::Begin],
+                };
+            }
+            (Recv::Tensor, Val::Tensor { ty, tu, engines }) => (ty.clone(), *tu, engines.clone()),
+            _ => return Val::Unknown,
+        };
+
+        // The pipeline state machine.
+        let Some(out_kind) = (spec.output)(input.kind) else {
+            self.order_error(&name, spec.engine, &input, span);
+            steps.push(Step {
+                method: name,
+                span,
+                engine: Some(spec.engine),
+                input: Some(input),
+                output: None,
+                keep: Vec::new(),
+                context: tu,
+                address,
+                awaited,
+            });
+            return Val::Unknown;
+        };
+        if spec.engine != Engine::Memory {
+            self.context_rules(&name, spec.engine, &input, tu, &engines, &generics, span);
+            if engines.last() != Some(&spec.engine) {
+                engines.push(spec.engine);
+            }
+        } else {
+            self.dma_rules(&name, spec.is_async, awaited, &arg_vals, span);
+        }
+
+        let mut out = TensorTy::new(out_kind);
+        for s in spec.keep {
+            if *s == Slot::D {
+                out.dtype = input.dtype.clone();
+            } else if let Some(v) = input.get(*s) {
+                out.maps.insert(*s, v.clone());
+            }
+        }
+        for (slot, g) in spec.generics.iter().zip(&generics) {
+            set_slot(&mut out, *slot, g, &self.scope);
+        }
+        match name.as_str() {
+            "contract" => out.dtype = input.dtype.as_deref().and_then(widened).map(str::to_string),
+            "vector_fxp_to_fp" => out.dtype = Some("f32".into()),
+            "vector_fp_to_fxp" => out.dtype = Some("i32".into()),
+            "align" => {
+                if !out.maps.contains_key(&Slot::Row)
+                    && let Some(Val::Tensor { ty: trf, .. }) = arg_vals.first()
+                    && let Some(r) = trf.get(Slot::Row)
+                {
+                    out.maps.insert(Slot::Row, r.clone());
+                }
+            }
+            _ => {}
+        }
+        steps.push(Step {
+            method: name,
+            span,
+            engine: Some(spec.engine),
+            input: Some(input),
+            output: Some(out.clone()),
+            keep: spec.keep.to_vec(),
+            context: tu,
+            address,
+            awaited,
+        });
+        let tu = if out_kind.is_stream() { tu } else { None };
+        Val::Tensor {
+            ty: out,
+            tu,
+            engines,
+        }
+    }
+
+    /// KRN-001 / KRN-002: a method the receiver's pipeline position does not have.
+    fn order_error(&mut self, name: &str, engine: Engine, input: &TensorTy, span: Span) {
+        let Some(at) = Engine::of_kind(input.kind) else {
+            return;
+        };
+        if engine == Engine::Memory {
+            return;
+        }
+        let needs_collect = matches!(input.kind, Kind::Fetch | Kind::Switch)
+            && matches!(
+                engine,
+                Engine::Contraction
+                    | Engine::Vector
+                    | Engine::Cast
+                    | Engine::Transpose
+                    | Engine::Commit
+            )
+            || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_trf")
+            || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_vrf");
+        let (code, msg) = if needs_collect {
+            (
+                "KRN-002",
+                format!(
+                    "`.{name}()` needs `.collect()` first: every Tensor Unit pass goes fetch → [switch →] collect before {}",
+                    engine_phrase(engine, name)
+                ),
+            )
+        } else if input.kind == Kind::Begin {
+            (
+                "KRN-001",
+                format!(
+                    "`.{name}()` needs a fetch first: the pipeline starts with the Fetch Engine"
+                ),
+            )
+        } else if engine <= at && !(engine == Engine::Contraction && at == Engine::Contraction) {
+            (
+                "KRN-001",
+                format!(
+                    "the {} (`.{name}()`) cannot come after the {}: the Tensor Unit runs Fetch → Switch → Collect → Contraction → Vector → Cast → Transpose → Commit, each engine at most once",
+                    engine.name(),
+                    at.name()
+                ),
+            )
+        } else {
+            (
+                "KRN-001",
+                format!(
+                    "`.{name}()` is not available on `{}` (after the {})",
+                    input.kind.type_name(),
+                    at.name()
+                ),
+            )
+        };
+        self.model
+            .diagnostics
+            .push(Diagnostic::new(code, span, msg));
+    }
+
+    /// KRN-005, KRN-006, KRN-008: what the sub context may do.
+    #[allow(clippy::too_many_arguments)]
+    fn context_rules(
+        &mut self,
+        name: &str,
+        engine: Engine,
+        input: &TensorTy,
+        tu: Option<Tu>,
+        engines: &[Engine],
+        generics: &[ast::GenericArg],
+        span: Span,
+    ) {
+        if tu != Some(Tu::Sub) {
+            return;
+        }
+        match engine {
+            Engine::Contraction | Engine::Vector
+                if !matches!(
+                    input.kind,
+                    Kind::AlignedPair | Kind::Contraction | Kind::Vector(_)
+                ) =>
+            {
+                self.model.diagnostics.push(Diagnostic::new(
+                    "KRN-005",
+                    span,
+                    format!(
+                        "the sub context leaves the {} idle: `.{name}()` belongs on `ctx.main`; sub is for data movement (fetch → [switch] → collect → to_trf / to_vrf / commit)",
+                        engine.name()
+                    ),
+                ));
+            }
+            Engine::Commit
+                if engines
+                    .iter()
+                    .any(|e| matches!(e, Engine::Cast | Engine::Transpose)) =>
+            {
+                self.model.diagnostics.push(Diagnostic::new(
+                    "KRN-006",
+                    span,
+                    "a sub-context commit can only follow fetch (and collect): remove the Cast/Transpose, or run this chain on `ctx.main`",
+                ));
+            }
+            Engine::Fetch => {
+                let casting = name == "fetch"
+                    && generics
+                        .first()
+                        .and_then(dtype_of)
+                        .zip(input.dtype.clone())
+                        .is_some_and(|(d2, d)| d2 != d);
+                if name == "fetch_with_table" || casting {
+                    let what = if casting {
+                        "type casting"
+                    } else {
+                        "table indexing"
+                    };
+                    self.model.diagnostics.push(Diagnostic::new(
+                        "KRN-008",
+                        span,
+                        format!("the sub-context fetch adapter only subtracts zero points; {what} needs `ctx.main`"),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// KRN-009: DMA contexts and `.await`.
+    fn dma_rules(&mut self, name: &str, is_async: bool, awaited: bool, args: &[Val], span: Span) {
+        let host_side = matches!(self.model.kind, FnKind::Host | FnKind::Plain);
+        let dma = args.iter().find_map(|a| match a {
+            Val::Dma(d) => Some(*d),
+            _ => None,
+        });
+        match (name, dma) {
+            ("to_dm", Some("pdma")) => self.model.diagnostics.push(Diagnostic::new(
+                "KRN-009",
+                span,
+                "HBM → DM transfers use the Tensor DMA: pass `&mut ctx.tdma`, not `ctx.pdma` (PCIe DMA is for host ↔ HBM)",
+            )),
+            ("to_host", Some("tdma")) => self.model.diagnostics.push(Diagnostic::new(
+                "KRN-009",
+                span,
+                "HBM → host transfers use the PCIe DMA: pass `&mut ctx.pdma`, not `ctx.tdma`",
+            )),
+            _ => {}
+        }
+        if is_async && dma == Some("pdma") && !awaited && host_side {
+            self.model.diagnostics.push(Diagnostic::new(
+                "KRN-009",
+                span,
+                format!("`.{name}()` over PCIe DMA returns a future: `.await` it in host code"),
+            ));
+        }
+        if awaited
+            && matches!(self.model.kind, FnKind::Device { .. })
+            && (dma == Some("tdma") || !is_async)
+        {
+            self.model.diagnostics.push(Diagnostic::new(
+                "KRN-009",
+                span,
+                format!("`.{name}()` is synchronous inside a `#[device]` kernel: remove `.await`"),
+            ));
+        }
+    }
+
+    /// KRN-011: two tensors, and an interleave axis of size 2.
+    fn check_interleave(&mut self, generics: &[ast::GenericArg], args: &[ast::Expr], span: Span) {
+        if args.len() != 2 {
+            self.model.diagnostics.push(Diagnostic::new(
+                "KRN-011",
+                span,
+                format!("`begin_interleaved` interleaves exactly two tensors, got {}; use several passes", args.len()),
+            ));
+        }
+        if let Some(g) = generics.first()
+            && let Some(v) = interleave_axis(g, &self.scope)
+            && let Some(l) = &v.layout
+            && l.size != 2
+        {
+            self.model.diagnostics.push(Diagnostic::new(
+                "KRN-011",
+                span,
+                format!("the interleave axis `{}` has size {}; interleaving pairs two tensors, so it must have size 2", v.text, l.size),
+            ));
+        }
+    }
+}
+
+/// The interleave axis `I` of `begin_interleaved::<I, ...>` as the mapping `m![I]`.
+fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
+    let ast::GenericArg::TypeArg(ta) = g else {
+        return None;
+    };
+    let ast::Type::PathType(p) = ta.ty()? else {
+        return None;
+    };
+    let name = p.path()?.segment()?.name_ref()?.text().to_string();
+    let axis = scope.axes.get(&name)?;
+    Some(MapVal {
+        text: format!("m![{name}]"),
+        layout: Some(Layout::symbol(axis.axis.clone())),
+    })
+}
+
+/// Copies what `want` knows and `ty` does not.
+fn fill(ty: &mut TensorTy, want: &TensorTy) {
+    if ty.dtype.is_none() {
+        ty.dtype = want.dtype.clone();
+    }
+    for (s, v) in &want.maps {
+        ty.maps.entry(*s).or_insert_with(|| v.clone());
+    }
+}
+
+/// `&x`, `x`: the variable an argument names.
+fn var_name(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::RefExpr(r) => var_name(&r.expr()?),
+        ast::Expr::PathExpr(p) => {
+            let path = p.path()?;
+            path.qualifier().is_none().then_some(())?;
+            Some(path.segment()?.name_ref()?.text().to_string())
+        }
+        _ => None,
+    }
+}
+
+fn kept_through_stream(steps: &[Step], slot: Slot) -> bool {
+    steps
+        .iter()
+        .any(|s| s.engine.is_some_and(|e| e != Engine::Memory))
+        && steps
+            .iter()
+            .all(|s| s.keep.contains(&slot) || s.engine == Some(Engine::Begin))
+}
+
+fn engine_phrase(engine: Engine, name: &str) -> String {
+    match name {
+        "to_trf" => "loading the TRF".into(),
+        "to_vrf" => "loading the VRF".into(),
+        _ => format!("the {}", engine.name()),
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

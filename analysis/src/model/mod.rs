@@ -1,0 +1,88 @@
+//! The kernel model: per function, its tensors and its chains of engine calls, with the type
+//! at every step (api.md §2-3). Rules and the simulator read this, never the syntax tree.
+
+pub mod build;
+pub mod consts;
+pub mod methods;
+pub mod types;
+
+use crate::diagnostic::{Diagnostic, Span};
+pub use methods::Engine;
+pub use types::{Kind, MapVal, Slot, TensorTy, Tu, VeStage};
+
+/// One method call of a chain.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Step {
+    pub method: String,
+    /// The method name token.
+    pub span: Span,
+    pub engine: Option<Engine>,
+    /// The receiver's type (the first argument's for `begin`), when known.
+    pub input: Option<TensorTy>,
+    /// The result's type, when known.
+    pub output: Option<TensorTy>,
+    /// Slots the result keeps from the input (for backward type flow).
+    pub keep: Vec<Slot>,
+    pub context: Option<Tu>,
+    /// The constant address argument (`to_dm`, `commit`, `to_hbm`), when there is one.
+    pub address: Option<u64>,
+    pub awaited: bool,
+}
+
+/// A chain of method calls, as one statement or `let` initializer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Chain {
+    pub span: Span,
+    pub binding: Option<String>,
+    pub steps: Vec<Step>,
+}
+
+/// Where a tensor value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    Param,
+    Let,
+}
+
+/// A named tensor value: a parameter or a `let` binding.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TensorVar {
+    pub name: String,
+    pub span: Span,
+    pub origin: Origin,
+    pub ty: TensorTy,
+    pub context: Option<Tu>,
+    pub address: Option<u64>,
+}
+
+/// What kind of function this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FnKind {
+    /// `#[device(chip = N)]`
+    Device { chips: Option<u64> },
+    /// `async fn`, host code.
+    Host,
+    /// Anything else (helpers, tests, doc-test wrappers).
+    Plain,
+}
+
+/// The model of one function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FnModel {
+    pub name: String,
+    /// The function's name token.
+    pub span: Span,
+    pub kind: FnKind,
+    pub tensors: Vec<TensorVar>,
+    pub chains: Vec<Chain>,
+    /// KRN-* and VL-004 findings made while building the model.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl std::hash::Hash for Diagnostic {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.rule.code.hash(state);
+        self.span.hash(state);
+        self.message.hash(state);
+    }
+}

@@ -1,0 +1,293 @@
+//! The tensor types of `furiosa_visa_std` (api.md §2) and their type-parameter order.
+
+use crate::mapping::Layout;
+use std::collections::BTreeMap;
+
+/// Which Tensor-Unit context a stream belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tu {
+    Main,
+    Sub,
+}
+
+impl Tu {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tu::Main => "main",
+            Tu::Sub => "sub",
+        }
+    }
+}
+
+/// A Vector Engine typestate (api.md §2.6, §3.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VeStage {
+    Init,
+    Branch,
+    Logic,
+    Fxp,
+    FxpToFp,
+    Narrow,
+    Fp,
+    IntraSliceReduce,
+    FpDiv,
+    Widen,
+    FpToFxp,
+    Clip,
+    Filter,
+    InterSliceReduce,
+    Pair,
+    Final,
+}
+
+/// What kind of value a tensor type is: where it lives, or which pipeline stage produced it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Host,
+    Hbm,
+    HbmView,
+    Dm,
+    DmView,
+    DmViewMut,
+    Trf,
+    Vrf,
+    Begin,
+    Fetch,
+    Switch,
+    Collect,
+    AlignedPair,
+    Contraction,
+    Accumulation,
+    Vector(VeStage),
+    Cast,
+    Transpose,
+    /// The generic `StreamTensor<'l, P, ...>` of the Memory and Stream page.
+    Stream,
+}
+
+/// A type parameter's role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    D,
+    Chip,
+    Cluster,
+    Slice,
+    Row,
+    Time,
+    Packet,
+    Element,
+    /// The single mapping of a `HostTensor`.
+    Mapping,
+    /// A parameter visa-lint does not model (`T: Tu`, stash state, `VeOrder`, stage markers).
+    Other,
+}
+
+impl Slot {
+    pub fn name(self) -> &'static str {
+        match self {
+            Slot::D => "dtype",
+            Slot::Chip => "chip",
+            Slot::Cluster => "cluster",
+            Slot::Slice => "slice",
+            Slot::Row => "row",
+            Slot::Time => "time",
+            Slot::Packet => "packet",
+            Slot::Element => "element",
+            Slot::Mapping => "mapping",
+            Slot::Other => "other",
+        }
+    }
+
+    pub fn is_spatial(self) -> bool {
+        matches!(self, Slot::Chip | Slot::Cluster | Slot::Slice)
+    }
+}
+
+use Slot::*;
+
+const STREAM: &[Slot] = &[Other, D, Chip, Cluster, Slice, Time, Packet];
+const STREAM_ROW: &[Slot] = &[Other, D, Chip, Cluster, Slice, Row, Time, Packet];
+const VECTOR: &[Slot] = &[
+    Other, D, Chip, Cluster, Slice, Time, Packet, Other, Other, Other, Other, Other,
+];
+const VECTOR_PAIR: &[Slot] = &[Other, D, Other, Chip, Cluster, Slice, Time, Packet];
+
+impl Kind {
+    /// The type's name in `furiosa_visa_std`, and its kind.
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Some(match name {
+            "HostTensor" => Kind::Host,
+            "HbmTensor" => Kind::Hbm,
+            "HbmTensorView" => Kind::HbmView,
+            "DmTensor" => Kind::Dm,
+            "DmTensorView" => Kind::DmView,
+            "DmTensorViewMut" => Kind::DmViewMut,
+            "TrfTensor" => Kind::Trf,
+            "VrfTensor" => Kind::Vrf,
+            "BeginTensor" => Kind::Begin,
+            "FetchTensor" => Kind::Fetch,
+            "SwitchTensor" => Kind::Switch,
+            "CollectTensor" => Kind::Collect,
+            "AlignedPair" => Kind::AlignedPair,
+            "ContractionTensor" => Kind::Contraction,
+            "AccumulationTensor" => Kind::Accumulation,
+            "CastTensor" => Kind::Cast,
+            "TransposeTensor" => Kind::Transpose,
+            "StreamTensor" => Kind::Stream,
+            "VectorInitTensor" => Kind::Vector(VeStage::Init),
+            "VectorBranchTensor" => Kind::Vector(VeStage::Branch),
+            "VectorLogicTensor" => Kind::Vector(VeStage::Logic),
+            "VectorFxpTensor" => Kind::Vector(VeStage::Fxp),
+            "VectorFxpToFpTensor" => Kind::Vector(VeStage::FxpToFp),
+            "VectorNarrowTensor" => Kind::Vector(VeStage::Narrow),
+            "VectorFpTensor" => Kind::Vector(VeStage::Fp),
+            "VectorIntraSliceReduceTensor" => Kind::Vector(VeStage::IntraSliceReduce),
+            "VectorFpDivTensor" => Kind::Vector(VeStage::FpDiv),
+            "VectorWidenTensor" => Kind::Vector(VeStage::Widen),
+            "VectorFpToFxpTensor" => Kind::Vector(VeStage::FpToFxp),
+            "VectorClipTensor" => Kind::Vector(VeStage::Clip),
+            "VectorFilterTensor" => Kind::Vector(VeStage::Filter),
+            "VectorInterSliceReduceTensor" => Kind::Vector(VeStage::InterSliceReduce),
+            "VectorTensorPair" => Kind::Vector(VeStage::Pair),
+            "VectorFinalTensor" => Kind::Vector(VeStage::Final),
+            _ => return None,
+        })
+    }
+
+    /// The type's name, for messages.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Kind::Host => "HostTensor",
+            Kind::Hbm => "HbmTensor",
+            Kind::HbmView => "HbmTensorView",
+            Kind::Dm => "DmTensor",
+            Kind::DmView => "DmTensorView",
+            Kind::DmViewMut => "DmTensorViewMut",
+            Kind::Trf => "TrfTensor",
+            Kind::Vrf => "VrfTensor",
+            Kind::Begin => "BeginTensor",
+            Kind::Fetch => "FetchTensor",
+            Kind::Switch => "SwitchTensor",
+            Kind::Collect => "CollectTensor",
+            Kind::AlignedPair => "AlignedPair",
+            Kind::Contraction => "ContractionTensor",
+            Kind::Accumulation => "AccumulationTensor",
+            Kind::Cast => "CastTensor",
+            Kind::Transpose => "TransposeTensor",
+            Kind::Stream => "StreamTensor",
+            Kind::Vector(s) => match s {
+                VeStage::Init => "VectorInitTensor",
+                VeStage::Branch => "VectorBranchTensor",
+                VeStage::Logic => "VectorLogicTensor",
+                VeStage::Fxp => "VectorFxpTensor",
+                VeStage::FxpToFp => "VectorFxpToFpTensor",
+                VeStage::Narrow => "VectorNarrowTensor",
+                VeStage::Fp => "VectorFpTensor",
+                VeStage::IntraSliceReduce => "VectorIntraSliceReduceTensor",
+                VeStage::FpDiv => "VectorFpDivTensor",
+                VeStage::Widen => "VectorWidenTensor",
+                VeStage::FpToFxp => "VectorFpToFxpTensor",
+                VeStage::Clip => "VectorClipTensor",
+                VeStage::Filter => "VectorFilterTensor",
+                VeStage::InterSliceReduce => "VectorInterSliceReduceTensor",
+                VeStage::Pair => "VectorTensorPair",
+                VeStage::Final => "VectorFinalTensor",
+            },
+        }
+    }
+
+    /// The type parameters after the lifetimes, in order (api.md §2.3-2.6).
+    pub fn params(self) -> &'static [Slot] {
+        match self {
+            Kind::Host => &[D, Mapping],
+            Kind::Hbm | Kind::HbmView => &[D, Chip, Element],
+            Kind::Dm | Kind::DmView | Kind::DmViewMut | Kind::Vrf => {
+                &[D, Chip, Cluster, Slice, Element]
+            }
+            Kind::Trf => &[D, Chip, Cluster, Slice, Row, Element],
+            Kind::AlignedPair | Kind::Contraction => STREAM_ROW,
+            Kind::Vector(VeStage::Pair) => VECTOR_PAIR,
+            Kind::Vector(VeStage::Init | VeStage::Final) => STREAM,
+            Kind::Vector(VeStage::InterSliceReduce) => {
+                &[Other, D, Chip, Cluster, Slice, Time, Packet, Other]
+            }
+            Kind::Vector(_) => VECTOR,
+            Kind::Begin
+            | Kind::Fetch
+            | Kind::Switch
+            | Kind::Collect
+            | Kind::Accumulation
+            | Kind::Cast
+            | Kind::Transpose
+            | Kind::Stream => STREAM,
+        }
+    }
+
+    /// The memory tier or pipeline position, for the model dump.
+    pub fn tier(self) -> &'static str {
+        match self {
+            Kind::Host => "host",
+            Kind::Hbm | Kind::HbmView => "hbm",
+            Kind::Dm | Kind::DmView | Kind::DmViewMut => "dm",
+            Kind::Trf => "trf",
+            Kind::Vrf => "vrf",
+            _ => "stream",
+        }
+    }
+
+    /// True for stream (Tensor Unit) kinds.
+    pub fn is_stream(self) -> bool {
+        self.tier() == "stream"
+    }
+}
+
+/// A mapping as written (`m![A / 8 # 256]`, or an alias name) with its value when known.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MapVal {
+    pub text: String,
+    pub layout: Option<Layout>,
+}
+
+/// A (partially known) tensor type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TensorTy {
+    pub kind: Kind,
+    pub dtype: Option<String>,
+    pub maps: BTreeMap<Slot, MapVal>,
+}
+
+impl TensorTy {
+    pub fn new(kind: Kind) -> TensorTy {
+        TensorTy {
+            kind,
+            dtype: None,
+            maps: BTreeMap::new(),
+        }
+    }
+
+    pub fn get(&self, s: Slot) -> Option<&MapVal> {
+        self.maps.get(&s)
+    }
+}
+
+/// Element types (api.md §2.1) and their sizes in bits; `None` for unknown names.
+pub fn dtype_bits(name: &str) -> Option<u32> {
+    Some(match name {
+        "i4" => 4,
+        "i5" => 5,
+        "i8" | "f8" | "f8e4m3" | "f8e5m2" => 8,
+        "i9" => 9,
+        "i16" | "bf16" | "f16" => 16,
+        "i32" | "f32" => 32,
+        _ => return None,
+    })
+}
+
+/// The widened accumulator type of the Contraction Engine (api.md §2.1).
+pub fn widened(d: &str) -> Option<&'static str> {
+    match d {
+        "i4" | "i8" => Some("i32"),
+        "f8" | "f8e4m3" | "f8e5m2" | "bf16" => Some("f32"),
+        _ => None,
+    }
+}
