@@ -245,3 +245,43 @@ fn explain_prints_the_rule_docs() {
     let (code, _) = run(&["--explain", "NOPE-001"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn manual_fixtures_never_exit_2() {
+    let dir = format!("{}/fixtures/manual", env!("CARGO_MANIFEST_DIR"));
+    for entry in std::fs::read_dir(&dir).expect("fixtures/manual") {
+        let path = entry.expect("entry").path();
+        let arg = path.to_string_lossy().to_string();
+        let cli = Cli::try_parse_from(["visa-lint", arg.as_str(), "--format", "json"])
+            .expect("arguments parse");
+        let mut out = NoColor::new(Vec::new());
+        let code = run_with(&cli, &mut out);
+        assert_ne!(code, 2, "{arg}");
+        let cli = Cli::try_parse_from(["visa-lint", "model", arg.as_str(), "--format", "json"])
+            .expect("arguments parse");
+        assert_eq!(
+            run_with(&cli, &mut NoColor::new(Vec::new())),
+            0,
+            "model {arg}"
+        );
+    }
+}
+
+#[test]
+fn model_dump_names_each_steps_types() {
+    let (code, out) = run(&["model", "fixtures/ok/KRN-001.rs", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let steps = &v["functions"][0]["chains"][0]["steps"];
+    assert_eq!(steps[1]["method"], "fetch");
+    assert_eq!(steps[1]["line"], 11);
+    assert_eq!(steps[1]["dtype"], "i32");
+    assert_eq!(steps[1]["time"], "m![1]");
+    assert_eq!(steps[1]["packet"], "m![A % 8]");
+    assert_eq!(steps[1]["slice"], "m![A / 8 # 256]");
+    assert_eq!(steps[1]["context"], "main");
+    let commit = &steps[steps.as_array().map_or(0, |s| s.len() - 1)];
+    assert_eq!(commit["method"], "commit");
+    assert_eq!(commit["dtype"], "i8");
+    assert_eq!(commit["address"], 0x1000);
+}

@@ -19,13 +19,19 @@ pub struct SourceFile {
     pub text: String,
 }
 
-/// One function's text and the text of the declarations visible to it.
+/// The text of the declarations visible to a function (see [`fn_env_text`]).
+#[salsa::interned]
+pub struct EnvText<'db> {
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// One function's text and its environment.
 #[salsa::interned]
 pub struct FnInput<'db> {
     #[returns(ref)]
     pub text: String,
-    #[returns(ref)]
-    pub env: String,
+    pub env: EnvText<'db>,
 }
 
 /// A function's analysis, with spans relative to the start of its text.
@@ -69,10 +75,16 @@ fn span_of(r: TextRange) -> Span {
     Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize)
 }
 
+/// The environment built from its text (tracked: shared by every function that sees it).
+#[salsa::tracked(returns(ref))]
+pub fn env<'db>(db: &'db dyn salsa::Database, text: EnvText<'db>) -> Arc<Env> {
+    Arc::new(env_from_text(text.text(db)))
+}
+
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
 #[salsa::tracked(returns(ref))]
 pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Arc<FnAnalysis> {
-    Arc::new(analyse_fn(input.text(db), input.env(db)))
+    Arc::new(analyse_fn(input.text(db), env(db, *input.env(db))))
 }
 
 /// Analyses a whole file (tracked per file).
@@ -92,7 +104,7 @@ pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnal
         let Some(fn_text) = text.get(span.range()) else {
             continue;
         };
-        let env = fn_env_text(text, &model, &module_env, span);
+        let env = EnvText::new(db, fn_env_text(text, &model, &module_env, span));
         let input = FnInput::new(db, fn_text.to_string(), env);
         let analysis = fn_analysis(db, input).clone();
         diagnostics.extend(
@@ -122,12 +134,13 @@ fn module_env_text(text: &str, tree: &RaFile, model: &syntax::FileModel) -> Stri
             env.push_str(";\n");
         }
     }
+    let in_fn =
+        |n: &ra_ap_syntax::SyntaxNode| n.ancestors().skip(1).any(|a| ra::Fn::can_cast(a.kind()));
     for node in tree.syntax().descendants() {
-        let in_fn = node.ancestors().skip(1).any(|a| ra::Fn::can_cast(a.kind()));
-        if let Some(c) = ra::Const::cast(node.clone()).filter(|_| !in_fn) {
+        if let Some(c) = ra::Const::cast(node.clone()).filter(|c| !in_fn(c.syntax())) {
             env.push_str(&c.syntax().text().to_string());
             env.push('\n');
-        } else if let Some(a) = ra::TypeAlias::cast(node.clone()).filter(|_| !in_fn) {
+        } else if let Some(a) = ra::TypeAlias::cast(node.clone()).filter(|a| !in_fn(a.syntax())) {
             env.push_str(&a.syntax().text().to_string());
             env.push('\n');
         } else if let Some(name) = local_type_name(&node) {
@@ -180,9 +193,9 @@ fn fn_env_text(text: &str, model: &syntax::FileModel, module_env: &str, fn_span:
 
 /// Builds the environment from its text.
 fn env_from_text(env_text: &str) -> Env {
-    let model = syntax::file_model(env_text);
-    let (_, scope) = syntax::check_sites(&model, &Scope::default(), |_| true, None);
     let tree = RaFile::parse(env_text, Edition::Edition2024).tree();
+    let model = syntax::file_model_of(&tree);
+    let (_, scope) = syntax::check_sites(&model, &Scope::default(), |_| true, None);
     let mut env = Env {
         scope: strip_spans(scope),
         ..Env::default()
@@ -228,14 +241,13 @@ fn strip_spans(mut scope: Scope) -> Scope {
 }
 
 /// Analyses one function from its text and its environment's text.
-pub fn analyse_fn(text: &str, env_text: &str) -> FnAnalysis {
-    let env = env_from_text(env_text);
-    let model = syntax::file_model(text);
+pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
+    let tree = RaFile::parse(text, Edition::Edition2024).tree();
+    let model = syntax::file_model_of(&tree);
     let root = Span::new(0, text.len());
     // Only the sites directly in this function; nested functions are analysed on their own.
     let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
     let (mut diagnostics, scope) = syntax::check_sites(&model, &env.scope, direct, Some(root));
-    let tree = RaFile::parse(text, Edition::Edition2024).tree();
     let Some(f) = tree.syntax().descendants().find_map(ra::Fn::cast) else {
         return FnAnalysis {
             model: FnModel {
@@ -249,7 +261,7 @@ pub fn analyse_fn(text: &str, env_text: &str) -> FnAnalysis {
             diagnostics,
         };
     };
-    let fn_model = build::build_fn(&f, &env, scope);
+    let fn_model = build::build_fn(&f, env, scope);
     diagnostics.extend(fn_model.diagnostics.iter().cloned());
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
@@ -268,3 +280,64 @@ pub fn analyse_text(text: &str) -> Arc<FileAnalysis> {
 
 /// Re-exported for callers that evaluate mappings against a function's scope.
 pub use mapping::Layout;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use salsa::Setter;
+    use std::sync::Mutex;
+
+    const KERNEL: &str = r#"
+axes![A = 2048];
+
+#[device(chip = 1)]
+fn first(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {
+    let x = ctx.main.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().collect::<m![1], m![A % 8 # 32]>();
+}
+
+#[device(chip = 1)]
+fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {
+    let y = ctx.sub.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().commit::<m![A % 8]>(0);
+}
+"#;
+
+    /// Which functions' analyses executed since the last call.
+    fn executed(log: &Mutex<Vec<String>>) -> Vec<String> {
+        std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_iter()
+            .filter(|e| e.contains("WillExecute") && e.contains("fn_analysis"))
+            .collect()
+    }
+
+    #[test]
+    fn editing_one_function_reruns_only_that_function() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        let mut db = Database::with_event_log(move |e| {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
+        });
+        let file = SourceFile::new(&db, KERNEL.to_string());
+        let before = file_analysis(&db, file).clone();
+        assert_eq!(executed(&log).len(), 2, "both functions analysed once");
+        assert!(before.diagnostics.iter().any(|d| d.code() == "KRN-002"));
+
+        // Edit the body of `first` only (and shift `second` down by a line).
+        let edited = KERNEL.replace("let x = ctx.main", "let x =\n        ctx.main");
+        file.set_text(&mut db).to(edited.clone());
+        let after = file_analysis(&db, file).clone();
+        assert_eq!(executed(&log).len(), 1, "only `first` is re-analysed");
+        // `second`'s diagnostic moved with its text.
+        let d = after
+            .diagnostics
+            .iter()
+            .find(|d| d.code() == "KRN-002")
+            .map(|d| d.span);
+        assert_eq!(d.map(|s| &edited[s.range()]), Some("commit"));
+
+        // Editing a module-level declaration re-analyses both.
+        file.set_text(&mut db)
+            .to(edited.replace("A = 2048", "A = 4096"));
+        file_analysis(&db, file);
+        assert_eq!(executed(&log).len(), 2);
+    }
+}

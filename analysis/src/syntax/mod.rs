@@ -72,8 +72,11 @@ fn enclosing_fns(node: &SyntaxNode) -> Vec<Span> {
 
 /// Parses a file and collects its mapping-level model.
 pub fn file_model(text: &str) -> FileModel {
-    let parse = SourceFile::parse(text, Edition::Edition2024);
-    let root = parse.tree();
+    file_model_of(&SourceFile::parse(text, Edition::Edition2024).tree())
+}
+
+/// Collects the mapping-level model of an already parsed file.
+pub fn file_model_of(root: &SourceFile) -> FileModel {
     let mut model = FileModel::default();
     let mut site_of_call: HashMap<TextRange, usize> = HashMap::new();
     for node in root.syntax().descendants() {
