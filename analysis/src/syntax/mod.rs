@@ -63,6 +63,54 @@ fn macro_kind(call: &ra::MacroCall) -> Option<MacroKind> {
     }
 }
 
+/// How deep macro arguments are searched for `m!`/`i!` calls.
+const MAX_MACRO_NESTING: u32 = 8;
+
+/// Finds `m!`/`i!` calls in the arguments of another macro by parsing the arguments as
+/// expressions (which is what `assert_eq!`, `assert!`, `vec!` and friends take).
+fn nested_sites(call: &ra::MacroCall, fns: Vec<Span>, depth: u32, model: &mut FileModel) {
+    let Some(tt) = call.token_tree() else { return };
+    let text = tt.syntax().text().to_string();
+    if depth >= MAX_MACRO_NESTING || !(text.contains("m!") || text.contains("i!")) {
+        return;
+    }
+    // `(a, b)` parses as a tuple expression whatever the delimiters were.
+    let inner = text.get(1..text.len().saturating_sub(1)).unwrap_or("");
+    let prefix = "fn __visa_lint() { (";
+    let wrapped = format!("{prefix}{inner}); }}");
+    let shift = i64::from(u32::from(tt.syntax().text_range().start())) + 1 - prefix.len() as i64;
+    let moved = |r: TextRange| {
+        let start = (i64::from(u32::from(r.start())) + shift).max(0) as usize;
+        let end = (i64::from(u32::from(r.end())) + shift).max(0) as usize;
+        Span::new(start, end)
+    };
+    let sub = SourceFile::parse(&wrapped, Edition::Edition2024).tree();
+    for node in sub.syntax().descendants() {
+        let Some(c) = ra::MacroCall::cast(node) else {
+            continue;
+        };
+        let Some(kind) = macro_kind(&c) else {
+            nested_sites(&c, fns.clone(), depth + 1, model);
+            continue;
+        };
+        let Some(ctt) = c.token_tree() else { continue };
+        let ctext = ctt.syntax().text().to_string();
+        let mut body = ctext.get(1..).unwrap_or("");
+        if let Some(last) = body.chars().last()
+            && matches!(last, ']' | ')' | '}')
+        {
+            body = &body[..body.len() - last.len_utf8()];
+        }
+        model.sites.push(MacroSite {
+            kind,
+            body: body.to_string(),
+            body_start: moved(ctt.syntax().text_range()).start + 1,
+            span: moved(c.syntax().text_range()),
+            fns: fns.clone(),
+        });
+    }
+}
+
 fn enclosing_fns(node: &SyntaxNode) -> Vec<Span> {
     node.ancestors()
         .filter_map(ra::Fn::cast)
@@ -82,6 +130,8 @@ pub fn file_model_of(root: &SourceFile) -> FileModel {
     for node in root.syntax().descendants() {
         if let Some(call) = ra::MacroCall::cast(node.clone()) {
             let Some(kind) = macro_kind(&call) else {
+                // `assert_eq!(<m![B / 64]>::map(0), Some(i![..]))`: look inside other macros.
+                nested_sites(&call, enclosing_fns(call.syntax()), 0, &mut model);
                 continue;
             };
             let Some(tt) = call.token_tree() else {
@@ -153,7 +203,7 @@ pub fn file_model_of(root: &SourceFile) -> FileModel {
 enum Parsed {
     Axes(Vec<ast::AxisDecl>),
     Mapping(ast::Expr),
-    Index,
+    Index(Vec<ast::IndexEntry>),
     Failed,
 }
 
@@ -188,7 +238,12 @@ pub fn check_sites(
                 mapping::shift_expr(&mut e, site.body_start);
                 Parsed::Mapping(e)
             }),
-            MacroKind::Index => parse::parse_index(&site.body).map(|_| Parsed::Index),
+            MacroKind::Index => parse::parse_index(&site.body).map(|mut entries| {
+                for entry in &mut entries {
+                    mapping::shift_expr(&mut entry.key, site.body_start);
+                }
+                Parsed::Index(entries)
+            }),
         };
         parsed.push(match p {
             Ok(p) => p,
@@ -225,8 +280,17 @@ pub fn check_sites(
         scope.generics.extend(g.iter().cloned());
     }
     for p in &parsed {
-        if let Parsed::Mapping(e) = p {
-            mapping::lower(e, &scope, &mut diags);
+        match p {
+            Parsed::Mapping(e) => {
+                mapping::lower(e, &scope, &mut diags);
+            }
+            // `i![B / 64: i]`: each key is a factor of an axis.
+            Parsed::Index(entries) => {
+                for entry in entries {
+                    mapping::lower(&entry.key, &scope, &mut diags);
+                }
+            }
+            _ => {}
         }
     }
     (diags, scope)
@@ -280,6 +344,18 @@ fn g() {
         let text =
             "axes![A = 8];\ntype L = m![A / 3];\ntype E = m![{ L }, A];\ntype F = m![{ L }];";
         assert_eq!(codes(text), vec![("A / 3".to_string(), "MAP-001")]);
+    }
+
+    #[test]
+    fn mappings_inside_other_macros_are_checked() {
+        let text = "axes![B = 512];\nfn t() { assert_eq!(<m![B / 63]>::map(0), Some(i![B / 64: 1, B / 7: 0])); }";
+        assert_eq!(
+            codes(text),
+            vec![
+                ("B / 63".to_string(), "MAP-001"),
+                ("B / 7".to_string(), "MAP-001")
+            ]
+        );
     }
 
     #[test]
