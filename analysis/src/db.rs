@@ -261,8 +261,13 @@ pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
             diagnostics,
         };
     };
-    let fn_model = build::build_fn(&f, env, scope);
+    let fn_model = build::build_fn(&f, env, scope.clone());
     diagnostics.extend(fn_model.diagnostics.iter().cloned());
+    diagnostics.extend(crate::rules::check_fn(&crate::rules::FnContext {
+        model: &fn_model,
+        scope: &scope,
+        target: &crate::target::RNGD,
+    }));
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
     FnAnalysis {

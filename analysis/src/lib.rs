@@ -4,11 +4,13 @@
 //! canonical normal form, MAP-* diagnostics) and the rule registry.
 
 pub mod db;
+pub mod derive;
 pub mod diagnostic;
 pub mod mapping;
 pub mod model;
 pub mod rules;
 pub mod syntax;
+pub mod target;
 
 pub use diagnostic::{Diagnostic, Edit, Fix, LineIndex, Severity, Span};
 

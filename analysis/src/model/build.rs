@@ -5,7 +5,7 @@
 use super::consts;
 use super::methods::{self, Engine, Recv};
 use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
-use super::{Chain, FnKind, FnModel, Origin, Step, TensorVar};
+use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::mapping::{self, Layout, Scope, parse};
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody};
@@ -702,6 +702,16 @@ impl Builder<'_> {
         let name = name_ref.text().to_string();
         let span = span_of(name_ref.syntax().text_range());
         let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
+        let val_args: Vec<Arg> = args.iter().map(|a| arg_of(a.syntax())).collect();
+        let gen_args: Vec<Arg> = m
+            .generic_arg_list()
+            .map(|g| {
+                g.generic_args()
+                    .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+                    .map(|a| arg_of(a.syntax()))
+                    .collect()
+            })
+            .unwrap_or_default();
         let arg_vals: Vec<Val> = args
             .iter()
             .map(|a| self.expr(a, &mut Vec::new(), false))
@@ -722,6 +732,8 @@ impl Builder<'_> {
                     context: None,
                     address: None,
                     awaited,
+                    generics: gen_args.clone(),
+                    args: val_args.clone(),
                 });
             }
             return Val::Unknown;
@@ -788,6 +800,8 @@ impl Builder<'_> {
                     context: Some(*tu),
                     address: None,
                     awaited,
+                    generics: gen_args.clone(),
+                    args: val_args.clone(),
                 });
                 return Val::Tensor {
                     ty,
@@ -812,6 +826,8 @@ impl Builder<'_> {
                 context: tu,
                 address,
                 awaited,
+                generics: gen_args.clone(),
+                args: val_args.clone(),
             });
             return Val::Unknown;
         };
@@ -859,6 +875,8 @@ impl Builder<'_> {
             context: tu,
             address,
             awaited,
+            generics: gen_args.clone(),
+            args: val_args.clone(),
         });
         let tu = if out_kind.is_stream() { tu } else { None };
         Val::Tensor {
@@ -1068,6 +1086,13 @@ fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
         text: format!("m![{name}]"),
         layout: Some(Layout::symbol(axis.axis.clone())),
     })
+}
+
+fn arg_of(node: &ra_ap_syntax::SyntaxNode) -> Arg {
+    Arg {
+        text: node.text().to_string(),
+        span: span_of(node.text_range()),
+    }
 }
 
 /// Copies what `want` knows and `ty` does not.

@@ -27,6 +27,17 @@ pub struct Step {
     /// The constant address argument (`to_dm`, `commit`, `to_hbm`), when there is one.
     pub address: Option<u64>,
     pub awaited: bool,
+    /// The turbofish arguments as written (`i32`, `m![A % 8]`, `_`), lifetimes left out.
+    pub generics: Vec<Arg>,
+    /// The value arguments as written (`FxpBinaryOp::AddFxp`, `1`, `&rhs`).
+    pub args: Vec<Arg>,
+}
+
+/// An argument as written, with its span.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Arg {
+    pub text: String,
+    pub span: Span,
 }
 
 /// A chain of method calls, as one statement or `let` initializer.

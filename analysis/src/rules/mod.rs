@@ -1,7 +1,45 @@
 //! Rule families. Each module declares its rules (code, name, severity, docs, examples,
 //! manual lines) next to the code that checks them; [`registry`] lists them all.
 
+pub mod alignment;
+pub mod collect;
+pub mod commit;
+pub mod dma;
+pub mod fetch;
+pub mod inter_slice;
 pub mod kernel;
 pub mod mapping;
+pub mod reduce;
 pub mod registry;
+pub mod sequencer;
 pub mod tool;
+pub mod vector;
+
+use crate::diagnostic::Diagnostic;
+use crate::mapping::Scope;
+use crate::model::FnModel;
+use crate::target::Target;
+
+/// What a rule family's check sees of one function.
+pub struct FnContext<'a> {
+    pub model: &'a FnModel,
+    /// The axes and aliases in scope for the function.
+    pub scope: &'a Scope,
+    pub target: &'a Target,
+}
+
+/// Runs every model-level rule family over one function. (KRN rules run while the model is
+/// built; MAP rules while mappings are lowered.)
+pub fn check_fn(cx: &FnContext<'_>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    sequencer::check(cx, &mut out);
+    fetch::check(cx, &mut out);
+    collect::check(cx, &mut out);
+    commit::check(cx, &mut out);
+    dma::check(cx, &mut out);
+    alignment::check(cx, &mut out);
+    vector::check(cx, &mut out);
+    reduce::check(cx, &mut out);
+    inter_slice::check(cx, &mut out);
+    out
+}

@@ -37,12 +37,25 @@ pub struct Rule {
     pub manual: &'static str,
 }
 
+/// Every family's rules, in the order `--list-rules` prints them.
+const FAMILIES: &[&[Rule]] = &[
+    super::tool::RULES,
+    super::kernel::RULES,
+    super::mapping::RULES,
+    super::alignment::RULES,
+    super::sequencer::RULES,
+    super::fetch::RULES,
+    super::collect::RULES,
+    super::vector::RULES,
+    super::reduce::RULES,
+    super::inter_slice::RULES,
+    super::commit::RULES,
+    super::dma::RULES,
+];
+
 /// Every registered rule, in code order within each family.
 pub fn all() -> impl Iterator<Item = &'static Rule> {
-    super::tool::RULES
-        .iter()
-        .chain(super::kernel::RULES.iter())
-        .chain(super::mapping::RULES.iter())
+    FAMILIES.iter().flat_map(|f| f.iter())
 }
 
 /// Looks a rule up by its code (`MAP-001`) or its name (`stride-must-divide`).
