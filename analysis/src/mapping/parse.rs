@@ -551,34 +551,29 @@ impl P<'_> {
     }
 
     fn size_sum(&self, input: ParseStream<'_>) -> R<SizeExpr> {
-        let mut l = self.size_product(input)?;
-        loop {
-            let op = if input.peek(Token![+]) {
-                BinOp::Add
-            } else if input.peek(Token![-]) {
-                BinOp::Sub
-            } else {
-                return Ok(l);
-            };
-            let _: proc_macro2::TokenTree = input.parse().map_err(|e| self.err(e))?;
-            let r = self.size_product(input)?;
-            let span = l.span().cover(r.span());
-            l = SizeExpr::Bin(Box::new(l), op, Box::new(r), span);
-        }
+        self.size_level(input, 0)
     }
 
-    fn size_product(&self, input: ParseStream<'_>) -> R<SizeExpr> {
-        let mut l = self.size_primary(input)?;
-        loop {
-            let op = if input.peek(Token![*]) {
-                BinOp::Mul
-            } else if input.peek(Token![/]) {
-                BinOp::Div
+    /// Left-associative binary size arithmetic: level 0 is `+`/`-`, level 1 is `*`/`/`.
+    fn size_level(&self, input: ParseStream<'_>, level: u8) -> R<SizeExpr> {
+        let operand = |i| {
+            if level == 0 {
+                self.size_level(i, 1)
             } else {
-                return Ok(l);
+                self.size_primary(i)
+            }
+        };
+        let mut l = operand(input)?;
+        loop {
+            let op = match level {
+                0 if input.peek(Token![+]) => BinOp::Add,
+                0 if input.peek(Token![-]) => BinOp::Sub,
+                1 if input.peek(Token![*]) => BinOp::Mul,
+                1 if input.peek(Token![/]) => BinOp::Div,
+                _ => return Ok(l),
             };
             let _: proc_macro2::TokenTree = input.parse().map_err(|e| self.err(e))?;
-            let r = self.size_primary(input)?;
+            let r = operand(input)?;
             let span = l.span().cover(r.span());
             l = SizeExpr::Bin(Box::new(l), op, Box::new(r), span);
         }
