@@ -57,6 +57,12 @@ pub enum Command {
         /// The kernel file.
         file: PathBuf,
     },
+    /// Print the sequencer configuration visa-lint derives for every fetch, commit and
+    /// `BufTensor` read/write of a file, in the manual's notation `[8 : 32, 8 : 256, 16 : 1] : 16`.
+    Derive {
+        /// The kernel file.
+        file: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -99,6 +105,7 @@ pub fn run_with(cli: &Cli, out: &mut dyn WriteColor) -> u8 {
             indices,
         }) => eval(out, cli.format, axes, mapping, indices),
         Some(Command::Model { file }) => model(out, cli.format, file),
+        Some(Command::Derive { file }) => derive(out, cli.format, file),
         None if cli.list_rules => list_rules(out, cli.format),
         None if cli.explain.is_some() => explain(out, cli.explain.as_deref().unwrap_or_default()),
         None if cli.paths.is_empty() => {
@@ -333,6 +340,114 @@ fn model(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Resu
         Format::Human => {
             serde_json::to_writer_pretty(&mut *out, &doc)?;
             writeln!(out)?;
+        }
+    }
+    Ok(0)
+}
+
+/// `visa-lint derive FILE`: the sequencer configurations of every fetch/commit/read/write.
+fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Result<u8> {
+    use visa_analysis::derive::{self as d, OpKind};
+    use visa_analysis::model::Tu;
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("visa-lint: {}: {e}", file.display());
+            return Ok(2);
+        }
+    };
+    let analysis = visa_analysis::db::analyse_text(&text);
+    let idx = LineIndex::new(&text);
+    let target = &visa_analysis::target::RNGD;
+    let mut ops = Vec::new();
+    let mut lines = Vec::new();
+    for (offset, f) in &analysis.fns {
+        for op in d::ops(&f.model, target) {
+            let line = idx.line_col(&text, offset + op.span.start).line;
+            let mut o = serde_json::Map::new();
+            o.insert("line".into(), line.into());
+            o.insert("op".into(), op.kind.as_str().into());
+            match &op.config {
+                Ok(cfg) => {
+                    let entries: Vec<Value> = cfg
+                        .entries
+                        .iter()
+                        .map(|e| json!([e.size, e.stride]))
+                        .collect();
+                    o.insert("entries".into(), entries.into());
+                    o.insert("packet_size".into(), cfg.packet_size.into());
+                    let sub = op.context == Some(Tu::Sub);
+                    let (pb, cb, fetch, commit, cycles) = match (op.bits, op.kind) {
+                        (Some(bits), OpKind::Fetch | OpKind::Read) => {
+                            let allowed = if sub {
+                                target.fetch_sizes_sub
+                            } else {
+                                target.fetch_sizes_main
+                            };
+                            let s = d::fetch_sizes(cfg, bits, allowed);
+                            (
+                                json!(s.packet_bytes),
+                                json!(s.contiguous_bytes),
+                                json!(s.fetch_size),
+                                Value::Null,
+                                json!(s.cycles),
+                            )
+                        }
+                        (Some(bits), OpKind::Commit | OpKind::Write) => {
+                            let allowed = if sub {
+                                target.commit_sizes_sub
+                            } else {
+                                target.commit_sizes_main
+                            };
+                            let s = d::commit_sizes(cfg, bits, allowed);
+                            (
+                                json!(s.commit_in_size),
+                                json!(s.contiguous_bytes),
+                                Value::Null,
+                                json!(s.commit_size),
+                                Value::Null,
+                            )
+                        }
+                        (None, _) => (
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                        ),
+                    };
+                    o.insert("packet_bytes".into(), pb);
+                    o.insert("contiguous_bytes".into(), cb);
+                    o.insert("fetch_size".into(), fetch);
+                    o.insert("commit_size".into(), commit);
+                    o.insert("cycles".into(), cycles);
+                    lines.push(format!(
+                        "{}:{line}: {} {cfg}",
+                        file.display(),
+                        op.kind.as_str()
+                    ));
+                }
+                Err(e) => {
+                    o.insert("error".into(), format!("{e:?}").into());
+                    lines.push(format!(
+                        "{}:{line}: {} no configuration: {e:?}",
+                        file.display(),
+                        op.kind.as_str()
+                    ));
+                }
+            }
+            ops.push(Value::Object(o));
+        }
+    }
+    match format {
+        Format::Json => {
+            serde_json::to_writer(&mut *out, &json!({ "ops": ops }))?;
+            writeln!(out)?;
+        }
+        Format::Human => {
+            for l in lines {
+                writeln!(out, "{l}")?;
+            }
         }
     }
     Ok(0)

@@ -1,2 +1,37 @@
-//! What the vendor compiler derives from mappings: sequencer configurations, fetch/commit
-//! sizes, flits (issue 4).
+//! What the vendor compiler derives from mappings (issue 4): sequencer configurations and the
+//! fetch/commit sizes that follow from them. Rules and the CLI (`visa-lint derive`) call this.
+//!
+//! # API
+//!
+//! - [`configure`]`(buf, time, packet, dir, max_entries) -> Result<Config, DeriveError>`: the
+//!   Sequencer chapter's term-by-term algorithm (manual L1337-L1627). `buf` is the buffer's
+//!   `Layout` (a fetch's BeginTensor Packet = the DM Element; a commit's destination Element;
+//!   the chapter's `BufTensor<D, Buf>`); `time` and `packet` are the stream's digits outermost
+//!   first (`&layout.dims`). Each stream digit becomes one entry (`size : stride`, strides in
+//!   elements, 0 for axes absent from the buffer = broadcast), or several when the buffer splits
+//!   its axis; `= n` slices keep their size; padded digits keep their padded extent (reads
+//!   overfetch). Adjacent entries merge (`s1 == n2 * s2`) only when more than `max_entries`
+//!   (`Target::sequencer_entries`, 8) result; a temporal entry merging into the packet grows
+//!   the packet (L1619). `Direction::Write` truncates the outermost packet digit to what the
+//!   buffer holds (commit truncation, L2199) and requires the stream to fill the buffer.
+//! - [`DeriveError::Insufficient`] (SEQ-006, L1639) and [`DeriveError::Incompatible`] (SEQ-007,
+//!   L1660, the "factorizable" test) are the manual's configuration failures;
+//!   [`DeriveError::Unsupported`] means visa-lint does not derive (irregular mappings).
+//! - [`contiguous_elements`] (L1762), [`fetch_sizes`] (`packet_bytes`, `contiguous_bytes`,
+//!   `fetch_size` = largest allowed divisor of their gcd, `fetches_per_packet`, `cycles =
+//!   Time::SIZE * ceil(packet / fetch_size)`, L1760, L2058), [`commit_sizes`] (L2226).
+//!   Sizes are bytes; sub-byte elements are packed ([`bytes`], constraints.md §22 A-3).
+//! - [`Config`]'s `Display` prints the manual's notation `[8 : 32, 8 : 256, 16 : 1] : 16`.
+//! - [`ops`]`(model, target)` derives every fetch, commit and simplified `read`/`write` step of
+//!   a function model ([`Op`]: kind, step, span, buf/time/packet layouts, element bits, context,
+//!   `config`). Stream digits are taken term by term as written (`C / 2, C % 2` are two entries,
+//!   as in L1611), falling back to the canonical digits for aliases.
+
+pub mod ops;
+pub mod sequencer;
+
+pub use ops::{Op, OpKind, ops};
+pub use sequencer::{
+    CommitSizes, Config, DeriveError, Direction, Entry, FetchSizes, bytes, commit_sizes, configure,
+    contiguous_elements, fetch_sizes, largest_divisor, time_steps,
+};

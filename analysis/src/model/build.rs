@@ -292,7 +292,151 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
     if let Some(body) = f.body() {
         b.block(&body, true);
     }
+    if env.local_types.contains("BufTensor") {
+        let chains = buf_tensor_chains(f, &b.scope);
+        b.model.chains.extend(chains);
+    }
     b.model
+}
+
+/// The Sequencer page's simplified interface (manual L1241-L1262): `buf.read()` and
+/// `buf.write(stream)` on a file-local `BufTensor<D, Buf>`, recorded as steps `read`
+/// (input: a `DmTensor` whose Element is `Buf`; output: a `StreamTensor` with Time/Packet from
+/// the turbofish or the local `StreamTensor<'l, D, Time, Packet>` return type) and `write`
+/// (input: the stream argument's type; output: the buffer). Used by the SEQ rules (issue 4).
+fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
+    // `BufTensor<D, Buf>` -> (dtype, Buf); `StreamTensor<'l, D, Time, Packet>` -> (dtype, Time, Packet).
+    fn local(ty: &ast::Type, want: &str) -> Option<Vec<ast::GenericArg>> {
+        match ty {
+            ast::Type::RefType(r) => local(&r.ty()?, want),
+            ast::Type::PathType(p) => {
+                let seg = p.path()?.segment()?;
+                if seg.name_ref()?.text() != want {
+                    return None;
+                }
+                Some(
+                    seg.generic_arg_list()?
+                        .generic_args()
+                        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+                        .collect(),
+                )
+            }
+            _ => None,
+        }
+    }
+    let buf_ty = |args: &[ast::GenericArg]| {
+        let mut t = TensorTy::new(Kind::Dm);
+        t.dtype = args.first().and_then(dtype_of);
+        if let Some(m) = args.get(1).and_then(|a| map_of(a, scope)) {
+            t.maps.insert(Slot::Element, m);
+        }
+        t
+    };
+    let stream_ty = |d: Option<&ast::GenericArg>,
+                     time: Option<&ast::GenericArg>,
+                     packet: Option<&ast::GenericArg>| {
+        let mut t = TensorTy::new(Kind::Stream);
+        t.dtype = d.and_then(dtype_of);
+        for (slot, a) in [(Slot::Time, time), (Slot::Packet, packet)] {
+            if let Some(m) = a.and_then(|a| map_of(a, scope)) {
+                t.maps.insert(slot, m);
+            }
+        }
+        t
+    };
+    let mut bufs: HashMap<String, TensorTy> = HashMap::new();
+    let mut streams: HashMap<String, TensorTy> = HashMap::new();
+    if let Some(pl) = f.param_list() {
+        for p in pl.params() {
+            let (Some(pat), Some(ty)) = (p.pat(), p.ty()) else {
+                continue;
+            };
+            let Some(name) = pat_name(&pat) else { continue };
+            if let Some(args) = local(&ty, "BufTensor") {
+                bufs.insert(name, buf_ty(&args));
+            } else if let Some(args) = local(&ty, "StreamTensor") {
+                streams.insert(name, stream_ty(args.first(), args.get(1), args.get(2)));
+            }
+        }
+    }
+    if bufs.is_empty() {
+        return Vec::new();
+    }
+    let ret = f
+        .ret_type()
+        .and_then(|r| r.ty())
+        .and_then(|t| local(&t, "StreamTensor"))
+        .map(|a| stream_ty(a.first(), a.get(1), a.get(2)));
+    let Some(body) = f.body() else {
+        return Vec::new();
+    };
+    let mut chains = Vec::new();
+    for m in body
+        .syntax()
+        .descendants()
+        .filter_map(ast::MethodCallExpr::cast)
+    {
+        let Some(name_ref) = m.name_ref() else {
+            continue;
+        };
+        let name = name_ref.text().to_string();
+        let Some(buf) = m
+            .receiver()
+            .and_then(|r| var_name(&r))
+            .and_then(|v| bufs.get(&v))
+        else {
+            continue;
+        };
+        let generics: Vec<ast::GenericArg> = m
+            .generic_arg_list()
+            .map(|g| {
+                g.generic_args()
+                    .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
+        let (input, output) = match name.as_str() {
+            "read" => {
+                let out = if generics.len() == 2 {
+                    let mut t = stream_ty(None, generics.first(), generics.get(1));
+                    t.dtype = buf.dtype.clone();
+                    Some(t)
+                } else {
+                    ret.clone()
+                };
+                (Some(buf.clone()), out)
+            }
+            "write" => {
+                let s = args
+                    .first()
+                    .and_then(var_name)
+                    .and_then(|v| streams.get(&v))
+                    .cloned();
+                (s, Some(buf.clone()))
+            }
+            _ => continue,
+        };
+        let span = span_of(name_ref.syntax().text_range());
+        chains.push(Chain {
+            span: span_of(m.syntax().text_range()),
+            binding: None,
+            steps: vec![Step {
+                method: name,
+                span,
+                engine: None,
+                input,
+                output,
+                keep: Vec::new(),
+                context: None,
+                address: None,
+                awaited: false,
+                generics: generics.iter().map(|a| arg_of(a.syntax())).collect(),
+                args: args.iter().map(|a| arg_of(a.syntax())).collect(),
+            }],
+        });
+    }
+    chains
 }
 
 fn pat_name(p: &ast::Pat) -> Option<String> {

@@ -1,0 +1,175 @@
+//! The sequencer operations of one function model: every `fetch` (BeginTensor Packet = the DM
+//! Element → Time/Packet), `commit` (Time/Packet → Element) and the Sequencer page's `read` /
+//! `write` on a local `BufTensor`, with the derived configuration.
+
+use super::sequencer::{Config, DeriveError, Direction, configure};
+use crate::diagnostic::Span;
+use crate::mapping::ast::Expr;
+use crate::mapping::layout::Dim;
+use crate::mapping::lower::AxisEntry;
+use crate::mapping::{Layout, Scope, lower, parse};
+use crate::model::{Engine, FnModel, MapVal, Slot, Step, TensorTy, Tu, types::dtype_bits};
+use crate::target::Target;
+
+/// Which sequencer an operation drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Fetch,
+    Commit,
+    /// `BufTensor::read` (Sequencer page).
+    Read,
+    /// `BufTensor::write` (Sequencer page).
+    Write,
+}
+
+impl OpKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpKind::Fetch => "fetch",
+            OpKind::Commit => "commit",
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+        }
+    }
+
+    pub fn direction(self) -> Direction {
+        match self {
+            OpKind::Fetch | OpKind::Read => Direction::Read,
+            OpKind::Commit | OpKind::Write => Direction::Write,
+        }
+    }
+}
+
+/// One sequencer operation and its derivation.
+#[derive(Clone, Debug)]
+pub struct Op<'a> {
+    pub kind: OpKind,
+    pub step: &'a Step,
+    /// The method name token.
+    pub span: Span,
+    pub buf: Layout,
+    pub time: Layout,
+    pub packet: Layout,
+    /// Bits per element as stored in the buffer (the DM dtype), when known.
+    pub bits: Option<u32>,
+    pub context: Option<Tu>,
+    pub config: Result<Config, DeriveError>,
+}
+
+fn layout(t: Option<&TensorTy>, s: Slot) -> Option<Layout> {
+    t?.get(s)?.layout.clone()
+}
+
+fn bits(t: Option<&TensorTy>) -> Option<u32> {
+    dtype_bits(t?.dtype.as_deref()?)
+}
+
+/// The stream digits term by term as written (`m![C / 2, C % 2]` stays two entries, as the
+/// compiler's term-by-term derivation has them, L1451, L1611), falling back to the canonical
+/// digits for aliases and anything that does not re-lower to the same size.
+fn terms(mv: Option<&MapVal>, whole: &Layout) -> Vec<Dim> {
+    let fallback = || whole.dims.clone();
+    let Some(mv) = mv else { return fallback() };
+    let text = mv.text.trim();
+    let Some(body) = text
+        .strip_prefix("m!")
+        .map(str::trim_start)
+        .and_then(|t| t.strip_prefix('['))
+        .and_then(|t| t.strip_suffix(']'))
+    else {
+        return fallback();
+    };
+    let Ok(Expr::Pair(parts, _)) = parse::parse_mapping(body) else {
+        return fallback();
+    };
+    let mut scope = Scope::default();
+    for d in &whole.dims {
+        if let Dim::Factor(f) = d
+            && let Some(a) = &f.axis
+        {
+            scope.axes.insert(
+                a.name.to_string(),
+                AxisEntry {
+                    axis: a.clone(),
+                    decl: Span::default(),
+                },
+            );
+        }
+    }
+    let mut dims = Vec::new();
+    let mut size: u64 = 1;
+    for p in &parts {
+        let Some(l) = lower(p, &scope, &mut Vec::new()) else {
+            return fallback();
+        };
+        size = size.saturating_mul(l.size);
+        dims.extend(l.dims);
+    }
+    if size == whole.size { dims } else { fallback() }
+}
+
+/// Every sequencer operation of `model` whose mappings are all known.
+pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<Op<'a>> {
+    let mut out = Vec::new();
+    for chain in &model.chains {
+        for step in &chain.steps {
+            let (i, o) = (step.input.as_ref(), step.output.as_ref());
+            let kind = match (step.engine, step.method.as_str()) {
+                (Some(Engine::Fetch), _) => OpKind::Fetch,
+                (Some(Engine::Commit), _) => OpKind::Commit,
+                (None, "read") => OpKind::Read,
+                (None, "write") => OpKind::Write,
+                _ => continue,
+            };
+            let (buf, time, packet, b) = match kind {
+                OpKind::Fetch => (
+                    layout(i, Slot::Packet),
+                    layout(o, Slot::Time),
+                    layout(o, Slot::Packet),
+                    bits(i).or(bits(o)),
+                ),
+                OpKind::Read => (
+                    layout(i, Slot::Element),
+                    layout(o, Slot::Time),
+                    layout(o, Slot::Packet),
+                    bits(i),
+                ),
+                OpKind::Commit | OpKind::Write => (
+                    layout(o, Slot::Element),
+                    layout(i, Slot::Time),
+                    layout(i, Slot::Packet),
+                    bits(o).or(bits(i)),
+                ),
+            };
+            let (Some(buf), Some(time), Some(packet)) = (buf, time, packet) else {
+                continue;
+            };
+            let time_key = if kind.direction() == Direction::Read {
+                o
+            } else {
+                i
+            };
+            let time_dims = terms(time_key.and_then(|t| t.get(Slot::Time)), &time);
+            let packet_dims = terms(time_key.and_then(|t| t.get(Slot::Packet)), &packet);
+            let config = configure(
+                &buf,
+                &time_dims,
+                &packet_dims,
+                kind.direction(),
+                target.sequencer_entries,
+            );
+            out.push(Op {
+                kind,
+                step,
+                span: step.span,
+                buf,
+                time,
+                packet,
+                bits: b,
+                context: step.context,
+                config,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,758 @@
+//! The Sequencer chapter's term-by-term derivation (manual L1337-L1627): from a buffer
+//! mapping and a stream (Time, Packet) to nested-loop entries `[size : stride, ...] : packet`.
+
+use crate::mapping::layout::{Dim, Factor};
+use crate::mapping::{Axis, Layout};
+use std::fmt;
+
+/// One loop level: `size` iterations, `stride` elements apart (0 = broadcast).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Entry {
+    pub size: u64,
+    pub stride: u64,
+}
+
+/// Which way the sequencer moves data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Buffer → stream (Fetch Engine, DMA read).
+    Read,
+    /// Stream → buffer (Commit Engine, DMA write): the outermost packet factor may be
+    /// truncated to what the buffer holds (L2199-L2203).
+    Write,
+}
+
+/// A derived configuration (L1337-L1350).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    /// The entries after merging, outermost first.
+    pub entries: Vec<Entry>,
+    /// The entries term by term, before merging (equal to `entries` when no merge was needed).
+    pub initial: Vec<Entry>,
+    /// How many of the innermost `entries` belong to the packet.
+    pub packet_entries: usize,
+    /// Elements per packet (grows when a temporal entry merges into the packet, L1619).
+    pub packet_size: u64,
+}
+
+/// Why no configuration exists (L1639-L1683), or why visa-lint cannot derive one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DeriveError {
+    /// The stream iterates indices the buffer does not hold (L1639): `needed` is the missing
+    /// factor (`N / 512`), `have` what the buffer holds of that axis (`N % 512`).
+    Insufficient {
+        axis: String,
+        needed: String,
+        have: String,
+        /// True when the missing factor is in the buffer and the stream lacks it (writes).
+        reverse: bool,
+        /// `"Time"` or `"Packet"`: the stream mapping that needs it (empty when `reverse`).
+        slot: &'static str,
+    },
+    /// No common factorization (L1660): `axis` is split by `buf_split` in the buffer and by
+    /// `stream_split` in the stream, and one does not divide the other.
+    Incompatible {
+        axis: String,
+        buf_split: u64,
+        stream_split: u64,
+    },
+    /// Irregular mappings (opaque digits, skewed axes) or overflow: not derived.
+    Unsupported(String),
+}
+
+impl fmt::Display for Config {
+    /// The manual's notation: `[8 : 32, 8 : 256, 16 : 1] : 16`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (k, e) in self.entries.iter().enumerate() {
+            if k > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{} : {}", e.size, e.stride)?;
+        }
+        write!(f, "] : {}", self.packet_size)
+    }
+}
+
+/// A buffer digit: a factor and its position stride in elements.
+struct BufDigit<'a> {
+    f: &'a Factor,
+    stride: u64,
+}
+
+fn factor_text(axis: &Axis, coef: u64, count: u64) -> String {
+    let n = &axis.name;
+    let top = coef.saturating_mul(count);
+    match (coef == 1, top >= axis.size) {
+        (true, true) => n.to_string(),
+        (true, false) => format!("{n} % {count}"),
+        (false, true) => format!("{n} / {coef}"),
+        (false, false) => format!("{n} / {coef} % {count}"),
+    }
+}
+
+/// Derives the configuration for moving `buf` to/from the stream `time`, `packet` (digits
+/// outermost first; pass `Layout::dims`, or per-term digits to keep terms apart as written).
+/// Entries are merged (`s1 == n2 * s2`) only when more than `max_entries` result (L1568).
+pub fn configure(
+    buf: &Layout,
+    time: &[Dim],
+    packet: &[Dim],
+    dir: Direction,
+    max_entries: usize,
+) -> Result<Config, DeriveError> {
+    // Buffer digits with their strides.
+    let mut digits: Vec<BufDigit<'_>> = Vec::new();
+    let mut stride: u64 = 1;
+    for d in buf.dims.iter().rev() {
+        match d {
+            Dim::Factor(f) => {
+                if f.axis.as_ref().is_some_and(|a| a.skew.is_some()) {
+                    return Err(DeriveError::Unsupported("skewed axis in the buffer".into()));
+                }
+                digits.push(BufDigit { f, stride });
+            }
+            Dim::Opaque(_) => {
+                return Err(DeriveError::Unsupported("irregular buffer mapping".into()));
+            }
+        }
+        stride = stride
+            .checked_mul(d.extent())
+            .ok_or_else(|| DeriveError::Unsupported("overflow".into()))?;
+    }
+    let in_buf = |a: &Axis| {
+        digits
+            .iter()
+            .any(|d| d.f.axis.as_ref().is_some_and(|b| b.name == a.name))
+    };
+    let buf_of_axis = |a: &Axis| -> String {
+        let mut parts: Vec<String> = digits
+            .iter()
+            .rev()
+            .filter_map(|d| {
+                let b = d.f.axis.as_ref()?;
+                (b.name == a.name).then(|| factor_text(a, d.f.coef, d.f.valid))
+            })
+            .collect();
+        if parts.is_empty() {
+            parts.push("1".into());
+        }
+        parts.join(", ")
+    };
+
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut packet_entries = 0usize;
+    let n_time = time.len();
+    let last_packet_outer = n_time; // index of the outermost packet digit
+    for (k, d) in time.iter().chain(packet.iter()).enumerate() {
+        let is_packet = k >= n_time;
+        let f = match d {
+            Dim::Factor(f) => f,
+            Dim::Opaque(_) => {
+                return Err(DeriveError::Unsupported("irregular stream mapping".into()));
+            }
+        };
+        let mut parts: Vec<Entry> = Vec::new(); // innermost first
+        match &f.axis {
+            None => {
+                // Pure padding: re-reads (stride 0); a write truncates it away when it is the
+                // outermost packet digit.
+                if !(dir == Direction::Write && is_packet && k == last_packet_outer) {
+                    parts.push(Entry {
+                        size: f.extent,
+                        stride: 0,
+                    });
+                }
+            }
+            Some(a) if a.skew.is_some() => {
+                return Err(DeriveError::Unsupported("skewed axis in the stream".into()));
+            }
+            Some(a) if !in_buf(a) => parts.push(Entry {
+                size: f.extent,
+                stride: 0,
+            }),
+            Some(a) => {
+                let (mut c, mut e, mut v) = (f.coef, f.extent, f.valid);
+                loop {
+                    let holder = digits.iter().find(|d| {
+                        d.f.axis.as_ref().is_some_and(|b| b.name == a.name)
+                            && c >= d.f.coef
+                            && c < d.f.coef.saturating_mul(d.f.valid)
+                    });
+                    let Some(h) = holder else {
+                        return Err(DeriveError::Insufficient {
+                            axis: a.name.to_string(),
+                            needed: factor_text(a, c, v),
+                            have: buf_of_axis(a),
+                            reverse: false,
+                            slot: if is_packet { "Packet" } else { "Time" },
+                        });
+                    };
+                    if !c.is_multiple_of(h.f.coef) {
+                        return Err(DeriveError::Incompatible {
+                            axis: a.name.to_string(),
+                            buf_split: h.f.coef,
+                            stream_split: c,
+                        });
+                    }
+                    let r = c / h.f.coef;
+                    let st = h.stride.saturating_mul(r);
+                    let top = h.f.coef.saturating_mul(h.f.valid);
+                    let truncate = dir == Direction::Write && is_packet && k == last_packet_outer;
+                    if c.saturating_mul(v) <= top {
+                        // A commit writes only the leading elements the buffer holds (L2199).
+                        let room = h.f.coef.saturating_mul(h.f.extent) / c;
+                        let size = if truncate { e.min(room.max(1)) } else { e };
+                        parts.push(Entry { size, stride: st });
+                        break;
+                    }
+                    if !top.is_multiple_of(c) {
+                        return Err(DeriveError::Incompatible {
+                            axis: a.name.to_string(),
+                            buf_split: top,
+                            stream_split: c,
+                        });
+                    }
+                    let q = top / c;
+                    if truncate
+                        && !digits.iter().any(|d| {
+                            d.f.axis.as_ref().is_some_and(|b| b.name == a.name) && d.f.coef >= top
+                        })
+                    {
+                        // The commit keeps the leading elements of the packet (truncation).
+                        parts.push(Entry {
+                            size: q,
+                            stride: st,
+                        });
+                        break;
+                    }
+                    if !e.is_multiple_of(q) {
+                        return Err(DeriveError::Incompatible {
+                            axis: a.name.to_string(),
+                            buf_split: top,
+                            stream_split: c.saturating_mul(e),
+                        });
+                    }
+                    parts.push(Entry {
+                        size: q,
+                        stride: st,
+                    });
+                    c = top;
+                    e /= q;
+                    v = v.div_ceil(q);
+                }
+            }
+        }
+        for p in parts.into_iter().rev() {
+            entries.push(p);
+            if is_packet {
+                packet_entries += 1;
+            }
+        }
+    }
+    if dir == Direction::Write {
+        check_written(&digits, time, packet)?;
+    }
+    let initial = entries.clone();
+    if entries.len() > max_entries {
+        let mut merged: Vec<Entry> = Vec::new();
+        let mut merged_packet = 0usize;
+        let first_packet = entries.len() - packet_entries;
+        for (k, e) in entries.iter().enumerate() {
+            let is_packet = k >= first_packet;
+            if let Some(last) = merged.last_mut()
+                && last.stride == e.size.saturating_mul(e.stride)
+            {
+                last.size = last.size.saturating_mul(e.size);
+                last.stride = e.stride;
+                if is_packet && merged_packet == 0 {
+                    // A temporal entry merged into the packet (L1619).
+                    merged_packet = 1;
+                }
+                continue;
+            }
+            merged.push(*e);
+            if is_packet {
+                merged_packet += 1;
+            }
+        }
+        entries = merged;
+        packet_entries = merged_packet;
+    }
+    let packet_size = entries[entries.len() - packet_entries..]
+        .iter()
+        .map(|e| e.size)
+        .product();
+    Ok(Config {
+        entries,
+        initial,
+        packet_entries,
+        packet_size,
+    })
+}
+
+/// A write must fill every valid position of the buffer: each buffer factor's valid range must
+/// be produced by the stream's factors of the same axis (else the stream is the insufficient
+/// input and the buffer keeps stale data there).
+fn check_written(digits: &[BufDigit<'_>], time: &[Dim], packet: &[Dim]) -> Result<(), DeriveError> {
+    for d in digits {
+        let Some(a) = &d.f.axis else { continue };
+        let top = d.f.coef.saturating_mul(d.f.valid);
+        let mut lo = d.f.coef;
+        while lo < top {
+            let next = time.iter().chain(packet.iter()).find_map(|s| match s {
+                Dim::Factor(f)
+                    if f.axis.as_ref().is_some_and(|b| b.name == a.name)
+                        && f.coef <= lo
+                        && lo < f.coef.saturating_mul(f.extent) =>
+                {
+                    // Padding positions are written too (with the pad value).
+                    Some(f.coef.saturating_mul(f.extent))
+                }
+                _ => None,
+            });
+            match next {
+                Some(hi) => lo = hi,
+                None => {
+                    return Err(DeriveError::Insufficient {
+                        axis: a.name.to_string(),
+                        needed: factor_text(a, lo, (top / lo.max(1)).max(1)),
+                        have: String::new(),
+                        reverse: true,
+                        slot: "",
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Elements of the innermost physically contiguous run: the innermost entry when its stride is
+/// 0 or 1 (else a single element), times each next-outer entry while `s1 == n2 * s2` (L1762).
+pub fn contiguous_elements(entries: &[Entry]) -> u64 {
+    let Some(last) = entries.last() else {
+        return 1;
+    };
+    if last.stride > 1 {
+        return 1;
+    }
+    let mut run = last.size;
+    for w in entries.windows(2).rev() {
+        let (outer, inner) = (w[0], w[1]);
+        if outer.stride == inner.size.saturating_mul(inner.stride) {
+            run = run.saturating_mul(outer.size);
+        } else {
+            break;
+        }
+    }
+    run
+}
+
+/// Bytes of `n` elements of `bits` bits (packed for sub-byte types, constraints.md §22 A-3).
+pub fn bytes(n: u64, bits: u32) -> u64 {
+    n.saturating_mul(u64::from(bits)).div_ceil(8)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// The largest size in `allowed` (bytes) that divides `gcd(packet_bytes, contiguous_bytes)`
+/// (L1760-L1762; commit: L2226).
+pub fn largest_divisor(packet_bytes: u64, contiguous_bytes: u64, allowed: &[u64]) -> Option<u64> {
+    let g = gcd(packet_bytes, contiguous_bytes);
+    allowed
+        .iter()
+        .copied()
+        .filter(|&s| s > 0 && g > 0 && g.is_multiple_of(s))
+        .max()
+}
+
+/// What the Fetch Engine derives from a configuration (L1757-L1762, L2046-L2058).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FetchSizes {
+    pub packet_bytes: u64,
+    pub contiguous_bytes: u64,
+    /// `None` when no supported size divides `gcd(packet, contiguous)`.
+    pub fetch_size: Option<u64>,
+    pub fetches_per_packet: Option<u64>,
+    /// `Time::SIZE * ceil(packet_bytes / fetch_size)` (L2058).
+    pub cycles: Option<u64>,
+}
+
+/// Fetch sizes for a configuration of elements of `bits` bits; `allowed` is the context's list
+/// of fetch sizes (`Target::fetch_sizes_main`, `fetch_sizes_sub`). The time steps are the
+/// product of the temporal entries (`Time::SIZE`, less what merged into the packet).
+pub fn fetch_sizes(cfg: &Config, bits: u32, allowed: &[u64]) -> FetchSizes {
+    let packet_bytes = bytes(cfg.packet_size, bits);
+    let contiguous_bytes = bytes(contiguous_elements(&cfg.entries), bits);
+    let fetch_size = largest_divisor(packet_bytes, contiguous_bytes, allowed);
+    let fetches_per_packet = fetch_size.map(|f| packet_bytes.div_ceil(f));
+    let steps = time_steps(cfg);
+    FetchSizes {
+        packet_bytes,
+        contiguous_bytes,
+        fetch_size,
+        fetches_per_packet,
+        cycles: fetches_per_packet.map(|n| steps.saturating_mul(n)),
+    }
+}
+
+/// The number of time steps: the product of the temporal entries.
+pub fn time_steps(cfg: &Config) -> u64 {
+    cfg.entries[..cfg.entries.len() - cfg.packet_entries]
+        .iter()
+        .fold(1u64, |acc, e| acc.saturating_mul(e.size))
+}
+
+/// What the Commit Engine derives (L2224-L2230): `commit_in_size` is the packet after
+/// truncation, `commit_size = gcd(contiguous, commit_in_size)` when the context supports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CommitSizes {
+    pub commit_in_size: u64,
+    pub contiguous_bytes: u64,
+    pub commit_size: Option<u64>,
+}
+
+pub fn commit_sizes(cfg: &Config, bits: u32, allowed: &[u64]) -> CommitSizes {
+    let commit_in_size = bytes(cfg.packet_size, bits);
+    let contiguous_bytes = bytes(contiguous_elements(&cfg.entries), bits);
+    let g = gcd(contiguous_bytes, commit_in_size);
+    CommitSizes {
+        commit_in_size,
+        contiguous_bytes,
+        commit_size: allowed.contains(&g).then_some(g),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapping::evaluate;
+
+    fn lay(axes: &str, m: &str) -> Layout {
+        let e = evaluate(axes, m);
+        assert!(e.diagnostics.is_empty(), "{m}: {:?}", e.diagnostics);
+        e.layout.expect("layout")
+    }
+
+    /// Digits term by term, as written (each term lowered on its own).
+    fn terms(axes: &str, m: &str) -> Vec<Dim> {
+        m.split(',')
+            .flat_map(|t| lay(axes, t.trim()).dims)
+            .collect()
+    }
+
+    fn cfg(axes: &str, buf: &str, time: &str, packet: &str, dir: Direction) -> Config {
+        configure(
+            &lay(axes, buf),
+            &terms(axes, time),
+            &terms(axes, packet),
+            dir,
+            8,
+        )
+        .expect("configures")
+    }
+
+    fn read(axes: &str, buf: &str, time: &str, packet: &str) -> Config {
+        cfg(axes, buf, time, packet, Direction::Read)
+    }
+
+    #[test]
+    fn l1394_nchw_to_whcn() {
+        // L1394: "[8 : 1, 8 : 8, 3 : 64, 4 : 192] : 1"
+        let c = read(
+            "N = 4, C = 3, H = 8, W = 8",
+            "N, C, H, W",
+            "W, H, C, N",
+            "1",
+        );
+        assert_eq!(c.to_string(), "[8 : 1, 8 : 8, 3 : 64, 4 : 192] : 1");
+        // The write of the same stream derives the identical configuration (L1417).
+        let w = cfg(
+            "N = 4, C = 3, H = 8, W = 8",
+            "N, C, H, W",
+            "W, H, C, N",
+            "1",
+            Direction::Write,
+        );
+        assert_eq!(w.to_string(), c.to_string());
+    }
+
+    #[test]
+    fn l1443_rearranging_axes() {
+        // L1443-L1458: [B 8 : 32, A 8 : 256, C # 16 16 : 1] : 16, maximum fetch_size 16.
+        let c = read("A = 8, B = 8, C = 8", "A, B, C # 32", "B, A", "C # 16");
+        assert_eq!(c.to_string(), "[8 : 32, 8 : 256, 16 : 1] : 16");
+        assert_eq!(
+            fetch_sizes(&c, 8, &[1, 2, 4, 8, 16, 32]).fetch_size,
+            Some(16)
+        );
+    }
+
+    #[test]
+    fn l1477_splitting_axes() {
+        // L1477-L1496: [2 : 64, 4 : 8, 4 : 128, 2 : 32, 32 : 1] : 32, fetch_size 32.
+        let c = read(
+            "A = 8, B = 8, C = 4",
+            "A, B, C # 8",
+            "A % 2, B % 4, A / 2, B / 4",
+            "C # 32",
+        );
+        assert_eq!(
+            c.to_string(),
+            "[2 : 64, 4 : 8, 4 : 128, 2 : 32, 32 : 1] : 32"
+        );
+        assert_eq!(
+            fetch_sizes(&c, 8, &[1, 2, 4, 8, 16, 32]).fetch_size,
+            Some(32)
+        );
+    }
+
+    #[test]
+    fn l1513_slicing_axes() {
+        // L1513-L1532: [4 : 256, 3 : 64, 2 : 32, 2 : 8, 8 : 1] : 8, fetch_size 8.
+        let c = read(
+            "A = 16, B = 8, C = 8",
+            "A, B, C",
+            "A / 4, A % 4 = 3, B / 4, B % 4 = 2",
+            "C",
+        );
+        assert_eq!(c.to_string(), "[4 : 256, 3 : 64, 2 : 32, 2 : 8, 8 : 1] : 8");
+        assert_eq!(
+            fetch_sizes(&c, 8, &[1, 2, 4, 8, 16, 32]).fetch_size,
+            Some(8)
+        );
+    }
+
+    #[test]
+    fn l1549_broadcasting_axes() {
+        // L1549-L1565: [T 4 : 0, A 16 : 1, P 4 : 0] : 4, fetch_size 4.
+        let c = read("A = 16, T = 4, P = 4", "A", "T, A", "P");
+        assert_eq!(c.to_string(), "[4 : 0, 16 : 1, 4 : 0] : 4");
+        assert_eq!(
+            fetch_sizes(&c, 8, &[1, 2, 4, 8, 16, 32]).fetch_size,
+            Some(4)
+        );
+    }
+
+    #[test]
+    fn l1584_merging_entries() {
+        // L1584-L1627: 9 initial entries merge to 6; the packet grows from 8 to 16 (L1619).
+        let c = read(
+            "N = 8, C = 8, H = 8, W = 32",
+            "N, C, H, W",
+            "W / 16, H % 2, H / 2, C / 2, C % 2, N / 2, N % 2, W / 8 % 2",
+            "W % 8",
+        );
+        let initial: Vec<(u64, u64)> = c.initial.iter().map(|e| (e.size, e.stride)).collect();
+        assert_eq!(
+            initial,
+            [
+                (2, 16),
+                (2, 32),
+                (4, 64),
+                (4, 512),
+                (2, 256),
+                (4, 4096),
+                (2, 2048),
+                (2, 8),
+                (8, 1)
+            ]
+        );
+        assert_eq!(
+            c.to_string(),
+            "[2 : 16, 2 : 32, 4 : 64, 8 : 256, 8 : 2048, 16 : 1] : 16"
+        );
+        assert_eq!(c.packet_entries, 1);
+        // At most 8 entries: no merge (the compiler merges only past the limit, L1568).
+        let canonical = configure(
+            &lay("N = 8, C = 8, H = 8, W = 32", "N, C, H, W"),
+            &lay(
+                "N = 8, C = 8, H = 8, W = 32",
+                "W / 16, H % 2, H / 2, C / 2, C % 2, N / 2, N % 2, W / 8 % 2",
+            )
+            .dims,
+            &lay("N = 8, C = 8, H = 8, W = 32", "W % 8").dims,
+            Direction::Read,
+            8,
+        )
+        .expect("configures");
+        assert_eq!(canonical.entries.len(), 7);
+        assert_eq!(canonical.entries, canonical.initial);
+    }
+
+    #[test]
+    fn l1361_config_struct() {
+        // L1361-L1386: the Config struct example is the NCHW -> WHCN read (bf16, packet 1).
+        let c = read(
+            "N = 4, C = 3, H = 8, W = 8",
+            "N, C, H, W",
+            "W, H, C, N",
+            "1",
+        );
+        assert_eq!(c.packet_size, 1);
+        let f = fetch_sizes(&c, 16, &[1, 2, 4, 8, 16, 32]);
+        assert_eq!(
+            (f.packet_bytes, f.fetch_size, f.cycles),
+            (2, Some(2), Some(768))
+        );
+    }
+
+    #[test]
+    fn l1641_insufficient_input() {
+        // L1641-L1658: Time requires N / 512, but Buf only contains N % 512.
+        let e = configure(
+            &lay("N = 2048", "N % 512"),
+            &lay("N = 2048", "N / 512").dims,
+            &lay("N = 2048", "N % 512").dims,
+            Direction::Read,
+            8,
+        );
+        assert_eq!(
+            e,
+            Err(DeriveError::Insufficient {
+                axis: "N".into(),
+                needed: "N / 512".into(),
+                have: "N % 512".into(),
+                reverse: false,
+                slot: "Time",
+            })
+        );
+    }
+
+    #[test]
+    fn l1662_incompatible_shapes() {
+        // L1662-L1683: base 5 in the buffer, base 3 in the packet.
+        let e = configure(
+            &lay("A = 15", "A % 5, A / 5"),
+            &[],
+            &lay("A = 15", "A % 3, A / 3").dims,
+            Direction::Read,
+            8,
+        );
+        assert!(
+            matches!(e, Err(DeriveError::Incompatible { ref axis, buf_split: 5, stream_split: 3 }) if axis == "A"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn l1769_contiguous_sram_access_size() {
+        // L1769-L1804: 384, 32 and 8 contiguous elements (i8).
+        let ax = "N = 4, C = 3, H = 4, W = 8";
+        let c = read(ax, "N, C, H, W", "N, C, H", "W");
+        assert_eq!(c.to_string(), "[4 : 96, 3 : 32, 4 : 8, 8 : 1] : 8");
+        assert_eq!(contiguous_elements(&c.entries), 384);
+        let c = read(ax, "N, C, H, W", "C", "N, H, W");
+        assert_eq!(c.to_string(), "[3 : 32, 4 : 96, 4 : 8, 8 : 1] : 128");
+        assert_eq!(contiguous_elements(&c.entries), 32);
+        let c = read(ax, "N, C, H, W", "1", "N, H, C, W");
+        assert_eq!(c.to_string(), "[4 : 96, 4 : 8, 3 : 32, 8 : 1] : 384");
+        assert_eq!(contiguous_elements(&c.entries), 8);
+    }
+
+    #[test]
+    fn l1816_padding_packets_cycles() {
+        // L1816-L1835: f8e4m3, A = 3, B = 5, C = 2: 15 cycles, then 3 cycles.
+        let ax = "A = 3, B = 5, C = 2";
+        let all = [1, 2, 4, 8, 16, 32];
+        let c = read(ax, "A, B, C", "A, B", "C");
+        assert_eq!(fetch_sizes(&c, 8, &all).cycles, Some(15));
+        let c = configure(
+            &lay(ax, "A, B, C"),
+            &lay(ax, "A").dims,
+            &lay(ax, "[B, C] # 16").dims,
+            Direction::Read,
+            8,
+        )
+        .expect("configures");
+        assert_eq!(c.to_string(), "[3 : 10, 8 : 2, 2 : 1] : 16");
+        let f = fetch_sizes(&c, 8, &all);
+        assert_eq!((f.fetch_size, f.cycles), (Some(16), Some(3)));
+    }
+
+    #[test]
+    fn l2067_batching() {
+        // L2067-L2105 with packed i4 (constraints.md §22 A-3): the cycle counts 48, 24, 12, 12
+        // are the manual's; the byte sizes are half the manual's (it counts i4 as 1 byte).
+        let ax = "N = 4, C = 3, H = 4, W = 8";
+        let all = [1, 2, 4, 8, 16, 32];
+        let cases = [
+            ("N, C, H", "W", 48),
+            ("N, C, H / 2", "H % 2, W", 24),
+            ("N, C", "H, W", 12),
+            ("N", "C, H, W", 12),
+        ];
+        for (t, p, cycles) in cases {
+            let c = read(ax, "N, C, H, W", t, p);
+            assert_eq!(fetch_sizes(&c, 4, &all).cycles, Some(cycles), "{t} / {p}");
+        }
+        let c = read(ax, "N, C, H, W", "N, C, H / 2", "H % 2, W");
+        assert_eq!(c.to_string(), "[4 : 96, 3 : 32, 2 : 16, 2 : 8, 8 : 1] : 16");
+        // fetch_batch_4: 96 elements per packet, fetch 16 B packed (32 B in the manual), 3 fetches.
+        let c = read(ax, "N, C, H, W", "N", "C, H, W");
+        assert_eq!(fetch_sizes(&c, 4, &all).fetches_per_packet, Some(3));
+    }
+
+    #[test]
+    fn l2263_commit_sequencer() {
+        // L2263-L2310: the Commit Engine's configurations and commit sizes.
+        let ax = "M = 4, K = 2, W = 8, N = 16";
+        let sizes = [8, 16, 24, 32];
+        let w = |buf: &str, t: &str, p: &str| cfg(ax, buf, t, p, Direction::Write);
+        let c = w("M, K, W", "M, K", "W # 32");
+        assert_eq!(c.to_string(), "[4 : 16, 2 : 8, 8 : 1] : 8");
+        let s = commit_sizes(&c, 8, &sizes);
+        assert_eq!(
+            (s.contiguous_bytes, s.commit_in_size, s.commit_size),
+            (64, 8, Some(8))
+        );
+        let c = w("K, M, W", "M, K", "W");
+        assert_eq!(c.to_string(), "[4 : 8, 2 : 32, 8 : 1] : 8");
+        let s = commit_sizes(&c, 32, &sizes);
+        assert_eq!(
+            (s.contiguous_bytes, s.commit_in_size, s.commit_size),
+            (32, 32, Some(32))
+        );
+        let c = w("K, M, N = 8", "M, K", "N");
+        assert_eq!(c.to_string(), "[4 : 8, 2 : 32, 8 : 1] : 8");
+        let s = commit_sizes(&c, 16, &sizes);
+        assert_eq!(
+            (s.contiguous_bytes, s.commit_in_size, s.commit_size),
+            (16, 16, Some(16))
+        );
+        let c = w("K, M, W # 16", "K", "M, W");
+        assert_eq!(c.to_string(), "[2 : 64, 4 : 16, 8 : 1] : 32");
+        let s = commit_sizes(&c, 8, &sizes);
+        assert_eq!(
+            (s.contiguous_bytes, s.commit_in_size, s.commit_size),
+            (8, 32, Some(8))
+        );
+    }
+
+    #[test]
+    fn writes_need_every_buffer_position() {
+        // A write whose stream lacks a factor of the buffer leaves positions unwritten.
+        let e = configure(
+            &lay("A = 8, B = 4", "A, B"),
+            &lay("A = 8, B = 4", "A").dims,
+            &lay("A = 8, B = 4", "B % 2").dims,
+            Direction::Write,
+            8,
+        );
+        assert!(
+            matches!(e, Err(DeriveError::Insufficient { reverse: true, .. })),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn largest_divisor_picks_supported_sizes() {
+        assert_eq!(largest_divisor(48, 192, &[1, 2, 4, 8, 16, 32]), Some(16));
+        assert_eq!(largest_divisor(96, 384, &[1, 2, 4, 8, 16, 32]), Some(32));
+        assert_eq!(largest_divisor(12, 12, &[8]), None);
+        assert_eq!(bytes(3, 4), 2);
+    }
+}
