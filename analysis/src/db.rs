@@ -265,6 +265,7 @@ pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
     diagnostics.extend(fn_model.diagnostics.iter().cloned());
     diagnostics.extend(crate::rules::check_fn(&crate::rules::FnContext {
         model: &fn_model,
+        ops: crate::derive::ops(&fn_model, &crate::target::RNGD),
         scope: &scope,
         target: &crate::target::RNGD,
     }));

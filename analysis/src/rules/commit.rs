@@ -127,7 +127,7 @@ fn check_sub_commit_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let Some(unit) = cx.target.commit_sizes_sub.iter().copied().max() else {
         return;
     };
-    for op in derive::ops(cx.model, cx.target) {
+    for op in &cx.ops {
         if op.kind != OpKind::Commit || op.context != Some(Tu::Sub) {
             continue;
         }

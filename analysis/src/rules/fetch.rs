@@ -221,7 +221,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 
 /// FET-002: the sub context's fixed fetch size divides the packet and the contiguous run.
 fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    for op in derive::ops(cx.model, cx.target) {
+    for op in &cx.ops {
         if op.kind != OpKind::Fetch || op.context != Some(Tu::Sub) {
             continue;
         }

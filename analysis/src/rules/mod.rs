@@ -23,6 +23,8 @@ use crate::target::Target;
 /// What a rule family's check sees of one function.
 pub struct FnContext<'a> {
     pub model: &'a FnModel,
+    /// The derived sequencer operations of the function (computed once for every family).
+    pub ops: Vec<crate::derive::Op<'a>>,
     /// The axes and aliases in scope for the function.
     pub scope: &'a Scope,
     pub target: &'a Target,

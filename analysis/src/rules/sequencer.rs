@@ -5,7 +5,7 @@
 
 use super::FnContext;
 use super::registry::{Rule, Status};
-use crate::derive::{self, DeriveError, Direction, Op, OpKind};
+use crate::derive::{DeriveError, Direction, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::layout::Dim;
 
@@ -205,7 +205,7 @@ fn buffer_name(op: &Op<'_>) -> &'static str {
 }
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    for op in derive::ops(cx.model, cx.target) {
+    for op in &cx.ops {
         let span = op.span;
         let cfg = match &op.config {
             Ok(c) => c,
@@ -219,13 +219,13 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 let msg = if *reverse {
                     format!(
                         "insufficient input: {} holds `{needed}` of `{axis}`, but the stream's Time and Packet never produce it; those positions would not be written",
-                        buffer_name(&op)
+                        buffer_name(op)
                     )
                 } else {
                     format!(
                         "insufficient input: {slot} requires `{needed}`, but {} only contains `{have}`; {} has no address for those indices",
-                        buffer_name(&op),
-                        who(&op)
+                        buffer_name(op),
+                        who(op)
                     )
                 };
                 out.push(Diagnostic::new("SEQ-006", span, msg));
@@ -242,7 +242,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                     span,
                     format!(
                         "incompatible shapes: `{axis}` is split by {buf_split} in {} but by {stream_split} in the stream; {a} does not divide {b}, so no common factorization exists",
-                        buffer_name(&op)
+                        buffer_name(op)
                     ),
                 ));
                 continue;
@@ -256,9 +256,9 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 span,
                 format!(
                     "{} needs {} entries after merging ({cfg}); the hardware has {limit}. Order the Time factors as in {} so adjacent ones merge, or split the operation",
-                    who(&op),
+                    who(op),
                     cfg.entries.len(),
-                    buffer_name(&op)
+                    buffer_name(op)
                 ),
             ));
         }
@@ -269,7 +269,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 span,
                 format!(
                     "{} has an entry of {} iterations ({} : {}); an entry counts at most {max} (the manual also says < 65536, constraints.md §22 A-5). Split that factor in Time",
-                    who(&op),
+                    who(op),
                     e.size,
                     e.size,
                     e.stride
@@ -303,8 +303,8 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 span,
                 format!(
                     "{} would write {what} with stride 0 ({cfg}): {} does not hold it, and write sequencers need non-zero strides (no broadcast, no selective writes)",
-                    who(&op),
-                    buffer_name(&op)
+                    who(op),
+                    buffer_name(op)
                 ),
             ));
         }
