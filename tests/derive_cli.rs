@@ -1,29 +1,7 @@
 //! `visa-lint derive FILE [--format json]`: the sequencer configurations of the manual's
 //! Sequencer, Fetch and Commit pages, in the manual's notation and as JSON.
 
-use clap::Parser;
-use codespan_reporting::term::termcolor::NoColor;
-use visa_server::cli::{Cli, run_with};
-
-/// Runs `visa-lint ARGS...` from the repository root; returns (exit status, stdout).
-fn run(args: &[&str]) -> (u8, String) {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let mut argv = vec!["visa-lint".to_string()];
-    for a in args {
-        if a.starts_with("fixtures") {
-            argv.push(format!("{root}/{a}"));
-        } else {
-            argv.push((*a).to_string());
-        }
-    }
-    let cli = Cli::try_parse_from(&argv).expect("arguments parse");
-    let mut out = NoColor::new(Vec::new());
-    let code = run_with(&cli, &mut out);
-    let text = String::from_utf8(out.into_inner())
-        .expect("UTF-8 output")
-        .replace(&format!("{root}/"), "");
-    (code, text)
-}
+use visa_lint_tests::run_cli as run;
 
 #[test]
 fn derive_prints_the_manual_notation() {

@@ -142,6 +142,24 @@ impl Diagnostic {
         self
     }
 
+    /// A fix that replaces one span.
+    pub fn with_edit(
+        self,
+        title: impl Into<String>,
+        safe: bool,
+        span: Span,
+        new_text: impl Into<String>,
+    ) -> Diagnostic {
+        self.with_fix(
+            title,
+            safe,
+            vec![Edit {
+                span,
+                new_text: new_text.into(),
+            }],
+        )
+    }
+
     /// Moves every span of this diagnostic right by `by` bytes.
     pub fn shifted(mut self, by: u32) -> Diagnostic {
         self.span = self.span.shift(by);

@@ -96,6 +96,29 @@ pub fn actual(text: &str, d: &visa_analysis::Diagnostic) -> Expectation {
     }
 }
 
+/// Runs `visa-lint ARGS...` in-process from the repository root; returns (exit status, stdout).
+/// Arguments starting with `fixtures` are paths relative to the repository root, and the root
+/// is stripped from the output so snapshots do not depend on where the checkout lives.
+pub fn run_cli(args: &[&str]) -> (u8, String) {
+    use clap::Parser;
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut argv = vec!["visa-lint".to_string()];
+    for a in args {
+        if a.starts_with("fixtures") {
+            argv.push(format!("{root}/{a}"));
+        } else {
+            argv.push((*a).to_string());
+        }
+    }
+    let cli = visa_server::cli::Cli::try_parse_from(&argv).expect("arguments parse");
+    let mut out = codespan_reporting::term::termcolor::NoColor::new(Vec::new());
+    let code = visa_server::cli::run_with(&cli, &mut out);
+    let text = String::from_utf8(out.into_inner())
+        .expect("UTF-8 output")
+        .replace(&format!("{root}/"), "");
+    (code, text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@
 
 use super::ast::*;
 use super::layout::{Axis, Layout, Skew};
-use crate::diagnostic::{Diagnostic, Edit, Span};
+use crate::diagnostic::{Diagnostic, Span};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -130,13 +130,11 @@ fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
     }
     let d = Diagnostic::new("MAP-005", name.span, msg);
     if scope.aliases.contains_key(&name.text) {
-        return d.with_fix(
+        return d.with_edit(
             format!("escape the alias: `{{ {} }}`", name.text),
             true,
-            vec![Edit {
-                span: name.span,
-                new_text: format!("{{ {} }}", name.text),
-            }],
+            name.span,
+            format!("{{ {} }}", name.text),
         );
     }
     d
@@ -276,16 +274,12 @@ impl Lowerer<'_> {
                     )
                     .with_related(op_span, format!("`{} {n}`", op.symbol()));
                     if let Some(k) = padded {
-                        d = d.with_fix(
+                        let end = inner.span().end;
+                        d = d.with_edit(
                             format!("pad to {k} first: `# {k} {} {n}`", op.symbol()),
                             true,
-                            vec![Edit {
-                                span: Span {
-                                    start: inner.span().end,
-                                    end: inner.span().end,
-                                },
-                                new_text: format!(" # {k}"),
-                            }],
+                            Span { start: end, end },
+                            format!(" # {k}"),
                         );
                     }
                     diags.push(d);
@@ -309,23 +303,19 @@ impl Lowerer<'_> {
                         ),
                     );
                     if let Some(total) = size.checked_add(n) {
-                        d = d.with_fix(
+                        d = d.with_edit(
                             format!("add {n} padding positions: `# {total}`"),
                             false,
-                            vec![Edit {
-                                span: arg.span(),
-                                new_text: total.to_string(),
-                            }],
+                            arg.span(),
+                            total.to_string(),
                         );
                     }
                     if n > 0 {
-                        d = d.with_fix(
+                        d = d.with_edit(
                             format!("keep the first {n} positions: `= {n}`"),
                             false,
-                            vec![Edit {
-                                span: op_span,
-                                new_text: "=".into(),
-                            }],
+                            op_span,
+                            "=",
                         );
                     }
                     diags.push(d);
@@ -354,14 +344,7 @@ impl Lowerer<'_> {
                             what_of(inner)
                         ),
                     )
-                    .with_fix(
-                        format!("pad to {n}: `# {n}`"),
-                        true,
-                        vec![Edit {
-                            span: op_span,
-                            new_text: "#".into(),
-                        }],
-                    );
+                    .with_edit(format!("pad to {n}: `# {n}`"), true, op_span, "#");
                     diags.push(d);
                 }
                 Some(v.window(n))

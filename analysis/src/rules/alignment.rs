@@ -303,13 +303,11 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 ),
             );
             if let Some(up) = round_up(addr, a) {
-                d = d.with_fix(
+                d = d.with_edit(
                     format!("round the address up to {}", address_text(&arg.text, up)),
                     false,
-                    vec![Edit {
-                        span: arg.span,
-                        new_text: address_text(&arg.text, up),
-                    }],
+                    arg.span,
+                    address_text(&arg.text, up),
                 );
             }
             out.push(d);
@@ -333,13 +331,11 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             ),
         );
         if let Some(up) = round_up(addr, size) {
-            d = d.with_fix(
+            d = d.with_edit(
                 format!("round the address up to {}", address_text(&arg.text, up)),
                 false,
-                vec![Edit {
-                    span: arg.span,
-                    new_text: address_text(&arg.text, up),
-                }],
+                arg.span,
+                address_text(&arg.text, up),
             );
         }
         out.push(d);

@@ -5,7 +5,7 @@
 use super::FnContext;
 use super::reduce::op_problem;
 use super::registry::{Rule, Status};
-use crate::diagnostic::{Diagnostic, Edit, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
 use crate::model::{Kind, Slot, Step, VeStage};
@@ -191,13 +191,11 @@ fn check_output(step: &Step, out: &mut Vec<Diagnostic>) {
         let span = arg_slice.map_or(step.span, |a| a.span);
         let mut d = Diagnostic::new("XSL-005", span, msg);
         if let Some(a) = arg_slice {
-            d = d.with_fix(
+            d = d.with_edit(
                 format!("fill the reduced positions with padding: m![{dummy}]"),
                 false,
-                vec![Edit {
-                    span: a.span,
-                    new_text: format!("m![{dummy}]"),
-                }],
+                a.span,
+                format!("m![{dummy}]"),
             );
         }
         out.push(d);
@@ -256,13 +254,11 @@ fn check_output(step: &Step, out: &mut Vec<Diagnostic>) {
     let span = arg_time.map_or(step.span, |a| a.span);
     let mut d = Diagnostic::new("XSL-005", span, msg);
     if let Some(a) = arg_time {
-        d = d.with_fix(
+        d = d.with_edit(
             format!("write TimeOut = m![{want}]"),
             true,
-            vec![Edit {
-                span: a.span,
-                new_text: format!("m![{want}]"),
-            }],
+            a.span,
+            format!("m![{want}]"),
         );
     }
     out.push(d);

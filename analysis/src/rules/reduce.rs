@@ -341,13 +341,11 @@ pub(super) fn op_problem(
         );
         let mut d = Diagnostic::new(code, arg.span, msg);
         if let Some(v) = counterpart(variant, other_ops) {
-            d = d.with_fix(
+            d = d.with_edit(
                 format!("use `{other_enum}::{v}`"),
                 false,
-                vec![Edit {
-                    span: arg.span,
-                    new_text: format!("{other_enum}::{v}"),
-                }],
+                arg.span,
+                format!("{other_enum}::{v}"),
             );
         }
         return Some(d);
@@ -360,13 +358,11 @@ pub(super) fn op_problem(
         );
         let mut d = Diagnostic::new(code, arg.span, msg);
         if let Some(v) = counterpart(variant, ops) {
-            d = d.with_fix(
+            d = d.with_edit(
                 format!("use `{en}::{v}`"),
                 false,
-                vec![Edit {
-                    span: arg.span,
-                    new_text: format!("{en}::{v}"),
-                }],
+                arg.span,
+                format!("{en}::{v}"),
             );
         }
         return Some(d);
@@ -429,13 +425,11 @@ fn way4(step: &Step, lanes: u64, out: &mut Vec<Diagnostic>) {
         let c = core(l);
         if c.size <= lanes {
             let trimmed = if c.size < lanes { c.window(lanes) } else { c };
-            d = d.with_fix(
+            d = d.with_edit(
                 format!("narrow with `vector_trim_way4::<m![{trimmed}]>()`"),
                 true,
-                vec![Edit {
-                    span: Span::new(step.span.start as usize, step.span.start as usize),
-                    new_text: format!("vector_trim_way4::<m![{trimmed}]>()."),
-                }],
+                Span::new(step.span.start as usize, step.span.start as usize),
+                format!("vector_trim_way4::<m![{trimmed}]>()."),
             );
         }
     }
@@ -532,13 +526,11 @@ fn shape_diag(
     if let Some(a) = arg
         && a.text.trim() != "_"
     {
-        d = d.with_fix(
+        d = d.with_edit(
             format!("write {what} = m![{want}]"),
             true,
-            vec![Edit {
-                span: a.span,
-                new_text: format!("m![{want}]"),
-            }],
+            a.span,
+            format!("m![{want}]"),
         );
     }
     d

@@ -10,7 +10,7 @@
 
 use super::FnContext;
 use super::registry::{Rule, Status};
-use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
+use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
 use crate::model::types::widened;
@@ -685,13 +685,11 @@ fn init_dtype(before: &[Step], step: &Step, out: &mut Vec<Diagnostic>) {
     {
         diag = diag
             .with_related(g.span, format!("the stream is fetched as {d} here"))
-            .with_fix(
+            .with_edit(
                 format!("fetch as {w} (a widening fetch cast; check the fetch size)"),
                 false,
-                vec![Edit {
-                    span: g.span,
-                    new_text: w.to_string(),
-                }],
+                g.span,
+                w.to_string(),
             );
     }
     out.push(diag);
@@ -920,14 +918,7 @@ fn way<'a>(
                 && let Some(p4) = with_pad(&pk.text, way4_lanes)
                 && let Some(p8) = with_pad(&pk.text, way8_lanes)
             {
-                d = d.with_fix(
-                    format!("narrow with `vector_trim_way4::<{p4}>()` (widen later with `vector_pad_way8::<{p8}>()`)"),
-                    false,
-                    vec![Edit {
-                        span: Span::new(step.span.start as usize, step.span.start as usize),
-                        new_text: format!("vector_trim_way4::<{p4}>()."),
-                    }],
-                );
+                d = d.with_edit(format!("narrow with `vector_trim_way4::<{p4}>()` (widen later with `vector_pad_way8::<{p8}>()`)"), false, Span::new(step.span.start as usize, step.span.start as usize), format!("vector_trim_way4::<{p4}>()."));
             }
             out.push(d);
         }
@@ -955,13 +946,11 @@ fn way<'a>(
                     && let Some(g) = n.generics.first()
                     && let Some(p8) = with_pad(&g.text, way8_lanes)
                 {
-                    d = d.with_fix(
+                    d = d.with_edit(
                         format!("widen with `vector_pad_way8::<{p8}>()`"),
                         false,
-                        vec![Edit {
-                            span: Span::new(step.span.start as usize, step.span.start as usize),
-                            new_text: format!("vector_pad_way8::<{p8}>()."),
-                        }],
+                        Span::new(step.span.start as usize, step.span.start as usize),
+                        format!("vector_pad_way8::<{p8}>()."),
                     );
                 }
             }
@@ -1041,13 +1030,11 @@ fn widen_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         if l.size < n8
             && let Some(fixed) = with_pad(&a.text, n8)
         {
-            d = d.with_fix(
+            d = d.with_edit(
                 format!("pad the packet to {n8} lanes: `{fixed}`"),
                 true,
-                vec![Edit {
-                    span: a.span,
-                    new_text: fixed,
-                }],
+                a.span,
+                fixed,
             );
         }
         out.push(d);
@@ -1170,13 +1157,11 @@ fn alu_use<'a>(p: &mut Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec<D
         && !p.alus.iter().any(|(u, _)| *u == twin_unit)
     {
         let start = a.span.start as usize + off;
-        d = d.with_fix(
+        d = d.with_edit(
             format!("use the other multiplier lane `FpMulAlu::{lane}` ({twin_unit} is free)"),
             true,
-            vec![Edit {
-                span: Span::new(start, start + 4),
-                new_text: lane.to_string(),
-            }],
+            Span::new(start, start + 4),
+            lane.to_string(),
         );
     } else if unit == "FxpAdd"
         && matches!(op.variant, "AddFxp" | "AddFxpSat")
@@ -1286,14 +1271,7 @@ fn operand_checks<'a>(
                              the stream's type"
                         ),
                     )
-                    .with_fix(
-                        format!("write `{fixed}`"),
-                        true,
-                        vec![Edit {
-                            span: a.span,
-                            new_text: fixed.clone(),
-                        }],
-                    ),
+                    .with_edit(format!("write `{fixed}`"), true, a.span, fixed.clone()),
                 );
             }
             _ => {}
