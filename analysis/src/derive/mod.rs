@@ -27,6 +27,8 @@
 //!   `config`). Stream digits are taken term by term as written (`C / 2, C % 2` are two entries,
 //!   as in L1611), falling back to the canonical digits for aliases.
 
+pub mod collect;
+pub mod dma;
 pub mod ops;
 pub mod sequencer;
 

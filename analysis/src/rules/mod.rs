@@ -2,8 +2,12 @@
 //! manual lines) next to the code that checks them; [`registry`] lists them all.
 
 pub mod alignment;
+pub mod bank;
+pub mod capacity;
+pub mod cast;
 pub mod collect;
 pub mod commit;
+pub mod contraction;
 pub mod dma;
 pub mod fetch;
 pub mod inter_slice;
@@ -11,8 +15,11 @@ pub mod kernel;
 pub mod mapping;
 pub mod reduce;
 pub mod registry;
+pub mod schedule;
 pub mod sequencer;
+pub mod switch;
 pub mod tool;
+pub mod transpose;
 pub mod vector;
 
 use crate::diagnostic::Diagnostic;
@@ -43,5 +50,12 @@ pub fn check_fn(cx: &FnContext<'_>) -> Vec<Diagnostic> {
     vector::check(cx, &mut out);
     reduce::check(cx, &mut out);
     inter_slice::check(cx, &mut out);
+    capacity::check(cx, &mut out);
+    switch::check(cx, &mut out);
+    contraction::check(cx, &mut out);
+    cast::check(cx, &mut out);
+    transpose::check(cx, &mut out);
+    schedule::check(cx, &mut out);
+    bank::check(cx, &mut out);
     out
 }

@@ -42,6 +42,7 @@ const FAMILIES: &[&[Rule]] = &[
     super::tool::RULES,
     super::kernel::RULES,
     super::mapping::RULES,
+    super::capacity::RULES,
     super::alignment::RULES,
     super::sequencer::RULES,
     super::fetch::RULES,
@@ -49,8 +50,14 @@ const FAMILIES: &[&[Rule]] = &[
     super::vector::RULES,
     super::reduce::RULES,
     super::inter_slice::RULES,
+    super::switch::RULES,
+    super::contraction::RULES,
+    super::cast::RULES,
+    super::transpose::RULES,
     super::commit::RULES,
     super::dma::RULES,
+    super::bank::RULES,
+    super::schedule::RULES,
 ];
 
 /// Every registered rule, in code order within each family.

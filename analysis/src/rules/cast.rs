@@ -1,0 +1,9 @@
+//! CST: the Cast Engine (constraints.md §15).
+
+use super::FnContext;
+use super::registry::Rule;
+use crate::diagnostic::Diagnostic;
+
+pub const RULES: &[Rule] = &[];
+
+pub fn check(_cx: &FnContext<'_>, _out: &mut Vec<Diagnostic>) {}

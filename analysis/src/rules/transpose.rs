@@ -1,0 +1,9 @@
+//! TRN: the Transpose Engine (constraints.md §16).
+
+use super::FnContext;
+use super::registry::Rule;
+use crate::diagnostic::Diagnostic;
+
+pub const RULES: &[Rule] = &[];
+
+pub fn check(_cx: &FnContext<'_>, _out: &mut Vec<Diagnostic>) {}
