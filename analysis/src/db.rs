@@ -316,6 +316,23 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
     }
 
     #[test]
+    fn mapping_spans_point_at_the_written_text() {
+        let file = analyse_text(KERNEL);
+        let (start, first) = &file.fns[0];
+        let a = &first.model.tensors[0];
+        let slice = &a.ty.maps[&crate::model::Slot::Slice];
+        let span = slice.span.expect("a written mapping has a span");
+        let r = span.shift(*start).range();
+        assert_eq!(&KERNEL[r], "m![A / 8 # 256]");
+        // Equality ignores where a mapping is written.
+        let moved = crate::model::MapVal {
+            span: None,
+            ..slice.clone()
+        };
+        assert_eq!(&moved, slice);
+    }
+
+    #[test]
     fn editing_one_function_reruns_only_that_function() {
         let log = Arc::new(Mutex::new(Vec::new()));
         let sink = log.clone();

@@ -146,9 +146,16 @@ fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
                 let layout = parse::parse_mapping(body)
                     .ok()
                     .and_then(|e| mapping::lower(&e, scope, &mut Vec::new()));
-                Some(MapVal { text, layout })
+                Some(MapVal {
+                    text,
+                    layout,
+                    span: Some(span_of(call.syntax().text_range())),
+                })
             }
-            ast::Type::PathType(p) => alias_val(p.path()?.segment()?.name_ref()?.text(), scope),
+            ast::Type::PathType(p) => {
+                let at = span_of(p.syntax().text_range());
+                alias_val(p.path()?.segment()?.name_ref()?.text(), scope, at)
+            }
             _ => None,
         },
         ast::GenericArg::ConstArg(c) => {
@@ -159,19 +166,21 @@ fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
                 .trim_start_matches('{')
                 .trim_end_matches('}')
                 .trim();
-            alias_val(inner, scope)
+            alias_val(inner, scope, span_of(c.syntax().text_range()))
         }
         _ => None,
     }
 }
 
-fn alias_val(name: &str, scope: &Scope) -> Option<MapVal> {
+/// An alias used as a mapping argument; `at` is the use (`Slice` or `{ Slice }`).
+fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
     scope.aliases.get(name)?;
     let e = parse::parse_mapping(&format!("{{ {name} }}")).ok()?;
     let layout = mapping::lower(&e, scope, &mut Vec::new());
     Some(MapVal {
         text: name.to_string(),
         layout,
+        span: Some(at),
     })
 }
 
@@ -210,21 +219,30 @@ fn device_chips(f: &ast::Fn) -> Option<Option<u64>> {
     None
 }
 
-/// A helper's signature from its syntax.
+/// A helper's signature from its syntax. Its mappings are written in the helper, not in the
+/// functions that call it, so they carry no span.
 pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
+    let unplaced = |mut t: TensorTy| {
+        for m in t.maps.values_mut() {
+            m.span = None;
+        }
+        t
+    };
     let mut sig = FnSig::default();
     if let Some(pl) = f.param_list() {
         for p in pl.params() {
             sig.params.push(
                 p.ty()
-                    .and_then(|t| tensor_type(&t, env, &env.scope, &mut Vec::new())),
+                    .and_then(|t| tensor_type(&t, env, &env.scope, &mut Vec::new()))
+                    .map(unplaced),
             );
         }
     }
     sig.ret = f
         .ret_type()
         .and_then(|r| r.ty())
-        .and_then(|t| tensor_type(&t, env, &env.scope, &mut Vec::new()));
+        .and_then(|t| tensor_type(&t, env, &env.scope, &mut Vec::new()))
+        .map(unplaced);
     sig
 }
 
@@ -926,10 +944,7 @@ impl Builder<'_> {
                         .first()
                         .and_then(|g| interleave_axis(g, &self.scope))
                 } else {
-                    Some(MapVal {
-                        text: "m![1]".into(),
-                        layout: Some(Layout::identity()),
-                    })
+                    Some(MapVal::unplaced("m![1]", Some(Layout::identity())))
                 };
                 if let Some(t) = time {
                     ty.maps.insert(Slot::Time, t);
@@ -1226,10 +1241,10 @@ fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
     };
     let name = p.path()?.segment()?.name_ref()?.text().to_string();
     let axis = scope.axes.get(&name)?;
-    Some(MapVal {
-        text: format!("m![{name}]"),
-        layout: Some(Layout::symbol(axis.axis.clone())),
-    })
+    Some(MapVal::unplaced(
+        format!("m![{name}]"),
+        Some(Layout::symbol(axis.axis.clone())),
+    ))
 }
 
 fn arg_of(node: &ra_ap_syntax::SyntaxNode) -> Arg {

@@ -242,10 +242,43 @@ impl Kind {
 }
 
 /// A mapping as written (`m![A / 8 # 256]`, or an alias name) with its value when known.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// `span` is where the text is written in the function being analysed (relative to the
+/// function's text, like every span of a [`crate::model::FnModel`]); `None` when the mapping
+/// was inferred, or comes from another item (a helper's signature, an alias). Fixes that
+/// rewrite a mapping (`m![1]` -> `m![1 # 2]`) edit this span. Equality and hashing ignore it:
+/// two mappings written in different places are the same type.
+#[derive(Clone, Debug)]
 pub struct MapVal {
     pub text: String,
     pub layout: Option<Layout>,
+    pub span: Option<crate::diagnostic::Span>,
+}
+
+impl MapVal {
+    /// A mapping not written at any place of the function (inferred or built by the model).
+    pub fn unplaced(text: impl Into<String>, layout: Option<Layout>) -> Self {
+        MapVal {
+            text: text.into(),
+            layout,
+            span: None,
+        }
+    }
+}
+
+impl PartialEq for MapVal {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text && self.layout == other.layout
+    }
+}
+
+impl Eq for MapVal {}
+
+impl std::hash::Hash for MapVal {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
+        self.layout.hash(state);
+    }
 }
 
 /// A (partially known) tensor type.
