@@ -76,3 +76,23 @@ fn derive_reports_configuration_failures() {
         "{out}"
     );
 }
+
+#[test]
+fn derive_json_collect_flits() {
+    // L3655-L3668: bf16, B = 32: a 64-byte packet becomes two flits, Time2 m![A, B / 16].
+    let (code, out) = run(&[
+        "derive",
+        "--format",
+        "json",
+        "fixtures/manual/3655_collect_multi_flit.rs",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let ops = v["ops"].as_array().expect("ops");
+    let c = ops.iter().find(|o| o["op"] == "collect").expect("collect");
+    assert_eq!(c["packet_bytes"], 64);
+    assert_eq!(c["flits"], 2);
+    assert_eq!(c["pad_bytes"], 0);
+    assert_eq!(c["time2"], "m![A, B / 16]");
+    assert_eq!(c["packet2"], "m![B % 16]");
+}

@@ -65,32 +65,56 @@ fn every_prefix_of_every_fixture_is_analysed() {
     let mut files = rs_files(&root().join("fixtures/manual"));
     files.extend(rs_files(&root().join("fixtures/rules")));
     files.extend(rs_files(&root().join("fixtures/ok")));
-    let (mut prefixes, mut slowest) = (0usize, (Duration::ZERO, String::new()));
-    for f in &files {
-        let text = std::fs::read_to_string(f).expect("UTF-8 fixture");
-        let tree = SourceFile::parse(&text, Edition::Edition2024).tree();
-        let ends: Vec<usize> = tree
-            .syntax()
-            .descendants_with_tokens()
-            .filter_map(|e| e.into_token())
-            .filter(|t| !t.kind().is_trivia())
-            .map(|t| u32::from(t.text_range().end()) as usize)
+    // Files are shared out over the available cores (the test dominates the suite's time).
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let results: Vec<(usize, (Duration, String))> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let files = &files;
+                scope.spawn(move || {
+                    let (mut prefixes, mut slowest) = (0usize, (Duration::ZERO, String::new()));
+                    for f in files.iter().skip(w).step_by(workers) {
+                        let text = std::fs::read_to_string(f).expect("UTF-8 fixture");
+                        let tree = SourceFile::parse(&text, Edition::Edition2024).tree();
+                        let ends: Vec<usize> = tree
+                            .syntax()
+                            .descendants_with_tokens()
+                            .filter_map(|e| e.into_token())
+                            .filter(|t| !t.kind().is_trivia())
+                            .map(|t| u32::from(t.text_range().end()) as usize)
+                            .collect();
+                        for end in ends {
+                            let start = Instant::now();
+                            let result = std::panic::catch_unwind(|| {
+                                visa_analysis::check_text(&text[..end])
+                            });
+                            let took = start.elapsed();
+                            assert!(
+                                result.is_ok(),
+                                "{} panics when cut at byte {end}",
+                                f.display()
+                            );
+                            prefixes += 1;
+                            if took > slowest.0 {
+                                slowest = (took, format!("{}:{end}", f.display()));
+                            }
+                        }
+                    }
+                    (prefixes, slowest)
+                })
+            })
             .collect();
-        for end in ends {
-            let start = Instant::now();
-            let result = std::panic::catch_unwind(|| visa_analysis::check_text(&text[..end]));
-            let took = start.elapsed();
-            assert!(
-                result.is_ok(),
-                "{} panics when cut at byte {end}",
-                f.display()
-            );
-            prefixes += 1;
-            if took > slowest.0 {
-                slowest = (took, format!("{}:{end}", f.display()));
-            }
-        }
-    }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a prefix worker panicked"))
+            .collect()
+    });
+    let prefixes: usize = results.iter().map(|r| r.0).sum();
+    let slowest = results
+        .into_iter()
+        .map(|r| r.1)
+        .max_by_key(|s| s.0)
+        .unwrap_or_default();
     eprintln!(
         "{prefixes} prefixes of {} fixtures; slowest {:?} at {}",
         files.len(),

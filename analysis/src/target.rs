@@ -15,10 +15,23 @@ pub struct Target {
     pub trf_bytes_per_row: u64,
     /// MAC rows per slice (L1089).
     pub trf_rows: u64,
+    /// Row::SIZE values a TRF operation may use (L4529-L4530, L4162-L4167).
+    pub trf_row_sizes: &'static [u64],
+    /// HBM bytes per chip, 48 GB: 2 stacks x 16 channels x 3 slices x 4 bank groups x 4 banks x
+    /// 16K rows x 2 KB (L137, L2949-L2960, L2976).
+    pub hbm_bytes_per_chip: u64,
     /// VRF bytes per slice (L1090).
     pub vrf_bytes_per_slice: u64,
     /// Bytes in one flit, the unit every engine after Collect consumes (L3039, L3605).
     pub flit_bytes: u64,
+    /// Cast Engine precision lowerings `(D1, D2)`: i32 to i4/i8/i16, f32 to f8e5m2/f8e4m3/f16/bf16
+    /// (L6776-L6779); the input must be a `VeScalar` (i32/f32, L6759).
+    pub cast_pairs: &'static [(&'static str, &'static str)],
+    /// Transpose Engine geometry per element width (L6877-L6883, L6859-L6871).
+    pub transpose_geometry: &'static [TransposeGeometry],
+    /// Columns of each of the two transpose buffers, `num_buffer_cols`: double buffering iff
+    /// in_cols <= this (L6859, L6890-L6891).
+    pub transpose_buffer_cols: u64,
     /// Fetch-adapter type conversions `(D, D2)` besides the identity (L1962-L1971; RNGD-S adds
     /// more, L1972-L1977).
     pub fetch_casts: &'static [(&'static str, &'static str)],
@@ -28,6 +41,19 @@ pub struct Target {
     pub dma_dm_align_bytes: u64,
     /// Element types the DMA engine moves (L2525).
     pub dma_dtypes: &'static [&'static str],
+    /// Largest DMA packet (`stride0`), bytes: 256 AXI beats of 16 bytes (L2428, L2512).
+    pub dma_packet_max_bytes: u64,
+    /// The DMA engine splits a packet into requests of this many bytes (L2469, L2594).
+    pub dma_request_bytes: u64,
+    /// Start-up latency of one DMA command, cycles (L2467, L2827).
+    pub dma_startup_cycles: u64,
+    /// HBM accesses aligned to this many bytes avoid the 2x read / RMW write penalty (L2859).
+    pub hbm_align_bytes: u64,
+    /// Commit-sequencer strides are multiples of this many bytes (L2338).
+    pub commit_stride_align_bytes: u64,
+    /// The DMA engine's virtual address space of one slice's DM, bytes: a DMA slice stride
+    /// (L2541 "slice_stride = 4MB"; constraints.md §22 A-8).
+    pub dma_slice_space_bytes: u64,
     /// Loop entries a sequencer has (L1568, L1616).
     pub sequencer_entries: usize,
     /// Iterations one sequencer entry can count, inclusive (L1632; constraints.md §22 A-5).
@@ -36,6 +62,10 @@ pub struct Target {
     pub fetch_sizes_main: &'static [u64],
     /// Sub-context fetch sizes in bytes: 8, or 4 when casting i4 to i32 (L1758-L1759, L2018-L2021).
     pub fetch_sizes_sub: &'static [u64],
+    /// Largest `last_dim_rightmost_valid_count` of fetch masking per DM dtype: 0-255 for 4-bit
+    /// types, 0-31 for f32 (L1902; the stated 256-byte reason does not match, constraints.md
+    /// §22 A-25, so the literal counts are enforced).
+    pub fetch_mask_valid_max: &'static [(&'static str, u64)],
     /// Main-context commit sizes in bytes (L2232, L2328).
     pub commit_sizes_main: &'static [u64],
     /// Sub-context commit sizes in bytes (L2233, L2328).
@@ -48,6 +78,57 @@ pub struct Target {
     pub ve_branch_comparisons: usize,
     /// Accumulator slots of the IntraSliceReduce stage (L5384-L5388, L5499).
     pub isr_accumulator_slots: u64,
+    /// Contraction Engine: bytes the Reducer consumes per Row per cycle, the computation packet
+    /// (`mac_width`, L3921, L4099).
+    pub mac_width_bytes: u64,
+    /// Stream Adapter Flit Buffer capacity in bytes (3 single-channel flits, L3928, L3951).
+    pub flit_buffer_bytes: u64,
+    /// Reducer input types and their reduction-tree depths (L3782, L4388, L4530-L4533).
+    pub reducer_tree_depth: &'static [(&'static str, u32)],
+    /// Reducer output columns per Row after the resize (L4398, L4531-L4532).
+    pub reducer_columns: u64,
+    /// Temporal accumulator registers per column: 8 rows x 32 columns x 4 = 1024 slots (L4409).
+    pub accumulator_registers: u64,
+    /// Reducer output bus width in elements: Sequential outputs multiples of it (L4491).
+    pub reducer_output_bus: u64,
+    /// Bytes one DM bank serves per access: slice address bits 0-2 (L2875-L2879).
+    pub dm_bank_bytes: u64,
+    /// DM banks per slice: slice address bits 3-6 (L2869, L2875-L2879).
+    pub dm_banks: u64,
+    /// Consecutive same-bank fetch/commit accesses allowed while DMA is active (the 64-access
+    /// rule, L2898, L2906, L2938-L2939).
+    pub bank_max_consecutive: u64,
+    /// Slices per Data Memory Network (L2868, L2858).
+    pub slices_per_dmn: u64,
+    /// DM bytes per cycle of one DMN, and of a DMA interleaving two DMNs (L2881, L2883, L2933).
+    pub dmn_bytes_per_cycle: u64,
+    pub dma_dm_bytes_per_cycle: u64,
+    /// DMNs served by one DMA Engine: eight per chip, one per pair of DMNs (seed 000 L50,
+    /// L477), so one engine's share of a cluster's Slice is `dmns_per_dma_engine *
+    /// slices_per_dmn` slices (the four "DMN" shares of seed 000 L405-L439).
+    pub dmns_per_dma_engine: u64,
+    /// Nested counters `L_0..L_7` of the Valid Count Generator's sequencer (L6202, L6213).
+    pub vcg_counters: usize,
+    /// Binary gate dims of the Valid Count Generator, besides its one packet dim (L6459, L6549-L6555).
+    pub vcg_gate_dims: usize,
+    /// Cycles of inter-slice reduce tail per slice of the reduction group: one ring traversal,
+    /// 256 slices = 256 cycles (L4369, L6743-L6749).
+    pub xsl_tail_cycles_per_slice: u64,
+}
+
+/// One row of the Transpose Engine's per-dtype table (L6877-L6883).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransposeGeometry {
+    /// Element width in bits (4, 8, 16, 32).
+    pub bits: u32,
+    /// Elements of each 32-byte input packet the transpose buffer keeps (Unpack, L6843, L6863).
+    pub elements_per_packet: u64,
+    /// Elements each output row is padded to: one 32-byte packet (Align, L6848).
+    pub output_alignment: u64,
+    /// Largest in_rows (the innermost Time factors swapped into the Packet).
+    pub max_in_rows: u64,
+    /// Allowed in_cols = packets_per_col x elements_per_packet.
+    pub valid_in_cols: &'static [u64],
 }
 
 /// RNGD, the chip the manual describes.
@@ -58,8 +139,50 @@ pub const RNGD: Target = Target {
     dm_bytes_per_slice: 512 * 1024,
     trf_bytes_per_row: 8 * 1024,
     trf_rows: 8,
+    trf_row_sizes: &[1, 2, 4, 8],
+    hbm_bytes_per_chip: 48 << 30,
     vrf_bytes_per_slice: 8 * 1024,
     flit_bytes: 32,
+    cast_pairs: &[
+        ("i32", "i4"),
+        ("i32", "i8"),
+        ("i32", "i16"),
+        ("f32", "f8e5m2"),
+        ("f32", "f8e4m3"),
+        ("f32", "f16"),
+        ("f32", "bf16"),
+    ],
+    transpose_geometry: &[
+        TransposeGeometry {
+            bits: 4,
+            elements_per_packet: 16,
+            output_alignment: 64,
+            max_in_rows: 16,
+            valid_in_cols: &[16, 32],
+        },
+        TransposeGeometry {
+            bits: 8,
+            elements_per_packet: 8,
+            output_alignment: 32,
+            max_in_rows: 8,
+            valid_in_cols: &[8, 16, 32],
+        },
+        TransposeGeometry {
+            bits: 16,
+            elements_per_packet: 8,
+            output_alignment: 16,
+            max_in_rows: 4,
+            valid_in_cols: &[8, 16, 32],
+        },
+        TransposeGeometry {
+            bits: 32,
+            elements_per_packet: 8,
+            output_alignment: 8,
+            max_in_rows: 2,
+            valid_in_cols: &[8, 16, 32],
+        },
+    ],
+    transpose_buffer_cols: 16,
     fetch_casts: &[
         ("i4", "i5"),
         ("i4", "i32"),
@@ -77,14 +200,43 @@ pub const RNGD: Target = Target {
     dma_dtypes: &[
         "i4", "i8", "f8e4m3", "f8e5m2", "i16", "f16", "fp16", "bf16", "i32", "f32",
     ],
+    dma_packet_max_bytes: 4096,
+    dma_request_bytes: 256,
+    dma_startup_cycles: 500,
+    hbm_align_bytes: 256,
+    commit_stride_align_bytes: 8,
+    dma_slice_space_bytes: 4 * 1024 * 1024,
     sequencer_entries: 8,
     sequencer_entry_size: 65_536,
     fetch_sizes_main: &[1, 2, 4, 8, 16, 32],
     fetch_sizes_sub: &[4, 8],
+    fetch_mask_valid_max: &[("i4", 255), ("f32", 31)],
     commit_sizes_main: &[8, 16, 24, 32],
     commit_sizes_sub: &[8],
     ve_way8_lanes: 8,
     ve_way4_lanes: 4,
     ve_branch_comparisons: 4,
     isr_accumulator_slots: 8,
+    mac_width_bytes: 64,
+    flit_buffer_bytes: 96,
+    reducer_tree_depth: &[
+        ("i4", 7),
+        ("i8", 6),
+        ("f8e4m3", 6),
+        ("f8e5m2", 6),
+        ("bf16", 5),
+    ],
+    reducer_columns: 32,
+    accumulator_registers: 4,
+    reducer_output_bus: 8,
+    dm_bank_bytes: 8,
+    dm_banks: 16,
+    bank_max_consecutive: 64,
+    slices_per_dmn: 32,
+    dmn_bytes_per_cycle: 128,
+    dma_dm_bytes_per_cycle: 256,
+    dmns_per_dma_engine: 2,
+    vcg_counters: 8,
+    vcg_gate_dims: 3,
+    xsl_tail_cycles_per_slice: 1,
 };

@@ -379,12 +379,14 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
                     let sub = op.context == Some(Tu::Sub);
                     let (pb, cb, fetch, commit, cycles) = match (op.bits, op.kind) {
                         (Some(bits), OpKind::Fetch | OpKind::Read) => {
-                            let allowed = if sub {
-                                target.fetch_sizes_sub
-                            } else {
-                                target.fetch_sizes_main
-                            };
-                            let s = d::fetch_sizes(cfg, bits, allowed);
+                            // The context's sizes, a casting fetch's within one flit (L1996).
+                            let allowed = d::fetch_size_choices(
+                                target,
+                                sub && op.kind == OpKind::Fetch,
+                                op.step.input.as_ref().and_then(|t| t.dtype.as_deref()),
+                                op.step.output.as_ref().and_then(|t| t.dtype.as_deref()),
+                            );
+                            let s = d::fetch_sizes(cfg, bits, &allowed);
                             (
                                 json!(s.packet_bytes),
                                 json!(s.contiguous_bytes),
@@ -438,7 +440,91 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
             }
             ops.push(Value::Object(o));
         }
+        // Collect's flit normalization (L3561-L3564): Time2/Packet2 as derived.
+        for step in f.model.chains.iter().flat_map(|c| c.steps.iter()) {
+            use visa_analysis::model::Slot;
+            if step.method != "collect" {
+                continue;
+            }
+            let Some(inp) = step.input.as_ref() else {
+                continue;
+            };
+            let layout = |s: Slot| inp.get(s).and_then(|m| m.layout.clone());
+            let bits = inp
+                .dtype
+                .as_deref()
+                .and_then(visa_analysis::model::types::dtype_bits);
+            let (Some(t), Some(p), Some(bits)) = (layout(Slot::Time), layout(Slot::Packet), bits)
+            else {
+                continue;
+            };
+            let Some(fl) = d::collect::normalize(&t, &p, bits, target.flit_bytes) else {
+                continue;
+            };
+            let line = idx.line_col(&text, offset + step.span.start).line;
+            let (t2, p2) = (fl.time2.to_expr(), fl.packet2.to_expr());
+            ops.push(json!({
+                "line": line, "op": "collect", "packet_bytes": fl.packet_bytes,
+                "flits": fl.flits, "pad_bytes": fl.pad_bytes,
+                "time2": format!("m![{t2}]"), "packet2": format!("m![{p2}]"),
+            }));
+            lines.push(format!(
+                "{}:{line}: collect {} bytes -> {} flit(s), {} padding: Time2 m![{t2}], Packet2 m![{p2}]",
+                file.display(),
+                fl.packet_bytes,
+                fl.flits,
+                fl.pad_bytes
+            ));
+        }
+        // The DMA engine's read/write sequencer pair and its request split (derive::dma).
+        for op in d::dma::ops(&f.model, target) {
+            let line = idx.line_col(&text, offset + op.span.start).line;
+            let Ok(p) = &op.pair else {
+                if let Err(e) = &op.pair {
+                    ops.push(json!({ "line": line, "op": "dma", "error": format!("{e:?}") }));
+                    lines.push(format!(
+                        "{}:{line}: dma no configuration: {e:?}",
+                        file.display()
+                    ));
+                }
+                continue;
+            };
+            for (name, cfg) in [("dma_read", &p.read), ("dma_write", &p.write)] {
+                let entries: Vec<Value> = cfg
+                    .entries
+                    .iter()
+                    .map(|e| json!([e.size, e.stride]))
+                    .collect();
+                ops.push(json!({
+                    "line": line, "op": name, "entries": entries,
+                    "packet_size": cfg.packet_size, "packet_bytes": p.stride0,
+                    "contiguous_bytes": p.run_bytes, "fetch_size": Value::Null,
+                    "commit_size": Value::Null, "requests": p.requests, "cycles": p.requests,
+                    "startup_cycles": target.dma_startup_cycles,
+                }));
+                lines.push(match (p.stride0, p.requests) {
+                    (Some(s0), Some(requests)) => format!(
+                        "{}:{line}: {name} {cfg}, {s0}-byte packets, {requests} requests",
+                        file.display()
+                    ),
+                    _ => format!(
+                        "{}:{line}: {name} {cfg}, {}-byte runs: no legal DMA packet (ALN-003)",
+                        file.display(),
+                        p.run_bytes
+                    ),
+                });
+            }
+        }
     }
+    // In source order (a line's fetch before its collect before its commit).
+    ops.sort_by_key(|o| o["line"].as_u64().unwrap_or(0));
+    let prefix = format!("{}:", file.display());
+    lines.sort_by_key(|l| {
+        l.strip_prefix(&prefix)
+            .and_then(|rest| rest.split(':').next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    });
     match format {
         Format::Json => {
             serde_json::to_writer(&mut *out, &json!({ "ops": ops }))?;
@@ -467,12 +553,8 @@ fn write_diagnostics_json(
     writeln!(out)
 }
 
-fn status(s: Status) -> (&'static str, &'static str) {
-    match s {
-        Status::Implemented => ("implemented", ""),
-        Status::Planned(why) => ("planned", why),
-        Status::NotStatic(why) => ("not-static", why),
-    }
+fn status(s: Status) -> (&'static str, String) {
+    (s.as_str(), s.reason())
 }
 
 fn list_rules(out: &mut dyn WriteColor, format: Format) -> std::io::Result<u8> {

@@ -1,1 +1,442 @@
-//! The DMA read/write sequencer pair and its 256-byte request split (manual DMA Engine page, issue 4).
+//! The DMA Engine's read/write sequencer pair (manual L2355-L2846, seed 000): one stream
+//! (`Time`, `Packet`) drives a read sequencer over the source buffer and a write sequencer over
+//! the destination buffer with shared loop sizes and separate strides (L2545). The packet
+//! (`stride0`, 1..=4096 bytes, L2512) is the largest size that divides the run of bytes that is
+//! contiguous on both sides (L2448, L2593); each packet is split into `ceil(stride0 / 256)`
+//! 256-byte requests (L2469-L2472, L2594).
+//!
+//! Buffers: an HBM tensor is its `Element`; a DM tensor is `m![Cluster, Slice, Element]` (its
+//! cluster and slice digits become loops whose strides are multiples of the 4 MB slice space,
+//! the manual's `slice_stride` / `DMN_stride`, L2652). Strides are in elements.
+//!
+//! # API
+//!
+//! - [`derive`]`(src, dst, time, packet, bits, align, target)` -> [`DmaPair`] for an explicit
+//!   stream (the manual's worked examples).
+//! - [`ops`]`(model, target)` -> [`DmaOp`] for every `to_dm` / DM-source `to_hbm` step, with
+//!   the stream the compiler infers (the destination's order; padded Cluster/Slice digits
+//!   iterate only their valid part).
+
+use super::sequencer::{Config, DeriveError, Direction, bytes, configure, contiguous_elements};
+use crate::diagnostic::Span;
+use crate::mapping::Layout;
+use crate::mapping::layout::{Dim, Factor};
+use crate::model::types::dtype_bits;
+use crate::model::{FnModel, Kind, Slot, Step, TensorTy};
+use crate::target::Target;
+
+/// A derived DMA command: the paired sequencers and the request split.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DmaPair {
+    pub read: Config,
+    pub write: Config,
+    /// Elements contiguous on both sides (the innermost entries' common run).
+    pub run_elems: u64,
+    pub run_bytes: u64,
+    /// The packet (`stride0`) in bytes: the largest divisor of `run_bytes` that is at most
+    /// `Target::dma_packet_max_bytes` (and a multiple of `align`); `None` when none exists.
+    pub stride0: Option<u64>,
+    /// Packets the command moves (`stream bytes / stride0`).
+    pub packets: Option<u64>,
+    /// 256-byte DMA requests: `packets * ceil(stride0 / 256)` (L2469, L2594).
+    pub requests: Option<u64>,
+}
+
+/// The largest divisor of `run` that is at most `max` and a multiple of `align` (the packet the
+/// compiler picks, L2448: "packet size divides last consecutive read/write ... entry").
+pub fn stride0(run: u64, max: u64, align: u64) -> Option<u64> {
+    let align = align.max(1);
+    if run == 0 || !run.is_multiple_of(align) {
+        return None;
+    }
+    let mut d = max.min(run) / align * align;
+    while d >= align {
+        if run.is_multiple_of(d) {
+            return Some(d);
+        }
+        d -= align;
+    }
+    None
+}
+
+/// Derives the DMA pair for moving `src` to `dst` through the stream `time`/`packet` (digits
+/// outermost first). `align` is the packet alignment in bytes (8 for DM writes and HBM-to-DM,
+/// L2425-L2427; 1 otherwise).
+pub fn derive(
+    src: &Layout,
+    dst: &Layout,
+    time: &[Dim],
+    packet: &[Dim],
+    bits: u32,
+    align: u64,
+    target: &Target,
+) -> Result<DmaPair, DeriveError> {
+    let read = configure(src, time, packet, Direction::Read, target.sequencer_entries)?;
+    let write = configure(dst, time, packet, Direction::Read, target.sequencer_entries)?;
+    let run_elems = contiguous_elements(&read.entries).min(contiguous_elements(&write.entries));
+    let run_bytes = bytes(run_elems, bits);
+    let stride0 = stride0(run_bytes, target.dma_packet_max_bytes, align);
+    let total: u64 = time
+        .iter()
+        .chain(packet.iter())
+        .fold(1u64, |acc, d| acc.saturating_mul(d.extent()));
+    let total_bytes = bytes(total, bits);
+    let packets = stride0.map(|s| total_bytes / s);
+    let requests = stride0
+        .zip(packets)
+        .map(|(s, p)| p.saturating_mul(s.div_ceil(target.dma_request_bytes)));
+    Ok(DmaPair {
+        read,
+        write,
+        run_elems,
+        run_bytes,
+        stride0,
+        packets,
+        requests,
+    })
+}
+
+/// Which side of a DMA transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Media {
+    Hbm,
+    Dm,
+}
+
+/// One DMA step of a function model and its derivation.
+#[derive(Clone, Debug)]
+pub struct DmaOp<'a> {
+    pub step: &'a Step,
+    /// The method name token.
+    pub span: Span,
+    pub src_media: Media,
+    pub dst_media: Media,
+    /// Source and destination buffers (`Element`, or `[Cluster, Slice, Element]` for DM).
+    pub src: Layout,
+    pub dst: Layout,
+    /// The inferred stream.
+    pub time: Vec<Dim>,
+    pub packet: Vec<Dim>,
+    pub bits: u32,
+    /// The packet alignment the transfer needs (8 when it writes DM or reads HBM into DM).
+    pub align: u64,
+    pub pair: Result<DmaPair, DeriveError>,
+}
+
+fn media(t: &TensorTy) -> Option<Media> {
+    match t.kind {
+        Kind::Hbm | Kind::HbmView => Some(Media::Hbm),
+        Kind::Dm | Kind::DmView | Kind::DmViewMut => Some(Media::Dm),
+        _ => None,
+    }
+}
+
+fn lay(t: &TensorTy, s: Slot) -> Option<Layout> {
+    t.get(s)?.layout.clone()
+}
+
+/// The buffer a DMA sequencer addresses: HBM `Element`; DM `[Cluster, Slice, Element]` with the
+/// Element padded to the slice's virtual address space (`Target::dma_slice_space_bytes`, rounded
+/// up to whole Elements), so a
+/// slice step is the manual's `slice_stride` and never contiguous with the Element (L2541).
+pub fn buffer(t: &TensorTy, bits: u32, target: &Target) -> Option<Layout> {
+    let e = lay(t, Slot::Element)?;
+    match media(t)? {
+        Media::Hbm => Some(e),
+        Media::Dm => {
+            let space = target
+                .dma_slice_space_bytes
+                .checked_mul(8)?
+                .checked_div(u64::from(bits))?;
+            // Rounded up to whole Elements so the padding stays one regular digit.
+            let e = if e.size > 0 && e.size < space {
+                e.window(e.size.checked_mul(space.div_ceil(e.size))?)
+            } else {
+                e
+            };
+            let cl = lay(t, Slot::Cluster).unwrap_or_else(Layout::identity);
+            let sl = lay(t, Slot::Slice).unwrap_or_else(Layout::identity);
+            cl.pair(&sl).ok()?.pair(&e).ok()
+        }
+    }
+}
+
+fn holds(buf: &Layout, d: &Dim) -> bool {
+    let Dim::Factor(f) = d else { return false };
+    let Some(a) = &f.axis else { return false };
+    buf.dims
+        .iter()
+        .any(|b| matches!(b, Dim::Factor(g) if g.axis.as_ref().is_some_and(|x| x.name == a.name)))
+}
+
+/// The stream the compiler infers: the destination's digits in order, the last one the packet;
+/// padded Cluster/Slice digits iterate only their valid part, and spatial digits the source
+/// does not hold (its Chip) are other engines' work.
+fn infer_stream(t: &TensorTy, src: &Layout) -> Option<(Vec<Dim>, Vec<Dim>)> {
+    let e = lay(t, Slot::Element)?;
+    let mut time: Vec<Dim> = Vec::new();
+    if media(t)? == Media::Dm {
+        for s in [Slot::Cluster, Slot::Slice] {
+            let Some(l) = lay(t, s) else { continue };
+            for d in l.dims {
+                match d {
+                    Dim::Factor(f) if f.axis.is_none() => {}
+                    Dim::Factor(f) => {
+                        let d = Dim::Factor(Factor {
+                            extent: f.valid,
+                            ..f
+                        });
+                        if f.valid > 1 && holds(src, &d) {
+                            time.push(d);
+                        }
+                    }
+                    Dim::Opaque(_) => return None,
+                }
+            }
+        }
+    }
+    let mut dims = e.dims;
+    let last = dims.pop()?;
+    time.extend(dims);
+    Some((time, vec![last]))
+}
+
+/// Every DMA step (`to_dm`, and `to_hbm` from a DM tensor) whose mappings are known.
+pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
+    let mut out = Vec::new();
+    for chain in &model.chains {
+        for step in &chain.steps {
+            if step.method != "to_dm" && step.method != "to_hbm" {
+                continue;
+            }
+            let (Some(i), Some(o)) = (step.input.as_ref(), step.output.as_ref()) else {
+                continue;
+            };
+            let (Some(src_media), Some(dst_media)) = (media(i), media(o)) else {
+                continue;
+            };
+            let Some(bits) = i
+                .dtype
+                .as_deref()
+                .or(o.dtype.as_deref())
+                .map(|d| if d == "f8" { "f8e4m3" } else { d })
+                .and_then(dtype_bits)
+            else {
+                continue;
+            };
+            let (Some(src), Some(dst)) = (buffer(i, bits, target), buffer(o, bits, target)) else {
+                continue;
+            };
+            let Some((time, packet)) = infer_stream(o, &src) else {
+                continue;
+            };
+            let align = if dst_media == Media::Dm {
+                target.dma_dm_align_bytes
+            } else {
+                1
+            };
+            let pair = derive(&src, &dst, &time, &packet, bits, align, target);
+            out.push(DmaOp {
+                step,
+                span: step.span,
+                src_media,
+                dst_media,
+                src,
+                dst,
+                time,
+                packet,
+                bits,
+                align,
+                pair,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapping::evaluate;
+    use crate::target::RNGD;
+
+    fn lay(axes: &str, m: &str) -> Layout {
+        let e = evaluate(axes, m);
+        assert!(e.diagnostics.is_empty(), "{m}: {:?}", e.diagnostics);
+        e.layout.expect("layout")
+    }
+
+    fn terms(axes: &str, m: &str) -> Vec<Dim> {
+        m.split(',')
+            .flat_map(|t| lay(axes, t.trim()).dims)
+            .collect()
+    }
+
+    /// A DM buffer `m![Slice, Element]` as [`buffer`] builds it (i8).
+    fn dm(axes: &str, slice: &str, element: &str) -> Layout {
+        let space = RNGD.dma_slice_space_bytes;
+        lay(axes, slice)
+            .pair(&lay(axes, element).window(space))
+            .expect("pair")
+    }
+
+    fn dma(axes: &str, src: &str, dst: &str, time: &str, packet: &str, align: u64) -> DmaPair {
+        pair(axes, lay(axes, src), lay(axes, dst), time, packet, align)
+    }
+
+    fn pair(axes: &str, src: Layout, dst: Layout, time: &str, packet: &str, align: u64) -> DmaPair {
+        derive(
+            &src,
+            &dst,
+            &terms(axes, time),
+            &terms(axes, packet),
+            8,
+            align,
+            &RNGD,
+        )
+        .expect("derives")
+    }
+
+    #[test]
+    fn l2442_hbm_to_hbm_layout_transformation() {
+        // L2434-L2456: In m![N, C, H, W], Out m![H, C, N, W], Stream time m![H, C, N], packet
+        // m![W]. The manual prints read [H=8:8, C=3:64, N=3:192, W=8:1]:8 and write
+        // [H=8:192, C=8:32, N=3:8, W=8:1]:8; N has 4 iterations (axes! N = 4) and the
+        // pseudocode's write index `h * 96 + c * 32 + n * 8` (L2456) gives H's write stride 96:
+        // the printed `N=3`, `C=8` and `192` are typos (see the report, not in §22).
+        let ax = "N = 4, C = 3, H = 8, W = 8";
+        let p = dma(ax, "N, C, H, W", "H, C, N, W", "H, C, N", "W", 1);
+        assert_eq!(p.read.to_string(), "[8 : 8, 3 : 64, 4 : 192, 8 : 1] : 8");
+        assert_eq!(p.write.to_string(), "[8 : 96, 3 : 32, 4 : 8, 8 : 1] : 8");
+        // L2448: "let packet_size = 8".
+        assert_eq!((p.run_bytes, p.stride0), (8, Some(8)));
+        assert_eq!(p.packets, Some(96));
+    }
+
+    #[test]
+    fn l2620_example1_hbm_to_hbm() {
+        // L2610-L2620: read [A=8:2048, B=8:256, C=256:1]:256, write [A=8:256, B=8:2048,
+        // C=256:1]:256; L2623 "64 read requests + 64 write requests".
+        let ax = "A = 8, B = 8, C = 256";
+        let p = dma(ax, "A, B, C", "B, A, C", "A, B", "C", 1);
+        assert_eq!(p.read.to_string(), "[8 : 2048, 8 : 256, 256 : 1] : 256");
+        assert_eq!(p.write.to_string(), "[8 : 256, 8 : 2048, 256 : 1] : 256");
+        assert_eq!((p.stride0, p.requests), (Some(256), Some(64)));
+    }
+
+    #[test]
+    fn l2651_example2_hbm_to_dm() {
+        // L2640-L2656: In m![B, A, C]; Out slice m![A / 4], element m![A % 4, B, C]; Stream
+        // time m![B, A % 4, A / 4 % 32, A / 128], packet m![C]. Read [B=256:65536, A%4=4:256,
+        // A/4%32=32:1024, A/128=2:32768, C=256:1]:256; write [B=256:256, A%4=4:65536,
+        // A/4%32=32:slice_stride, A/128=2:DMN_stride, C=256:1]:256. The DM buffer's slice
+        // stride is the 4 MB slice address space (L2541) and the DMN stride 32 slices. L2656: 65536 requests.
+        let ax = "A = 256, B = 256, C = 256";
+        let t = "B, A % 4, A / 4 % 32, A / 128";
+        let p = pair(
+            ax,
+            lay(ax, "B, A, C"),
+            dm(ax, "A / 4", "A % 4, B, C"),
+            t,
+            "C",
+            8,
+        );
+        assert_eq!(
+            p.read.to_string(),
+            "[256 : 65536, 4 : 256, 32 : 1024, 2 : 32768, 256 : 1] : 256"
+        );
+        let slice = RNGD.dma_slice_space_bytes;
+        assert_eq!(
+            p.write.to_string(),
+            format!(
+                "[256 : 256, 4 : 65536, 32 : {slice}, 2 : {}, 256 : 1] : 256",
+                32 * slice
+            )
+        );
+        assert_eq!((p.stride0, p.requests), (Some(256), Some(65536)));
+    }
+
+    #[test]
+    fn l2673_example3_dm_to_dm() {
+        // L2663-L2677: In slice m![A / 4] element m![A % 4, B, C]; Out slice m![A / 4] element
+        // m![B, A % 4, C]. Read (L2673) [B=256:1, ...] prints B's stride as 1 where the In layout gives
+        // 256 (typo); write (L2674) [B=256:1024, A%4=4:256, ...]. L2677: 65536 read requests.
+        let ax = "A = 256, B = 256, C = 256";
+        let t = "B, A % 4, A / 4 % 32, A / 128";
+        let src = dm(ax, "A / 4", "A % 4, B, C");
+        let p = pair(ax, src, dm(ax, "A / 4", "B, A % 4, C"), t, "C", 8);
+        let slice = RNGD.dma_slice_space_bytes;
+        let dmn = 32 * slice;
+        assert_eq!(
+            p.read.to_string(),
+            format!("[256 : 256, 4 : 65536, 32 : {slice}, 2 : {dmn}, 256 : 1] : 256")
+        );
+        assert_eq!(
+            p.write.to_string(),
+            format!("[256 : 1024, 4 : 256, 32 : {slice}, 2 : {dmn}, 256 : 1] : 256")
+        );
+        assert_eq!(p.requests, Some(65536));
+    }
+
+    #[test]
+    fn l2732_example5_hbm_to_dm() {
+        // L2720-L2741: In m![A, B, C, D], Stream time m![C, B % 32, B / 32] packet m![D % 256]
+        // (A in cluster/slice, base offsets): read [C=8:512, B%32=32:4096, B/32=2:131072,
+        // D%256=256:1]:256; write [C=8:256, B%32=32:slice_stride, B/32=2:DMN_stride,
+        // D%256=256:1]:256 with Out element m![C, D % 256] (L2736); L2741: 512 requests per DMN.
+        let ax = "A = 8, B = 64, C = 8, D = 512";
+        let t = "C, B % 32, B / 32";
+        let p = pair(
+            ax,
+            lay(ax, "A, B, C, D"),
+            dm(ax, "B", "C, D % 256"),
+            t,
+            "D % 256",
+            8,
+        );
+        assert_eq!(
+            p.read.to_string(),
+            "[8 : 512, 32 : 4096, 2 : 131072, 256 : 1] : 256"
+        );
+        let slice = RNGD.dma_slice_space_bytes;
+        assert_eq!(
+            p.write.to_string(),
+            format!("[8 : 256, 32 : {slice}, 2 : {}, 256 : 1] : 256", 32 * slice)
+        );
+        assert_eq!(p.requests, Some(512));
+    }
+
+    #[test]
+    fn l2581_sequencer_internals() {
+        // L2568-L2585: [A=256:(65536, 256), B=256:(256, 65536), C=256:(1, 1)], stride0 = 256:
+        // "500 cycles + 256 × 256 cycles".
+        let ax = "A = 256, B = 256, C = 256";
+        let p = dma(ax, "A, B, C", "B, A, C", "A, B", "C", 1);
+        assert_eq!(
+            p.read.to_string(),
+            "[256 : 65536, 256 : 256, 256 : 1] : 256"
+        );
+        assert_eq!(
+            p.write.to_string(),
+            "[256 : 256, 256 : 65536, 256 : 1] : 256"
+        );
+        assert_eq!((p.stride0, p.requests), (Some(256), Some(256 * 256)));
+        assert_eq!(RNGD.dma_startup_cycles, 500);
+    }
+
+    #[test]
+    fn l2469_request_split() {
+        // L2469-L2472: an n-byte packet is ceil(n / 256) requests; x=4095:1 → 16 requests;
+        // x=4099:1 (prime) → 1-byte packets.
+        assert_eq!(stride0(4095, 4096, 1), Some(4095));
+        assert_eq!(4095u64.div_ceil(RNGD.dma_request_bytes), 16);
+        assert_eq!(stride0(4099, 4096, 1), Some(1));
+        assert_eq!(stride0(8192, 4096, 8), Some(4096));
+        assert_eq!(stride0(13, 4096, 8), None);
+        assert_eq!(stride0(0, 4096, 1), None);
+        assert!(stride0(u64::MAX, 4096, 1).is_some_and(|d| d <= 4096));
+        let ax = "X = 4099";
+        let p = dma(ax, "X", "X", "1", "X", 1);
+        assert_eq!((p.stride0, p.requests), (Some(1), Some(4099)));
+    }
+}

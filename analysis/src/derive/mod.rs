@@ -21,11 +21,25 @@
 //!   `fetch_size` = largest allowed divisor of their gcd, `fetches_per_packet`, `cycles =
 //!   Time::SIZE * ceil(packet / fetch_size)`, L1760, L2058), [`commit_sizes`] (L2226).
 //!   Sizes are bytes; sub-byte elements are packed ([`bytes`], constraints.md §22 A-3).
+//!   [`fetch_size_choices`]`(target, sub, from, to)` is the list to pass as `allowed` for a
+//!   fetch: the context's sizes, and a casting main fetch's only up to 32 bytes of output
+//!   (L1996-L2021). Reads of a padded contiguous sub-mapping (`m![[A, B, C] # 32]`) become one
+//!   overfetching entry (L1830); a commit's truncation drops the packet's padding (L2199).
+//! - [`collect::normalize`]`(time, packet, bits, flit_bytes)`: Collect's flit normalization
+//!   (padding, flit count, Time2 = Time ++ [outer flit], Packet2 = the inner flit; L3561).
 //! - [`Config`]'s `Display` prints the manual's notation `[8 : 32, 8 : 256, 16 : 1] : 16`.
 //! - [`ops`]`(model, target)` derives every fetch, commit and simplified `read`/`write` step of
 //!   a function model ([`Op`]: kind, step, span, buf/time/packet layouts, element bits, context,
 //!   `config`). Stream digits are taken term by term as written (`C / 2, C % 2` are two entries,
 //!   as in L1611), falling back to the canonical digits for aliases.
+//! - [`dma::derive`]`(src, dst, time, packet, bits, align, target)` -> [`dma::DmaPair`]: the DMA
+//!   engine's read/write sequencer pair (shared loop sizes, own strides, L2545), the packet
+//!   `stride0` (largest divisor of the common contiguous run, at most 4,096 bytes, a multiple of
+//!   8 when writing DM, L2425-L2428, L2593) and its `ceil(stride0 / 256)` requests (L2469).
+//!   [`dma::ops`]`(model, target)` derives it for every `to_dm` / DM-source `to_hbm` with the
+//!   stream the compiler infers (the destination's order); DM buffers are
+//!   `[Cluster, Slice, Element]` with a 4 MB slice stride (L2541). `visa-lint derive` prints
+//!   them as `dma_read` / `dma_write` ops.
 
 pub mod collect;
 pub mod dma;
@@ -35,5 +49,5 @@ pub mod sequencer;
 pub use ops::{Op, OpKind, ops};
 pub use sequencer::{
     CommitSizes, Config, DeriveError, Direction, Entry, FetchSizes, bytes, commit_sizes, configure,
-    contiguous_elements, fetch_sizes, largest_divisor, time_steps,
+    contiguous_elements, fetch_size_choices, fetch_sizes, largest_divisor, time_steps,
 };

@@ -3,6 +3,8 @@
 
 use crate::mapping::layout::{Dim, Factor};
 use crate::mapping::{Axis, Layout};
+use crate::model::types::dtype_bits;
+use crate::target::Target;
 use std::fmt;
 
 /// One loop level: `size` iterations, `stride` elements apart (0 = broadcast).
@@ -148,8 +150,16 @@ pub fn configure(
         let is_packet = k >= n_time;
         let f = match d {
             Dim::Factor(f) => f,
-            Dim::Opaque(_) => {
-                return Err(DeriveError::Unsupported("irregular stream mapping".into()));
+            Dim::Opaque(o) => {
+                // A read of a padded contiguous sub-mapping (`m![[A, B, C] # 32]` over the
+                // buffer `m![A, B, C]`, L1830-L1835) overfetches: one contiguous entry.
+                let run = padded_run(buf, o, dir, max_entries)
+                    .ok_or_else(|| DeriveError::Unsupported("irregular stream mapping".into()))?;
+                entries.push(run);
+                if is_packet {
+                    packet_entries += 1;
+                }
+                continue;
             }
         };
         let mut parts: Vec<Entry> = Vec::new(); // innermost first
@@ -199,10 +209,20 @@ pub fn configure(
                     let st = h.stride.saturating_mul(r);
                     let top = h.f.coef.saturating_mul(h.f.valid);
                     let truncate = dir == Direction::Write && is_packet && k == last_packet_outer;
-                    if c.saturating_mul(v) <= top {
-                        // A commit writes only the leading elements the buffer holds (L2199).
+                    // A padded buffer digit holds its padding in memory: a stream digit whose
+                    // tail is padding too may reach into it (masking, L1908-L1933).
+                    let room_top = h.f.coef.saturating_mul(h.f.extent);
+                    if c.saturating_mul(v) <= top
+                        || (h.f.extent > h.f.valid && c.saturating_mul(v) <= room_top)
+                    {
+                        // A commit writes only the leading elements the buffer holds, and
+                        // truncation removes the packet's padding (L2199-L2207).
                         let room = h.f.coef.saturating_mul(h.f.extent) / c;
-                        let size = if truncate { e.min(room.max(1)) } else { e };
+                        let size = if truncate {
+                            e.min(room.max(1)).min(v.max(1))
+                        } else {
+                            e
+                        };
                         parts.push(Entry { size, stride: st });
                         break;
                     }
@@ -288,6 +308,28 @@ pub fn configure(
         initial,
         packet_entries,
         packet_size,
+    })
+}
+
+/// The single stride-1 entry of a read of `o` = `inner # n` when `inner` lies contiguously in
+/// the buffer (its own configuration is one contiguous run of `inner.size` elements).
+fn padded_run(
+    buf: &Layout,
+    o: &crate::mapping::layout::Opaque,
+    dir: Direction,
+    max_entries: usize,
+) -> Option<Entry> {
+    let crate::mapping::layout::OpaqueKind::Window(inner) = &o.kind else {
+        return None;
+    };
+    if dir != Direction::Read || o.extent <= inner.size {
+        return None;
+    }
+    let cfg = configure(buf, &[], &inner.dims, dir, max_entries).ok()?;
+    let last = cfg.entries.last()?;
+    (last.stride == 1 && contiguous_elements(&cfg.entries) == inner.size).then_some(Entry {
+        size: o.extent,
+        stride: 1,
     })
 }
 
@@ -404,6 +446,49 @@ pub fn time_steps(cfg: &Config) -> u64 {
     cfg.entries[..cfg.entries.len() - cfg.packet_entries]
         .iter()
         .fold(1u64, |acc, e| acc.saturating_mul(e.size))
+}
+
+/// The fetch sizes (bytes) the compiler may choose for a fetch of `from` elements producing
+/// `to` elements: the context's sizes (main 1-32 bytes; sub 8, or 4 when casting i4 to i32,
+/// L1757-L1759), and for a casting main fetch only those whose output stays within one flit
+/// (L1996-L2021; the manual's i8 → i32 fetch of 32-byte packets, L1729-L1740, is valid, so the
+/// compiler lowers fetch_size rather than failing).
+pub fn fetch_size_choices(
+    target: &Target,
+    sub: bool,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Vec<u64> {
+    fn canon(d: &str) -> &str {
+        if d == "f8" { "f8e4m3" } else { d }
+    }
+    let (fb, tb) = (
+        from.and_then(|d| dtype_bits(canon(d))),
+        to.and_then(|d| dtype_bits(canon(d))),
+    );
+    if sub {
+        let subs = target.fetch_sizes_sub.iter().copied();
+        let pick = if from == Some("i4") && to == Some("i32") {
+            subs.min()
+        } else {
+            subs.max()
+        };
+        return pick.into_iter().collect();
+    }
+    let all = target.fetch_sizes_main.to_vec();
+    match (fb, tb) {
+        (Some(f), Some(t)) if t > f => {
+            let capped: Vec<u64> = all
+                .iter()
+                .copied()
+                .filter(|&s| {
+                    s.saturating_mul(u64::from(t)) <= target.flit_bytes.saturating_mul(u64::from(f))
+                })
+                .collect();
+            if capped.is_empty() { all } else { capped }
+        }
+        _ => all,
+    }
 }
 
 /// What the Commit Engine derives (L2224-L2230): `commit_in_size` is the packet after
@@ -671,6 +756,20 @@ mod tests {
         assert_eq!(c.to_string(), "[3 : 10, 8 : 2, 2 : 1] : 16");
         let f = fetch_sizes(&c, 8, &all);
         assert_eq!((f.fetch_size, f.cycles), (Some(16), Some(3)));
+        // L1830-L1835: `m![[A, B, C] # 32]` in one 32-byte fetch, 1 cycle.
+        let c = configure(
+            &lay(ax, "A, B, C"),
+            &[],
+            &lay(ax, "[A, B, C] # 32").dims,
+            Direction::Read,
+            8,
+        )
+        .expect("configures");
+        let f = fetch_sizes(&c, 8, &all);
+        assert_eq!(
+            (f.packet_bytes, f.fetch_size, f.cycles),
+            (32, Some(32), Some(1))
+        );
     }
 
     #[test]
@@ -746,6 +845,77 @@ mod tests {
             matches!(e, Err(DeriveError::Insufficient { reverse: true, .. })),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn l2000_cast_fetch_sizes() {
+        // L2000-L2021: a casting fetch's output stays within 32 bytes; sub context 4 bytes for
+        // i4 -> i32, else 8.
+        use crate::target::RNGD;
+        let main = |f, t| fetch_size_choices(&RNGD, false, Some(f), Some(t));
+        assert_eq!(main("i8", "i32").last(), Some(&8));
+        assert_eq!(main("i4", "i32").last(), Some(&4));
+        assert_eq!(main("i8", "i8").last(), Some(&32));
+        assert_eq!(main("bf16", "f32").last(), Some(&16));
+        assert_eq!(main("f32", "bf16").last(), Some(&32));
+        let sub = |f, t| fetch_size_choices(&RNGD, true, Some(f), Some(t));
+        assert_eq!(sub("i4", "i32"), [4]);
+        assert_eq!(sub("i8", "i32"), [8]);
+        // L1980-L1994: i8 -> i32, A = 8: one 8-byte fetch makes the 32-byte i32 packet.
+        let c = read("A = 8", "A", "1", "A");
+        let f = fetch_sizes(&c, 8, &main("i8", "i32"));
+        assert_eq!(
+            (f.fetch_size, f.fetches_per_packet, f.cycles),
+            (Some(8), Some(1), Some(1))
+        );
+        // L1729-L1740: i8 -> i32 of a 32-byte packet: 8-byte fetches, 4 per packet.
+        let c = read("A = 512, B = 32", "A, B", "A", "B");
+        let f = fetch_sizes(&c, 8, &main("i8", "i32"));
+        assert_eq!((f.fetch_size, f.fetches_per_packet), (Some(8), Some(4)));
+    }
+
+    #[test]
+    fn l1908_masking_case_1() {
+        // L1908-L1915: Element m![A, B # 96] (B = 90), Time m![A, B' / 32], Packet m![B' % 32]:
+        // [32 : 96, 3 : 32, 32 : 1] : 32 (the manual's left padding shifts base_addr only).
+        let c = read(
+            "A = 32, B = 90",
+            "A, B # 96",
+            "A, B # 96 / 32",
+            "B # 96 % 32",
+        );
+        assert_eq!(c.to_string(), "[32 : 96, 3 : 32, 32 : 1] : 32");
+        assert_eq!(time_steps(&c), 96);
+    }
+
+    #[test]
+    fn l1917_masking_case_2() {
+        // L1917-L1925: Time m![B' / 32, A]: [3 : 32, 32 : 96, 32 : 1] : 32, 96 cycles.
+        let c = read(
+            "A = 32, B = 90",
+            "A, B # 96",
+            "B # 96 / 32, A",
+            "B # 96 % 32",
+        );
+        assert_eq!(c.to_string(), "[3 : 32, 32 : 96, 32 : 1] : 32");
+        assert_eq!(time_steps(&c), 96);
+    }
+
+    #[test]
+    fn l1926_masking_case_3() {
+        // L1926-L1935: f32, Element m![A, B # 128] (B = 97), Time m![A, B' / 16, 1], Packet
+        // m![B' % 16]: the manual's [32 : 128, 8 : 16, 1 : 0, 16 : 1] : 16 (visa-lint drops
+        // the size-1 entry) and 32 * 8 = 256 cycles of 64-byte packets (16 f32 = 2 fetches of 32).
+        let c = read(
+            "A = 32, B = 97",
+            "A, B # 128",
+            "A, B # 128 / 16",
+            "B # 128 % 16",
+        );
+        assert_eq!(c.to_string(), "[32 : 128, 8 : 16, 16 : 1] : 16");
+        assert_eq!(time_steps(&c), 256);
+        let f = fetch_sizes(&c, 32, &[1, 2, 4, 8, 16, 32]);
+        assert_eq!((f.packet_bytes, f.fetch_size), (64, Some(32)));
     }
 
     #[test]

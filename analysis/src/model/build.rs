@@ -439,6 +439,8 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
         chains.push(Chain {
             span: span_of(m.syntax().text_range()),
             binding: None,
+            declared: None,
+            receiver: m.receiver().and_then(|r| var_name(&r)),
             steps: vec![Step {
                 method: name,
                 span,
@@ -577,6 +579,8 @@ impl Builder<'_> {
             self.model.chains.push(Chain {
                 span: span_of(e.syntax().text_range()),
                 binding,
+                declared: expected,
+                receiver: root_var(e),
                 steps,
             });
         }
@@ -1265,6 +1269,17 @@ fn fill(ty: &mut TensorTy, want: &TensorTy) {
 }
 
 /// `&x`, `x`: the variable an argument names.
+/// The plain variable a method chain starts from (`x` in `x.view().to_hbm(…).await`).
+fn root_var(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::MethodCallExpr(m) => root_var(&m.receiver()?),
+        ast::Expr::AwaitExpr(a) => root_var(&a.expr()?),
+        ast::Expr::TryExpr(t) => root_var(&t.expr()?),
+        ast::Expr::ParenExpr(p) => root_var(&p.expr()?),
+        _ => var_name(e),
+    }
+}
+
 fn var_name(e: &ast::Expr) -> Option<String> {
     match e {
         ast::Expr::RefExpr(r) => var_name(&r.expr()?),

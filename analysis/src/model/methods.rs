@@ -259,7 +259,9 @@ pub fn method(name: &str) -> Option<Method> {
             Tensor,
             |k| (k == Kind::Collect).then_some(Kind::Vrf),
             [],
-            SPATIAL
+            SPATIAL,
+            false,
+            Some(0)
         ),
         "align" => method!(
             "align",

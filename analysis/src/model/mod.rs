@@ -45,6 +45,12 @@ pub struct Arg {
 pub struct Chain {
     pub span: Span,
     pub binding: Option<String>,
+    /// The type the chain's result is declared with, as written (a `let` annotation or the
+    /// function's return type for its tail expression), before it is merged into the steps.
+    pub declared: Option<TensorTy>,
+    /// The variable the chain starts from (`x` in `x.view().to_hbm(…)`), when it is a plain
+    /// name; `None` for `ctx.main.begin(…)` and other roots.
+    pub receiver: Option<String>,
     pub steps: Vec<Step>,
 }
 

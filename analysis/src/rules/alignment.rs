@@ -8,10 +8,7 @@ use super::FnContext;
 use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::model::types::dtype_bits;
-use crate::model::{Arg, Slot, Step, TensorTy};
-
-const NEEDS_DERIVE: &str =
-    "needs the compiler's sequencer derivation (analysis/src/derive, issue 4), not available yet";
+use crate::model::{Arg, Kind, Slot, Step, TensorTy};
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -50,26 +47,34 @@ pub const RULES: &[Rule] = &[
         code: "ALN-003",
         name: "dma-packet-alignment",
         severity: Severity::Error,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "A DMA packet written to DM (or moved HBM to DM) is a multiple of 8 bytes",
-        docs: "The DMA packet is the innermost contiguous run common to the source and destination \
-               layouts; for DM writes and HBM-to-DM moves it must be a multiple of 8 bytes. Pad the \
-               innermost Element axis of the DM tensor (`m![N, C # 16]` for i8, C = 13).",
-        bad: "hbm(i8, m![A, C]) -> dm(i8, .., m![A, C]) // C = 13",
-        good: "hbm(i8, m![A, C]) -> dm(i8, .., m![A, C # 16])",
-        manual: "L2425-L2427",
+        docs: "The DMA packet (`stride0`) divides the innermost run of bytes that is contiguous in \
+               both the source and the destination layouts; for DM writes and HBM-to-DM moves it \
+               must be a multiple of 8 bytes, or the transfer fails with a hardware exception. \
+               visa-lint derives the DMA read/write sequencer pair of `to_dm` (crate::derive::dma) \
+               and reports a common contiguous run that is not a multiple of 8 bytes. Pad the \
+               innermost Element axis of the DM tensor (`m![A, C]` → `m![A, C # 16]` for i8, \
+               C = 13): the padded positions are written with the packet.",
+        bad: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C]>(&mut ctx.tdma, 0); // 39-byte run",
+        good: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C # 16]>(&mut ctx.tdma, 0);",
+        manual: "L2425-L2427, L2593, L2834",
     },
     Rule {
         code: "ALN-004",
         name: "dma-packet-limit",
         severity: Severity::Info,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "A DMA packet is at most 4,096 bytes (AXI: 256 beats of 16 bytes)",
-        docs: "The compiler picks a packet size that divides the innermost contiguous run and is at \
-               most 4,096 bytes; runs without a convenient divisor degrade (DMA-010).",
-        bad: "",
-        good: "",
-        manual: "L2428-L2429",
+        docs: "A DMA packet (`stride0`, 1..=4096) is at most 4,096 bytes and divides the innermost \
+               contiguous run. When the run is longer and 4,096 does not divide it, the compiler \
+               picks a smaller divisor; visa-lint reports the packet it derives when that divisor \
+               is at least 256 bytes but its packets need more 256-byte requests than the run \
+               itself (below 256 bytes it is the DMA-010 performance problem). Pad the innermost \
+               axis so the run is a multiple of 4,096 bytes.",
+        bad: "axes![S = 256, C = 8200]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0) // 1,640-byte packets, 7 requests each",
+        good: "axes![S = 256, C = 8192]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0)",
+        manual: "L2428-L2429, L2512, L2448",
     },
     Rule {
         code: "ALN-005",
@@ -90,9 +95,12 @@ pub const RULES: &[Rule] = &[
         code: "ALN-006",
         name: "fetch-address-alignment",
         severity: Severity::Info,
-        status: Status::Planned(
-            "informational only: fetch reads need 1-byte alignment beyond ALN-001",
-        ),
+        status: Status::Covered {
+            by: &["ALN-002", "ALN-008"],
+            why: "fetch reads need only 1-byte alignment beyond the element alignment of ALN-001; a \
+                  DM tensor gets a constant address only from a DMA or a commit, whose 8-byte \
+                  alignment ALN-002 and ALN-008 check",
+        },
         summary: "Fetch addresses need 1-byte alignment (plus element alignment)",
         docs: "Fetch reads impose no alignment beyond the element alignment of ALN-001; the 8-byte \
                alignment \"for certain DMA operations\" is ALN-002.",
@@ -118,58 +126,84 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         code: "ALN-008",
-        name: "commit-stride-alignment",
+        name: "commit-address-alignment",
         severity: Severity::Error,
-        status: Status::Planned(NEEDS_DERIVE),
-        summary: "Commit-sequencer strides are multiples of 8 bytes",
-        docs: "The commit sequencer shares the fetch sequencer's limits and every stride must be a \
-               multiple of 8 bytes. Pad inner Element axes (`m![K, M, W # 8]` for i8, W = 5).",
-        bad: "",
-        good: "",
-        manual: "L2338",
+        status: Status::Implemented,
+        summary: "A commit writes DM from an 8-byte-aligned base address",
+        docs: "The commit sequencer writes DM in 8-byte units and all its strides are multiples of 8 \
+               bytes (L2338); DM write addresses align to 8 bytes (L2426). visa-lint checks the \
+               constant address of `commit(addr)`; natural element alignment is ALN-001 (reported \
+               first) and the strides are CMT-005. Round the address up to a multiple of 8.",
+        bad: "...collect::<m![1], m![A # 32]>().commit::<m![A]>(4) // i8",
+        good: "...collect::<m![1], m![A # 32]>().commit::<m![A]>(8)",
+        manual: "L2338, L2426",
     },
     Rule {
         code: "ALN-009",
         name: "trf-64-byte-alignment",
         severity: Severity::Error,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "With reg_read_size = 64 bytes, TRF base and strides are 64-byte aligned",
-        docs: "A 64-byte TRF read may not cross a bank column; pad the TRF Element's inner axis to 64 bytes.",
-        bad: "",
-        good: "",
+        docs: "When reg_read_size (the contiguous TRF read common to the TRF Element and the \
+               computation packet, CON-009) equals the 64-byte MAC width, each read spans both \
+               32-byte bank columns, so the TRF Sequencer's base address and all its strides must \
+               be multiples of 64 bytes (L4110-L4111, L4234-L4236). The base is always aligned: \
+               `TrfAddress::Full`, `FirstHalf` and `SecondHalf` start at the TRF or at its half. \
+               visa-lint derives reg_read_size as CON-009 does (a size that is not a power of two \
+               is CON-009's) and the TRF Sequencer's OutTime entries from the TRF Element \
+               (crate::derive), and reports a non-zero stride that is not a multiple of 64 bytes, \
+               typically an Element whose inner axis is padded to a row that is not whole 64-byte \
+               units (`m![J, K # 48]` in bf16: J strides 96 bytes). Pad (or unpad) the inner axis so \
+               the row is a multiple of 64 bytes; the fix does it when that aligns every stride.",
+        bad: "// trf: &TrfTensor<bf16, .., m![N], m![J, K # 48]>, K = 32\ninput.align::<m![M, J], m![K], _, _>(trf) // J strides 96 B",
+        good: "// trf: &TrfTensor<bf16, .., m![N], m![J, K]>\ninput.align::<m![M, J], m![K], _, _>(trf) // J strides 64 B",
         manual: "L4110-L4111",
     },
     Rule {
         code: "ALN-010",
         name: "hbm-256-byte-alignment",
         severity: Severity::Perf,
-        status: Status::Planned(NEEDS_DERIVE),
-        summary: "HBM addresses and DMA packets aligned to 256 bytes avoid penalties",
-        docs: "Unaligned HBM reads cost two NoC transfers; unaligned writes trigger read-modify-write.",
-        bad: "",
-        good: "",
-        manual: "L2859, L2983-L2985",
+        status: Status::Implemented,
+        summary: "HBM addresses aligned to 256 bytes avoid the read and read-modify-write penalties",
+        docs: "HBM is accessed in 256-byte units: an unaligned read costs two transfers, an \
+               unaligned or partial write a read-modify-write (about 50 times slower). visa-lint \
+               reports constant HBM addresses of `to_hbm` that are not multiples of 256 (natural \
+               element alignment is ALN-001). Round the address up to a multiple of 256.",
+        bad: "let h = host.to_hbm(&mut ctx.pdma, 0x1010).await;",
+        good: "let h = host.to_hbm(&mut ctx.pdma, 0x1100).await;",
+        manual: "L2859, L2983-L2985, L2594",
     },
     Rule {
         code: "ALN-011",
         name: "fetch-packet-32-bytes",
         severity: Severity::Perf,
-        status: Status::Planned("perf hint; scheduled after the error rules (issue 4)"),
+        status: Status::Implemented,
         summary: "Prefer fetch packets that are multiples of 32 bytes",
-        docs: "Collect zero-pads packets to 32-byte flits; the unused share of each flit is wasted.",
-        bad: "",
-        good: "",
-        manual: "L2122, L2128-L2130",
+        docs: "Collect zero-pads packets that are not a multiple of the 32-byte flit; the padded \
+               share of every flit carries no data, for example (32 - 8) / 32 = 75 % for an 8-byte \
+               packet. visa-lint reports fetches whose written packet is already padded (`# n`) to \
+               a size that is not a multiple of 32 bytes and is then collected into flits: widening \
+               that padding, or moving more data into the packet (`m![[B, C] # 32]`, L1837), costs \
+               nothing in the fetch and fills the flit.",
+        bad: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C # 8]>().collect::<m![A, B], m![C # 32]>()",
+        good: "axes![C = 2]; ...fetch::<f8e4m3, m![A], m![[B, C] # 32]>().collect::<m![A], m![[B, C] # 32]>()",
+        manual: "L2122, L2128-L2130, L2143-L2144",
     },
     Rule {
         code: "ALN-012",
         name: "tail-padding-32-bytes",
         severity: Severity::Perf,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "Tail padding to a multiple of 32 bytes enables 32-byte fetches and commits",
-        docs: "With A = 65 (f8): dummy 7 gives 24-byte fetches (6 cycles), 31 gives 32-byte ones.",
-        bad: "",
-        good: "",
+        docs: "When a DM tensor's innermost axis is padded (`m![B, A # 72]`) its rows are the \
+               contiguous runs of the fetch and commit sequencers, and the largest fetch/commit \
+               size is the largest of 8/16/24/32 bytes dividing the row: with A = 65 (f8), 72 \
+               bytes gives 24-byte accesses, 80 bytes 16, 88 bytes 8, 96 bytes 32 (L7860-L7867). \
+               visa-lint reports padded innermost axes of fetched or committed tensors whose row is \
+               not a multiple of 32 bytes, with the access sizes. Pad to the next multiple of 32 \
+               bytes.",
+        bad: "let out: DmTensor<f8, m![1], m![1], m![1], m![B, A # 88]> = ...commit(1024);",
+        good: "let out: DmTensor<f8, m![1], m![1], m![1], m![B, A # 96]> = ...commit(1024);",
         manual: "L7860-L7881",
     },
 ];
@@ -267,17 +301,284 @@ fn address_text(original: &str, v: u64) -> String {
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
-        for step in &chain.steps {
+        for (i, step) in chain.steps.iter().enumerate() {
             check_address(cx, step, out);
             match step.method.as_str() {
                 "fetch"
                 | "fetch_with_table"
                 | "fetch_with_zero_point"
-                | "fetch_with_zero_points" => check_fetch_packet(cx, step, out),
-                "commit" => check_commit_units(cx, step, out),
+                | "fetch_with_zero_points"
+                    if !check_fetch_packet(cx, step, out) =>
+                {
+                    check_flit_fill(cx, step, chain.steps.get(i + 1), out);
+                }
+                "commit"
+                    if super::commit::tail_victim(cx, chain.binding.as_deref(), step).is_none() =>
+                {
+                    check_commit_units(cx, step, out);
+                }
                 _ => {}
             }
         }
+    }
+    check_tail_padding(cx, out);
+    check_trf_alignment(cx, out);
+}
+
+/// ALN-009: a 64-byte TRF read (reg_read_size = mac_width) whose TRF Sequencer strides are not
+/// multiples of 64 bytes.
+fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    use super::contraction::{reg_read_size, trf_read};
+    use crate::derive::{Direction, configure};
+    let mac = cx.target.mac_width_bytes;
+    for step in cx.model.chains.iter().flat_map(|c| c.steps.iter()) {
+        if step.method != "align" {
+            continue;
+        }
+        let Some(output) = &step.output else { continue };
+        let Some(arg) = step.args.first() else {
+            continue;
+        };
+        let name = arg.text.trim().trim_start_matches('&').trim();
+        let Some(var) =
+            cx.model.tensors.iter().rev().find(|t| {
+                t.name == name && t.ty.kind == Kind::Trf && t.span.start <= step.span.start
+            })
+        else {
+            continue;
+        };
+        let Some(d) = var.ty.dtype.as_deref() else {
+            continue;
+        };
+        let Some(bits) = dtype_bits(canonical(d)) else {
+            continue;
+        };
+        let (Some(e), Some(ot), Some(op)) = (
+            slot_layout(&var.ty, Slot::Element),
+            slot_layout(output, Slot::Time),
+            slot_layout(output, Slot::Packet),
+        ) else {
+            continue;
+        };
+        let Some(read) = trf_read(op, e) else {
+            continue;
+        };
+        if read.stray.is_some() || reg_read_size(&read, d, mac) != Some(Ok(mac)) {
+            continue;
+        }
+        let limit = cx.target.sequencer_entries;
+        let Ok(cfg) = configure(e, &ot.dims, &[], Direction::Read, limit) else {
+            continue;
+        };
+        let stride_bytes = |s: u64| crate::derive::bytes(s, bits);
+        let Some(bad) = cfg
+            .entries
+            .iter()
+            .find(|en| en.stride != 0 && !stride_bytes(en.stride).is_multiple_of(mac))
+        else {
+            continue;
+        };
+        let e_text = var
+            .ty
+            .get(Slot::Element)
+            .map_or_else(|| "?".to_string(), |m| m.text.clone());
+        let entries = cfg
+            .entries
+            .iter()
+            .map(|en| format!("{} : {} B", en.size, stride_bytes(en.stride)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let span = var
+            .ty
+            .get(Slot::Element)
+            .and_then(|m| m.span)
+            .unwrap_or(step.span);
+        let mut diag = Diagnostic::new(
+            "ALN-009",
+            step.span,
+            format!(
+                "reg_read_size is {mac} bytes (the TRF Element {e_text} and OutPacket share {} × \
+                 {d}), so every TRF Sequencer stride must be a multiple of {mac} bytes; reading \
+                 the Element as OutTime takes [{entries}], and the {}-iteration entry strides {} \
+                 bytes: the read would cross a bank column. Make the Element's inner row a \
+                 multiple of {mac} bytes",
+                read.elems,
+                bad.size,
+                stride_bytes(bad.stride)
+            ),
+        )
+        .with_related(var.span, "the TRF tensor is declared here");
+        if let Some((new, at)) = trf_pad_fix(cx, e_text.as_str(), span, d, ot, mac, limit) {
+            diag = diag.with_edit(
+                format!("make the TRF Element's inner row whole {mac}-byte units: {new}"),
+                false,
+                at,
+                new,
+            );
+        }
+        out.push(diag);
+    }
+}
+
+fn slot_layout(ty: &TensorTy, slot: Slot) -> Option<&crate::mapping::Layout> {
+    ty.get(slot)?.layout.as_ref()
+}
+
+/// ALN-009's fix: the TRF Element with its innermost term resized to the smallest whole number
+/// of `mac`-byte units holding its data, when that aligns every TRF Sequencer stride.
+fn trf_pad_fix(
+    cx: &FnContext<'_>,
+    e_text: &str,
+    span: crate::diagnostic::Span,
+    d: &str,
+    ot: &crate::mapping::Layout,
+    mac: u64,
+    limit: usize,
+) -> Option<(String, crate::diagnostic::Span)> {
+    use crate::mapping::layout::Dim;
+    let terms = super::sequencer::lowered_terms(cx, e_text)?;
+    let (_, last) = terms.last()?;
+    let mut real: u64 = 1;
+    for dim in &last.dims {
+        let Dim::Factor(f) = dim else { return None };
+        real = real.checked_mul(f.valid)?;
+    }
+    let per = elems_for(d, mac)?;
+    let n = real.div_ceil(per).checked_mul(per)?;
+    let padded = super::commit::pad_last_term(e_text, n)?;
+    let new = if n == real {
+        padded.replace(&format!(" # {n}]"), "]")
+    } else {
+        padded
+    };
+    let dims: Vec<Dim> = super::sequencer::lowered_terms(cx, &new)?
+        .into_iter()
+        .flat_map(|(_, l)| l.dims)
+        .collect();
+    let layout = crate::mapping::Layout::from_dims(dims).ok()?;
+    let bits = dtype_bits(canonical(d))?;
+    let cfg = crate::derive::configure(
+        &layout,
+        &ot.dims,
+        &[],
+        crate::derive::Direction::Read,
+        limit,
+    )
+    .ok()?;
+    let aligned = cfg
+        .entries
+        .iter()
+        .all(|en| en.stride == 0 || crate::derive::bytes(en.stride, bits).is_multiple_of(mac));
+    (aligned && new != e_text.trim() && span.end > span.start).then_some((new, span))
+}
+
+/// ALN-011: a padded fetch packet that is not a multiple of 32 bytes, collected into flits.
+fn check_flit_fill(
+    cx: &FnContext<'_>,
+    step: &Step,
+    next: Option<&Step>,
+    out: &mut Vec<Diagnostic>,
+) {
+    if step.method != "fetch" || next.is_none_or(|n| n.method != "collect") {
+        return;
+    }
+    let Some(arg) = written(step, 2) else { return };
+    if !arg.text.contains('#') {
+        return;
+    }
+    let Some(ty) = step.output.as_ref() else {
+        return;
+    };
+    let Some((d, _, bytes)) = slot_bytes(ty, Slot::Packet) else {
+        return;
+    };
+    let flit = cx.target.flit_bytes;
+    if bytes == 0 || bytes.is_multiple_of(flit) {
+        return;
+    }
+    let Some(full) = round_up(bytes, flit) else {
+        return;
+    };
+    let waste = (full - bytes).saturating_mul(1000) / full;
+    let mut diag = Diagnostic::new(
+        "ALN-011",
+        arg.span,
+        format!(
+            "the fetch packet {} is {bytes} bytes; Collect zero-pads it to {full}-byte flits, so \
+             {}.{} % of every flit carries no data: pad or widen the packet to {full} bytes",
+            arg.text.trim(),
+            waste / 10,
+            waste % 10
+        ),
+    );
+    if let Some(edit) = elems_for(d, full).and_then(|m| pad_edit(arg, m)) {
+        diag = diag.with_fix(format!("pad the packet to {full} bytes"), false, vec![edit]);
+    }
+    out.push(diag);
+}
+
+/// ALN-012: a fetched or committed DM tensor whose padded innermost row is longer than a flit
+/// and not a multiple of 32 bytes (L7860-L7881).
+fn check_tail_padding(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    use crate::derive::OpKind;
+    use crate::mapping::layout::Dim;
+    let flit = cx.target.flit_bytes;
+    let mut seen = Vec::new();
+    for op in &cx.ops {
+        let (ty, slot) = match op.kind {
+            OpKind::Fetch => (op.step.input.as_ref(), Slot::Packet),
+            OpKind::Commit => (op.step.output.as_ref(), Slot::Element),
+            _ => continue,
+        };
+        let Some(ty) = ty else { continue };
+        let Some(mv) = ty.get(slot) else { continue };
+        let (Some(span), Some(d)) = (mv.span, ty.dtype.as_deref()) else {
+            continue;
+        };
+        let Some(Dim::Factor(f)) = op.buf.dims.last() else {
+            continue;
+        };
+        if f.extent <= f.valid || f.axis.is_none() {
+            continue;
+        }
+        let Some(row) = size_bytes(d, f.extent) else {
+            continue;
+        };
+        if row <= flit || row.is_multiple_of(flit) || seen.contains(&span) {
+            continue;
+        }
+        seen.push(span);
+        let sizes = cx.target.commit_sizes_main;
+        let best = sizes
+            .iter()
+            .copied()
+            .filter(|&s| row.is_multiple_of(s))
+            .max()
+            .unwrap_or(1);
+        let full = round_up(row, flit).unwrap_or(flit);
+        let mut diag = Diagnostic::new(
+            "ALN-012",
+            span,
+            format!(
+                "the padded innermost axis is {} × {d} = {row} bytes per row, so fetches and commits \
+                 of it move {best} bytes at a time ({} per row); padding the row to {full} bytes \
+                 allows {flit}-byte accesses ({} per row)",
+                f.extent,
+                row / best,
+                full / flit
+            ),
+        );
+        if let Some(new) =
+            elems_for(d, full).and_then(|n| super::commit::pad_last_term(&mv.text, n))
+        {
+            diag = diag.with_edit(
+                format!("pad the row to {full} bytes: {new}"),
+                false,
+                span,
+                new,
+            );
+        }
+        out.push(diag);
     }
 }
 
@@ -314,13 +615,9 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         }
         return;
     }
-    let Some(bits) = dtype_bits(canonical(dtype)) else {
-        return;
-    };
-    if !bits.is_multiple_of(8) || bits <= 8 {
-        return;
-    }
-    let size = u64::from(bits / 8);
+    let size = dtype_bits(canonical(dtype))
+        .filter(|b| b.is_multiple_of(8))
+        .map_or(1, |b| u64::from(b / 8));
     if !addr.is_multiple_of(size) {
         let mut d = Diagnostic::new(
             "ALN-001",
@@ -339,20 +636,71 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             );
         }
         out.push(d);
+        return;
     }
+    let (code, a, what) = match step.method.as_str() {
+        "commit" => (
+            "ALN-008",
+            cx.target.commit_stride_align_bytes,
+            "commits write DM in 8-byte units from an 8-byte-aligned base address".to_string(),
+        ),
+        "to_hbm" => (
+            "ALN-010",
+            cx.target.hbm_align_bytes,
+            "HBM is accessed in 256-byte units: an unaligned write costs a read-modify-write \
+             (about 50 times slower) and an unaligned read two transfers"
+                .to_string(),
+        ),
+        _ => return,
+    };
+    if addr.is_multiple_of(a) {
+        return;
+    }
+    // An HBM tensor below 8-byte alignment that goes on to DM is DMA-003's error.
+    if code == "ALN-010"
+        && !addr.is_multiple_of(cx.target.dma_dm_align_bytes)
+        && cx
+            .model
+            .chains
+            .iter()
+            .flat_map(|c| c.steps.iter())
+            .any(|s| {
+                s.method == "to_dm" && s.input.is_some() && s.input.as_ref() == step.output.as_ref()
+            })
+    {
+        return;
+    }
+    let mut d = Diagnostic::new(
+        code,
+        arg.span,
+        format!(
+            "{what}; address {} is {} bytes past a multiple of {a}",
+            arg.text.trim(),
+            addr % a
+        ),
+    );
+    if let Some(up) = round_up(addr, a) {
+        d = d.with_edit(
+            format!("round the address up to {}", address_text(&arg.text, up)),
+            false,
+            arg.span,
+            address_text(&arg.text, up),
+        );
+    }
+    out.push(d);
 }
 
-/// ALN-005: the fetch output packet is a multiple of 8 bytes.
-fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+/// ALN-005: the fetch output packet is a multiple of 8 bytes. True when it reported.
+fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) -> bool {
     let Some(ty) = step.output.as_ref() else {
-        return;
+        return false;
     };
     let Some((d, n, bytes)) = slot_bytes(ty, Slot::Packet) else {
-        return;
+        return false;
     };
     let a = cx.target.fetch_align_bytes;
     if bytes.is_multiple_of(a) {
-        return;
+        return false;
     }
     let arg = if step.method == "fetch" {
         written(step, 2)
@@ -380,6 +728,7 @@ fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
         );
     }
     out.push(diag);
+    true
 }
 
 /// ALN-007: a committed Element is a whole number of 8-byte units.
@@ -426,6 +775,49 @@ fn check_commit_units(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn trf_kernel(element: &str) -> Vec<Diagnostic> {
+        let src = format!(
+            "use furiosa_visa_std::prelude::*;\naxes![M = 16, J = 2, N = 8, K = 32];\n\
+             fn matmul<'l, const T: Tu>(\n\
+             input: CollectTensor<'l, T, bf16, m![1], m![1], m![1], m![M, J, K / 16], m![K % 16]>,\n\
+             trf: &TrfTensor<bf16, m![1], m![1], m![1], m![N], m![{element}]>,\n\
+             ) -> AccumulationTensor<'l, T, f32, m![1], m![1], m![1], m![M, J], m![N]> {{\n\
+             input.align::<m![M, J], m![K], _, _>(trf).contract::<m![1]>()\n\
+             .accumulate::<m![M, J], m![N]>(AccumulationKind::Interleaved)\n}}\n"
+        );
+        crate::db::analyse_text(&src)
+            .diagnostics
+            .iter()
+            .filter(|d| d.code() == "ALN-009")
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn trf_64_byte_read_needs_64_byte_strides() {
+        // L4110-L4111: reg_read_size = 64 B (32 bf16 of K); J strides 48 bf16 = 96 B.
+        let d = trf_kernel("J, K # 48");
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(
+            d[0].message.contains("[16 : 0 B, 2 : 96 B]"),
+            "{}",
+            d[0].message
+        );
+        assert_eq!(d[0].fixes[0].edits[0].new_text, "m![J, K]");
+        // 64-byte (and 128-byte) rows are aligned.
+        assert!(trf_kernel("J, K").is_empty());
+        assert!(trf_kernel("J, K # 64").is_empty());
+        // A 32-byte read (K # 48 read 16 at a time) is not this rule's: reg_read_size < 64.
+    }
+
+    #[test]
+    fn trf_manual_basic_broadcast_is_aligned() {
+        // L4225-L4236: Element [K = 32] bf16, reg_read_size 64 B, entry M 32 : 0 -> aligned.
+        let src = include_str!("../../../fixtures/manual/4203_trf_basic_weight_broadcast.rs");
+        let a = crate::db::analyse_text(src);
+        assert!(a.diagnostics.iter().all(|d| d.code() != "ALN-009"));
+    }
     use crate::diagnostic::Span;
 
     fn arg(text: &str) -> Arg {

@@ -1,9 +1,799 @@
 //! BNK: DM bank starvation and the 64-access rule (constraints.md §19).
+//!
+//! A slice address splits into byte (bits 0-2), bank (bits 3-6) and row (bits 7-18) (L2875-
+//! L2879), so two accesses hit the same bank iff their addresses agree in bits 3-6. The access
+//! sequence of a fetch or commit command is its derived sequencer configuration
+//! ([`crate::derive::ops`]) with the contiguous innermost run cut into fetch_size (commit_size)
+//! chunks; the longest run of consecutive same-bank accesses is the product of the innermost
+//! loops whose byte stride is a multiple of 128 (`dm_bank_bytes × dm_banks`), stride 0
+//! included. Which banks those runs hit is a set of residues modulo 128, computed loop by loop:
+//! nothing is enumerated element by element. Concurrency with DMA comes from the SCH family's
+//! [`Timeline`].
 
 use super::FnContext;
-use super::registry::Rule;
-use crate::diagnostic::Diagnostic;
+use super::registry::{Rule, Status};
+use super::schedule::{Resource, Timeline};
+use crate::derive::{self, Config, OpKind};
+use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::mapping::layout::Dim;
+use crate::model::{Kind, Slot, Tu, types::dtype_bits};
+use crate::target::Target;
 
-pub const RULES: &[Rule] = &[];
+pub const RULES: &[Rule] = &[
+    Rule {
+        code: "BNK-001",
+        name: "bank-64-access-rule",
+        severity: Severity::Warning,
+        status: Status::Implemented,
+        summary: "A fetch/commit must not hit one DM bank 64+ times in a row while DMA is active",
+        docs: "DM banks are 8 bytes wide and 16 per slice; 128 consecutive bytes cover all of them \
+               (L2875-L2879). DMA has the lowest DM priority, and a DMA request that waits 4096 \
+               cycles makes the NoC declare it dead and reset the cluster (L2905). Fetch and \
+               commit commands must therefore not access one bank 64 or more times in a row \
+               while a DMA is active (L2898, L2906-L2909; (256/128) × 64 × 32 < 4096, L2938). \
+               visa-lint derives each command's sequencer and reports the longest run: \
+               consecutive accesses stay in one bank when their byte stride is a multiple of 128 \
+               (for example a column of a row-major matrix with a 256-byte row pitch) or 0 \
+               (a Time broadcast re-reading the same address). It reports the command only when \
+               a DMA may run at the same time (one the schedule does not order before or after \
+               it). The compiler then serializes the command with DMA, so this is a warning by \
+               default (constraints.md §22 A-27); `--deny warnings` makes it an error. Fix: pad \
+               the row pitch so it is not a multiple of 128 bytes (`m![A, B # 136]`), or \
+               reorder Time so the innermost loop walks contiguous memory.",
+        bad: "axes![R = 128, C = 128]; // bf16 rows of 256 bytes at DM 0\n\
+              ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // column walk: bank 0, 128 times\n\
+              let w = w.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 1 << 17); // independent DMA",
+        good: "ctx.main.begin(m.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // row walk",
+        manual: "L2137, L2352-L2353, L2856, L2875-L2879, L2898, L2906-L2909, L2938-L2939",
+    },
+    Rule {
+        code: "BNK-002",
+        name: "cumulative-bank-access",
+        severity: Severity::Warning,
+        status: Status::Implemented,
+        summary: "Concurrent main + sub + DMA accesses to one bank must total fewer than 64",
+        docs: "The compiler keeps each single command under 64 consecutive same-bank accesses, but \
+               commands that run at the same time add up: main-context and sub-context \
+               fetch/commit plus one DMA request must stay under 64 on the same bank (L2913-\
+               L2926; 30 + 20 + 1 = 51 is safe). visa-lint pairs a main-context and a \
+               sub-context command that the schedule lets overlap, while a DMA may also be \
+               active, whose runs hit a common bank, and reports when their runs plus the DMA \
+               request reach 64 (each alone below 64; at 64 alone it is BNK-001). This is a \
+               heuristic: the real interleaving depends on the schedule (constraints.md marks it \
+               R). Fix: rotate banks in one of the two (pad a stride) or make the commands \
+               depend on each other.",
+        bad: "ctx.main.begin(x.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // R = 40: 40 in a row on bank 0\n\
+              ctx.sub.begin(y.view()).fetch::<bf16, m![C / 4, Q], m![C % 4]>()… // Q = 30: 30 on bank 0\n\
+              let w = w.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 1 << 17); // 40 + 30 + 1 = 71",
+        good: "ctx.main.begin(x.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // rotates banks\n\
+               ctx.sub.begin(y.view()).fetch::<bf16, m![C / 4, Q], m![C % 4]>()… // 30 + 1 = 31",
+        manual: "L2913-L2926, L2917",
+    },
+    Rule {
+        code: "BNK-003",
+        name: "noc-timeout-reset",
+        severity: Severity::Info,
+        status: Status::NotStatic(
+            "the 4096-cycle NoC timeout happens at run time; BNK-001/BNK-002 report its static causes",
+        ),
+        summary: "A DMA request unanswered for 4096 cycles resets the cluster domain",
+        docs: "After 4096 cycles without a response the NoC declares the DMA transaction dead and \
+               enters an exception state; only a full cluster-domain reset recovers (L2905, \
+               L2940). This is why BNK-001 and BNK-002 matter; it is not itself visible in the \
+               source.",
+        bad: "",
+        good: "",
+        manual: "L2905, L2940, L2842",
+    },
+    Rule {
+        code: "BNK-004",
+        name: "dm-priority-order",
+        severity: Severity::Info,
+        status: Status::Implemented,
+        summary: "DM priority: main fetch > main commit > sub fetch > sub commit > DMA",
+        docs: "The DM controller serves the main-context Fetch Engine first, then main commit, sub \
+               fetch, sub commit, and the DMA last (L2899-L2904). A command that stays in one \
+               bank for 32 to 63 consecutive accesses is within the 64-access rule, but every \
+               DMA request to that bank waits behind the whole run, and another concurrent \
+               command on the same bank adds to it (BNK-002). visa-lint notes such commands \
+               when a DMA may run at the same time (64 and more is BNK-001). Rotating banks \
+               removes the wait.",
+        bad: "ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>() // R = 48: 48 in a row, DMA in flight",
+        good: "ctx.main.begin(m.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()",
+        manual: "L2899-L2904, L2929",
+    },
+    Rule {
+        code: "BNK-005",
+        name: "main-starves-sub",
+        severity: Severity::Perf,
+        status: Status::Implemented,
+        summary: "A main-context command that stays in one bank delays sub-context commands on it",
+        docs: "Main-context fetch and commit outrank the sub context in DM arbitration (L2899-\
+               L2904). When a main-context command hits one bank many times in a row and a \
+               sub-context command that may run at the same time uses that bank, the sub command \
+               waits: worst case the two take main + sub time instead of max(main, sub) (L2927-\
+               L2931). No timeout follows (L2910). visa-lint reports runs of 8 or more that meet \
+               a bank the concurrent sub command touches, with both access counts (one access \
+               per cycle); with a DMA in flight and 64 in total it is BNK-002 instead.",
+        bad: "ctx.main.begin(x.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // R = 16: 16 in a row on bank 0\n\
+              ctx.sub.begin(y.view()).fetch::<bf16, m![R, C / 4], m![C % 4]>()… // needs bank 0 too",
+        good: "ctx.main.begin(x.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // rotates banks\n\
+               ctx.sub.begin(y.view()).fetch::<bf16, m![R, C / 4], m![C % 4]>()…",
+        manual: "L2910, L2927-L2931",
+    },
+    Rule {
+        code: "BNK-006",
+        name: "dmn-interleaving",
+        severity: Severity::Perf,
+        status: Status::Implemented,
+        summary: "DMA into or out of DM should spread over DMNs and their slices",
+        docs: "One DMN moves 128 B/cycle; a 256-byte DMA unit needs two DMNs interleaved for full \
+               bandwidth (L2857, L2883-L2892), and each slice queues only two DMA requests \
+               (L2858, L2935). A DM tensor whose Slice mapping puts all its data in one DMN's 32 \
+               slices cannot be interleaved: its DMA runs at 128 instead of 256 B/cycle (50% \
+               loss). visa-lint checks the Slice mapping of every `to_dm` destination and `to_hbm` \
+               source. The DMA's own access order (strides, HBM channels) is DMA-011.",
+        bad: "axes![A = 32, B = 2048]; let x = x.to_dm::<m![1 # 2], m![A # 256], m![B]>(&mut ctx.tdma, 0); // f32, 256 KiB in DMN 0",
+        good: "axes![A = 256, B = 256]; let x = x.to_dm::<m![1 # 2], m![A], m![B]>(&mut ctx.tdma, 0); // all 8 DMNs",
+        manual: "L2857-L2858, L2883-L2895, L2935",
+    },
+];
 
-pub fn check(_cx: &FnContext<'_>, _out: &mut Vec<Diagnostic>) {}
+/// One access of a command and the loops around it: `(count, byte stride)`, outermost first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accesses {
+    pub loops: Vec<(u64, u64)>,
+    /// Bytes each access reads or writes.
+    pub bytes: u64,
+}
+
+/// The access loops of a derived configuration: the contiguous innermost run (L1762) is cut
+/// into `chunk`-byte accesses (fetch_size / commit_size, when known).
+pub fn accesses(cfg: &Config, bits: u32, chunk: Option<u64>) -> Accesses {
+    let e = &cfg.entries;
+    let stride_bytes = |s: u64| s.saturating_mul(u64::from(bits)) / 8;
+    let mut k = 0;
+    let mut run: u64 = 1;
+    if e.last().is_some_and(|l| l.stride == 1) {
+        k = 1;
+        run = e[e.len() - 1].size;
+        while k < e.len() {
+            let (outer, inner) = (e[e.len() - 1 - k], e[e.len() - k]);
+            if outer.stride == inner.size.saturating_mul(inner.stride) {
+                run = run.saturating_mul(outer.size);
+                k += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    let mut loops: Vec<(u64, u64)> = e[..e.len() - k]
+        .iter()
+        .map(|x| (x.size, stride_bytes(x.stride)))
+        .collect();
+    if k == 0 {
+        return Accesses {
+            loops,
+            bytes: derive::bytes(1, bits).max(1),
+        };
+    }
+    let cb = derive::bytes(run, bits).max(1);
+    let f = chunk
+        .filter(|&f| f > 0 && cb.is_multiple_of(f))
+        .unwrap_or_else(|| gcd(cb, 8));
+    loops.push((cb / f, f));
+    Accesses { loops, bytes: f }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Consecutive same-bank runs of one command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Runs {
+    /// The longest number of consecutive accesses to one bank (1 when banks rotate).
+    pub run: u64,
+    /// Banks (bit b = bank b) where such runs happen.
+    pub run_banks: u32,
+    /// Every bank the command touches.
+    pub touched: u32,
+    /// Accesses in total.
+    pub accesses: u64,
+    /// The byte stride between the consecutive same-bank accesses.
+    pub stride: u64,
+}
+
+/// The residues modulo `period` of `base + Σ i_k·d_k` over the given loops (a set, computed
+/// loop by loop: at most `period` values per loop).
+fn residues(base: u64, loops: &[(u64, u64)], period: u64) -> Vec<bool> {
+    let p = period as usize;
+    let mut set = vec![false; p];
+    set[(base % period) as usize] = true;
+    for &(n, d) in loops {
+        let dm = d % period;
+        if n <= 1 || dm == 0 {
+            continue;
+        }
+        let mut next = vec![false; p];
+        let steps = n.min(period);
+        for r in (0..p).filter(|&r| set[r]) {
+            let mut x = r as u64;
+            for _ in 0..steps {
+                next[x as usize] = true;
+                x = (x + dm) % period;
+            }
+        }
+        set = next;
+    }
+    set
+}
+
+/// Bank mask of accesses of `bytes` bytes starting at the given residues.
+fn bank_mask(set: &[bool], bytes: u64, bank_bytes: u64, banks: u64) -> u32 {
+    let mut mask = 0u32;
+    for (r, _) in set.iter().enumerate().filter(|(_, s)| **s) {
+        let first = r as u64 / bank_bytes;
+        let last = (r as u64).saturating_add(bytes.max(1) - 1) / bank_bytes;
+        for b in first..=last.min(first + banks - 1) {
+            mask |= 1 << (b % banks);
+        }
+    }
+    mask
+}
+
+/// The same-bank runs of a command whose first access is at DM address `base`.
+pub fn runs(acc: &Accesses, base: u64, target: &Target) -> Option<Runs> {
+    let (bb, nb) = (target.dm_bank_bytes, target.dm_banks);
+    if bb == 0 || nb == 0 || nb > 32 {
+        return None;
+    }
+    let period = bb.checked_mul(nb)?;
+    if period > 4096 {
+        return None;
+    }
+    let mut run: u64 = 1;
+    let mut split = 0; // loops[..split] are outside the run
+    let mut stride = 0;
+    for (i, &(n, d)) in acc.loops.iter().enumerate().rev() {
+        if n <= 1 {
+            continue;
+        }
+        if d % period == 0 {
+            if run == 1 {
+                stride = d;
+            }
+            run = run.saturating_mul(n);
+        } else {
+            split = i + 1;
+            break;
+        }
+    }
+    let outer = &acc.loops[..split];
+    let run_banks = bank_mask(&residues(base, outer, period), acc.bytes, bb, nb);
+    let touched = bank_mask(&residues(base, &acc.loops, period), acc.bytes, bb, nb);
+    let accesses = acc
+        .loops
+        .iter()
+        .fold(1u64, |a, &(n, _)| a.saturating_mul(n));
+    Some(Runs {
+        run,
+        run_banks,
+        touched,
+        accesses,
+        stride,
+    })
+}
+
+/// One fetch or commit command with its runs.
+struct Cmd<'a> {
+    kind: OpKind,
+    span: Span,
+    node: usize,
+    resource: Resource,
+    runs: Runs,
+    base: Option<u64>,
+    cfg: &'a Config,
+}
+
+fn bank_name(c: &Cmd<'_>, target: &Target) -> String {
+    match c.base {
+        Some(b) if target.dm_bank_bytes > 0 && target.dm_banks > 0 => {
+            format!("bank {}", b / target.dm_bank_bytes % target.dm_banks)
+        }
+        _ => match c.runs.run_banks.count_ones() {
+            1 => format!("bank {}", c.runs.run_banks.trailing_zeros()),
+            _ => "one bank".to_string(),
+        },
+    }
+}
+
+fn why(c: &Cmd<'_>) -> String {
+    if c.runs.stride == 0 {
+        "it re-reads the same address (stride 0)".to_string()
+    } else {
+        format!(
+            "consecutive accesses are {} bytes apart, a multiple of 128",
+            c.runs.stride
+        )
+    }
+}
+
+fn commands<'a>(cx: &'a FnContext<'_>, t: &Timeline<'_>) -> Vec<Cmd<'a>> {
+    let mut out = Vec::new();
+    for op in &cx.ops {
+        if !matches!(op.kind, OpKind::Fetch | OpKind::Commit) {
+            continue;
+        }
+        let (Ok(cfg), Some(bits)) = (&op.config, op.bits) else {
+            continue;
+        };
+        if cfg.entries.is_empty() {
+            continue;
+        }
+        let Some(node) = t.node_of(op.step) else {
+            continue;
+        };
+        let Some(resource) = t.nodes[node].resource else {
+            continue;
+        };
+        let sub = op.context == Some(Tu::Sub);
+        let (chunk, base) = if op.kind == OpKind::Fetch {
+            let sizes = if sub {
+                cx.target.fetch_sizes_sub
+            } else {
+                cx.target.fetch_sizes_main
+            };
+            (
+                derive::fetch_sizes(cfg, bits, sizes).fetch_size,
+                t.source_address(node),
+            )
+        } else {
+            let sizes = if sub {
+                cx.target.commit_sizes_sub
+            } else {
+                cx.target.commit_sizes_main
+            };
+            (
+                derive::commit_sizes(cfg, bits, sizes).commit_size,
+                op.step.address,
+            )
+        };
+        let acc = accesses(cfg, bits, chunk);
+        let Some(runs) = runs(&acc, base.unwrap_or(0), cx.target) else {
+            continue;
+        };
+        out.push(Cmd {
+            kind: op.kind,
+            span: op.span,
+            node,
+            resource,
+            runs,
+            base,
+            cfg,
+        });
+    }
+    out
+}
+
+/// Consecutive accesses one bank sees from a main and a sub command plus one DMA request
+/// (L2919-L2926).
+pub fn cumulative(main: u64, sub: u64) -> u64 {
+    main.saturating_add(sub).saturating_add(1)
+}
+
+/// A DMA node that may run while `node` runs.
+fn concurrent_dma(t: &Timeline<'_>, node: usize) -> Option<usize> {
+    (0..t.nodes.len())
+        .find(|&d| t.nodes[d].resource == Some(Resource::Dma) && t.concurrent(node, d))
+}
+
+fn dma_span(t: &Timeline<'_>, d: usize) -> Span {
+    let chain = t.nodes[d].chain;
+    chain
+        .steps
+        .iter()
+        .find(|s| matches!(s.method.as_str(), "to_dm" | "to_hbm"))
+        .map_or(chain.span, |s| s.span)
+}
+
+const NEAR: u64 = 32;
+/// BNK-006 reports DMA transfers of at least this many bytes (below, the loss is noise).
+const MIN_DMA_BYTES: u64 = 64 * 1024;
+const STARVE: u64 = 8;
+
+pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    if !matches!(cx.model.kind, crate::model::FnKind::Device { .. }) {
+        return;
+    }
+    let Some(t) = Timeline::build(cx.model) else {
+        return;
+    };
+    let limit = cx.target.bank_max_consecutive;
+    let cmds = commands(cx, &t);
+    let mut in_pair = vec![false; cmds.len()];
+    // Node pairs already reported (BNK-002 first, then BNK-005 once per pair of chains).
+    let mut starved: Vec<(usize, usize)> = Vec::new();
+    // BNK-002 (first pass) and BNK-005 (second pass): main/sub pairs that may overlap.
+    for (pass, (i, x)) in (0..2).flat_map(|p| cmds.iter().enumerate().map(move |c| (p, c))) {
+        if x.resource != Resource::Main {
+            continue;
+        }
+        for (j, y) in cmds.iter().enumerate() {
+            if y.resource != Resource::Sub || !t.concurrent(x.node, y.node) {
+                continue;
+            }
+            let dma = (0..t.nodes.len()).find(|&d| {
+                t.nodes[d].resource == Some(Resource::Dma)
+                    && t.concurrent(x.node, d)
+                    && t.concurrent(y.node, d)
+            });
+            let common = x.runs.run_banks & y.runs.run_banks;
+            let total = cumulative(x.runs.run, y.runs.run);
+            if pass == 0
+                && let Some(d) = dma
+                && common != 0
+                && x.runs.run > 1
+                && y.runs.run > 1
+                && x.runs.run < limit
+                && y.runs.run < limit
+                && total >= limit
+            {
+                in_pair[i] = true;
+                in_pair[j] = true;
+                starved.push((x.node, y.node));
+                let (first, second) = if x.span.start <= y.span.start {
+                    (x, y)
+                } else {
+                    (y, x)
+                };
+                out.push(
+                    Diagnostic::new(
+                        "BNK-002",
+                        second.span,
+                        format!(
+                            "this {} {} hits bank {} {} times in a row and the concurrent {} {} \
+                             {} times, plus the DMA's request: {} consecutive accesses to one \
+                             bank, at or above the limit of {limit} across concurrent commands",
+                            second.resource.name(),
+                            second.kind.as_str(),
+                            common.trailing_zeros(),
+                            second.runs.run,
+                            first.resource.name(),
+                            first.kind.as_str(),
+                            first.runs.run,
+                            total
+                        ),
+                    )
+                    .with_related(first.span, "the other command on the same bank")
+                    .with_related(dma_span(&t, d), "the DMA that may be active meanwhile"),
+                );
+                continue;
+            }
+            if pass == 1
+                && x.runs.run >= STARVE
+                && x.runs.run_banks & y.runs.touched != 0
+                && !starved.contains(&(x.node, y.node))
+            {
+                starved.push((x.node, y.node));
+                let (a, b) = (x.runs.accesses, y.runs.accesses);
+                out.push(
+                    Diagnostic::new(
+                        "BNK-005",
+                        x.span,
+                        format!(
+                            "this ctx.main {} stays in {} for {} accesses in a row while the \
+                             ctx.sub {} that may run alongside uses that bank; main has priority, \
+                             so sub waits: worst case {a} + {b} = {} access cycles instead of \
+                             max = {}",
+                            x.kind.as_str(),
+                            bank_name(x, cx.target),
+                            x.runs.run,
+                            y.kind.as_str(),
+                            a.saturating_add(b),
+                            a.max(b)
+                        ),
+                    )
+                    .with_related(y.span, "the sub-context command it delays"),
+                );
+            }
+        }
+    }
+    // BNK-001 and BNK-004: single commands.
+    for (i, c) in cmds.iter().enumerate() {
+        let Some(d) = concurrent_dma(&t, c.node) else {
+            continue;
+        };
+        if c.runs.run >= limit {
+            out.push(
+                Diagnostic::new(
+                    "BNK-001",
+                    c.span,
+                    format!(
+                        "{} is accessed {} times in a row by this {} (sequencer {}: {}) while the \
+                         DMA may be active; {limit} or more consecutive same-bank accesses can \
+                         starve the DMA into a NoC timeout, so the compiler serializes this \
+                         command with DMA. Pad the stride so it is not a multiple of 128 bytes, \
+                         or make the innermost loop walk contiguous memory",
+                        bank_name(c, cx.target),
+                        c.runs.run,
+                        c.kind.as_str(),
+                        c.cfg,
+                        why(c)
+                    ),
+                )
+                .with_related(dma_span(&t, d), "this DMA may run at the same time"),
+            );
+        } else if c.runs.run >= NEAR && !in_pair[i] {
+            out.push(
+                Diagnostic::new(
+                    "BNK-004",
+                    c.span,
+                    format!(
+                        "{} is accessed {} times in a row by this {} ({}); the DMA that may run \
+                         meanwhile has the lowest DM priority (main fetch > main commit > sub \
+                         fetch > sub commit > DMA), so its requests to that bank wait behind the \
+                         whole run; below {limit}, but concurrent commands on the bank add up",
+                        bank_name(c, cx.target),
+                        c.runs.run,
+                        c.kind.as_str(),
+                        why(c)
+                    ),
+                )
+                .with_related(dma_span(&t, d), "this DMA may run at the same time"),
+            );
+        }
+    }
+    check_dmn(cx, &t, out);
+}
+
+/// BNK-006: DM tensors moved by DMA whose data sits in one DMN.
+fn check_dmn(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
+    let per = cx.target.slices_per_dmn;
+    if per == 0 {
+        return;
+    }
+    for node in &t.nodes {
+        if node.resource != Some(Resource::Dma) {
+            continue;
+        }
+        for step in &node.chain.steps {
+            let ty = match step.method.as_str() {
+                "to_dm" => step.output.as_ref(),
+                "to_hbm" => step.input.as_ref(),
+                _ => None,
+            };
+            let Some(ty) = ty.filter(|t| t.kind == Kind::Dm) else {
+                continue;
+            };
+            let Some(mv) = ty.get(Slot::Slice) else {
+                continue;
+            };
+            let Some(layout) = mv.layout.as_ref() else {
+                continue;
+            };
+            if layout.size != cx.target.slices {
+                continue;
+            }
+            let Some((dmns, slices)) = dmns_with_data(&layout.dims, layout.size, per) else {
+                continue;
+            };
+            if dmns.len() != 1 || cx.target.slices / per < 2 {
+                continue;
+            }
+            // Only where the bandwidth matters: the DMA moves at least MIN_DMA_BYTES.
+            let total = ty
+                .dtype
+                .as_deref()
+                .and_then(dtype_bits)
+                .zip(ty.get(Slot::Element).and_then(|m| m.layout.as_ref()))
+                .map(|(bits, l)| derive::bytes(l.size, bits).saturating_mul(slices));
+            let Some(total) = total.filter(|&b| b >= MIN_DMA_BYTES) else {
+                continue;
+            };
+            let lost = (total / cx.target.dmn_bytes_per_cycle.max(1))
+                .saturating_sub(total / cx.target.dma_dm_bytes_per_cycle.max(1));
+            let k = dmns[0];
+            out.push(Diagnostic::new(
+                "BNK-006",
+                mv.span.unwrap_or(step.span),
+                format!(
+                    "the Slice mapping {} puts all {total} bytes in DMN {k} (slices {}..{}), so \
+                     this DMA `{}` cannot alternate DMNs: {} B/cycle instead of {} (50% \
+                     bandwidth loss, about {lost} extra cycles); spread the data over slices of \
+                     several DMNs",
+                    mv.text,
+                    k * per,
+                    (k + 1) * per - 1,
+                    step.method,
+                    cx.target.dmn_bytes_per_cycle,
+                    cx.target.dma_dm_bytes_per_cycle
+                ),
+            ).with_related(step.span, "the DMA"));
+        }
+    }
+}
+
+/// The DMNs (groups of `per` slices) that hold data of a Slice layout, or `None` when the
+/// layout is irregular or too large to walk.
+fn dmns_with_data(dims: &[Dim], size: u64, per: u64) -> Option<(Vec<u64>, u64)> {
+    if size > 65_536 {
+        return None;
+    }
+    let mut extents = Vec::new();
+    for d in dims {
+        match d {
+            Dim::Factor(f) => extents.push((f.extent, f.valid)),
+            Dim::Opaque(_) => return None,
+        }
+    }
+    let mut out: Vec<u64> = Vec::new();
+    let mut count = 0;
+    for s in 0..size {
+        let mut rest = s;
+        let mut data = true;
+        for &(ext, valid) in extents.iter().rev() {
+            if ext == 0 {
+                return None;
+            }
+            if rest % ext >= valid {
+                data = false;
+            }
+            rest /= ext;
+        }
+        let k = s / per;
+        count += u64::from(data);
+        if data && !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    Some((out, count))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::derive::Entry;
+    use crate::target::RNGD;
+
+    fn cfg(entries: &[(u64, u64)], packet_entries: usize) -> Config {
+        let entries: Vec<Entry> = entries
+            .iter()
+            .map(|&(size, stride)| Entry { size, stride })
+            .collect();
+        let packet_size = entries[entries.len() - packet_entries..]
+            .iter()
+            .map(|e| e.size)
+            .product();
+        Config {
+            initial: entries.clone(),
+            entries,
+            packet_entries,
+            packet_size,
+        }
+    }
+
+    /// L2875-L2879: 128 consecutive bytes cover the 16 banks; a contiguous walk never stays.
+    #[test]
+    fn contiguous_walk_rotates_all_banks() {
+        let c = cfg(&[(64, 16), (16, 1)], 1); // bf16, 32-byte rows, contiguous
+        let a = accesses(&c, 16, Some(32));
+        assert_eq!(
+            a,
+            Accesses {
+                loops: vec![(64, 32)],
+                bytes: 32
+            }
+        );
+        let r = runs(&a, 0, &RNGD).expect("runs");
+        assert_eq!(r.run, 1);
+        assert_eq!(r.touched, 0xffff);
+    }
+
+    /// A column walk with a 256-byte row pitch (a multiple of 128 B) stays in bank 0 for every
+    /// row: 128 accesses, over the 64-access limit (L2898).
+    #[test]
+    fn column_walk_stays_in_one_bank() {
+        // bf16 matrix 128 x 128 (row pitch 256 B), Time = [C / 4, R], Packet = C % 4 (8 B).
+        let c = cfg(&[(32, 4), (128, 128), (4, 1)], 1);
+        let a = accesses(&c, 16, Some(8));
+        assert_eq!(a.loops, vec![(32, 8), (128, 256), (1, 8)]);
+        let r = runs(&a, 0, &RNGD).expect("runs");
+        assert_eq!(r.run, 128);
+        assert_eq!(r.stride, 256);
+        assert_eq!(r.run_banks, 0xffff); // the 32 columns rotate the starting bank
+        let r = runs(&a, 5 * 8, &RNGD).expect("runs");
+        assert_eq!(r.run, 128);
+    }
+
+    /// Padding the pitch to 136 elements × 2 B = 272 B (not a multiple of 128) rotates banks.
+    #[test]
+    fn padded_pitch_rotates() {
+        let c = cfg(&[(32, 4), (128, 136), (4, 1)], 1);
+        let r = runs(&accesses(&c, 16, Some(8)), 0, &RNGD).expect("runs");
+        assert_eq!(r.run, 1);
+    }
+
+    /// A Time broadcast (stride 0) re-reads one address: same bank every time.
+    #[test]
+    fn broadcast_rereads_one_bank() {
+        let c = cfg(&[(100, 0), (8, 1)], 1); // i8, 8-byte packet re-read 100 times
+        let a = accesses(&c, 8, Some(8));
+        let r = runs(&a, 24, &RNGD).expect("runs");
+        assert_eq!(r.run, 100);
+        assert_eq!(r.run_banks, 1 << 3);
+        assert_eq!(r.touched, 1 << 3);
+    }
+
+    /// Nested multiples of 128 B multiply: 8 × 16 = 128 in a row (L2898's 64 exceeded).
+    #[test]
+    fn nested_runs_multiply() {
+        let c = cfg(&[(8, 4096), (16, 64), (8, 1)], 1); // f32: 256 B and 16 KiB strides
+        let r = runs(&accesses(&c, 32, Some(32)), 0, &RNGD).expect("runs");
+        assert_eq!(r.run, 128);
+        assert_eq!(r.run_banks, 0b1111); // a 32-byte access covers banks 0-3
+    }
+
+    /// The limit's derivation: (256 / 128) × 64 × 32 = 4096 cycles (L2938-L2939).
+    #[test]
+    fn limit_matches_noc_timeout() {
+        let t = &RNGD;
+        let cycles = t.dma_dm_bytes_per_cycle / t.dmn_bytes_per_cycle
+            * t.bank_max_consecutive
+            * t.slices_per_dmn;
+        assert_eq!(cycles, 4096);
+        assert_eq!(t.dm_bank_bytes * t.dm_banks, 128); // L2876: 128 B over 16 banks
+    }
+
+    /// L2919-L2926: main 30 + sub 20 + DMA 1 = 51 is safe; a sub command at 35 next to the
+    /// main's 30 reaches 66, over the limit.
+    #[test]
+    fn cumulative_example() {
+        let limit = RNGD.bank_max_consecutive;
+        assert_eq!(cumulative(30, 20), 51);
+        assert!(cumulative(30, 20) < limit);
+        assert!(cumulative(30, 35) >= limit);
+        assert_eq!(cumulative(u64::MAX, 1), u64::MAX);
+    }
+
+    /// The column walk of fixtures/rules/BNK-001.rs with a different last statement.
+    fn column_walk(last: &str) -> Vec<String> {
+        let text = format!(
+            "axes![S = 256, R = 128, C = 128];
+#[device(chip = 1)]
+fn kernel(ctx: &mut Context, m: &HbmTensor<bf16, m![1], m![S, R, C]>, w: &HbmTensor<bf16, m![1], m![S, R, C]>) {{
+    let m = m.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 0);
+    let cols = ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>().collect::<m![C / 16, R], m![C % 16]>().commit::<m![C / 16, R, C % 16]>(1 << 16);
+    {last}
+}}"
+        );
+        crate::check_text(&text)
+            .iter()
+            .filter(|d| d.code().starts_with("BNK"))
+            .map(|d| d.code().to_string())
+            .collect()
+    }
+
+    /// Only a DMA the schedule does not order around the fetch counts as active (L2898).
+    #[test]
+    fn only_concurrent_dma_counts() {
+        // An independent load after the fetch may overlap it.
+        assert_eq!(
+            column_walk("let w = w.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 1 << 17);"),
+            ["BNK-001"]
+        );
+        // The only DMA feeds the fetch: it has finished before the fetch starts.
+        assert!(column_walk("").is_empty());
+        // A DMA that moves the fetch's result out waits for it.
+        assert!(column_walk("cols.to_hbm(&mut ctx.tdma, 0);").is_empty());
+    }
+
+    #[test]
+    fn huge_sizes_do_not_panic() {
+        let c = cfg(&[(u64::MAX, u64::MAX), (u64::MAX, 0), (2, 1)], 1);
+        let r = runs(&accesses(&c, 32, None), u64::MAX, &RNGD).expect("runs");
+        assert_eq!(r.run, u64::MAX);
+        let c = cfg(&[(0, 0), (1, 1)], 1);
+        assert!(runs(&accesses(&c, 4, None), 0, &RNGD).is_some());
+    }
+}

@@ -1,9 +1,374 @@
-//! CST: the Cast Engine (constraints.md §15).
+//! CST: the Cast Engine, which lowers i32/f32 stream elements to narrower types flit by flit
+//! (constraints.md §15, manual L6756-L6819).
 
 use super::FnContext;
-use super::registry::Rule;
-use crate::diagnostic::Diagnostic;
+use super::alignment::{canonical, elems_for, pad_edit, slot_bytes, written};
+use super::registry::{Rule, Status};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::{Arg, Chain, Kind, MapVal, Slot, Step, Tu};
 
-pub const RULES: &[Rule] = &[];
+pub const RULES: &[Rule] = &[
+    Rule {
+        code: "CST-001",
+        name: "cast-supported-pair",
+        severity: Severity::Error,
+        status: Status::Implemented,
+        summary: "The Cast Engine lowers i32 to i4/i8/i16 and f32 to f8e5m2/f8e4m3/f16/bf16 only",
+        docs: "`.cast::<D2, OutPacket>()` requires `D: Cast<D2>` on a `VeScalar` stream: the Cast \
+               Engine narrows i32 to i4, i8 or i16, and f32 to f8e5m2, f8e4m3, f16 or bf16. There is \
+               no float-to-integer or integer-to-float lowering, no widening, and no cast of a stream \
+               that is already narrow (a bf16 stream straight from collect). Convert between integer \
+               and float in the Vector Engine (FxpToFp / FpToFxp) before the cast, cast to a type of \
+               the same family, or drop the cast when the stream already has the type to commit.",
+        bad: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<i8, m![1 # 32]>() // f32",
+        good: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 16]>()",
+        manual: "L6759, L6765, L6776-L6779",
+    },
+    Rule {
+        code: "CST-002",
+        name: "cast-one-flit",
+        severity: Severity::Error,
+        status: Status::Implemented,
+        summary: "Cast takes one 32-byte flit and gives one: OutPacket = `P # (32 / size_of(D2))`, Time unchanged",
+        docs: "The Cast Engine converts the elements of one 32-byte input flit (`[P # 32 / \
+               size_of(D1)]`) in place and pads the result back to 32 bytes, so OutPacket is the same \
+               elements `P`, padded to 32 / size_of(D2) positions (16 for bf16, 32 for i8, 64 for \
+               i4), and Time passes through unchanged. visa-lint checks the written OutPacket (the \
+               turbofish or the CastTensor annotation) against the input packet, the input packet's \
+               32 bytes when it does not come straight from collect (COL-001 reports those), and an \
+               annotated Time. The fix pads the packet: `m![N # 8]` → `m![N # 16]` for f32 → bf16, \
+               `m![A]` → `m![A # 32]` for i32 → i8.",
+        bad: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 8]>()",
+        good: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 16]>()",
+        manual: "L6781-L6784, L3042, L6787-L6818",
+    },
+    Rule {
+        code: "CST-003",
+        name: "cast-position",
+        severity: Severity::Error,
+        status: Status::Implemented,
+        summary: "Cast runs on the main context, after Vector/Contraction and before Transpose/Commit",
+        docs: "The Cast Engine sits between the Vector and Transpose engines, and its output can only \
+               be transposed and committed; a sub-context commit cannot follow a cast. The findings are \
+               divided so each is reported once: a cast in the wrong place of a chain (after a \
+               transpose, twice, before the vector stage) is KRN-001 at the misplaced method; a \
+               sub-context chain that casts and then commits is KRN-006 at the commit; CST-003 reports \
+               the remaining case, a cast on `ctx.sub` whose result no commit of the function consumes \
+               (it is returned or left unused), at the cast: it can never reach DM. Run the chain on \
+               `ctx.main`.",
+        bad: "let c = ctx.sub.begin(a.view()).fetch::<i32, T, P>().collect::<T, P>().cast::<i8, m![A # 32]>();",
+        good: "let c = ctx.main.begin(a.view()).fetch::<i32, T, P>().collect::<T, P>().cast::<i8, m![A # 32]>();",
+        manual: "L3018, L2337-L2338, L3046-L3052",
+    },
+];
 
-pub fn check(_cx: &FnContext<'_>, _out: &mut Vec<Diagnostic>) {}
+/// An argument-like view of a mapping written in the function (for [`pad_edit`]).
+fn placed(m: &MapVal) -> Option<Arg> {
+    m.span.map(|span| Arg {
+        text: m.text.clone(),
+        span,
+    })
+}
+
+/// Where OutPacket is written: the turbofish, else the annotation the model merged in.
+fn out_packet_arg(step: &Step) -> Option<Arg> {
+    written(step, 1).cloned().or_else(|| {
+        step.output
+            .as_ref()
+            .and_then(|t| t.get(Slot::Packet))
+            .and_then(placed)
+    })
+}
+
+/// Whether `d2` is a type `d1` lowers to on `target`. `f8` stands for either f8 format.
+fn supported(pairs: &[(&str, &str)], d1: &str, d2: &str) -> bool {
+    pairs
+        .iter()
+        .any(|&(a, b)| a == d1 && (b == d2 || (d2 == "f8" && (b == "f8e4m3" || b == "f8e5m2"))))
+}
+
+fn check_pair(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let Some(d1) = step.input.as_ref().and_then(|t| t.dtype.as_deref()) else {
+        return;
+    };
+    let Some(d2) = step.output.as_ref().and_then(|t| t.dtype.as_deref()) else {
+        return;
+    };
+    let pairs = cx.target.cast_pairs;
+    if supported(pairs, d1, d2) {
+        return;
+    }
+    let span = written(step, 0).map_or(step.span, |a| a.span);
+    let targets = |src: &str| {
+        pairs
+            .iter()
+            .filter(|(a, _)| *a == src)
+            .map(|(_, b)| *b)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut sources: Vec<&str> = pairs.iter().map(|(a, _)| *a).collect();
+    sources.dedup();
+    let msg = if !sources.contains(&d1) {
+        format!(
+            "the Cast Engine lowers {} streams only; this stream is {d1}: it is already narrow, \
+             commit it without `.cast()` or widen it first",
+            sources.join(" and ")
+        )
+    } else if d1 == d2 {
+        format!("the stream is already {d1}: the Cast Engine only lowers precision; drop `.cast()`")
+    } else {
+        format!(
+            "the Cast Engine lowers {d1} to {} only, not to {d2}",
+            targets(d1)
+        )
+    };
+    out.push(Diagnostic::new("CST-001", span, msg));
+}
+
+fn check_packet(
+    cx: &FnContext<'_>,
+    chain: &Chain,
+    i: usize,
+    step: &Step,
+    out: &mut Vec<Diagnostic>,
+) {
+    let flit = cx.target.flit_bytes;
+    let (Some(input), Some(output)) = (step.input.as_ref(), step.output.as_ref()) else {
+        return;
+    };
+    // The input flit: collect reports its own packet (COL-001); other producers are checked here.
+    let Some((d1, n1, in_bytes)) = slot_bytes(input, Slot::Packet) else {
+        return;
+    };
+    let from_collect = i > 0 && chain.steps[i - 1].method == "collect";
+    if in_bytes != flit {
+        if !from_collect && !matches!(input.kind, Kind::Fetch | Kind::Switch | Kind::Begin) {
+            let text = input.get(Slot::Packet).map_or("", |m| m.text.as_str());
+            out.push(Diagnostic::new(
+                "CST-002",
+                step.span,
+                format!(
+                    "the cast input packet {text} is {in_bytes} bytes ({n1} × {d1}); the Cast Engine \
+                     takes exactly one {flit}-byte flit"
+                ),
+            ));
+        }
+        return;
+    }
+    // The output packet: the same elements, padded to one flit of D2.
+    let Some(d2) = output.dtype.as_deref() else {
+        return;
+    };
+    let Some(n2) = elems_for(canonical(d2), flit) else {
+        return;
+    };
+    let (Some(pin), Some(pout)) = (
+        input.get(Slot::Packet).and_then(|m| m.layout.as_ref()),
+        output.get(Slot::Packet).and_then(|m| m.layout.as_ref()),
+    ) else {
+        return;
+    };
+    let expected = pin.window(n2);
+    let out_text = output.get(Slot::Packet).map_or("", |m| m.text.as_str());
+    let in_text = input.get(Slot::Packet).map_or("", |m| m.text.as_str());
+    let arg = out_packet_arg(step);
+    let span = arg.as_ref().map_or(step.span, |a| a.span);
+    if *pout != expected {
+        let same_elements = pout.window(n2) == expected;
+        let mut diag = if same_elements {
+            let bytes = slot_bytes(output, Slot::Packet).map_or(0, |(_, _, b)| b);
+            Diagnostic::new(
+                "CST-002",
+                span,
+                format!(
+                    "the cast output packet {out_text} is {bytes} bytes ({} × {d2}); the Cast Engine \
+                     pads each result back to one {flit}-byte flit: {n2} × {d2}",
+                    pout.size
+                ),
+            )
+        } else {
+            Diagnostic::new(
+                "CST-002",
+                span,
+                format!(
+                    "the cast output packet {out_text} does not hold the input packet's elements: \
+                     the Cast Engine converts {in_text} ({d1}) in place and pads it to {n2} × {d2}, \
+                     `m![{}]`",
+                    expected.to_expr()
+                ),
+            )
+        };
+        if let Some(a) = &arg {
+            if same_elements {
+                if let Some(edit) = pad_edit(a, n2) {
+                    diag = diag.with_fix(
+                        format!("pad the packet to {n2} elements ({flit} bytes)"),
+                        true,
+                        vec![edit],
+                    );
+                }
+            } else {
+                diag = diag.with_edit(
+                    "use the input packet, padded to one flit",
+                    false,
+                    a.span,
+                    format!("m![{}]", expected.to_expr()),
+                );
+            }
+        }
+        out.push(diag);
+    }
+    // Time passes through: an annotation at the end of the chain must keep it.
+    if i + 1 == chain.steps.len()
+        && let (Some(decl), Some(tin)) = (chain.declared.as_ref(), input.get(Slot::Time))
+        && decl.kind == Kind::Cast
+        && let Some(tdecl) = decl.get(Slot::Time)
+        && let (Some(a), Some(b)) = (tin.layout.as_ref(), tdecl.layout.as_ref())
+        && a != b
+    {
+        out.push(Diagnostic::new(
+            "CST-002",
+            tdecl.span.unwrap_or(step.span),
+            format!(
+                "Time passes through the Cast Engine unchanged: the input Time is {}, not {}",
+                tin.text, tdecl.text
+            ),
+        ));
+    }
+}
+
+/// CST-003: a sub-context cast whose result no commit consumes (KRN-006 reports the others).
+fn check_position(
+    cx: &FnContext<'_>,
+    ci: usize,
+    chain: &Chain,
+    i: usize,
+    step: &Step,
+    out: &mut Vec<Diagnostic>,
+) {
+    if step.context != Some(Tu::Sub) {
+        return;
+    }
+    let is_commit = |s: &Step| s.method == "commit" || s.method == "commit_view";
+    if chain.steps[i + 1..].iter().any(is_commit) {
+        return;
+    }
+    // A later sub-context commit of a cast or transposed stream: KRN-006 reports it there.
+    let committed_later = cx.model.chains[ci + 1..].iter().any(|c| {
+        c.steps.iter().any(|s| {
+            is_commit(s)
+                && s.context == Some(Tu::Sub)
+                && s.input
+                    .as_ref()
+                    .is_some_and(|t| matches!(t.kind, Kind::Cast | Kind::Transpose))
+        })
+    });
+    if committed_later {
+        return;
+    }
+    out.push(Diagnostic::new(
+        "CST-003",
+        step.span,
+        "a cast on the sub context cannot reach DM: sub-context commits cannot follow a Cast \
+         (or Transpose), and the sub context leaves the compute engines idle; run this chain on \
+         `ctx.main`",
+    ));
+}
+
+pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    for (ci, chain) in cx.model.chains.iter().enumerate() {
+        for (i, step) in chain.steps.iter().enumerate() {
+            if step.method != "cast" {
+                continue;
+            }
+            check_pair(cx, step, out);
+            check_packet(cx, chain, i, step, out);
+            check_position(cx, ci, chain, i, step, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::RNGD;
+
+    /// The precision-lowering table, L6776-L6779.
+    #[test]
+    fn cast_table() {
+        let p = RNGD.cast_pairs;
+        for d2 in ["i4", "i8", "i16"] {
+            assert!(supported(p, "i32", d2), "{d2}");
+            assert!(!supported(p, "f32", d2), "{d2}");
+        }
+        for d2 in ["f8e5m2", "f8e4m3", "f16", "bf16", "f8"] {
+            assert!(supported(p, "f32", d2), "{d2}");
+            assert!(!supported(p, "i32", d2), "{d2}");
+        }
+        for (d1, d2) in [
+            ("f32", "f32"),
+            ("i32", "i32"),
+            ("bf16", "f8e4m3"),
+            ("i8", "i4"),
+            ("i16", "i8"),
+        ] {
+            assert!(!supported(p, d1, d2), "{d1} -> {d2}");
+        }
+        assert_eq!(p.len(), 7);
+    }
+
+    /// The CST diagnostics (code, spanned text) of a cast of a `d1` collect stream.
+    fn cst(d1: &str, packet: &str, cast: &str) -> Vec<(String, String)> {
+        let text = format!(
+            "use furiosa_visa_std::prelude::*;\naxes![A = 2048];\n#[device(chip = 1)]\n\
+             fn kernel(ctx: &mut Context, a: &DmTensor<{d1}, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {{\n\
+             let out = ctx.main.begin(a.view()).fetch::<{d1}, m![1], m![A % 8]>()\
+             .collect::<m![1], m![{packet}]>().cast::<{cast}>();\n}}\n"
+        );
+        crate::check_text(&text)
+            .into_iter()
+            .filter(|d| d.code().starts_with("CST"))
+            .map(|d| (d.code().to_string(), text[d.span.range()].to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn pairs_and_packets() {
+        // L6787-L6800: 8 × i32 → i8 padded to 32.
+        assert!(cst("i32", "A % 8", "i8, m![A % 8 # 32]").is_empty());
+        // L358 / L2171: f32 → bf16 padded to 16.
+        assert!(cst("f32", "A % 8", "bf16, m![A % 8 # 16]").is_empty());
+        // i4: 64 per flit; f8: 32.
+        assert!(cst("i32", "A % 8", "i4, m![A % 8 # 64]").is_empty());
+        assert!(cst("f32", "A % 8", "f8e4m3, m![A % 8 # 32]").is_empty());
+        assert!(cst("i32", "A % 8", "i16, m![A % 8 # 16]").is_empty());
+        assert_eq!(
+            cst("f32", "A % 8", "i8, m![A % 8 # 32]"),
+            [("CST-001".to_string(), "i8".to_string())]
+        );
+        assert_eq!(
+            cst("i32", "A % 8", "bf16, m![A % 8 # 16]"),
+            [("CST-001".to_string(), "bf16".to_string())]
+        );
+        assert_eq!(
+            cst("i32", "A % 8", "i8, m![A % 8 # 16]"),
+            [("CST-002".to_string(), "m![A % 8 # 16]".to_string())]
+        );
+        // Elements moved or dropped: not the input packet.
+        assert_eq!(
+            cst("i32", "A % 8", "i8, m![A % 4 # 32]"),
+            [("CST-002".to_string(), "m![A % 4 # 32]".to_string())]
+        );
+    }
+
+    #[test]
+    fn padded_input_packet() {
+        // L6805-L6818: A = 4 i32 padded to 8 → i8 padded to 32.
+        assert!(cst("i32", "A % 4 # 8", "i8, m![A % 4 # 32]").is_empty());
+        assert_eq!(
+            cst("i32", "A % 4 # 8", "i8, m![A % 4 # 8]"),
+            [("CST-002".to_string(), "m![A % 4 # 8]".to_string())]
+        );
+    }
+}

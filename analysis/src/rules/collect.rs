@@ -1,10 +1,12 @@
 //! COL: the Collect Engine, which normalizes packets to 32-byte flits (constraints.md §9).
 
 use super::FnContext;
-use super::alignment::{elems_for, pad_edit, slot_bytes, written};
+use super::alignment::{canonical, elems_for, pad_edit, slot_bytes, written};
 use super::registry::{Rule, Status};
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::Slot;
+use crate::derive::collect::normalize;
+use crate::diagnostic::{Diagnostic, Edit, Severity};
+use crate::model::types::dtype_bits;
+use crate::model::{Slot, Step};
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -27,20 +29,30 @@ pub const RULES: &[Rule] = &[
         code: "COL-002",
         name: "collect-time-packet",
         severity: Severity::Error,
-        status: Status::Planned("needs flit splitting of mappings (crate::derive, issue 4)"),
+        status: Status::Implemented,
         summary: "Time2 = Time followed by the outer flit count; Packet2 = the inner 32 bytes",
-        docs: "For packets over 32 bytes the flit index becomes the innermost Time factor \
-               (`m![A]`, bf16 `m![B]` with B = 32 → `m![A, B / 16]`, `m![B % 16]`); smaller packets \
-               keep Time and pad the packet.",
-        bad: "",
-        good: "",
-        manual: "L3563-L3564, L3589-L3603, L3636-L3668",
+        docs: "`collect()` pads the packet to the flit boundary and, for packets over 32 bytes, moves \
+               the outer flit index to the innermost position of Time (`m![A]`, bf16 `m![B]` with B = \
+               32 → `m![A, B / 16]`, `m![B % 16]`); smaller packets keep Time and are padded \
+               (`m![B # 32]`). A written `.collect::<Time2, Packet2>()` (or CollectTensor annotation) \
+               with a one-flit Packet2 that is not this derivation (reordered, the flit factor \
+               elsewhere in Time, another split) does not type-check against `verify_collect`. \
+               visa-lint compares by meaning (MAP-007) and offers the derived mappings. A Packet2 \
+               that is not one flit is COL-001's.",
+        bad: "// fetch Time m![A], Packet m![B], bf16, B = 32\n.collect::<m![B / 16, A], m![B % 16]>()",
+        good: ".collect::<m![A, B / 16], m![B % 16]>()",
+        manual: "L3561-L3564, L3589-L3603, L3622-L3668",
     },
     Rule {
         code: "COL-003",
         name: "collect-mandatory",
         severity: Severity::Error,
-        status: Status::Planned("reported as KRN-002 (collect-is-mandatory)"),
+        status: Status::Covered {
+            by: &["KRN-002"],
+            why: "no case of its own: the catalog's COL-003 is the condition of KRN-002 \
+             (collect-is-mandatory, L3605), which reports every downstream engine reached without \
+             collect",
+        },
         summary: "Collect comes before every downstream engine",
         docs: "See KRN-002.",
         bad: "",
@@ -51,18 +63,26 @@ pub const RULES: &[Rule] = &[
         code: "COL-004",
         name: "collect-padding-waste",
         severity: Severity::Perf,
-        status: Status::Planned("perf hint; scheduled after the error rules (issue 4)"),
-        summary: "Packets that are not multiples of 32 bytes waste flit bandwidth on zero padding",
-        docs: "A 40-byte packet becomes two flits (64 bytes) with 24 bytes of zeros; see ALN-011.",
-        bad: "",
-        good: "",
-        manual: "L2123-L2124, L2128",
+        status: Status::Implemented,
+        summary: "Multi-flit packets that are not multiples of 32 bytes waste a flit on zero padding",
+        docs: "Collect pads every packet to the 32-byte flit boundary with zeros (L2122-L2124): a \
+               40-byte packet (five batched 8-byte fetches) becomes two flits, 64 bytes with 24 of \
+               padding, and every downstream engine processes the padding flit too. visa-lint \
+               reports packets over one flit whose last flit is partial, with the wasted share; make \
+               the packet a multiple of 32 bytes (move the excess to Time, or pad the axis in DM). \
+               Sub-flit packets are padded to one flit in any case (growing them is FET-003's).",
+        bad: "axes![B = 40]; .fetch::<i8, m![A], m![B]>().collect::<m![A, B # 64 / 32], m![B # 64 % 32]>()",
+        good: "axes![B = 32]; .fetch::<i8, m![A], m![B]>().collect::<m![A], m![B]>()",
+        manual: "L2122-L2124, L2128",
     },
     Rule {
         code: "COL-005",
         name: "single-channel-flits",
         severity: Severity::Info,
-        status: Status::Planned("no user API for dual channel mode is documented"),
+        status: Status::Unreachable(
+            "the manual documents no API for dual channel mode (L1997, L2125-L2127 describe it in \
+             prose only; no code shows it), so there is nothing to recognise",
+        ),
         summary: "Flits are 32 bytes; 64-byte dual channel flits only by explicit configuration",
         docs: "See FET-012.",
         bad: "",
@@ -82,6 +102,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 continue;
             };
             if bytes == flit {
+                check_derived(cx, step, out);
                 continue;
             }
             let arg = written(step, 1);
@@ -122,4 +143,82 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             out.push(diag);
         }
     }
+}
+
+/// COL-002 (written Time2/Packet2 against the derivation) and COL-004 (a partial last flit).
+fn check_derived(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let flit = cx.target.flit_bytes;
+    let (Some(inp), Some(outp)) = (step.input.as_ref(), step.output.as_ref()) else {
+        return;
+    };
+    let Some(d) = inp.dtype.as_deref().or(outp.dtype.as_deref()) else {
+        return;
+    };
+    let Some(bits) = dtype_bits(canonical(d)) else {
+        return;
+    };
+    let (Some(t), Some(p)) = (inp.get(Slot::Time), inp.get(Slot::Packet)) else {
+        return;
+    };
+    let (Some(tl), Some(pl)) = (t.layout.as_ref(), p.layout.as_ref()) else {
+        return;
+    };
+    let Some(f) = normalize(tl, pl, bits, flit) else {
+        return;
+    };
+    if f.flits > 1 && f.pad_bytes > 0 {
+        let span = written(step, 1).map_or(step.span, |a| a.span);
+        let total = f.flits.saturating_mul(flit);
+        out.push(Diagnostic::new(
+            "COL-004",
+            span,
+            format!(
+                "the {}-byte packet `{}` becomes {} flits ({total} bytes) with {} bytes of zero padding: {}% of the flit bandwidth after Collect is wasted. Make the packet a multiple of {flit} bytes",
+                f.packet_bytes,
+                p.text,
+                f.flits,
+                f.pad_bytes,
+                f.pad_bytes.saturating_mul(100) / total.max(1)
+            ),
+        ));
+    }
+    let (Some(t2), Some(p2)) = (outp.get(Slot::Time), outp.get(Slot::Packet)) else {
+        return;
+    };
+    let mut edits = Vec::new();
+    let mut first = None;
+    for (k, mv, want) in [(0, t2, &f.time2), (1, p2, &f.packet2)] {
+        let Some(l) = mv.layout.as_ref() else {
+            continue;
+        };
+        let span = written(step, k).map(|a| a.span).or(mv.span);
+        let Some(span) = span else { continue };
+        if l == want {
+            continue;
+        }
+        first.get_or_insert((span, mv.text.clone(), want.to_expr(), k));
+        edits.push(Edit {
+            span,
+            new_text: format!("m![{}]", want.to_expr()),
+        });
+    }
+    let Some((span, text, want, k)) = first else {
+        return;
+    };
+    let slot = if k == 0 { "Time2" } else { "Packet2" };
+    out.push(
+        Diagnostic::new(
+            "COL-002",
+            span,
+            format!(
+                "collect derives {slot} = `m![{want}]` from Time `{}` and the {}-byte Packet `{}` ({} flit{}: the outer flit count is the innermost Time factor, the inner {flit} bytes the packet), not `{text}`",
+                t.text,
+                f.packet_bytes,
+                p.text,
+                f.flits,
+                if f.flits == 1 { "" } else { "s" }
+            ),
+        )
+        .with_fix("use the derived Time2 and Packet2", false, edits),
+    );
 }

@@ -2,14 +2,12 @@
 //! is decided from types; commit_in_size / commit_size need the commit-sequencer derivation.
 
 use super::FnContext;
-use super::alignment::{slot_bytes, written};
+use super::alignment::{elems_for, slot_bytes, written};
 use super::registry::{Rule, Status};
-use crate::derive::{self, OpKind};
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::{Kind, Slot, Tu};
-
-const NEEDS_DERIVE: &str =
-    "needs the commit-sequencer derivation (analysis/src/derive, issue 4), not available yet";
+use crate::derive::{self, Op, OpKind};
+use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::mapping::layout::Dim;
+use crate::model::{Kind, Slot, Step, TensorVar, Tu};
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -30,11 +28,17 @@ pub const RULES: &[Rule] = &[
         code: "CMT-002",
         name: "commit-truncation",
         severity: Severity::Error,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "Truncation keeps a leading 8, 16, 24 or 32 bytes of each flit",
-        docs: "The Element may drop trailing packet elements; the kept prefix is commit_in_size.",
-        bad: "",
-        good: "",
+        docs: "The Element mapping may drop the trailing elements of each 32-byte flit (`W # 32` → \
+               `W`, `N` → `N = 8`); what it keeps is commit_in_size, which must be 8, 16, 24 or 32 \
+               bytes. visa-lint derives the commit sequencer (crate::derive) and reports a kept \
+               prefix of another size, for example 12 i8 elements. When the Element as a whole is not \
+               a multiple of 8 bytes, ALN-007 reports it instead (one finding per commit). Pad the \
+               Element's innermost axis so the commit also writes the padding (`m![M, K, W]` → \
+               `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes.",
+        bad: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W]>(0)",
+        good: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W # 16]>(0)",
         manual: "L2191-L2194, L2330, L2201-L2238",
     },
     Rule {
@@ -57,7 +61,11 @@ pub const RULES: &[Rule] = &[
         code: "CMT-004",
         name: "sub-commit-restrictions",
         severity: Severity::Error,
-        status: Status::Planned("reported as KRN-006 and KRN-007"),
+        status: Status::Covered {
+            by: &["KRN-006"],
+            why: "a sub-context commit that does not follow a fetch directly is KRN-006; the sub-only \
+                  packing and generate modes have no API in the manual (KRN-007 is unreachable)",
+        },
         summary: "Sub-context commits follow fetch only; packing and generate modes are sub-only",
         docs: "See KRN-006 and KRN-007.",
         bad: "",
@@ -68,40 +76,64 @@ pub const RULES: &[Rule] = &[
         code: "CMT-005",
         name: "commit-sequencer-limits",
         severity: Severity::Error,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "The commit sequencer has the fetch sequencer's limits and 8-byte strides",
-        docs: "See SEQ-001/SEQ-002 and ALN-008.",
-        bad: "",
-        good: "",
+        docs: "The commit sequencer shares the fetch sequencer's limits (at most 8 entries of at most \
+               65,536 iterations; SEQ-001 and SEQ-002 report those for every sequencer) and \
+               additionally every stride must be a multiple of 8 bytes. visa-lint derives the \
+               commit sequencer and reports strides that are not (the packet's own contiguous entry \
+               excepted); the base address is ALN-008, a kept prefix that is not 8/16/24/32 bytes \
+               CMT-002. Keep the packet's elements innermost and contiguous in the Element and pad \
+               inner axes to 8 bytes.",
+        bad: "axes![M = 4, K = 2, W = 8]; ...cast::<i8, m![W # 32]>().commit::<m![K, W, M]>(0) // W stride 4 B",
+        good: "axes![M = 4, K = 2, W = 8]; ...cast::<i8, m![W # 32]>().commit::<m![K, M, W]>(0)",
         manual: "L2321, L2338, L7699",
     },
     Rule {
         code: "CMT-006",
         name: "commit-stores-every-factor",
         severity: Severity::Error,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "No broadcast or selective writes: every stream factor is stored",
-        docs: "A stream factor absent from the Element (and not padding) would need a stride-0 write.",
-        bad: "",
-        good: "",
+        docs: "The commit sequencer is a write sequencer, and write sequencers require non-zero \
+               strides for all entries (L7775): a stream Time or Packet factor whose axis the \
+               committed Element does not hold would be written with stride 0, every step \
+               overwriting the same DM addresses, so broadcast (reuse) is impossible during a commit \
+               although a fetch may broadcast freely. visa-lint derives the commit sequencer \
+               (crate::derive) and reports such a factor, naming the axes. CMT-006 covers commits; \
+               the same condition on the Sequencer page's `BufTensor::write` is SEQ-008 (one \
+               finding per write). An Element factor the stream never produces is SEQ-006. Keep the \
+               axis in the Element (the fix prepends it, which enlarges the tensor), or reduce it \
+               (Vector Engine / accumulate) before the commit.",
+        bad: "// stream Time m![T, A / 32], Packet m![A % 32] (T repeats A)\n.commit::<m![A]>(0x1000)",
+        good: ".commit::<m![T, A]>(0x1000)",
         manual: "L7775",
     },
     Rule {
         code: "CMT-007",
         name: "commit-within-tensor",
         severity: Severity::Warning,
-        status: Status::Planned("needs the DM allocation model (SCH family)"),
+        status: Status::Implemented,
         summary: "A commit never writes past its tensor, tail dummy included",
-        docs: "The footprint is addr .. addr + round_up8(bytes); overlap with a live tensor clobbers it.",
-        bad: "",
-        good: "",
+        docs: "Commits write whole 8-byte units, so a committed Element that is not a multiple of \
+               8 bytes gets a dummy tail: the footprint is `addr .. addr + round_up8(bytes)`. When \
+               that tail (and only the tail) reaches another DM tensor of the function, the commit \
+               overwrites its first bytes. visa-lint compares the constant addresses of the \
+               function's DM tensors; an overlap of the tensors themselves is SCH-001, a tail that \
+               overlaps nothing is ALN-007. Pad the Element to a multiple of 8 bytes and move the \
+               neighbour, or place the commit lower.",
+        bad: "let a: DmTensor<bf16, .., m![N]> = ...commit(0); // N = 3: 6 bytes + 2 dummy\nlet b = ...commit(6);",
+        good: "let a: DmTensor<bf16, .., m![N # 4]> = ...commit(0);\nlet b = ...commit(8);",
         manual: "L7699, L7884, L7896",
     },
     Rule {
         code: "CMT-008",
         name: "commit-slice-bitmap",
         severity: Severity::Error,
-        status: Status::Planned("no API for the slice bitmap is documented"),
+        status: Status::Unreachable(
+            "the manual documents no API for the slice bitmap: L2314-L2318 describe it in prose \
+             only, no code sets it",
+        ),
         summary: "The selective-commit slice bitmap has 256 bits",
         docs: "Bit i selects slice i.",
         bad: "",
@@ -112,23 +144,168 @@ pub const RULES: &[Rule] = &[
         code: "CMT-009",
         name: "full-flit-commit",
         severity: Severity::Perf,
-        status: Status::Planned(NEEDS_DERIVE),
-        summary: "32-byte Element rows give full-flit commits",
-        docs: "Pad the innermost Element run to 32 bytes (3 vs 15 cycles in the manual's example).",
-        bad: "",
-        good: "",
-        manual: "L7709-L7764, L2341-L2345",
+        status: Status::Implemented,
+        summary: "Commit each flit in one write: keep the packet's axes adjacent in the Element",
+        docs: "commit_size = gcd(contiguous DM run, commit_in_size): when the packet's elements lie \
+               in pieces of the Element, each flit is split into commit_in_size / commit_size writes \
+               (L2244-L2245) and the commit takes that many times more cycles (full-flit commits \
+               are the fast case, L7709-L7764). visa-lint reports main-context commits split this \
+               way by a permutation (pieces separated by the Element's own padding are a layout \
+               choice and not reported; a fetch that could take more per step is FET-003). Store \
+               the packet's axes innermost and adjacent in the Element.",
+        bad: "axes![K = 2, M = 4, W = 8]; ...collect::<m![K], m![M, W]>().commit::<m![M, K, W]>(0) // 4 writes per flit",
+        good: "axes![K = 2, M = 4, W = 8]; ...collect::<m![K], m![M, W]>().commit::<m![K, M, W]>(0)",
+        manual: "L2244-L2245, L2341-L2345, L7709-L7764",
     },
 ];
 
-/// CMT-003: a sub-context commit writes 8 bytes at a time, so the derived
-/// gcd(contiguous run, commit_in_size) is a multiple of 8.
-fn check_sub_commit_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    let Some(unit) = cx.target.commit_sizes_sub.iter().copied().max() else {
+/// The Element mapping of a commit as written: the turbofish argument, else the annotation the
+/// output type came from (a `let` type or the function's return type).
+pub(crate) fn element_written(step: &Step) -> Option<(Span, String)> {
+    if let Some(a) = written(step, 0) {
+        return Some((a.span, a.text.clone()));
+    }
+    let mv = step.output.as_ref()?.get(Slot::Element)?;
+    Some((mv.span?, mv.text.clone()))
+}
+
+/// Pads the innermost term of a written mapping: `m![M, K, W]` → `m![M, K, W # n]`,
+/// `m![B, A # 72]` → `m![B, A # n]`. `None` for other innermost terms.
+pub(crate) fn pad_last_term(text: &str, n: u64) -> Option<String> {
+    let inner = text.trim().strip_prefix("m![")?.strip_suffix(']')?;
+    let mut depth = 0i32;
+    let mut last_comma = None;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' => depth -= 1,
+            ',' if depth == 0 => last_comma = Some(i),
+            _ => {}
+        }
+    }
+    let (head, last) = match last_comma {
+        Some(i) => (inner[..=i].trim(), &inner[i + 1..]),
+        None => ("", inner),
+    };
+    let t = last.trim();
+    let base = match t.split_once('#') {
+        Some((b, k)) => {
+            let k = k.trim();
+            if k.is_empty() || !k.chars().all(|c| c.is_ascii_digit() || c == '_') {
+                return None;
+            }
+            b.trim()
+        }
+        None => t,
+    };
+    if base.is_empty() || !base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let sep = if head.is_empty() { "" } else { " " };
+    Some(format!("m![{head}{sep}{base} # {n}]"))
+}
+
+fn dtype_name(op: &Op<'_>) -> String {
+    op.step
+        .output
+        .as_ref()
+        .and_then(|t| t.dtype.clone())
+        .unwrap_or_default()
+}
+
+/// commit_in_size in bytes: the kept packet prefix, or, when that is not a supported size and the
+/// Element's innermost axis is padded, the padded row the commit writes with it (L7672: `C # 6`
+/// commits 8 bytes; L7754: `[B, C] # 22` commits the full 32-byte flit).
+pub fn commit_in_size(
+    buf: &crate::mapping::Layout,
+    packet_elems: u64,
+    cfg: &derive::Config,
+    bits: u32,
+    allowed: &[u64],
+) -> u64 {
+    let kept = derive::bytes(cfg.packet_size, bits);
+    if allowed.contains(&kept) {
+        return kept;
+    }
+    // The row each step owns: up to the nearest position another step writes. What lies between
+    // the kept prefix and it is the Element's padding, which the commit may write.
+    let n = cfg.entries.len();
+    let row = cfg.entries[..n - cfg.packet_entries.min(n)]
+        .iter()
+        .filter(|e| e.size > 1 && e.stride > 0)
+        .map(|e| e.stride)
+        .min()
+        .unwrap_or(buf.size);
+    let p = derive::bytes(row.min(packet_elems), bits);
+    if p >= kept && allowed.contains(&p) {
+        p
+    } else {
+        kept
+    }
+}
+
+/// CMT-006: a commit whose write sequencer would need a stride-0 entry (a broadcast factor).
+fn check_stride_zero(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    for op in &cx.ops {
+        if op.kind != OpKind::Commit {
+            continue;
+        }
+        let Ok(cfg) = &op.config else { continue };
+        let Some(what) = super::sequencer::stride_zero(op, cfg) else {
+            continue;
+        };
+        let missing = super::sequencer::missing_axes(op);
+        let it = if missing.len() > 1 { "them" } else { "it" };
+        let written_el = element_written(op.step);
+        let el_text = written_el.as_ref().map_or_else(
+            || "the Element".to_string(),
+            |(_, t)| format!("the Element `{t}`"),
+        );
+        let mut d = Diagnostic::new(
+            "CMT-006",
+            op.span,
+            format!(
+                "the commit sequencer would store {what} with stride 0 (commit sequencer {cfg}): \
+                 {el_text} does not hold {it}, and a write sequencer needs non-zero strides, so a \
+                 commit can neither broadcast nor drop a factor; keep it in the Element or reduce it \
+                 before the commit"
+            ),
+        );
+        if !missing.is_empty()
+            && let Some((sp, text)) = &written_el
+            && let Some(inner) = text
+                .trim()
+                .strip_prefix("m![")
+                .and_then(|t| t.strip_suffix(']'))
+        {
+            let inner = inner.trim();
+            let head = missing.join(", ");
+            let new = if inner.is_empty() || inner == "1" {
+                format!("m![{head}]")
+            } else {
+                format!("m![{head}, {inner}]")
+            };
+            d = d.with_edit(
+                format!("store {} in the Element: {new}", missing.join(", ")),
+                false,
+                *sp,
+                new,
+            );
+        }
+        out.push(d);
+    }
+}
+
+/// CMT-002, CMT-003, CMT-005 and CMT-009 on the derived commit sequencer, at most one finding
+/// per commit: a committed Element that is not whole 8-byte units is ALN-007's (or CMT-007's).
+fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    let allowed = cx.target.commit_sizes_main;
+    let Some(unit) = allowed.iter().copied().min() else {
         return;
     };
+    let flit = cx.target.flit_bytes;
     for op in &cx.ops {
-        if op.kind != OpKind::Commit || op.context != Some(Tu::Sub) {
+        if op.kind != OpKind::Commit {
             continue;
         }
         let (Ok(cfg), Some(bits)) = (&op.config, op.bits) else {
@@ -137,21 +314,198 @@ fn check_sub_commit_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if bits != 4 && !bits.is_multiple_of(8) {
             continue;
         }
-        let sizes = derive::commit_sizes(cfg, bits, cx.target.commit_sizes_sub);
-        let (cin, run) = (sizes.commit_in_size, sizes.contiguous_bytes);
-        if cin == 0 || !cin.is_multiple_of(unit) || run.is_multiple_of(unit) {
+        if !derive::bytes(op.buf.size, bits).is_multiple_of(unit) {
+            continue; // ALN-007 / CMT-007
+        }
+        let d = dtype_name(op);
+        let written_el = element_written(op.step);
+        let span = written_el.as_ref().map_or(op.span, |w| w.0);
+        let kept = derive::bytes(cfg.packet_size, bits);
+        let cin = commit_in_size(&op.buf, op.packet.size, cfg, bits, allowed);
+        let cin_ok = allowed.contains(&cin);
+        if !cin_ok {
+            let mut diag = Diagnostic::new(
+                "CMT-002",
+                span,
+                format!(
+                    "the commit keeps {} × {d} = {kept} bytes of each {flit}-byte flit (commit \
+                     sequencer {cfg}); commit_in_size must be 8, 16, 24 or 32 bytes",
+                    cfg.packet_size
+                ),
+            );
+            let target = allowed.iter().copied().filter(|&a| a >= kept).min();
+            if let Some((t, (sp, text))) = target.zip(written_el.as_ref())
+                && let Some(n) = elems_for(&d, t)
+                && let Some(new) = pad_last_term(text, n)
+            {
+                diag = diag.with_edit(
+                    format!("pad the innermost axis to {t} bytes: {new}"),
+                    false,
+                    *sp,
+                    new,
+                );
+            }
+            out.push(diag);
             continue;
         }
-        let span = written(op.step, 0).map_or(op.span, |a| a.span);
-        out.push(Diagnostic::new(
-            "CMT-003",
-            span,
-            format!(
-                "a sub-context commit writes {unit} bytes at a time, but the Element's contiguous DM \
-                 run is {run} bytes (commit_in_size {cin}, sequencer {cfg}); pad the innermost run \
-                 to a multiple of {unit} bytes or commit on ctx.main"
-            ),
-        ));
+        let sizes = derive::commit_sizes(cfg, bits, allowed);
+        let run = sizes.contiguous_bytes;
+        if op.context == Some(Tu::Sub)
+            && let Some(sub) = cx.target.commit_sizes_sub.iter().copied().max()
+            && !run.is_multiple_of(sub)
+        {
+            out.push(Diagnostic::new(
+                "CMT-003",
+                span,
+                format!(
+                    "a sub-context commit writes {sub} bytes at a time, but the Element's \
+                     contiguous DM run is {run} bytes (commit_in_size {cin}, sequencer {cfg}); pad \
+                     the innermost run to a multiple of {sub} bytes or commit on ctx.main"
+                ),
+            ));
+            continue;
+        }
+        let align = cx.target.commit_stride_align_bytes;
+        // Entries inside the innermost contiguous run are one write; the loops around it step.
+        let n = cfg.entries.len();
+        let mut inner = n;
+        if cfg.entries.last().is_some_and(|e| e.stride == 1) {
+            inner = n - 1;
+            while inner > 0 {
+                let (o, i) = (cfg.entries[inner - 1], cfg.entries[inner]);
+                if o.stride != i.size.saturating_mul(i.stride) {
+                    break;
+                }
+                inner -= 1;
+            }
+        }
+        let bad = cfg.entries.iter().enumerate().find(|(k, e)| {
+            *k < inner
+                && e.stride != 0
+                && !e
+                    .stride
+                    .saturating_mul(u64::from(bits))
+                    .is_multiple_of(align.saturating_mul(8))
+        });
+        if let Some((_, e)) = bad {
+            let sb = e.stride.saturating_mul(u64::from(bits)) as f64 / 8.0;
+            out.push(Diagnostic::new(
+                "CMT-005",
+                span,
+                format!(
+                    "the commit sequencer {cfg} steps {sb} bytes in its {} : {} entry; \
+                     commit-sequencer strides must be multiples of {align} bytes (keep the \
+                     packet innermost and contiguous in the Element, pad inner axes to {align} bytes)",
+                    e.size, e.stride
+                ),
+            ));
+            continue;
+        }
+        check_full_flit(cx, op, cfg, cin, span, out);
+    }
+}
+
+/// CMT-009: the commit splits each flit into several writes because the packet's elements are
+/// not contiguous in the Element (a permutation, not padding: L2244-L2245, L2341-L2345).
+fn check_full_flit(
+    cx: &FnContext<'_>,
+    op: &Op<'_>,
+    cfg: &derive::Config,
+    cin: u64,
+    span: Span,
+    out: &mut Vec<Diagnostic>,
+) {
+    if op.context == Some(Tu::Sub) || cin == 0 {
+        return;
+    }
+    let Some(bits) = op.bits else { return };
+    let sizes = derive::commit_sizes(cfg, bits, cx.target.commit_sizes_main);
+    let Some(cs) = sizes.commit_size else { return };
+    if cs >= cin {
+        return;
+    }
+    if matches!(op.buf.dims.last(), Some(Dim::Factor(f)) if f.extent > f.valid) {
+        return; // the gaps are the Element's own padding
+    }
+    let steps = derive::time_steps(cfg);
+    let per = cin / cs;
+    out.push(Diagnostic::new(
+        "CMT-009",
+        span,
+        format!(
+            "the packet's {cin} bytes lie in {}-byte contiguous pieces of the Element (commit \
+             sequencer {cfg}), so commit_size is {cs} and each flit takes {per} writes: {} write \
+             cycles instead of {steps}; store the packet's axes innermost and adjacent in the \
+             Element to commit whole flits",
+            sizes.contiguous_bytes,
+            steps.saturating_mul(per)
+        ),
+    ));
+}
+
+/// CMT-007: the commit's 8-byte tail dummy (and only the tail) reaches another DM tensor with a
+/// constant address. Returns the tensor, the commit's exact end and its footprint end.
+pub(crate) fn tail_victim<'m>(
+    cx: &FnContext<'m>,
+    binding: Option<&str>,
+    step: &Step,
+) -> Option<(&'m TensorVar, u64, u64)> {
+    let addr = step.address?;
+    let ty = step.output.as_ref()?;
+    let (_, _, b) = slot_bytes(ty, Slot::Element)?;
+    let unit = cx.target.commit_sizes_main.iter().copied().min()?;
+    if b.is_multiple_of(unit) {
+        return None;
+    }
+    let end = addr.checked_add(b)?;
+    let dend = addr.checked_add(b.div_ceil(unit).checked_mul(unit)?)?;
+    cx.model
+        .tensors
+        .iter()
+        .find(|t| {
+            if Some(t.name.as_str()) == binding || t.ty.kind != Kind::Dm {
+                return false;
+            }
+            let Some(a) = t.address else { return false };
+            let Some((_, _, tb)) = slot_bytes(&t.ty, Slot::Element) else {
+                return false;
+            };
+            let tend = a.saturating_add(tb);
+            let hits_exact = a < end && addr < tend;
+            let hits_tail = a < dend && end < tend;
+            !hits_exact && hits_tail
+        })
+        .map(|t| (t, end, dend))
+}
+
+fn check_tail(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    for chain in &cx.model.chains {
+        for step in &chain.steps {
+            if step.method != "commit" {
+                continue;
+            }
+            let Some((victim, end, dend)) = tail_victim(cx, chain.binding.as_deref(), step) else {
+                continue;
+            };
+            let span = element_written(step).map_or(step.span, |w| w.0);
+            let Some(addr) = step.address else { continue };
+            out.push(
+                Diagnostic::new(
+                    "CMT-007",
+                    span,
+                    format!(
+                        "the commit writes {} bytes at {addr} plus a {}-byte dummy tail up to \
+                         {dend} (commits write whole 8-byte units); `{}` starts at {} and loses \
+                         its first bytes",
+                        end - addr,
+                        dend - end,
+                        victim.name,
+                        victim.address.unwrap_or(0)
+                    ),
+                )
+                .with_related(victim.span, format!("`{}` is placed here", victim.name)),
+            );
+        }
     }
 }
 
@@ -159,7 +513,9 @@ fn check_sub_commit_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 const FLIT_PRODUCERS: &[&str] = &["collect", "cast", "transpose"];
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    check_sub_commit_size(cx, out);
+    check_stride_zero(cx, out);
+    check_commit_ops(cx, out);
+    check_tail(cx, out);
     let flit = cx.target.flit_bytes;
     for chain in &cx.model.chains {
         for (i, step) in chain.steps.iter().enumerate() {
@@ -191,5 +547,215 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stride_zero_commit_is_cmt_006_and_write_is_seq_008() {
+        // L7775: no broadcast during commit; the Sequencer page's BufTensor::write is SEQ-008.
+        let commit = include_str!("../../../fixtures/rules/CMT-006.rs");
+        let codes: Vec<&str> = crate::db::analyse_text(commit)
+            .diagnostics
+            .iter()
+            .map(|d| d.code())
+            .collect();
+        assert_eq!(codes, ["CMT-006"]);
+        let a = crate::db::analyse_text(commit);
+        assert_eq!(a.diagnostics[0].fixes[0].edits[0].new_text, "m![T, A]");
+        let write = include_str!("../../../fixtures/rules/SEQ-008.rs");
+        let codes: Vec<&str> = crate::db::analyse_text(write)
+            .diagnostics
+            .iter()
+            .map(|d| d.code())
+            .collect();
+        assert_eq!(codes, ["SEQ-008"]);
+    }
+
+    #[test]
+    fn pads_the_innermost_term() {
+        assert_eq!(
+            pad_last_term("m![M, K, W]", 16).as_deref(),
+            Some("m![M, K, W # 16]")
+        );
+        assert_eq!(
+            pad_last_term("m![B, A # 72]", 96).as_deref(),
+            Some("m![B, A # 96]")
+        );
+        assert_eq!(pad_last_term("m![N]", 4).as_deref(), Some("m![N # 4]"));
+        assert_eq!(pad_last_term("m![K, N = 3]", 4), None);
+        assert_eq!(pad_last_term("Element", 4), None);
+    }
+
+    use crate::derive::{Direction, configure};
+    use crate::mapping::layout::Factor;
+    use crate::mapping::{Axis, Layout, evaluate};
+
+    fn lay(axes: &str, m: &str) -> Layout {
+        let e = evaluate(axes, m);
+        assert!(e.diagnostics.is_empty(), "{m}: {:?}", e.diagnostics);
+        e.layout.expect("layout")
+    }
+
+    fn terms(axes: &str, m: &str) -> Vec<Dim> {
+        m.split(',')
+            .flat_map(|t| lay(axes, t.trim()).dims)
+            .collect()
+    }
+
+    fn write(axes: &str, buf: &str, time: &str, packet: &str) -> derive::Config {
+        configure(
+            &lay(axes, buf),
+            &terms(axes, time),
+            &terms(axes, packet),
+            Direction::Write,
+            8,
+        )
+        .expect("configures")
+    }
+
+    #[test]
+    fn l2195_truncation_commit_in_size() {
+        // L2201-L2234: commit_in_size 8 (i8 W # 32 → W), 16 (f32 W → W = 4), 16 (bf16 N → N = 8,
+        // transposed Time), 32 (i4 J, 64 × 0.5 bytes).
+        let ax = "M = 4, K = 2, W = 8, N = 16, J = 64";
+        let cin = |buf: &str, t: &str, p: &str, bits| {
+            derive::commit_sizes(&write(ax, buf, t, p), bits, &[8, 16, 24, 32]).commit_in_size
+        };
+        assert_eq!(cin("M, K, W", "M, K", "W # 32", 8), 8);
+        assert_eq!(cin("M, K, W = 4", "M, K", "W", 32), 16);
+        assert_eq!(cin("K, M, N = 8", "M, K", "N", 16), 16);
+        assert_eq!(cin("K, M, J", "M, K", "J", 4), 32);
+    }
+
+    #[test]
+    fn l7709_full_flit_commit() {
+        // L7725-L7760: `m![A, [B, C] # 22]` (§22 A-6: `# n` pads to n, so the manual's 32-byte row
+        // is `# 32`): [A=3:32, [B,C]=32:1] @ 1024 / 32, 3 cycles.
+        let ax = "A = 3, B = 5, C = 2";
+        let c = configure(
+            &lay(ax, "A, [B, C] # 32"),
+            &lay(ax, "A").dims,
+            &lay(ax, "[B, C] # 32").dims,
+            Direction::Write,
+            8,
+        )
+        .expect("configures");
+        let s = derive::commit_sizes(&c, 8, &[8, 16, 24, 32]);
+        assert_eq!(
+            c.entries[0],
+            derive::Entry {
+                size: 3,
+                stride: 32
+            }
+        );
+        assert_eq!(derive::time_steps(&c), 3);
+        // Truncation keeps the 10 data bytes; the padded row is written with them: 32 bytes.
+        assert_eq!((s.commit_in_size, c.packet_size), (10, 10));
+        let buf = lay(ax, "A, [B, C] # 32");
+        assert_eq!(commit_in_size(&buf, 32, &c, 8, &[8, 16, 24, 32]), 32);
+    }
+
+    #[test]
+    fn l7672_axis_permutation_commit() {
+        // L7672-L7676: [A=3:8, B=5:24, C=8:1] @ 1024 / 8 for `m![B, A, C # 6]`, which the text
+        // reads as "2 C elements plus 6 bytes padding" (§22 A-6): the 8-byte row is `C # 8`.
+        let ax = "A = 3, B = 5, C = 2";
+        let c = write(ax, "B, A, C # 8", "A, B", "C # 32");
+        assert_eq!(
+            &c.entries[..2],
+            &[
+                derive::Entry { size: 3, stride: 8 },
+                derive::Entry {
+                    size: 5,
+                    stride: 24
+                }
+            ]
+        );
+        assert_eq!(derive::time_steps(&c), 15);
+        // "Commit size: 8 bytes per write" (L7678).
+        let buf = lay(ax, "B, A, C # 8");
+        assert_eq!(commit_in_size(&buf, 32, &c, 8, &[8, 16, 24, 32]), 8);
+    }
+
+    #[test]
+    fn l7860_tail_padding_table() {
+        // L7809-L7867: A = 65 (f8) padded to 72/80/88/96 bytes per row: the write sequencer
+        // [B=2:row, (A # row)/n = row/n : n, A=n:1] / n with n = 24, 16, 8, 32, and fetch cycles
+        // 2 * row / n = 6, 10, 22, 6.
+        for (row, n, cycles) in [(72u64, 24u64, 6u64), (80, 16, 10), (88, 8, 22), (96, 32, 6)] {
+            let a = Axis::new("A", 65);
+            let b = Axis::new("B", 2);
+            let buf = Layout::from_dims(vec![
+                Dim::Factor(Factor {
+                    extent: 2,
+                    valid: 2,
+                    axis: Some(b.clone()),
+                    coef: 1,
+                }),
+                Dim::Factor(Factor {
+                    extent: row,
+                    valid: 65,
+                    axis: Some(a.clone()),
+                    coef: 1,
+                }),
+            ])
+            .expect("layout");
+            let time = [
+                Dim::Factor(Factor {
+                    extent: 2,
+                    valid: 2,
+                    axis: Some(b),
+                    coef: 1,
+                }),
+                Dim::Factor(Factor {
+                    extent: row / n,
+                    valid: row / n,
+                    axis: Some(a.clone()),
+                    coef: n,
+                }),
+            ];
+            let packet = [Dim::Factor(Factor {
+                extent: n,
+                valid: n,
+                axis: Some(a),
+                coef: 1,
+            })];
+            let c = configure(&buf, &time, &packet, Direction::Read, 8).expect("configures");
+            assert_eq!(
+                c.entries,
+                vec![
+                    derive::Entry {
+                        size: 2,
+                        stride: row
+                    },
+                    derive::Entry {
+                        size: row / n,
+                        stride: n
+                    },
+                    derive::Entry { size: n, stride: 1 },
+                ],
+                "row {row}"
+            );
+            let f = derive::fetch_sizes(&c, 8, &[8, 16, 24, 32]);
+            assert_eq!(
+                (f.fetch_size, f.cycles),
+                (Some(n), Some(cycles)),
+                "row {row}"
+            );
+        }
+    }
+
+    #[test]
+    fn commit_numbers_from_the_target() {
+        // L2232-L2233: commit_in_size/commit_size 8, 16, 24, 32 (main), 8 (sub); L2338: strides
+        // in multiples of 8 bytes.
+        let t = &crate::target::RNGD;
+        assert_eq!(t.commit_sizes_main, &[8, 16, 24, 32]);
+        assert_eq!(t.commit_sizes_sub, &[8]);
+        assert_eq!(t.commit_stride_align_bytes, 8);
     }
 }

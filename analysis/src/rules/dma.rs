@@ -1,20 +1,24 @@
 //! DMA: the DMA engines between HBM and DM (constraints.md §18). Address alignment is ALN-002.
 
 use super::FnContext;
-use super::alignment::canonical;
+use super::alignment::{canonical, elems_for, written};
+use super::commit::pad_last_term;
 use super::registry::{Rule, Status};
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::Kind;
-
-const NEEDS_DERIVE: &str =
-    "needs the DMA stream derivation (analysis/src/derive, issue 4), not available yet";
+use crate::derive::dma::{self, DmaOp, DmaPair, Media};
+use crate::derive::{Config, bytes};
+use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::mapping::layout::Dim;
+use crate::model::{Kind, Slot, Step};
 
 pub const RULES: &[Rule] = &[
     Rule {
         code: "DMA-001",
         name: "dma-structural-forms",
         severity: Severity::Error,
-        status: Status::Planned("encoded in the `to_dm`/`to_hbm` signatures; rustc reports it"),
+        status: Status::Unreachable(
+            "the `to_dm`/`to_hbm` signatures accept only the legal structural forms, so rustc \
+             rejects any other before visa-lint could see it",
+        ),
         summary: "DMA In/Out/base take the structural form of their media",
         docs: "HBM/SPM tensors have Chip and Element; DM tensors add Cluster and Slice.",
         bad: "",
@@ -25,31 +29,41 @@ pub const RULES: &[Rule] = &[
         code: "DMA-002",
         name: "dm-spatial-dimensions",
         severity: Severity::Error,
-        status: Status::Planned(
-            "needs the model's type inference to say when Cluster/Slice are left to inference",
-        ),
+        status: Status::Implemented,
         summary: "DM tensor specifications name Chip, Cluster and Slice",
-        docs: "`to_dm` without Cluster and Slice lets inference pick sizes that may break CAP-002/003.",
-        bad: "",
-        good: "",
-        manual: "seed 000 L175",
+        docs: "A DM tensor specification must include the chip, cluster and slice dimensions to \
+               identify the exact memory location. visa-lint reports `to_dm` calls whose Cluster and \
+               Slice mappings are written nowhere (no turbofish, no `let` annotation, no return \
+               type): inference may then pick sizes that break CAP-002/CAP-003. Write them, for \
+               example `to_dm::<m![1], m![A # 256], m![B]>(..)`.",
+        bad: "let dm = hbm.to_dm(&mut ctx.tdma, 0);",
+        good: "let dm = hbm.to_dm::<m![1], m![A # 256], m![B]>(&mut ctx.tdma, 0);",
+        manual: "seed 000 L175; L2527",
     },
     Rule {
         code: "DMA-003",
-        name: "dma-alignment",
+        name: "dma-hbm-read-alignment",
         severity: Severity::Error,
-        status: Status::Planned("reported as ALN-002, ALN-003 and ALN-004"),
-        summary: "DMA alignment and the 4,096-byte packet limit",
-        docs: "See ALN-002, ALN-003 and ALN-004.",
-        bad: "",
-        good: "",
-        manual: "L2425-L2429",
+        status: Status::Implemented,
+        summary: "An HBM-to-DM transfer reads HBM from an 8-byte-aligned address",
+        docs: "HBM-to-DM transfers need 8-byte alignment of the read address, the write address and \
+               the packet size whatever the alignment table says. The DM write address is ALN-002, \
+               the packet ALN-003, the 4,096-byte limit ALN-004; DMA-003 reports the HBM read \
+               address when it is a constant: the source tensor was placed by \
+               `to_hbm(&mut ctx.pdma, addr)` in the same function at an address that is not a \
+               multiple of 8. Place the HBM tensor at a multiple of 8 (256 for throughput).",
+        bad: "let h = host.to_hbm(&mut ctx.pdma, 0x1004).await; let d = h.to_dm::<..>(&mut ctx.tdma, 0);",
+        good: "let h = host.to_hbm(&mut ctx.pdma, 0x1000).await; let d = h.to_dm::<..>(&mut ctx.tdma, 0);",
+        manual: "L2425-L2427, L2834",
     },
     Rule {
         code: "DMA-004",
         name: "dma-tensor-to-tensor",
         severity: Severity::Error,
-        status: Status::Planned("the API offers no other DMA forms; nothing to match"),
+        status: Status::Unreachable(
+            "the API has only tensor-to-tensor DMA methods (to_dm, to_hbm); the manual shows no \
+             other DMA form that could be written",
+        ),
         summary: "DMA moves only tensor to tensor between HBM, DM and SPM",
         docs: "All nine source-destination pairs between DM, SPM and HBM are tensor moves.",
         bad: "",
@@ -60,7 +74,10 @@ pub const RULES: &[Rule] = &[
         code: "DMA-005",
         name: "dma-aggregate-media",
         severity: Severity::Error,
-        status: Status::Planned("no per-engine DMA stream API is documented"),
+        status: Status::Unreachable(
+            "no per-engine DMA stream API is documented (the manual describes heterogeneous \
+             aggregates in prose only)",
+        ),
         summary: "Heterogeneous aggregates use one media pair and one mapping",
         docs: "Every participating DMA engine uses the same input and output media types.",
         bad: "",
@@ -71,7 +88,9 @@ pub const RULES: &[Rule] = &[
         code: "DMA-006",
         name: "spm-same-chip",
         severity: Severity::Error,
-        status: Status::Planned("no SPM tensor type exists in the API (constraints.md §22 A-16)"),
+        status: Status::Unreachable(
+            "no SPM tensor type exists in the API (constraints.md §22 A-16)",
+        ),
         summary: "SPM transfers stay on one chip",
         docs: "Scratchpad memory is restricted to same-chip transfers.",
         bad: "",
@@ -82,7 +101,7 @@ pub const RULES: &[Rule] = &[
         code: "DMA-007",
         name: "dma-descriptor-ranges",
         severity: Severity::Error,
-        status: Status::Planned("no API for explicit DMA engine selection is documented"),
+        status: Status::Unreachable("no API for explicit DMA engine selection is documented"),
         summary: "DMA descriptor indices stay in range",
         docs: "Chip < NUM_CHIPS, cluster in {0, 1}, DMN index 0-7.",
         bad: "",
@@ -93,51 +112,83 @@ pub const RULES: &[Rule] = &[
         code: "DMA-008",
         name: "dma-uneven-distribution",
         severity: Severity::Perf,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "Axes that do not divide across DMNs need segmented commands",
-        docs: "Pad the axis in source and destination so it divides.",
-        bad: "",
-        good: "",
+        docs: "A DM transfer is spread over the DMA Engines, one per pair of DMNs (64 slices of a \
+               cluster each, seed 000 L50, L477). When an axis is padded in the DM tensor's layout \
+               and split between the Slice digits that select the engine and digits below them \
+               (`A = 15` as `A # 16`: `Slice = m![A # 16 / 4, A # 16 / 2 % 2, B]`, Element \
+               `m![A # 16 % 2, C]`), the engine that holds the last real positions has a share that \
+               is no single loop nest (3 of 4 A positions), and it must not write the extra one: the \
+               compiler segments its transfer into several DMA commands, each paying the ~500-cycle \
+               startup (1192 instead of 756 cycles in seed 000 L405-L454). visa-lint reports \
+               `to_dm` / `to_hbm` whose DM-side layout needs that, with the command count. A \
+               padding that leaves whole engine shares (or one smaller loop) is not reported. \
+               Choose a size that divides across the engines, or pad the axis in both source and \
+               destination so the padding moves as data.",
+        bad: "axes![D = 4, A = 15, B = 32, C = 256];\n// DM: Slice m![A # 16 / 4, A # 16 / 2 % 2, B], Element m![A # 16 % 2, C]\ndm.to_hbm(&mut ctx.pdma, 0)",
+        good: "axes![D = 4, A = 16, B = 32, C = 256]; // same layout, A divides",
         manual: "seed 000 L439, L454, L474",
     },
     Rule {
         code: "DMA-009",
         name: "dma-startup-cost",
         severity: Severity::Perf,
-        status: Status::Planned("needs cross-statement analysis of adjacent transfers"),
-        summary: "Each DMA command costs about 500 cycles to start",
-        docs: "Merge small adjacent transfers.",
-        bad: "",
-        good: "",
+        status: Status::Implemented,
+        summary: "Each DMA command costs about 500 cycles to start: merge small adjacent transfers",
+        docs: "Each DMA operation incurs about 500 cycles of startup before data moves (seed 000 \
+               L113, L212, L473), so a transfer whose data takes fewer cycles than that is mostly \
+               overhead. visa-lint reports consecutive `to_dm` / `to_hbm` transfers of tensors of the \
+               same type whose sources and destinations both lie back to back at constant addresses \
+               (the second source starts where the first ends, and so does the second destination, \
+               per slice for DM), each moving fewer bytes than the DMA moves during the startup \
+               (256 B/cycle): one transfer of the pair, with an outer axis of 2, moves the same data \
+               with one startup. Transfers whose source is a kernel parameter have no address and \
+               are not compared.",
+        bad: "let r0 = s0.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, 0x4000);\nlet r1 = s1.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, 0x4040); // s1 follows s0 in HBM",
+        good: "let r = s.to_dm::<m![1 # 2], m![S], m![X, B]>(&mut ctx.tdma, 0x4000); // X = 2: both halves",
         manual: "seed 000 L113, L212, L473",
     },
     Rule {
         code: "DMA-010",
         name: "dma-bad-divisor",
         severity: Severity::Perf,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "Innermost runs over 4,096 bytes without a good divisor degrade to tiny packets",
-        docs: "A 4,099-byte run (prime) moves one byte per request; pad it.",
-        bad: "",
-        good: "",
-        manual: "seed 000 L115-L118; L2428-L2429",
+        docs: "The DMA packet divides the innermost contiguous run and is at most 4,096 bytes; a run \
+               without a divisor between 256 and 4,096 (4,099 bytes is prime) moves tiny packets, \
+               one 256-byte request each. visa-lint derives the packet of every `to_dm`/`to_hbm` \
+               and reports it with the request counts. Pad the innermost axis to a multiple of \
+               256 bytes (or split the command, about 500 cycles each).",
+        bad: "axes![A = 2, C = 4099]; h.to_dm::<m![1], m![1], m![A, C]>(..) // 8,198-byte run: 2-byte packets",
+        good: "axes![A = 2, C = 4099]; h.to_dm::<m![1], m![1], m![A, C # 4352]>(..)",
+        manual: "L2469-L2472, L2593-L2594",
     },
     Rule {
         code: "DMA-011",
         name: "dma-interleaving",
         severity: Severity::Perf,
-        status: Status::Planned(NEEDS_DERIVE),
-        summary: "Interleave DMNs and slices in DM, channels in HBM",
-        docs: "Alternate the two DMNs per cluster and toggle HBM channel bits in the inner loops.",
-        bad: "",
-        good: "",
-        manual: "L2854-L2861, L2883-L2895, L2987-L2988",
+        status: Status::Implemented,
+        summary: "Toggle the HBM stack bit (address bit 8) in the DMA's inner loops",
+        docs: "HBM channel selection uses address bits 9-28 and the stack bit is bit 8; an access \
+               pattern that never toggles bit 8 uses 16 of the 32 channels and halves the bandwidth \
+               (the manual's Example 5: 1,857 instead of about 1,000 cycles). visa-lint derives the \
+               HBM read side of every DMA and reports packets of at most 256 bytes whose innermost loop \
+               stride is a multiple of 512 bytes. Reorder the stream (an HBM stride of 256 in an inner \
+               loop) or make the contiguous run at least 512 bytes. DM-side DMN interleaving is not \
+               checked.",
+        bad: "axes![B = 64, C = 8, D = 512]; // HBM m![B, C, D], DM element m![C, D % 256]",
+        good: "axes![B = 64, C = 8, D = 512]; // HBM m![B, C, D], DM element m![C, D]",
+        manual: "L2720-L2756, L2854-L2861, L2987-L2988",
     },
     Rule {
         code: "DMA-012",
         name: "dma-unneeded-hop",
         severity: Severity::Perf,
-        status: Status::Planned("needs cross-statement data-flow analysis"),
+        status: Status::Unreachable(
+            "no SPM tensor type exists in the API (constraints.md §22 A-16), so no intermediate-tier \
+             hop can be written",
+        ),
         summary: "Avoid routing through an intermediate tier",
         docs: "HBM → SPM → DM when HBM → DM suffices adds latency.",
         bad: "",
@@ -158,9 +209,603 @@ pub const RULES: &[Rule] = &[
         good: "fn k(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A]>) { h.to_dm::<..>(&mut ctx.tdma, 0); }",
         manual: "L2525",
     },
+    Rule {
+        code: "SEQ-012",
+        name: "dma-sequencer-limits",
+        severity: Severity::Error,
+        status: Status::Implemented,
+        summary: "DMA sequencers have 8 entries of at most 65,536 iterations",
+        docs: "The DMA engine chains a read and a write sequencer with shared loop sizes and their \
+               own strides (one DmaSequencer); they obey the sequencer limits (8 entries, 65,536 \
+               iterations each) and `stride0` is 1..=4,096 bytes dividing the last consecutive \
+               entry (visa-lint derives it that way, ALN-004 and DMA-010 report poor choices). \
+               visa-lint derives the pair for `to_dm`/`to_hbm` and reports an entry count or size \
+               over the limit (SEQ-001/SEQ-002 cover the fetch and commit sequencers). Merge axes \
+               that are contiguous on both sides or split the transfer.",
+        bad: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![A, B]>(..) // HBM m![B, A]: entry 131072",
+        good: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![B, A]>(..)",
+        manual: "L1225, L2512, L2545, seed 000 L69, L94, L157-L158, L191",
+    },
 ];
 
+/// The DM tensor's Element as written for a DMA step: `to_dm`'s third turbofish argument, else
+/// the annotation of the DM side's type.
+fn dm_element(op: &DmaOp<'_>) -> Option<(Span, String)> {
+    let (ty, k) = match op.dst_media {
+        Media::Dm => (op.step.output.as_ref()?, 2),
+        Media::Hbm => (op.step.input.as_ref()?, usize::MAX),
+    };
+    if let Some(a) = written(op.step, k) {
+        return Some((a.span, a.text.clone()));
+    }
+    let mv = ty.get(Slot::Element)?;
+    Some((mv.span?, mv.text.clone()))
+}
+
+fn dtype(step: &Step) -> String {
+    step.input
+        .as_ref()
+        .and_then(|t| t.dtype.clone())
+        .or_else(|| step.output.as_ref().and_then(|t| t.dtype.clone()))
+        .unwrap_or_default()
+}
+
+/// A padding fix of the DM Element's innermost axis to `bytes` per row.
+fn pad_fix(op: &DmaOp<'_>, d: &str, row_bytes: u64, diag: Diagnostic) -> Diagnostic {
+    let Some((span, text)) = dm_element(op) else {
+        return diag;
+    };
+    let Some(new) = elems_for(d, row_bytes).and_then(|n| pad_last_term(&text, n)) else {
+        return diag;
+    };
+    diag.with_edit(format!("pad the innermost axis: {new}"), false, span, new)
+}
+
+fn row_bytes(op: &DmaOp<'_>) -> Option<u64> {
+    match op.packet.last()? {
+        Dim::Factor(f) => Some(bytes(f.extent, op.bits)),
+        Dim::Opaque(_) => None,
+    }
+}
+
+/// ALN-003, ALN-004, DMA-010, DMA-011 and SEQ-012 on the derived DMA pair.
+fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Diagnostic>) {
+    let t = cx.target;
+    let d = dtype(op.step);
+    // SEQ-012: the sequencer limits.
+    for (side, cfg) in [("read", &p.read), ("write", &p.write)] {
+        if cfg.entries.len() > t.sequencer_entries {
+            out.push(Diagnostic::new(
+                "SEQ-012",
+                op.span,
+                format!(
+                    "the DMA {side} sequencer needs {} entries ({cfg}); a DMA sequencer has {}",
+                    cfg.entries.len(),
+                    t.sequencer_entries
+                ),
+            ));
+            return;
+        }
+        // The innermost contiguous entry is cut into stride0 packets; the loops must fit.
+        let n = cfg.entries.len();
+        let loops = match cfg.entries.last() {
+            Some(e) if e.stride == 1 => &cfg.entries[..n - 1],
+            _ => &cfg.entries[..],
+        };
+        if let Some(e) = loops.iter().find(|e| e.size > t.sequencer_entry_size) {
+            out.push(Diagnostic::new(
+                "SEQ-012",
+                op.span,
+                format!(
+                    "the DMA {side} sequencer ({cfg}) has an entry of {} iterations ({} : {}); an \
+                     entry counts at most {}: make the axis contiguous on both sides so it becomes \
+                     part of the packet, or split the transfer",
+                    e.size, e.size, e.stride, t.sequencer_entry_size
+                ),
+            ));
+            return;
+        }
+    }
+    let run = p.run_bytes;
+    let Some(stride0) = p.stride0 else {
+        // ALN-003: no 8-byte packet divides the run.
+        if op.align > 1 {
+            let row = row_bytes(op).unwrap_or(run);
+            if run < row {
+                // The layouts disagree on the innermost axis: padding cannot help.
+                out.push(Diagnostic::new(
+                    "ALN-003",
+                    dm_element(op).map_or(op.span, |w| w.0),
+                    format!(
+                        "the DMA moves {run}-byte runs that are contiguous in both layouts (read \
+                         {}, write {}): the DM layout reorders the source's innermost axis, and a \
+                         DMA writing DM needs packets that are multiples of {} bytes; keep the same \
+                         innermost axis on both sides (transpose in the Tensor Unit instead)",
+                        p.read, p.write, op.align
+                    ),
+                ));
+                return;
+            }
+            let up = row.div_ceil(op.align).saturating_mul(op.align);
+            let diag = Diagnostic::new(
+                "ALN-003",
+                dm_element(op).map_or(op.span, |w| w.0),
+                format!(
+                    "the DMA moves {run}-byte runs that are contiguous in both layouts (read \
+                     {}, write {}); a DMA writing DM needs packets that are multiples of {} bytes, \
+                     and none divides {run}: pad the DM tensor's innermost axis to {up} bytes",
+                    p.read, p.write, op.align
+                ),
+            );
+            out.push(pad_fix(op, &d, up, diag));
+        }
+        return;
+    };
+    let max = t.dma_packet_max_bytes;
+    let req = t.dma_request_bytes;
+    if run > max && stride0 < max {
+        let packets = p.packets.unwrap_or(0);
+        let requests = p.requests.unwrap_or(0);
+        let full_requests = bytes(
+            op.time
+                .iter()
+                .chain(op.packet.iter())
+                .fold(1u64, |a, d| a.saturating_mul(d.extent())),
+            op.bits,
+        )
+        .div_ceil(req);
+        if stride0 < req {
+            let row = row_bytes(op).unwrap_or(run);
+            let up = row.div_ceil(max).saturating_mul(max);
+            let diag = Diagnostic::new(
+                "DMA-010",
+                op.span,
+                format!(
+                    "the {run}-byte contiguous run has no divisor between {req} and {max} bytes, so \
+                     the DMA moves {stride0}-byte packets: {packets} packets of one {req}-byte \
+                     request each instead of about {full_requests} requests; pad the innermost axis \
+                     to {up} bytes (a multiple of {max}) or split the command"
+                ),
+            );
+            out.push(pad_fix(op, &d, up, diag));
+        } else if requests
+            > run
+                .div_ceil(req)
+                .saturating_mul(packets / (run / stride0).max(1))
+        {
+            // The packets that divide the run waste part of their last request.
+            out.push(Diagnostic::new(
+                "ALN-004",
+                op.span,
+                format!(
+                    "the {run}-byte contiguous run exceeds the {max}-byte DMA packet limit; the \
+                     largest divisor within it is {stride0} bytes, so the DMA moves {packets} \
+                     packets in {requests} requests ({} each) where {}-byte runs would need {}",
+                    stride0.div_ceil(req),
+                    run,
+                    run.div_ceil(req)
+                        .saturating_mul(packets / (run / stride0).max(1))
+                ),
+            ));
+        }
+        return;
+    }
+    check_stack_bit(cx, op, p, stride0, out);
+}
+
+/// DMA-011: the HBM side never toggles address bit 8 (the stack bit, L2744-L2746).
+fn check_stack_bit(
+    cx: &FnContext<'_>,
+    op: &DmaOp<'_>,
+    p: &DmaPair,
+    stride0: u64,
+    out: &mut Vec<Diagnostic>,
+) {
+    let req = cx.target.dma_request_bytes;
+    let stack = req.saturating_mul(2);
+    // Reads (the manual's Example 5); partial HBM writes are ALN-010's read-modify-write.
+    if op.src_media != Media::Hbm {
+        return;
+    }
+    let cfg: &Config = &p.read;
+    if stride0 > req || p.packets.unwrap_or(0) < 2 {
+        return;
+    }
+    let elem_bits = u64::from(op.bits);
+    let n = cfg.entries.len();
+    // The innermost loop decides which channels consecutive requests reach.
+    let Some(inner) = cfg.entries[..n.saturating_sub(cfg.packet_entries)]
+        .iter()
+        .rev()
+        .find(|e| e.size > 1)
+    else {
+        return;
+    };
+    let b = inner.stride.saturating_mul(elem_bits) / 8;
+    if b == 0 || !b.is_multiple_of(stack) {
+        return;
+    }
+    out.push(Diagnostic::new(
+        "DMA-011",
+        op.span,
+        format!(
+            "the DMA reads HBM in {stride0}-byte packets whose innermost loop steps {b} bytes \
+             ({} : {} in {cfg}): address bit 8 (the stack bit) does not toggle between consecutive \
+             requests, so they reach 16 of the 32 HBM channels and the bandwidth halves; make the \
+             innermost loop's HBM stride {req} bytes or the contiguous run at least {stack} bytes",
+            inner.size, inner.stride
+        ),
+    ));
+}
+
+/// DMA-002: `to_dm` whose Cluster and Slice are written nowhere.
+fn check_spatial_written(step: &Step, out: &mut Vec<Diagnostic>) {
+    if step.method != "to_dm" || written(step, 0).is_some() || written(step, 1).is_some() {
+        return;
+    }
+    let known = |s: Slot| {
+        step.output
+            .as_ref()
+            .and_then(|o| o.get(s))
+            .is_some_and(|m| m.span.is_some())
+    };
+    if known(Slot::Cluster) || known(Slot::Slice) {
+        return;
+    }
+    out.push(Diagnostic::new(
+        "DMA-002",
+        step.span,
+        "`to_dm` leaves the DM tensor's Cluster and Slice to inference: a DM tensor specification \
+         names chip, cluster and slice; write them (`to_dm::<Cluster, Slice, Element>`) or annotate \
+         the binding"
+            .to_string(),
+    ));
+}
+
+/// DMA-003: the HBM source of `to_dm` was placed at a constant address that is not 8-aligned.
+fn check_hbm_read_address(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    let a = cx.target.dma_dm_align_bytes;
+    for chain in &cx.model.chains {
+        for step in &chain.steps {
+            if step.method != "to_dm" {
+                continue;
+            }
+            let Some(i) = step.input.as_ref() else {
+                continue;
+            };
+            let mut same =
+                cx.model.tensors.iter().filter(|t| {
+                    matches!(t.ty.kind, Kind::Hbm) && &t.ty == i && t.address.is_some()
+                });
+            let (Some(t), None) = (same.next(), same.next()) else {
+                continue;
+            };
+            let Some(addr) = t.address else { continue };
+            if addr.is_multiple_of(a) {
+                continue;
+            }
+            out.push(
+                Diagnostic::new(
+                    "DMA-003",
+                    step.span,
+                    format!(
+                        "HBM-to-DM transfers read HBM from {a}-byte-aligned addresses; `{}` was \
+                         placed at {addr}, {} bytes past a multiple of {a}",
+                        t.name,
+                        addr % a
+                    ),
+                )
+                .with_related(t.span, format!("`{}` is placed here", t.name)),
+            );
+        }
+    }
+}
+
+/// A DMA transfer straight from a tensor with a constant address to a constant address.
+struct Transfer<'a> {
+    step: &'a Step,
+    src_name: &'a str,
+    src: u64,
+    dst: u64,
+    /// Bytes one source / destination occupies from its address (per slice for DM).
+    src_bytes: u64,
+    dst_bytes: u64,
+    /// Bytes the transfer moves (the HBM side's Element).
+    moved: u64,
+}
+
+/// The written type of a tensor as text, to compare two transfers' types.
+fn type_key(t: &crate::model::TensorTy) -> String {
+    let mut k = format!("{:?}/{}", t.kind, t.dtype.as_deref().unwrap_or("?"));
+    for (slot, mv) in &t.maps {
+        k.push_str(&format!("/{slot:?}={}", mv.text));
+    }
+    k
+}
+
+fn element_bytes(t: &crate::model::TensorTy) -> Option<u64> {
+    let d = t.dtype.as_deref()?;
+    let n = t.get(Slot::Element)?.layout.as_ref()?.size;
+    super::alignment::size_bytes(d, n)
+}
+
+/// DMA-009: back-to-back small transfers that one transfer would do with one startup.
+fn check_startup(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    let mut transfers: Vec<(Transfer<'_>, String)> = Vec::new();
+    for chain in &cx.model.chains {
+        let (Some(step), Some(recv)) = (chain.steps.first(), chain.receiver.as_deref()) else {
+            continue;
+        };
+        if step.method != "to_dm" && step.method != "to_hbm" {
+            continue;
+        }
+        let (Some(i), Some(o), Some(dst)) = (&step.input, &step.output, step.address) else {
+            continue;
+        };
+        let Some(var) = cx.model.tensors.iter().rev().find(|t| {
+            t.name == recv && t.span.start < chain.span.start && type_key(&t.ty) == type_key(i)
+        }) else {
+            continue;
+        };
+        let Some(src) = var.address else { continue };
+        let (Some(src_bytes), Some(dst_bytes)) = (element_bytes(i), element_bytes(o)) else {
+            continue;
+        };
+        let hbm = |t: &crate::model::TensorTy| matches!(t.kind, Kind::Hbm | Kind::HbmView);
+        let moved = if hbm(i) {
+            src_bytes
+        } else if hbm(o) {
+            dst_bytes
+        } else {
+            continue;
+        };
+        let key = format!("{}|{}|{}", step.method, type_key(i), type_key(o));
+        transfers.push((
+            Transfer {
+                step,
+                src_name: &var.name,
+                src,
+                dst,
+                src_bytes,
+                dst_bytes,
+                moved,
+            },
+            key,
+        ));
+    }
+    let startup = cx.target.dma_startup_cycles;
+    let bw = cx.target.dma_dm_bytes_per_cycle.max(1);
+    for w in transfers.windows(2) {
+        let ((a, ka), (b, kb)) = (&w[0], &w[1]);
+        if ka != kb || a.step.span.start >= b.step.span.start {
+            continue;
+        }
+        let cycles = a.moved.div_ceil(bw);
+        if cycles >= startup {
+            continue;
+        }
+        if a.src.checked_add(a.src_bytes) != Some(b.src)
+            || a.dst.checked_add(a.dst_bytes) != Some(b.dst)
+        {
+            continue;
+        }
+        out.push(
+            Diagnostic::new(
+                "DMA-009",
+                b.step.span,
+                format!(
+                    "this `{m}` continues the previous one: `{bn}` at {bs:#x} follows `{an}` \
+                     ({asz} bytes from {as_:#x}) and the destination {bd:#x} follows {ad:#x} + {dsz} \
+                     bytes; each DMA command costs ~{startup} cycles to start while each moves {mv} \
+                     bytes in ~{cycles} cycles at {bw} B/cycle: one transfer of both (an outer axis \
+                     of 2) saves ~{startup} cycles",
+                    m = b.step.method,
+                    bn = b.src_name,
+                    bs = b.src,
+                    an = a.src_name,
+                    asz = a.src_bytes,
+                    as_ = a.src,
+                    bd = b.dst,
+                    ad = a.dst,
+                    dsz = a.dst_bytes,
+                    mv = a.moved,
+                ),
+            )
+            .with_related(a.step.span, "the previous transfer"),
+        );
+    }
+}
+
+/// One digit of an axis in a DM tensor: its weight in the axis, its extent, and whether it lies
+/// in the Slice digits that select the DMA Engine.
+#[derive(Clone, Copy, Debug)]
+struct AxisDigit {
+    coef: u64,
+    extent: u64,
+    engine: bool,
+}
+
+/// The digits of every axis of a DM tensor (`None` for irregular layouts), the Slice digits at or
+/// above `share` slices marked as engine digits (a digit spanning `share` is split there).
+fn axis_digits(
+    slice: &crate::mapping::Layout,
+    element: &crate::mapping::Layout,
+    share: u64,
+) -> Option<Vec<(crate::mapping::Axis, Vec<AxisDigit>)>> {
+    let mut out: Vec<(crate::mapping::Axis, Vec<AxisDigit>)> = Vec::new();
+    let mut push = |axis: &crate::mapping::Axis, d: AxisDigit| {
+        if let Some(v) = out.iter_mut().find(|(a, _)| a.name == axis.name) {
+            v.1.push(d);
+        } else {
+            out.push((axis.clone(), vec![d]));
+        }
+    };
+    let mut stride: u64 = 1;
+    for dim in slice.dims.iter().rev() {
+        let Dim::Factor(f) = dim else { return None };
+        let end = stride.checked_mul(f.extent)?;
+        if let Some(a) = &f.axis {
+            if stride >= share {
+                push(
+                    a,
+                    AxisDigit {
+                        coef: f.coef,
+                        extent: f.extent,
+                        engine: true,
+                    },
+                );
+            } else if end > share {
+                let low = share / stride;
+                if !share.is_multiple_of(stride) || !f.extent.is_multiple_of(low) {
+                    return None;
+                }
+                push(
+                    a,
+                    AxisDigit {
+                        coef: f.coef,
+                        extent: low,
+                        engine: false,
+                    },
+                );
+                let coef = f.coef.checked_mul(low)?;
+                push(
+                    a,
+                    AxisDigit {
+                        coef,
+                        extent: f.extent / low,
+                        engine: true,
+                    },
+                );
+            } else {
+                push(
+                    a,
+                    AxisDigit {
+                        coef: f.coef,
+                        extent: f.extent,
+                        engine: false,
+                    },
+                );
+            }
+        }
+        stride = end;
+    }
+    for dim in &element.dims {
+        let Dim::Factor(f) = dim else { return None };
+        if let Some(a) = &f.axis {
+            push(
+                a,
+                AxisDigit {
+                    coef: f.coef,
+                    extent: f.extent,
+                    engine: false,
+                },
+            );
+        }
+    }
+    Some(out)
+}
+
+/// The DMA commands the engine holding the last real positions of an axis of `size` needs, with
+/// `c` (positions per engine share) and `r` (real positions in the partial share), when above 1.
+fn segments(size: u64, digits: &[AxisDigit]) -> Option<(u64, u64, u64)> {
+    let mut ds = digits.to_vec();
+    ds.sort_by_key(|d| d.coef);
+    // A mixed radix covering the axis from 0: coef_0 = 1, coef_{k+1} = coef_k * extent_k.
+    let mut next: u64 = 1;
+    for d in &ds {
+        if d.coef != next || d.extent == 0 {
+            return None;
+        }
+        next = d.coef.checked_mul(d.extent)?;
+    }
+    if next <= size {
+        return None;
+    }
+    let first = ds.iter().position(|d| d.engine)?;
+    if ds[first..].iter().any(|d| !d.engine) || first == 0 {
+        return None;
+    }
+    let c = ds[first].coef;
+    let r = size % c;
+    if r == 0 {
+        return None;
+    }
+    let commands = ds[..first]
+        .iter()
+        .filter(|d| !(r / d.coef).is_multiple_of(d.extent.max(1)))
+        .count() as u64;
+    (commands >= 2).then_some((c, r, commands))
+}
+
+/// DMA-008: a DM-side layout whose padded axis leaves one DMA Engine a share that needs several
+/// commands (seed 000 L405-L454).
+fn check_segmentation(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let ty = match step.method.as_str() {
+        "to_dm" => step.output.as_ref(),
+        "to_hbm" => step.input.as_ref(),
+        _ => None,
+    };
+    let Some(ty) = ty.filter(|t| matches!(t.kind, Kind::Dm | Kind::DmView | Kind::DmViewMut))
+    else {
+        return;
+    };
+    let lay = |slot: Slot| ty.get(slot).and_then(|m| m.layout.as_ref());
+    let (Some(slice), Some(element)) = (lay(Slot::Slice), lay(Slot::Element)) else {
+        return;
+    };
+    let share = cx
+        .target
+        .slices_per_dmn
+        .saturating_mul(cx.target.dmns_per_dma_engine);
+    if share == 0 || slice.size <= share {
+        return;
+    }
+    let Some(axes) = axis_digits(slice, element, share) else {
+        return;
+    };
+    let startup = cx.target.dma_startup_cycles;
+    for (axis, digits) in &axes {
+        let Some((c, r, commands)) = segments(axis.size, digits) else {
+            continue;
+        };
+        let engines = axis.size.div_ceil(c);
+        let first = axis.size - r;
+        out.push(Diagnostic::new(
+            "DMA-008",
+            step.span,
+            format!(
+                "`{name}` ({name} = {size}) is padded to {padded} in the DM tensor and split across \
+                 the DMA Engines' {share}-slice shares, {c} of {name} each: the engine holding {name} \
+                 = {first}..{last} moves {r} of {c}, which is no single loop nest, so the compiler \
+                 segments its transfer into {commands} DMA commands (~{startup} cycles of startup \
+                 each: {extra} extra cycles on the slowest of {engines} engines). Choose a size of \
+                 {name} that divides into shares of {c}, or pad it in both source and destination",
+                name = axis.name,
+                size = axis.size,
+                padded = digits.iter().try_fold(1u64, |a, d| a.checked_mul(d.extent)).unwrap_or(0),
+                last = axis.size - 1,
+                extra = (commands - 1).saturating_mul(startup),
+            ),
+        ));
+    }
+}
+
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    for op in dma::ops(cx.model, cx.target) {
+        if let Ok(p) = &op.pair {
+            check_pair(cx, &op, p, out);
+        }
+    }
+    check_hbm_read_address(cx, out);
+    for step in cx.model.chains.iter().flat_map(|c| c.steps.iter()) {
+        check_segmentation(cx, step, out);
+    }
+    check_startup(cx, out);
+    for chain in &cx.model.chains {
+        for step in &chain.steps {
+            check_spatial_written(step, out);
+        }
+    }
     for chain in &cx.model.chains {
         for step in &chain.steps {
             let dma = match step.method.as_str() {
@@ -193,5 +838,113 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dm_to_hbm(axes: &str, slice: &str, element: &str) -> Vec<Diagnostic> {
+        let src = format!(
+            "use furiosa_visa_std::prelude::*;\naxes![{axes}];\n#[device(chip = 1)]\n\
+             fn k(ctx: &mut Context, dm: &DmTensor<i8, m![1], m![1 # 2], m![{slice}], m![{element}]>) {{\n\
+             dm.to_hbm(&mut ctx.tdma, 0);\n}}\n"
+        );
+        crate::db::analyse_text(&src)
+            .diagnostics
+            .iter()
+            .filter(|d| d.code() == "DMA-008")
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn seed_000_example_6_golden() {
+        // seed 000 L405-L454: A = 15 over 4 DMNs; DMN #3 runs two commands (1192 vs 756 cycles:
+        // one extra 500-cycle startup).
+        let d = dm_to_hbm(
+            "A = 15, B = 32, C = 256",
+            "A # 16 / 4, A # 16 / 2 % 2, B",
+            "A # 16 % 2, C",
+        );
+        assert_eq!(d.len(), 1, "{d:?}");
+        let m = &d[0].message;
+        assert!(m.contains("A = 12..14 moves 3 of 4"), "{m}");
+        assert!(m.contains("2 DMA commands"), "{m}");
+        assert!(m.contains("500 extra cycles"), "{m}");
+        assert!(m.contains("of 4 engines"), "{m}");
+    }
+
+    #[test]
+    fn whole_shares_and_single_loops_are_silent() {
+        // A divides: no padding.
+        assert!(dm_to_hbm("A = 16, B = 32, C = 256", "A / 4, A / 2 % 2, B", "A % 2, C").is_empty());
+        // The padding lies in one Slice digit: the last engine runs one shorter loop.
+        assert!(dm_to_hbm("A = 200, C = 256", "A # 256", "C").is_empty());
+        // The remainder is whole blocks of the lower digits: one command.
+        assert!(
+            dm_to_hbm(
+                "A = 14, B = 32, C = 256",
+                "A # 16 / 4, A # 16 / 2 % 2, B",
+                "A # 16 % 2, C"
+            )
+            .is_empty()
+        );
+    }
+
+    fn reload(b: u64, s1: u64, d1: u64) -> Vec<String> {
+        let src = format!(
+            "use furiosa_visa_std::prelude::*;\naxes![S = 256, B = {b}];\n#[device(chip = 1)]\n\
+             fn k(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![S], m![B]>,\n\
+             b: &DmTensor<i8, m![1], m![1 # 2], m![S], m![B]>) {{\n\
+             let s0: HbmTensor<i8, m![1], m![S, B]> = a.to_hbm(&mut ctx.tdma, 0);\n\
+             let s1: HbmTensor<i8, m![1], m![S, B]> = b.to_hbm(&mut ctx.tdma, {s1});\n\
+             let r0 = s0.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, 65536);\n\
+             let r1 = s1.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, {d1});\n}}\n"
+        );
+        crate::db::analyse_text(&src)
+            .diagnostics
+            .iter()
+            .filter(|d| d.code() == "DMA-009")
+            .map(|d| d.message.clone())
+            .collect()
+    }
+
+    #[test]
+    fn adjacent_small_transfers_merge() {
+        // seed 000 L113: ~500 cycles per DMA operation; 16 KB at 256 B/cycle is 64 cycles.
+        let d = reload(64, 16384, 65536 + 64);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].contains("16384 bytes in ~64 cycles"), "{}", d[0]);
+        assert!(d[0].contains("~500 cycles to start"), "{}", d[0]);
+        // Not adjacent in HBM, or in DM: nothing to merge.
+        assert!(reload(64, 16384 + 256, 65536 + 64).is_empty());
+        assert!(reload(64, 16384, 65536 + 128).is_empty());
+        // 256 KB take 1024 cycles, more than the startup: not reported.
+        assert!(reload(1024, 262144, 65536 + 1024).is_empty());
+    }
+
+    #[test]
+    fn segments_handles_extremes() {
+        let d = |coef, extent, engine| AxisDigit {
+            coef,
+            extent,
+            engine,
+        };
+        assert_eq!(segments(0, &[d(1, 2, false), d(2, 4, true)]), None);
+        assert_eq!(segments(5, &[d(1, 0, false), d(0, 4, true)]), None);
+        assert_eq!(
+            segments(u64::MAX, &[d(1, u64::MAX, false), d(u64::MAX, 2, true)]),
+            None
+        );
+        assert_eq!(
+            segments(6, &[d(1, 2, false), d(2, 2, false), d(4, 2, true)]),
+            None
+        );
+        assert_eq!(
+            segments(15, &[d(1, 2, false), d(2, 2, false), d(4, 4, true)]),
+            Some((4, 3, 2))
+        );
     }
 }

@@ -11,17 +11,17 @@ use crate::model::types::dtype_bits;
 use crate::model::{Step, Tu};
 use crate::target::Target;
 
-const NEEDS_DERIVE: &str =
-    "needs the derived fetch_size (analysis/src/derive, issue 4), not available yet";
-
 pub const RULES: &[Rule] = &[
     Rule {
         code: "FET-001",
         name: "fetch-asserts",
         severity: Severity::Error,
-        status: Status::Planned(
-            "reported by its parts: CAP-002/CAP-003 (spatial sizes), FET-004 (cast), ALN-005 (packet)",
-        ),
+        status: Status::Covered {
+            by: &["CAP-002", "CAP-003", "FET-004", "ALN-005"],
+            why: "no case of its own: each assertion of the fetch primitive (L1700-L1718) is a more \
+             specific rule, CAP-002/CAP-003 (Cluster 2, Slice 256), FET-004 (D: FetchCast<D2>) and \
+             ALN-005 (8-byte packet), which report it with the precise message",
+        },
         summary: "`fetch` asserts Cluster = 2, Slice = 256, a supported cast and an 8-byte packet",
         docs: "The fetch primitive's assertions; each is its own rule so the message can be precise.",
         bad: "",
@@ -40,7 +40,7 @@ pub const RULES: &[Rule] = &[
                (L1761), so in `ctx.sub` gcd(packet bytes, contiguous bytes) must be a multiple of 8 \
                (4). visa-lint derives both from the BeginTensor's Element and the fetch's Time and \
                Packet (crate::derive). Pad the packet and the DM layout to a multiple of 8 bytes, or \
-               run the fetch on `ctx.main",
+               run the fetch on `ctx.main`. A strided packet axis is SEQ-004's; a packet that is not a whole number of fetches is FET-006's.",
         bad: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![C], m![B, A]>() // 4-byte runs",
         good: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![B], m![C, A]>() // 16-byte runs",
         manual: "L1757-L1759, L2018-L2021",
@@ -49,13 +49,21 @@ pub const RULES: &[Rule] = &[
         code: "FET-003",
         name: "fetch-size-derivation",
         severity: Severity::Perf,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "fetch_size is the largest supported divisor of gcd(packet, contiguous run)",
-        docs: "Cycles = Time::SIZE × ceil(Packet::SIZE / fetch_size); padding packets to 32 bytes \
-               gives one-cycle fetches.",
-        bad: "",
-        good: "",
-        manual: "L1761, L2060, L2067-L2111",
+        docs: "The compiler reads `fetch_size` bytes per cycle: the largest supported size dividing \
+               both the packet and the contiguous DM run (L1761), and for a casting fetch at most 32 \
+               bytes of output (L1996). Cycles = Time::SIZE × ceil(packet / fetch_size) (L2060). \
+               visa-lint reports a main-context fetch whose packet is smaller than a flit while the \
+               DM run continues past it, so that a larger packet (the innermost Time factors moved \
+               into the Packet, padded to a power of two: `m![C]` → `m![[B, C] # 16]` → `m![[A, B, \
+               C] # 32]`, 15 → 3 → 1 cycles, L1816-L1839) would need at most a quarter of the \
+               cycles (\"drastically\", L1818). The message gives both cycle counts. Packets split \
+               by the layout are FET-011's; 4-bit fetches are skipped, as the manual's batching \
+               page counts i4 as bytes (constraints.md §22 A-3).",
+        bad: "// a: DmTensor<f8e4m3, .., m![A, B, C]>, A = 3, B = 5, C = 2\n.fetch::<f8e4m3, m![A, B], m![C]>() // 2-byte fetches, 15 cycles",
+        good: ".fetch::<f8e4m3, m![A], m![[B, C] # 16]>() // 16-byte fetches, 3 cycles",
+        manual: "L1761, L2060, L2067-L2111, L1816-L1839",
     },
     Rule {
         code: "FET-004",
@@ -76,10 +84,15 @@ pub const RULES: &[Rule] = &[
         code: "FET-005",
         name: "casting-fetch-32-bytes",
         severity: Severity::Error,
-        status: Status::Planned(
-            "the compiler lowers the main-context fetch_size to keep a casting fetch within 32 bytes \
-             (L2018-L2021); the fixed sub-context sizes are checked by FET-002",
-        ),
+        status: Status::Covered {
+            by: &["FET-002"],
+            why: "never violated by a derivable fetch: the compiler keeps a casting fetch within 32 bytes \
+             by its choice of fetch_size (sub: 4 bytes for i4 → i32, else 8, L2018-L2021; main: the \
+             manual's i8 → i32 fetch of 32-byte packets, L1729-L1740, is valid, so it lowers the \
+             size), and every supported cast has such a size (1 byte in main); visa-lint applies the \
+             limit in derive::fetch_size_choices, and a sub size that does not divide the packet or \
+             run is FET-006/FET-002's",
+        },
         summary: "A casting fetch produces at most 32 bytes per fetch",
         docs: "fetch_size × widening ratio ≤ 32 bytes: i4 → i32 with a 4-byte fetch is valid (32 \
                bytes out); i4 → i32 with 8 bytes or i8 → i32 with 16 bytes (64 bytes out) are not.",
@@ -91,15 +104,21 @@ pub const RULES: &[Rule] = &[
         code: "FET-006",
         name: "time-divisible-by-batching",
         severity: Severity::Error,
-        status: Status::Planned(
-            "which Time is meant is unclear: the manual's own batching example has Time 4 and \
-             batching factor 3 (L2098-L2105 vs L2115)",
-        ),
-        summary: "Time::SIZE is a multiple of fetches_per_packet",
-        docs: "Batching groups consecutive time steps; the Time size must divide evenly.",
-        bad: "",
-        good: "",
-        manual: "L2115-L2116",
+        status: Status::Implemented,
+        summary: "The packet is a whole number of fetches, so the fetch steps group evenly into packets",
+        docs: "Batching groups `fetches_per_packet` consecutive fetches into one packet, so the \
+               sequencer's fetch steps (Time::SIZE × packet / fetch_size) must divide evenly by the \
+               batching factor (L2115). The stream's own Time need not: the manual's fetch_batch_4 \
+               has Time::SIZE 4 and batching factor 3 (L2098-L2105), so visa-lint reads the rule as \
+               the sequencer's time steps, which fail to group exactly when the packet is not a \
+               whole number of fetches. That happens where the fetch size is fixed: the sub context \
+               fetches 8 bytes (4 for i4 → i32), so a 12-byte packet is 1.5 fetches. (A fetch \
+               output packet that is not 8-byte aligned is ALN-005's; a run the fetch size does not \
+               divide is FET-002's.) Pad the packet to a multiple of the fetch size, or fetch on \
+               ctx.main.",
+        bad: "// a: DmTensor<i8, .., m![B, A]>, A = 12\nctx.sub.begin(a.view()).fetch_with_zero_point(3) // i8 -> i32, 12-byte packets",
+        good: "// A = 16: 16-byte packets, two 8-byte fetches each",
+        manual: "L2115-L2116, L2098-L2105",
     },
     Rule {
         code: "FET-007",
@@ -119,20 +138,30 @@ pub const RULES: &[Rule] = &[
         code: "FET-008",
         name: "fetch-masking-limits",
         severity: Severity::Error,
-        status: Status::Planned(
-            "the masking limits are numerically inconsistent (constraints.md §22 A-25)",
-        ),
-        summary: "Masked innermost axes stay within the valid-count limits",
-        docs: "Masking handles `(# n + A + # m)`; the valid counts are limited to 0-255 (4-bit) and 0-31 (f32).",
-        bad: "",
-        good: "",
+        status: Status::Implemented,
+        summary: "Masked innermost axes stay within the valid-count limits (0-255 for 4-bit, 0-31 for f32)",
+        docs: "Fetch masking handles an innermost axis padded on the right (`A # n`, `(# n + A + # m)`): \
+               `last_dim_rightmost_valid_count[0]` counts the valid elements of the last packet row \
+               and is limited to 0-255 for 4-bit types and 0-31 for f32 (L1902). The stated reason \
+               (a 256-byte final packet) does not match these numbers (constraints.md §22 A-25), so \
+               visa-lint enforces the literal counts and no byte limit, and no limit for the types \
+               the manual does not list. Split the padded axis so the packet row holds at most 31 \
+               f32 (or 255 4-bit) elements of it (`m![A # 64]` → Time `A # 64 / 16`, Packet `A # 64 \
+               % 16`).",
+        bad: "axes![A = 60]; .fetch::<f32, m![1], m![A # 64]>() // 60 valid f32 in the last row",
+        good: ".fetch::<f32, m![A # 64 / 16], m![A # 64 % 16]>() // 12 valid in the last row",
         manual: "L1899-L1927",
     },
     Rule {
         code: "FET-009",
         name: "table-indexing-main-only",
         severity: Severity::Error,
-        status: Status::Planned("reported as KRN-008 (sub-context fetch adapter)"),
+        status: Status::Covered {
+            by: &["KRN-008"],
+            why: "no case of its own: the manual's one condition (table indexing is a main-context \
+             stage, L1870) is KRN-008's finding (sub-context fetch adapter); the table's \
+             LookupTable<D, D2> types are not modelled (non-tensor parameters)",
+        },
         summary: "Table indexing is a main-context adapter stage",
         docs: "`fetch_with_table` in `ctx.sub` is reported by KRN-008.",
         bad: "",
@@ -143,29 +172,41 @@ pub const RULES: &[Rule] = &[
         code: "FET-010",
         name: "fetch-interleaving",
         severity: Severity::Error,
-        status: Status::Planned("reported as KRN-011 (begin_interleaved)"),
-        summary: "Interleaving combines two tensors; Time gains `I = 2`",
-        docs: "`begin_interleaved` is checked by KRN-011.",
-        bad: "",
-        good: "",
-        manual: "L1846-L1850, L2036",
+        status: Status::Implemented,
+        summary: "An interleaved fetch keeps the interleave axis in Time; two zero points need an interleaved input",
+        docs: "`begin_interleaved` puts the interleave axis `I = 2` in the BeginTensor's Time: the \
+               fetch alternates lhs, rhs, lhs, … one packet per time step (L1846-L1850), so `I` \
+               belongs to the fetch's Time and never to its Packet. `fetch_with_zero_points([zp0, \
+               zp1])` subtracts one zero point per interleaved tensor (L2036), so its input must be \
+               interleaved. (The number of tensors and the axis size are KRN-011's.)",
+        bad: "ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<i8, m![A], m![I, B]>()",
+        good: "ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<i8, m![A, I], m![B]>()",
+        manual: "L1846-L1850, L2030-L2049",
     },
     Rule {
         code: "FET-011",
         name: "prefer-sequencer-packets",
         severity: Severity::Perf,
-        status: Status::Planned(NEEDS_DERIVE),
+        status: Status::Implemented,
         summary: "Prefer large packets from the sequencer over adapter batching",
-        docs: "Batching is for packets that cannot be read in one cycle because of the layout.",
-        bad: "",
-        good: "",
+        docs: "When the layout splits a packet of at most one flit into non-contiguous pieces, the \
+               adapter batches several smaller fetches per packet (`fetches_per_packet > 1`). Batching \
+               is for packets that cannot be read in one cycle because of the layout (L2058-L2059); \
+               storing the Element with the Packet's axes innermost, in the Packet's order, reads the \
+               packet in one fetch. The message gives both cycle counts. Multi-flit packets are \
+               SEQ-005's.",
+        bad: "// a: DmTensor<i8, .., m![B, C, A]>, A = 4\n.fetch::<i8, m![C], m![B, A]>() // 8-byte packets in 4-byte pieces",
+        good: "// a: DmTensor<i8, .., m![C, B, A]>\n.fetch::<i8, m![C], m![B, A]>()",
         manual: "L2058-L2059",
     },
     Rule {
         code: "FET-012",
         name: "dual-channel-explicit",
         severity: Severity::Info,
-        status: Status::Planned("no user API for dual channel mode is documented"),
+        status: Status::Unreachable(
+            "the manual documents no API for dual channel mode (L2125-L2127, L2138-L2142, L3052 \
+             describe it in prose only; no code shows it), so there is nothing to recognise",
+        ),
         summary: "Dual channel (64-byte flit) mode is never automatic",
         docs: "It combines the main and sub switch channels and makes the sub context unavailable.",
         bad: "",
@@ -206,6 +247,9 @@ fn conversions(target: &Target, from: &str) -> Vec<&'static str> {
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     check_sub_fetch_size(cx, out);
+    check_fetch_perf(cx, out);
+    check_masking(cx, out);
+    check_interleave(cx, out);
     for chain in &cx.model.chains {
         for step in &chain.steps {
             if !step.method.starts_with("fetch") {
@@ -245,6 +289,30 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if sizes.fetch_size.is_some() {
             continue;
         }
+        // A strided innermost entry is SEQ-004's (discrete access).
+        if cfg.packet_size > 1 && cfg.entries.last().is_some_and(|e| e.stride > 1) {
+            continue;
+        }
+        if !sizes.packet_bytes.is_multiple_of(required) {
+            // FET-006 when the output packet is aligned (else ALN-005 reports it).
+            let out_bits = to.and_then(|d| dtype_bits(canonical(d))).unwrap_or(bits);
+            let out_bytes = derive::bytes(op.packet.size, out_bits);
+            if out_bytes.is_multiple_of(cx.target.fetch_align_bytes) {
+                let steps = derive::time_steps(cfg);
+                out.push(Diagnostic::new(
+                    "FET-006",
+                    op.span,
+                    format!(
+                        "the {}-byte packet is {} of the sub context's {required}-byte fetches: the batching factor (fetches_per_packet) is not whole, so the sequencer's fetch steps (Time::SIZE {steps} × {} / {required} = {}) cannot be grouped into packets (sequencer {cfg}); pad the packet to a multiple of {required} bytes or fetch on ctx.main",
+                        sizes.packet_bytes,
+                        fraction(sizes.packet_bytes, required),
+                        sizes.packet_bytes,
+                        fraction(steps.saturating_mul(sizes.packet_bytes), required),
+                    ),
+                ));
+            }
+            continue;
+        }
         let arg = if op.step.method == "fetch" {
             written(op.step, 2)
         } else {
@@ -261,6 +329,355 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 sizes.packet_bytes, sizes.contiguous_bytes
             ),
         ));
+    }
+}
+
+/// `a / b` as a decimal with at most two places (`1.5`).
+fn fraction(a: u64, b: u64) -> String {
+    if b == 0 {
+        return "?".into();
+    }
+    if a.is_multiple_of(b) {
+        return (a / b).to_string();
+    }
+    let hundredths = u128::from(a) * 100 / u128::from(b);
+    let s = format!("{}.{:02}", hundredths / 100, hundredths % 100);
+    s.trim_end_matches('0').to_string()
+}
+
+/// The fetch sizes the compiler may use for a fetch op.
+fn choices(cx: &FnContext<'_>, op: &derive::Op<'_>) -> Vec<u64> {
+    let from = op.step.input.as_ref().and_then(|t| t.dtype.as_deref());
+    let to = op.step.output.as_ref().and_then(|t| t.dtype.as_deref());
+    derive::fetch_size_choices(cx.target, op.context == Some(Tu::Sub), from, to)
+}
+
+/// FET-003 and FET-011: main-context fetches that read less per cycle than the layout allows.
+fn check_fetch_perf(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    let flit = cx.target.flit_bytes;
+    for op in &cx.ops {
+        if op.kind != OpKind::Fetch || op.context == Some(Tu::Sub) {
+            continue;
+        }
+        let (Ok(cfg), Some(bits)) = (&op.config, op.bits) else {
+            continue;
+        };
+        if cfg.entries.last().is_none_or(|e| e.stride > 1) {
+            continue; // SEQ-004
+        }
+        let allowed = choices(cx, op);
+        let cap = allowed.iter().copied().max().unwrap_or(flit).min(flit);
+        let f = derive::fetch_sizes(cfg, bits, &allowed);
+        let (Some(fetch), Some(per), Some(cycles)) = (f.fetch_size, f.fetches_per_packet, f.cycles)
+        else {
+            continue;
+        };
+        let steps = derive::time_steps(cfg);
+        if f.packet_bytes == 0 || f.packet_bytes > flit || fetch >= cap {
+            continue;
+        }
+        if per > 1 && f.contiguous_bytes < f.packet_bytes {
+            // FET-011: the layout splits a one-flit packet.
+            let best_fetch =
+                derive::largest_divisor(f.packet_bytes, f.packet_bytes, &allowed).unwrap_or(fetch);
+            let best = steps.saturating_mul(f.packet_bytes.div_ceil(best_fetch));
+            if best < cycles {
+                out.push(Diagnostic::new(
+                    "FET-011",
+                    op.span,
+                    format!(
+                        "the {}-byte packet lies in {}-byte contiguous pieces in DM (sequencer {cfg}), so the adapter batches {per} fetches of {fetch} bytes per packet: {cycles} cycles; stored with the Packet's axes innermost it would be read {best_fetch} bytes at a time: {best} cycles",
+                        f.packet_bytes, f.contiguous_bytes
+                    ),
+                ));
+            }
+            continue;
+        }
+        if per == 1 && f.contiguous_bytes >= f.packet_bytes.saturating_mul(2) {
+            // FET-003: the DM run continues past a small packet.
+            let run = f.contiguous_bytes.min(flit);
+            let best_fetch = allowed
+                .iter()
+                .copied()
+                .filter(|&s| s <= run)
+                .max()
+                .unwrap_or(fetch);
+            let total = steps.saturating_mul(f.packet_bytes);
+            let best = total.div_ceil(best_fetch);
+            if best.saturating_mul(4) <= cycles && bits >= 8 {
+                let mut d = Diagnostic::new(
+                    "FET-003",
+                    op.span,
+                    format!(
+                        "fetch_size is {fetch} bytes (the {}-byte packet; the DM run is {} contiguous bytes, sequencer {cfg}): {cycles} cycles; moving the innermost Time factors into the Packet (padded to {best_fetch} bytes) would take about {best}",
+                        f.packet_bytes, f.contiguous_bytes
+                    ),
+                );
+                if let Some((edits, new_cycles, packet)) = grow_packet(cx, op, bits, &allowed) {
+                    d = d.with_fix(
+                        format!(
+                            "fetch `{packet}` packets ({new_cycles} cycle{})",
+                            if new_cycles == 1 { "" } else { "s" }
+                        ),
+                        false,
+                        edits,
+                    );
+                }
+                out.push(d);
+            }
+        }
+    }
+}
+
+/// FET-003's fix (L1816-L1839): move the innermost written Time terms into the Packet while
+/// it stays within one flit, padded to a power-of-two byte size. Returns the edits, the new
+/// cycle count and the new Packet text.
+fn grow_packet(
+    cx: &FnContext<'_>,
+    op: &derive::Op<'_>,
+    bits: u32,
+    allowed: &[u64],
+) -> Option<(Vec<crate::diagnostic::Edit>, u64, String)> {
+    use super::sequencer::lowered_terms;
+    use crate::model::Slot;
+    if op.step.method != "fetch" {
+        return None;
+    }
+    let (ta, pa) = (written(op.step, 1)?, written(op.step, 2)?);
+    let ty = op.step.output.as_ref()?;
+    let (tm, pm) = (ty.get(Slot::Time)?, ty.get(Slot::Packet)?);
+    let mut time = lowered_terms(cx, &tm.text)?;
+    let packet = lowered_terms(cx, &pm.text)?;
+    let mut moved: Vec<String> = packet.iter().map(|(t, _)| t.clone()).collect();
+    let mut size = packet
+        .iter()
+        .try_fold(1u64, |a, (_, l)| a.checked_mul(l.size))?;
+    let flit = cx.target.flit_bytes;
+    let mut grown = false;
+    while let Some((t, l)) = time.last() {
+        let next = size.checked_mul(l.size)?;
+        if derive::bytes(next, bits) > flit {
+            break;
+        }
+        size = next;
+        moved.insert(0, t.clone());
+        time.pop();
+        grown = true;
+    }
+    // Split the next Time term when only part of it fits: `A` → `A / k` stays, `A % k` moves.
+    if let Some((t, l)) = time.last().cloned() {
+        let room = flit.checked_mul(8)? / u64::from(bits) / size.max(1);
+        let simple = !t.contains(['%', '#', '[', ',', '=', '(']);
+        if simple && room > 1 && l.size > room && l.size.is_multiple_of(room) {
+            let inner = format!("{t} % {room}");
+            let lowered = lowered_terms(cx, &format!("m![{t} / {room}]"))?;
+            time.pop();
+            time.extend(
+                lowered
+                    .into_iter()
+                    .map(|(_, l)| (format!("{t} / {room}"), l)),
+            );
+            moved.insert(0, inner);
+            size = size.checked_mul(room)?;
+            grown = true;
+        }
+    }
+    if !grown {
+        return None;
+    }
+    let want = derive::bytes(size, bits).next_power_of_two().min(flit);
+    let elems = want.checked_mul(8)? / u64::from(bits);
+    let body = moved.join(", ");
+    let packet_text = if elems == size {
+        format!("m![{body}]")
+    } else if moved.len() == 1 {
+        format!("m![{body} # {elems}]")
+    } else {
+        format!("m![[{body}] # {elems}]")
+    };
+    let time_text = if time.is_empty() {
+        "m![1]".to_string()
+    } else {
+        format!(
+            "m![{}]",
+            time.iter()
+                .map(|(t, _)| t.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    // Check the new configuration and its cycles.
+    let new_packet = lowered_terms(cx, &packet_text)?;
+    let time_dims: Vec<_> = time.iter().flat_map(|(_, l)| l.dims.clone()).collect();
+    let packet_dims: Vec<_> = new_packet.into_iter().flat_map(|(_, l)| l.dims).collect();
+    let cfg = derive::configure(
+        &op.buf,
+        &time_dims,
+        &packet_dims,
+        derive::Direction::Read,
+        cx.target.sequencer_entries,
+    )
+    .ok()?;
+    let cycles = derive::fetch_sizes(&cfg, bits, allowed).cycles?;
+    let edits = vec![
+        crate::diagnostic::Edit {
+            span: ta.span,
+            new_text: time_text,
+        },
+        crate::diagnostic::Edit {
+            span: pa.span,
+            new_text: packet_text.clone(),
+        },
+    ];
+    Some((edits, cycles, packet_text))
+}
+
+/// FET-008: the rightmost valid count of a masked innermost axis.
+fn check_masking(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    use crate::mapping::layout::Dim;
+    for op in &cx.ops {
+        if op.kind != OpKind::Fetch {
+            continue;
+        }
+        let Some(dtype) = op.step.input.as_ref().and_then(|t| t.dtype.as_deref()) else {
+            continue;
+        };
+        let Some(&(_, max)) = cx
+            .target
+            .fetch_mask_valid_max
+            .iter()
+            .find(|(d, _)| *d == canonical(dtype))
+        else {
+            continue;
+        };
+        let Some(Dim::Factor(f)) = op.packet.dims.last() else {
+            continue;
+        };
+        let Some(axis) = &f.axis else { continue };
+        if f.coef != 1 || f.extent == 0 {
+            continue;
+        }
+        // The valid elements of the axis in the last packet row.
+        let covered = op
+            .time
+            .dims
+            .iter()
+            .chain(op.packet.dims.iter())
+            .filter_map(|d| match d {
+                Dim::Factor(g) if g.axis.as_ref().is_some_and(|a| a.name == axis.name) => {
+                    Some(g.coef.saturating_mul(g.valid))
+                }
+                _ => None,
+            })
+            .max()
+            .unwrap_or(f.valid)
+            .min(axis.size);
+        let rem = covered % f.extent;
+        let rightmost = if covered < f.extent {
+            covered
+        } else if rem != 0 {
+            rem
+        } else {
+            continue;
+        };
+        if f.valid == f.extent && covered >= f.extent && rem == 0 {
+            continue;
+        }
+        if rightmost <= max {
+            continue;
+        }
+        let arg = if op.step.method == "fetch" {
+            written(op.step, 2)
+        } else {
+            None
+        };
+        out.push(Diagnostic::new(
+            "FET-008",
+            arg.map_or(op.span, |a| a.span),
+            format!(
+                "masking the padded `{}` leaves {rightmost} valid {dtype} elements in the last {}-element packet row (last_dim_rightmost_valid_count); the Fetch Engine counts 0-{max} for {dtype} (L1902, constraints.md §22 A-25). Split the axis so a packet row holds at most {max} of its elements",
+                axis.name, f.extent
+            ),
+        ));
+    }
+}
+
+/// FET-010: the interleave axis stays in Time; two zero points need an interleaved input.
+fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    use crate::mapping::layout::Dim;
+    use crate::model::Slot;
+    let axes = |l: &crate::mapping::Layout| -> Vec<String> {
+        l.dims
+            .iter()
+            .filter_map(|d| match d {
+                Dim::Factor(f) => f.axis.as_ref().map(|a| a.name.to_string()),
+                Dim::Opaque(_) => None,
+            })
+            .collect()
+    };
+    for chain in &cx.model.chains {
+        for step in &chain.steps {
+            if !step.method.starts_with("fetch") {
+                continue;
+            }
+            let Some(time_in) = step
+                .input
+                .as_ref()
+                .and_then(|t| t.get(Slot::Time))
+                .and_then(|m| m.layout.as_ref())
+            else {
+                continue;
+            };
+            let inter = axes(time_in);
+            if step.method == "fetch_with_zero_points" && time_in.size == 1 {
+                out.push(Diagnostic::new(
+                    "FET-010",
+                    step.span,
+                    "`fetch_with_zero_points` subtracts one zero point per interleaved tensor, but this input is not interleaved (its Time is `m![1]`): start the chain with `begin_interleaved`, or use `fetch_with_zero_point`",
+                ));
+                continue;
+            }
+            if inter.is_empty() {
+                continue;
+            }
+            let Some(out_ty) = step.output.as_ref() else {
+                continue;
+            };
+            let (Some(t2), Some(p2)) = (out_ty.get(Slot::Time), out_ty.get(Slot::Packet)) else {
+                continue;
+            };
+            let (Some(tl), Some(pl)) = (t2.layout.as_ref(), p2.layout.as_ref()) else {
+                continue;
+            };
+            let (in_t, in_p) = (axes(tl), axes(pl));
+            for a in &inter {
+                if in_p.contains(a) || !in_t.contains(a) {
+                    let arg = if step.method == "fetch" {
+                        written(step, if in_p.contains(a) { 2 } else { 1 })
+                    } else {
+                        None
+                    };
+                    let Some(sp) =
+                        arg.map(|x| x.span)
+                            .or(if in_p.contains(a) { p2.span } else { t2.span })
+                    else {
+                        continue;
+                    };
+                    let msg = if in_p.contains(a) {
+                        format!(
+                            "the interleave axis `{a}` is in the fetch's Packet `{}`: interleaving alternates the tensors one packet per time step (L1846-L1848), so `{a}` belongs in Time",
+                            p2.text
+                        )
+                    } else {
+                        format!(
+                            "the interleave axis `{a}` is missing from the fetch's Time `{}`: an interleaved fetch alternates the two tensors over Time (L1846-L1848)",
+                            t2.text
+                        )
+                    };
+                    out.push(Diagnostic::new("FET-010", sp, msg));
+                }
+            }
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
-use crate::model::{Kind, Slot, Step, VeStage};
+use crate::model::{Chain, Kind, Slot, Step, VeStage};
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -42,29 +42,30 @@ pub const RULES: &[Rule] = &[
         code: "XSL-003",
         name: "inter-slice-scope",
         severity: Severity::Error,
-        status: Status::Planned(
-            "Chip and Cluster are not parameters of vector_inter_slice_reduce; a changed Chip or \
-             Cluster annotation is KRN-004",
-        ),
+        status: Status::Implemented,
         summary: "The inter-slice reduce reduces Slice factors within one 256-slice cluster",
-        docs: "Reducing over Chip or Cluster needs DMA, an interleaved fetch and Vector binary ops \
-               (the chip/cluster reduce pattern).",
-        bad: "",
-        good: "",
-        manual: "L6736, L6584, L7383-L7386",
+        docs: "The Inter-Slice Block aggregates the 256 slices of one cluster; Chip and Cluster pass \
+               through. When the reduced axis (the Slice factor SliceOut drops) is also spread over \
+               Cluster or Chip, each cluster or chip ends with its own partial result. Combine them \
+               with the chip/cluster reduce pattern (DMA, an interleaved fetch and a Vector Engine \
+               binary op), or map the axis to Slice only.",
+        bad: "// R = 8: Cluster m![R / 4], Slice m![A / 8, R % 4]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
+        good: "// R = 4: Cluster m![1 # 2], Slice m![A / 8, R]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
+        manual: "L6584, L6736, L7081, L7383-L7386",
     },
     Rule {
         code: "XSL-004",
         name: "inter-slice-keeps-packet",
         severity: Severity::Error,
-        status: Status::Planned(
-            "Packet is not a parameter of vector_inter_slice_reduce, so the model carries it through; \
-             a differing annotation needs backward type comparison (issue 3)",
-        ),
+        status: Status::Implemented,
         summary: "Packet, Chip and Cluster pass through the inter-slice reduce unchanged",
-        docs: "Only Slice and Time are rewritten, into SliceOut and TimeOut.",
-        bad: "",
-        good: "",
+        docs: "Only Slice and Time are rewritten, into SliceOut and TimeOut; the result keeps the \
+               stream's Packet, Chip and Cluster. A result declared (a `let` annotation or the \
+               function's return type) with another Packet, when every step after the reduce keeps \
+               Packet, is reported here with the carried Packet as the fix. A declared Chip or \
+               Cluster that differs is KRN-004, which covers every Tensor Unit chain.",
+        bad: "// input Packet m![A % 8]\n-> VectorFinalTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, 1 # 4], m![1], m![A % 4 # 8]>",
+        good: "// input Packet m![A % 8]\n-> VectorFinalTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, 1 # 4], m![1], m![A % 8]>",
         manual: "L6585, L6633-L6634, L6737",
     },
     Rule {
@@ -86,12 +87,17 @@ pub const RULES: &[Rule] = &[
         code: "XSL-006",
         name: "inter-slice-tail-latency",
         severity: Severity::Perf,
-        status: Status::Planned("needs the cost model (issue 8)"),
+        status: Status::Implemented,
         summary: "The inter-slice reduce adds a ring-sized tail of about O(r) cycles",
-        docs: "The first reduced output appears after roughly one ring traversal of the reduction group.",
-        bad: "",
-        good: "",
-        manual: "L6739-L6754",
+        docs: "The first reduced output appears after roughly one ring traversal of the reduction \
+               group: about r cycles for r slices per group (256 slices = 256 cycles), on top of \
+               the input streaming time. Reported when the tail is at least 64 cycles and exceeds \
+               the flits each slice streams in, so the tail dominates; reduce part of the axis \
+               within the slice first (inner part in Time, `vector_intra_slice_reduce`), or stream \
+               more data per invocation.",
+        bad: "// Slice m![R] (R = 256), Time m![1]: 256-cycle tail for 1 flit\n.vector_inter_slice_reduce::<m![1 # 256], m![1]>(op)",
+        good: "// Slice m![R] (R = 256), Time m![B] (B = 1024): the tail hides behind 1024 flits\n.vector_inter_slice_reduce::<m![1 # 256], m![B]>(op)",
+        manual: "L4369, L6739-L6754",
     },
 ];
 
@@ -100,6 +106,7 @@ const F32_OPS: &[&str] = &["Add", "Max", "Min", "Mul"];
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
+        declared_packet(chain, out);
         for step in &chain.steps {
             if step.method != "vector_inter_slice_reduce" {
                 continue;
@@ -115,7 +122,9 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 out.push(d);
             }
             check_stage(step, out);
+            check_scope(step, out);
             check_output(step, out);
+            check_tail(cx, step, out);
         }
     }
 }
@@ -139,6 +148,176 @@ fn check_stage(step: &Step, out: &mut Vec<Diagnostic>) {
          back to Way8 first with {widen}"
     );
     out.push(Diagnostic::new("XSL-002", step.span, msg));
+}
+
+/// XSL-004: the inter-slice reduce keeps Packet (Chip and Cluster too: a changed declaration of
+/// those is KRN-004). Compares the Packet a chain's result is declared with against the Packet
+/// the reduce carries, when every step after the reduce keeps Packet.
+fn declared_packet(chain: &Chain, out: &mut Vec<Diagnostic>) {
+    let Some(declared) = &chain.declared else {
+        return;
+    };
+    let Some(k) = chain
+        .steps
+        .iter()
+        .rposition(|s| s.method == "vector_inter_slice_reduce")
+    else {
+        return;
+    };
+    if !chain.steps[k + 1..]
+        .iter()
+        .all(|s| s.keep.contains(&Slot::Packet))
+    {
+        return;
+    }
+    let step = &chain.steps[k];
+    let result_kind = chain
+        .steps
+        .last()
+        .and_then(|s| s.output.as_ref())
+        .map(|t| t.kind);
+    if result_kind != Some(declared.kind) {
+        return;
+    }
+    let (Some(want), Some(have)) = (
+        declared.get(Slot::Packet),
+        step.input.as_ref().and_then(|t| t.get(Slot::Packet)),
+    ) else {
+        return;
+    };
+    let (Some(lw), Some(lh)) = (&want.layout, &have.layout) else {
+        return;
+    };
+    if lw == lh {
+        return;
+    }
+    let msg = format!(
+        "the inter-slice reduce keeps Packet: the stream reaches it with Packet {} and leaves \
+         with the same, but the result is declared with Packet {}. Only Slice and Time are \
+         rewritten (into SliceOut and TimeOut)",
+        have.text.trim(),
+        want.text.trim()
+    );
+    let span = want.span.unwrap_or(step.span);
+    let mut d = Diagnostic::new("XSL-004", span, msg)
+        .with_related(step.span, "the reduce rewrites only Slice and Time here");
+    if let Some(sp) = want.span {
+        d = d.with_edit(
+            format!("declare Packet {}", have.text.trim()),
+            false,
+            sp,
+            have.text.trim().to_string(),
+        );
+    }
+    out.push(d);
+}
+
+/// The digits of Slice the reduce removes (those SliceOut does not keep), with their axis names.
+fn reduced_digits<'s>(slice: &'s Layout, slice2: &Layout) -> Vec<(&'s Factor, &'s str)> {
+    slice
+        .dims
+        .iter()
+        .filter(|d| !slice2.dims.contains(d))
+        .filter_map(|d| match d {
+            Dim::Factor(f @ Factor { axis: Some(a), .. }) => Some((f, &*a.name)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// XSL-003: the block sums the slices of one cluster; a reduced axis that is also spread over
+/// Cluster or Chip leaves one partial result per cluster or chip.
+fn check_scope(step: &Step, out: &mut Vec<Diagnostic>) {
+    let (Some(slice), Some(slice2)) = (
+        layout(step, false, Slot::Slice),
+        layout(step, true, Slot::Slice),
+    ) else {
+        return;
+    };
+    if !(slice.is_regular() && slice2.is_regular()) {
+        return;
+    }
+    for (_, name) in reduced_digits(slice, slice2) {
+        for (slot, what) in [(Slot::Cluster, "Cluster"), (Slot::Chip, "Chip")] {
+            let Some(l) = layout(step, false, slot) else {
+                continue;
+            };
+            let Some(part) = l.dims.iter().find(
+                |d| matches!(d, Dim::Factor(Factor { axis: Some(a), .. }) if &*a.name == name),
+            ) else {
+                continue;
+            };
+            let text = step
+                .input
+                .as_ref()
+                .and_then(|t| t.get(slot))
+                .map_or_else(|| format!("m![{l}]"), |v| v.text.clone());
+            let msg = format!(
+                "the inter-slice reduce sums over the 256 slices of one cluster, but the reduced \
+                 axis {name} is also spread over {what} {text}{}: each {} keeps its own \
+                 partial result. Combine them with the chip/cluster reduce pattern (DMA, an \
+                 interleaved fetch and a Vector Engine binary op), or map {name} to Slice only",
+                {
+                    let p = format!("m![{}]", render(std::slice::from_ref(part)));
+                    if p == text {
+                        String::new()
+                    } else {
+                        format!(" ({p})")
+                    }
+                },
+                what.to_ascii_lowercase(),
+            );
+            let span = step.generics.first().map_or(step.span, |a| a.span);
+            out.push(Diagnostic::new("XSL-003", span, msg));
+            return;
+        }
+    }
+}
+
+/// Cycles below which the inter-slice tail is not worth a hint, even when it dominates.
+const TAIL_WORTH_REPORTING: u64 = 64;
+
+/// XSL-006: the ring-style tail (about one cycle per slice of the reduction group, L4369,
+/// L6743-L6749) dominates when each slice streams fewer flits than the group has slices.
+fn check_tail(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let (Some(slice), Some(slice2), Some(time)) = (
+        layout(step, false, Slot::Slice),
+        layout(step, true, Slot::Slice),
+        layout(step, false, Slot::Time),
+    ) else {
+        return;
+    };
+    if !(slice.is_regular() && slice2.is_regular()) {
+        return;
+    }
+    let digits = reduced_digits(slice, slice2);
+    if digits.is_empty() {
+        return;
+    }
+    let r = digits
+        .iter()
+        .try_fold(1u64, |acc, (f, _)| acc.checked_mul(f.extent))
+        .unwrap_or(u64::MAX);
+    let tail = r.saturating_mul(cx.target.xsl_tail_cycles_per_slice);
+    let flits = time.size;
+    if tail < TAIL_WORTH_REPORTING || tail <= flits {
+        return;
+    }
+    let names: Vec<String> = digits
+        .iter()
+        .map(|(f, _)| render(&[Dim::Factor((*f).clone())]))
+        .collect();
+    let msg = format!(
+        "the inter-slice reduce over {} ({r} slices per reduction group) pays a ring-style tail \
+         of about {tail} cycles, but each slice streams only {flits} flit(s) into it: the tail \
+         dominates (about {} of {} cycles). Reduce part of the axis within the slice first (put \
+         its inner part in Time and use `vector_intra_slice_reduce`), or stream more data per \
+         invocation to amortise the tail",
+        names.join(", "),
+        tail,
+        tail.saturating_add(flits),
+    );
+    out.push(Diagnostic::new("XSL-006", step.span, msg));
 }
 
 fn layout(step: &Step, out: bool, slot: Slot) -> Option<&Layout> {
@@ -294,6 +473,47 @@ mod tests {
             "f32",
         );
         assert!(d.is_empty(), "{d:?}");
+    }
+
+    fn codes_of(src: &str) -> Vec<(String, String)> {
+        analyse_text(src)
+            .diagnostics
+            .iter()
+            .map(|x| (x.code().to_string(), x.message.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn l6736_cluster_part_of_the_reduced_axis() {
+        // L6736: the reduction happens within one 256-slice cluster.
+        let src = "axes![R = 8, A = 512];\nfn k<'l, const T: Tu>(c: CollectTensor<'l, T, i32, m![1], m![R / 4], m![A / 8, R % 4], m![1], m![A % 8]>) {\n    c.vector_init().vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::AddSat).vector_final();\n}\n";
+        let d = codes_of(src);
+        assert!(
+            d.iter()
+                .any(|(c, m)| c == "XSL-003" && m.contains("Cluster m![R / 4]")),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn l6737_declared_packet_and_l4369_ring_tail() {
+        // L6737: Packet does not change; L4610-L4624 with a different declared Packet.
+        let src = "axes![R = 4, A = 512];\nfn k<'l, const T: Tu>(c: CollectTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, R], m![1], m![A % 8]>) -> VectorFinalTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, 1 # 4], m![1], m![A % 4 # 8]> {\n    c.vector_init().vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::AddSat).vector_final()\n}\n";
+        let d = codes_of(src);
+        assert!(d.iter().any(|(c, _)| c == "XSL-004"), "{d:?}");
+        assert!(codes_of(&src.replace("m![A % 4 # 8]", "m![A % 8]")).is_empty());
+        // L4369: 256 slices = 256 cycles of tail; one flit per slice does not hide it.
+        let src = "axes![R = 256, A = 8, B = 1024];\nfn k<'l, const T: Tu>(c: CollectTensor<'l, T, f32, m![1], m![1 # 2], m![R], m![1], m![A]>) {\n    c.vector_init().vector_inter_slice_reduce::<m![1 # 256], m![1]>(InterSliceReduceOpF32::Add).vector_final();\n}\n";
+        let d = codes_of(src);
+        assert!(
+            d.iter()
+                .any(|(c, m)| c == "XSL-006" && m.contains("about 256 cycles")),
+            "{d:?}"
+        );
+        let hidden = src
+            .replace("m![R], m![1]", "m![R], m![B]")
+            .replace("<m![1 # 256], m![1]>", "<m![1 # 256], m![B]>");
+        assert!(codes_of(&hidden).is_empty(), "{:?}", codes_of(&hidden));
     }
 
     #[test]

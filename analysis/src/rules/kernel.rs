@@ -34,11 +34,14 @@ pub const RULES: &[Rule] = &[
         code: "KRN-003",
         name: "identity-switch",
         severity: Severity::Info,
-        status: Status::Planned("needs the switch topology model (issue 5)"),
+        status: Status::Implemented,
         summary: "A switch that does not redistribute slices can be dropped (forwarding)",
-        docs: "To forward, skip `.switch()` and call `collect()` on the FetchTensor directly.",
-        bad: ".switch::<S, T>(SwitchConfig::..) // same slices",
-        good: ".collect::<T, P>()",
+        docs: "Forwarding has no topology: skip `.switch()` and call `collect()` on the FetchTensor \
+               directly (ring size 1, the cheapest switch). Reported (by the switch checks) when a \
+               valid switch gives back its input Slice and Time unchanged, such as \
+               `Transpose { slice1: 1, slice0: 256 }` or `Broadcast01 { slice1: 1, slice0: 1, .. }`.",
+        bad: "fetched.switch::<m![A], m![B]>(SwitchConfig::Transpose { slice1: 1, slice0: 256 }).collect::<m![B], m![C]>()",
+        good: "fetched.collect::<m![B], m![C]>()",
         manual: "L3123, L363",
     },
     Rule {
@@ -84,7 +87,7 @@ pub const RULES: &[Rule] = &[
         code: "KRN-007",
         name: "sub-only-commit-modes",
         severity: Severity::Error,
-        status: Status::NotStatic(
+        status: Status::Unreachable(
             "the API names of Valid Count Packing and Generate Mode are not in the manual",
         ),
         summary: "Valid Count Packing and Generate Mode exist only in the sub context",
@@ -124,12 +127,16 @@ pub const RULES: &[Rule] = &[
         code: "KRN-010",
         name: "device-chip-count",
         severity: Severity::Error,
-        status: Status::Planned("issue 5 (CAP-001 reads the chip count recorded by the model)"),
-        summary: "`#[device(chip = N)]` sets NUM_CHIPS for every Chip mapping of the kernel",
-        docs: "The kernel model records N; CAP-001 checks every Chip mapping against it.",
-        bad: "#[device(chip = 1)] fn k(h: &HbmTensor<i8, m![A], m![B]>) // A = 8",
-        good: "#[device(chip = 1)] fn k(h: &HbmTensor<i8, m![1], m![A, B]>)",
-        manual: "L62, L1083-L1084",
+        status: Status::Implemented,
+        summary: "`#[device(chip = N)]` names the kernel's chip count, N >= 1",
+        docs: "The device attribute sets NUM_CHIPS, the size every Chip mapping of the kernel must \
+               have: the runtime launches kernels at chip granularity. A `#[device]` without \
+               `chip = N` (an integer literal), or with `chip = 0`, gives the kernel no chip count; \
+               this rule reports the attribute (at the function's name). Each Chip mapping that \
+               disagrees with N is CAP-001, reported where the mapping is written.",
+        bad: "#[device]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
+        good: "#[device(chip = 1)]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
+        manual: "L62, L1083-L1084, L1751",
     },
     Rule {
         code: "KRN-011",

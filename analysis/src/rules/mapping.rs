@@ -1,8 +1,18 @@
-//! MAP: well-formedness of mapping expressions (constraints.md §3). The checks themselves run
-//! while a mapping is lowered to its normal form (`crate::mapping::lower`).
+//! MAP: well-formedness of mapping expressions (constraints.md §3). MAP-001..008 run while a
+//! mapping is lowered to its normal form (`crate::mapping::lower`); MAP-009 (tile views),
+//! MAP-010 (storage coverage) and MAP-011 (DMA factorization) read the function's model.
 
+use std::collections::BTreeMap;
+
+use super::FnContext;
 use super::registry::{Rule, Status};
-use crate::diagnostic::Severity;
+use crate::derive::DeriveError;
+use crate::derive::dma::{self, Media};
+use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::mapping::ast::{Expr, Op as MapOp, SizeExpr};
+use crate::mapping::layout::Dim;
+use crate::mapping::{lower, parse};
+use crate::model::{Kind, Slot, Step, TensorTy};
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -118,36 +128,513 @@ pub const RULES: &[Rule] = &[
         code: "MAP-009",
         name: "tile-view-consistency",
         severity: Severity::Error,
-        status: Status::Planned("issue 3 (kernel model: `.tile` calls)"),
+        status: Status::Implemented,
         summary: "`.tile::<Dim, SIZE, TileMapping>(start)` must resize `Dim` to `SIZE` and stay in bounds",
         docs: "A tile view resizes one dimension to the tile size inside the original footprint \
-               (`B = 2 # 4`), and `start + SIZE` must not pass the dimension's size.",
-        bad: "view.tile::<m![B], 2, m![A, B = 3 # 4]>(0)",
-        good: "view.tile::<m![B], 2, m![A, B = 2 # 4]>(2)",
-        manual: "L823-L832, L963-L971",
+               (`B / 32 = 2 # 16`, L963): the tile size must be 1..=`Dim::SIZE`, a constant start \
+               must leave room for a whole tile (`start + SIZE <= Dim::SIZE`; tiles may overlap, \
+               L966-L969), and the tile mapping must contain `Dim = SIZE`. A tile of size 1 may \
+               drop the dimension (`B / 32 = 1` is `m![1]`, L971). The footprint after `#` is not \
+               compared with `Dim::SIZE`: the manual's own L823 writes `B = 2 # 4` with B = 512.",
+        bad: "axes![A = 8, B = 64];\nview.tile::<m![B / 8], 2, m![A, B / 8 = 3 # 8, B % 8]>(0)\nview.tile::<m![B / 8], 2, m![A, B / 8 = 2 # 8, B % 8]>(7)",
+        good: "axes![A = 8, B = 64];\nview.tile::<m![B / 8], 2, m![A, B / 8 = 2 # 8, B % 8]>(6)",
+        manual: "L813-L832, L956-L971",
     },
     Rule {
         code: "MAP-010",
         name: "storage-coverage",
         severity: Severity::Error,
-        status: Status::Planned("issue 3 (kernel model: tensor types)"),
+        status: Status::Implemented,
         summary: "A storage mapping must place every element of the logical tensor",
-        docs: "Chip x Cluster x Slice x [Row x] Element together must cover every index of the tensor; \
-               a move's source must contain every factor its destination iterates.",
-        bad: "DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![B]> // A % 8 missing",
-        good: "DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8, B]>",
+        docs: "Chip x Cluster x Slice x Element together must give every element of the tensor one \
+               position (L149). visa-lint accounts the factors of each axis over all of a type's \
+               mappings: an HBM tensor must hold every axis it mentions whole, and the DM \
+               destination of `to_dm` must hold whole every axis its source holds whole (`A / 8` in \
+               Slice without `A % 8` anywhere drops 7 of every 8 rows); a DMA whose destination \
+               iterates a factor the source holds only in part (`A / 8` of a source with `A % 8`) \
+               is reported too. Axes present only in the destination are broadcasts (replicated, \
+               stride 0, L1557): the manual uses them deliberately (GEMM L497 keeps `J / 32` in \
+               `a`'s Slice), so they are accepted and not reported. The fetch/commit and \
+               `BufTensor` cases of an insufficient source are SEQ-006's.",
+        bad: "axes![A = 2048, B = 16];\nlet dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![B]> = a.to_dm(&mut ctx.tdma, 0); // a: m![A, B]",
+        good: "let dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8, B]> = a.to_dm(&mut ctx.tdma, 0);",
         manual: "L149, L1155-L1159, L1557",
     },
     Rule {
         code: "MAP-011",
         name: "factorization-compatibility",
         severity: Severity::Error,
-        status: Status::Planned("issue 4 (derivations)"),
+        status: Status::Implemented,
         summary: "Source and destination must split each axis at points forming a divisibility chain",
         docs: "To move data between two mappings the compiler decomposes each axis into a common \
-               refinement; split points such as {1, 5, 15} and {1, 3, 15} for one axis have none.",
-        bad: "axes![A = 15]; src m![A / 5, A % 5] -> dst m![A / 3, A % 3]",
-        good: "axes![A = 15]; src m![A / 5, A % 5] -> dst m![A / 5, A % 5]",
-        manual: "L1682",
+               refinement (inner, intersection, outer, L1682); split points such as {1, 5, 15} and \
+               {1, 3, 15} for one axis have none. visa-lint checks this for the DMA transfers \
+               (`to_dm`, `to_hbm` from DM) with the stream the compiler infers from the destination; \
+               the same failure at a fetch, commit or `BufTensor` read/write is SEQ-007's. Split the \
+               axis by the same factors on both sides.",
+        bad: "axes![A = 15, B = 64]; // a: HbmTensor<i8, m![1], m![A % 5, A / 5, B]>\nlet dm: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A % 3, A / 3, B]> = a.to_dm(&mut ctx.tdma, 0);",
+        good: "let dm: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A % 5, A / 5, B]> = a.to_dm(&mut ctx.tdma, 0);",
+        manual: "L1660-L1683",
     },
 ];
+
+/// The MAP rules that need a function's model (views, storage coverage, moves between
+/// layouts); MAP-001..008 are checked while mappings are lowered.
+pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    for chain in &cx.model.chains {
+        for step in &chain.steps {
+            if step.method == "tile" {
+                check_tile(cx, step, out);
+            }
+        }
+    }
+    check_coverage(cx, out);
+    check_moves(cx, out);
+}
+
+/// The body of `m![...]` and its offset in `text`.
+fn body(text: &str) -> Option<(usize, &str)> {
+    let open = text.find("m![")? + 3;
+    let close = text.rfind(']')?;
+    (close >= open).then(|| (open, &text[open..close]))
+}
+
+fn lit(text: &str) -> Option<u64> {
+    text.trim().replace('_', "").parse().ok()
+}
+
+fn shift(s: Span, by: u32) -> Span {
+    Span {
+        start: s.start.saturating_add(by),
+        end: s.end.saturating_add(by),
+    }
+}
+
+/// The resize operators `X = n` of an expression (with the operand and the literal `n`).
+fn resizes<'e>(e: &'e Expr, acc: &mut Vec<(&'e Expr, Option<u64>, Span)>) {
+    match e {
+        Expr::Op { inner, op, arg, .. } => {
+            if *op == MapOp::Resize {
+                let n = match arg {
+                    SizeExpr::Lit(n, _) => Some(*n),
+                    _ => None,
+                };
+                acc.push((inner, n, arg.span()));
+            }
+            resizes(inner, acc);
+        }
+        Expr::Group(x, _) => resizes(x, acc),
+        Expr::Pair(xs, _) => xs.iter().for_each(|x| resizes(x, acc)),
+        Expr::LinComb(xs, _) => xs.iter().for_each(|(x, _)| resizes(x, acc)),
+        Expr::Identity(_) | Expr::Symbol(_) | Expr::Escape(..) => {}
+    }
+}
+
+/// MAP-009: `.tile::<Dim, SIZE, TileMapping>(start)` (L813-L832, L956-L971).
+fn check_tile(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let [dim, size, tile] = step.generics.as_slice() else {
+        return;
+    };
+    let Some((_, dim_body)) = body(&dim.text) else {
+        return;
+    };
+    let Some(dim_l) = parse::parse_mapping(dim_body)
+        .ok()
+        .and_then(|e| lower(&e, cx.scope, &mut Vec::new()))
+    else {
+        return;
+    };
+    let Some(n) = lit(&size.text) else { return };
+    let ds = dim_l.size;
+    if n == 0 || n > ds {
+        out.push(Diagnostic::new(
+            "MAP-009",
+            size.span,
+            format!(
+                "the tile size {n} must be between 1 and the tile dimension's size: `{}` has {ds} positions",
+                dim.text
+            ),
+        ));
+        return;
+    }
+    if let Some(a) = step.args.first()
+        && let Some(start) = lit(&a.text)
+        && start.checked_add(n).is_none_or(|end| end > ds)
+    {
+        out.push(Diagnostic::new(
+            "MAP-009",
+            a.span,
+            format!(
+                "a tile of {n} starting at {start} covers {start}..{}, past the end of `{}` ({ds} positions); the last tile starts at {}",
+                start.saturating_add(n),
+                dim.text,
+                ds - n
+            ),
+        ));
+    }
+    let Some((off, tile_body)) = body(&tile.text) else {
+        return;
+    };
+    let Ok(expr) = parse::parse_mapping(tile_body) else {
+        return;
+    };
+    let mut rs = Vec::new();
+    resizes(&expr, &mut rs);
+    let base = tile.span.start.saturating_add(off as u32);
+    let found = rs
+        .iter()
+        .find(|(inner, _, _)| lower(inner, cx.scope, &mut Vec::new()).is_some_and(|l| l == dim_l));
+    match found {
+        Some((_, Some(m), sp)) if *m != n => {
+            let sp = shift(*sp, base);
+            out.push(
+                Diagnostic::new(
+                    "MAP-009",
+                    sp,
+                    format!(
+                        "the tile mapping resizes `{}` to {m}, but the tile size is {n}: the view would {} the tile",
+                        dim_body.trim(),
+                        if *m > n { "read past" } else { "drop part of" }
+                    ),
+                )
+                .with_related(size.span, "the tile size")
+                .with_edit(format!("resize to the tile size {n}"), true, sp, n.to_string()),
+            );
+        }
+        Some(_) => {}
+        // `B / 32 = 1` simplifies to `m![1]` (L971); a whole-dimension tile needs no resize.
+        None if n == 1 || n == ds => {}
+        None => out.push(
+            Diagnostic::new(
+                "MAP-009",
+                tile.span,
+                format!(
+                    "the tile mapping must resize the tile dimension `{}` to the tile size, as `{} = {n} # {ds}`; it has no such term",
+                    dim_body.trim(),
+                    dim_body.trim()
+                ),
+            )
+            .with_related(dim.span, "the tile dimension"),
+        ),
+    }
+}
+
+/// The slots that place a stored tensor's elements.
+const PLACES: [Slot; 5] = [
+    Slot::Chip,
+    Slot::Cluster,
+    Slot::Slice,
+    Slot::Row,
+    Slot::Element,
+];
+
+fn digit_text(axis: &str, lo: u64, hi: u64, size: u64) -> String {
+    match (lo, hi >= size) {
+        (1, true) => axis.to_string(),
+        (1, false) => format!("{axis} % {hi}"),
+        (_, true) => format!("{axis} / {lo}"),
+        _ => format!("{axis} / {lo} % {}", hi / lo.max(1)),
+    }
+}
+
+/// Which part of each axis a type places: axis -> (size, [(coef, valid)], first slot).
+type Placed = BTreeMap<String, (u64, Vec<(u64, u64)>, Option<Slot>)>;
+
+/// The digits of every axis `ty`'s placing mappings hold; `None` when a mapping is unknown or
+/// irregular.
+fn placed(ty: &TensorTy) -> Option<Placed> {
+    let mut per = Placed::new();
+    for s in PLACES {
+        if !ty.kind.params().contains(&s) {
+            continue;
+        }
+        let l = ty.get(s)?.layout.as_ref()?;
+        for d in &l.dims {
+            match d {
+                Dim::Opaque(_) => return None,
+                Dim::Factor(f) => {
+                    let Some(a) = &f.axis else { continue };
+                    if a.skew.is_some() {
+                        return None;
+                    }
+                    let e = per
+                        .entry(a.name.to_string())
+                        .or_insert((a.size, Vec::new(), Some(s)));
+                    e.1.push((f.coef, f.valid));
+                }
+            }
+        }
+    }
+    Some(per)
+}
+
+/// The first digit range `[lo, hi)` of an axis of `size` that no factor places.
+fn gap(size: u64, fs: &[(u64, u64)]) -> Option<(u64, u64)> {
+    let mut fs = fs.to_vec();
+    fs.sort_unstable();
+    let mut cur = 1u64;
+    for &(coef, valid) in &fs {
+        if cur >= size {
+            return None;
+        }
+        if coef > cur {
+            return Some((cur, coef));
+        }
+        let end = coef.saturating_mul(valid);
+        if end > cur {
+            cur = end;
+        }
+    }
+    (cur < size).then_some((cur, size))
+}
+
+/// The axes `ty` places completely.
+fn whole_axes(ty: &TensorTy) -> Option<Vec<(String, u64)>> {
+    Some(
+        placed(ty)?
+            .into_iter()
+            .filter(|(_, (size, fs, _))| gap(*size, fs).is_none())
+            .map(|(a, (size, _, _))| (a, size))
+            .collect(),
+    )
+}
+
+/// MAP-010: every element of the logical tensor `logical` (axes and sizes) has a position in
+/// `ty`; reports the first unplaced digit range of each axis.
+fn coverage(
+    ty: &TensorTy,
+    logical: &[(String, u64)],
+    fallback: Span,
+    who: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some(per) = placed(ty) else { return };
+    for (axis, size) in logical {
+        let (range, slot) = match per.get(axis) {
+            Some((size, fs, slot)) => (gap(*size, fs), *slot),
+            None => (Some((1, *size)), None),
+        };
+        let Some((lo, hi)) = range else { continue };
+        let span = ty
+            .get(slot.unwrap_or(Slot::Element))
+            .and_then(|mv| mv.span)
+            .unwrap_or(fallback);
+        let missing = digit_text(axis, lo, hi, *size);
+        let mut d = Diagnostic::new(
+            "MAP-010",
+            span,
+            format!(
+                "{who} places {} of `{axis}` ({axis} = {size}): no mapping of its Chip, \
+                 Cluster, Slice or Element holds `{missing}`, so those elements have no position; \
+                 add `{missing}` (for example to the Element)",
+                if slot.is_some() { "only part" } else { "none" }
+            ),
+        );
+        if let Some(e) = ty.get(Slot::Element)
+            && let Some(sp) = e.span
+            && let Some((_, b)) = body(&e.text)
+        {
+            let b = b.trim();
+            let text = if b == "1" || b.is_empty() {
+                format!("m![{missing}]")
+            } else {
+                format!("m![{missing}, {b}]")
+            };
+            d = d.with_edit(format!("place `{missing}` in the Element"), false, sp, text);
+        }
+        out.push(d);
+    }
+}
+
+/// MAP-010 for the model: HBM tensors hold their whole tensor (every axis they mention), and a
+/// DMA destination in DM holds every axis its source holds whole. Axes only in the destination
+/// are broadcasts (stride 0, L1557) and are accepted.
+fn check_coverage(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    for t in &cx.model.tensors {
+        if t.ty.kind != Kind::Hbm {
+            continue;
+        }
+        let Some(per) = placed(&t.ty) else { continue };
+        let logical: Vec<(String, u64)> =
+            per.iter().map(|(a, (s, _, _))| (a.clone(), *s)).collect();
+        coverage(&t.ty, &logical, t.span, &format!("`{}`", t.name), out);
+    }
+    for chain in &cx.model.chains {
+        for step in &chain.steps {
+            if step.method != "to_dm" && step.method != "to_hbm" {
+                continue;
+            }
+            let (Some(i), Some(o)) = (&step.input, &step.output) else {
+                continue;
+            };
+            if !matches!(i.kind, Kind::Hbm | Kind::HbmView | Kind::Dm | Kind::DmView)
+                || o.kind != Kind::Dm
+            {
+                continue;
+            }
+            let Some(logical) = whole_axes(i) else {
+                continue;
+            };
+            coverage(
+                o,
+                &logical,
+                step.span,
+                &format!("the `{}` destination", step.method),
+                out,
+            );
+        }
+    }
+}
+
+/// MAP-010 (moves) and MAP-011 for DMA transfers (`to_dm`, `to_hbm`): the fetch/commit and
+/// `BufTensor` read/write cases are SEQ-006/SEQ-007's.
+fn check_moves(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    for op in dma::ops(cx.model, cx.target) {
+        let what = match (op.src_media, op.dst_media) {
+            (Media::Hbm, Media::Dm) => "HBM-to-DM",
+            (Media::Dm, Media::Hbm) => "DM-to-HBM",
+            (Media::Dm, Media::Dm) => "DM-to-DM",
+            (Media::Hbm, Media::Hbm) => "HBM-to-HBM",
+        };
+        match &op.pair {
+            Err(DeriveError::Incompatible {
+                axis,
+                buf_split,
+                stream_split,
+            }) => {
+                let (a, b) = (
+                    (*buf_split).min(*stream_split),
+                    (*buf_split).max(*stream_split),
+                );
+                out.push(Diagnostic::new(
+                    "MAP-011",
+                    op.span,
+                    format!(
+                        "this {what} transfer cannot be factorized: `{axis}` is split at {buf_split} on one side and at {stream_split} on the other, and {a} does not divide {b}; split `{axis}` by the same factors in both types"
+                    ),
+                ));
+            }
+            Err(DeriveError::Insufficient {
+                axis, needed, have, ..
+            }) => out.push(Diagnostic::new(
+                "MAP-010",
+                op.span,
+                format!(
+                    "this {what} transfer's destination iterates `{needed}`, but the source holds only `{have}` of `{axis}`: those elements are not in the source"
+                ),
+            )),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(src: &str) -> Vec<String> {
+        crate::db::analyse_text(src)
+            .diagnostics
+            .iter()
+            .map(|d| d.code().to_string())
+            .filter(|c| c.starts_with("MAP"))
+            .collect()
+    }
+
+    fn tile(axes: &str, call: &str) -> Vec<String> {
+        codes(&format!(
+            "use furiosa_visa_std::prelude::*;\naxes![{axes}];\n\
+             fn t(x: &HbmTensor<bf16, m![1], m![A, B]>) {{\n let v = x.view();\n let t = v.{call};\n}}\n"
+        ))
+    }
+
+    #[test]
+    fn manual_tiles_are_consistent() {
+        // L823-L824 and L963 (B / 32 = 2 # 16, starts 0..15).
+        let ax = "A = 8, B = 512";
+        assert!(tile(ax, "tile::<m![B], 2, m![A, B = 2 # 4]>(2)").is_empty());
+        assert!(
+            tile(
+                ax,
+                "tile::<m![B / 32], 2, m![A, B / 32 = 2 # 16, B % 32]>(14)"
+            )
+            .is_empty()
+        );
+        assert!(tile(ax, "tile::<m![B / 32], 1, m![A, B % 32 # 512]>(15)").is_empty());
+        assert!(
+            tile(
+                ax,
+                "tile::<m![B / 32], 2, m![A, B / 32 = 2 # 16, B % 32]>(i)"
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn inconsistent_tiles() {
+        let ax = "A = 8, B = 512";
+        let bad = ["MAP-009".to_string()];
+        assert_eq!(
+            tile(
+                ax,
+                "tile::<m![B / 32], 2, m![A, B / 32 = 2 # 16, B % 32]>(15)"
+            ),
+            bad
+        );
+        assert_eq!(
+            tile(
+                ax,
+                "tile::<m![B / 32], 2, m![A, B / 32 = 3 # 16, B % 32]>(0)"
+            ),
+            bad
+        );
+        assert_eq!(tile(ax, "tile::<m![B / 32], 17, m![A, B]>(0)"), bad);
+        assert_eq!(tile(ax, "tile::<m![B / 32], 0, m![A, B]>(0)"), bad);
+        assert_eq!(tile(ax, "tile::<m![B / 32], 2, m![A, B]>(0)"), bad);
+        // Huge constants do not overflow.
+        assert_eq!(
+            tile(
+                ax,
+                "tile::<m![B], 2, m![A, B = 2 # 512]>(18446744073709551615)"
+            ),
+            bad
+        );
+    }
+
+    #[test]
+    fn gaps() {
+        assert_eq!(gap(2048, &[(8, 256)]), Some((1, 8)));
+        assert_eq!(gap(2048, &[(8, 256), (1, 8)]), None);
+        assert_eq!(gap(15, &[(1, 4), (4, 4)]), None);
+        assert_eq!(gap(512, &[(1, 32)]), Some((32, 512)));
+        assert_eq!(gap(u64::MAX, &[(1, u64::MAX)]), None);
+        assert_eq!(digit_text("A", 8, 64, 512), "A / 8 % 8");
+    }
+
+    fn dma(hbm: &str, dm: &str) -> Vec<String> {
+        codes(&format!(
+            "use furiosa_visa_std::prelude::*;\naxes![A = 15, B = 64, C = 2048];\n\
+             #[device(chip = 1)]\nfn k(ctx: &mut Context, a: &HbmTensor<i8, m![1], {hbm}>) {{\n\
+             let d: DmTensor<i8, m![1], m![1 # 2], {dm}> = a.to_dm(&mut ctx.tdma, 0);\n}}\n"
+        ))
+    }
+
+    #[test]
+    fn dma_coverage_and_factorization() {
+        assert!(dma("m![C, B]", "m![C / 8 # 256], m![C % 8, B]").is_empty());
+        assert_eq!(dma("m![C, B]", "m![C / 8 # 256], m![B]"), ["MAP-010"]);
+        assert_eq!(dma("m![C, B]", "m![C / 8 # 256], m![C % 8]"), ["MAP-010"]);
+        // Broadcast: `A` only in the destination is accepted.
+        assert!(dma("m![B]", "m![A # 256], m![B]").is_empty());
+        // An HBM tensor holding part of an axis is reported on its own type.
+        assert_eq!(
+            dma("m![C % 8, B]", "m![1 # 256], m![C % 8, B]"),
+            ["MAP-010"]
+        );
+        assert_eq!(
+            dma("m![A % 5, A / 5, B]", "m![1 # 256], m![A % 3, A / 3, B]"),
+            ["MAP-011"]
+        );
+        assert!(dma("m![A % 5, A / 5, B]", "m![1 # 256], m![A % 5, A / 5, B]").is_empty());
+    }
+}

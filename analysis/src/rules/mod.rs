@@ -41,6 +41,7 @@ pub struct FnContext<'a> {
 /// built; MAP rules while mappings are lowered.)
 pub fn check_fn(cx: &FnContext<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    mapping::check(cx, &mut out);
     sequencer::check(cx, &mut out);
     fetch::check(cx, &mut out);
     collect::check(cx, &mut out);

@@ -79,15 +79,17 @@ pub const RULES: &[Rule] = &[
         code: "VCG-001",
         name: "vcg-prefix-valid-count",
         severity: Severity::Warning,
-        status: Status::Planned(
-            "the prefix property is what VCG-002 checks on the Packet; no separate diagnostic",
-        ),
+        status: Status::Implemented,
         summary: "Valid elements of a flit form a contiguous prefix",
         docs: "Element p of a flit is valid iff p < vc; the VCG cannot mark lanes 0, 1, 3 valid and 2 \
-               invalid. R's Packet part must therefore be innermost and padded at the end (VCG-002).",
-        bad: "",
-        good: "",
-        manual: "L6177-L6179",
+               invalid. `BranchMode::ValidCount` takes its ExecutionIds from that count, so the \
+               Packet of the stream it branches must hold its data in a prefix of the flit: padding \
+               goes outermost (`m![A # 8]`), never inside (`m![A, 1 # 2]` puts data in lanes 0, 2, \
+               4, 6). For a padded reduce axis the same property is checked as VCG-002 (another axis \
+               in the packet) and VCG-009 (padding inside R's packet part).",
+        bad: "// A = 4\n.vector_init() // Packet m![A, 1 # 2]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
+        good: "// A = 4\n.vector_init() // Packet m![A # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
+        manual: "L4800, L6177-L6179, L6558",
     },
     Rule {
         code: "VCG-002",
@@ -98,7 +100,9 @@ pub const RULES: &[Rule] = &[
         docs: "In Packet Reduce mode the VCG gives each flit a prefix valid count. R may appear at most \
                once in Packet, its Packet part must be R's innermost part (`R # 24 % 8`, with the outer \
                part `R # 24 / 8` in Time), and the lanes after it must be padding: another axis \
-               sharing the packet falls outside the valid prefix and silently drops out of the result.",
+               sharing the packet falls outside the valid prefix and silently drops out of the result. \
+               (Padding inside R's packet part is VCG-009; a non-prefix packet under \
+               `BranchMode::ValidCount` is VCG-001.)",
         bad: "Time m![R # 24 % 8], Packet m![R # 24 / 8 # 8]",
         good: "Time m![R # 24 / 8], Packet m![R # 24 % 8]",
         manual: "L5612-L5613, L6009, L6025-L6026, L6046, L6078, L6087-L6091",
@@ -112,7 +116,8 @@ pub const RULES: &[Rule] = &[
         docs: "Each gate classifies slices with one threshold, so every slice must hold a contiguous run \
                of R: when R appears several times in Slice, the outer factor must have the larger \
                stride (`R # 16 / 8` before `R # 16 / 2 % 4`). Reordered factors make validity go up \
-               and down across slices, which the VCG cannot express.",
+               and down across slices, which the VCG cannot express. The fix rewrites the Slice wherever the function writes it (parameter types, \
+               annotations, return type, turbofish).",
         bad: "Slice m![X, R # 16 / 2 % 4, R # 16 / 8], Time m![R # 16 % 2]",
         good: "Slice m![X, R # 16 / 8, R # 16 / 2 % 4], Time m![R # 16 % 2]",
         manual: "L5610-L5611, L5709-L5712, L5844-L5858, L6454-L6457",
@@ -121,14 +126,14 @@ pub const RULES: &[Rule] = &[
         code: "VCG-004",
         name: "vcg-time-any-order",
         severity: Severity::Info,
-        status: Status::Planned(
-            "permissive rule with nothing to report: VCG-003/006 accept R factors of Time in any order",
-        ),
+        status: Status::Implemented,
         summary: "R factors in Time may appear in any order, with non-reduce axes between them",
-        docs: "The sequencer combines every Time counter of R, so Time needs no ordering; visa-lint \
-               never reports Time order.",
-        bad: "",
-        good: "Time m![R # 48 / 8 % 2, X, R # 48 / 8 / 2]",
+        docs: "The sequencer combines every Time counter of R, so Time needs no ordering. This rule \
+               is a permission, not a finding: the VCG checks never report the order of R's Time \
+               factors (VCG-003 orders Slice factors only; VCG-006 and VCG-007 compare R's Slice \
+               strides with its Time strides as a set), and nothing is reported under this code.",
+        bad: "// Order matters in Slice only (VCG-003 reports this), never in Time\nSlice m![X, R # 16 / 2 % 4, R # 16 / 8], Time m![R # 16 % 2]",
+        good: "// R = 13\nSlice m![Y, R # 16 / 8], Time m![R # 16 % 2, X, R # 16 / 2 % 4]",
         manual: "L5611-L5612, L5903-L5904",
     },
     Rule {
@@ -156,7 +161,8 @@ pub const RULES: &[Rule] = &[
                part sandwiched between two Time parts needs a different number of valid time steps \
                per slice, and each gate has one threshold. Use the standard split: outer part in \
                Slice, inner part in Time. (The manual's own example L5476 relies on the VCG here; \
-               constraints.md §22 A-29 follows the implementation page.)",
+               constraints.md §22 A-29 follows the implementation page.) For the interleave the fix writes that split wherever the function writes the \
+               Slice and Time mappings.",
         bad: "Slice m![X, R # 16 / 2 % 4], Time m![R # 16 / 8, R # 16 % 2]",
         good: "Slice m![X, R # 16 / 4], Time m![R # 16 % 4]",
         manual: "L5877-L5890, L6544-L6547, L6571",
@@ -170,7 +176,8 @@ pub const RULES: &[Rule] = &[
         docs: "With R's inner part in Slice and its outer part in Time, slices below the threshold are \
                treated as valid at every time step; if the padding adds whole padding-only time steps \
                the VCG over-counts them. Pad R to slice_size x ceil(|R| / slice_size) instead \
-               (R = 14 over 4 slices: `R # 16`, not `R # 20`).",
+               (R = 14 over 4 slices: `R # 16`, not `R # 20`). The fix rewrites `R # p` wherever the function writes it (parameter types, \
+               annotations, return type, turbofish).",
         bad: "axes![R = 14]; Slice m![X, R # 20 % 4], Time m![R # 20 / 4]",
         good: "axes![R = 14]; Slice m![X, R # 16 % 4], Time m![R # 16 / 4]",
         manual: "L5734-L5739, L5785-L5807, L6484-L6503",
@@ -179,40 +186,61 @@ pub const RULES: &[Rule] = &[
         code: "VCG-008",
         name: "vcg-dimension-budget",
         severity: Severity::Error,
-        status: Status::Planned(
-            "needs the per-flit-stream padding of every axis (issue 7: VCG configuration model)",
-        ),
+        status: Status::Implemented,
         summary: "At most 4 validity dimensions: 1 packet count and 3 binary gates",
-        docs: "Each padded axis that needs validity tracking takes the packet dim or one of 3 gate dims; \
-               unpadded axes are free.",
-        bad: "",
-        good: "",
-        manual: "L6459, L6549-L6555",
+        docs: "Each padded axis whose validity the VCG tracks takes the packet dim (an axis in \
+               Packet) or one of 3 gate dims; unpadded axes are free, and with no padded axis in \
+               Packet the packet dim serves as a fourth gate. `BranchMode::ValidCount` needs every \
+               padded axis of its input stream tracked, so more than 4 padded axes (or 4 gates \
+               besides a packet axis) cannot be expressed. (A reduce tracks only its reduce axis.) \
+               Choose sizes that fill their digits for some axes, or split the work.",
+        bad: "// A = 3, B = 60, C = 3, D = 3, E = 5\nSlice m![A # 4, B # 64], Time m![C # 4, D # 4], Packet m![E # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
+        good: "// A = 3, B = 60, C = 3, D = 4, E = 5\nSlice m![A # 4, B # 64], Time m![C # 4, D], Packet m![E # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
+        manual: "L4800, L6459, L6549-L6555, L6561",
     },
     Rule {
         code: "VCG-009",
         name: "vcg-innermost-packet-counter",
         severity: Severity::Error,
-        status: Status::Planned("follows from VCG-002, which reports the placements that break it"),
-        summary: "The innermost Packet counter is assigned to the packet dim",
-        docs: "When no axis is assigned to the packet dim its count is 8 or 0, a binary gate.",
-        bad: "",
-        good: "",
+        status: Status::Implemented,
+        summary: "The innermost Packet counter is assigned to the packet dim: R's Packet part is the innermost Packet digit",
+        docs: "The packet dim counts lanes from the innermost Packet counter (its stride is \
+               stride_p). When a padded reduce axis R is in Packet, R's part must therefore be the \
+               innermost Packet digit: padding inside it (`m![[R # 4 % 2, 1 # 2] # 8]`) puts R in \
+               every other lane, which no packet count describes. Pad the whole packet outside R's \
+               part instead (`m![R # 4 % 2 # 8]`). Another axis sharing the packet is VCG-002.",
+        bad: "// R = 3\nTime m![R # 4 / 2], Packet m![[R # 4 % 2, 1 # 2] # 8]",
+        good: "// R = 3\nTime m![R # 4 / 2], Packet m![R # 4 % 2 # 8]",
         manual: "L6284-L6288",
     },
     Rule {
         code: "VCG-010",
         name: "vcg-not-needed",
         severity: Severity::Info,
-        status: Status::Planned(
-            "a suppression, not a finding: VCG-005/006 stay silent when every packet is full or empty",
-        ),
+        status: Status::Implemented,
         summary: "No VCG is needed when |R| divides evenly (no partial packets)",
         docs: "When |R| is a multiple of R's Packet size every packet is full or empty, and Slice + \
-               Packet reduces to Slice only.",
-        bad: "",
-        good: "",
-        manual: "L6111-L6118, L6540-L6542",
+               Packet reduces to Slice only (Slice + Time + Packet to Slice + Time); when |R| fits \
+               one packet it is Packet only. This rule is a permission, not a finding: VCG-005 and \
+               VCG-006 stay silent in these cases, and nothing is reported under this code.",
+        bad: "// a partial last packet (2045 % 8 = 5) does need the VCG: VCG-005\naxes![R = 2045]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
+        good: "axes![R = 2040]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
+        manual: "L6111-L6118, L6540-L6542, L6547",
+    },
+    Rule {
+        code: "SEQ-011",
+        name: "vcg-counter-limit",
+        severity: Severity::Error,
+        status: Status::Implemented,
+        summary: "The Valid Count Generator has at most 8 nested counters",
+        docs: "Where the VCG is configured (a padded reduce axis, `BranchMode::ValidCount` over \
+               padded axes), its sequencer decomposes the flit time into at most 8 nested counters \
+               L_0..L_7: one per Time digit, plus the innermost Packet counter when the packet dim \
+               tracks an axis. A Time with more digits cannot be counted; merge Time axes or move \
+               some into Slice.",
+        bad: "// R = 14\nTime m![A, B, C, D, E, F, G, R # 16 / 4], Packet m![R # 16 % 4 # 8] // 8 + 1 counters",
+        good: "// R = 14\nTime m![A, B, C, D, E, F, R # 16 / 4], Packet m![R # 16 % 4 # 8] // 7 + 1 counters",
+        manual: "L6202, L6213, L6234-L6236",
     },
 ];
 
@@ -223,6 +251,10 @@ const F32_OPS: &[&str] = &["Add", "Max", "Min"];
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for (k, step) in chain.steps.iter().enumerate() {
+            if step.method == "vector_intra_slice_branch" {
+                check_valid_count(cx, step, out);
+                continue;
+            }
             if step.method != "vector_intra_slice_reduce" {
                 continue;
             }
@@ -689,6 +721,14 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
     if !padded {
         return;
     }
+    counter_limit(
+        cx,
+        step,
+        &format!("the padded reduce axis {r}"),
+        time,
+        parts.iter().any(|p| p.slot == Slot::Packet),
+        out,
+    );
     let of = |s: Slot| {
         parts
             .iter()
@@ -756,6 +796,34 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                 cx.target.ve_way8_lanes,
             );
             out.push(Diagnostic::new("VCG-002", span, msg));
+            return;
+        }
+        // Only padding may follow R's part in Packet; padding inside it (`R # 8 % 4, 1 # 2`)
+        // makes the innermost Packet counter a padding counter (VCG-009).
+        if let Some(Dim::Factor(inner)) = packet.dims.last()
+            && pp.pos + 1 < packet.dims.len()
+            && inner.axis.is_none()
+        {
+            let radix = parts
+                .iter()
+                .filter(|q| q.coef > pp.coef)
+                .map(|q| q.coef / pp.coef.max(1))
+                .min()
+                .unwrap_or(pp.valid)
+                .max(1);
+            let part = if radix < p_size {
+                format!("{r} # {p_size} % {radix}")
+            } else {
+                format!("{r} # {p_size}")
+            };
+            let msg = format!(
+                "the innermost Packet counter must be the VCG's packet dim, but the innermost \
+                 digit of Packet {packet_txt} is padding ({} lanes) inside {r}'s part, so {r}'s \
+                 lanes are not a prefix of the flit. Put {r}'s part innermost and the padding \
+                 outside it: Packet m![{part} # {}]{more}",
+                inner.extent, cx.target.ve_way8_lanes,
+            );
+            out.push(Diagnostic::new("VCG-009", span, msg));
             return;
         }
         if !s.is_empty() {
@@ -836,7 +904,16 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                 written.join(", "),
                 fixed.join(", "),
             );
-            out.push(Diagnostic::new("VCG-003", span, msg));
+            let mut d = Diagnostic::new("VCG-003", span, msg);
+            let edits = rewrite_mapping(cx.model, slice, &format!("m![{}]", fixed.join(", ")));
+            if !edits.is_empty() {
+                d = d.with_fix(
+                    format!("order {r}'s Slice factors outer to inner"),
+                    false,
+                    edits,
+                );
+            }
+            out.push(d);
             return;
         }
     }
@@ -865,10 +942,12 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                  {r} to {good} instead ({r} # {good}){more}"
             );
             let mut d = Diagnostic::new("VCG-007", span, msg);
-            let edits = pad_edits(&cx.model.chains, r, written, good);
+            let edits = pad_edits(cx.model, r, written, good);
             if !edits.is_empty() {
                 d = d.with_fix(
-                    format!("pad {r} to {good} instead of {written} in the turbofish mappings"),
+                    format!(
+                        "pad {r} to {good} instead of {written} where the mappings are written"
+                    ),
                     false,
                     edits,
                 );
@@ -877,40 +956,256 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
         }
         return;
     }
-    let p_all: u64 = s
+    let Some(p_all) = s
         .iter()
         .chain(t.iter())
-        .map(|q| q.extent)
-        .product::<u64>()
-        .max(1);
+        .try_fold(1u64, |acc, q| acc.checked_mul(q.extent))
+    else {
+        return;
+    };
     let k_inner: u64 = time_size.max(1);
+    let pad = if p_all > n {
+        format!("{r} # {p_all}")
+    } else {
+        r.to_string()
+    };
+    // The standard split keeps the sizes: R's Slice digits become `R # p / k` where the first
+    // one was, its Time digits `R # p % k`; the other digits stay.
+    let split = |l: &Layout, part: String| -> String {
+        let mut first = true;
+        let mut dims = Vec::new();
+        for d in &l.dims {
+            if is_axis(d, r) {
+                if first {
+                    dims.push(part.clone());
+                    first = false;
+                }
+            } else {
+                dims.push(render_dim(d));
+            }
+        }
+        format!("m![{}]", dims.join(", "))
+    };
+    let new_slice = split(slice, format!("{pad} / {k_inner}"));
+    let new_time = split(time, format!("{pad} % {k_inner}"));
     let msg = format!(
         "{r}'s Slice part sits between its Time parts (a Time-Slice-Time interleave): each slice \
          would need its own number of valid time steps, and the VCG has a single threshold. Use \
-         the standard split, outer part in Slice and inner part in Time: Slice m![..., {r} # \
-         {p_all} / {k_inner}], Time m![{r} # {p_all} % {k_inner}]{more}"
+         the standard split, outer part in Slice and inner part in Time: Slice {new_slice}, Time \
+         {new_time}{more}"
     );
-    out.push(Diagnostic::new("VCG-006", span, msg));
+    let mut d = Diagnostic::new("VCG-006", span, msg);
+    // Only where the Time the VCG sees is the stream's (no `vector_split` rewrote it).
+    if narrow.is_none_or(|n| n.method == "vector_trim_way4") {
+        let mut edits = rewrite_mapping(cx.model, slice, &new_slice);
+        edits.extend(rewrite_mapping(cx.model, time, &new_time));
+        edits.sort_by_key(|e| e.span);
+        edits.dedup();
+        if !edits.is_empty() {
+            d = d.with_fix(
+                format!("use the standard split: Slice {new_slice}, Time {new_time}"),
+                false,
+                edits,
+            );
+        }
+    }
+    out.push(d);
 }
 
-/// Edits turning `R # from` into `R # to` in every turbofish argument of the function.
-fn pad_edits(chains: &[Chain], r: &str, from: u64, to: u64) -> Vec<Edit> {
+/// SEQ-011: the VCG's sequencer decomposes the flit time into at most 8 nested counters, one per
+/// Time digit, plus the innermost Packet counter when the packet dim tracks a padded axis.
+fn counter_limit(
+    cx: &FnContext<'_>,
+    step: &Step,
+    what: &str,
+    time: &Layout,
+    packet_counter: bool,
+    out: &mut Vec<Diagnostic>,
+) {
+    let time_counters = time.dims.iter().filter(|d| d.extent() > 1).count();
+    let counters = time_counters + usize::from(packet_counter);
+    let limit = cx.target.vcg_counters;
+    if counters <= limit {
+        return;
+    }
+    let packet = if packet_counter {
+        " plus the innermost Packet counter"
+    } else {
+        ""
+    };
+    let msg = format!(
+        "the Valid Count Generator tracking {what} needs {counters} nested counters (one per \
+         Time digit of m![{time}]{packet}), but its sequencer has only {limit} (L_0..L_{}): \
+         merge Time axes or move some into Slice",
+        limit.saturating_sub(1)
+    );
+    out.push(Diagnostic::new("SEQ-011", step.span, msg));
+}
+
+/// Named axes with padding in any of `layouts` (a padded digit, or digits reaching past the
+/// axis size), with whether one of their digits is in the last layout (the Packet).
+fn padded_axes(layouts: &[&Layout]) -> Vec<(String, bool)> {
+    let mut acc: Vec<(String, u64, u128, bool, bool)> = Vec::new();
+    let last = layouts.len().saturating_sub(1);
+    for (i, l) in layouts.iter().enumerate() {
+        for d in &l.dims {
+            let Dim::Factor(f) = d else { continue };
+            let Some(a) = &f.axis else { continue };
+            let reach = u128::from(f.valid.saturating_sub(1)) * u128::from(f.coef);
+            let pad = f.valid < f.extent;
+            match acc.iter_mut().find(|e| *e.0 == *a.name) {
+                Some(e) => {
+                    e.2 += reach;
+                    e.3 |= pad;
+                    e.4 |= i == last;
+                }
+                None => acc.push((a.name.to_string(), a.size, reach, pad, i == last)),
+            }
+        }
+    }
+    acc.into_iter()
+        .filter(|(_, n, reach, pad, _)| *pad || *reach >= u128::from(*n))
+        .map(|(name, _, _, _, in_packet)| (name, in_packet))
+        .collect()
+}
+
+/// `BranchMode::ValidCount` takes each flit's valid count from the VCG: the flit's validity
+/// must be a prefix (VCG-001), need at most 1 packet dim + 3 gates (VCG-008) and at most 8
+/// counters (SEQ-011).
+fn check_valid_count(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let Some(arg) = step.args.first() else { return };
+    if split_op(&arg.text).map(|(_, v)| v) != Some("ValidCount") {
+        return;
+    }
+    let input = step.input.as_ref();
+    let (Some(slice), Some(time), Some(packet)) = (
+        layout_of(input, Slot::Slice),
+        layout_of(input, Slot::Time),
+        layout_of(input, Slot::Packet),
+    ) else {
+        return;
+    };
+    if !(slice.is_regular() && time.is_regular() && packet.is_regular()) {
+        return;
+    }
+    let packet_txt = text_of(input, Slot::Packet, packet);
+    if packet.size <= 64 {
+        let lanes: Vec<u64> = (0..packet.size)
+            .filter(|&i| packet.map(i).is_some())
+            .collect();
+        let prefix = lanes.iter().enumerate().all(|(i, &l)| l == i as u64);
+        if !prefix {
+            let shown: Vec<String> = lanes.iter().map(u64::to_string).collect();
+            let msg = format!(
+                "`BranchMode::ValidCount` reads the VCG's valid count, which marks a contiguous \
+                 prefix [0, vc) of each flit valid; Packet {packet_txt} holds data in lanes {{{}}}, \
+                 not a prefix. Put the padding outermost in Packet (pad the whole packet, `m![.. \
+                 # {}]`), or branch with another mode",
+                shown.join(", "),
+                cx.target.ve_way8_lanes
+            );
+            out.push(Diagnostic::new("VCG-001", arg.span, msg));
+        }
+    }
+    let axes = padded_axes(&[slice, time, packet]);
+    let packet_dim = axes.iter().any(|(_, p)| *p);
+    let gates = axes.len() - usize::from(packet_dim);
+    let avail = cx.target.vcg_gate_dims + usize::from(!packet_dim);
+    if gates > avail {
+        let names: Vec<&str> = axes.iter().map(|(n, _)| n.as_str()).collect();
+        let msg = format!(
+            "{} padded axes ({}) need validity tracking, but the VCG has at most 4 validity \
+             dimensions: 1 packet count and {} binary gates. Pad fewer axes (choose sizes that \
+             fill their digits) or split the work into several passes",
+            axes.len(),
+            names.join(", "),
+            cx.target.vcg_gate_dims
+        );
+        out.push(Diagnostic::new("VCG-008", arg.span, msg));
+    }
+    if !axes.is_empty() {
+        let names: Vec<&str> = axes.iter().map(|(n, _)| n.as_str()).collect();
+        counter_limit(
+            cx,
+            step,
+            &format!("the padded axes {}", names.join(", ")),
+            time,
+            packet_dim,
+            out,
+        );
+    }
+}
+
+/// Edits turning `R # from` into `R # to` wherever the function writes a mapping: turbofish
+/// arguments, parameter types and `let` annotations (the spans of [`MapVal`]s).
+///
+/// [`MapVal`]: crate::model::MapVal
+fn pad_edits(model: &crate::model::FnModel, r: &str, from: u64, to: u64) -> Vec<Edit> {
+    fn add_ty<'m>(ty: Option<&'m crate::model::TensorTy>, w: &mut Vec<(&'m str, Span)>) {
+        for v in ty.into_iter().flat_map(|t| t.maps.values()) {
+            if let Some(sp) = v.span {
+                w.push((v.text.as_str(), sp));
+            }
+        }
+    }
+    let mut written: Vec<(&str, Span)> = Vec::new();
+    for t in &model.tensors {
+        add_ty(Some(&t.ty), &mut written);
+    }
+    for chain in &model.chains {
+        add_ty(chain.declared.as_ref(), &mut written);
+        for step in &chain.steps {
+            add_ty(step.input.as_ref(), &mut written);
+            add_ty(step.output.as_ref(), &mut written);
+            for a in &step.generics {
+                written.push((a.text.as_str(), a.span));
+            }
+        }
+    }
     let mut edits = Vec::new();
     let from_txt = from.to_string();
-    for chain in chains {
-        for step in &chain.steps {
-            for a in &step.generics {
-                if (a.span.end - a.span.start) as usize != a.text.len() {
-                    continue;
-                }
-                for off in find_pad(&a.text, r, &from_txt) {
-                    let start = a.span.start as usize + off;
-                    edits.push(Edit {
-                        span: Span::new(start, start + from_txt.len()),
-                        new_text: to.to_string(),
-                    });
-                }
+    for (text, sp) in written {
+        if sp.end.checked_sub(sp.start).map(|l| l as usize) != Some(text.len()) {
+            continue;
+        }
+        for off in find_pad(text, r, &from_txt) {
+            let start = sp.start as usize + off;
+            edits.push(Edit {
+                span: Span::new(start, start + from_txt.len()),
+                new_text: to.to_string(),
+            });
+        }
+    }
+    edits.sort_by_key(|e| e.span);
+    edits.dedup();
+    edits
+}
+
+/// Edits replacing every mapping the function writes (parameter types, annotations, turbofish
+/// arguments) whose value is `old` with `new_text`.
+fn rewrite_mapping(model: &crate::model::FnModel, old: &Layout, new_text: &str) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let mut add = |ty: Option<&crate::model::TensorTy>| {
+        for v in ty.into_iter().flat_map(|t| t.maps.values()) {
+            if let (Some(sp), Some(l)) = (v.span, &v.layout)
+                && l == old
+                && v.text.trim_start().starts_with("m!")
+            {
+                edits.push(Edit {
+                    span: sp,
+                    new_text: new_text.to_string(),
+                });
             }
+        }
+    };
+    for t in &model.tensors {
+        add(Some(&t.ty));
+    }
+    for chain in &model.chains {
+        add(chain.declared.as_ref());
+        for step in &chain.steps {
+            add(step.input.as_ref());
+            add(step.output.as_ref());
         }
     }
     edits.sort_by_key(|e| e.span);
@@ -1162,14 +1457,27 @@ mod tests {
     }
 
     #[test]
-    fn vcg_007_fix_edits_turbofish_padding() {
-        // L5807: "Use R # 16 instead of R # 20", applied where the mapping is a turbofish.
+    fn vcg_007_fix_edits_padding_in_parameter_type() {
+        // L5807: "Use R # 16 instead of R # 20", applied where the mapping is written.
         let src = "axes![A = 4, R = 14, X = 64];\nfn k<'l, const T: Tu>(c: CollectTensor<'l, T, i32, m![1], m![1 # 2], m![X, R # 20 % 4], m![R # 20 / 4], m![A # 8]>) {\n    c.vector_init().vector_intra_slice_branch(BranchMode::Unconditional).vector_trim_way4::<m![A]>().vector_intra_slice_reduce::<R, m![1], m![A]>(IntraSliceReduceOpI32::AddSat);\n    let d = c.vector_init().vector_intra_slice_branch(BranchMode::Unconditional);\n}\n";
         let a = analyse_text(src);
         let d = a.diagnostics.iter().find(|d| d.code() == "VCG-007");
         assert!(d.is_some(), "{:?}", a.diagnostics);
-        // No turbofish spells R # 20 here, so no machine fix is offered.
-        assert!(d.is_some_and(|d| d.fixes.is_empty()));
+        // R # 20 is written twice in the parameter type: both are edited to R # 16.
+        let fix = d.and_then(|d| d.fixes.first());
+        let edits: Vec<(usize, &str)> = fix
+            .map(|f| {
+                f.edits
+                    .iter()
+                    .map(|e| (e.span.start as usize, e.new_text.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(edits.len(), 2, "{edits:?}");
+        for (at, text) in edits {
+            assert_eq!(text, "16");
+            assert_eq!(&src[at..at + 2], "20");
+        }
     }
 
     #[test]
@@ -1199,6 +1507,141 @@ mod tests {
                 .any(|(c, m)| c == "VCG-007" && m.contains("f32::NEG_INFINITY")),
             "{d:?}"
         );
+    }
+
+    /// A `BranchMode::ValidCount` branch over a collected i32 stream.
+    fn valid_count(axes: &str, slice: &str, time: &str, packet: &str) -> Vec<(String, String)> {
+        codes(&format!(
+            "axes![{axes}];\nfn k<'l, const T: Tu>(c: CollectTensor<'l, T, i32, m![1], m![1 # 2], m![{slice}], m![{time}], m![{packet}]>) {{\n    c.vector_init().vector_intra_slice_branch(BranchMode::ValidCount).vector_final();\n}}\n"
+        ))
+    }
+
+    #[test]
+    fn l6177_valid_count_prefix_and_l6459_four_dimensions() {
+        // L6177-L6179: lanes 0, 2, 4, 6 are not a prefix; L6459: 1 packet dim + 3 gates.
+        let d = valid_count("A = 4, B = 16, X = 256", "X", "B", "A, 1 # 2");
+        assert!(
+            d.iter()
+                .any(|(c, m)| c == "VCG-001" && m.contains("lanes {0, 2, 4, 6}")),
+            "{d:?}"
+        );
+        assert!(valid_count("A = 4, B = 16, X = 256", "X", "B", "A # 8").is_empty());
+        let axes = "A = 3, B = 60, C = 3, D = 3, E = 5";
+        let d = valid_count(axes, "A # 4, B # 64", "C # 4, D # 4", "E # 8");
+        assert!(
+            d.iter()
+                .any(|(c, m)| c == "VCG-008" && m.starts_with("5 padded axes (A, B, C, D, E)")),
+            "{d:?}"
+        );
+        // L6553: with no padded axis in Packet the packet dim is a fourth gate.
+        let d = valid_count(axes, "A # 4, B # 64", "C # 4, D # 4", "1 # 8");
+        assert!(!d.iter().any(|(c, _)| c == "VCG-008"), "{d:?}");
+    }
+
+    #[test]
+    fn l6213_eight_counters_and_l6284_innermost_packet_counter() {
+        // L6213: up to 8 nested counters; 8 Time digits + the Packet counter = 9.
+        let src = kernel(
+            "A = 2, B = 2, C = 2, D = 2, E = 2, F = 2, G = 2, R = 14, X = 256",
+            "f32",
+            "X",
+            "A, B, C, D, E, F, G, R # 16 / 4",
+            "R # 16 % 4 # 8",
+            "R # 16 % 4",
+            "vector_intra_slice_reduce::<R, m![A, B, C, D, E, F, G], m![1 # 4]>(IntraSliceReduceOpF32::Add)",
+        );
+        let d = codes(&src);
+        assert!(
+            d.iter()
+                .any(|(c, m)| c == "SEQ-011" && m.contains("needs 9 nested counters")),
+            "{d:?}"
+        );
+        // L6284: padding inside R's packet part makes the innermost counter a padding one.
+        let src = kernel(
+            "R = 3, X = 256",
+            "f32",
+            "X",
+            "R # 4 / 2",
+            "[R # 4 % 2, 1 # 2] # 8",
+            "R # 4 % 2, 1 # 2",
+            "vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(IntraSliceReduceOpF32::Add)",
+        );
+        let d = codes(&src);
+        assert!(
+            d.iter()
+                .any(|(c, m)| c == "VCG-009" && m.contains("Packet m![R # 4 % 2 # 8]")),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn l5903_time_order_and_l6540_aligned_packet_stay_silent() {
+        // VCG-004 (L5611, L5903): R's Time factors reversed around X; VCG-010 (L6540): R = 2040
+        // over Slice and Packet has no partial packet.
+        let src = kernel(
+            "A = 4, R = 13, X = 2, Y = 128",
+            "i32",
+            "Y, R # 16 / 8",
+            "R # 16 % 2, X, R # 16 / 2 % 4",
+            "A # 8",
+            "A",
+            "vector_intra_slice_reduce::<R, m![X], m![A]>(IntraSliceReduceOpI32::Max)",
+        );
+        assert!(codes(&src).is_empty(), "{:?}", codes(&src));
+        let src = kernel(
+            "R = 2040",
+            "i32",
+            "R # 2048 / 8",
+            "1",
+            "R # 2048 % 8",
+            "R # 2048 % 4",
+            "vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(IntraSliceReduceOpI32::AddSat)",
+        );
+        assert!(
+            !codes(&src).iter().any(|(c, _)| c.starts_with("VCG")),
+            "{:?}",
+            codes(&src)
+        );
+    }
+
+    /// Applies the first fix of the first `code` diagnostic of `text`.
+    fn fixed(text: &str, code: &str) -> Option<String> {
+        let diags = crate::check_text(text);
+        let fix = diags.iter().find(|d| d.code() == code)?.fixes.first()?;
+        let mut out = text.to_string();
+        let mut edits = fix.edits.clone();
+        edits.sort_by_key(|e| std::cmp::Reverse(e.span));
+        for e in edits {
+            out.replace_range(e.span.range(), &e.new_text);
+        }
+        Some(out)
+    }
+
+    #[test]
+    fn l5807_l5858_l5890_fixes_rewrite_parameter_and_return_types() {
+        // L5779-L5807: "Use R # 16 instead of R # 20", written in the parameter and the return
+        // type; L5838-L5858: the Slice reordered in both; L5871-L5890: the standard split
+        // Slice m![X, R # 16 / 4], Time m![R # 16 % 4]. The fixed kernels are silent.
+        for (text, code) in [
+            (
+                include_str!("../../../fixtures/manual/5779_vcg_transposed_unsupported_err.rs"),
+                "VCG-007",
+            ),
+            (
+                include_str!("../../../fixtures/manual/5838_vcg_non_outer_inner_ordering_err.rs"),
+                "VCG-003",
+            ),
+            (
+                include_str!("../../../fixtures/manual/5871_vcg_time_slice_time_interleave_err.rs"),
+                "VCG-006",
+            ),
+        ] {
+            let Some(after) = fixed(text, code) else {
+                panic!("{code}: no fix");
+            };
+            let left = crate::check_text(&after);
+            assert!(left.is_empty(), "{code}: {left:?}\n{after}");
+        }
     }
 
     #[test]

@@ -14,6 +14,39 @@ pub enum Status {
     Planned(&'static str),
     /// Cannot be decided statically; the reason says why.
     NotStatic(&'static str),
+    /// The catalog lists this condition twice: visa-lint reports it under the codes in `by`
+    /// (each implemented), and `why` says how they divide it.
+    Covered {
+        by: &'static [&'static str],
+        why: &'static str,
+    },
+    /// The manual documents no way to write what the rule is about (no API for it), so no
+    /// kernel can break it; the reason names the manual lines that describe it in prose.
+    Unreachable(&'static str),
+}
+
+impl Status {
+    /// The status as `--list-rules --format json` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Implemented => "implemented",
+            Status::Planned(_) => "planned",
+            Status::NotStatic(_) => "not-static",
+            Status::Covered { .. } => "covered",
+            Status::Unreachable(_) => "unreachable",
+        }
+    }
+
+    /// Why the rule is not implemented itself (empty when it is).
+    pub fn reason(self) -> String {
+        match self {
+            Status::Implemented => String::new(),
+            Status::Planned(why) | Status::NotStatic(why) | Status::Unreachable(why) => {
+                why.to_string()
+            }
+            Status::Covered { by, why } => format!("reported as {}: {why}", by.join(", ")),
+        }
+    }
 }
 
 /// One rule: the single place its code, name, default severity and documentation live.
@@ -79,8 +112,7 @@ pub fn markdown() -> String {
     );
     let status = |s: Status| match s {
         Status::Implemented => "implemented".to_string(),
-        Status::Planned(why) => format!("planned: {why}"),
-        Status::NotStatic(why) => format!("not static: {why}"),
+        _ => format!("{}: {}", s.as_str(), s.reason()),
     };
     for r in all() {
         let _ = writeln!(

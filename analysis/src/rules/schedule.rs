@@ -1,9 +1,711 @@
 //! SCH: scheduling and memory hazards between live tensors (constraints.md §20).
+//!
+//! The scheduler never reorders: the function body's textual order is the issue order
+//! (L7043-L7044). Main, sub and the DMA are three resources that each run one operation at a
+//! time, and the scheduler serializes on data and address hazards (L7058-L7070). [`Timeline`]
+//! models exactly that, one node per chain, and the BNK family reads it to decide which
+//! fetch/commit commands may run while a DMA is active.
 
 use super::FnContext;
-use super::registry::Rule;
-use crate::diagnostic::Diagnostic;
+use super::registry::{Rule, Status};
+use crate::derive;
+use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::model::{Chain, Kind, Origin, Slot, Step, TensorVar, Tu, methods, types::dtype_bits};
 
-pub const RULES: &[Rule] = &[];
+pub const RULES: &[Rule] = &[
+    Rule {
+        code: "SCH-001",
+        name: "live-tensors-must-not-overlap",
+        severity: Severity::Warning,
+        status: Status::Implemented,
+        summary: "DM address ranges of simultaneously live tensors must not overlap",
+        docs: "Main, sub and the DMA share each slice's flat DM, and the programmer places every \
+               tensor (`to_dm(…, addr)`, `commit(addr)`). A tensor occupies `addr .. addr + \
+               round_up8(Element::SIZE × size_of::<D>())` bytes of every slice (sub-byte types \
+               packed). It is live from the statement that writes it to its last textual use \
+               (`view()`, `to_hbm`, `align(&t)`, …); parameters are live throughout. A write \
+               that lands on a live tensor clobbers it: the scheduler only orders accesses, it \
+               does not move data. A tensor read by the same chain that writes over it counts as \
+               live (the pipeline reads and writes at once). Reusing an address after the last \
+               use is fine (SCH-002 explains what it costs). TRF regions are CAP-010. Fix: move \
+               the tensor to a free address; the suggested one is past every live tensor, \
+               aligned to 8 bytes. Loops are read once, in textual order.",
+        bad: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
+              let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 12);",
+        good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
+               let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 17);",
+        manual: "L154-L155, L243, L275, L497-L498, L1093, L7056",
+    },
+    Rule {
+        code: "SCH-002",
+        name: "address-reuse-serializes",
+        severity: Severity::Info,
+        status: Status::Implemented,
+        summary: "Textual order is the schedule; reusing a dead tensor's address serializes contexts",
+        docs: "The scheduler keeps the written order and infers RAW/WAR/WAW hazards from \
+               addresses (L7043-L7070). Reusing the DM range of a tensor after its last use is \
+               legal (it is not SCH-001), but when the new write runs on a different resource \
+               (main, sub, DMA) than that last use and nothing else orders them, the address is \
+               the only hazard: the write waits for the read, and the two cannot overlap. \
+               visa-lint reports this as information with both places. A free address restores \
+               the parallelism when DM space allows. (Use before definition is a rustc error, \
+               so there is nothing else to check in the textual order.)",
+        bad: "ctx.main.begin(a.view())…commit(1 << 17); // last use of `a` at 0\n\
+              let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 0); // the DMA waits for main",
+        good: "ctx.main.begin(a.view())…commit(1 << 17);\n\
+               let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 1 << 18); // overlaps main",
+        manual: "L153, L7043-L7044, L7058-L7070",
+    },
+    Rule {
+        code: "SCH-003",
+        name: "load-on-sub-context",
+        severity: Severity::Perf,
+        status: Status::Implemented,
+        summary: "Put TRF/VRF loads on ctx.sub so they overlap main-context compute",
+        docs: "A chain that only loads the TRF or VRF (`fetch → collect → to_trf/to_vrf`) on \
+               `ctx.main` waits for the main-context work before it, even when it does not \
+               depend on it, because main runs one operation at a time (L7064). On `ctx.sub` \
+               the load overlaps that work (double buffering, L3047-L3052, L4158). Reported \
+               only when an earlier, independent main-context chain exists to overlap with; \
+               the message gives the load's fetch cycles (Time::SIZE × fetches per packet, \
+               L2058).",
+        bad: "ctx.main.begin(x.view())…commit(1 << 17);\n\
+              let w = ctx.main.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
+        good: "ctx.main.begin(x.view())…commit(1 << 17);\n\
+               let w = ctx.sub.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
+        manual: "L152, L3047-L3052, L4158, L7064-L7066",
+    },
+    Rule {
+        code: "SCH-004",
+        name: "occupies-dma-context",
+        severity: Severity::Perf,
+        status: Status::Implemented,
+        summary: "A CustomBroadcast switch preempts DMA and sub work that could overlap it",
+        docs: "Writing a custom switch topology's bitmap to the SFRs preempts DMA and the sub \
+               context (L3336), so a DMA or sub-context chain that the schedule would otherwise \
+               run alongside it (no data or address dependency either way) is serialized. \
+               visa-lint reports the lost overlap with the chain that loses it; the switch's own \
+               cost is SWI-010. Fetch/commit commands with 64+ consecutive same-bank accesses \
+               are also scheduled as if they occupied DMA (L2909): that case is BNK-001, which \
+               reports it once.",
+        bad: "let x = y.to_dm(&mut ctx.tdma, 1 << 17); // independent\n\
+              ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::CustomBroadcast { ring_size: 256 })…",
+        good: "ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::Broadcast01 { … })…",
+        manual: "L2909, L2353, L3336",
+    },
+];
 
-pub fn check(_cx: &FnContext<'_>, _out: &mut Vec<Diagnostic>) {}
+/// One of the three resources the scheduler tracks (L7058-L7070).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resource {
+    Main,
+    Sub,
+    Dma,
+}
+
+impl Resource {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Resource::Main => "ctx.main",
+            Resource::Sub => "ctx.sub",
+            Resource::Dma => "the DMA",
+        }
+    }
+}
+
+/// DM bytes `[start, end)` a tensor occupies in each slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Footprint {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl Footprint {
+    fn overlaps(self, o: Footprint) -> bool {
+        self.start < o.end && o.start < self.end
+    }
+}
+
+/// A write of a DM range by one step (`to_dm`, `commit`).
+pub(crate) struct Write<'a> {
+    pub step: &'a Step,
+    /// The variable the write defines, when the chain is bound.
+    pub var: Option<usize>,
+    pub fp: Footprint,
+    /// The address argument (or the method name).
+    pub at: Span,
+}
+
+/// One chain: one operation on one resource.
+pub(crate) struct Node<'a> {
+    pub chain: &'a Chain,
+    pub resource: Option<Resource>,
+    /// Variables the chain reads, with where.
+    pub uses: Vec<(usize, Span)>,
+    pub writes: Vec<Write<'a>>,
+}
+
+/// A tensor variable with its placement and liveness.
+pub(crate) struct Var<'a> {
+    pub tv: &'a TensorVar,
+    /// The first node that sees the variable (0 for parameters).
+    pub from: usize,
+    /// The node that writes it, when a chain does.
+    pub def: Option<usize>,
+    /// The last node that reads it, and where.
+    pub last_use: Option<(usize, Span)>,
+    pub fp: Option<Footprint>,
+    /// The address argument that places it.
+    pub at: Option<Span>,
+}
+
+/// The function's operations in issue order, with the happens-before relation.
+pub(crate) struct Timeline<'a> {
+    pub nodes: Vec<Node<'a>>,
+    pub vars: Vec<Var<'a>>,
+    /// `hb[i][j]` (i < j): j cannot start before i ends, address hazards included.
+    hb: Vec<Vec<bool>>,
+    /// The same without address hazards (data, resource and `.await` order only).
+    hb_data: Vec<Vec<bool>>,
+    /// The same without the resource order (data, address and `.await` only).
+    hb_free: Vec<Vec<bool>>,
+}
+
+/// Above this many chains the quadratic relations are not built.
+const MAX_NODES: usize = 400;
+
+/// Identifiers in an argument's text.
+fn idents(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|t| {
+            t.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        })
+}
+
+/// The DM footprint a step writes: its output Element at its constant address.
+fn step_footprint(step: &Step) -> Option<Footprint> {
+    let out = step.output.as_ref()?;
+    if out.kind != Kind::Dm {
+        return None;
+    }
+    footprint(out, step.address?)
+}
+
+fn footprint(ty: &crate::model::TensorTy, addr: u64) -> Option<Footprint> {
+    let bits = dtype_bits(ty.dtype.as_deref()?)?;
+    let size = ty.get(Slot::Element)?.layout.as_ref()?.size;
+    let len = derive::bytes(size, bits).div_ceil(8).checked_mul(8)?;
+    Some(Footprint {
+        start: addr,
+        end: addr.checked_add(len)?,
+    })
+}
+
+fn address_span(step: &Step) -> Span {
+    methods::method(&step.method)
+        .and_then(|m| m.address_arg)
+        .and_then(|i| step.args.get(i))
+        .map_or(step.span, |a| a.span)
+}
+
+fn resource(chain: &Chain) -> Option<Resource> {
+    for s in &chain.steps {
+        if matches!(s.method.as_str(), "to_dm" | "to_hbm")
+            && s.args.first().is_some_and(|a| a.text.contains("dma"))
+        {
+            return Some(Resource::Dma);
+        }
+    }
+    chain.steps.iter().find_map(|s| match s.context {
+        Some(Tu::Main) => Some(Resource::Main),
+        Some(Tu::Sub) => Some(Resource::Sub),
+        None => None,
+    })
+}
+
+impl<'a> Timeline<'a> {
+    pub(crate) fn build(model: &'a crate::model::FnModel) -> Option<Timeline<'a>> {
+        let mut chains: Vec<&Chain> = model.chains.iter().collect();
+        if chains.len() > MAX_NODES {
+            return None;
+        }
+        chains.sort_by_key(|c| c.span.start);
+        // Variables: where they become visible, and which chain writes them.
+        let mut vars: Vec<Var<'a>> = Vec::new();
+        for tv in &model.tensors {
+            let (from, def) = match tv.origin {
+                Origin::Param => (0, None),
+                Origin::Let => {
+                    let pos = chains.partition_point(|c| c.span.start < tv.span.end);
+                    let def = chains.get(pos).and_then(|c| {
+                        (c.binding.as_deref() == Some(tv.name.as_str())).then_some(pos)
+                    });
+                    (def.map_or(pos, |d| d + 1), def)
+                }
+            };
+            let (fp, at) = match (tv.ty.kind, tv.address) {
+                (Kind::Dm, Some(addr)) => {
+                    let at = def.and_then(|d| chains[d].steps.last()).map(address_span);
+                    (footprint(&tv.ty, addr), at)
+                }
+                _ => (None, None),
+            };
+            vars.push(Var {
+                tv,
+                from,
+                def,
+                last_use: None,
+                fp,
+                at,
+            });
+        }
+        let resolve = |vars: &[Var<'a>], name: &str, at: usize| -> Option<usize> {
+            (0..vars.len())
+                .filter(|&v| vars[v].tv.name == name && vars[v].from <= at)
+                .max_by_key(|&v| (vars[v].from, v))
+        };
+        let mut nodes = Vec::new();
+        for (c, chain) in chains.iter().enumerate() {
+            let mut uses: Vec<(usize, Span)> = Vec::new();
+            for step in &chain.steps {
+                for arg in &step.args {
+                    for id in idents(&arg.text) {
+                        if let Some(v) = resolve(&vars, id, c)
+                            && !uses.iter().any(|u| u.0 == v)
+                        {
+                            uses.push((v, arg.span));
+                        }
+                    }
+                }
+            }
+            // The receiver of a chain such as `result.to_hbm(…)`.
+            if let (Some(name), Some(first)) = (chain.receiver.as_deref(), chain.steps.first())
+                && let Some(v) = resolve(&vars, name, c)
+                && !uses.iter().any(|u| u.0 == v)
+            {
+                uses.push((v, first.span));
+            }
+            for &(v, span) in &uses {
+                vars[v].last_use = Some((c, span));
+            }
+            let mut writes = Vec::new();
+            let n = chain.steps.len();
+            for (i, step) in chain.steps.iter().enumerate() {
+                let Some(fp) = step_footprint(step) else {
+                    continue;
+                };
+                let var = if i + 1 == n {
+                    (0..vars.len()).find(|&v| vars[v].def == Some(c))
+                } else {
+                    None
+                };
+                writes.push(Write {
+                    step,
+                    var,
+                    fp,
+                    at: address_span(step),
+                });
+            }
+            nodes.push(Node {
+                chain,
+                resource: resource(chain),
+                uses,
+                writes,
+            });
+        }
+        let n = nodes.len();
+        let mut direct = vec![vec![false; n]; n];
+        let mut direct_data = vec![vec![false; n]; n];
+        let mut direct_free = vec![vec![false; n]; n];
+        for j in 0..n {
+            for i in 0..j {
+                let (a, b) = (&nodes[i], &nodes[j]);
+                let same = a.resource.is_some() && a.resource == b.resource;
+                let raw = b.uses.iter().any(|&(v, _)| vars[v].def == Some(i));
+                let awaited =
+                    a.resource == Some(Resource::Dma) && a.chain.steps.iter().any(|s| s.awaited);
+                let data = same || raw || awaited;
+                let addr = b.writes.iter().any(|w| {
+                    a.writes.iter().any(|x| x.fp.overlaps(w.fp))
+                        || a.uses
+                            .iter()
+                            .any(|&(v, _)| vars[v].fp.is_some_and(|f| f.overlaps(w.fp)))
+                        || a.writes.iter().any(|x| {
+                            b.uses
+                                .iter()
+                                .any(|&(v, _)| vars[v].def == Some(i) && x.fp.overlaps(w.fp))
+                        })
+                }) || a.writes.iter().any(|w| {
+                    b.uses
+                        .iter()
+                        .any(|&(v, _)| vars[v].fp.is_some_and(|f| f.overlaps(w.fp)))
+                });
+                direct_data[i][j] = data;
+                direct[i][j] = data || addr;
+                direct_free[i][j] = raw || awaited || addr;
+            }
+        }
+        Some(Timeline {
+            hb: closure(&direct),
+            hb_data: closure(&direct_data),
+            hb_free: closure(&direct_free),
+            nodes,
+            vars,
+        })
+    }
+
+    /// True when neither node has to wait for the other.
+    pub(crate) fn concurrent(&self, i: usize, j: usize) -> bool {
+        i != j && !self.hb[i.min(j)][i.max(j)]
+    }
+
+    /// The node whose chain contains `step`.
+    pub(crate) fn node_of(&self, step: &Step) -> Option<usize> {
+        self.nodes
+            .iter()
+            .position(|n| n.chain.steps.iter().any(|s| std::ptr::eq(s, step)))
+    }
+
+    /// The DM address of the tensor a chain's `begin` reads, when it is placed.
+    pub(crate) fn source_address(&self, node: usize) -> Option<u64> {
+        let n = self.nodes.get(node)?;
+        let begin = n
+            .chain
+            .steps
+            .iter()
+            .find(|s| s.method.starts_with("begin"))?;
+        let arg = begin.args.first()?;
+        n.uses
+            .iter()
+            .find(|&&(v, span)| span == arg.span && self.vars[v].fp.is_some())
+            .and_then(|&(v, _)| self.vars[v].fp.map(|f| f.start))
+    }
+}
+
+/// The transitive closure of a relation on nodes in issue order (edges go forward).
+fn closure(direct: &[Vec<bool>]) -> Vec<Vec<bool>> {
+    let n = direct.len();
+    let mut reach = vec![vec![false; n]; n];
+    for i in (0..n).rev() {
+        for j in i + 1..n {
+            if direct[i][j] && !reach[i][j] {
+                reach[i][j] = true;
+                let (head, tail) = reach.split_at_mut(j);
+                for (k, r) in tail[0].iter().enumerate() {
+                    if *r {
+                        head[i][k] = true;
+                    }
+                }
+            }
+        }
+    }
+    reach
+}
+
+/// How to write a DM address in a fix.
+fn address_text(a: u64) -> String {
+    if a >= 1024 && a.is_power_of_two() {
+        format!("1 << {}", a.trailing_zeros())
+    } else if a >= 4096 {
+        format!("{a:#x}")
+    } else {
+        a.to_string()
+    }
+}
+
+fn describe(t: &Timeline<'_>, w: &Write<'_>) -> String {
+    match w.var {
+        Some(v) => format!("`{}`", t.vars[v].tv.name),
+        None => format!("this {}", w.step.method),
+    }
+}
+
+/// SCH-001 and SCH-002.
+fn check_overlaps(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
+    let align = cx.target.dma_dm_align_bytes.max(8);
+    for (c, node) in t.nodes.iter().enumerate() {
+        for w in &node.writes {
+            let live: Vec<usize> = (0..t.vars.len())
+                .filter(|&v| Some(v) != w.var && t.vars[v].fp.is_some())
+                .filter(|&v| t.vars[v].from <= c)
+                .filter(|&v| {
+                    t.vars[v].last_use.is_some_and(|(u, _)| u >= c)
+                        || t.vars[v].tv.origin == Origin::Param
+                })
+                .collect();
+            let clash = live
+                .iter()
+                .copied()
+                .find(|&v| t.vars[v].fp.is_some_and(|f| f.overlaps(w.fp)));
+            if let Some(v) = clash {
+                let var = &t.vars[v];
+                let Some(f) = var.fp else { continue };
+                let mut d = Diagnostic::new(
+                    "SCH-001",
+                    w.at,
+                    format!(
+                        "{} occupies DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
+                         while `{}` is still live; addresses of live tensors must not collide",
+                        describe(t, w),
+                        w.fp.start,
+                        w.fp.end,
+                        var.tv.name,
+                        f.start,
+                        f.end,
+                        var.tv.name
+                    ),
+                )
+                .with_related(
+                    var.at.unwrap_or(var.tv.span),
+                    format!("`{}` is placed here", var.tv.name),
+                );
+                if let Some((_, span)) = var.last_use {
+                    d = d.with_related(span, format!("`{}` is last used here", var.tv.name));
+                }
+                let top = live
+                    .iter()
+                    .filter_map(|&v| t.vars[v].fp.map(|f| f.end))
+                    .max()
+                    .unwrap_or(0);
+                let len = w.fp.end - w.fp.start;
+                if let Some(new) = top.checked_next_multiple_of(align).filter(|n| {
+                    n.checked_add(len)
+                        .is_some_and(|e| e <= cx.target.dm_bytes_per_slice)
+                }) {
+                    d = d.with_edit(
+                        format!("place it at the free address {new}"),
+                        false,
+                        w.at,
+                        address_text(new),
+                    );
+                }
+                out.push(d);
+                continue;
+            }
+            // SCH-002: reuse of a dead tensor's range by another resource.
+            let Some(r) = node.resource else { continue };
+            for v in 0..t.vars.len() {
+                let var = &t.vars[v];
+                let (Some(f), Some((u, span))) = (var.fp, var.last_use) else {
+                    continue;
+                };
+                if Some(v) == w.var || u >= c || !f.overlaps(w.fp) {
+                    continue;
+                }
+                let Some(ru) = t.nodes[u].resource else {
+                    continue;
+                };
+                if ru == r || t.hb_data[u][c] {
+                    continue;
+                }
+                out.push(
+                    Diagnostic::new(
+                        "SCH-002",
+                        w.at,
+                        format!(
+                            "{} reuses DM [{}, {}) of `{}` after its last use by {}; the scheduler orders \
+                             this write by {} after that read (write-after-read hazard), so the \
+                             two cannot overlap; a free address would let them run in parallel",
+                            describe(t, w),
+                            w.fp.start,
+                            w.fp.end,
+                            var.tv.name,
+                            ru.name(),
+                            r.name()
+                        ),
+                    )
+                    .with_related(span, format!("`{}` is last used here", var.tv.name)),
+                );
+                break;
+            }
+        }
+    }
+}
+
+/// SCH-003: a TRF/VRF load on ctx.main that could overlap earlier main-context work.
+fn check_sub_loads(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
+    for (c, node) in t.nodes.iter().enumerate() {
+        if node.resource != Some(Resource::Main) {
+            continue;
+        }
+        let Some(last) = node.chain.steps.last() else {
+            continue;
+        };
+        if !matches!(last.method.as_str(), "to_trf" | "to_vrf") {
+            continue;
+        }
+        let Some(m) = (0..c)
+            .rev()
+            .find(|&m| t.nodes[m].resource == Some(Resource::Main) && !t.hb_free[m][c])
+        else {
+            continue;
+        };
+        let Some(begin) = node
+            .chain
+            .steps
+            .iter()
+            .find(|s| s.method.starts_with("begin"))
+        else {
+            continue;
+        };
+        let cycles = cx
+            .ops
+            .iter()
+            .find(|op| {
+                op.kind == derive::OpKind::Fetch
+                    && node.chain.steps.iter().any(|s| std::ptr::eq(s, op.step))
+            })
+            .and_then(|op| {
+                let cfg = op.config.as_ref().ok()?;
+                derive::fetch_sizes(cfg, op.bits?, cx.target.fetch_sizes_sub).cycles
+            });
+        let cost = cycles.map_or(String::new(), |n| format!(" ({n} fetch cycles on ctx.sub)"));
+        let Some(other) = t.nodes[m].chain.steps.first() else {
+            continue;
+        };
+        out.push(
+            Diagnostic::new(
+                "SCH-003",
+                begin.span,
+                format!(
+                    "this {} load{cost} runs on ctx.main after main-context work it does not \
+                     depend on, so it waits for it; on ctx.sub it would overlap that work \
+                     (double buffering)",
+                    if last.method == "to_trf" {
+                        "TRF"
+                    } else {
+                        "VRF"
+                    }
+                ),
+            )
+            .with_related(other.span, "independent main-context work"),
+        );
+    }
+}
+
+/// SCH-004: a CustomBroadcast switch serializes DMA and sub work that could overlap it.
+fn check_custom_broadcast(t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
+    for (c, node) in t.nodes.iter().enumerate() {
+        let Some(arg) = node
+            .chain
+            .steps
+            .iter()
+            .filter(|s| s.method == "switch")
+            .flat_map(|s| s.args.iter())
+            .find(|a| a.text.contains("CustomBroadcast"))
+        else {
+            continue;
+        };
+        let Some(o) = (0..t.nodes.len()).find(|&o| {
+            matches!(t.nodes[o].resource, Some(Resource::Dma | Resource::Sub))
+                && t.nodes[o].resource != node.resource
+                && t.concurrent(c, o)
+        }) else {
+            continue;
+        };
+        let other = &t.nodes[o];
+        let Some(first) = other
+            .chain
+            .steps
+            .iter()
+            .find(|s| s.context.is_some() || s.method.starts_with("to_"))
+        else {
+            continue;
+        };
+        out.push(
+            Diagnostic::new(
+                "SCH-004",
+                arg.span,
+                format!(
+                    "a CustomBroadcast switch preempts DMA and the sub context to write its \
+                     bitmap; {}'s `{}`, which depends on nothing here and could run alongside \
+                     this chain, is serialized with it",
+                    other.resource.map_or("", Resource::name),
+                    first.method
+                ),
+            )
+            .with_related(first.span, "loses its overlap with the switch"),
+        );
+    }
+}
+
+pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    if !matches!(cx.model.kind, crate::model::FnKind::Device { .. }) {
+        return;
+    }
+    let Some(t) = Timeline::build(cx.model) else {
+        return;
+    };
+    check_overlaps(cx, &t, out);
+    check_sub_loads(cx, &t, out);
+    check_custom_broadcast(&t, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostic::Diagnostic;
+
+    fn sch(text: &str) -> Vec<Diagnostic> {
+        crate::check_text(text)
+            .into_iter()
+            .filter(|d| d.code().starts_with("SCH"))
+            .collect()
+    }
+
+    /// The manual's GEMM (L497-L498): `a` is m![I % 32, K] bf16 = 32 × 2048 × 2 = 128 KiB at 0,
+    /// so `b` at 1 << 12 lands inside it while `a` is still read; at 1 << 17 it does not.
+    fn gemm(b_addr: &str) -> String {
+        format!(
+            "axes![I = 512, J = 512, K = 2048];
+#[device(chip = 1)]
+fn kernel(ctx: &mut Context, a: &HbmTensor<bf16, m![1], m![I, K]>, b: &HbmTensor<bf16, m![1], m![J, K]>) {{
+    let a: DmTensor<bf16, m![1], m![1 # 2], m![I / 32, J / 32], m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0);
+    let b: DmTensor<bf16, m![1], m![1 # 2], m![I / 32, J / 32], m![J % 32, K]> = b.to_dm(&mut ctx.tdma, {b_addr});
+    let c = ctx.main.begin(a.view()).fetch::<bf16, m![I % 32], m![K]>().collect::<m![I % 32, K / 16], m![K % 16]>().commit::<m![I % 32, K]>(1 << 18);
+    let d = ctx.main.begin(b.view()).fetch::<bf16, m![J % 32], m![K]>().collect::<m![J % 32, K / 16], m![K % 16]>().commit::<m![J % 32, K]>(1 << 18);
+}}"
+        )
+    }
+
+    #[test]
+    fn gemm_overlap_follows_the_manual_numbers() {
+        let d = sch(&gemm("1 << 12"));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code(), "SCH-001");
+        assert!(d[0].message.contains("[4096, 135168)"), "{}", d[0].message);
+        assert!(d[0].message.contains("[0, 131072)"), "{}", d[0].message);
+        assert!(sch(&gemm("1 << 17")).is_empty());
+    }
+
+    /// A sub-byte (i4) tensor is packed: 24 elements = 12 bytes, rounded up to 16.
+    fn packed(y_addr: u64, x_last: bool) -> String {
+        let (first, second) = if x_last {
+            ("x.to_hbm(&mut ctx.tdma, 0);", "")
+        } else {
+            ("", "x.to_hbm(&mut ctx.tdma, 0);")
+        };
+        format!(
+            "axes![S = 256, A = 24];
+#[device(chip = 1)]
+fn kernel(ctx: &mut Context, x: &HbmTensor<i4, m![1], m![S, A]>, y: &HbmTensor<i4, m![1], m![S, A]>) {{
+    let x = x.to_dm::<m![1 # 2], m![S], m![A]>(&mut ctx.tdma, 0);
+    {first}
+    let y = y.to_dm::<m![1 # 2], m![S], m![A]>(&mut ctx.tdma, {y_addr});
+    {second}
+    y.to_hbm(&mut ctx.tdma, 1 << 20);
+}}"
+        )
+    }
+
+    #[test]
+    fn packed_sizes_and_reuse_after_last_use() {
+        let d = sch(&packed(8, false));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].message.contains("[0, 16)"), "{}", d[0].message);
+        assert!(sch(&packed(16, false)).is_empty());
+        // `x` is dead before `y` is written: reuse is fine (same resource: no SCH-002 either).
+        assert!(sch(&packed(0, true)).is_empty());
+    }
+}

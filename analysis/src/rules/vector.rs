@@ -59,7 +59,7 @@ pub const RULES: &[Rule] = &[
                stage is optional, but a pass only moves forward; Logic, Fxp, Float and Clip accept \
                several ops as long as they use distinct ALUs (VEC-004), the other stages run once. An \
                op that needs an earlier stage needs a second Tensor Unit pass: end the pass with \
-               `vector_final()` and `commit`, then `begin` again from the intermediate in DM.",
+               `vector_final()` and `commit`, then `begin` again from the intermediate in DM. VEC-015 offers the split as a quick fix.",
         bad: ".vector_clip(ClipBinaryOpI32::Max, 0).vector_fxp(FxpBinaryOp::AddFxp, 1)",
         good: ".vector_fxp(FxpBinaryOp::AddFxp, 1).vector_clip(ClipBinaryOpI32::Max, 0)",
         manual: "L4678, L4686-L4718, L4730, L4733-L4747, L4750",
@@ -76,7 +76,7 @@ pub const RULES: &[Rule] = &[
                FxpAdd and panic with \"FxpAdd is already in use\"; `tanh(sqrt(x))` needs FpFpu twice. \
                Use the twin multiplier (`FpMulAlu::Mul1` next to `Mul0`), move an add to the Clip \
                stage (`ClipBinaryOpI32::AddFxp`), or split the work into two Tensor Unit passes with \
-               the intermediate in DM. In two-group mode an ALU used by either group is used for both.",
+               the intermediate in DM. In two-group mode an ALU used by either group is used for both. VEC-015 offers the split as a quick fix.",
         bad: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_fxp(FxpBinaryOp::SubFxp, 5)",
         good: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_clip(ClipBinaryOpI32::AddFxp, -5)",
         manual: "L4750, L4805-L4836, L4877-L4906, L4955-L4972, L5205, L5253, L5260-L5269",
@@ -230,30 +230,39 @@ pub const RULES: &[Rule] = &[
         code: "VEC-015",
         name: "split-into-passes",
         severity: Severity::Info,
-        status: Status::Planned(
-            "the mechanical split (vector_final + commit to a free DM address + a second begin) needs \
-             DM liveness (SCH family); VEC-003/VEC-004 messages describe the split",
-        ),
+        status: Status::Implemented,
         summary: "Conflicting ops need separate Tensor Unit passes with the intermediate in DM or TRF",
-        docs: "Same-ALU or out-of-order operations are split: the first pass ends with `vector_final()` \
-               and `commit`, the second begins from the committed tensor.",
-        bad: "",
-        good: "",
+        docs: "The quick fix that goes with the first VEC-003 (stage order) or VEC-004 (ALU reuse) of \
+               a `ctx.main.begin(..)` pipeline: the first pass ends in front of the conflicting op \
+               with `vector_final()` and `commit::<Element>(addr)`, and a second pass begins from the \
+               intermediate (`begin(tmp.view()).fetch().collect().vector_init()\
+               .vector_intra_slice_branch(BranchMode::Unconditional)`) and continues with the \
+               conflicting op. The intermediate's Element is the stream's Time and Packet; `addr` is \
+               8-byte aligned, fits the 512 KB slice and clears every DM range the function places \
+               with a known address (parameters' addresses are not known: review them). A cut in a \
+               Way4 section after `vector_trim_way4` widens (`vector_pad_way8`) before the commit and \
+               narrows again after the new branch. Not offered inside two-group mode, with a live \
+               stash, or after `vector_split`.",
+        bad: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sqrt).vector_fp_unary(FpUnaryOp::Tanh)",
+        good: "let pass1 = ctx.main.begin(x.view())/* .. */.vector_fp_unary(FpUnaryOp::Sqrt).vector_pad_way8::<m![A % 2 # 8]>().vector_final().commit::<m![B, A % 2 # 8]>(0x2100);\nctx.main.begin(pass1.view()).fetch::<f32, m![B], m![A % 2 # 8]>().collect::<m![B], m![A % 2 # 8]>().vector_init().vector_intra_slice_branch(BranchMode::Unconditional).vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Tanh)/* .. */",
         manual: "L4750, L5253",
     },
     Rule {
         code: "VEC-016",
         name: "float-path-throughput",
         severity: Severity::Perf,
-        status: Status::Planned(
-            "a cost-model estimate (cost-model.md): reporting every Narrow/Widen would flag every float kernel",
-        ),
+        status: Status::Implemented,
         summary: "The Way4 float path halves Vector Engine throughput; each ALU adds one cycle of latency",
-        docs: "Logic, Fxp and Clip process 8 lanes per cycle, the Float cluster 4; chains of ALUs add \
-               one cycle each.",
-        bad: "",
-        good: "",
-        manual: "L4847, L5257, L5272-L5277",
+        docs: "Logic, Fxp and Clip process 8 lanes per cycle, the Float cluster and the reduce 4 \
+               (cost-model.md P19). `vector_split` moves lanes 4-7 into Time, so the Way4 section \
+               carries twice the packets; `vector_trim_way4` keeps the packet count but needs lanes \
+               4-7 to be padding. Reported where the cost can be avoided: a `vector_split` whose \
+               Packet holds data in lanes 0-3 only (trim instead), and a split/concat pair with no \
+               float, reduce or FpDiv op between them (drop both). A float path that needs both \
+               halves is not reported.",
+        bad: "// Packet m![A % 2 # 8]\n.vector_split::<m![B, 1 # 2], m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_concat::<m![B], m![A % 2 # 8]>()",
+        good: "// Packet m![A % 2 # 8]\n.vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_pad_way8::<m![A % 2 # 8]>()",
+        manual: "L4847-L4851, L5257, L5272-L5277",
     },
 ];
 
@@ -601,6 +610,8 @@ struct Pass<'a> {
     /// The Narrow step while the stream is in Way4.
     narrow: Option<&'a Step>,
     way4: bool,
+    /// Float, IntraSliceReduce and FpDiv ops since the Narrow step (what the Way4 detour is for).
+    way4_ops: usize,
     paired: bool,
     zipped: Option<&'a Step>,
     /// ALU -> the op argument that took it.
@@ -617,6 +628,7 @@ impl<'a> Pass<'a> {
             complete,
             narrow: None,
             way4: is_way4(stage),
+            way4_ops: 0,
             paired: stage == VeStage::Pair,
             zipped: None,
             alus: Vec::new(),
@@ -628,6 +640,10 @@ impl<'a> Pass<'a> {
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
+        let before = out.len();
+        // Per step: whether the pass could be cut in front of it (unpaired, no live stash, Way8
+        // or narrowed by a `vector_trim_way4` whose packet is known).
+        let mut cuttable: Vec<Option<Cut>> = vec![None; chain.steps.len()];
         let mut pass: Option<Pass<'_>> = None;
         for (i, step) in chain.steps.iter().enumerate() {
             if step.engine != Some(Engine::Vector) {
@@ -650,9 +666,235 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let Some(p) = pass.as_mut() else {
                 continue;
             };
+            let free = p.complete
+                && !p.paired
+                && p.zipped.is_none()
+                && (p.stash.is_none() || p.consumed.is_some());
+            cuttable[i] = match p.narrow {
+                _ if !free => None,
+                _ if !p.way4 => Some(Cut::Way8),
+                Some(n) if n.method == "vector_trim_way4" => n
+                    .generics
+                    .first()
+                    .map(|g| Cut::Trimmed(g.text.trim().to_string())),
+                _ => None,
+            };
             vector_step(cx, p, step, out);
         }
+        split_into_passes(cx, chain, &cuttable, before, out);
     }
+}
+
+/// Where a pass can be cut: in Way8, or in Way4 after `vector_trim_way4::<P4>()`.
+#[derive(Clone, Debug)]
+enum Cut {
+    Way8,
+    Trimmed(String),
+}
+
+/// VEC-015: the quick fix for the first VEC-003/VEC-004 of a chain: end the pass in front of
+/// the conflicting op (`vector_final()` + `commit` to a free DM address) and begin a second
+/// pass from the intermediate.
+fn split_into_passes(
+    cx: &FnContext<'_>,
+    chain: &crate::model::Chain,
+    cuttable: &[Option<Cut>],
+    before: usize,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some(conflict) = out[before..]
+        .iter()
+        .find(|d| matches!(d.code(), "VEC-003" | "VEC-004"))
+    else {
+        return;
+    };
+    let at = conflict.span;
+    let Some(j) = chain
+        .steps
+        .iter()
+        .position(|s| s.span == at || s.args.iter().any(|a| a.span == at))
+    else {
+        return;
+    };
+    let step = &chain.steps[j];
+    // A whole main-context pipeline: `ctx.main.begin(..)` ... the conflicting op.
+    let begins = chain.steps[..j]
+        .iter()
+        .any(|s| s.engine == Some(Engine::Begin) && s.context == Some(crate::model::Tu::Main));
+    if !begins {
+        return;
+    }
+    let Some(Some(cut)) = cuttable.get(j) else {
+        return;
+    };
+    let Some(input) = step.input.as_ref() else {
+        return;
+    };
+    let (Some(d), Some(time), Some(packet)) = (
+        input.dtype.as_deref(),
+        layout(Some(input), Slot::Time),
+        layout(Some(input), Slot::Packet),
+    ) else {
+        return;
+    };
+    if !matches!(d, "i32" | "f32") || !time.is_regular() || !packet.is_regular() {
+        return;
+    }
+    let text = |slot: Slot, l: &Layout| match input.get(slot) {
+        Some(v) if v.text.trim_start().starts_with("m!") => v.text.trim().to_string(),
+        _ => format!("m![{l}]"),
+    };
+    let n8 = cx.target.ve_way8_lanes;
+    let time_txt = text(Slot::Time, time);
+    // In Way4 the first pass widens back (`vector_pad_way8`) and the second narrows again.
+    let (packet, packet_txt, widen, narrow) = match cut {
+        Cut::Way8 => (
+            packet.clone(),
+            text(Slot::Packet, packet),
+            String::new(),
+            String::new(),
+        ),
+        Cut::Trimmed(p4) => {
+            let Some(p8) = with_pad(p4, n8) else { return };
+            (
+                packet.window(n8),
+                p8.clone(),
+                format!("vector_pad_way8::<{p8}>()\n        ."),
+                format!("\n        .vector_trim_way4::<{p4}>()"),
+            )
+        }
+    };
+    let packet = &packet;
+    let element = if time.size == 1 {
+        packet_txt.clone()
+    } else {
+        match time.pair(packet) {
+            Ok(l) => format!("m![{l}]"),
+            Err(_) => return,
+        }
+    };
+    let Some(bytes) = time
+        .size
+        .checked_mul(packet.size)
+        .and_then(|n| n.checked_mul(4))
+    else {
+        return;
+    };
+    let Some(addr) = free_dm_address(cx, bytes) else {
+        return;
+    };
+    let names: Vec<&str> = cx.model.tensors.iter().map(|t| t.name.as_str()).collect();
+    let mut tmp = "pass1".to_string();
+    while names.contains(&tmp.as_str()) {
+        tmp.push('_');
+    }
+    // `let out = ..` continues as `let out = ctx.main.begin(out.view())..` (shadowing); a
+    // declared `let out: T = ..` keeps its type on the second pass by wrapping both in a block;
+    // a plain statement binds the first pass to a new name.
+    let (first, second_let, source, close) = match (&chain.binding, &chain.declared) {
+        (Some(b), None) => (None, format!("let {b} = "), b.clone(), false),
+        (Some(_), Some(_)) => (
+            Some(format!("{{\n        let {tmp} = ")),
+            String::new(),
+            tmp,
+            true,
+        ),
+        (None, _) => (Some(format!("let {tmp} = ")), String::new(), tmp, false),
+    };
+    let mut edits = Vec::new();
+    if let Some(open) = first {
+        let s = chain.span.start as usize;
+        edits.push(crate::diagnostic::Edit {
+            span: Span::new(s, s),
+            new_text: open,
+        });
+    }
+    if close {
+        let e = chain.span.end as usize;
+        edits.push(crate::diagnostic::Edit {
+            span: Span::new(e, e),
+            new_text: "\n    }".to_string(),
+        });
+    }
+    edits.push(crate::diagnostic::Edit {
+        span: Span::new(step.span.start as usize, step.span.start as usize),
+        new_text: format!(
+            "{widen}vector_final()\n        .commit::<{element}>({addr:#x});\n    {second_let}ctx\n        \
+             .main\n        .begin({source}.view())\n        .fetch::<{d}, {time_txt}, \
+             {packet_txt}>()\n        .collect::<{time_txt}, {packet_txt}>()\n        \
+             .vector_init()\n        .vector_intra_slice_branch(BranchMode::Unconditional){narrow}\n        ."
+        ),
+    });
+    let msg = format!(
+        "split the pass in front of `{}`: end the first Tensor Unit pass with `vector_final()` and \
+         commit the intermediate ({bytes} bytes per slice, Element `{element}`) to DM at \
+         {addr:#x} (8-byte aligned, clear of every DM range this function places); a second \
+         pass begins from it and runs `{}` onwards",
+        step.method, step.method
+    );
+    edits.sort_by_key(|e| e.span);
+    out.push(Diagnostic::new("VEC-015", at, msg).with_fix(
+        format!("split into two Tensor Unit passes through DM {addr:#x}"),
+        false,
+        edits,
+    ));
+}
+
+/// DM byte ranges `[start, end)` the function's tensors with a known address occupy.
+fn dm_ranges(cx: &FnContext<'_>) -> Vec<(u64, u64)> {
+    let footprint = |ty: &TensorTy| -> Option<u64> {
+        if !matches!(ty.kind, Kind::Dm | Kind::DmView | Kind::DmViewMut) {
+            return None;
+        }
+        let bits = crate::model::types::dtype_bits(ty.dtype.as_deref()?)?;
+        let n = layout(Some(ty), Slot::Element)?.size;
+        n.checked_mul(u64::from(bits))?
+            .checked_add(7)
+            .map(|b| b / 8)
+    };
+    let mut used = Vec::new();
+    for t in &cx.model.tensors {
+        if let (Some(a), Some(b)) = (t.address, footprint(&t.ty)) {
+            used.push((a, a.saturating_add(b)));
+        }
+    }
+    for chain in &cx.model.chains {
+        for s in &chain.steps {
+            if let (Some(a), Some(b)) = (s.address, s.output.as_ref().and_then(footprint)) {
+                used.push((a, a.saturating_add(b)));
+            }
+        }
+    }
+    used.sort_unstable();
+    used.dedup();
+    used
+}
+
+/// The first 8-byte-aligned address after every known DM tensor (or, when that does not fit
+/// the slice, the first gap) where `bytes` fit.
+fn free_dm_address(cx: &FnContext<'_>, bytes: u64) -> Option<u64> {
+    let align = cx.target.dma_dm_align_bytes.max(1);
+    let cap = cx.target.dm_bytes_per_slice;
+    let up = |x: u64| x.checked_add(align - 1).map(|v| v / align * align);
+    let used = dm_ranges(cx);
+    let fits = |a: u64| {
+        a.checked_add(bytes)
+            .is_some_and(|e| e <= cap && used.iter().all(|&(s, t)| e <= s || a >= t))
+    };
+    let top = used.iter().map(|r| r.1).max().unwrap_or(0);
+    if let Some(a) = up(top)
+        && fits(a)
+    {
+        return Some(a);
+    }
+    let mut at = 0u64;
+    for &(s, e) in &used {
+        if fits(at) && at < s {
+            return Some(at);
+        }
+        at = at.max(up(e)?);
+    }
+    fits(at).then_some(at)
 }
 
 /// VEC-001: the dtype entering `vector_init()`.
@@ -785,6 +1027,12 @@ fn vector_step<'a>(
     let Some(stage) = stage_of(m) else {
         return;
     };
+    if matches!(
+        stage,
+        VeStage::Fp | VeStage::IntraSliceReduce | VeStage::FpDiv
+    ) {
+        p.way4_ops += 1;
+    }
     if !order(p, stage, step, out) {
         way(cx, p, stage, step, out);
     }
@@ -860,12 +1108,17 @@ fn way<'a>(
     match stage {
         VeStage::Narrow if !p.way4 => {
             narrow_shape(cx, step, out);
+            split_where_trim_suffices(cx, step, out);
             p.way4 = true;
             p.narrow = Some(step);
+            p.way4_ops = 0;
         }
         VeStage::Widen => {
             match p.narrow {
                 Some(n) if p.way4 => {
+                    if n.method == "vector_split" && m == "vector_concat" && p.way4_ops == 0 {
+                        empty_detour(n, step, out);
+                    }
                     let want = if n.method == "vector_split" {
                         "vector_concat"
                     } else {
@@ -1006,6 +1259,67 @@ fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             ));
         }
     }
+}
+
+/// Flits per slice of a stream: its Time size, when known.
+fn flits(ty: Option<&TensorTy>) -> Option<u64> {
+    layout(ty, Slot::Time).map(|l| l.size)
+}
+
+/// VEC-016: `vector_split` moves lanes 4-7 into Time, doubling the packets of the Way4 section
+/// (cost-model.md P19, L4847, L5257); when those lanes are padding, `vector_trim_way4` keeps the
+/// packet count.
+fn split_where_trim_suffices(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let n4 = cx.target.ve_way4_lanes;
+    if step.method != "vector_split" {
+        return;
+    }
+    let Some(pk) = step.input.as_ref().and_then(|t| t.get(Slot::Packet)) else {
+        return;
+    };
+    let Some(lanes) = pk.layout.as_ref().and_then(valid_lanes) else {
+        return;
+    };
+    if lanes.is_empty() || lanes.iter().any(|&i| i >= n4) {
+        return;
+    }
+    let Some(t) = flits(step.input.as_ref()) else {
+        return;
+    };
+    let trim = with_pad(&pk.text, n4).unwrap_or_else(|| "m![..]".to_string());
+    let pad = with_pad(&pk.text, cx.target.ve_way8_lanes).unwrap_or_else(|| "m![..]".to_string());
+    let msg = format!(
+        "lanes {n4}-{} of Packet `{}` are padding, yet `vector_split` moves them into Time: the \
+         {t} flit(s) per slice become {} packets in the Way4 section, half of them empty ({} \
+         lanes per cycle instead of {}). `vector_trim_way4::<{trim}>()` keeps {t} (widen with \
+         `vector_pad_way8::<{pad}>()`)",
+        cx.target.ve_way8_lanes - 1,
+        pk.text.trim(),
+        t.saturating_mul(2),
+        n4,
+        cx.target.ve_way8_lanes,
+    );
+    out.push(Diagnostic::new("VEC-016", step.span, msg));
+}
+
+/// VEC-016: a split/concat pair with no Way4 op between them only doubles the packet count.
+fn empty_detour(narrow: &Step, widen: &Step, out: &mut Vec<Diagnostic>) {
+    let t = flits(narrow.input.as_ref());
+    let cost = match t {
+        Some(t) => format!(
+            " ({t} flit(s) per slice become {} packets)",
+            t.saturating_mul(2)
+        ),
+        None => String::new(),
+    };
+    let msg = format!(
+        "the stream is split to Way4 and concatenated back with no float, intra-slice reduce or \
+         FpDiv op in between: the detour doubles the packets{cost} and halves Vector Engine \
+         throughput for nothing. Drop both `vector_split` and `vector_concat`"
+    );
+    out.push(
+        Diagnostic::new("VEC-016", widen.span, msg).with_related(narrow.span, "split to Way4 here"),
+    );
 }
 
 /// VEC-006 packet of a Widen step (8 lanes).
@@ -1591,6 +1905,85 @@ mod tests {
             .collect()
     }
 
+    #[test]
+    fn l5260_alu_conflict_split_fix_commits_past_the_output() {
+        // L5260-L5269: AddFxp, MulInt, SubFxp; the split ends the pass before SubFxp. The final
+        // output is committed at 0x1000 (32 bytes), so the intermediate goes to 0x1020.
+        let text = "use furiosa_visa_std::prelude::*;\naxes![A = 2048];\n#[device(chip = 1)]\n\
+                    fn kernel(ctx: &mut Context, a: &DmTensor<i32, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {\n\
+                    let out = ctx.main.begin(a.view()).fetch::<i32, m![1], m![A % 8]>()\
+                    .collect::<m![1], m![A % 8]>().vector_init()\
+                    .vector_intra_slice_branch(BranchMode::Unconditional)\
+                    .vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2)\
+                    .vector_fxp(FxpBinaryOp::SubFxp, 5)\
+                    .vector_final().commit::<m![A % 8]>(0x1000);\n}\n";
+        let diags = crate::check_text(text);
+        let d = diags.iter().find(|d| d.code() == "VEC-015");
+        let d = d.unwrap_or_else(|| panic!("{diags:?}"));
+        assert_eq!(&text[d.span.range()], "FxpBinaryOp::SubFxp");
+        assert!(d.message.contains("32 bytes per slice"), "{}", d.message);
+        let edits = &d.fixes[0].edits;
+        assert_eq!(edits.len(), 1);
+        let e = &edits[0];
+        assert!(
+            e.new_text
+                .starts_with("vector_final()\n        .commit::<m![A % 8]>(0x1020);"),
+            "{}",
+            e.new_text
+        );
+        assert!(e.new_text.contains("let out = ctx"), "{}", e.new_text);
+        assert!(e.new_text.contains(".begin(out.view())"), "{}", e.new_text);
+    }
+
+    #[test]
+    fn free_dm_address_skips_used_ranges() {
+        // Two tensors at 0 (32 B) and 0x1000 (32 B): the next free 8-byte-aligned is 0x1020;
+        // nothing larger than the rest of the 512 KB slice fits.
+        let text = "use furiosa_visa_std::prelude::*;\naxes![A = 2048];\n#[device(chip = 1)]\n\
+                    fn kernel(ctx: &mut Context, a: &DmTensor<i32, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {\n\
+                    let b = ctx.main.begin(a.view()).fetch::<i32, m![1], m![A % 8]>()\
+                    .collect::<m![1], m![A % 8]>().commit::<m![A % 8]>(0);\n\
+                    let c = ctx.main.begin(a.view()).fetch::<i32, m![1], m![A % 8]>()\
+                    .collect::<m![1], m![A % 8]>().commit::<m![A % 8]>(0x1000);\n}\n";
+        let a = crate::db::analyse_text(text);
+        let Some((_, f)) = a.fns.first() else {
+            panic!("no function");
+        };
+        let scope = crate::mapping::Scope::default();
+        let cx = FnContext {
+            model: &f.model,
+            ops: Vec::new(),
+            scope: &scope,
+            target: &crate::target::RNGD,
+        };
+        assert_eq!(dm_ranges(&cx), vec![(0, 32), (0x1000, 0x1020)]);
+        assert_eq!(free_dm_address(&cx, 64), Some(0x1020));
+        assert_eq!(free_dm_address(&cx, 512 * 1024 - 0x1020), Some(0x1020));
+        assert_eq!(free_dm_address(&cx, 512 * 1024 - 0x1020 + 8), None);
+        assert_eq!(free_dm_address(&cx, 512 * 1024), None);
+        assert_eq!(free_dm_address(&cx, u64::MAX), None);
+    }
+
+    #[test]
+    fn l4847_split_of_a_half_empty_packet_and_empty_detour() {
+        // L4847-L4851: split doubles the packets; with lanes 4-7 padding trim keeps them.
+        let d = vec_codes(
+            "f32",
+            ".vector_split::<m![1 # 2], m![A % 4]>().vector_fp_unary(FpUnaryOp::Exp)\
+             .vector_concat::<m![1], m![A % 8]>()",
+        );
+        assert!(!d.iter().any(|(c, _)| c == "VEC-016"), "{d:?}");
+        let d = vec_codes(
+            "i32",
+            ".vector_split::<m![A / 4 % 2], m![A % 4]>().vector_concat::<m![1], m![A % 8]>()",
+        );
+        assert!(
+            d.iter()
+                .any(|(c, s)| c == "VEC-016" && s == "vector_concat"),
+            "{d:?}"
+        );
+    }
+
     fn alu_of(stage: VeStage, op: &str) -> Option<&'static str> {
         alu(stage, &parse_op(op)?)
     }
@@ -1660,7 +2053,14 @@ mod tests {
             ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2)\
              .vector_fxp(FxpBinaryOp::SubFxp, 5)",
         );
-        assert_eq!(got, vec![("VEC-004".into(), "FxpBinaryOp::SubFxp".into())]);
+        // VEC-015 offers the split at the same op.
+        assert_eq!(
+            got,
+            vec![
+                ("VEC-004".into(), "FxpBinaryOp::SubFxp".into()),
+                ("VEC-015".into(), "FxpBinaryOp::SubFxp".into())
+            ]
+        );
     }
 
     #[test]
