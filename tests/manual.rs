@@ -237,3 +237,80 @@ fn l0175_constant_addition_chain() {
     let begin = &chain["steps"][0];
     assert_eq!(begin["time"].as_str(), Some("m![1]"));
 }
+
+/// `text` with every size in its `axes![..]` declarations replaced by `size`.
+fn with_axis_sizes(text: &str, size: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("axes![") {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let end = tail.find(']').map_or(tail.len(), |e| e + 1);
+        let (decl, after) = tail.split_at(end);
+        let mut chars = decl.chars().peekable();
+        while let Some(c) = chars.next() {
+            out.push(c);
+            if c == '=' {
+                while chars.peek() == Some(&' ') {
+                    out.push(' ');
+                    chars.next();
+                }
+                if chars.peek().is_some_and(|c| c.is_ascii_digit()) {
+                    while chars
+                        .peek()
+                        .is_some_and(|c| c.is_ascii_digit() || *c == '_')
+                    {
+                        chars.next();
+                    }
+                    out.push_str(size);
+                }
+            }
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every fixture with every axis of size 0, 1, 2^32 + 1, 2^63 and 2^64 - 1 (and 2^64, which
+/// does not fit): analysed without a panic (diagnostics for the sizes are expected).
+#[test]
+fn extreme_axis_sizes_never_panic() {
+    let mut files = rs_files(&root().join("fixtures/manual"));
+    files.extend(rs_files(&root().join("fixtures/rules")));
+    files.extend(rs_files(&root().join("fixtures/ok")));
+    let sizes = [
+        "0",
+        "1",
+        "4294967297",
+        "9223372036854775808",
+        "18446744073709551615",
+        "18446744073709551616",
+    ];
+    let mut checked = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("UTF-8 fixture");
+        if !text.contains("axes![") {
+            continue;
+        }
+        for size in sizes {
+            let t = with_axis_sizes(&text, size);
+            let result = std::panic::catch_unwind(|| visa_analysis::check_text(&t));
+            assert!(
+                result.is_ok(),
+                "{} panics with every axis of size {size}",
+                f.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}
+
+#[test]
+fn axis_sizes_are_replaced_inside_axes_declarations_only() {
+    assert_eq!(
+        with_axis_sizes("axes![A = 8, B = 1_024]; m![A / 8]", "0"),
+        "axes![A = 0, B = 0]; m![A / 8]"
+    );
+}
