@@ -59,13 +59,7 @@ pub fn normalize(time: &Layout, packet: &Layout, bits: u32, flit_bytes: u64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapping::evaluate;
-
-    fn lay(axes: &str, m: &str) -> Layout {
-        let e = evaluate(axes, m);
-        assert!(e.diagnostics.is_empty(), "{m}: {:?}", e.diagnostics);
-        e.layout.expect("layout")
-    }
+    use crate::mapping::testing::lay;
 
     #[test]
     fn l3566_identity() {

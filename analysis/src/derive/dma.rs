@@ -257,20 +257,8 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapping::evaluate;
+    use crate::mapping::testing::{lay, terms};
     use crate::target::RNGD;
-
-    fn lay(axes: &str, m: &str) -> Layout {
-        let e = evaluate(axes, m);
-        assert!(e.diagnostics.is_empty(), "{m}: {:?}", e.diagnostics);
-        e.layout.expect("layout")
-    }
-
-    fn terms(axes: &str, m: &str) -> Vec<Dim> {
-        m.split(',')
-            .flat_map(|t| lay(axes, t.trim()).dims)
-            .collect()
-    }
 
     /// A DM buffer `m![Slice, Element]` as [`buffer`] builds it (i8).
     fn dm(axes: &str, slice: &str, element: &str) -> Layout {

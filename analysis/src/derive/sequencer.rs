@@ -514,20 +514,7 @@ pub fn commit_sizes(cfg: &Config, bits: u32, allowed: &[u64]) -> CommitSizes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapping::evaluate;
-
-    fn lay(axes: &str, m: &str) -> Layout {
-        let e = evaluate(axes, m);
-        assert!(e.diagnostics.is_empty(), "{m}: {:?}", e.diagnostics);
-        e.layout.expect("layout")
-    }
-
-    /// Digits term by term, as written (each term lowered on its own).
-    fn terms(axes: &str, m: &str) -> Vec<Dim> {
-        m.split(',')
-            .flat_map(|t| lay(axes, t.trim()).dims)
-            .collect()
-    }
+    use crate::mapping::testing::{lay, terms};
 
     fn cfg(axes: &str, buf: &str, time: &str, packet: &str, dir: Direction) -> Config {
         configure(

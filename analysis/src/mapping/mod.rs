@@ -6,6 +6,8 @@ pub mod describe;
 pub mod layout;
 pub mod lower;
 pub mod parse;
+#[cfg(test)]
+pub mod testing;
 
 pub use layout::{Axis, Index, Layout};
 pub use lower::{Scope, lower};

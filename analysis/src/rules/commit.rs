@@ -553,6 +553,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mapping::testing::{lay, terms};
 
     #[test]
     fn stride_zero_commit_is_cmt_006_and_write_is_seq_008() {
@@ -592,19 +593,7 @@ mod tests {
 
     use crate::derive::{Direction, configure};
     use crate::mapping::layout::Factor;
-    use crate::mapping::{Axis, Layout, evaluate};
-
-    fn lay(axes: &str, m: &str) -> Layout {
-        let e = evaluate(axes, m);
-        assert!(e.diagnostics.is_empty(), "{m}: {:?}", e.diagnostics);
-        e.layout.expect("layout")
-    }
-
-    fn terms(axes: &str, m: &str) -> Vec<Dim> {
-        m.split(',')
-            .flat_map(|t| lay(axes, t.trim()).dims)
-            .collect()
-    }
+    use crate::mapping::{Axis, Layout};
 
     fn write(axes: &str, buf: &str, time: &str, packet: &str) -> derive::Config {
         configure(
