@@ -266,3 +266,56 @@ fn model_dump_names_each_steps_types() {
     assert_eq!(commit["dtype"], "i8");
     assert_eq!(commit["address"], 0x1000);
 }
+
+/// `--allow` / `--warn` / `--deny` take a code, a name or a family, like clippy's lint levels;
+/// `--deny BNK-001` is the strict setting of constraints.md §22 A-27.
+#[test]
+fn rule_levels_from_the_command_line() {
+    let severities = |out: &str| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(out).expect("JSON");
+        v["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .map(|d| {
+                format!(
+                    "{} {}",
+                    d["code"].as_str().unwrap_or(""),
+                    d["severity"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    let file = "fixtures/rules/BNK-001.rs";
+    let (code, out) = run(&[file, "--format", "json"]);
+    assert_eq!(
+        (code, severities(&out)),
+        (0, vec!["BNK-001 warning".to_string()])
+    );
+    let (code, out) = run(&[file, "--format", "json", "--deny", "BNK-001"]);
+    assert_eq!(
+        (code, severities(&out)),
+        (1, vec!["BNK-001 error".to_string()])
+    );
+    let (code, out) = run(&[file, "--format", "json", "--deny", "BNK"]);
+    assert_eq!(
+        (code, severities(&out)),
+        (1, vec!["BNK-001 error".to_string()])
+    );
+    let (code, out) = run(&[file, "--format", "json", "--allow", "bank-64-access-rule"]);
+    assert_eq!((code, severities(&out)), (0, Vec::<String>::new()));
+    let (code, out) = run(&[
+        "fixtures/rules/CAP-003.rs",
+        "--format",
+        "json",
+        "--warn",
+        "CAP",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        severities(&out).iter().all(|s| s.ends_with("warning")),
+        "{out}"
+    );
+    let (code, _) = run(&[file, "--deny", "XYZ-001"]);
+    assert_eq!(code, 2);
+}

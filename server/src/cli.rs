@@ -24,9 +24,16 @@ pub struct Cli {
     pub paths: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Human, global = true)]
     pub format: Format,
-    /// Exit with status 1 on warnings too (`--deny warnings`).
-    #[arg(long, value_name = "LEVEL")]
-    pub deny: Vec<DenyLevel>,
+    /// `--deny warnings`: exit with status 1 on warnings too. `--deny RULE`: report a rule as
+    /// an error (a code `BNK-001`, a name `bank-starvation`, or a family `BNK`).
+    #[arg(long, value_name = "warnings|RULE")]
+    pub deny: Vec<String>,
+    /// Report a rule (code, name or family) as a warning.
+    #[arg(long, value_name = "RULE")]
+    pub warn: Vec<String>,
+    /// Do not report a rule (code, name or family).
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
     /// List every rule with its status.
     #[arg(long)]
     pub list_rules: bool,
@@ -69,11 +76,6 @@ pub enum Command {
 pub enum Format {
     Human,
     Json,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DenyLevel {
-    Warnings,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -159,10 +161,77 @@ fn collect_files(paths: &[PathBuf], missing: &mut Vec<String>) -> Vec<PathBuf> {
     files
 }
 
+/// The `--allow` / `--warn` / `--deny` rule selections of the command line.
+struct Levels {
+    allow: Vec<String>,
+    warn: Vec<String>,
+    deny: Vec<String>,
+}
+
+impl Levels {
+    /// Checks every selection names a rule, a rule name or a family.
+    fn new(cli: &Cli) -> Result<Levels, String> {
+        let check = |flag: &str, sels: &[String]| -> Result<Vec<String>, String> {
+            let mut out = Vec::new();
+            for s in sels {
+                if flag == "deny" && s == "warnings" {
+                    continue;
+                }
+                if !registry::all().any(|r| Levels::selects(s, r)) {
+                    return Err(format!(
+                        "--{flag} {s}: no such rule, rule name or family (see `visa-lint --list-rules`)"
+                    ));
+                }
+                out.push(s.clone());
+            }
+            Ok(out)
+        };
+        Ok(Levels {
+            allow: check("allow", &cli.allow)?,
+            warn: check("warn", &cli.warn)?,
+            deny: check("deny", &cli.deny)?,
+        })
+    }
+
+    fn selects(sel: &str, r: &registry::Rule) -> bool {
+        sel.eq_ignore_ascii_case(r.code)
+            || sel == r.name
+            || r.code
+                .split_once('-')
+                .is_some_and(|(family, _)| sel.eq_ignore_ascii_case(family))
+    }
+
+    /// Drops allowed diagnostics and sets the severity of warned and denied ones (deny wins).
+    fn apply(&self, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        let any = |sels: &[String], code: &str| {
+            registry::rule(code).is_some_and(|r| sels.iter().any(|s| Levels::selects(s, r)))
+        };
+        diags
+            .into_iter()
+            .filter(|d| !any(&self.allow, d.code()))
+            .map(|mut d| {
+                if any(&self.deny, d.code()) {
+                    d.severity = Severity::Error;
+                } else if any(&self.warn, d.code()) {
+                    d.severity = Severity::Warning;
+                }
+                d
+            })
+            .collect()
+    }
+}
+
 fn lint(out: &mut dyn WriteColor, cli: &Cli) -> std::io::Result<u8> {
     let mut problems = Vec::new();
     let files = collect_files(&cli.paths, &mut problems);
-    let deny_warnings = cli.deny.contains(&DenyLevel::Warnings);
+    let deny_warnings = cli.deny.iter().any(|d| d == "warnings");
+    let levels = match Levels::new(cli) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("visa-lint: {e}");
+            return Ok(2);
+        }
+    };
     let mut json_diags = Vec::new();
     let mut failed = false;
     let (mut errors, mut warnings, mut others) = (0usize, 0usize, 0usize);
@@ -179,7 +248,7 @@ fn lint(out: &mut dyn WriteColor, cli: &Cli) -> std::io::Result<u8> {
             }
         };
         let name = path.display().to_string();
-        let diags = visa_analysis::check_text(&text);
+        let diags = levels.apply(visa_analysis::check_text(&text));
         for d in &diags {
             match d.severity {
                 Severity::Error => errors += 1,

@@ -37,7 +37,7 @@ pub const RULES: &[Rule] = &[
                (a Time broadcast re-reading the same address). It reports the command only when \
                a DMA may run at the same time (one the schedule does not order before or after \
                it). The compiler then serializes the command with DMA, so this is a warning by \
-               default (constraints.md §22 A-27); `--deny warnings` makes it an error. Fix: pad \
+               default (constraints.md §22 A-27); `--deny BNK-001` (or `--deny warnings`) makes it an error. Fix: pad \
                the row pitch so it is not a multiple of 128 bytes (`m![A, B # 136]`), or \
                reorder Time so the innermost loop walks contiguous memory.",
         bad: "axes![R = 128, C = 128]; // bf16 rows of 256 bytes at DM 0\n\
