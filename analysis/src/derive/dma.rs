@@ -367,6 +367,91 @@ mod tests {
     }
 
     #[test]
+    fn l2698_example4_hbm_to_dm_row_conflicts() {
+        // L2686-L2715 (Example 4), per (cluster_i, dmn_j): read (L2698) [B%256=256:1024,
+        // C/256=4:256, A%32=32:2^21, A/32=2:2^26, C%256=256:1]:256 and write (L2702)
+        // [B%256=256:1024, C/256=4:256, A%32=32:slice_stride, A/32=2:DMN_stride,
+        // C%256=256:1]:256; L2707/L2714: 65536 requests per DMN (256 * 4 * 32 * 2).
+        // The strides are those of HBM `m![A, B, C]` (B / 1024 and B / 256 % 4 are the base
+        // offsets i * 2^20 + j * 2^18) and of a DM Out with slice `m![A]` and element
+        // `m![B % 256, C]`; the printed `Out = { slice: m![A / 4], element: m![B, A % 4, C] }`
+        // (L2691, copied from Example 2) gives neither (reported as a manual slip).
+        let ax = "A = 64, B = 2048, C = 1024";
+        let t = "B % 256, C / 256, A % 32, A / 32";
+        let p = pair(
+            ax,
+            lay(ax, "A, B, C"),
+            dm(ax, "A", "B % 256, C"),
+            t,
+            "C % 256",
+            8,
+        );
+        assert_eq!(
+            p.read.to_string(),
+            format!(
+                "[256 : 1024, 4 : 256, 32 : {}, 2 : {}, 256 : 1] : 256",
+                1u64 << 21,
+                1u64 << 26
+            )
+        );
+        let slice = RNGD.dma_slice_space_bytes;
+        assert_eq!(
+            p.write.to_string(),
+            format!(
+                "[256 : 1024, 4 : 256, 32 : {slice}, 2 : {}, 256 : 1] : 256",
+                32 * slice
+            )
+        );
+        assert_eq!(
+            (p.stride0, p.packets, p.requests),
+            (Some(256), Some(65536), Some(65536))
+        );
+        // L2708: 8 DMNs make 524288 requests.
+        assert_eq!(p.requests.map(|r| r * 8), Some(524_288));
+    }
+
+    #[test]
+    fn l2777_example6_heterogeneous_segmentation() {
+        // L2755-L2807 (Example 6), DM -> HBM, A' = A # 16 (A = 15), per (chip, cluster, dmn k):
+        // In slice m![A' / 4, A' / 2 % 2, B], element m![A' % 2, C]; Out element
+        // m![D % 2, B, A, C]. k = 0..2 (L2777, L2785): read [A'%2=2:256, B=32:slice_stride,
+        // A'/2%2=2:DMN_stride, C=256:1]:256, write [A'%2=2:256, B=32:15*256, A'/2%2=2:512,
+        // C=256:1]:256; L2799: 2 * 32 * 2 = 128 packets of 256 B.
+        let ax = "A = 15, B = 32, C = 256, D = 8";
+        let src = || dm(ax, "A # 16 / 4, A # 16 / 2 % 2, B", "A # 16 % 2, C");
+        let dst = || lay(ax, "D % 2, B, A, C");
+        let slice = RNGD.dma_slice_space_bytes;
+        let p = pair(ax, src(), dst(), "A # 16 % 2, B, A # 16 / 2 % 2", "C", 1);
+        assert_eq!(
+            p.read.to_string(),
+            format!("[2 : 256, 32 : {slice}, 2 : {}, 256 : 1] : 256", 32 * slice)
+        );
+        assert_eq!(
+            p.write.to_string(),
+            format!("[2 : 256, 32 : {}, 2 : 512, 256 : 1] : 256", 15 * 256)
+        );
+        assert_eq!(
+            (p.stride0, p.packets, p.requests),
+            (Some(256), Some(128), Some(128))
+        );
+        // DMN #3, execution #0 (L2779, L2787: A'/2 = 1): 64 packets (L2803).
+        let p = pair(ax, src(), dst(), "A # 16 % 2, B", "C", 1);
+        assert_eq!(
+            p.write.to_string(),
+            format!("[2 : 256, 32 : {}, 256 : 1] : 256", 15 * 256)
+        );
+        assert_eq!(p.packets, Some(64));
+        // Execution #1 (L2788: A'%2 = 1, offset 512): 32 packets (L2805). The read printed
+        // for it at L2780 keeps `A'%2=2`, against its stream `m![A' = 1, ...]` (manual slip).
+        let p = pair(ax, src(), dst(), "B", "C", 1);
+        assert_eq!(
+            p.write.to_string(),
+            format!("[32 : {}, 256 : 1] : 256", 15 * 256)
+        );
+        assert_eq!(p.packets, Some(32));
+    }
+
+    #[test]
     fn l2732_example5_hbm_to_dm() {
         // L2720-L2741: In m![A, B, C, D], Stream time m![C, B % 32, B / 32] packet m![D % 256]
         // (A in cluster/slice, base offsets): read [C=8:512, B%32=32:4096, B/32=2:131072,

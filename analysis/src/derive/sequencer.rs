@@ -906,6 +906,114 @@ mod tests {
     }
 
     #[test]
+    fn l2068_batching_sizes() {
+        // L2061-L2107 (fetch_batch_1..4): contiguous_sram_access_size 384 (L2068, L2079, L2090,
+        // L2101); packet_size 8, 16, 32, 96 bytes (L2069, L2080, L2091, L2102); fetch_size 8,
+        // 16, 32, 32 (L2070, L2081, L2092, L2103); fetches_per_packet 1, 1, 1, 3 (L2071, L2082,
+        // L2093, L2105); cycles 48, 24, 12, 12. The manual counts i4 as one byte: at 8 bits per
+        // element the algorithm prints exactly these numbers. visa-lint packs i4
+        // (constraints.md §22 A-3): bytes halve, fetches per packet and cycles are unchanged.
+        // L2103's "gcd(96, 384) = 32" is docs/manual-notes.md N-8 (the gcd is 96; 32 is the
+        // largest supported divisor).
+        let ax = "N = 4, C = 3, H = 4, W = 8";
+        let all = [1, 2, 4, 8, 16, 32];
+        let cases = [
+            ("N, C, H", "W", (8, 8, 1, 48), (4, 4, 1, 48)),
+            ("N, C, H / 2", "H % 2, W", (16, 16, 1, 24), (8, 8, 1, 24)),
+            ("N, C", "H, W", (32, 32, 1, 12), (16, 16, 1, 12)),
+            ("N", "C, H, W", (96, 32, 3, 12), (48, 16, 3, 12)),
+        ];
+        for (t, p, manual, packed) in cases {
+            let c = read(ax, "N, C, H, W", t, p);
+            assert_eq!(contiguous_elements(&c.entries), 384, "{t} / {p}");
+            for (bits, want) in [(8, manual), (4, packed)] {
+                let f = fetch_sizes(&c, bits, &all);
+                assert_eq!(
+                    (f.packet_bytes, f.fetch_size, f.fetches_per_packet, f.cycles),
+                    (want.0, Some(want.1), Some(want.2), Some(want.3)),
+                    "{t} / {p} at {bits} bits"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn l2054_forty_byte_batch() {
+        // L2053-L2054 (and L2123): fetch_size 8 bytes, fetches_per_packet 5, a 40-byte packet.
+        let c = read("T = 4, A = 40", "T, A", "T", "A");
+        let f = fetch_sizes(&c, 8, &[1, 2, 4, 8, 16, 32]);
+        assert_eq!(
+            (f.packet_bytes, f.fetch_size, f.fetches_per_packet, f.cycles),
+            (40, Some(8), Some(5), Some(20))
+        );
+    }
+
+    #[test]
+    fn l7656_axis_permutation_fetch() {
+        // L7623-L7656 (Fetch and Commit kernel page, Example 1): f8 `m![A, B, C]` (A = 3, B = 5,
+        // C = 2) fetched as Time m![A, B], Packet m![C # 6]: "15 cycles (3×5)" (L7655, L7695),
+        // "Fetch size: 8 bytes per cycle" (L7656). `# 6` is read as the 8-byte row the text
+        // describes ("2 C elements plus 6 bytes padding"), i.e. `C # 8` (constraints.md §22 A-6).
+        let ax = "A = 3, B = 5, C = 2";
+        let c = read(ax, "A, B, C", "A, B", "C # 8");
+        let f = fetch_sizes(&c, 8, &[1, 2, 4, 8, 16, 32]);
+        assert_eq!(
+            (f.packet_bytes, f.fetch_size, f.fetches_per_packet, f.cycles),
+            (8, Some(8), Some(1), Some(15))
+        );
+    }
+
+    #[test]
+    fn l7741_full_flit_fetch() {
+        // L7712-L7756 (Example 2): Time m![A], Packet m![[B, C] # 22] read as the 32-byte packet
+        // the text describes (§22 A-6): "Fetch size: 32 bytes per cycle" (L7741), "Only 3
+        // cycles" (L7747, L7755). L7740's "Time = m![A, B] - 15 cycles" contradicts the code's
+        // `m![A]` and L7747 (manual slip); the algorithm follows the code.
+        let ax = "A = 3, B = 5, C = 2";
+        let c = configure(
+            &lay(ax, "A, B, C"),
+            &lay(ax, "A").dims,
+            &lay(ax, "[B, C] # 32").dims,
+            Direction::Read,
+            8,
+        )
+        .expect("configures");
+        let f = fetch_sizes(&c, 8, &[1, 2, 4, 8, 16, 32]);
+        assert_eq!(
+            (f.packet_bytes, f.fetch_size, f.fetches_per_packet, f.cycles),
+            (32, Some(32), Some(1), Some(3))
+        );
+    }
+
+    #[test]
+    fn l7822_tail_padding_commits() {
+        // L7809-L7858 (Example 3): A = 65 (f8) rows padded to 72/80/88/96 bytes (the manual's
+        // `A # 7/15/23/31` "add n", constraints.md §22 A-6). The commit input is one 32-byte
+        // flit `A % n # 32`; the write sequencer (L7822, L7834, L7846, L7858)
+        // [B=2:row, (A # row)/n=row/n:n, A=n:1] / n and commit_in_size n = 24, 16, 8, 32
+        // (L7818, L7830, L7842, L7854). The fetch side (fetch_size, cycles 6/10/22/6, L7864-L7867)
+        // is `rules::commit::tests::l7860_tail_padding_table`.
+        let ax = "A = 65, B = 2";
+        for (row, n) in [(72u64, 24u64), (80, 16), (88, 8), (96, 32)] {
+            let buf = format!("B, A # {row}");
+            let c = cfg(
+                ax,
+                &buf,
+                &format!("B, A # {row} / {n}"),
+                &format!("A # {row} % {n} # 32"),
+                Direction::Write,
+            );
+            assert_eq!(
+                c.to_string(),
+                format!("[2 : {row}, {} : {n}, {n} : 1] : {n}", row / n),
+                "row {row}"
+            );
+            let s = commit_sizes(&c, 8, &[8, 16, 24, 32]);
+            assert_eq!((s.commit_in_size, s.commit_size), (n, Some(n)), "row {row}");
+        }
+    }
+
+    #[test]
     fn largest_divisor_picks_supported_sizes() {
         assert_eq!(largest_divisor(48, 192, &[1, 2, 4, 8, 16, 32]), Some(16));
         assert_eq!(largest_divisor(96, 384, &[1, 2, 4, 8, 16, 32]), Some(32));
