@@ -842,8 +842,9 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                     let msg = format!(
                         "the padded reduce axis {r} ({n}) spans Slice and Packet: the last valid \
                          slice needs a packet valid count of {} while the others need {stride_p}, \
-                         but the packet count cannot vary by slice. Put R's Packet part in Time \
-                         instead (Slice m![{}], Time m![{r} # {p_size} % {stride_p}]){more}",
+                         but the packet count cannot vary by slice. Put {r}'s Packet part in Time \
+                         instead ({r}'s factors: `{}` in Slice, `{r} # {p_size} % {stride_p}` in \
+                         Time){more}",
                         n % stride_p,
                         slice_txt.join(", "),
                     );
@@ -1358,7 +1359,7 @@ mod tests {
             m.contains("packet valid count of 5 while the others need 8"),
             "{m}"
         );
-        assert!(m.contains("Time m![R # 2048 % 8]"), "{m}");
+        assert!(m.contains("`R # 2048 % 8` in Time"), "{m}");
         // L6540: n % stride_p == 0 (2040 = 255 * 8) is Slice only in disguise.
         let ok = kernel(
             "R = 2040",
