@@ -1268,7 +1268,6 @@ fn fill(ty: &mut TensorTy, want: &TensorTy) {
     }
 }
 
-/// `&x`, `x`: the variable an argument names.
 /// The plain variable a method chain starts from (`x` in `x.view().to_hbm(…).await`).
 fn root_var(e: &ast::Expr) -> Option<String> {
     match e {
@@ -1280,6 +1279,7 @@ fn root_var(e: &ast::Expr) -> Option<String> {
     }
 }
 
+/// `&x`, `x`: the variable an argument names.
 fn var_name(e: &ast::Expr) -> Option<String> {
     match e {
         ast::Expr::RefExpr(r) => var_name(&r.expr()?),
