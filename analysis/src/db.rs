@@ -263,12 +263,11 @@ pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
     };
     let fn_model = build::build_fn(&f, env, scope.clone());
     diagnostics.extend(fn_model.diagnostics.iter().cloned());
-    diagnostics.extend(crate::rules::check_fn(&crate::rules::FnContext {
-        model: &fn_model,
-        ops: crate::derive::ops(&fn_model, &crate::target::RNGD),
-        scope: &scope,
-        target: &crate::target::RNGD,
-    }));
+    diagnostics.extend(crate::rules::check_fn(&crate::rules::FnContext::new(
+        &fn_model,
+        &scope,
+        &crate::target::RNGD,
+    )));
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
     FnAnalysis {

@@ -4,7 +4,7 @@ use super::FnContext;
 use super::alignment::{canonical, elems_for, written};
 use super::commit::pad_last_term;
 use super::registry::{Rule, Status};
-use crate::derive::dma::{self, DmaOp, DmaPair, Media};
+use crate::derive::dma::{DmaOp, DmaPair, Media};
 use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
@@ -791,9 +791,9 @@ fn check_segmentation(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
 }
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    for op in dma::ops(cx.model, cx.target) {
+    for op in &cx.dma_ops {
         if let Ok(p) = &op.pair {
-            check_pair(cx, &op, p, out);
+            check_pair(cx, op, p, out);
         }
     }
     check_hbm_read_address(cx, out);

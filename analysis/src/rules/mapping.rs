@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::FnContext;
 use super::registry::{Rule, Status};
 use crate::derive::DeriveError;
-use crate::derive::dma::{self, Media};
+use crate::derive::dma::Media;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::ast::{Expr, Op as MapOp, SizeExpr};
 use crate::mapping::layout::Dim;
@@ -489,7 +489,7 @@ fn check_coverage(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// MAP-010 (moves) and MAP-011 for DMA transfers (`to_dm`, `to_hbm`): the fetch/commit and
 /// `BufTensor` read/write cases are SEQ-006/SEQ-007's.
 fn check_moves(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    for op in dma::ops(cx.model, cx.target) {
+    for op in &cx.dma_ops {
         let what = match (op.src_media, op.dst_media) {
             (Media::Hbm, Media::Dm) => "HBM-to-DM",
             (Media::Dm, Media::Hbm) => "DM-to-HBM",

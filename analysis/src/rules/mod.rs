@@ -32,9 +32,24 @@ pub struct FnContext<'a> {
     pub model: &'a FnModel,
     /// The derived sequencer operations of the function (computed once for every family).
     pub ops: Vec<crate::derive::Op<'a>>,
+    /// The derived DMA transfers (read/write sequencer pairs) of the function, also once.
+    pub dma_ops: Vec<crate::derive::dma::DmaOp<'a>>,
     /// The axes and aliases in scope for the function.
     pub scope: &'a Scope,
     pub target: &'a Target,
+}
+
+impl<'a> FnContext<'a> {
+    /// The context of one function, with its derivations computed once for every family.
+    pub fn new(model: &'a FnModel, scope: &'a Scope, target: &'a Target) -> Self {
+        FnContext {
+            model,
+            ops: crate::derive::ops(model, target),
+            dma_ops: crate::derive::dma::ops(model, target),
+            scope,
+            target,
+        }
+    }
 }
 
 /// Runs every model-level rule family over one function. (KRN rules run while the model is

@@ -1950,12 +1950,7 @@ mod tests {
             panic!("no function");
         };
         let scope = crate::mapping::Scope::default();
-        let cx = FnContext {
-            model: &f.model,
-            ops: Vec::new(),
-            scope: &scope,
-            target: &crate::target::RNGD,
-        };
+        let cx = FnContext::new(&f.model, &scope, &crate::target::RNGD);
         assert_eq!(dm_ranges(&cx), vec![(0, 32), (0x1000, 0x1020)]);
         assert_eq!(free_dm_address(&cx, 64), Some(0x1020));
         assert_eq!(free_dm_address(&cx, 512 * 1024 - 0x1020), Some(0x1020));
