@@ -582,6 +582,23 @@ fn check_tail_padding(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The fix of a misaligned constant address: round it up to the next multiple of `align`,
+/// written in the argument's own notation (`0x..`, `1 << n` or decimal).
+fn round_up_fix(d: Diagnostic, arg: &Arg, addr: u64, align: u64) -> Diagnostic {
+    match round_up(addr, align) {
+        Some(up) => {
+            let text = address_text(&arg.text, up);
+            d.with_edit(
+                format!("round the address up to {text}"),
+                false,
+                arg.span,
+                text,
+            )
+        }
+        None => d,
+    }
+}
+
 /// ALN-001 and ALN-002 on constant addresses.
 fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(addr), Some(k)) = (step.address, address_arg(&step.method)) else {
@@ -603,14 +620,7 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                     addr % a
                 ),
             );
-            if let Some(up) = round_up(addr, a) {
-                d = d.with_edit(
-                    format!("round the address up to {}", address_text(&arg.text, up)),
-                    false,
-                    arg.span,
-                    address_text(&arg.text, up),
-                );
-            }
+            d = round_up_fix(d, arg, addr, a);
             out.push(d);
         }
         return;
@@ -627,14 +637,7 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 arg.text.trim()
             ),
         );
-        if let Some(up) = round_up(addr, size) {
-            d = d.with_edit(
-                format!("round the address up to {}", address_text(&arg.text, up)),
-                false,
-                arg.span,
-                address_text(&arg.text, up),
-            );
-        }
+        d = round_up_fix(d, arg, addr, size);
         out.push(d);
         return;
     }
@@ -679,14 +682,7 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             addr % a
         ),
     );
-    if let Some(up) = round_up(addr, a) {
-        d = d.with_edit(
-            format!("round the address up to {}", address_text(&arg.text, up)),
-            false,
-            arg.span,
-            address_text(&arg.text, up),
-        );
-    }
+    d = round_up_fix(d, arg, addr, a);
     out.push(d);
 }
 
