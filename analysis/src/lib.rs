@@ -9,6 +9,7 @@ pub mod diagnostic;
 pub mod mapping;
 pub mod model;
 pub mod rules;
+pub mod sim;
 pub mod syntax;
 pub mod target;
 
