@@ -223,6 +223,17 @@ fn tasks(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) -> Vec<
     out
 }
 
+/// The operation that sets a task's duration: the most cycles, the earliest stage on ties.
+pub(crate) fn limiting<'a>(ops: impl Iterator<Item = &'a OpCost>) -> Option<&'a OpCost> {
+    let mut best: Option<&OpCost> = None;
+    for o in ops {
+        if best.is_none_or(|b| o.cycles > b.cycles) {
+            best = Some(o);
+        }
+    }
+    best
+}
+
 /// Simulates one function: its operations' costs and their schedule.
 pub fn simulate(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) -> KernelCost {
     let pending = tasks(model, ops, dma, t);
@@ -294,12 +305,7 @@ pub fn simulate(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) 
         }
         out[k].critical = true;
         let dur = out[k].end - out[k].start;
-        if let Some(o) = out[k]
-            .ops
-            .iter()
-            .map(|&i| &all_ops[i])
-            .max_by_key(|o| o.cycles)
-        {
+        if let Some(o) = limiting(out[k].ops.iter().map(|&i| &all_ops[i])) {
             *engines.entry(o.engine).or_default() += dur;
         }
         cur = out[k].waits_for;

@@ -87,7 +87,7 @@ pub fn timeline(kernels: &[&KernelCost], line_of: &dyn Fn(usize, Span) -> u32) -
             for task in k.tasks.iter().filter(|t| t.lane == *lane) {
                 let x0 = x_of(task.start);
                 let w = (x_of(task.end).saturating_sub(x0)).max(2);
-                let main_op = task.ops.iter().map(|&i| &k.ops[i]).max_by_key(|o| o.cycles);
+                let main_op = super::schedule::limiting(task.ops.iter().map(|&i| &k.ops[i]));
                 let engine = main_op.map_or("", |o| o.engine);
                 let line = task.ops.first().map_or(0, |&i| line_of(ki, k.ops[i].span));
                 let names: Vec<&str> = task.ops.iter().map(|&i| k.ops[i].op).collect();

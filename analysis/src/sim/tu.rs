@@ -450,8 +450,21 @@ fn commit(step: &Step, ops: &[Op<'_>], t: &Target) -> OpCost {
     } else {
         t.commit_sizes_main
     };
-    let s = derive::commit_sizes(cfg, bits, allowed);
+    let mut s = derive::commit_sizes(cfg, bits, allowed);
     let steps = derive::time_steps(cfg);
+    let unit = t.commit_stride_align_bytes.max(1);
+    if s.commit_size.is_none() && !s.commit_in_size.is_multiple_of(unit) {
+        // Commits move whole 8-byte units: the tail of a truncated packet is written with its
+        // padding (L7699, "a dummy is added to align the tail to 8 bytes").
+        let round = |b: u64| b.div_ceil(unit).saturating_mul(unit);
+        let (i, c) = (round(s.commit_in_size), round(s.contiguous_bytes));
+        s.commit_size = derive::largest_divisor(i, c, allowed);
+        s.commit_in_size = i;
+        s.contiguous_bytes = c;
+        o.assumptions.push(Assumption::new(format!(
+            "commit_in_size rounded up to whole {unit}-byte units (L7699)"
+        )));
+    }
     let Some(cs) = s.commit_size else {
         return unknown(o, "a commit size");
     };
