@@ -11,6 +11,7 @@ const LANE_H: u64 = 34;
 const TITLE_H: u64 = 30;
 const AXIS_H: u64 = 22;
 const GAP: u64 = 18;
+const LEGEND_H: u64 = 18;
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -18,6 +19,19 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
+
+/// Engines in pipeline order, DMA last.
+const ENGINES: [&str; 9] = [
+    "Fetch Engine",
+    "Switch Engine",
+    "Collect Engine",
+    "Contraction Engine",
+    "Vector Engine",
+    "Cast Engine",
+    "Transpose Engine",
+    "Commit Engine",
+    "DMA",
+];
 
 fn color(engine: &str) -> &'static str {
     match engine {
@@ -46,7 +60,7 @@ pub fn timeline(kernels: &[&KernelCost], line_of: &dyn Fn(usize, Span) -> u32) -
     };
     let height: u64 = kernels
         .iter()
-        .map(|k| TITLE_H + AXIS_H + LANE_H * lanes_of(k).len().max(1) as u64 + GAP)
+        .map(|k| TITLE_H + AXIS_H + LEGEND_H + LANE_H * lanes_of(k).len().max(1) as u64 + GAP)
         .sum::<u64>()
         .max(40);
     let mut s = String::new();
@@ -92,6 +106,17 @@ pub fn timeline(kernels: &[&KernelCost], line_of: &dyn Fn(usize, Span) -> u32) -
                 let line = task.ops.first().map_or(0, |&i| line_of(ki, k.ops[i].span));
                 let names: Vec<&str> = task.ops.iter().map(|&i| k.ops[i].op).collect();
                 let label = format!("L{line} {}", names.join("+"));
+                // About 6.5 px per character at 11 px: the full label when it fits the bar,
+                // the line alone when that fits, nothing otherwise (the tooltip keeps it all).
+                let fits = |t: &str| (t.chars().count() as u64) * 13 / 2 + 6 <= w;
+                let short = format!("L{line}");
+                let shown = if fits(&label) {
+                    label.clone()
+                } else if fits(&short) {
+                    short
+                } else {
+                    String::new()
+                };
                 let stroke = if task.critical {
                     r##" stroke="#d00000" stroke-width="2.5""##
                 } else {
@@ -99,7 +124,8 @@ pub fn timeline(kernels: &[&KernelCost], line_of: &dyn Fn(usize, Span) -> u32) -
                 };
                 let _ = writeln!(
                     s,
-                    r#"<g class="bar" data-line="{line}" data-critical="{}"><title>{} [{}..{}) {} cycles</title><rect x="{x0}" y="{}" width="{w}" height="{}" fill="{}"{stroke}/><text x="{}" y="{}" clip-path="none">{}</text></g>"#,
+                    r#"<g class="bar" data-line="{line}" data-label="{}" data-critical="{}"><title>{} [{}..{}) {} cycles</title><rect x="{x0}" y="{}" width="{w}" height="{}" fill="{}"{stroke}/><text x="{}" y="{}" clip-path="none">{}</text></g>"#,
+                    escape(&label),
                     task.critical,
                     escape(&label),
                     task.start,
@@ -110,7 +136,7 @@ pub fn timeline(kernels: &[&KernelCost], line_of: &dyn Fn(usize, Span) -> u32) -
                     color(engine),
                     x0 + 3,
                     ly + LANE_H / 2 + 4,
-                    escape(&label)
+                    escape(&shown)
                 );
             }
             s.push_str("</g>\n");
@@ -127,7 +153,39 @@ pub fn timeline(kernels: &[&KernelCost], line_of: &dyn Fn(usize, Span) -> u32) -
                 y + 16
             );
         }
-        y += AXIS_H + GAP;
+        y += AXIS_H;
+        // The legend: the colour of each engine that limits a bar, in pipeline order.
+        let mut engines: Vec<&str> = k
+            .tasks
+            .iter()
+            .filter_map(|t| super::schedule::limiting(t.ops.iter().map(|&i| &k.ops[i])))
+            .map(|o| o.engine)
+            .collect();
+        engines.sort_by_key(|e| ENGINES.iter().position(|x| x == e));
+        engines.dedup();
+        let mut x = LEFT;
+        for e in engines {
+            let _ = writeln!(
+                s,
+                r##"<g class="legend"><rect x="{x}" y="{}" width="10" height="10" fill="{}" stroke="#333333" stroke-width="0.5"/><text x="{}" y="{}">{}</text></g>"##,
+                y + 2,
+                color(e),
+                x + 14,
+                y + 11,
+                escape(e)
+            );
+            x += 14 + (e.chars().count() as u64) * 13 / 2 + 16;
+        }
+        if k.tasks.iter().any(|t| t.critical) {
+            let _ = writeln!(
+                s,
+                r##"<g class="legend"><rect x="{x}" y="{}" width="10" height="10" fill="#ffffff" stroke="#d00000" stroke-width="2"/><text x="{}" y="{}">critical path</text></g>"##,
+                y + 2,
+                x + 14,
+                y + 11
+            );
+        }
+        y += LEGEND_H + GAP;
         s.push_str("</g>\n");
     }
     s.push_str("</svg>\n");
