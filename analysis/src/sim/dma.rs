@@ -167,11 +167,13 @@ pub fn shape(op: &DmaOp<'_>, t: &Target) -> Option<(DmaShape, Vec<Assumption>)> 
         (Media::Dm, _) => op.step.input.as_ref(),
         _ => None,
     };
+    // Used positions: padding clusters and slices hold nothing to move.
     let size = |s: Slot| {
         dm_ty
             .and_then(|ty| ty.get(s))
             .and_then(|m| m.layout.as_ref())
-            .map_or(1, |l| l.size.max(1))
+            .and_then(crate::rules::transpose::used)
+            .map_or(1, |n| n.max(1))
     };
     let per_engine_slices = t
         .dmns_per_dma_engine

@@ -21,11 +21,17 @@ fn size(t: Option<&TensorTy>, s: Slot) -> Option<u64> {
     Some(t?.get(s)?.layout.as_ref()?.size)
 }
 
-/// Slices the stream runs on: Chip × Cluster × Slice of the type (1 where unknown).
-fn slices(t: Option<&TensorTy>) -> u64 {
+/// Slices that hold data: the used positions of Chip × Cluster × Slice (1 where unknown);
+/// padding slices (`m![1 # 256]`) run the same sequencer but move nothing.
+pub(crate) fn slices(t: Option<&TensorTy>) -> u64 {
     [Slot::Chip, Slot::Cluster, Slot::Slice]
         .iter()
-        .map(|&s| size(t, s).unwrap_or(1).max(1))
+        .map(|&s| {
+            t.and_then(|x| x.get(s)?.layout.as_ref())
+                .and_then(trn::used)
+                .unwrap_or(1)
+                .max(1)
+        })
         .fold(1u64, u64::saturating_mul)
 }
 
