@@ -427,3 +427,24 @@ fn l0153_main_waits_for_the_sub_contexts_trf_load() {
     assert!(k.tasks.iter().all(|t| t.critical));
     assert_eq!(k.total_cycles, k.tasks.last().map_or(0, |t| t.end));
 }
+
+#[test]
+fn l2909_a_bank_starving_fetch_holds_back_the_next_dma() {
+    // L2898-L2909: 64 or more consecutive accesses to one DM bank while the DMA may be active;
+    // "the compiler schedules them as if they occupy DMA". The BNK-001 fixture's fetch walks
+    // a column (128 accesses to bank 0), so the DMA of `w` after it waits for it.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules/BNK-001.rs"),
+    )
+    .expect("fixture");
+    let k = &kernels(&text)[0];
+    let lanes: Vec<Lane> = k.tasks.iter().map(|t| t.lane).collect();
+    assert_eq!(lanes, [Lane::Dma, Lane::Main, Lane::Dma]);
+    let (fetch, w) = (&k.tasks[1], &k.tasks[2]);
+    assert!(fetch.holds_dma);
+    assert_eq!(w.start, fetch.end);
+    // Without the rule the DMA would start when the first one ends, alongside the fetch: the
+    // hint names the difference.
+    let saves = k.hints().iter().find(|h| h.0.op == "fetch").map(|h| h.2);
+    assert_eq!(saves, Some(fetch.end - fetch.start));
+}

@@ -136,8 +136,6 @@ pub struct Target {
     pub hbm_rmw_factor: u64,
     /// How much slower a misaligned DM write is under read-modify-write: "tripling" (L2414).
     pub dm_rmw_factor: u64,
-    /// PCIe bytes per cycle, reads and writes (L2389, L2605).
-    pub pcie_bytes_per_cycle: u64,
     /// Fetch-adapter type conversion latency in cycles: "1-2 cycles", the upper bound (L2135).
     pub fetch_cast_latency_cycles: u64,
     /// Latency of each Vector Engine ALU stage in cycles (L5275-L5277).
@@ -279,7 +277,6 @@ pub const RNGD: Target = Target {
     hbm_row_lsb_bit: 21,
     hbm_rmw_factor: 50,
     dm_rmw_factor: 3,
-    pcie_bytes_per_cycle: 30,
     fetch_cast_latency_cycles: 2,
     ve_alu_latency_cycles: 1,
     switch_custom_setup_cycles: 256,

@@ -111,7 +111,12 @@ fn side(m: Media, s: &DmaShape, t: &Target, write: bool) -> (u64, &'static str) 
 
 /// The cost of one DMA operation of the given shape.
 pub fn dma_cost(s: &DmaShape, t: &Target) -> DmaCost {
-    let engine = s.requests_per_engine;
+    // One request per cycle: 256 B/cycle (L2596).
+    let per_request = s
+        .request_bytes
+        .div_ceil(t.dma_engine_bytes_per_cycle.max(1))
+        .max(1);
+    let engine = s.requests_per_engine.saturating_mul(per_request);
     let (r_mem, r_name) = side(s.src, s, t, false);
     let (w_mem, w_name) = side(s.dst, s, t, true);
     let read = engine.max(r_mem);

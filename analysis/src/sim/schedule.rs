@@ -5,14 +5,15 @@
 
 use super::dma::{dma_cost, hints as dma_hints, shape};
 use super::{Assumption, KernelCost, Lane, LaneUse, OpCost, Task, tu};
-use crate::derive::Op;
 use crate::derive::dma::DmaOp;
+use crate::derive::{Op, OpKind};
 use crate::model::{Engine, FnModel, Step, Tu};
 use crate::rules::bank;
 use crate::target::Target;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A task before scheduling.
+#[derive(Clone)]
 struct Pending {
     lane: Lane,
     ops: Vec<OpCost>,
@@ -60,23 +61,60 @@ fn is_tu(step: &Step) -> bool {
 }
 
 /// The 64-access rule (L2898, L2909): a fetch or commit with that many consecutive accesses to
-/// one DM bank is scheduled as if it occupied the DMA lane.
-fn starves_bank(steps: &[&Step], ops: &[Op<'_>], t: &Target) -> bool {
+/// one DM bank is scheduled as if it occupied the DMA lane. Accesses are fetch_size /
+/// commit_size chunks; a fetch starts at its source tensor's address, a commit at its own.
+fn starves_bank(model: &FnModel, steps: &[&Step], ops: &[Op<'_>], t: &Target) -> bool {
+    let source = steps.iter().flat_map(|s| s.args.iter()).find_map(|a| {
+        let mut names = BTreeSet::new();
+        identifiers(&a.text, &mut names);
+        model
+            .tensors
+            .iter()
+            .rev()
+            .find(|v| names.contains(&v.name))
+            .and_then(|v| v.address)
+    });
     steps.iter().any(|s| {
-        ops.iter()
-            .filter(|o| o.span == s.span)
-            .any(|o| match (&o.config, o.bits) {
-                (Ok(cfg), Some(bits)) => {
-                    let acc = bank::accesses(cfg, bits, None);
-                    bank::runs(&acc, s.address.unwrap_or(0), t)
-                        .is_some_and(|r| r.run >= t.bank_max_consecutive)
+        ops.iter().filter(|o| o.span == s.span).any(|o| {
+            let (Ok(cfg), Some(bits)) = (&o.config, o.bits) else {
+                return false;
+            };
+            if cfg.entries.is_empty() {
+                return false;
+            }
+            let sub = o.context == Some(Tu::Sub);
+            let (chunk, base) = match o.kind {
+                OpKind::Fetch => {
+                    let sizes = if sub {
+                        t.fetch_sizes_sub
+                    } else {
+                        t.fetch_sizes_main
+                    };
+                    (
+                        crate::derive::fetch_sizes(cfg, bits, sizes).fetch_size,
+                        source,
+                    )
                 }
-                _ => false,
-            })
+                OpKind::Commit => {
+                    let sizes = if sub {
+                        t.commit_sizes_sub
+                    } else {
+                        t.commit_sizes_main
+                    };
+                    (
+                        crate::derive::commit_sizes(cfg, bits, sizes).commit_size,
+                        s.address,
+                    )
+                }
+                _ => return false,
+            };
+            let acc = bank::accesses(cfg, bits, chunk);
+            bank::runs(&acc, base.unwrap_or(0), t).is_some_and(|r| r.run >= t.bank_max_consecutive)
+        })
     })
 }
 
-fn tu_task(steps: &[&Step], ops: &[Op<'_>], t: &Target) -> Option<Pending> {
+fn tu_task(model: &FnModel, steps: &[&Step], ops: &[Op<'_>], t: &Target) -> Option<Pending> {
     let costs = tu::stages(steps, ops, t);
     if costs.is_empty() {
         return None;
@@ -96,7 +134,7 @@ fn tu_task(steps: &[&Step], ops: &[Op<'_>], t: &Target) -> Option<Pending> {
             identifiers(&a.text, &mut reads);
         }
     }
-    let holds_dma = starves_bank(steps, ops, t);
+    let holds_dma = starves_bank(model, steps, ops, t);
     let mut costs = costs;
     if holds_dma && let Some(first) = costs.first_mut() {
         first.assumptions.push(Assumption::new(format!(
@@ -191,7 +229,7 @@ fn tasks(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) -> Vec<
         let first = out.len();
         let mut run: Vec<&Step> = Vec::new();
         let flush = |run: &mut Vec<&Step>, out: &mut Vec<Pending>| {
-            if let Some(p) = tu_task(run, ops, t) {
+            if let Some(p) = tu_task(model, run, ops, t) {
                 out.push(p);
             }
             run.clear();
@@ -237,6 +275,42 @@ pub(crate) fn limiting<'a>(ops: impl Iterator<Item = &'a OpCost>) -> Option<&'a 
 /// Simulates one function: its operations' costs and their schedule.
 pub fn simulate(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) -> KernelCost {
     let pending = tasks(model, ops, dma, t);
+    // What the 64-access rule costs: the same schedule with every task off the DMA lane.
+    let bank_saving = if pending.iter().any(|p| p.holds_dma) {
+        let free: Vec<Pending> = pending
+            .iter()
+            .cloned()
+            .map(|p| Pending {
+                holds_dma: false,
+                ..p
+            })
+            .collect();
+        let without = schedule(model, free).total_cycles;
+        let mut with = schedule(model, pending);
+        let saves = with.total_cycles.saturating_sub(without);
+        if saves > 0
+            && let Some(task) = with.tasks.iter().find(|t| t.holds_dma)
+            && let Some(&i) = task.ops.first()
+        {
+            with.ops[i].hints.push((
+                format!(
+                    "{} or more consecutive accesses to one DM bank keep the DMA waiting \
+                     (L2909): a stride that is not a multiple of {} bytes, or a contiguous \
+                     innermost loop, lets the DMA run alongside",
+                    t.bank_max_consecutive,
+                    t.dm_bank_bytes.saturating_mul(t.dm_banks)
+                ),
+                saves,
+            ));
+        }
+        return with;
+    } else {
+        pending
+    };
+    schedule(model, bank_saving)
+}
+
+fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
     let mut all_ops: Vec<OpCost> = Vec::new();
     let mut out: Vec<Task> = Vec::new();
     let mut free: BTreeMap<Lane, (u64, Option<usize>)> = BTreeMap::new();
