@@ -172,3 +172,50 @@ fn cost_of_a_missing_file_is_status_2() {
     let (code, _) = run(&["cost", "fixtures/manual/no_such_file.rs"]);
     assert_eq!(code, 2);
 }
+
+/// `text` with every axis of its `axes![...]` declarations set to `size`.
+fn with_axis_sizes(text: &str, size: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("axes![") {
+        let (head, tail) = rest.split_at(i + "axes![".len());
+        out.push_str(head);
+        let end = tail.find(']').unwrap_or(tail.len());
+        let decls: Vec<String> = tail[..end]
+            .split(',')
+            .map(|d| match d.split_once('=') {
+                Some((name, v)) if v.trim().chars().all(|c| c.is_ascii_digit()) => {
+                    format!("{}= {size}", name)
+                }
+                _ => d.to_string(),
+            })
+            .collect();
+        out.push_str(&decls.join(","));
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn cost_never_panics_with_huge_axes() {
+    // Axes of 2^40 and 2^64 - 1 on every manual kernel: cycle counts saturate, nothing panics,
+    // and the reports and the timeline still render.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/manual");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).expect("fixtures/manual").flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        for size in ["1099511627776", "18446744073709551615"] {
+            let t = with_axis_sizes(&text, size);
+            let ks = visa_server::cost::kernels(&t);
+            n += ks.len();
+            let _ = visa_server::cost::human_report("f.rs", &t, &ks);
+            let _ = visa_server::cost::json_report(&t, &ks);
+            let svg = visa_server::cost::timeline_svg(&t, &ks);
+            assert!(roxmltree::Document::parse(&svg).is_ok());
+        }
+    }
+    assert!(n > 100, "{n} kernels");
+}

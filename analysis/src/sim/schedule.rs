@@ -261,11 +261,16 @@ fn tasks(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) -> Vec<
     out
 }
 
-/// The operation that sets a task's duration: the most cycles, the earliest stage on ties.
+/// The operation that sets a task's duration: the most cycles, the earliest stage on ties,
+/// and never the Cast Engine when another stage ties with it ("a pass-through stage that is
+/// never the pipeline bottleneck", L6819).
 pub(crate) fn limiting<'a>(ops: impl Iterator<Item = &'a OpCost>) -> Option<&'a OpCost> {
     let mut best: Option<&OpCost> = None;
     for o in ops {
-        if best.is_none_or(|b| o.cycles > b.cycles) {
+        let better = best.is_none_or(|b| {
+            o.cycles > b.cycles || (o.cycles == b.cycles && b.op == "cast" && o.op != "cast")
+        });
+        if better {
             best = Some(o);
         }
     }
@@ -380,7 +385,8 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
         out[k].critical = true;
         let dur = out[k].end - out[k].start;
         if let Some(o) = limiting(out[k].ops.iter().map(|&i| &all_ops[i])) {
-            *engines.entry(o.engine).or_default() += dur;
+            let e = engines.entry(o.engine).or_default();
+            *e = e.saturating_add(dur);
         }
         cur = out[k].waits_for;
     }
@@ -396,7 +402,7 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
                 .iter()
                 .filter(|t| t.lane == l)
                 .map(|t| t.end - t.start)
-                .sum();
+                .fold(0u64, u64::saturating_add);
             let used = out.iter().any(|t| t.lane == l);
             used.then(|| LaneUse {
                 lane: l,

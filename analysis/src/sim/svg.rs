@@ -144,7 +144,7 @@ pub fn timeline(kernels: &[&KernelCost], line_of: &dyn Fn(usize, Span) -> u32) -
         y += LANE_H * lanes.len().max(1) as u64;
         // The cycle axis: 0, the quarters, the total.
         for q in 0..=4u64 {
-            let c = total * q / 4;
+            let c = (u128::from(total) * u128::from(q) / 4) as u64;
             let x = x_of(c);
             let _ = writeln!(
                 s,

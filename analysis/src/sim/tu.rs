@@ -153,11 +153,12 @@ fn fetch(step: &Step, ops: &[Op<'_>], t: &Target) -> OpCost {
                     format!(
                         "the packet uses {} of a {}-byte flit and the next time loop ({} steps) \
                          is contiguous with it: merging them into one packet padded to {} bytes \
-                         takes {alt} cycles (L7720)",
+                         takes {alt} cycle{} (L7720)",
                         derive::bytes(used, bits),
                         t.flit_bytes,
                         inner.size,
-                        t.flit_bytes
+                        t.flit_bytes,
+                        if alt == 1 { "" } else { "s" }
                     ),
                     cycles - alt,
                 ));
