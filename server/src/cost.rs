@@ -66,6 +66,11 @@ pub fn json_report(text: &str, kernels: &[(u32, KernelCost)]) -> Value {
                 .iter()
                 .map(|l| json!({"lane": l.lane.as_str(), "busy": l.busy, "percent": l.percent}))
                 .collect();
+            let engines: Vec<Value> = k
+                .engines
+                .iter()
+                .map(|e| json!({"engine": e.engine, "busy": e.busy, "percent": e.percent}))
+                .collect();
             let hints: Vec<Value> = k
                 .hints()
                 .into_iter()
@@ -79,6 +84,7 @@ pub fn json_report(text: &str, kernels: &[(u32, KernelCost)]) -> Value {
                 "ops": ops,
                 "tasks": tasks,
                 "lanes": lanes,
+                "engines": engines,
                 "assumptions": k.assumptions.iter().map(|a| a.0.clone()).collect::<Vec<_>>(),
                 "hints": hints,
             })
@@ -130,6 +136,12 @@ pub fn human_report(file: &str, text: &str, kernels: &[(u32, KernelCost)]) -> St
             .map(|l| format!("{} {} cycles ({}%)", l.lane.as_str(), l.busy, l.percent))
             .collect();
         let _ = writeln!(s, "  timeline: {}", lanes.join(", "));
+        let engines: Vec<String> = k
+            .engines
+            .iter()
+            .map(|e| format!("{} {} ({}%)", e.engine, e.busy, e.percent))
+            .collect();
+        let _ = writeln!(s, "  engines busy: {}", engines.join(", "));
         let critical: Vec<String> = k
             .tasks
             .iter()

@@ -114,6 +114,16 @@ pub struct LaneUse {
     pub percent: u64,
 }
 
+/// An engine's share of the kernel: the cycles its operations keep it busy (DMA: its
+/// transfers' durations), against the total.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineUse {
+    pub engine: &'static str,
+    pub busy: u64,
+    /// `busy / total`, in percent.
+    pub percent: u64,
+}
+
 /// What one function costs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelCost {
@@ -123,6 +133,8 @@ pub struct KernelCost {
     pub tasks: Vec<Task>,
     pub total_cycles: u64,
     pub lanes: Vec<LaneUse>,
+    /// Per engine, in pipeline order (DMA last).
+    pub engines: Vec<EngineUse>,
     /// The engine that holds the critical path longest (`None` without operations).
     pub bottleneck: Option<&'static str>,
     /// Every assumption of every operation, once, sorted.

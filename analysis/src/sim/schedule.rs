@@ -4,7 +4,7 @@
 //! reads have finished (main waits for sub's TRF/VRF loads, L153; `.await`ed DMA, L7069).
 
 use super::dma::{dma_cost, hints as dma_hints, shape};
-use super::{Assumption, KernelCost, Lane, LaneUse, OpCost, Task, tu};
+use super::{Assumption, EngineUse, KernelCost, Lane, LaneUse, OpCost, Task, tu};
 use crate::derive::dma::DmaOp;
 use crate::derive::{Op, OpKind};
 use crate::model::{Engine, FnModel, Step, Tu};
@@ -411,6 +411,28 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
             })
         })
         .collect();
+    // Engine busy time: the Tensor Unit engines' work, and each DMA transfer's duration.
+    let mut busy: BTreeMap<&'static str, u64> = BTreeMap::new();
+    for task in &out {
+        if task.lane == Lane::Dma {
+            let e = busy.entry("DMA").or_default();
+            *e = e.saturating_add(task.end - task.start);
+            continue;
+        }
+        for &i in &task.ops {
+            let e = busy.entry(all_ops[i].engine).or_default();
+            *e = e.saturating_add(all_ops[i].cycles);
+        }
+    }
+    let mut engines: Vec<EngineUse> = busy
+        .into_iter()
+        .map(|(engine, busy)| EngineUse {
+            engine,
+            busy,
+            percent: busy.saturating_mul(100).checked_div(total).unwrap_or(0),
+        })
+        .collect();
+    engines.sort_by_key(|e| super::svg::ENGINES.iter().position(|x| *x == e.engine));
     let assumptions: BTreeSet<Assumption> = all_ops
         .iter()
         .flat_map(|o| o.assumptions.iter().cloned())
@@ -422,6 +444,7 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
         tasks: out,
         total_cycles: total,
         lanes,
+        engines,
         bottleneck,
         assumptions: assumptions.into_iter().collect(),
     }

@@ -21,7 +21,7 @@ fn escape(s: &str) -> String {
 }
 
 /// Engines in pipeline order, DMA last.
-const ENGINES: [&str; 9] = [
+pub(crate) const ENGINES: [&str; 9] = [
     "Fetch Engine",
     "Switch Engine",
     "Collect Engine",
