@@ -192,6 +192,31 @@ fn l2657_example2_hbm_to_dm_is_66036_cycles() {
 }
 
 #[test]
+fn l2657_example2_from_the_kernel_is_66036_cycles() {
+    // The same transfer written as a kernel: HBM m![B, A, C] into 64 slices (A / 4) of one
+    // DMA Engine's two DMNs. The derivation gives 65536 requests of 256 bytes (L2656); the DM
+    // side alternates the DMNs (L2652), the HBM side spreads over 32 channels, so the engine's
+    // one request per cycle sets the time: max(65536, 65536) + 500.
+    let text = r#"
+extern crate furiosa_visa_std;
+use furiosa_visa_std::prelude::*;
+axes![A = 256, B = 256, C = 256];
+#[device(chip = 1)]
+fn example2(ctx: &mut Context, input: &HbmTensor<i8, m![1], m![B, A, C]>) {
+    let dm = input.to_dm::<m![1 # 2], m![A / 4 # 256], m![A % 4, B, C]>(&mut ctx.tdma, 0);
+}
+"#;
+    let k = &kernels(text)[0];
+    assert_eq!(k.total_cycles, 66036);
+    assert_eq!(k.bottleneck, Some("DMA"));
+    let read = k.ops.iter().find(|o| o.op == "dma_read").expect("dma_read");
+    assert_eq!(
+        (read.cycles, read.latency, read.bytes),
+        (65536, 500, 1 << 24)
+    );
+}
+
+#[test]
 fn l2678_example3_dm_to_dm_is_131072_cycles_plus_500() {
     // L2678: "Approximately 131072 cycles (since reads and writes must proceed sequentially
     // for DM-to-DM within the same cluster) + 500 cycles".
