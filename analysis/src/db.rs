@@ -12,6 +12,7 @@ use crate::syntax::{self, MacroKind};
 use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
 use ra_ap_syntax::{AstNode, Edition, SourceFile as RaFile, TextRange};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A kernel source file.
@@ -28,12 +29,16 @@ pub struct EnvText<'db> {
     pub text: String,
 }
 
-/// One function's text, its environment and the chip it is checked for.
+/// One function's text, its environment and the chip it is checked for. The environment is
+/// the module's declarations (one value shared by every function of the file) plus what the
+/// functions around this one declare in their bodies (usually nothing), so building a
+/// function's input costs the size of the function, not of the file.
 #[salsa::interned]
 pub struct FnInput<'db> {
     #[returns(ref)]
     pub text: String,
-    pub env: EnvText<'db>,
+    pub module_env: EnvText<'db>,
+    pub local_env: EnvText<'db>,
     pub target: TargetName,
 }
 
@@ -98,12 +103,29 @@ pub fn env<'db>(db: &'db dyn salsa::Database, text: EnvText<'db>) -> Arc<Env> {
     Arc::new(env_from_text(text.text(db)))
 }
 
+/// The module's environment with the declarations of the enclosing functions added.
+#[salsa::tracked(returns(ref))]
+pub fn fn_env<'db>(
+    db: &'db dyn salsa::Database,
+    module: EnvText<'db>,
+    local: EnvText<'db>,
+) -> Arc<Env> {
+    if local.text(db).is_empty() {
+        return env(db, module).clone();
+    }
+    Arc::new(env_from_text(&format!(
+        "{}{}",
+        module.text(db),
+        local.text(db)
+    )))
+}
+
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
 #[salsa::tracked(returns(ref))]
 pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Arc<FnAnalysis> {
     Arc::new(analyse_fn(
         input.text(db),
-        env(db, *input.env(db)),
+        fn_env(db, *input.module_env(db), *input.local_env(db)),
         input.target(db).target(),
     ))
 }
@@ -123,7 +145,8 @@ pub fn file_analysis(
     let (mut diagnostics, _) =
         syntax::check_sites(&model, &Scope::default(), |s| s.fns.is_empty(), None);
     let tree = RaFile::parse(text, Edition::Edition2024).tree();
-    let module_env = module_env_text(text, &tree, &model);
+    let module_env = EnvText::new(db, module_env_text(text, &tree, &model));
+    let in_bodies = BodyDecls::new(text, &tree, &model);
     let mut fns = Vec::new();
     for f in tree.syntax().descendants().filter_map(ra::Fn::cast) {
         let range = f.syntax().text_range();
@@ -131,8 +154,8 @@ pub fn file_analysis(
         let Some(fn_text) = text.get(span.range()) else {
             continue;
         };
-        let env = EnvText::new(db, fn_env_text(text, &model, &module_env, span));
-        let input = FnInput::new(db, fn_text.to_string(), env, target);
+        let local = EnvText::new(db, in_bodies.visible_in(&f));
+        let input = FnInput::new(db, fn_text.to_string(), module_env, local, target);
         let analysis = fn_analysis(db, input).clone();
         diagnostics.extend(
             analysis
@@ -183,7 +206,7 @@ fn module_env_text(text: &str, tree: &RaFile, model: &syntax::FileModel) -> Stri
         } else if let Some(a) = ra::TypeAlias::cast(node.clone()).filter(|a| !in_fn(a.syntax())) {
             env.push_str(&a.syntax().text().to_string());
             env.push('\n');
-        } else if let Some(name) = local_type_name(&node) {
+        } else if let Some(name) = local_type_name(&node).filter(|_| !in_fn(&node)) {
             env.push_str(&format!("struct {name};\n"));
         } else if let Some(f) = ra::Fn::cast(node) {
             // The signature only: editing a body does not change it.
@@ -200,35 +223,75 @@ fn module_env_text(text: &str, tree: &RaFile, model: &syntax::FileModel) -> Stri
     env
 }
 
-/// A function's environment: the module's, plus the axes and aliases declared in the bodies
-/// of the functions around it (the manual's `fn main() { ... }` wrappers).
-fn fn_env_text(text: &str, model: &syntax::FileModel, module_env: &str, fn_span: Span) -> String {
-    let mut env = module_env.to_string();
-    for site in &model.sites {
-        // Sites directly in an enclosing function (not in this one).
-        let Some(innermost) = site.fns.first() else {
-            continue;
-        };
-        let encloses = innermost.start < fn_span.start && innermost.end >= fn_span.end;
-        if !encloses {
-            continue;
+/// What function bodies declare for the functions inside them (the manual's
+/// `fn main() { ... }` wrappers): `axes!`, mapping aliases and types, by the function whose
+/// body holds them directly. Items declared in a function are seen by that function and the
+/// functions nested in it, never by another function of the file.
+struct BodyDecls {
+    /// Innermost enclosing function -> (position, declaration text).
+    by_fn: HashMap<Span, Vec<(u32, String)>>,
+}
+
+impl BodyDecls {
+    fn new(text: &str, tree: &RaFile, model: &syntax::FileModel) -> BodyDecls {
+        let mut by_fn: HashMap<Span, Vec<(u32, String)>> = HashMap::new();
+        let alias_of: HashMap<Span, &str> = model
+            .aliases
+            .iter()
+            .filter_map(|a| Some((model.sites.get(a.site)?.span, a.name.text.as_str())))
+            .collect();
+        for site in &model.sites {
+            let Some(innermost) = site.fns.first() else {
+                continue;
+            };
+            let Some(t) = text.get(site.span.range()) else {
+                continue;
+            };
+            let decl = match site.kind {
+                MacroKind::Axes => format!("{t};\n"),
+                MacroKind::Mapping => match alias_of.get(&site.span) {
+                    Some(name) => format!("type {name} = {t};\n"),
+                    None => continue,
+                },
+                MacroKind::Index => continue,
+            };
+            by_fn
+                .entry(*innermost)
+                .or_default()
+                .push((site.span.start, decl));
         }
-        if site.kind == MacroKind::Axes {
-            if let Some(t) = text.get(site.span.range()) {
-                env.push_str(t);
-                env.push_str(";\n");
+        for node in tree.syntax().descendants() {
+            let Some(name) = local_type_name(&node) else {
+                continue;
+            };
+            if let Some(f) = node.ancestors().skip(1).find_map(ra::Fn::cast) {
+                let at = u32::from(node.text_range().start());
+                by_fn
+                    .entry(span_of(f.syntax().text_range()))
+                    .or_default()
+                    .push((at, format!("struct {name};\n")));
             }
-        } else if site.kind == MacroKind::Mapping
-            && let Some(alias) = model
-                .aliases
-                .iter()
-                .find(|a| model.sites[a.site].span == site.span)
-            && let Some(t) = text.get(site.span.range())
-        {
-            env.push_str(&format!("type {} = {t};\n", alias.name.text));
         }
+        BodyDecls { by_fn }
     }
-    env
+
+    /// The declarations `f` sees from its own body and the bodies around it, in file order.
+    fn visible_in(&self, f: &ra::Fn) -> String {
+        let mut decls: Vec<&(u32, String)> = Vec::new();
+        let own = span_of(f.syntax().text_range());
+        // The function's own body contributes its types (its axes and aliases are analysed
+        // with the function itself).
+        if let Some(own_decls) = self.by_fn.get(&own) {
+            decls.extend(own_decls.iter().filter(|(_, d)| d.starts_with("struct ")));
+        }
+        for outer in f.syntax().ancestors().skip(1).filter_map(ra::Fn::cast) {
+            if let Some(d) = self.by_fn.get(&span_of(outer.syntax().text_range())) {
+                decls.extend(d);
+            }
+        }
+        decls.sort_by_key(|(at, _)| *at);
+        decls.into_iter().map(|(_, d)| d.as_str()).collect()
+    }
 }
 
 /// Builds the environment from its text.
