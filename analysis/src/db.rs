@@ -91,6 +91,10 @@ pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Ar
 #[salsa::tracked(returns(ref))]
 pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnalysis> {
     let text = file.text(db);
+    if let Some(too_deep) = syntax::limits::check_nesting(text) {
+        let (diagnostics, fns) = (vec![too_deep], Vec::new());
+        return Arc::new(FileAnalysis { diagnostics, fns });
+    }
     let model = syntax::file_model(text);
     // Module-level mappings and declarations.
     let (mut diagnostics, _) =

@@ -21,6 +21,7 @@ pub fn problem_diagnostic(p: ParseProblem, base: u32) -> Diagnostic {
         ParseProblem::Syntax(span, msg) => Diagnostic::new("VL-001", span, msg),
         ParseProblem::Unsupported(span, msg) => Diagnostic::new("VL-002", span, msg),
         ParseProblem::Overflow(span, msg) => Diagnostic::new("VL-003", span, msg),
+        ParseProblem::TooDeep(span, msg) => Diagnostic::new("VL-005", span, msg),
     };
     d.shifted(base)
 }
