@@ -319,3 +319,56 @@ fn sch_001_stays_silent_on_a_large_clean_kernel() {
         start.elapsed()
     );
 }
+
+/// `k` aliases, each escaping the one before: `type T3 = m![[{ T2 }] # 5];`, … Every alias
+/// adds a level to the value (a window of a window …) that no single body shows, and lowering
+/// follows the escapes recursively: 5,000 of them overflowed 8 MiB.
+fn alias_chain(k: usize, body: impl Fn(usize) -> String) -> String {
+    let mut text = String::from("axes![A = 2];\ntype T0 = m![A];\n");
+    for i in 1..=k {
+        text.push_str(&format!("type T{i} = m![{}];\n", body(i)));
+    }
+    text
+}
+
+#[test]
+fn alias_chains_are_bounded_at_64_levels() {
+    let windows = |i: usize| format!("[{{ T{} }}] # {}", i - 1, i + 2);
+    let escapes = |i: usize| format!("{{ T{} }}", i - 1);
+    for body in [&windows as &(dyn Fn(usize) -> String + Sync), &escapes] {
+        // 63 levels are evaluated.
+        assert!(too_deep(&alias_chain(63, body)).is_empty());
+        // Past 64, each alias that reaches too deep is reported (and not evaluated)…
+        let text = alias_chain(100, body);
+        let found = on_stack(8 * MIB, || too_deep(&text));
+        assert!(!found.is_empty() && found.len() <= 37, "{}", found.len());
+        // …and 5,000 no longer overflow the stack.
+        let text = alias_chain(5000, body);
+        let found = on_stack(8 * MIB, || too_deep(&text));
+        assert!(found.len() > 4900, "{}", found.len());
+    }
+}
+
+#[test]
+fn alias_cycle_search_is_not_exponential() {
+    // Each alias escapes the next one twice: the cycle search used to walk all 2^k paths.
+    let mut text = String::from("axes![A = 2];\n");
+    for i in 0..40 {
+        text.push_str(&format!(
+            "type T{i} = m![{{ T{0} }} / 2, {{ T{0} }} % 2];\n",
+            i + 1
+        ));
+    }
+    text.push_str("type T40 = m![{ T0 }];\n");
+    let start = Instant::now();
+    let cycles = check_text(&text)
+        .into_iter()
+        .filter(|d| d.message.starts_with("mapping alias cycle"))
+        .count();
+    assert_eq!(cycles, 1);
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+}

@@ -318,6 +318,25 @@ impl Layout {
         out
     }
 
+    /// True when opaque digits nest more than `limit` levels inside each other. It looks at
+    /// most `limit + 1` levels down, so it is safe on any layout.
+    pub fn nesting_exceeds(&self, limit: u32) -> bool {
+        self.dims.iter().any(|d| match d {
+            Dim::Factor(_) => false,
+            Dim::Opaque(o) => {
+                limit == 0
+                    || match &o.kind {
+                        OpaqueKind::Window(l) | OpaqueKind::Strided(l, _) => {
+                            l.nesting_exceeds(limit - 1)
+                        }
+                        OpaqueKind::LinComb(terms) => {
+                            terms.iter().any(|(l, _)| l.nesting_exceeds(limit - 1))
+                        }
+                    }
+            }
+        })
+    }
+
     /// True when every dim is a plain factor (the mapping is a product of axis factors).
     pub fn is_regular(&self) -> bool {
         self.dims.iter().all(|d| matches!(d, Dim::Factor(_)))
