@@ -210,9 +210,19 @@ fn group<'a>(
 }
 
 impl P<'_> {
+    /// A span inside the body, widened to character boundaries (a lexer error inside `…`
+    /// points at its first byte).
     fn clamp(&self, start: usize, end: usize) -> Span {
         let len = self.src.len();
-        Span::new(start.min(len), end.min(len))
+        let mut start = start.min(len);
+        while !self.src.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = end.clamp(start, len);
+        while !self.src.is_char_boundary(end) {
+            end += 1;
+        }
+        Span::new(start, end)
     }
 
     /// The span of the whole next token tree (a group's span covers its delimiters).
@@ -737,6 +747,17 @@ mod tests {
         assert_eq!(entries[0].value, Some(3));
         assert_eq!(entries[1].value, None);
         assert!(parse_index("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn errors_inside_a_multibyte_character_cover_it() {
+        // Found by tests/fuzz.rs: `…` is not a Rust token, and the error pointed at its
+        // first byte only.
+        let body = "…A # 4, B # 64";
+        match parse_mapping(body) {
+            Err(ParseProblem::Syntax(s, _)) => assert_eq!(&body[s.range()], "…"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
