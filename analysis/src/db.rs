@@ -140,6 +140,10 @@ pub fn file_analysis(
 ) -> Arc<FileAnalysis> {
     let target = target_name(db, settings);
     let text = file.text(db);
+    if let Some(too_deep) = syntax::limits::check_nesting(text) {
+        let (diagnostics, fns) = (vec![too_deep], Vec::new());
+        return Arc::new(FileAnalysis { diagnostics, fns });
+    }
     let model = syntax::file_model(text);
     // Module-level mappings and declarations.
     let (mut diagnostics, _) =

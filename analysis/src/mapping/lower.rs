@@ -8,8 +8,8 @@ use super::ast::*;
 use super::layout::{Axis, Layout, Skew};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::rules::mapping::{MAP_001, MAP_002, MAP_003, MAP_004, MAP_005, MAP_006, MAP_008};
-use crate::rules::tool::VL_003;
-use std::cell::RefCell;
+use crate::rules::tool::{VL_003, VL_005};
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -108,6 +108,7 @@ pub fn lower(expr: &Expr, scope: &Scope, diags: &mut Vec<Diagnostic>) -> Option<
         scope,
         aliases: RefCell::new(HashMap::new()),
         stack: RefCell::new(Vec::new()),
+        too_deep: Cell::new(false),
     };
     l.expr(expr, diags, false)
 }
@@ -118,7 +119,18 @@ struct Lowerer<'a> {
     aliases: RefCell<HashMap<String, Option<Layout>>>,
     /// Aliases being lowered, for cycle detection.
     stack: RefCell<Vec<String>>,
+    /// An escape went past [`MAX_ALIAS_NESTING`] (reported at the outermost escape).
+    too_deep: Cell<bool>,
 }
+
+/// How many aliases deep an escape may reach (`{ T1 }` where `T1 = m![{ T0 }]`, …): lowering
+/// follows escapes recursively.
+pub const MAX_ALIAS_NESTING: usize = 64;
+
+/// How deeply a lowered layout's opaque digits may nest (windows of strides of linear
+/// combinations…): every walk over a layout recurses once per level, and aliases can stack
+/// levels that no single mapping body shows.
+pub const MAX_LAYOUT_NESTING: u32 = 64;
 
 fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
     let mut msg = format!("undeclared axis `{}`", name.text);
@@ -143,7 +155,41 @@ fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
 }
 
 impl Lowerer<'_> {
+    /// Keeps `l` when its nesting is within [`MAX_LAYOUT_NESTING`]; otherwise reports VL-005
+    /// at `span`.
+    fn within_nesting(&self, l: &Layout, span: Span, diags: &mut Vec<Diagnostic>) -> bool {
+        if l.nesting_exceeds(MAX_LAYOUT_NESTING) {
+            diags.push(Diagnostic::new(
+                &VL_005,
+                span,
+                format!(
+                    "mapping nested too deep: its value nests windows, strides and linear \
+                     combinations more than {MAX_LAYOUT_NESTING} levels (through aliases); \
+                     visa-lint does not evaluate it"
+                ),
+            ));
+            return false;
+        }
+        true
+    }
+
     fn expr(&self, e: &Expr, diags: &mut Vec<Diagnostic>, sized_skew: bool) -> Option<Layout> {
+        let v = self.expr_unbounded(e, diags, sized_skew)?;
+        // Only operators and linear combinations add a level.
+        if matches!(e, Expr::Op { .. } | Expr::LinComb(..))
+            && !self.within_nesting(&v, e.span(), diags)
+        {
+            return None;
+        }
+        Some(v)
+    }
+
+    fn expr_unbounded(
+        &self,
+        e: &Expr,
+        diags: &mut Vec<Diagnostic>,
+        sized_skew: bool,
+    ) -> Option<Layout> {
         match e {
             Expr::Identity(_) => Some(Layout::identity()),
             Expr::Symbol(name) => {
@@ -359,6 +405,11 @@ impl Lowerer<'_> {
                 // A cycle: reported once per file by `alias_cycles`.
                 return None;
             }
+            if self.stack.borrow().len() >= MAX_ALIAS_NESTING {
+                // Reported by the outermost escape, whose diagnostics are kept.
+                self.too_deep.set(true);
+                return None;
+            }
             self.stack.borrow_mut().push(name.text.clone());
             // The alias body's own diagnostics are reported where the alias is defined.
             let v = alias
@@ -366,6 +417,18 @@ impl Lowerer<'_> {
                 .as_ref()
                 .and_then(|b| self.expr(b, &mut Vec::new(), false));
             self.stack.borrow_mut().pop();
+            if self.stack.borrow().is_empty() && self.too_deep.replace(false) {
+                diags.push(Diagnostic::new(
+                    &VL_005,
+                    span,
+                    format!(
+                        "mapping aliases nested too deep: `{}` escapes aliases that escape aliases \
+                         more than {MAX_ALIAS_NESTING} levels down; visa-lint does not evaluate it",
+                        name.text
+                    ),
+                ));
+            }
+            let v = v.filter(|l| self.within_nesting(l, span, diags));
             self.aliases
                 .borrow_mut()
                 .insert(name.text.clone(), v.clone());
@@ -420,12 +483,25 @@ pub fn eval_size(
                     ));
                     return None;
                 }
+                if stack.len() >= MAX_ALIAS_NESTING {
+                    diags.push(Diagnostic::new(
+                        &VL_005,
+                        name.span,
+                        format!(
+                            "`{}::SIZE` reaches aliases nested more than {MAX_ALIAS_NESTING} \
+                             levels deep; visa-lint does not evaluate it",
+                            name.text
+                        ),
+                    ));
+                    return None;
+                }
                 let body = alias.body.as_ref()?;
                 stack.push(name.text.clone());
                 let l = Lowerer {
                     scope,
                     aliases: RefCell::new(HashMap::new()),
                     stack: RefCell::new(stack.clone()),
+                    too_deep: Cell::new(false),
                 };
                 let v = l.expr(body, &mut Vec::new(), false);
                 stack.pop();
@@ -500,7 +576,12 @@ pub fn alias_cycles(aliases: &[Alias]) -> Vec<Diagnostic> {
     for start in 0..aliases.len() {
         // Depth-first search for paths from `start` back to it through later aliases only, so
         // each cycle is found from its first member. Frames: (alias, next edge to try).
+        // An alias already entered from this start is not entered again: every alias is
+        // visited once per start, so parallel escapes (`m![{ B }, { B }]` down a chain) cannot
+        // make the search exponential. A cycle through `start` is still found if one exists.
         let mut frames: Vec<(usize, usize)> = vec![(start, 0)];
+        let mut entered = vec![false; aliases.len()];
+        entered[start] = true;
         let mut first_span: Option<Span> = None;
         while let Some(&(node, next)) = frames.last() {
             let Some(&(to, span)) = edges[node].get(next) else {
@@ -534,7 +615,8 @@ pub fn alias_cycles(aliases: &[Alias]) -> Vec<Diagnostic> {
                     }
                     diags.push(d);
                 }
-            } else if to > start && !on_path {
+            } else if to > start && !on_path && !entered[to] {
+                entered[to] = true;
                 frames.push((to, 0));
             }
         }

@@ -62,6 +62,24 @@ pub const VL_004: Rule = Rule {
     manual: "L7166-L7346",
 };
 
+pub const VL_005: Rule = Rule {
+    code: "VL-005",
+    name: "nesting-too-deep",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A file nested deeper than visa-lint's documented limit is reported, not analysed",
+    docs: "Before parsing, visa-lint estimates how deep the file's syntax tree nests: every open \
+           `(`, `[` or `{`, every operator or `.` of a chained expression and every unclosed `<` \
+           count one level. Past 256 levels (no real kernel comes near) the file is not analysed \
+           and this diagnostic points at the token where the limit is exceeded; a mapping nested \
+           past its own limit of 64 groups or operators is reported the same way. Deeper input \
+           would overflow the parser's stack. Split the expression with `let` bindings or type \
+           aliases.",
+    bad: "let x = ((((((((((((((((((((/* ...300 levels... */ 1))))))))))))))))))));",
+    good: "let inner = /* ... */ 1; let x = inner;",
+    manual: "none: a limit of the tool, documented in docs/robustness.md",
+};
+
 pub const VL_006: Rule = Rule {
     code: "VL-006",
     name: "unused-suppression",
@@ -79,4 +97,4 @@ pub const VL_006: Rule = Rule {
 };
 
 /// Every rule of this family, in code order.
-pub const RULES: &[Rule] = &[VL_001, VL_002, VL_003, VL_004, VL_006];
+pub const RULES: &[Rule] = &[VL_001, VL_002, VL_003, VL_004, VL_005, VL_006];
