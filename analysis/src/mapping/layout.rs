@@ -93,6 +93,12 @@ pub struct Overflow;
 /// How many tensor indices `map_all` reports for one position of a linear combination at most.
 pub const MAX_PREIMAGES: usize = 256;
 
+/// How many candidate coefficients one `map_all` call tries, over all the linear combinations
+/// it solves. The search steps only through coefficients that keep the rest solvable (a gcd
+/// test), so a candidate is almost always a solution and the budget is reached only by
+/// combinations whose terms are mostly padding. Past it the indices found so far are returned.
+pub const MAX_SEARCH_STEPS: u64 = 1 << 20;
+
 impl Dim {
     pub fn extent(&self) -> u64 {
         match self {
@@ -240,6 +246,12 @@ impl Layout {
     /// Every tensor index held at buffer position `i` (none for padding; one, except inside
     /// linear combinations; at most [`MAX_PREIMAGES`]).
     pub fn map_all(&self, i: u64) -> Vec<Index> {
+        let mut budget = MAX_SEARCH_STEPS;
+        self.map_all_within(i, &mut budget)
+    }
+
+    /// [`Layout::map_all`] drawing its search steps from `budget`.
+    fn map_all_within(&self, i: u64, budget: &mut u64) -> Vec<Index> {
         if i >= self.size {
             return Vec::new();
         }
@@ -262,7 +274,7 @@ impl Layout {
                     }
                 }
                 Dim::Opaque(o) => {
-                    let parts = o.map_all(d);
+                    let parts = o.map_all(d, budget);
                     if parts.is_empty() {
                         return Vec::new();
                     }
@@ -306,6 +318,25 @@ impl Layout {
         out
     }
 
+    /// True when opaque digits nest more than `limit` levels inside each other. It looks at
+    /// most `limit + 1` levels down, so it is safe on any layout.
+    pub fn nesting_exceeds(&self, limit: u32) -> bool {
+        self.dims.iter().any(|d| match d {
+            Dim::Factor(_) => false,
+            Dim::Opaque(o) => {
+                limit == 0
+                    || match &o.kind {
+                        OpaqueKind::Window(l) | OpaqueKind::Strided(l, _) => {
+                            l.nesting_exceeds(limit - 1)
+                        }
+                        OpaqueKind::LinComb(terms) => {
+                            terms.iter().any(|(l, _)| l.nesting_exceeds(limit - 1))
+                        }
+                    }
+            }
+        })
+    }
+
     /// True when every dim is a plain factor (the mapping is a product of axis factors).
     pub fn is_regular(&self) -> bool {
         self.dims.iter().all(|d| matches!(d, Dim::Factor(_)))
@@ -342,17 +373,27 @@ impl fmt::Display for Layout {
 }
 
 impl Opaque {
-    fn map_all(&self, d: u64) -> Vec<Index> {
+    fn map_all(&self, d: u64, budget: &mut u64) -> Vec<Index> {
         match &self.kind {
-            OpaqueKind::Window(inner) => inner.map_all(d),
+            OpaqueKind::Window(inner) => inner.map_all_within(d, budget),
             OpaqueKind::Strided(inner, s) => match d.checked_mul(*s) {
-                Some(j) => inner.map_all(j),
+                Some(j) => inner.map_all_within(j, budget),
                 None => Vec::new(),
             },
             OpaqueKind::LinComb(terms) => {
                 let mut out = Vec::new();
                 let mut chosen = Vec::with_capacity(terms.len());
-                lin_comb_solutions(terms, d, &mut chosen, &mut out);
+                // gcds[k]: the gcd of the coefficients of terms k.. (0 past the last).
+                let mut gcds = vec![0; terms.len() + 1];
+                for k in (0..terms.len()).rev() {
+                    gcds[k] = gcd(gcds[k + 1], terms[k].1.max(1));
+                }
+                let mut search = Search {
+                    chosen: &mut chosen,
+                    out: &mut out,
+                    budget,
+                };
+                search.solve(terms, &gcds, d);
                 dedup(out)
             }
         }
@@ -392,53 +433,121 @@ impl Opaque {
     }
 }
 
-/// Solves `sum(s_k * n_k) == d` with `0 <= s_k < size(e_k)` by a bounded search over the
-/// coefficients (it visits solutions, never buffer positions), collecting `∪ e_k(s_k)`.
-fn lin_comb_solutions(
-    terms: &[(Layout, u64)],
-    d: u64,
-    chosen: &mut Vec<Index>,
-    out: &mut Vec<Index>,
-) {
-    if out.len() >= MAX_PREIMAGES {
-        return;
-    }
-    let Some(((layout, n), rest)) = terms.split_first() else {
-        if d == 0 {
-            let mut m = Index::new();
-            for c in chosen.iter() {
-                for (k, v) in c {
-                    *m.entry(k.clone()).or_insert(0) += v;
+/// The state of one search for the solutions of a linear combination.
+struct Search<'a> {
+    chosen: &'a mut Vec<Index>,
+    out: &'a mut Vec<Index>,
+    budget: &'a mut u64,
+}
+
+impl Search<'_> {
+    /// Solves `sum(s_k * n_k) == d` with `0 <= s_k < size(e_k)`, collecting `∪ e_k(s_k)`. It
+    /// visits candidate coefficients, never buffer positions, and only those that leave the
+    /// rest solvable: `d - s * n` must be a multiple of the gcd of the remaining coefficients
+    /// (`gcds[1]`) and at most what the remaining terms can add. With two terms left every
+    /// candidate is a solution, so positions with no preimage cost nothing.
+    fn solve(&mut self, terms: &[(Layout, u64)], gcds: &[u64], d: u64) {
+        if self.out.len() >= MAX_PREIMAGES || *self.budget == 0 {
+            return;
+        }
+        let Some(((layout, n), rest)) = terms.split_first() else {
+            if d == 0 {
+                let mut m = Index::new();
+                for c in self.chosen.iter() {
+                    for (k, v) in c {
+                        *m.entry(k.clone()).or_insert(0) += v;
+                    }
                 }
+                m.retain(|_, v| *v != 0);
+                self.out.push(m);
             }
-            m.retain(|_, v| *v != 0);
-            out.push(m);
+            return;
+        };
+        let g = gcds[0];
+        if g == 0 || !d.is_multiple_of(g) {
+            return;
         }
-        return;
-    };
-    // The largest value the remaining terms can still add.
-    let rest_max: u128 = rest
-        .iter()
-        .map(|(l, n)| u128::from(l.size - 1) * u128::from(*n))
-        .sum();
-    let n = (*n).max(1);
-    let hi = (d / n).min(layout.size - 1);
-    let mut s = hi;
-    loop {
-        let remaining = d - s * n;
-        if u128::from(remaining) > rest_max {
-            break; // smaller s only leaves more for the rest
+        // The largest value the remaining terms can still add.
+        let rest_max: u128 = rest
+            .iter()
+            .map(|(l, n)| u128::from(l.size - 1) * u128::from((*n).max(1)))
+            .sum();
+        let n = (*n).max(1);
+        let hi = (d / n).min(layout.size - 1);
+        // The smallest s with d - s * n <= rest_max.
+        let lo = u128::from(d)
+            .saturating_sub(rest_max)
+            .div_ceil(u128::from(n));
+        let Ok(lo) = u64::try_from(lo) else { return };
+        if lo > hi {
+            return;
         }
-        for idx in layout.map_all(s) {
-            chosen.push(idx);
-            lin_comb_solutions(rest, remaining, chosen, out);
-            chosen.pop();
+        // The s with s * n ≡ d (mod g_rest): one residue class modulo `step`.
+        let g_rest = gcds[1];
+        let (first, step) = if g_rest == 0 {
+            // The last term: s * n == d exactly.
+            if !d.is_multiple_of(n) {
+                return;
+            }
+            (d / n, 1)
+        } else {
+            let h = gcd(n, g_rest);
+            let m = g_rest / h;
+            // d is a multiple of gcd(n, g_rest) = g, so of h.
+            let r = mod_mul((d / h) % m, mod_inverse((n / h) % m, m), m);
+            // The largest s <= hi in the class.
+            let back = (hi % m + m - r) % m;
+            match hi.checked_sub(back) {
+                Some(s) => (s, m),
+                None => return,
+            }
+        };
+        let mut s = first;
+        while s >= lo && s <= hi {
+            if *self.budget == 0 || self.out.len() >= MAX_PREIMAGES {
+                return;
+            }
+            *self.budget -= 1;
+            let remaining = d - s * n;
+            for idx in layout.map_all_within(s, self.budget) {
+                self.chosen.push(idx);
+                self.solve(rest, &gcds[1..], remaining);
+                self.chosen.pop();
+            }
+            match s.checked_sub(step) {
+                Some(next) => s = next,
+                None => break,
+            }
         }
-        if s == 0 || out.len() >= MAX_PREIMAGES {
-            break;
-        }
-        s -= 1;
     }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `a * b mod m` without overflow.
+fn mod_mul(a: u64, b: u64, m: u64) -> u64 {
+    u64::try_from(u128::from(a) * u128::from(b) % u128::from(m.max(1))).unwrap_or(0)
+}
+
+/// The inverse of `a` modulo `m` (`a` and `m` coprime; 0 when `m` is 1).
+fn mod_inverse(a: u64, m: u64) -> u64 {
+    if m <= 1 {
+        return 0;
+    }
+    // Extended Euclid over i128.
+    let (mut r0, mut r1) = (i128::from(m), i128::from(a));
+    let (mut t0, mut t1) = (0i128, 1i128);
+    while r1 != 0 {
+        let q = r0 / r1;
+        (r0, r1) = (r1, r0 - q * r1);
+        (t0, t1) = (t1, t0 - q * t1);
+    }
+    u64::try_from(t0.rem_euclid(i128::from(m))).unwrap_or(0)
 }
 
 fn dedup(mut v: Vec<Index>) -> Vec<Index> {

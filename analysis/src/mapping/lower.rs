@@ -7,7 +7,9 @@
 use super::ast::*;
 use super::layout::{Axis, Layout, Skew};
 use crate::diagnostic::{Diagnostic, Span};
-use std::cell::RefCell;
+use crate::rules::mapping::{MAP_001, MAP_002, MAP_003, MAP_004, MAP_005, MAP_006, MAP_008};
+use crate::rules::tool::{VL_003, VL_005};
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -47,7 +49,7 @@ impl Scope {
                     };
                     if n == 0 {
                         diags.push(Diagnostic::new(
-                            "MAP-005",
+                            &MAP_005,
                             size.span(),
                             format!("axis `{}` is declared with size 0; an axis needs at least one index", d.name.text),
                         ));
@@ -82,7 +84,7 @@ impl Scope {
                 if prev.axis.size != axis.size {
                     diags.push(
                         Diagnostic::new(
-                            "MAP-005",
+                            &MAP_005,
                             d.span,
                             format!(
                                 "axis `{}` is declared again with size {} (it was {})",
@@ -106,6 +108,7 @@ pub fn lower(expr: &Expr, scope: &Scope, diags: &mut Vec<Diagnostic>) -> Option<
         scope,
         aliases: RefCell::new(HashMap::new()),
         stack: RefCell::new(Vec::new()),
+        too_deep: Cell::new(false),
     };
     l.expr(expr, diags, false)
 }
@@ -116,7 +119,18 @@ struct Lowerer<'a> {
     aliases: RefCell<HashMap<String, Option<Layout>>>,
     /// Aliases being lowered, for cycle detection.
     stack: RefCell<Vec<String>>,
+    /// An escape went past [`MAX_ALIAS_NESTING`] (reported at the outermost escape).
+    too_deep: Cell<bool>,
 }
+
+/// How many aliases deep an escape may reach (`{ T1 }` where `T1 = m![{ T0 }]`, …): lowering
+/// follows escapes recursively.
+pub const MAX_ALIAS_NESTING: usize = 64;
+
+/// How deeply a lowered layout's opaque digits may nest (windows of strides of linear
+/// combinations…): every walk over a layout recurses once per level, and aliases can stack
+/// levels that no single mapping body shows.
+pub const MAX_LAYOUT_NESTING: u32 = 64;
 
 fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
     let mut msg = format!("undeclared axis `{}`", name.text);
@@ -128,7 +142,7 @@ fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
     } else {
         msg.push_str(": declare it with its size in `axes![...]`");
     }
-    let d = Diagnostic::new("MAP-005", name.span, msg);
+    let d = Diagnostic::new(&MAP_005, name.span, msg);
     if scope.aliases.contains_key(&name.text) {
         return d.with_edit(
             format!("escape the alias: `{{ {} }}`", name.text),
@@ -141,7 +155,41 @@ fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
 }
 
 impl Lowerer<'_> {
+    /// Keeps `l` when its nesting is within [`MAX_LAYOUT_NESTING`]; otherwise reports VL-005
+    /// at `span`.
+    fn within_nesting(&self, l: &Layout, span: Span, diags: &mut Vec<Diagnostic>) -> bool {
+        if l.nesting_exceeds(MAX_LAYOUT_NESTING) {
+            diags.push(Diagnostic::new(
+                &VL_005,
+                span,
+                format!(
+                    "mapping nested too deep: its value nests windows, strides and linear \
+                     combinations more than {MAX_LAYOUT_NESTING} levels (through aliases); \
+                     visa-lint does not evaluate it"
+                ),
+            ));
+            return false;
+        }
+        true
+    }
+
     fn expr(&self, e: &Expr, diags: &mut Vec<Diagnostic>, sized_skew: bool) -> Option<Layout> {
+        let v = self.expr_unbounded(e, diags, sized_skew)?;
+        // Only operators and linear combinations add a level.
+        if matches!(e, Expr::Op { .. } | Expr::LinComb(..))
+            && !self.within_nesting(&v, e.span(), diags)
+        {
+            return None;
+        }
+        Some(v)
+    }
+
+    fn expr_unbounded(
+        &self,
+        e: &Expr,
+        diags: &mut Vec<Diagnostic>,
+        sized_skew: bool,
+    ) -> Option<Layout> {
         match e {
             Expr::Identity(_) => Some(Layout::identity()),
             Expr::Symbol(name) => {
@@ -151,7 +199,7 @@ impl Lowerer<'_> {
                 };
                 if entry.axis.skew.is_some() && !sized_skew {
                     diags.push(Diagnostic::new(
-                        "MAP-008",
+                        &MAP_008,
                         name.span,
                         format!(
                             "skewed axis `{0}` needs an explicit logical size, e.g. `{0} = {1}`",
@@ -176,7 +224,7 @@ impl Lowerer<'_> {
                             Ok(p) => acc = p,
                             Err(_) => {
                                 diags.push(Diagnostic::new(
-                                    "VL-003",
+                                    &VL_003,
                                     span,
                                     format!(
                                         "mapping size overflows 64 bits: {} × {} > 2^64 - 1",
@@ -222,7 +270,7 @@ impl Lowerer<'_> {
                     Ok(l) => Some(l),
                     Err(_) => {
                         diags.push(Diagnostic::new(
-                            "VL-003",
+                            &VL_003,
                             *span,
                             "linear combination size overflows 64 bits",
                         ));
@@ -248,11 +296,7 @@ impl Lowerer<'_> {
         let size = v.size;
         match op {
             Op::Stride | Op::Modulo => {
-                let code = if op == Op::Stride {
-                    "MAP-001"
-                } else {
-                    "MAP-002"
-                };
+                let code = if op == Op::Stride { &MAP_001 } else { &MAP_002 };
                 let what = if op == Op::Stride { "Stride" } else { "Modulo" };
                 if n == 0 {
                     diags.push(Diagnostic::new(
@@ -294,7 +338,7 @@ impl Lowerer<'_> {
             Op::Pad => {
                 if n < size {
                     let mut d = Diagnostic::new(
-                        "MAP-003",
+                        &MAP_003,
                         span,
                         format!(
                             "`# {n}` pads *to* {n} positions, but `{}` already has {size}; did you mean `# {}` (add {n}), or resize `= {n}`?",
@@ -329,7 +373,7 @@ impl Lowerer<'_> {
             Op::Resize => {
                 if n == 0 {
                     diags.push(Diagnostic::new(
-                        "MAP-004",
+                        &MAP_004,
                         arg.span(),
                         "resize to 0 leaves no positions",
                     ));
@@ -337,7 +381,7 @@ impl Lowerer<'_> {
                 }
                 if n > size {
                     let d = Diagnostic::new(
-                        "MAP-004",
+                        &MAP_004,
                         span,
                         format!(
                             "resize `= {n}` can only shrink, but `{}` has size {size}; use padding `# {n}` to grow it",
@@ -361,6 +405,11 @@ impl Lowerer<'_> {
                 // A cycle: reported once per file by `alias_cycles`.
                 return None;
             }
+            if self.stack.borrow().len() >= MAX_ALIAS_NESTING {
+                // Reported by the outermost escape, whose diagnostics are kept.
+                self.too_deep.set(true);
+                return None;
+            }
             self.stack.borrow_mut().push(name.text.clone());
             // The alias body's own diagnostics are reported where the alias is defined.
             let v = alias
@@ -368,6 +417,18 @@ impl Lowerer<'_> {
                 .as_ref()
                 .and_then(|b| self.expr(b, &mut Vec::new(), false));
             self.stack.borrow_mut().pop();
+            if self.stack.borrow().is_empty() && self.too_deep.replace(false) {
+                diags.push(Diagnostic::new(
+                    &VL_005,
+                    span,
+                    format!(
+                        "mapping aliases nested too deep: `{}` escapes aliases that escape aliases \
+                         more than {MAX_ALIAS_NESTING} levels down; visa-lint does not evaluate it",
+                        name.text
+                    ),
+                ));
+            }
+            let v = v.filter(|l| self.within_nesting(l, span, diags));
             self.aliases
                 .borrow_mut()
                 .insert(name.text.clone(), v.clone());
@@ -385,7 +446,7 @@ impl Lowerer<'_> {
         } else {
             msg.push_str(&format!("; define it with `type {} = m![...];`", name.text));
         }
-        diags.push(Diagnostic::new("MAP-006", span, msg));
+        diags.push(Diagnostic::new(&MAP_006, span, msg));
         None
     }
 }
@@ -416,9 +477,21 @@ pub fn eval_size(
             if let Some(alias) = scope.aliases.get(&name.text) {
                 if stack.contains(&name.text) {
                     diags.push(Diagnostic::new(
-                        "MAP-006",
+                        &MAP_006,
                         name.span,
                         format!("`{}::SIZE` refers to the alias being defined", name.text),
+                    ));
+                    return None;
+                }
+                if stack.len() >= MAX_ALIAS_NESTING {
+                    diags.push(Diagnostic::new(
+                        &VL_005,
+                        name.span,
+                        format!(
+                            "`{}::SIZE` reaches aliases nested more than {MAX_ALIAS_NESTING} \
+                             levels deep; visa-lint does not evaluate it",
+                            name.text
+                        ),
                     ));
                     return None;
                 }
@@ -428,6 +501,7 @@ pub fn eval_size(
                     scope,
                     aliases: RefCell::new(HashMap::new()),
                     stack: RefCell::new(stack.clone()),
+                    too_deep: Cell::new(false),
                 };
                 let v = l.expr(body, &mut Vec::new(), false);
                 stack.pop();
@@ -437,7 +511,7 @@ pub fn eval_size(
                 return None;
             }
             diags.push(Diagnostic::new(
-                "MAP-005",
+                &MAP_005,
                 name.span,
                 format!(
                     "`{}::SIZE`: `{}` is neither a declared axis nor a mapping alias",
@@ -461,7 +535,7 @@ pub fn eval_size(
                     BinOp::Div => "divides by zero",
                     _ => "overflows 64 bits",
                 };
-                diags.push(Diagnostic::new("VL-003", *span, format!("this size {why}")));
+                diags.push(Diagnostic::new(&VL_003, *span, format!("this size {why}")));
             }
             v
         }
@@ -502,7 +576,12 @@ pub fn alias_cycles(aliases: &[Alias]) -> Vec<Diagnostic> {
     for start in 0..aliases.len() {
         // Depth-first search for paths from `start` back to it through later aliases only, so
         // each cycle is found from its first member. Frames: (alias, next edge to try).
+        // An alias already entered from this start is not entered again: every alias is
+        // visited once per start, so parallel escapes (`m![{ B }, { B }]` down a chain) cannot
+        // make the search exponential. A cycle through `start` is still found if one exists.
         let mut frames: Vec<(usize, usize)> = vec![(start, 0)];
+        let mut entered = vec![false; aliases.len()];
+        entered[start] = true;
         let mut first_span: Option<Span> = None;
         while let Some(&(node, next)) = frames.last() {
             let Some(&(to, span)) = edges[node].get(next) else {
@@ -526,7 +605,7 @@ pub fn alias_cycles(aliases: &[Alias]) -> Vec<Diagnostic> {
                         .collect();
                     names.push(aliases[start].name.text.as_str());
                     let mut d = Diagnostic::new(
-                        "MAP-006",
+                        &MAP_006,
                         first_span.unwrap_or(span),
                         format!("mapping alias cycle: {}", names.join(" -> ")),
                     );
@@ -536,7 +615,8 @@ pub fn alias_cycles(aliases: &[Alias]) -> Vec<Diagnostic> {
                     }
                     diags.push(d);
                 }
-            } else if to > start && !on_path {
+            } else if to > start && !on_path && !entered[to] {
+                entered[to] = true;
                 frames.push((to, 0));
             }
         }

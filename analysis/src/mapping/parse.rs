@@ -20,7 +20,16 @@ pub enum ParseProblem {
     Unsupported(Span, String),
     /// An integer literal beyond 2^64 - 1.
     Overflow(Span, String),
+    /// Nested past [`MAX_MAPPING_NESTING`]: the token where the limit is exceeded.
+    TooDeep(Span, String),
 }
+
+/// How deep a mapping body may nest, estimated as the file pre-scan does
+/// ([`crate::syntax::limits`]): each `[`, `(`, `{` and each postfix or arithmetic operator of a
+/// term counts one level. Real mappings stay below 10; the bound keeps the parser, its
+/// token buffer and every recursive walk over the expression (lowering, printing) off the
+/// end of the stack.
+pub const MAX_MAPPING_NESTING: u32 = 64;
 
 /// Parses the body of `m![...]`.
 pub fn parse_mapping(body: &str) -> Result<Expr, ParseProblem> {
@@ -115,6 +124,17 @@ struct P<'a> {
 type R<T> = Result<T, ParseProblem>;
 
 fn run<T>(body: &str, f: impl FnOnce(&P<'_>, ParseStream<'_>) -> R<T>) -> R<T> {
+    // Before lexing: syn builds its token buffer recursively, one frame per nested group.
+    if let Some((span, depth)) = crate::syntax::limits::first_too_deep(body, MAX_MAPPING_NESTING) {
+        return Err(ParseProblem::TooDeep(
+            span,
+            format!(
+                "mapping nested too deep: groups and operators reach an estimated depth of \
+                 {depth} here; visa-lint evaluates mappings nested up to {MAX_MAPPING_NESTING} \
+                 levels (name parts of it with type aliases)"
+            ),
+        ));
+    }
     // `B'` is not a Rust token: lex it as `B_` and remember where the prime was. Byte lengths are
     // kept, so every span stays valid for the original text.
     let mut primes = HashSet::new();
@@ -190,9 +210,19 @@ fn group<'a>(
 }
 
 impl P<'_> {
+    /// A span inside the body, widened to character boundaries (a lexer error inside `…`
+    /// points at its first byte).
     fn clamp(&self, start: usize, end: usize) -> Span {
         let len = self.src.len();
-        Span::new(start.min(len), end.min(len))
+        let mut start = start.min(len);
+        while !self.src.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = end.clamp(start, len);
+        while !self.src.is_char_boundary(end) {
+            end += 1;
+        }
+        Span::new(start, end)
     }
 
     /// The span of the whole next token tree (a group's span covers its delimiters).
@@ -717,6 +747,17 @@ mod tests {
         assert_eq!(entries[0].value, Some(3));
         assert_eq!(entries[1].value, None);
         assert!(parse_index("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn errors_inside_a_multibyte_character_cover_it() {
+        // Found by tests/fuzz.rs: `…` is not a Rust token, and the error pointed at its
+        // first byte only.
+        let body = "…A # 4, B # 64";
+        match parse_mapping(body) {
+            Err(ParseProblem::Syntax(s, _)) => assert_eq!(&body[s.range()], "…"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

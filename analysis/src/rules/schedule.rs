@@ -11,89 +11,94 @@ use super::registry::{Rule, Status};
 use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::{Chain, Kind, Origin, Slot, Step, TensorVar, Tu, methods, types::dtype_bits};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
-pub const RULES: &[Rule] = &[
-    Rule {
-        code: "SCH-001",
-        name: "live-tensors-must-not-overlap",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "DM address ranges of simultaneously live tensors must not overlap",
-        docs: "Main, sub and the DMA share each slice's flat DM, and the programmer places every \
-               tensor (`to_dm(…, addr)`, `commit(addr)`). A tensor occupies `addr .. addr + \
-               round_up8(Element::SIZE × size_of::<D>())` bytes of every slice (sub-byte types \
-               packed). It is live from the statement that writes it to its last textual use \
-               (`view()`, `to_hbm`, `align(&t)`, …); parameters are live throughout. A write \
-               that lands on a live tensor clobbers it: the scheduler only orders accesses, it \
-               does not move data. A tensor read by the same chain that writes over it counts as \
-               live (the pipeline reads and writes at once). Reusing an address after the last \
-               use is fine (SCH-002 explains what it costs). TRF regions are CAP-010. Fix: move \
-               the tensor to a free address; the suggested one is past every live tensor, \
-               aligned to 8 bytes. Loops are read once, in textual order.",
-        bad: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
-              let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 12);",
-        good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
-               let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 17);",
-        manual: "L154-L155, L243, L275, L497-L498, L1093, L7056",
-    },
-    Rule {
-        code: "SCH-002",
-        name: "address-reuse-serializes",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "Textual order is the schedule; reusing a dead tensor's address serializes contexts",
-        docs: "The scheduler keeps the written order and infers RAW/WAR/WAW hazards from \
-               addresses (L7043-L7070). Reusing the DM range of a tensor after its last use is \
-               legal (it is not SCH-001), but when the new write runs on a different resource \
-               (main, sub, DMA) than that last use and nothing else orders them, the address is \
-               the only hazard: the write waits for the read, and the two cannot overlap. \
-               visa-lint reports this as information with both places. A free address restores \
-               the parallelism when DM space allows. (Use before definition is a rustc error, \
-               so there is nothing else to check in the textual order.)",
-        bad: "ctx.main.begin(a.view())…commit(1 << 17); // last use of `a` at 0\n\
-              let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 0); // the DMA waits for main",
-        good: "ctx.main.begin(a.view())…commit(1 << 17);\n\
-               let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 1 << 18); // overlaps main",
-        manual: "L153, L7043-L7044, L7058-L7070",
-    },
-    Rule {
-        code: "SCH-003",
-        name: "load-on-sub-context",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Put TRF/VRF loads on ctx.sub so they overlap main-context compute",
-        docs: "A chain that only loads the TRF or VRF (`fetch → collect → to_trf/to_vrf`) on \
-               `ctx.main` waits for the main-context work before it, even when it does not \
-               depend on it, because main runs one operation at a time (L7064). On `ctx.sub` \
-               the load overlaps that work (double buffering, L3047-L3052, L4158). Reported \
-               only when an earlier, independent main-context chain exists to overlap with; \
-               the message gives the load's fetch cycles (Time::SIZE × fetches per packet, \
-               L2058).",
-        bad: "ctx.main.begin(x.view())…commit(1 << 17);\n\
-              let w = ctx.main.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
-        good: "ctx.main.begin(x.view())…commit(1 << 17);\n\
-               let w = ctx.sub.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
-        manual: "L152, L3047-L3052, L4158, L7064-L7066",
-    },
-    Rule {
-        code: "SCH-004",
-        name: "occupies-dma-context",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "A CustomBroadcast switch preempts DMA and sub work that could overlap it",
-        docs: "Writing a custom switch topology's bitmap to the SFRs preempts DMA and the sub \
-               context (L3336), so a DMA or sub-context chain that the schedule would otherwise \
-               run alongside it (no data or address dependency either way) is serialized. \
-               visa-lint reports the lost overlap with the chain that loses it; the switch's own \
-               cost is SWI-010. Fetch/commit commands with 64+ consecutive same-bank accesses \
-               are also scheduled as if they occupied DMA (L2909): that case is BNK-001, which \
-               reports it once.",
-        bad: "let x = y.to_dm(&mut ctx.tdma, 1 << 17); // independent\n\
-              ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::CustomBroadcast { ring_size: 256 })…",
-        good: "ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::Broadcast01 { … })…",
-        manual: "L2909, L2353, L3336",
-    },
-];
+pub const SCH_001: Rule = Rule {
+    code: "SCH-001",
+    name: "live-tensors-must-not-overlap",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "DM address ranges of simultaneously live tensors must not overlap",
+    docs: "Main, sub and the DMA share each slice's flat DM, and the programmer places every \
+           tensor (`to_dm(…, addr)`, `commit(addr)`). A tensor occupies `addr .. addr + \
+           round_up8(Element::SIZE × size_of::<D>())` bytes of every slice (sub-byte types \
+           packed). It is live from the statement that writes it to its last textual use \
+           (`view()`, `to_hbm`, `align(&t)`, …); parameters are live throughout. A write \
+           that lands on a live tensor clobbers it: the scheduler only orders accesses, it \
+           does not move data. A tensor read by the same chain that writes over it counts as \
+           live (the pipeline reads and writes at once). Reusing an address after the last \
+           use is fine (SCH-002 explains what it costs). TRF regions are CAP-010. Fix: move \
+           the tensor to a free address; the suggested one is past every live tensor, \
+           aligned to 8 bytes. Loops are read once, in textual order.",
+    bad: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
+          let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 12);",
+    good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
+           let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 17);",
+    manual: "L154-L155, L243, L275, L497-L498, L1093, L7056",
+};
+
+pub const SCH_002: Rule = Rule {
+    code: "SCH-002",
+    name: "address-reuse-serializes",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "Textual order is the schedule; reusing a dead tensor's address serializes contexts",
+    docs: "The scheduler keeps the written order and infers RAW/WAR/WAW hazards from \
+           addresses (L7043-L7070). Reusing the DM range of a tensor after its last use is \
+           legal (it is not SCH-001), but when the new write runs on a different resource \
+           (main, sub, DMA) than that last use and nothing else orders them, the address is \
+           the only hazard: the write waits for the read, and the two cannot overlap. \
+           visa-lint reports this as information with both places. A free address restores \
+           the parallelism when DM space allows. (Use before definition is a rustc error, \
+           so there is nothing else to check in the textual order.)",
+    bad: "ctx.main.begin(a.view())…commit(1 << 17); // last use of `a` at 0\n\
+          let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 0); // the DMA waits for main",
+    good: "ctx.main.begin(a.view())…commit(1 << 17);\n\
+           let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 1 << 18); // overlaps main",
+    manual: "L153, L7043-L7044, L7058-L7070",
+};
+
+pub const SCH_003: Rule = Rule {
+    code: "SCH-003",
+    name: "load-on-sub-context",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Put TRF/VRF loads on ctx.sub so they overlap main-context compute",
+    docs: "A chain that only loads the TRF or VRF (`fetch → collect → to_trf/to_vrf`) on \
+           `ctx.main` waits for the main-context work before it, even when it does not \
+           depend on it, because main runs one operation at a time (L7064). On `ctx.sub` \
+           the load overlaps that work (double buffering, L3047-L3052, L4158). Reported \
+           only when an earlier, independent main-context chain exists to overlap with; \
+           the message gives the load's fetch cycles (Time::SIZE × fetches per packet, \
+           L2058).",
+    bad: "ctx.main.begin(x.view())…commit(1 << 17);\n\
+          let w = ctx.main.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
+    good: "ctx.main.begin(x.view())…commit(1 << 17);\n\
+           let w = ctx.sub.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
+    manual: "L152, L3047-L3052, L4158, L7064-L7066",
+};
+
+pub const SCH_004: Rule = Rule {
+    code: "SCH-004",
+    name: "occupies-dma-context",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "A CustomBroadcast switch preempts DMA and sub work that could overlap it",
+    docs: "Writing a custom switch topology's bitmap to the SFRs preempts DMA and the sub \
+           context (L3336), so a DMA or sub-context chain that the schedule would otherwise \
+           run alongside it (no data or address dependency either way) is serialized. \
+           visa-lint reports the lost overlap with the chain that loses it; the switch's own \
+           cost is SWI-010. Fetch/commit commands with 64+ consecutive same-bank accesses \
+           are also scheduled as if they occupied DMA (L2909): that case is BNK-001, which \
+           reports it once.",
+    bad: "let x = y.to_dm(&mut ctx.tdma, 1 << 17); // independent\n\
+          ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::CustomBroadcast { ring_size: 256 })…",
+    good: "ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::Broadcast01 { … })…",
+    manual: "L2909, L2353, L3336",
+};
+
+/// Every rule of this family, in code order.
+pub const RULES: &[Rule] = &[SCH_001, SCH_002, SCH_003, SCH_004];
 
 /// One of the three resources the scheduler tracks (L7058-L7070).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,7 +176,8 @@ pub(crate) struct Timeline<'a> {
     hb_free: Vec<Vec<bool>>,
 }
 
-/// Above this many chains the quadratic relations are not built.
+/// Above this many chains the quadratic happens-before relations (SCH-002..004, BNK) are not
+/// built. SCH-001 needs none of them and checks functions of any size.
 const MAX_NODES: usize = 400;
 
 /// Identifiers in an argument's text.
@@ -227,94 +233,122 @@ fn resource(chain: &Chain) -> Option<Resource> {
 
 impl<'a> Timeline<'a> {
     pub(crate) fn build(model: &'a crate::model::FnModel) -> Option<Timeline<'a>> {
-        let mut chains: Vec<&Chain> = model.chains.iter().collect();
-        if chains.len() > MAX_NODES {
+        if model.chains.len() > MAX_NODES {
             return None;
         }
-        chains.sort_by_key(|c| c.span.start);
-        // Variables: where they become visible, and which chain writes them.
-        let mut vars: Vec<Var<'a>> = Vec::new();
-        for tv in &model.tensors {
-            let (from, def) = match tv.origin {
-                Origin::Param => (0, None),
-                Origin::Let => {
-                    let pos = chains.partition_point(|c| c.span.start < tv.span.end);
-                    let def = chains.get(pos).and_then(|c| {
-                        (c.binding.as_deref() == Some(tv.name.as_str())).then_some(pos)
-                    });
-                    (def.map_or(pos, |d| d + 1), def)
-                }
-            };
-            let (fp, at) = match (tv.ty.kind, tv.address) {
-                (Kind::Dm, Some(addr)) => {
-                    let at = def.and_then(|d| chains[d].steps.last()).map(address_span);
-                    (footprint(&tv.ty, addr), at)
-                }
-                _ => (None, None),
-            };
-            vars.push(Var {
-                tv,
-                from,
-                def,
-                last_use: None,
-                fp,
-                at,
-            });
-        }
-        let resolve = |vars: &[Var<'a>], name: &str, at: usize| -> Option<usize> {
-            (0..vars.len())
-                .filter(|&v| vars[v].tv.name == name && vars[v].from <= at)
-                .max_by_key(|&v| (vars[v].from, v))
+        let (nodes, vars) = scan(model);
+        Some(Timeline::relate(nodes, vars))
+    }
+}
+
+/// The function's chains in issue order as nodes, and its variables with their placement and
+/// liveness. Linear in the size of the function (no relation between nodes is built).
+pub(crate) fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>>) {
+    let mut chains: Vec<&Chain> = model.chains.iter().collect();
+    chains.sort_by_key(|c| c.span.start);
+    // Variables: where they become visible, and which chain writes them.
+    let mut vars: Vec<Var<'a>> = Vec::new();
+    for tv in &model.tensors {
+        let (from, def) = match tv.origin {
+            Origin::Param => (0, None),
+            Origin::Let => {
+                let pos = chains.partition_point(|c| c.span.start < tv.span.end);
+                let def = chains
+                    .get(pos)
+                    .and_then(|c| (c.binding.as_deref() == Some(tv.name.as_str())).then_some(pos));
+                (def.map_or(pos, |d| d + 1), def)
+            }
         };
-        let mut nodes = Vec::new();
-        for (c, chain) in chains.iter().enumerate() {
-            let mut uses: Vec<(usize, Span)> = Vec::new();
-            for step in &chain.steps {
-                for arg in &step.args {
-                    for id in idents(&arg.text) {
-                        if let Some(v) = resolve(&vars, id, c)
-                            && !uses.iter().any(|u| u.0 == v)
-                        {
-                            uses.push((v, arg.span));
-                        }
+        let (fp, at) = match (tv.ty.kind, tv.address) {
+            (Kind::Dm, Some(addr)) => {
+                let at = def.and_then(|d| chains[d].steps.last()).map(address_span);
+                (footprint(&tv.ty, addr), at)
+            }
+            _ => (None, None),
+        };
+        vars.push(Var {
+            tv,
+            from,
+            def,
+            last_use: None,
+            fp,
+            at,
+        });
+    }
+    // Variables by name: resolving an identifier looks at its namesakes only.
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (v, var) in vars.iter().enumerate() {
+        by_name.entry(var.tv.name.as_str()).or_default().push(v);
+    }
+    let mut def_of: HashMap<usize, usize> = HashMap::new();
+    for (v, var) in vars.iter().enumerate() {
+        if let Some(d) = var.def {
+            def_of.entry(d).or_insert(v);
+        }
+    }
+    let resolve = |vars: &[Var<'a>], name: &str, at: usize| -> Option<usize> {
+        by_name
+            .get(name)?
+            .iter()
+            .copied()
+            .filter(|&v| vars[v].from <= at)
+            .max_by_key(|&v| (vars[v].from, v))
+    };
+    let mut nodes = Vec::new();
+    for (c, chain) in chains.iter().enumerate() {
+        let mut uses: Vec<(usize, Span)> = Vec::new();
+        for step in &chain.steps {
+            for arg in &step.args {
+                for id in idents(&arg.text) {
+                    if let Some(v) = resolve(&vars, id, c)
+                        && !uses.iter().any(|u| u.0 == v)
+                    {
+                        uses.push((v, arg.span));
                     }
                 }
             }
-            // The receiver of a chain such as `result.to_hbm(…)`.
-            if let (Some(name), Some(first)) = (chain.receiver.as_deref(), chain.steps.first())
-                && let Some(v) = resolve(&vars, name, c)
-                && !uses.iter().any(|u| u.0 == v)
-            {
-                uses.push((v, first.span));
-            }
-            for &(v, span) in &uses {
-                vars[v].last_use = Some((c, span));
-            }
-            let mut writes = Vec::new();
-            let n = chain.steps.len();
-            for (i, step) in chain.steps.iter().enumerate() {
-                let Some(fp) = step_footprint(step) else {
-                    continue;
-                };
-                let var = if i + 1 == n {
-                    (0..vars.len()).find(|&v| vars[v].def == Some(c))
-                } else {
-                    None
-                };
-                writes.push(Write {
-                    step,
-                    var,
-                    fp,
-                    at: address_span(step),
-                });
-            }
-            nodes.push(Node {
-                chain,
-                resource: resource(chain),
-                uses,
-                writes,
+        }
+        // The receiver of a chain such as `result.to_hbm(…)`.
+        if let (Some(name), Some(first)) = (chain.receiver.as_deref(), chain.steps.first())
+            && let Some(v) = resolve(&vars, name, c)
+            && !uses.iter().any(|u| u.0 == v)
+        {
+            uses.push((v, first.span));
+        }
+        for &(v, span) in &uses {
+            vars[v].last_use = Some((c, span));
+        }
+        let mut writes = Vec::new();
+        let n = chain.steps.len();
+        for (i, step) in chain.steps.iter().enumerate() {
+            let Some(fp) = step_footprint(step) else {
+                continue;
+            };
+            let var = if i + 1 == n {
+                def_of.get(&c).copied()
+            } else {
+                None
+            };
+            writes.push(Write {
+                step,
+                var,
+                fp,
+                at: address_span(step),
             });
         }
+        nodes.push(Node {
+            chain,
+            resource: resource(chain),
+            uses,
+            writes,
+        });
+    }
+    (nodes, vars)
+}
+
+impl<'a> Timeline<'a> {
+    /// Adds the happens-before relations (quadratic in the number of nodes).
+    fn relate(nodes: Vec<Node<'a>>, vars: Vec<Var<'a>>) -> Timeline<'a> {
         let n = nodes.len();
         let mut direct = vec![vec![false; n]; n];
         let mut direct_data = vec![vec![false; n]; n];
@@ -347,13 +381,13 @@ impl<'a> Timeline<'a> {
                 direct_free[i][j] = raw || awaited || addr;
             }
         }
-        Some(Timeline {
+        Timeline {
             hb: closure(&direct),
             hb_data: closure(&direct_data),
             hb_free: closure(&direct_free),
             nodes,
             vars,
-        })
+        }
     }
 
     /// True when neither node has to wait for the other.
@@ -416,72 +450,127 @@ fn address_text(a: u64) -> String {
 }
 
 fn describe(t: &Timeline<'_>, w: &Write<'_>) -> String {
+    describe_write(&t.vars, w)
+}
+
+fn describe_write(vars: &[Var<'_>], w: &Write<'_>) -> String {
     match w.var {
-        Some(v) => format!("`{}`", t.vars[v].tv.name),
+        Some(v) => format!("`{}`", vars[v].tv.name),
         None => format!("this {}", w.step.method),
     }
 }
 
-/// SCH-001 and SCH-002.
-fn check_overlaps(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
+/// SCH-001: a write that lands on a live tensor. One sweep over the nodes in issue order keeps
+/// the live footprints sorted by start address, so each write finds what it overlaps without
+/// looking at every variable: functions of any size are checked. Returns the writes that
+/// clash, as (node, index in its writes).
+fn check_live_overlaps(
+    cx: &FnContext<'_>,
+    nodes: &[Node<'_>],
+    vars: &[Var<'_>],
+    out: &mut Vec<Diagnostic>,
+) -> HashSet<(usize, usize)> {
     let align = cx.target.dma_dm_align_bytes.max(8);
-    for (c, node) in t.nodes.iter().enumerate() {
-        for w in &node.writes {
-            let live: Vec<usize> = (0..t.vars.len())
-                .filter(|&v| Some(v) != w.var && t.vars[v].fp.is_some())
-                .filter(|&v| t.vars[v].from <= c)
-                .filter(|&v| {
-                    t.vars[v].last_use.is_some_and(|(u, _)| u >= c)
-                        || t.vars[v].tv.origin == Origin::Param
-                })
-                .collect();
-            let clash = live
+    // A variable is live at the nodes `from..=last use` (parameters: throughout).
+    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); nodes.len() + 1];
+    let mut ends: Vec<Vec<usize>> = vec![Vec::new(); nodes.len() + 1];
+    let mut longest = 0;
+    for (v, var) in vars.iter().enumerate() {
+        let Some(f) = var.fp else { continue };
+        let last = match (var.tv.origin, var.last_use) {
+            (Origin::Param, _) => nodes.len(),
+            (_, Some((u, _))) if u >= var.from => u,
+            _ => continue,
+        };
+        let Some(first) = starts.get_mut(var.from) else {
+            continue;
+        };
+        first.push(v);
+        ends[last.min(nodes.len())].push(v);
+        longest = longest.max(f.end - f.start);
+    }
+    // Live footprints by (start, variable), and by (end, variable) for the top address.
+    let mut by_start: BTreeSet<(u64, usize)> = BTreeSet::new();
+    let mut by_end: BTreeSet<(u64, usize)> = BTreeSet::new();
+    let mut clashed = HashSet::new();
+    for (c, node) in nodes.iter().enumerate() {
+        for &v in &starts[c] {
+            if let Some(f) = vars[v].fp {
+                by_start.insert((f.start, v));
+                by_end.insert((f.end, v));
+            }
+        }
+        for (k, w) in node.writes.iter().enumerate() {
+            // Live footprints starting before the write ends, nearest first; none that
+            // starts `longest` bytes or more before the write can reach it.
+            let clash = by_start
+                .range(..(w.fp.end, 0))
+                .rev()
+                .take_while(|&&(start, _)| start.saturating_add(longest) > w.fp.start)
+                .filter(|&&(_, v)| Some(v) != w.var)
+                .filter(|&&(_, v)| vars[v].fp.is_some_and(|f| f.overlaps(w.fp)))
+                .map(|&(_, v)| v)
+                .min();
+            let Some(v) = clash else { continue };
+            clashed.insert((c, k));
+            let var = &vars[v];
+            let Some(f) = var.fp else { continue };
+            let mut d = Diagnostic::new(
+                &SCH_001,
+                w.at,
+                format!(
+                    "{} occupies DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
+                     while `{}` is still live; addresses of live tensors must not collide",
+                    describe_write(vars, w),
+                    w.fp.start,
+                    w.fp.end,
+                    var.tv.name,
+                    f.start,
+                    f.end,
+                    var.tv.name
+                ),
+            )
+            .with_related(
+                var.at.unwrap_or(var.tv.span),
+                format!("`{}` is placed here", var.tv.name),
+            );
+            if let Some((_, span)) = var.last_use {
+                d = d.with_related(span, format!("`{}` is last used here", var.tv.name));
+            }
+            let top = by_end
                 .iter()
-                .copied()
-                .find(|&v| t.vars[v].fp.is_some_and(|f| f.overlaps(w.fp)));
-            if let Some(v) = clash {
-                let var = &t.vars[v];
-                let Some(f) = var.fp else { continue };
-                let mut d = Diagnostic::new(
-                    "SCH-001",
+                .rev()
+                .find(|&&(_, u)| Some(u) != w.var)
+                .map_or(0, |&(end, _)| end);
+            let len = w.fp.end - w.fp.start;
+            if let Some(new) = top.checked_next_multiple_of(align).filter(|n| {
+                n.checked_add(len)
+                    .is_some_and(|e| e <= cx.target.dm_bytes_per_slice)
+            }) {
+                d = d.with_edit(
+                    format!("place it at the free address {new}"),
+                    false,
                     w.at,
-                    format!(
-                        "{} occupies DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
-                         while `{}` is still live; addresses of live tensors must not collide",
-                        describe(t, w),
-                        w.fp.start,
-                        w.fp.end,
-                        var.tv.name,
-                        f.start,
-                        f.end,
-                        var.tv.name
-                    ),
-                )
-                .with_related(
-                    var.at.unwrap_or(var.tv.span),
-                    format!("`{}` is placed here", var.tv.name),
+                    address_text(new),
                 );
-                if let Some((_, span)) = var.last_use {
-                    d = d.with_related(span, format!("`{}` is last used here", var.tv.name));
-                }
-                let top = live
-                    .iter()
-                    .filter_map(|&v| t.vars[v].fp.map(|f| f.end))
-                    .max()
-                    .unwrap_or(0);
-                let len = w.fp.end - w.fp.start;
-                if let Some(new) = top.checked_next_multiple_of(align).filter(|n| {
-                    n.checked_add(len)
-                        .is_some_and(|e| e <= cx.target.dm_bytes_per_slice)
-                }) {
-                    d = d.with_edit(
-                        format!("place it at the free address {new}"),
-                        false,
-                        w.at,
-                        address_text(new),
-                    );
-                }
-                out.push(d);
+            }
+            out.push(d);
+        }
+        for &v in &ends[c] {
+            if let Some(f) = vars[v].fp {
+                by_start.remove(&(f.start, v));
+                by_end.remove(&(f.end, v));
+            }
+        }
+    }
+    clashed
+}
+
+/// SCH-002, for the writes that are not SCH-001.
+fn check_overlaps(t: &Timeline<'_>, clashed: &HashSet<(usize, usize)>, out: &mut Vec<Diagnostic>) {
+    for (c, node) in t.nodes.iter().enumerate() {
+        for (k, w) in node.writes.iter().enumerate() {
+            if clashed.contains(&(c, k)) {
                 continue;
             }
             // SCH-002: reuse of a dead tensor's range by another resource.
@@ -502,7 +591,7 @@ fn check_overlaps(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic
                 }
                 out.push(
                     Diagnostic::new(
-                        "SCH-002",
+                        &SCH_002,
                         w.at,
                         format!(
                             "{} reuses DM [{}, {}) of `{}` after its last use by {}; the scheduler orders \
@@ -567,7 +656,7 @@ fn check_sub_loads(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnosti
         };
         out.push(
             Diagnostic::new(
-                "SCH-003",
+                &SCH_003,
                 begin.span,
                 format!(
                     "this {} load{cost} runs on ctx.main after main-context work it does not \
@@ -616,7 +705,7 @@ fn check_custom_broadcast(t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
         };
         out.push(
             Diagnostic::new(
-                "SCH-004",
+                &SCH_004,
                 arg.span,
                 format!(
                     "a CustomBroadcast switch preempts DMA and the sub context to write its \
@@ -635,10 +724,13 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     if !matches!(cx.model.kind, crate::model::FnKind::Device { .. }) {
         return;
     }
-    let Some(t) = Timeline::build(cx.model) else {
+    let (nodes, vars) = scan(cx.model);
+    let clashed = check_live_overlaps(cx, &nodes, &vars, out);
+    if nodes.len() > MAX_NODES {
         return;
-    };
-    check_overlaps(cx, &t, out);
+    }
+    let t = Timeline::relate(nodes, vars);
+    check_overlaps(&t, &clashed, out);
     check_sub_loads(cx, &t, out);
     check_custom_broadcast(&t, out);
 }

@@ -4,6 +4,8 @@
 //! Parsing uses ra_ap_syntax, which always returns a tree, so half-typed files are analysed as
 //! far as they go. (The engine-chain model of issue 3 grows from here.)
 
+pub mod limits;
+
 use crate::diagnostic::{Diagnostic, Span};
 use crate::mapping::{self, Scope, ast, parse};
 use ra_ap_syntax::{AstNode, Edition, SourceFile, SyntaxNode, TextRange, ast as ra};

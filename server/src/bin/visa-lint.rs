@@ -1,5 +1,8 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    visa_server::cli::run(visa_server::cli::Cli::parse())
+    let cli = visa_server::cli::Cli::parse();
+    // Analysis runs on a thread with the documented stack (docs/robustness.md), not on
+    // whatever the platform gives the main thread.
+    visa_analysis::run_with_stack(move || visa_server::cli::run(cli))
 }

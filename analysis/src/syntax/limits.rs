@@ -1,0 +1,408 @@
+//! A cheap pre-scan that refuses files nested too deeply to analyse safely.
+//!
+//! The Rust parser and every walk over its tree recurse once per level of nesting, so a file
+//! of ten thousand nested braces, or a method chain of ten thousand calls, would overflow the
+//! stack and take the process (or a language server) down with it. Before anything parses a
+//! file, [`check_nesting`] estimates, in one pass over the text, how deep the syntax tree can
+//! get, and past [`MAX_NESTING`] the file is reported once (`VL-005`) instead of analysed.
+//!
+//! The estimate is conservative: it is never smaller than the depth of the tree the parser
+//! builds, for every construct that nests. Strings, characters and comments are skipped. Each
+//! open `(`, `[` or `{` adds one level. Inside a level every operator character (`+`, `*`,
+//! `.`, `?`, `:`, `=`, …) and the keywords that chain (`as`, `else`, `return`, `break`) add
+//! one more, because `a.b().c()`, `1 + 1 + 1`, `x as u8 as u16` and `a::b::c` nest one tree
+//! level per link. `<` adds one that only its `>` (or a `;`) takes back, so
+//! `Vec<Vec<Vec<u8>>>` counts three. A `,` or `;` ends the links of its level (the next
+//! element starts afresh), and so does a `}` that is not followed by an operator (a statement
+//! ended by a block). The documented limit is in `docs/robustness.md`.
+
+use crate::diagnostic::{Diagnostic, Span};
+use crate::rules::tool::VL_005;
+
+/// The deepest estimated nesting visa-lint analyses. Real kernels stay below 100; the tests
+/// in `tests/robustness.rs` check that every nesting shape analyses without overflow on an
+/// 8 MiB stack just below this limit and is refused with `VL-005` just above it.
+pub const MAX_NESTING: u32 = 256;
+
+/// One open bracket level.
+#[derive(Clone, Copy, Default)]
+struct Level {
+    /// Operator links since the last `,` or `;` in this level.
+    links: u32,
+    /// Unclosed `<` since the last `;` in this level.
+    angles: u32,
+}
+
+impl Level {
+    fn cost(self) -> u32 {
+        1 + self.links + self.angles
+    }
+}
+
+/// The nesting estimate of `text` (see the module documentation) goes past [`MAX_NESTING`]:
+/// one `VL-005` diagnostic at the token where it does.
+pub fn check_nesting(text: &str) -> Option<Diagnostic> {
+    check_nesting_with(text, MAX_NESTING)
+}
+
+/// [`check_nesting`] with another limit.
+pub fn check_nesting_with(text: &str, limit: u32) -> Option<Diagnostic> {
+    let (span, depth) = first_too_deep(text, limit)?;
+    Some(Diagnostic::new(
+        &VL_005,
+        span,
+        format!(
+            "nesting too deep: brackets, operators and chained calls reach an estimated depth of \
+             {depth} here; visa-lint analyses files nested up to {limit} levels and does not \
+             analyse this file"
+        ),
+    ))
+}
+
+/// Where the nesting estimate of `text` first goes past `limit`: the token, and the estimate
+/// there. Mapping bodies are bounded with it too (`mapping::parse`).
+pub fn first_too_deep(text: &str, limit: u32) -> Option<(Span, u32)> {
+    let b = text.as_bytes();
+    let n = b.len();
+    // The file itself is level 0.
+    let mut levels: Vec<Level> = vec![Level::default()];
+    // The sum of the costs of every level in `levels`.
+    let mut depth: u32 = 1;
+    let mut i = 0;
+    let too_deep =
+        |at: usize, len: usize, depth: u32| Some((Span::new(at, (at + len).min(n)), depth));
+    while i < n {
+        let c = b[i];
+        match c {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < n && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = skip_block_comment(b, i);
+                continue;
+            }
+            b'"' => {
+                i = skip_string(b, i + 1);
+                continue;
+            }
+            b'r' | b'b' | b'c' if starts_raw_or_byte_string(b, i) => {
+                i = skip_prefixed_string(b, i);
+                continue;
+            }
+            b'\'' => {
+                i = skip_char_or_lifetime(b, i);
+                continue;
+            }
+            b'(' | b'[' | b'{' => {
+                levels.push(Level::default());
+                depth += 1;
+                if depth > limit {
+                    return too_deep(i, 1, depth);
+                }
+            }
+            b')' | b']' | b'}' => {
+                if levels.len() > 1
+                    && let Some(l) = levels.pop()
+                {
+                    depth -= l.cost();
+                }
+                if c == b'}' && !continues_expression(b, i + 1) {
+                    reset(&mut levels, &mut depth, true);
+                }
+            }
+            b',' => reset(&mut levels, &mut depth, false),
+            b';' => reset(&mut levels, &mut depth, true),
+            b'<' => {
+                if let Some(l) = levels.last_mut() {
+                    l.angles += 1;
+                }
+                depth += 1;
+                if depth > limit {
+                    return too_deep(i, 1, depth);
+                }
+            }
+            b'-' | b'=' if b.get(i + 1) == Some(&b'>') => {
+                // `->` and `=>`: one link, and not a closing angle.
+                if let Some(l) = levels.last_mut() {
+                    l.links += 1;
+                }
+                depth += 1;
+                if depth > limit {
+                    return too_deep(i, 2, depth);
+                }
+                i += 2;
+                continue;
+            }
+            b'>' => {
+                if let Some(l) = levels.last_mut()
+                    && l.angles > 0
+                {
+                    l.angles -= 1;
+                    depth -= 1;
+                }
+            }
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'^' | b'!' | b'&' | b'|' | b'=' | b'.' | b'?'
+            | b':' | b'@' | b'#' | b'$' => {
+                if let Some(l) = levels.last_mut() {
+                    l.links += 1;
+                }
+                depth += 1;
+                if depth > limit {
+                    return too_deep(i, 1, depth);
+                }
+            }
+            c if c == b'_' || c.is_ascii_alphabetic() => {
+                let start = i;
+                while i < n && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                    i += 1;
+                }
+                if matches!(
+                    &b[start..i],
+                    b"as" | b"else" | b"return" | b"break" | b"yield" | b"move" | b"dyn" | b"impl"
+                ) {
+                    if let Some(l) = levels.last_mut() {
+                        l.links += 1;
+                    }
+                    depth += 1;
+                    if depth > limit {
+                        return too_deep(start, i - start, depth);
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Ends the links (and with `all`, the open angles) of the innermost level.
+fn reset(levels: &mut [Level], depth: &mut u32, all: bool) {
+    if let Some(l) = levels.last_mut() {
+        *depth -= l.links;
+        l.links = 0;
+        if all {
+            *depth -= l.angles;
+            l.angles = 0;
+        }
+    }
+}
+
+/// After a `}`: does the expression go on (`{ 1 } + { 1 }`, `match x {}.f()`, `if {} else`)?
+fn continues_expression(b: &[u8], mut i: usize) -> bool {
+    loop {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        // Comments between the brace and the next token.
+        if b.get(i) == Some(&b'/') && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if b.get(i) == Some(&b'/') && b.get(i + 1) == Some(&b'*') {
+            i = skip_block_comment(b, i);
+            continue;
+        }
+        break;
+    }
+    match b.get(i) {
+        None => false,
+        Some(c) if b"+-*/%^!&|=.?:<>@#$".contains(c) => true,
+        Some(c) if c.is_ascii_alphabetic() => {
+            let start = i;
+            let mut j = i;
+            while j < b.len() && (b[j] == b'_' || b[j].is_ascii_alphanumeric()) {
+                j += 1;
+            }
+            matches!(&b[start..j], b"as" | b"else")
+        }
+        _ => false,
+    }
+}
+
+/// `/* ... */`, nested as Rust nests them; returns the index after it.
+fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
+    let mut open = 0u32;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            open += 1;
+            i += 2;
+        } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+            open -= 1;
+            i += 2;
+            if open == 0 {
+                return i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    i
+}
+
+/// From just after an opening `"`: returns the index after the closing one.
+fn skip_string(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    i
+}
+
+/// `r"`, `r#"`, `b"`, `br"`, `br#"`, `c"`, `cr#"` at `i`, not in the middle of an identifier.
+fn starts_raw_or_byte_string(b: &[u8], i: usize) -> bool {
+    if i > 0 && (b[i - 1] == b'_' || b[i - 1].is_ascii_alphanumeric()) {
+        return false;
+    }
+    let mut j = i;
+    if matches!(b[j], b'b' | b'c') {
+        j += 1;
+    }
+    if b.get(j) == Some(&b'r') {
+        j += 1;
+        while b.get(j) == Some(&b'#') {
+            j += 1;
+        }
+    }
+    j > i && b.get(j) == Some(&b'"')
+}
+
+/// Skips a prefixed string starting at `i` (see [`starts_raw_or_byte_string`]).
+fn skip_prefixed_string(b: &[u8], mut i: usize) -> usize {
+    if matches!(b[i], b'b' | b'c') {
+        i += 1;
+    }
+    if b.get(i) != Some(&b'r') {
+        return skip_string(b, i + 1);
+    }
+    i += 1;
+    let mut hashes = 0;
+    while b.get(i) == Some(&b'#') {
+        hashes += 1;
+        i += 1;
+    }
+    i += 1; // the opening quote
+    while i < b.len() {
+        if b[i] == b'"'
+            && b[i + 1..]
+                .iter()
+                .take(hashes)
+                .filter(|&&c| c == b'#')
+                .count()
+                == hashes
+        {
+            return i + 1 + hashes;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// `'a'`, `'\n'`, `'\u{1F600}'` or a lifetime `'a`; returns the index after it.
+fn skip_char_or_lifetime(b: &[u8], i: usize) -> usize {
+    if b.get(i + 1) == Some(&b'\\') {
+        let mut j = i + 2;
+        while j < b.len() && b[j] != b'\'' && b[j] != b'\n' && j < i + 16 {
+            j += 1;
+        }
+        return if b.get(j) == Some(&b'\'') {
+            j + 1
+        } else {
+            i + 1
+        };
+    }
+    // One character (of up to four UTF-8 bytes) and a closing quote: a character literal.
+    let len = match b.get(i + 1) {
+        Some(&c) if c < 0x80 => 1,
+        Some(&c) if c >= 0xF0 => 4,
+        Some(&c) if c >= 0xE0 => 3,
+        Some(_) => 2,
+        None => return i + 1,
+    };
+    if b.get(i + 1 + len) == Some(&b'\'') {
+        return i + 2 + len;
+    }
+    // A lifetime or label: the quote only.
+    i + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn depth_at(text: &str, limit: u32) -> Option<String> {
+        check_nesting_with(text, limit).map(|d| text[d.span.range()].to_string())
+    }
+
+    #[test]
+    fn every_nesting_shape_counts() {
+        // Each of these has an estimated depth of 1 (file) + 4.
+        for text in [
+            "fn f() { { { {} } } }",
+            "fn f() { ((((1)))); }",
+            "a.b().c().d()",
+            "1 + 1 + 1 + 1 + 1",
+            "type T = Vec<Vec<Vec<Vec<u8>>>>;",
+            "x as u8 as u16 as u32 as u64",
+            "a::b::c",
+        ] {
+            assert!(depth_at(text, 4).is_some(), "{text} is deeper than 4");
+        }
+    }
+
+    #[test]
+    fn separators_end_a_run() {
+        // Ten statements of three links each never go deeper than 1 + 1 + 3.
+        let body = "let a = b.c.d;\n".repeat(10);
+        assert_eq!(depth_at(&format!("fn f() {{ {body} }}"), 6), None);
+        let args = "b.c.d, ".repeat(10);
+        assert_eq!(depth_at(&format!("f({args})"), 6), None);
+        // Statements ended by a block do not add up either.
+        let ifs = "if a < b { }\n".repeat(10);
+        assert_eq!(depth_at(&format!("fn f() {{ {ifs} }}"), 6), None);
+        // But a block followed by an operator continues the expression.
+        assert_eq!(
+            depth_at("{1} + {1} + {1} + {1} + {1}", 4).as_deref(),
+            Some("{")
+        );
+    }
+
+    #[test]
+    fn strings_comments_and_chars_are_skipped() {
+        let text = r##"
+            // ((((((((((
+            /* [[[[[[[[[[ /* nested */ ]]]] */
+            let s = "((((((((((";
+            let r = r#"{{{{{{{{{{"#;
+            let c = '(';
+            fn f<'a>(x: &'a u8) {}
+        "##;
+        assert_eq!(depth_at(text, 6), None);
+    }
+
+    #[test]
+    fn the_diagnostic_points_at_the_token_past_the_limit() {
+        let text = "fn f() { [[[[[[[[ ]]]]]]]] }";
+        let d = check_nesting_with(text, 5).expect("too deep");
+        assert_eq!(d.code(), "VL-005");
+        assert_eq!(d.span.start, 12);
+        expect_test::expect![[r#"
+            "nesting too deep: brackets, operators and chained calls reach an estimated depth of 6 here; visa-lint analyses files nested up to 5 levels and does not analyse this file"
+        "#]]
+        .assert_debug_eq(&d.message);
+    }
+
+    #[test]
+    fn unbalanced_closers_do_not_underflow() {
+        assert_eq!(depth_at(")))]]]}}}>>> a.b", 4), None);
+    }
+}
