@@ -45,6 +45,7 @@ pub mod collect;
 pub mod dma;
 pub mod ops;
 pub mod sequencer;
+pub mod timeline;
 
 pub use ops::{Op, OpKind, ops};
 pub use sequencer::{

@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod describe;
+pub mod edit;
 pub mod layout;
 pub mod lower;
 pub mod parse;

@@ -4,11 +4,14 @@
 pub mod build;
 pub mod consts;
 pub mod methods;
+pub mod ops;
 pub mod types;
 
 use crate::diagnostic::{Diagnostic, Span};
 pub use methods::Engine;
-pub use types::{Kind, MapVal, Slot, TensorTy, Tu, VeStage};
+pub use types::{
+    Kind, MapVal, Slot, TensorTy, Tu, VeStage, canonical, elems_for, size_bytes, slot_bytes,
+};
 
 /// One method call of a chain.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -102,4 +105,15 @@ impl std::hash::Hash for Diagnostic {
         self.span.hash(state);
         self.message.hash(state);
     }
+}
+
+/// The turbofish argument at `i` when it is written out (not `_`).
+pub fn written(step: &Step, i: usize) -> Option<&Arg> {
+    step.generics.get(i).filter(|a| a.text.trim() != "_")
+}
+
+/// The edit that pads a written `m![...]` argument to `n` positions (see
+/// [`crate::mapping::edit::pad`]).
+pub fn pad_edit(arg: &Arg, n: u64) -> Option<crate::diagnostic::Edit> {
+    crate::mapping::edit::pad(&arg.text, arg.span, n)
 }

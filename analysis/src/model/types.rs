@@ -324,3 +324,32 @@ pub fn widened(d: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// Bytes that `n` elements of `dtype` occupy; i4 packs two elements per byte (§22 A-3). `None`
+/// for i5/i9, whose in-stream width the manual does not give (§22 A-21).
+pub fn size_bytes(dtype: &str, n: u64) -> Option<u64> {
+    let bits = u64::from(dtype_bits(canonical(dtype))?);
+    if bits != 4 && !bits.is_multiple_of(8) {
+        return None;
+    }
+    n.checked_mul(bits).map(|b| b.div_ceil(8))
+}
+
+/// `f8` (the manual's shorthand) measured as an 8-bit float.
+pub fn canonical(dtype: &str) -> &str {
+    if dtype == "f8" { "f8e4m3" } else { dtype }
+}
+
+/// The dtype, element count and bytes of one slot of a type, when all are known.
+pub fn slot_bytes(ty: &TensorTy, slot: Slot) -> Option<(&str, u64, u64)> {
+    let d = ty.dtype.as_deref()?;
+    let n = ty.get(slot)?.layout.as_ref()?.size;
+    Some((d, n, size_bytes(d, n)?))
+}
+
+/// Elements of `dtype` that fill exactly `bytes` bytes, when whole.
+pub fn elems_for(dtype: &str, bytes: u64) -> Option<u64> {
+    let bits = u64::from(dtype_bits(canonical(dtype))?);
+    let b = bytes.checked_mul(8)?;
+    (b.is_multiple_of(bits)).then_some(b / bits)
+}

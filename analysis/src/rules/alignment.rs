@@ -6,9 +6,12 @@
 
 use super::FnContext;
 use super::registry::{Rule, Status};
-use crate::diagnostic::{Diagnostic, Edit, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::types::dtype_bits;
-use crate::model::{Arg, Kind, Slot, Step, TensorTy};
+use crate::model::{
+    Arg, Kind, Slot, Step, TensorTy, canonical, elems_for, pad_edit, size_bytes, slot_bytes,
+    written,
+};
 
 pub const ALN_001: Rule = Rule {
     code: "ALN-001",
@@ -42,41 +45,6 @@ pub const ALN_002: Rule = Rule {
     bad: "let x: DmTensor<i8, ..> = h.to_dm(&mut ctx.tdma, 0x1004);",
     good: "let x: DmTensor<i8, ..> = h.to_dm(&mut ctx.tdma, 0x1000);",
     manual: "L2425-L2427",
-};
-
-pub const ALN_003: Rule = Rule {
-    code: "ALN-003",
-    name: "dma-packet-alignment",
-    severity: Severity::Error,
-    status: Status::Implemented,
-    summary: "A DMA packet written to DM (or moved HBM to DM) is a multiple of 8 bytes",
-    docs: "The DMA packet (`stride0`) divides the innermost run of bytes that is contiguous in \
-           both the source and the destination layouts; for DM writes and HBM-to-DM moves it \
-           must be a multiple of 8 bytes, or the transfer fails with a hardware exception. \
-           visa-lint derives the DMA read/write sequencer pair of `to_dm` (crate::derive::dma) \
-           and reports a common contiguous run that is not a multiple of 8 bytes. Pad the \
-           innermost Element axis of the DM tensor (`m![A, C]` → `m![A, C # 16]` for i8, \
-           C = 13): the padded positions are written with the packet.",
-    bad: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C]>(&mut ctx.tdma, 0); // 39-byte run",
-    good: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C # 16]>(&mut ctx.tdma, 0);",
-    manual: "L2425-L2427, L2593, L2834",
-};
-
-pub const ALN_004: Rule = Rule {
-    code: "ALN-004",
-    name: "dma-packet-limit",
-    severity: Severity::Info,
-    status: Status::Implemented,
-    summary: "A DMA packet is at most 4,096 bytes (AXI: 256 beats of 16 bytes)",
-    docs: "A DMA packet (`stride0`, 1..=4096) is at most 4,096 bytes and divides the innermost \
-           contiguous run. When the run is longer and 4,096 does not divide it, the compiler \
-           picks a smaller divisor; visa-lint reports the packet it derives when that divisor \
-           is at least 256 bytes but its packets need more 256-byte requests than the run \
-           itself (below 256 bytes it is the DMA-010 performance problem). Pad the innermost \
-           axis so the run is a multiple of 4,096 bytes.",
-    bad: "axes![S = 256, C = 8200]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0) // 1,640-byte packets, 7 requests each",
-    good: "axes![S = 256, C = 8192]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0)",
-    manual: "L2428-L2429, L2512, L2448",
 };
 
 pub const ALN_005: Rule = Rule {
@@ -219,79 +187,8 @@ pub const ALN_012: Rule = Rule {
 
 /// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    ALN_001, ALN_002, ALN_003, ALN_004, ALN_005, ALN_006, ALN_007, ALN_008, ALN_009, ALN_010,
-    ALN_011, ALN_012,
+    ALN_001, ALN_002, ALN_005, ALN_006, ALN_007, ALN_008, ALN_009, ALN_010, ALN_011, ALN_012,
 ];
-
-/// Bytes that `n` elements of `dtype` occupy; i4 packs two elements per byte (§22 A-3). `None`
-/// for i5/i9, whose in-stream width the manual does not give (§22 A-21).
-pub(crate) fn size_bytes(dtype: &str, n: u64) -> Option<u64> {
-    let bits = u64::from(dtype_bits(canonical(dtype))?);
-    if bits != 4 && !bits.is_multiple_of(8) {
-        return None;
-    }
-    n.checked_mul(bits).map(|b| b.div_ceil(8))
-}
-
-/// `f8` (the manual's shorthand) measured as an 8-bit float.
-pub(crate) fn canonical(dtype: &str) -> &str {
-    if dtype == "f8" { "f8e4m3" } else { dtype }
-}
-
-/// The dtype, element count and bytes of one slot of a type, when all are known.
-pub(crate) fn slot_bytes(ty: &TensorTy, slot: Slot) -> Option<(&str, u64, u64)> {
-    let d = ty.dtype.as_deref()?;
-    let n = ty.get(slot)?.layout.as_ref()?.size;
-    Some((d, n, size_bytes(d, n)?))
-}
-
-/// The turbofish argument at `i` when it is written out (not `_`).
-pub(crate) fn written(step: &Step, i: usize) -> Option<&Arg> {
-    step.generics.get(i).filter(|a| a.text.trim() != "_")
-}
-
-/// Elements of `dtype` that fill exactly `bytes` bytes, when whole.
-pub(crate) fn elems_for(dtype: &str, bytes: u64) -> Option<u64> {
-    let bits = u64::from(dtype_bits(canonical(dtype))?);
-    let b = bytes.checked_mul(8)?;
-    (b.is_multiple_of(bits)).then_some(b / bits)
-}
-
-/// The edit that pads a written `m![...]` argument to `n` positions: `m![C]` → `m![C # 8]`,
-/// `m![B, C]` → `m![[B, C] # 16]`, `m![C # 6]` → `m![C # 8]`.
-pub(crate) fn pad_edit(arg: &Arg, n: u64) -> Option<Edit> {
-    let text = arg.text.trim();
-    let inner = text.strip_prefix("m![")?.strip_suffix(']')?.trim();
-    if inner.is_empty() {
-        return None;
-    }
-    let mut depth = 0i32;
-    let mut comma = false;
-    let mut last_hash = None;
-    for (i, c) in inner.char_indices() {
-        match c {
-            '[' | '(' | '{' => depth += 1,
-            ']' | ')' | '}' => depth -= 1,
-            ',' if depth == 0 => comma = true,
-            '#' if depth == 0 => last_hash = Some(i),
-            _ => {}
-        }
-    }
-    let new_inner = if comma {
-        format!("[{inner}] # {n}")
-    } else if let Some(h) = last_hash.filter(|&h| {
-        let rest = inner[h + 1..].trim();
-        !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit() || c == '_')
-    }) {
-        format!("{} # {n}", inner[..h].trim_end())
-    } else {
-        format!("{inner} # {n}")
-    };
-    Some(Edit {
-        span: arg.span,
-        new_text: format!("m![{new_inner}]"),
-    })
-}
 
 /// The index of the address argument of a method with a constant address.
 fn address_arg(method: &str) -> Option<usize> {
@@ -460,7 +357,7 @@ fn trf_pad_fix(
     }
     let per = elems_for(d, mac)?;
     let n = real.div_ceil(per).checked_mul(per)?;
-    let padded = super::commit::pad_last_term(e_text, n)?;
+    let padded = crate::mapping::edit::pad_last_term(e_text, n)?;
     let new = if n == real {
         padded.replace(&format!(" # {n}]"), "]")
     } else {
@@ -584,7 +481,7 @@ fn check_tail_padding(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             ),
         );
         if let Some(new) =
-            elems_for(d, full).and_then(|n| super::commit::pad_last_term(&mv.text, n))
+            elems_for(d, full).and_then(|n| crate::mapping::edit::pad_last_term(&mv.text, n))
         {
             diag = diag.with_edit(
                 format!("pad the row to {full} bytes: {new}"),

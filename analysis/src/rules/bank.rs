@@ -12,7 +12,7 @@
 
 use super::FnContext;
 use super::registry::{Rule, Status};
-use super::schedule::{Resource, Timeline};
+use crate::derive::timeline::{Resource, Timeline};
 use crate::derive::{self, Config, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;

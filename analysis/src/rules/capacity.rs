@@ -7,13 +7,12 @@
 //! first use, naming the alias (its definition is what to edit).
 
 use super::FnContext;
-use super::alignment::pad_edit;
 use super::registry::{Rule, Status};
 use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::model::pad_edit;
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Chain, FnKind, Kind, MapVal, Origin, Slot, Step, TensorTy};
-use crate::rules::kernel::KRN_010;
 use std::collections::HashSet;
 
 pub const CAP_001: Rule = Rule {
@@ -193,10 +192,26 @@ pub const CAP_011: Rule = Rule {
     manual: "L7372, L7156, L7189",
 };
 
+pub const KRN_010: Rule = Rule {
+    code: "KRN-010",
+    name: "device-chip-count",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`#[device(chip = N)]` names the kernel's chip count, N >= 1",
+    docs: "The device attribute sets NUM_CHIPS, the size every Chip mapping of the kernel must \
+           have: the runtime launches kernels at chip granularity. A `#[device]` without \
+           `chip = N` (an integer literal), or with `chip = 0`, gives the kernel no chip count; \
+           this rule reports the attribute (at the function's name). Each Chip mapping that \
+           disagrees with N is CAP-001, reported where the mapping is written.",
+    bad: "#[device]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
+    good: "#[device(chip = 1)]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
+    manual: "L62, L1083-L1084, L1751",
+};
+
 /// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
     CAP_001, CAP_002, CAP_003, CAP_004, CAP_005, CAP_006, CAP_007, CAP_008, CAP_009, CAP_010,
-    CAP_011,
+    CAP_011, KRN_010,
 ];
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {

@@ -2,10 +2,10 @@
 //! (constraints.md §15, manual L6756-L6819).
 
 use super::FnContext;
-use super::alignment::{canonical, elems_for, pad_edit, slot_bytes, written};
 use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Arg, Chain, Kind, MapVal, Slot, Step, Tu};
+use crate::model::{canonical, elems_for, pad_edit, slot_bytes, written};
 
 pub const CST_001: Rule = Rule {
     code: "CST-001",

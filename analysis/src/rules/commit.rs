@@ -2,12 +2,12 @@
 //! is decided from types; commit_in_size / commit_size need the commit-sequencer derivation.
 
 use super::FnContext;
-use super::alignment::{elems_for, slot_bytes, written};
 use super::registry::{Rule, Status};
 use crate::derive::{self, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Step, TensorVar, Tu};
+use crate::model::{elems_for, slot_bytes, written};
 
 pub const CMT_001: Rule = Rule {
     code: "CMT-001",
@@ -180,42 +180,6 @@ pub(crate) fn element_written(step: &Step) -> Option<(Span, String)> {
     Some((mv.span?, mv.text.clone()))
 }
 
-/// Pads the innermost term of a written mapping: `m![M, K, W]` → `m![M, K, W # n]`,
-/// `m![B, A # 72]` → `m![B, A # n]`. `None` for other innermost terms.
-pub(crate) fn pad_last_term(text: &str, n: u64) -> Option<String> {
-    let inner = text.trim().strip_prefix("m![")?.strip_suffix(']')?;
-    let mut depth = 0i32;
-    let mut last_comma = None;
-    for (i, c) in inner.char_indices() {
-        match c {
-            '[' | '(' | '{' => depth += 1,
-            ']' | ')' | '}' => depth -= 1,
-            ',' if depth == 0 => last_comma = Some(i),
-            _ => {}
-        }
-    }
-    let (head, last) = match last_comma {
-        Some(i) => (inner[..=i].trim(), &inner[i + 1..]),
-        None => ("", inner),
-    };
-    let t = last.trim();
-    let base = match t.split_once('#') {
-        Some((b, k)) => {
-            let k = k.trim();
-            if k.is_empty() || !k.chars().all(|c| c.is_ascii_digit() || c == '_') {
-                return None;
-            }
-            b.trim()
-        }
-        None => t,
-    };
-    if base.is_empty() || !base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return None;
-    }
-    let sep = if head.is_empty() { "" } else { " " };
-    Some(format!("m![{head}{sep}{base} # {n}]"))
-}
-
 fn dtype_name(op: &Op<'_>) -> String {
     op.step
         .output
@@ -347,7 +311,7 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let target = allowed.iter().copied().filter(|&a| a >= kept).min();
             if let Some((t, (sp, text))) = target.zip(written_el.as_ref())
                 && let Some(n) = elems_for(&d, t)
-                && let Some(new) = pad_last_term(text, n)
+                && let Some(new) = crate::mapping::edit::pad_last_term(text, n)
             {
                 diag = diag.with_edit(
                     format!("pad the innermost axis to {t} bytes: {new}"),
@@ -585,21 +549,6 @@ mod tests {
             .map(|d| d.code())
             .collect();
         assert_eq!(codes, ["SEQ-008"]);
-    }
-
-    #[test]
-    fn pads_the_innermost_term() {
-        assert_eq!(
-            pad_last_term("m![M, K, W]", 16).as_deref(),
-            Some("m![M, K, W # 16]")
-        );
-        assert_eq!(
-            pad_last_term("m![B, A # 72]", 96).as_deref(),
-            Some("m![B, A # 96]")
-        );
-        assert_eq!(pad_last_term("m![N]", 4).as_deref(), Some("m![N # 4]"));
-        assert_eq!(pad_last_term("m![K, N = 3]", 4), None);
-        assert_eq!(pad_last_term("Element", 4), None);
     }
 
     use crate::derive::{Direction, configure};

@@ -7,7 +7,6 @@
 //! reduction tree and `.accumulate()` against the accumulator's modes and 1024 slots.
 
 use super::FnContext;
-use super::alignment::{canonical, elems_for, pad_edit, size_bytes, written};
 use super::registry::{Rule, Status};
 use crate::derive::{DeriveError, Direction, Entry, bytes, configure};
 use crate::diagnostic::{Diagnostic, Severity, Span};
@@ -15,6 +14,7 @@ use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Kind, Slot, Step, TensorTy, TensorVar, Tu};
+use crate::model::{canonical, elems_for, pad_edit, size_bytes, written};
 use crate::target::Target;
 use std::collections::BTreeSet;
 use std::sync::Arc;

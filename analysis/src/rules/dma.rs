@@ -1,15 +1,14 @@
 //! DMA: the DMA engines between HBM and DM (constraints.md §18). Address alignment is ALN-002.
 
 use super::FnContext;
-use super::alignment::{canonical, elems_for, written};
-use super::commit::pad_last_term;
 use super::registry::{Rule, Status};
 use crate::derive::dma::{DmaOp, DmaPair, Media};
 use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::mapping::edit::pad_last_term;
 use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Step};
-use crate::rules::alignment::{ALN_003, ALN_004};
+use crate::model::{canonical, elems_for, written};
 
 pub const DMA_001: Rule = Rule {
     code: "DMA-001",
@@ -238,10 +237,45 @@ pub const SEQ_012: Rule = Rule {
     manual: "L1225, L2512, L2545, seed 000 L69, L94, L157-L158, L191",
 };
 
+pub const ALN_003: Rule = Rule {
+    code: "ALN-003",
+    name: "dma-packet-alignment",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A DMA packet written to DM (or moved HBM to DM) is a multiple of 8 bytes",
+    docs: "The DMA packet (`stride0`) divides the innermost run of bytes that is contiguous in \
+           both the source and the destination layouts; for DM writes and HBM-to-DM moves it \
+           must be a multiple of 8 bytes, or the transfer fails with a hardware exception. \
+           visa-lint derives the DMA read/write sequencer pair of `to_dm` (crate::derive::dma) \
+           and reports a common contiguous run that is not a multiple of 8 bytes. Pad the \
+           innermost Element axis of the DM tensor (`m![A, C]` → `m![A, C # 16]` for i8, \
+           C = 13): the padded positions are written with the packet.",
+    bad: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C]>(&mut ctx.tdma, 0); // 39-byte run",
+    good: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C # 16]>(&mut ctx.tdma, 0);",
+    manual: "L2425-L2427, L2593, L2834",
+};
+
+pub const ALN_004: Rule = Rule {
+    code: "ALN-004",
+    name: "dma-packet-limit",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "A DMA packet is at most 4,096 bytes (AXI: 256 beats of 16 bytes)",
+    docs: "A DMA packet (`stride0`, 1..=4096) is at most 4,096 bytes and divides the innermost \
+           contiguous run. When the run is longer and 4,096 does not divide it, the compiler \
+           picks a smaller divisor; visa-lint reports the packet it derives when that divisor \
+           is at least 256 bytes but its packets need more 256-byte requests than the run \
+           itself (below 256 bytes it is the DMA-010 performance problem). Pad the innermost \
+           axis so the run is a multiple of 4,096 bytes.",
+    bad: "axes![S = 256, C = 8200]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0) // 1,640-byte packets, 7 requests each",
+    good: "axes![S = 256, C = 8192]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0)",
+    manual: "L2428-L2429, L2512, L2448",
+};
+
 /// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
     DMA_001, DMA_002, DMA_003, DMA_004, DMA_005, DMA_006, DMA_007, DMA_008, DMA_009, DMA_010,
-    DMA_011, DMA_012, DMA_013, SEQ_012,
+    DMA_011, DMA_012, DMA_013, SEQ_012, ALN_003, ALN_004,
 ];
 
 /// The DM tensor's Element as written for a DMA step: `to_dm`'s third turbofish argument, else
@@ -542,7 +576,7 @@ fn type_key(t: &crate::model::TensorTy) -> String {
 fn element_bytes(t: &crate::model::TensorTy) -> Option<u64> {
     let d = t.dtype.as_deref()?;
     let n = t.get(Slot::Element)?.layout.as_ref()?.size;
-    super::alignment::size_bytes(d, n)
+    crate::model::size_bytes(d, n)
 }
 
 /// DMA-009: back-to-back small transfers that one transfer would do with one startup.

@@ -3,12 +3,12 @@
 //! `fetch_size` stay planned until `crate::derive` provides it.
 
 use super::FnContext;
-use super::alignment::{canonical, written};
 use super::registry::{Rule, Status};
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::types::dtype_bits;
 use crate::model::{Step, Tu};
+use crate::model::{canonical, written};
 use crate::target::Target;
 
 pub const FET_001: Rule = Rule {

@@ -3,11 +3,11 @@
 //! rules (Broadcast, Dummy, Promotion).
 
 use super::FnContext;
-use super::reduce::op_problem;
 use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
+use crate::model::ops::op_problem;
 use crate::model::{Chain, Kind, Slot, Step, VeStage};
 
 pub const XSL_001: Rule = Rule {

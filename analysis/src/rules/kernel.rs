@@ -31,21 +31,6 @@ pub const KRN_002: Rule = Rule {
     manual: "L3605",
 };
 
-pub const KRN_003: Rule = Rule {
-    code: "KRN-003",
-    name: "identity-switch",
-    severity: Severity::Info,
-    status: Status::Implemented,
-    summary: "A switch that does not redistribute slices can be dropped (forwarding)",
-    docs: "Forwarding has no topology: skip `.switch()` and call `collect()` on the FetchTensor \
-           directly (ring size 1, the cheapest switch). Reported (by the switch checks) when a \
-           valid switch gives back its input Slice and Time unchanged, such as \
-           `Transpose { slice1: 1, slice0: 256 }` or `Broadcast01 { slice1: 1, slice0: 1, .. }`.",
-    bad: "fetched.switch::<m![A], m![B]>(SwitchConfig::Transpose { slice1: 1, slice0: 256 }).collect::<m![B], m![C]>()",
-    good: "fetched.collect::<m![B], m![C]>()",
-    manual: "L3123, L363",
-};
-
 pub const KRN_004: Rule = Rule {
     code: "KRN-004",
     name: "spatial-invariance",
@@ -131,22 +116,6 @@ pub const KRN_009: Rule = Rule {
     manual: "L45-L47, L55, L65, L219, L2380",
 };
 
-pub const KRN_010: Rule = Rule {
-    code: "KRN-010",
-    name: "device-chip-count",
-    severity: Severity::Error,
-    status: Status::Implemented,
-    summary: "`#[device(chip = N)]` names the kernel's chip count, N >= 1",
-    docs: "The device attribute sets NUM_CHIPS, the size every Chip mapping of the kernel must \
-           have: the runtime launches kernels at chip granularity. A `#[device]` without \
-           `chip = N` (an integer literal), or with `chip = 0`, gives the kernel no chip count; \
-           this rule reports the attribute (at the function's name). Each Chip mapping that \
-           disagrees with N is CAP-001, reported where the mapping is written.",
-    bad: "#[device]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
-    good: "#[device(chip = 1)]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
-    manual: "L62, L1083-L1084, L1751",
-};
-
 pub const KRN_011: Rule = Rule {
     code: "KRN-011",
     name: "interleave-two-tensors",
@@ -178,6 +147,5 @@ pub const KRN_012: Rule = Rule {
 
 /// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    KRN_001, KRN_002, KRN_003, KRN_004, KRN_005, KRN_006, KRN_007, KRN_008, KRN_009, KRN_010,
-    KRN_011, KRN_012,
+    KRN_001, KRN_002, KRN_004, KRN_005, KRN_006, KRN_007, KRN_008, KRN_009, KRN_011, KRN_012,
 ];

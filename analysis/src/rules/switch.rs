@@ -11,13 +11,12 @@
 //! constraints (order preservation, innermost Time position) and conserves the data.
 
 use super::FnContext;
-use super::alignment::{pad_edit, slot_bytes};
 use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Axis, Dim, Factor};
 use crate::model::{Arg, Chain, Slot, Step, TensorTy};
-use crate::rules::kernel::KRN_003;
+use crate::model::{pad_edit, slot_bytes};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const SWI_001: Rule = Rule {
@@ -196,10 +195,25 @@ pub const SWI_011: Rule = Rule {
     manual: "L3207-L3210, L3524-L3532, L3542, L2554",
 };
 
+pub const KRN_003: Rule = Rule {
+    code: "KRN-003",
+    name: "identity-switch",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "A switch that does not redistribute slices can be dropped (forwarding)",
+    docs: "Forwarding has no topology: skip `.switch()` and call `collect()` on the FetchTensor \
+           directly (ring size 1, the cheapest switch). Reported (by the switch checks) when a \
+           valid switch gives back its input Slice and Time unchanged, such as \
+           `Transpose { slice1: 1, slice0: 256 }` or `Broadcast01 { slice1: 1, slice0: 1, .. }`.",
+    bad: "fetched.switch::<m![A], m![B]>(SwitchConfig::Transpose { slice1: 1, slice0: 256 }).collect::<m![B], m![C]>()",
+    good: "fetched.collect::<m![B], m![C]>()",
+    manual: "L3123, L363",
+};
+
 /// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
     SWI_001, SWI_002, SWI_003, SWI_004, SWI_005, SWI_006, SWI_007, SWI_008, SWI_009, SWI_010,
-    SWI_011,
+    SWI_011, KRN_003,
 ];
 
 /// The name of the broadcast placeholder axis (`tile` in the manual's tables).

@@ -8,13 +8,13 @@
 //! compared by meaning (`Layout ==`), so the check never enumerates elements.
 
 use super::FnContext;
-use super::alignment::{canonical, elems_for, pad_edit, slot_bytes, written};
 use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, OpaqueKind};
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Chain, MapVal, Slot, Step, TensorTy};
+use crate::model::{canonical, elems_for, pad_edit, slot_bytes, written};
 use crate::target::TransposeGeometry;
 
 pub const TRN_001: Rule = Rule {

@@ -1,0 +1,348 @@
+//! The concurrency timeline of one function: its chains in issue order as operations on the
+//! three resources the scheduler tracks (main context, sub context, DMA engines; L7058-L7070),
+//! the DM tensors with their placement and liveness, and the happens-before relation
+//! (`.await`, data and address dependencies, resource order). The hazard rules (SCH) and the
+//! bank rule (BNK) read it.
+
+use crate::derive;
+use crate::diagnostic::Span;
+use crate::model::{Chain, Kind, Origin, Slot, Step, TensorVar, Tu, methods, types::dtype_bits};
+use std::collections::HashMap;
+
+/// One of the three resources the scheduler tracks (L7058-L7070).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    Main,
+    Sub,
+    Dma,
+}
+
+impl Resource {
+    pub fn name(self) -> &'static str {
+        match self {
+            Resource::Main => "ctx.main",
+            Resource::Sub => "ctx.sub",
+            Resource::Dma => "the DMA",
+        }
+    }
+}
+
+/// DM bytes `[start, end)` a tensor occupies in each slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl Footprint {
+    pub fn overlaps(self, o: Footprint) -> bool {
+        self.start < o.end && o.start < self.end
+    }
+}
+
+/// A write of a DM range by one step (`to_dm`, `commit`).
+pub struct Write<'a> {
+    pub step: &'a Step,
+    /// The variable the write defines, when the chain is bound.
+    pub var: Option<usize>,
+    pub fp: Footprint,
+    /// The address argument (or the method name).
+    pub at: Span,
+}
+
+/// One chain: one operation on one resource.
+pub struct Node<'a> {
+    pub chain: &'a Chain,
+    pub resource: Option<Resource>,
+    /// Variables the chain reads, with where.
+    pub uses: Vec<(usize, Span)>,
+    pub writes: Vec<Write<'a>>,
+}
+
+/// A tensor variable with its placement and liveness.
+pub struct Var<'a> {
+    pub tv: &'a TensorVar,
+    /// The first node that sees the variable (0 for parameters).
+    pub from: usize,
+    /// The node that writes it, when a chain does.
+    pub def: Option<usize>,
+    /// The last node that reads it, and where.
+    pub last_use: Option<(usize, Span)>,
+    pub fp: Option<Footprint>,
+    /// The address argument that places it.
+    pub at: Option<Span>,
+}
+
+/// The function's operations in issue order, with the happens-before relation.
+pub struct Timeline<'a> {
+    pub nodes: Vec<Node<'a>>,
+    pub vars: Vec<Var<'a>>,
+    /// `hb[i][j]` (i < j): j cannot start before i ends, address hazards included.
+    pub hb: Vec<Vec<bool>>,
+    /// The same without address hazards (data, resource and `.await` order only).
+    pub hb_data: Vec<Vec<bool>>,
+    /// The same without the resource order (data, address and `.await` only).
+    pub hb_free: Vec<Vec<bool>>,
+}
+
+/// Above this many chains the quadratic happens-before relations (SCH-002..004, BNK) are not
+/// built. SCH-001 needs none of them and checks functions of any size.
+pub const MAX_NODES: usize = 400;
+
+/// Identifiers in an argument's text.
+fn idents(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|t| {
+            t.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        })
+}
+
+/// The DM footprint a step writes: its output Element at its constant address.
+fn step_footprint(step: &Step) -> Option<Footprint> {
+    let out = step.output.as_ref()?;
+    if out.kind != Kind::Dm {
+        return None;
+    }
+    footprint(out, step.address?)
+}
+
+fn footprint(ty: &crate::model::TensorTy, addr: u64) -> Option<Footprint> {
+    let bits = dtype_bits(ty.dtype.as_deref()?)?;
+    let size = ty.get(Slot::Element)?.layout.as_ref()?.size;
+    let len = derive::bytes(size, bits).div_ceil(8).checked_mul(8)?;
+    Some(Footprint {
+        start: addr,
+        end: addr.checked_add(len)?,
+    })
+}
+
+fn address_span(step: &Step) -> Span {
+    methods::method(&step.method)
+        .and_then(|m| m.address_arg)
+        .and_then(|i| step.args.get(i))
+        .map_or(step.span, |a| a.span)
+}
+
+fn resource(chain: &Chain) -> Option<Resource> {
+    for s in &chain.steps {
+        if matches!(s.method.as_str(), "to_dm" | "to_hbm")
+            && s.args.first().is_some_and(|a| a.text.contains("dma"))
+        {
+            return Some(Resource::Dma);
+        }
+    }
+    chain.steps.iter().find_map(|s| match s.context {
+        Some(Tu::Main) => Some(Resource::Main),
+        Some(Tu::Sub) => Some(Resource::Sub),
+        None => None,
+    })
+}
+
+impl<'a> Timeline<'a> {
+    pub fn build(model: &'a crate::model::FnModel) -> Option<Timeline<'a>> {
+        if model.chains.len() > MAX_NODES {
+            return None;
+        }
+        let (nodes, vars) = scan(model);
+        Some(Timeline::relate(nodes, vars))
+    }
+}
+
+/// The function's chains in issue order as nodes, and its variables with their placement and
+/// liveness. Linear in the size of the function (no relation between nodes is built).
+pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>>) {
+    let mut chains: Vec<&Chain> = model.chains.iter().collect();
+    chains.sort_by_key(|c| c.span.start);
+    // Variables: where they become visible, and which chain writes them.
+    let mut vars: Vec<Var<'a>> = Vec::new();
+    for tv in &model.tensors {
+        let (from, def) = match tv.origin {
+            Origin::Param => (0, None),
+            Origin::Let => {
+                let pos = chains.partition_point(|c| c.span.start < tv.span.end);
+                let def = chains
+                    .get(pos)
+                    .and_then(|c| (c.binding.as_deref() == Some(tv.name.as_str())).then_some(pos));
+                (def.map_or(pos, |d| d + 1), def)
+            }
+        };
+        let (fp, at) = match (tv.ty.kind, tv.address) {
+            (Kind::Dm, Some(addr)) => {
+                let at = def.and_then(|d| chains[d].steps.last()).map(address_span);
+                (footprint(&tv.ty, addr), at)
+            }
+            _ => (None, None),
+        };
+        vars.push(Var {
+            tv,
+            from,
+            def,
+            last_use: None,
+            fp,
+            at,
+        });
+    }
+    // Variables by name: resolving an identifier looks at its namesakes only.
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (v, var) in vars.iter().enumerate() {
+        by_name.entry(var.tv.name.as_str()).or_default().push(v);
+    }
+    let mut def_of: HashMap<usize, usize> = HashMap::new();
+    for (v, var) in vars.iter().enumerate() {
+        if let Some(d) = var.def {
+            def_of.entry(d).or_insert(v);
+        }
+    }
+    let resolve = |vars: &[Var<'a>], name: &str, at: usize| -> Option<usize> {
+        by_name
+            .get(name)?
+            .iter()
+            .copied()
+            .filter(|&v| vars[v].from <= at)
+            .max_by_key(|&v| (vars[v].from, v))
+    };
+    let mut nodes = Vec::new();
+    for (c, chain) in chains.iter().enumerate() {
+        let mut uses: Vec<(usize, Span)> = Vec::new();
+        for step in &chain.steps {
+            for arg in &step.args {
+                for id in idents(&arg.text) {
+                    if let Some(v) = resolve(&vars, id, c)
+                        && !uses.iter().any(|u| u.0 == v)
+                    {
+                        uses.push((v, arg.span));
+                    }
+                }
+            }
+        }
+        // The receiver of a chain such as `result.to_hbm(…)`.
+        if let (Some(name), Some(first)) = (chain.receiver.as_deref(), chain.steps.first())
+            && let Some(v) = resolve(&vars, name, c)
+            && !uses.iter().any(|u| u.0 == v)
+        {
+            uses.push((v, first.span));
+        }
+        for &(v, span) in &uses {
+            vars[v].last_use = Some((c, span));
+        }
+        let mut writes = Vec::new();
+        let n = chain.steps.len();
+        for (i, step) in chain.steps.iter().enumerate() {
+            let Some(fp) = step_footprint(step) else {
+                continue;
+            };
+            let var = if i + 1 == n {
+                def_of.get(&c).copied()
+            } else {
+                None
+            };
+            writes.push(Write {
+                step,
+                var,
+                fp,
+                at: address_span(step),
+            });
+        }
+        nodes.push(Node {
+            chain,
+            resource: resource(chain),
+            uses,
+            writes,
+        });
+    }
+    (nodes, vars)
+}
+
+impl<'a> Timeline<'a> {
+    /// Adds the happens-before relations (quadratic in the number of nodes).
+    pub fn relate(nodes: Vec<Node<'a>>, vars: Vec<Var<'a>>) -> Timeline<'a> {
+        let n = nodes.len();
+        let mut direct = vec![vec![false; n]; n];
+        let mut direct_data = vec![vec![false; n]; n];
+        let mut direct_free = vec![vec![false; n]; n];
+        for j in 0..n {
+            for i in 0..j {
+                let (a, b) = (&nodes[i], &nodes[j]);
+                let same = a.resource.is_some() && a.resource == b.resource;
+                let raw = b.uses.iter().any(|&(v, _)| vars[v].def == Some(i));
+                let awaited =
+                    a.resource == Some(Resource::Dma) && a.chain.steps.iter().any(|s| s.awaited);
+                let data = same || raw || awaited;
+                let addr = b.writes.iter().any(|w| {
+                    a.writes.iter().any(|x| x.fp.overlaps(w.fp))
+                        || a.uses
+                            .iter()
+                            .any(|&(v, _)| vars[v].fp.is_some_and(|f| f.overlaps(w.fp)))
+                        || a.writes.iter().any(|x| {
+                            b.uses
+                                .iter()
+                                .any(|&(v, _)| vars[v].def == Some(i) && x.fp.overlaps(w.fp))
+                        })
+                }) || a.writes.iter().any(|w| {
+                    b.uses
+                        .iter()
+                        .any(|&(v, _)| vars[v].fp.is_some_and(|f| f.overlaps(w.fp)))
+                });
+                direct_data[i][j] = data;
+                direct[i][j] = data || addr;
+                direct_free[i][j] = raw || awaited || addr;
+            }
+        }
+        Timeline {
+            hb: closure(&direct),
+            hb_data: closure(&direct_data),
+            hb_free: closure(&direct_free),
+            nodes,
+            vars,
+        }
+    }
+
+    /// True when neither node has to wait for the other.
+    pub fn concurrent(&self, i: usize, j: usize) -> bool {
+        i != j && !self.hb[i.min(j)][i.max(j)]
+    }
+
+    /// The node whose chain contains `step`.
+    pub fn node_of(&self, step: &Step) -> Option<usize> {
+        self.nodes
+            .iter()
+            .position(|n| n.chain.steps.iter().any(|s| std::ptr::eq(s, step)))
+    }
+
+    /// The DM address of the tensor a chain's `begin` reads, when it is placed.
+    pub fn source_address(&self, node: usize) -> Option<u64> {
+        let n = self.nodes.get(node)?;
+        let begin = n
+            .chain
+            .steps
+            .iter()
+            .find(|s| s.method.starts_with("begin"))?;
+        let arg = begin.args.first()?;
+        n.uses
+            .iter()
+            .find(|&&(v, span)| span == arg.span && self.vars[v].fp.is_some())
+            .and_then(|&(v, _)| self.vars[v].fp.map(|f| f.start))
+    }
+}
+
+/// The transitive closure of a relation on nodes in issue order (edges go forward).
+fn closure(direct: &[Vec<bool>]) -> Vec<Vec<bool>> {
+    let n = direct.len();
+    let mut reach = vec![vec![false; n]; n];
+    for i in (0..n).rev() {
+        for j in i + 1..n {
+            if direct[i][j] && !reach[i][j] {
+                reach[i][j] = true;
+                let (head, tail) = reach.split_at_mut(j);
+                for (k, r) in tail[0].iter().enumerate() {
+                    if *r {
+                        head[i][k] = true;
+                    }
+                }
+            }
+        }
+    }
+    reach
+}

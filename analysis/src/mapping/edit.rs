@@ -1,0 +1,106 @@
+//! Fixes that edit a written mapping: every `# N` padding fix of every rule family is built
+//! here, so the families agree on how a padded mapping is spelled.
+
+use crate::diagnostic::{Edit, Span};
+
+/// The edit that pads the mapping written as `text` at `span` to `n` positions: `m![C]` →
+/// `m![C # 8]`, `m![B, C]` → `m![[B, C] # 16]`, `m![C # 6]` → `m![C # 8]`.
+pub fn pad(text: &str, span: Span, n: u64) -> Option<Edit> {
+    let text = text.trim();
+    let inner = text.strip_prefix("m![")?.strip_suffix(']')?.trim();
+    if inner.is_empty() {
+        return None;
+    }
+    let mut depth = 0i32;
+    let mut comma = false;
+    let mut last_hash = None;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' => depth -= 1,
+            ',' if depth == 0 => comma = true,
+            '#' if depth == 0 => last_hash = Some(i),
+            _ => {}
+        }
+    }
+    let new_inner = if comma {
+        format!("[{inner}] # {n}")
+    } else if let Some(h) = last_hash.filter(|&h| {
+        let rest = inner[h + 1..].trim();
+        !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit() || c == '_')
+    }) {
+        format!("{} # {n}", inner[..h].trim_end())
+    } else {
+        format!("{inner} # {n}")
+    };
+    Some(Edit {
+        span,
+        new_text: format!("m![{new_inner}]"),
+    })
+}
+
+/// Pads the innermost term of a written mapping: `m![M, K, W]` → `m![M, K, W # n]`,
+/// `m![B, A # 72]` → `m![B, A # n]`. `None` for other innermost terms.
+pub fn pad_last_term(text: &str, n: u64) -> Option<String> {
+    let inner = text.trim().strip_prefix("m![")?.strip_suffix(']')?;
+    let mut depth = 0i32;
+    let mut last_comma = None;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' => depth -= 1,
+            ',' if depth == 0 => last_comma = Some(i),
+            _ => {}
+        }
+    }
+    let (head, last) = match last_comma {
+        Some(i) => (inner[..=i].trim(), &inner[i + 1..]),
+        None => ("", inner),
+    };
+    let t = last.trim();
+    let base = match t.split_once('#') {
+        Some((b, k)) => {
+            let k = k.trim();
+            if k.is_empty() || !k.chars().all(|c| c.is_ascii_digit() || c == '_') {
+                return None;
+            }
+            b.trim()
+        }
+        None => t,
+    };
+    if base.is_empty() || !base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let sep = if head.is_empty() { "" } else { " " };
+    Some(format!("m![{head}{sep}{base} # {n}]"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pads_the_innermost_term() {
+        assert_eq!(
+            pad_last_term("m![M, K, W]", 16).as_deref(),
+            Some("m![M, K, W # 16]")
+        );
+        assert_eq!(
+            pad_last_term("m![B, A # 72]", 96).as_deref(),
+            Some("m![B, A # 96]")
+        );
+        assert_eq!(pad_last_term("m![N]", 4).as_deref(), Some("m![N # 4]"));
+        assert_eq!(pad_last_term("m![K, N = 3]", 4), None);
+        assert_eq!(pad_last_term("Element", 4), None);
+    }
+
+    #[test]
+    fn pads_a_whole_mapping() {
+        let at = Span::new(0, 0);
+        let text = |t: &str, n| pad(t, at, n).map(|e| e.new_text);
+        assert_eq!(text("m![C]", 8).as_deref(), Some("m![C # 8]"));
+        assert_eq!(text("m![B, C]", 16).as_deref(), Some("m![[B, C] # 16]"));
+        assert_eq!(text("m![C # 6]", 8).as_deref(), Some("m![C # 8]"));
+        assert_eq!(text("m![]", 8), None);
+    }
+}
