@@ -405,13 +405,14 @@ proptest! {
             use salsa::Setter;
             let mut db = Database::default();
             let file = SourceFile::new(&db, first.clone());
-            db::file_analysis(&db, file);
+            let settings = db::Settings::new(&db, visa_analysis::Config::default());
+            db::file_analysis(&db, file, settings);
             let mut text = first;
             let mut pairs = Vec::new();
             for e in &edits {
                 text = apply(&text, e);
                 file.set_text(&mut db).to(text.clone());
-                let incremental = db::file_analysis(&db, file).diagnostics.clone();
+                let incremental = db::file_analysis(&db, file, settings).diagnostics.clone();
                 pairs.push((incremental, db::analyse_text(&text).diagnostics.clone()));
             }
             pairs

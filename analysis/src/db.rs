@@ -3,13 +3,16 @@
 //! declarations it can see (its *environment*), both position-independent, so editing one
 //! function re-runs that function's query only.
 
+use crate::config::{Config, TargetName};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::mapping::{self, Scope};
 use crate::model::build::{self, Env};
 use crate::model::{self, FnModel};
 use crate::syntax::{self, MacroKind};
+use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
 use ra_ap_syntax::{AstNode, Edition, SourceFile as RaFile, TextRange};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A kernel source file.
@@ -26,12 +29,31 @@ pub struct EnvText<'db> {
     pub text: String,
 }
 
-/// One function's text and its environment.
+/// One function's text, its environment and the chip it is checked for. The environment is
+/// the module's declarations (one value shared by every function of the file) plus what the
+/// functions around this one declare in their bodies (usually nothing), so building a
+/// function's input costs the size of the function, not of the file.
 #[salsa::interned]
 pub struct FnInput<'db> {
     #[returns(ref)]
     pub text: String,
-    pub env: EnvText<'db>,
+    pub module_env: EnvText<'db>,
+    pub local_env: EnvText<'db>,
+    pub target: TargetName,
+}
+
+/// The user's configuration (one per database).
+#[salsa::input]
+pub struct Settings {
+    #[returns(ref)]
+    pub config: Config,
+}
+
+/// The configured chip (tracked on its own so that a change of rule levels does not re-run
+/// the analyses, which depend on the chip only).
+#[salsa::tracked]
+pub fn target_name(db: &dyn salsa::Database, settings: Settings) -> TargetName {
+    settings.config(db).target
 }
 
 /// A function's analysis, with spans relative to the start of its text.
@@ -81,15 +103,42 @@ pub fn env<'db>(db: &'db dyn salsa::Database, text: EnvText<'db>) -> Arc<Env> {
     Arc::new(env_from_text(text.text(db)))
 }
 
+/// The module's environment with the declarations of the enclosing functions added.
+#[salsa::tracked(returns(ref))]
+pub fn fn_env<'db>(
+    db: &'db dyn salsa::Database,
+    module: EnvText<'db>,
+    local: EnvText<'db>,
+) -> Arc<Env> {
+    if local.text(db).is_empty() {
+        return env(db, module).clone();
+    }
+    Arc::new(env_from_text(&format!(
+        "{}{}",
+        module.text(db),
+        local.text(db)
+    )))
+}
+
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
 #[salsa::tracked(returns(ref))]
 pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Arc<FnAnalysis> {
-    Arc::new(analyse_fn(input.text(db), env(db, *input.env(db))))
+    Arc::new(analyse_fn(
+        input.text(db),
+        fn_env(db, *input.module_env(db), *input.local_env(db)),
+        input.target(db).target(),
+    ))
 }
 
-/// Analyses a whole file (tracked per file).
+/// Analyses a whole file (tracked per file): every rule's raw findings, before suppression
+/// comments and rule levels.
 #[salsa::tracked(returns(ref))]
-pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnalysis> {
+pub fn file_analysis(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    settings: Settings,
+) -> Arc<FileAnalysis> {
+    let target = target_name(db, settings);
     let text = file.text(db);
     if let Some(too_deep) = syntax::limits::check_nesting(text) {
         let (diagnostics, fns) = (vec![too_deep], Vec::new());
@@ -100,7 +149,8 @@ pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnal
     let (mut diagnostics, _) =
         syntax::check_sites(&model, &Scope::default(), |s| s.fns.is_empty(), None);
     let tree = RaFile::parse(text, Edition::Edition2024).tree();
-    let module_env = module_env_text(text, &tree, &model);
+    let module_env = EnvText::new(db, module_env_text(text, &tree, &model));
+    let in_bodies = BodyDecls::new(text, &tree, &model);
     let mut fns = Vec::new();
     for f in tree.syntax().descendants().filter_map(ra::Fn::cast) {
         let range = f.syntax().text_range();
@@ -108,8 +158,8 @@ pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnal
         let Some(fn_text) = text.get(span.range()) else {
             continue;
         };
-        let env = EnvText::new(db, fn_env_text(text, &model, &module_env, span));
-        let input = FnInput::new(db, fn_text.to_string(), env);
+        let local = EnvText::new(db, in_bodies.visible_in(&f));
+        let input = FnInput::new(db, fn_text.to_string(), module_env, local, target);
         let analysis = fn_analysis(db, input).clone();
         diagnostics.extend(
             analysis
@@ -122,6 +172,19 @@ pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnal
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
     Arc::new(FileAnalysis { diagnostics, fns })
+}
+
+/// A file's diagnostics as the user sees them: suppression comments and the configured rule
+/// levels applied, sorted by position.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    settings: Settings,
+) -> Arc<[Diagnostic]> {
+    let raw = file_analysis(db, file, settings).diagnostics.clone();
+    let suppressed = crate::suppress::apply(file.text(db), raw);
+    settings.config(db).apply(suppressed).into()
 }
 
 /// The module-level declarations every function sees: `axes!` calls, mapping aliases,
@@ -147,7 +210,7 @@ fn module_env_text(text: &str, tree: &RaFile, model: &syntax::FileModel) -> Stri
         } else if let Some(a) = ra::TypeAlias::cast(node.clone()).filter(|a| !in_fn(a.syntax())) {
             env.push_str(&a.syntax().text().to_string());
             env.push('\n');
-        } else if let Some(name) = local_type_name(&node) {
+        } else if let Some(name) = local_type_name(&node).filter(|_| !in_fn(&node)) {
             env.push_str(&format!("struct {name};\n"));
         } else if let Some(f) = ra::Fn::cast(node) {
             // The signature only: editing a body does not change it.
@@ -164,35 +227,75 @@ fn module_env_text(text: &str, tree: &RaFile, model: &syntax::FileModel) -> Stri
     env
 }
 
-/// A function's environment: the module's, plus the axes and aliases declared in the bodies
-/// of the functions around it (the manual's `fn main() { ... }` wrappers).
-fn fn_env_text(text: &str, model: &syntax::FileModel, module_env: &str, fn_span: Span) -> String {
-    let mut env = module_env.to_string();
-    for site in &model.sites {
-        // Sites directly in an enclosing function (not in this one).
-        let Some(innermost) = site.fns.first() else {
-            continue;
-        };
-        let encloses = innermost.start < fn_span.start && innermost.end >= fn_span.end;
-        if !encloses {
-            continue;
+/// What function bodies declare for the functions inside them (the manual's
+/// `fn main() { ... }` wrappers): `axes!`, mapping aliases and types, by the function whose
+/// body holds them directly. Items declared in a function are seen by that function and the
+/// functions nested in it, never by another function of the file.
+struct BodyDecls {
+    /// Innermost enclosing function -> (position, declaration text).
+    by_fn: HashMap<Span, Vec<(u32, String)>>,
+}
+
+impl BodyDecls {
+    fn new(text: &str, tree: &RaFile, model: &syntax::FileModel) -> BodyDecls {
+        let mut by_fn: HashMap<Span, Vec<(u32, String)>> = HashMap::new();
+        let alias_of: HashMap<Span, &str> = model
+            .aliases
+            .iter()
+            .filter_map(|a| Some((model.sites.get(a.site)?.span, a.name.text.as_str())))
+            .collect();
+        for site in &model.sites {
+            let Some(innermost) = site.fns.first() else {
+                continue;
+            };
+            let Some(t) = text.get(site.span.range()) else {
+                continue;
+            };
+            let decl = match site.kind {
+                MacroKind::Axes => format!("{t};\n"),
+                MacroKind::Mapping => match alias_of.get(&site.span) {
+                    Some(name) => format!("type {name} = {t};\n"),
+                    None => continue,
+                },
+                MacroKind::Index => continue,
+            };
+            by_fn
+                .entry(*innermost)
+                .or_default()
+                .push((site.span.start, decl));
         }
-        if site.kind == MacroKind::Axes {
-            if let Some(t) = text.get(site.span.range()) {
-                env.push_str(t);
-                env.push_str(";\n");
+        for node in tree.syntax().descendants() {
+            let Some(name) = local_type_name(&node) else {
+                continue;
+            };
+            if let Some(f) = node.ancestors().skip(1).find_map(ra::Fn::cast) {
+                let at = u32::from(node.text_range().start());
+                by_fn
+                    .entry(span_of(f.syntax().text_range()))
+                    .or_default()
+                    .push((at, format!("struct {name};\n")));
             }
-        } else if site.kind == MacroKind::Mapping
-            && let Some(alias) = model
-                .aliases
-                .iter()
-                .find(|a| model.sites[a.site].span == site.span)
-            && let Some(t) = text.get(site.span.range())
-        {
-            env.push_str(&format!("type {} = {t};\n", alias.name.text));
         }
+        BodyDecls { by_fn }
     }
-    env
+
+    /// The declarations `f` sees from its own body and the bodies around it, in file order.
+    fn visible_in(&self, f: &ra::Fn) -> String {
+        let mut decls: Vec<&(u32, String)> = Vec::new();
+        let own = span_of(f.syntax().text_range());
+        // The function's own body contributes its types (its axes and aliases are analysed
+        // with the function itself).
+        if let Some(own_decls) = self.by_fn.get(&own) {
+            decls.extend(own_decls.iter().filter(|(_, d)| d.starts_with("struct ")));
+        }
+        for outer in f.syntax().ancestors().skip(1).filter_map(ra::Fn::cast) {
+            if let Some(d) = self.by_fn.get(&span_of(outer.syntax().text_range())) {
+                decls.extend(d);
+            }
+        }
+        decls.sort_by_key(|(at, _)| *at);
+        decls.into_iter().map(|(_, d)| d.as_str()).collect()
+    }
 }
 
 /// Builds the environment from its text.
@@ -245,7 +348,7 @@ fn strip_spans(mut scope: Scope) -> Scope {
 }
 
 /// Analyses one function from its text and its environment's text.
-pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
+pub fn analyse_fn(text: &str, env: &Env, target: &Target) -> FnAnalysis {
     let tree = RaFile::parse(text, Edition::Edition2024).tree();
     let model = syntax::file_model_of(&tree);
     let root = Span::new(0, text.len());
@@ -268,9 +371,7 @@ pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
     let fn_model = build::build_fn(&f, env, scope.clone());
     diagnostics.extend(fn_model.diagnostics.iter().cloned());
     diagnostics.extend(crate::rules::check_fn(&crate::rules::FnContext::new(
-        &fn_model,
-        &scope,
-        &crate::target::RNGD,
+        &fn_model, &scope, target,
     )));
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
@@ -280,11 +381,12 @@ pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
     }
 }
 
-/// Convenience: analyses a text in a fresh database.
+/// Convenience: analyses a text in a fresh database with the default configuration.
 pub fn analyse_text(text: &str) -> Arc<FileAnalysis> {
     let db = Database::default();
     let file = SourceFile::new(&db, text.to_string());
-    file_analysis(&db, file).clone()
+    let settings = Settings::new(&db, Config::default());
+    file_analysis(&db, file, settings).clone()
 }
 
 /// Re-exported for callers that evaluate mappings against a function's scope.
@@ -343,14 +445,15 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
             sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
         });
         let file = SourceFile::new(&db, KERNEL.to_string());
-        let before = file_analysis(&db, file).clone();
+        let settings = Settings::new(&db, Config::default());
+        let before = file_analysis(&db, file, settings).clone();
         assert_eq!(executed(&log).len(), 2, "both functions analysed once");
         assert!(before.diagnostics.iter().any(|d| d.code() == "KRN-002"));
 
         // Edit the body of `first` only (and shift `second` down by a line).
         let edited = KERNEL.replace("let x = ctx.main", "let x =\n        ctx.main");
         file.set_text(&mut db).to(edited.clone());
-        let after = file_analysis(&db, file).clone();
+        let after = file_analysis(&db, file, settings).clone();
         assert_eq!(executed(&log).len(), 1, "only `first` is re-analysed");
         // `second`'s diagnostic moved with its text.
         let d = after
@@ -363,7 +466,17 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         // Editing a module-level declaration re-analyses both.
         file.set_text(&mut db)
             .to(edited.replace("A = 2048", "A = 4096"));
-        file_analysis(&db, file);
+        file_analysis(&db, file, settings);
         assert_eq!(executed(&log).len(), 2);
+
+        // Changing rule levels re-applies them without re-analysing any function.
+        let mut config = Config::default();
+        config
+            .levels
+            .push(("KRN".to_string(), crate::config::Level::Allow));
+        settings.set_config(&mut db).to(config);
+        let shown = file_diagnostics(&db, file, settings).clone();
+        assert!(shown.iter().all(|d| d.code() != "KRN-002"));
+        assert_eq!(executed(&log).len(), 0);
     }
 }

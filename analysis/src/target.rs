@@ -114,6 +114,35 @@ pub struct Target {
     /// Cycles of inter-slice reduce tail per slice of the reduction group: one ring traversal,
     /// 256 slices = 256 cycles (L4369, L6743-L6749).
     pub xsl_tail_cycles_per_slice: u64,
+    /// DMA Engines per chip, one per pair of DMNs (seed 000 L50 = L2404).
+    pub dma_engines_per_chip: u64,
+    /// Bytes one DMA Engine moves per cycle, one 256-byte request (L2596, L2636).
+    pub dma_engine_bytes_per_cycle: u64,
+    /// HBM channels per chip: 2 stacks x 16 (L2950-L2951, L2980).
+    pub hbm_channels: u64,
+    /// Bytes one HBM channel serves per core cycle: 64 B/cycle at 0.75 GHz = 48 GB/s, read as
+    /// 48 B per 1 GHz cycle, so one 256-byte request takes 256 / 48 = 5.3 cycles (L2980, L2744).
+    pub hbm_channel_bytes_per_cycle: u64,
+    /// Cycles one 256-byte HBM request costs when it closes and opens a row (bank conflict):
+    /// "approximately 40 cycles" (L2710; 40-50 ns, L2987).
+    pub hbm_row_miss_cycles: u64,
+    /// The HBM address bit that selects the stack: a stream that never toggles it reaches only
+    /// half the channels (L2718, L2738, L2961).
+    pub hbm_stack_bit: u32,
+    /// The lowest HBM row address bit: consecutive requests whose stride reaches it switch rows
+    /// (L2709, L2961-L2973).
+    pub hbm_row_lsb_bit: u32,
+    /// How much slower a partial (read-modify-write) HBM write request is: "roughly 50x" (L2985).
+    pub hbm_rmw_factor: u64,
+    /// How much slower a misaligned DM write is under read-modify-write: "tripling" (L2414).
+    pub dm_rmw_factor: u64,
+    /// Fetch-adapter type conversion latency in cycles: "1-2 cycles", the upper bound (L2135).
+    pub fetch_cast_latency_cycles: u64,
+    /// Latency of each Vector Engine ALU stage in cycles (L5275-L5277).
+    pub ve_alu_latency_cycles: u64,
+    /// Cycles assumed to program a custom switch topology's bitmap into the SFRs: the manual
+    /// gives no number (L3336), this is a guess the cost report names as an assumption.
+    pub switch_custom_setup_cycles: u64,
 }
 
 /// One row of the Transpose Engine's per-dtype table (L6877-L6883).
@@ -130,6 +159,27 @@ pub struct TransposeGeometry {
     /// Allowed in_cols = packets_per_col x elements_per_packet.
     pub valid_in_cols: &'static [u64],
 }
+
+/// Fetch-adapter conversions besides the identity: RNGD's ten (L1962-L1971), then the four
+/// RNGD-S adds, i4 -> i9, i16 -> i9 and both f8 formats -> bf16 (L1973-L1977).
+const FETCH_CASTS: &[(&str, &str)] = &[
+    ("i4", "i5"),
+    ("i4", "i32"),
+    ("i8", "i9"),
+    ("i8", "i32"),
+    ("i16", "i32"),
+    ("f8e4m3", "f32"),
+    ("f8e5m2", "f32"),
+    ("bf16", "f32"),
+    ("f16", "f32"),
+    ("f32", "bf16"),
+    ("i4", "i9"),
+    ("i16", "i9"),
+    ("f8e4m3", "bf16"),
+    ("f8e5m2", "bf16"),
+];
+/// How many of [`FETCH_CASTS`] RNGD has.
+const RNGD_FETCH_CASTS: usize = 10;
 
 /// RNGD, the chip the manual describes.
 pub const RNGD: Target = Target {
@@ -183,18 +233,7 @@ pub const RNGD: Target = Target {
         },
     ],
     transpose_buffer_cols: 16,
-    fetch_casts: &[
-        ("i4", "i5"),
-        ("i4", "i32"),
-        ("i8", "i9"),
-        ("i8", "i32"),
-        ("i16", "i32"),
-        ("f8e4m3", "f32"),
-        ("f8e5m2", "f32"),
-        ("bf16", "f32"),
-        ("f16", "f32"),
-        ("f32", "bf16"),
-    ],
+    fetch_casts: FETCH_CASTS.split_at(RNGD_FETCH_CASTS).0,
     fetch_align_bytes: 8,
     dma_dm_align_bytes: 8,
     dma_dtypes: &[
@@ -239,4 +278,24 @@ pub const RNGD: Target = Target {
     vcg_counters: 8,
     vcg_gate_dims: 3,
     xsl_tail_cycles_per_slice: 1,
+    dma_engines_per_chip: 8,
+    dma_engine_bytes_per_cycle: 256,
+    hbm_channels: 32,
+    hbm_channel_bytes_per_cycle: 48,
+    hbm_row_miss_cycles: 40,
+    hbm_stack_bit: 8,
+    hbm_row_lsb_bit: 21,
+    hbm_rmw_factor: 50,
+    dm_rmw_factor: 3,
+    fetch_cast_latency_cycles: 2,
+    ve_alu_latency_cycles: 1,
+    switch_custom_setup_cycles: 256,
+};
+
+/// RNGD-S: RNGD with the four more Fetch-adapter conversions of [`FETCH_CASTS`]
+/// (L1973-L1977). The manual documents no other difference.
+pub const RNGD_S: Target = Target {
+    name: "RNGD-S",
+    fetch_casts: FETCH_CASTS,
+    ..RNGD
 };

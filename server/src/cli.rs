@@ -70,6 +70,15 @@ pub enum Command {
         /// The kernel file.
         file: PathBuf,
     },
+    /// What each engine operation and each kernel of a file costs in cycles, why, and what to
+    /// change; `--timeline out.svg` also draws the schedule.
+    Cost {
+        /// The kernel file.
+        file: PathBuf,
+        /// Write the schedule as an SVG Gantt chart to this file.
+        #[arg(long, value_name = "SVG")]
+        timeline: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -108,6 +117,9 @@ pub fn run_with(cli: &Cli, out: &mut dyn WriteColor) -> u8 {
         }) => eval(out, cli.format, axes, mapping, indices),
         Some(Command::Model { file }) => model(out, cli.format, file),
         Some(Command::Derive { file }) => derive(out, cli.format, file),
+        Some(Command::Cost { file, timeline }) => {
+            crate::cost::run(out, cli.format, file, timeline.as_deref())
+        }
         None if cli.list_rules => list_rules(out, cli.format),
         None if cli.explain.is_some() => explain(out, cli.explain.as_deref().unwrap_or_default()),
         None if cli.paths.is_empty() => {

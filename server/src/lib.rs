@@ -2,5 +2,6 @@
 //! over the `visa-analysis` engine.
 
 pub mod cli;
+pub mod cost;
 pub mod dump;
 pub mod output;

@@ -17,6 +17,7 @@
 //! ended by a block). The documented limit is in `docs/robustness.md`.
 
 use crate::diagnostic::{Diagnostic, Span};
+use crate::rules::tool::VL_005;
 
 /// The deepest estimated nesting visa-lint analyses. Real kernels stay below 100; the tests
 /// in `tests/robustness.rs` check that every nesting shape analyses without overflow on an
@@ -48,7 +49,7 @@ pub fn check_nesting(text: &str) -> Option<Diagnostic> {
 pub fn check_nesting_with(text: &str, limit: u32) -> Option<Diagnostic> {
     let (span, depth) = first_too_deep(text, limit)?;
     Some(Diagnostic::new(
-        "VL-005",
+        &VL_005,
         span,
         format!(
             "nesting too deep: brackets, operators and chained calls reach an estimated depth of \

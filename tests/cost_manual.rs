@@ -1,0 +1,475 @@
+//! Golden tests of the cost simulator: the manual's worked numeric examples, each naming its
+//! line. Exact where the manual is exact; within the manual's own rounding where it says
+//! "about"; where the manual contradicts itself the test states both numbers and which one the
+//! model reproduces, and why.
+
+use std::path::Path;
+use visa_analysis::derive::dma::{Media, stride0};
+use visa_analysis::sim::dma::{DmaShape, dma_cost};
+use visa_analysis::sim::{self, KernelCost, Lane};
+use visa_analysis::target::RNGD;
+
+fn fixture(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/manual")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Every function of `text` with engine operations, simulated.
+fn kernels(text: &str) -> Vec<KernelCost> {
+    visa_analysis::db::analyse_text(text)
+        .fns
+        .iter()
+        .map(|(_, f)| sim::simulate_model(&f.model, &RNGD))
+        .filter(|k| !k.ops.is_empty())
+        .collect()
+}
+
+/// The cycles of every `op` operation of the file's kernels, in order.
+fn cycles(text: &str, op: &str) -> Vec<u64> {
+    kernels(text)
+        .iter()
+        .flat_map(|k| k.ops.iter().filter(|o| o.op == op).map(|o| o.cycles))
+        .collect()
+}
+
+// ---------------------------------------------------------------- Fetch Engine
+
+#[test]
+fn l1822_padding_packets_take_15_3_and_1_fetch_cycles() {
+    // L1822 "Takes 15 cycles", L1828 "Takes 3 cycles", L1834 "Takes 1 cycle".
+    let text = fixture("1816_fetch_padding_packets.rs");
+    assert_eq!(cycles(&text, "fetch"), [15, 3, 1]);
+}
+
+#[test]
+fn l2072_fetch_batching_takes_48_24_12_12_cycles() {
+    // L2060: Time::SIZE × ceil(Packet / fetch_size); L2072, L2083, L2094, L2106.
+    let text = fixture("2061_fetch_batching.rs");
+    assert_eq!(cycles(&text, "fetch"), [48, 24, 12, 12]);
+}
+
+// ---------------------------------------------------------------- Switch Engine
+
+/// The switch examples' prose says i8 and their code f32 (cost model U22); the manual's cycle
+/// counts use the prose's 1-byte elements, so the golden numbers come from the i8 reading and
+/// the f32 code costs four times the flits.
+fn switch_cycles(name: &str) -> (u64, u64) {
+    let text = fixture(name);
+    let i8_text = text.replace("f32", "i8");
+    (cycles(&i8_text, "switch")[0], cycles(&text, "switch")[0])
+}
+
+#[test]
+fn l3209_broadcast01_takes_512_cycles() {
+    // L3209 and L3529: (2 × 2) × 64 × 64 / 32 = 512 (ring 4, input time 64, 2 flits).
+    assert_eq!(switch_cycles("3183_switch_broadcast01.rs"), (512, 2048));
+}
+
+#[test]
+fn l3364_custom_permutation_takes_4096_cycles() {
+    // L3364: 256 × C::SIZE × m![D, E]::SIZE / 32 = 4096.
+    assert_eq!(
+        switch_cycles("3367_switch_custom_permutation.rs"),
+        (4096, 16384)
+    );
+}
+
+#[test]
+fn l3400_multi_axis_broadcast_takes_512_cycles() {
+    // L3400: 32 × 8 × 2 = 512.
+    assert_eq!(
+        switch_cycles("3402_switch_custom_multi_axis_broadcast.rs"),
+        (512, 2048)
+    );
+}
+
+#[test]
+fn l3440_partial_axis_extraction_is_4_x_8_x_2() {
+    // L3440: "4 × 8 × 2 = 128 cycles". The product of the stated factors (ring 4, input Time
+    // m![C] = 8, a 64-byte i8 packet of 2 flits) is 64, not 128; the model computes the
+    // formula (L3439), 64. The custom bitmap's SFR programming has no number in the manual
+    // (L3336): the simulator adds a named guess as latency, never to the formula's cycles.
+    let text = fixture("3445_switch_custom_partial_axis.rs").replace("f32", "i8");
+    let k = &kernels(&text)[0];
+    let sw = k.ops.iter().find(|o| o.op == "switch").expect("switch op");
+    assert_eq!(sw.cycles, 4 * 8 * 2);
+    assert_ne!(sw.cycles, 128, "the manual's stated result");
+    assert_eq!(sw.latency, RNGD.switch_custom_setup_cycles);
+    assert!(k.assumptions.iter().any(|a| a.0.contains("L3336")));
+}
+
+// ---------------------------------------------------------------- Collect Engine
+
+#[test]
+fn l3655_a_64_byte_packet_is_two_flit_cycles() {
+    // L3655-L3669: 32 bf16 (64 bytes) per A step become two flits: 8 × 2 = 16 cycles.
+    let text = fixture("3655_collect_multi_flit.rs");
+    assert_eq!(cycles(&text, "collect"), [16]);
+}
+
+// ---------------------------------------------------------------- Contraction Engine
+
+#[test]
+fn l4543_the_bf16_reducer_tree_adds_5_cycles() {
+    // L4335-L4357: 8 Rows reduce 32 bf16 each; L4543 "bf16 depth 5 (32 elements in 5 cycles)".
+    // The Stream Adapter takes the 64 input flits (A × B / 16) at one per cycle; the
+    // Interleaved accumulation over Time A keeps A, so it adds one step.
+    let k = &kernels(&fixture("4335_reducer_matmul.rs"))[0];
+    let c = k.ops.iter().find(|o| o.op == "contraction").expect("op");
+    assert_eq!((c.cycles, c.latency), (64, 5 + 1));
+    assert_eq!(k.total_cycles, 70);
+}
+
+#[test]
+fn l4376_reduce_65536_elements_is_269_cycles_against_the_manuals_296() {
+    // L4373-L4376: tree 5 cycles (bf16) + 8 flits accumulated + 256 cycles of inter-slice
+    // reduction; the manual says "~40 cycles" in-slice and "~296" in total without saying where
+    // the other 27 cycles go. The model pipelines the three: 5 + 8 + 256 = 269, 9 % under the
+    // manual's approximate total (cost model U12 allows ±15 %).
+    let depth = RNGD
+        .reducer_tree_depth
+        .iter()
+        .find(|(d, _)| *d == "bf16")
+        .map(|&(_, n)| u64::from(n))
+        .expect("bf16 depth");
+    let model = depth + 8 + RNGD.slices * RNGD.xsl_tail_cycles_per_slice;
+    assert_eq!(model, 269);
+    let manual: u64 = 296;
+    assert!(model.abs_diff(manual) * 100 <= manual * 15);
+}
+
+// ---------------------------------------------------------------- Transpose Engine
+
+#[test]
+fn l6942_transposes_take_72_6_128_and_68_cycles() {
+    // L6942 (8×8 i8, double buffering) 72; L6975 (4×2) 6; L7007 (in_cols 32, single
+    // buffering) 128; L7038 (bf16) 68.
+    let got: Vec<u64> = [
+        "6916_transpose_basic_8x8.rs",
+        "6948_transpose_small.rs",
+        "6981_transpose_large_col.rs",
+        "7013_transpose_bf16.rs",
+    ]
+    .iter()
+    .flat_map(|f| cycles(&fixture(f), "transpose"))
+    .collect();
+    assert_eq!(got, [72, 6, 128, 68]);
+}
+
+// ---------------------------------------------------------------- DMA Engine and HBM
+
+fn dma(src: Media, dst: Media, engines: u64, requests: u64) -> DmaShape {
+    DmaShape {
+        src,
+        dst,
+        engines,
+        requests_per_engine: requests,
+        request_bytes: 256,
+        commands_per_engine: 1,
+        dm_alternates_dmn: true,
+        hbm_channels: RNGD.hbm_channels,
+        hbm_row_miss: false,
+        hbm_partial_writes: 0,
+    }
+}
+
+#[test]
+fn l2623_example1_hbm_to_hbm_is_128_cycles_plus_500() {
+    // L2623: "approximately 128 cycles (64 read requests + 64 write requests) plus
+    // approximately 500 cycles of initial latency".
+    let c = dma_cost(&dma(Media::Hbm, Media::Hbm, 1, 64), &RNGD);
+    assert_eq!((c.data, c.startup, c.total), (128, 500, 628));
+}
+
+#[test]
+fn l2657_example2_hbm_to_dm_is_66036_cycles() {
+    // L2657: "max(65536, 65536) + 500 ≈ 66036 cycles": reads and writes overlap.
+    let c = dma_cost(&dma(Media::Hbm, Media::Dm, 1, 65536), &RNGD);
+    assert!(c.overlap);
+    assert_eq!(c.total, 66036);
+}
+
+#[test]
+fn l2657_example2_from_the_kernel_is_66036_cycles() {
+    // The same transfer written as a kernel: HBM m![B, A, C] into 64 slices (A / 4) of one
+    // DMA Engine's two DMNs. The derivation gives 65536 requests of 256 bytes (L2656); the DM
+    // side alternates the DMNs (L2652), the HBM side spreads over 32 channels, so the engine's
+    // one request per cycle sets the time: max(65536, 65536) + 500.
+    let text = r#"
+extern crate furiosa_visa_std;
+use furiosa_visa_std::prelude::*;
+axes![A = 256, B = 256, C = 256];
+#[device(chip = 1)]
+fn example2(ctx: &mut Context, input: &HbmTensor<i8, m![1], m![B, A, C]>) {
+    let dm = input.to_dm::<m![1 # 2], m![A / 4 # 256], m![A % 4, B, C]>(&mut ctx.tdma, 0);
+}
+"#;
+    let k = &kernels(text)[0];
+    assert_eq!(k.total_cycles, 66036);
+    assert_eq!(k.bottleneck, Some("DMA"));
+    let read = k.ops.iter().find(|o| o.op == "dma_read").expect("dma_read");
+    assert_eq!(
+        (read.cycles, read.latency, read.bytes),
+        (65536, 500, 1 << 24)
+    );
+}
+
+#[test]
+fn l2678_example3_dm_to_dm_is_131072_cycles_plus_500() {
+    // L2678: "Approximately 131072 cycles (since reads and writes must proceed sequentially
+    // for DM-to-DM within the same cluster) + 500 cycles".
+    let c = dma_cost(&dma(Media::Dm, Media::Dm, 1, 65536), &RNGD);
+    assert_eq!(c.total, 131_072 + 500);
+}
+
+#[test]
+fn l2681_a_packet_of_256n_plus_r_bytes_costs_n_plus_1_requests() {
+    // L2681: "if the packet size is 256n+r ..., the cycle count increases by a factor of
+    // (n+1)"; L2469-L2472: 4095 bytes are 16 requests, a prime 4099-byte run 1-byte packets.
+    let base = dma_cost(&dma(Media::Dm, Media::Dm, 1, 1000), &RNGD).data;
+    let n1 = dma_cost(&dma(Media::Dm, Media::Dm, 1, 1000 * 2), &RNGD).data;
+    assert_eq!(n1, 2 * base);
+    assert_eq!(4095u64.div_ceil(RNGD.dma_request_bytes), 16);
+    assert_eq!(
+        stride0(4099, RNGD.dma_packet_max_bytes, 1),
+        Some(1),
+        "4099 is prime"
+    );
+}
+
+#[test]
+fn l2713_example4_row_conflicts_take_655860_cycles() {
+    // L2707-L2713: 8 DMNs × 65536 requests over 32 channels = 16384 per channel, about 40
+    // cycles each (row switch): 655360 + 500 = 655860.
+    let mut s = dma(Media::Hbm, Media::Dm, 8, 65536);
+    s.hbm_row_miss = true;
+    let c = dma_cost(&s, &RNGD);
+    assert_eq!((c.total, c.limit), (655_860, "HBM channels"));
+}
+
+#[test]
+fn l2744_example5_missing_stack_bit_is_about_1857_cycles() {
+    // L2741-L2745: 4096 requests over 16 channels = 256 each at "approximately 5.3 cycles per
+    // request" = 1357, + 500 = 1857. The model uses the exact 256 / 48 = 5.33 cycles of a
+    // 48 GB/s channel (L2980): 1366 + 500 = 1866, within the manual's rounding of 5.3 (0.5 %).
+    let mut s = dma(Media::Hbm, Media::Dm, 8, 512);
+    s.hbm_channels = RNGD.hbm_channels / 2;
+    let c = dma_cost(&s, &RNGD);
+    assert_eq!(c.total, 1866);
+    let manual: u64 = 1857;
+    assert!(c.total.abs_diff(manual) * 200 <= manual, "within 0.5 %");
+}
+
+#[test]
+fn l2800_example6_segmented_dmn_costs_two_start_ups() {
+    // L2799-L2800: DMNs 0-2, DM -> HBM, 128 packets: "approximately 256 cycles (reads and
+    // writes overlap) + 500 = 756": the manual adds the two sides although it says they
+    // overlap; the model adds them for DM -> HBM (cost model U-B) and gets 756.
+    let c = dma_cost(&dma(Media::Dm, Media::Hbm, 1, 128), &RNGD);
+    assert_eq!(c.total, 756);
+    // L2801-L2806: DMN 3 runs two commands, 64 and 32 packets: 192 data cycles + 1000 =
+    // 1192. Its first command "reads from one DMN only" (L2804) yet is costed at one packet
+    // per cycle; the model charges one DMN's 128 B/cycle (P3, L2884), 2 cycles per read
+    // request, so it gives 128 + 64 (reads) + 96 (writes) + 1000 = 1288, not 1192 (U29).
+    let mut one_dmn = dma(Media::Dm, Media::Hbm, 1, 64);
+    one_dmn.dm_alternates_dmn = false;
+    let mut second = dma(Media::Dm, Media::Hbm, 1, 32);
+    second.dm_alternates_dmn = false;
+    let model = dma_cost(&one_dmn, &RNGD).total + dma_cost(&second, &RNGD).total;
+    assert_eq!(model, 1288);
+    let manual_reading = dma_cost(&dma(Media::Dm, Media::Hbm, 1, 64), &RNGD).total
+        + dma_cost(&dma(Media::Dm, Media::Hbm, 1, 32), &RNGD).total;
+    assert_eq!(manual_reading, 1192, "with both DMNs the manual's number");
+}
+
+#[test]
+fn l2589_sequencer_internals_hbm_to_hbm_is_a_known_deviation() {
+    // L2589: "approximately 500 cycles (initial latency) + 256 × 256 cycles" for 65536
+    // HBM -> HBM requests. Example 1 (L2623) adds reads and writes for the same pair of
+    // memories; the model follows Example 1 (the same memory serves both sides, U-B) and
+    // gives 500 + 2 × 65536 = 131572, twice the manual's 66036.
+    let c = dma_cost(&dma(Media::Hbm, Media::Hbm, 1, 65536), &RNGD);
+    assert_eq!(c.total, 131_572);
+    assert_ne!(c.total, 500 + 256 * 256);
+}
+
+#[test]
+fn l2980_hbm_is_1536_bytes_per_cycle_and_5_3_cycles_per_request() {
+    // L2980: 48 GB/s per channel × 32 channels = 1.5 TB/s; L2744: 256 B per 4 cycles at
+    // 0.75 GHz ≈ 5.3 cycles per request at 1 GHz.
+    assert_eq!(RNGD.hbm_channels * RNGD.hbm_channel_bytes_per_cycle, 1536);
+    let per_request_x10 = RNGD.dma_request_bytes * 10 / RNGD.hbm_channel_bytes_per_cycle;
+    assert_eq!(per_request_x10, 53);
+    // L2751: 8 DMA Engines × 256 GB/s = 2 TB/s.
+    assert_eq!(
+        RNGD.dma_engines_per_chip * RNGD.dma_engine_bytes_per_cycle,
+        2048
+    );
+}
+
+#[test]
+fn l2938_bank_starvation_bound_is_64_consecutive_accesses() {
+    // L2938-L2939: (TDMA_IO_BYTE / DMN_IO_BYTE) × Max_Consecutive_Access × DMN_SIZE < 4096
+    // with 256, 128 and 32: Max_Consecutive_Access < 64; 4096 cycles is the NoC timeout (L2905).
+    let factor = RNGD.dma_dm_bytes_per_cycle / RNGD.dmn_bytes_per_cycle;
+    assert_eq!(
+        factor * RNGD.bank_max_consecutive * RNGD.slices_per_dmn,
+        4096
+    );
+}
+
+// ---------------------------------------------------------------- Fetch and Commit kernels
+
+/// The Fetch and Commit Engine page's kernels (L7611-L7981), with the byte sizes its text
+/// states: the page writes `C # 6` and `[B, C] # 22` for "add 6 / 22 bytes" (cost model U23),
+/// the reference semantics pads *to* a size, so these are `C # 8` and `[B, C] # 32`.
+const FETCH_COMMIT: &str = r#"
+extern crate furiosa_visa_std;
+use furiosa_visa_std::prelude::*;
+axes![A = 3, B = 5, C = 2];
+
+#[device(chip = 1)]
+fn permute(ctx: &mut Context, input: &DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![A, B, C]>) {
+    let output: DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![B, A, C # 8]> = ctx
+        .main
+        .begin(input.view())
+        .fetch::<f8, m![A, B], m![C # 8]>()
+        .collect::<m![A, B], m![C # 32]>()
+        .commit(1024);
+}
+
+#[device(chip = 1)]
+fn full_flit(ctx: &mut Context, input: &DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![A, B, C]>) {
+    let output: DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![A, [B, C] # 32]> = ctx
+        .main
+        .begin(input.view())
+        .fetch::<f8, m![A], m![[B, C] # 32]>()
+        .collect::<m![A], m![[B, C] # 32]>()
+        .commit(1024);
+}
+"#;
+
+#[test]
+fn l7695_permutation_takes_15_cycles_and_full_flit_commit_3() {
+    // L7695 "This operation takes 15 cycles"; L7720 "Full-flit commit: 3 cycles vs 15 in
+    // Example 1"; L7763 "Only 3 write cycles vs 15".
+    let ks = kernels(FETCH_COMMIT);
+    let totals: Vec<u64> = ks.iter().map(|k| k.total_cycles).collect();
+    assert_eq!(totals, [15, 3]);
+    assert_eq!(cycles(FETCH_COMMIT, "commit"), [15, 3]);
+    // The simulator's hint on Example 1 is Example 2: merge B into the packet.
+    let hints = ks[0].hints();
+    let (op, text, saves) = hints.first().expect("a hint");
+    assert_eq!((op.op, *saves), ("fetch", 12));
+    assert!(text.contains("3 cycles"), "{text}");
+}
+
+/// Example 3 (L7779-L7867): `m![B, A # pad]` fetched in `p`-byte packets.
+fn tail_padding(pad: u64, p: u64) -> String {
+    format!(
+        r#"
+extern crate furiosa_visa_std;
+use furiosa_visa_std::prelude::*;
+axes![A = 65, B = 2];
+#[device(chip = 1)]
+fn dummy(ctx: &mut Context, input: &DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![B, A # {pad}]>) {{
+    let out: DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![B, A # {pad}]> = ctx
+        .main
+        .begin(input.view())
+        .fetch::<f8, m![B, A # {pad} / {p}], m![A # {pad} % {p}]>()
+        .collect::<m![B, A # {pad} / {p}], m![A # {pad} % {p} # 32]>()
+        .commit(1024);
+}}
+"#
+    )
+}
+
+#[test]
+fn l7862_tail_padding_table_6_10_22_6_cycles() {
+    // L7864-L7867: dummy 7 / 15 / 23 / 31 → fetch_size 24 / 16 / 8 / 32 → 6 / 10 / 22 / 6
+    // cycles. The 24-byte fetch contradicts the Fetch Engine page (L1758: fetch sizes 1, 2,
+    // 4, 8, 16, 32; 24 is a commit size only, L2247): the model fetches 24-byte packets as
+    // three 8-byte fetches, 18 cycles for dummy 7 (cost model U10), and matches the other
+    // three rows.
+    let rows = [(72, 24, 18), (80, 16, 10), (88, 8, 22), (96, 32, 6)];
+    for (pad, p, want) in rows {
+        assert_eq!(cycles(&tail_padding(pad, p), "fetch"), [want], "A # {pad}");
+    }
+    // The commit of dummy 7 does write 24 bytes at once (L7796 commit_in_size = 24): 6 writes.
+    assert_eq!(cycles(&tail_padding(72, 24), "commit"), [6]);
+}
+
+#[test]
+fn l7957_each_segment_of_the_2048_row_tensor_takes_1024_cycles() {
+    // L7933-L7957: two executions over A % 1024 and A @ 1024, 32-byte packets: 1024 cycles
+    // each, one after the other on the main context. visa-lint does not type `A @ 1024`, so
+    // the second half is its own 1024-row tensor here (the same rows, renamed).
+    let text = r#"
+extern crate furiosa_visa_std;
+use furiosa_visa_std::prelude::*;
+axes![A = 2048, B = 32];
+#[device(chip = 1)]
+fn segments(
+    ctx: &mut Context,
+    lo: &DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![A % 1024, B]>,
+    hi: &DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![A % 1024, B]>,
+) {
+    let seg_0: DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![A % 1024, B]> = ctx
+        .main
+        .begin(lo.view())
+        .fetch::<f8, m![A % 1024], m![B]>()
+        .collect::<m![A % 1024], m![B]>()
+        .commit(256 * 1024);
+    let seg_1: DmTensor<f8, m![1], m![1 # 2], m![1 # 256], m![A % 1024, B]> = ctx
+        .main
+        .begin(hi.view())
+        .fetch::<f8, m![A % 1024], m![B]>()
+        .collect::<m![A % 1024], m![B]>()
+        .commit(256 * 1024 + 32 * 1024);
+}
+"#;
+    assert_eq!(cycles(text, "fetch"), [1024, 1024]);
+    assert_eq!(cycles(text, "commit"), [1024, 1024]);
+    let k = &kernels(text)[0];
+    assert_eq!(k.total_cycles, 2048);
+    assert_eq!(k.tasks[1].start, k.tasks[0].end, "one main context");
+}
+
+// ---------------------------------------------------------------- Kernel schedule
+
+#[test]
+fn l0153_main_waits_for_the_sub_contexts_trf_load() {
+    // L153: "If main needs operands that sub is still fetching, main automatically waits".
+    // GEMV (L378-L465): sub loads the vector into the TRF, main's contraction reads it.
+    let k = &kernels(&fixture("0401_gemv.rs"))[0];
+    let sub = k.tasks.iter().find(|t| t.lane == Lane::Sub).expect("sub");
+    let main = k.tasks.iter().find(|t| t.lane == Lane::Main).expect("main");
+    assert!(main.start >= sub.end, "{main:?} after {sub:?}");
+    // L7068: a DMA and a main-context operation use different resources; here each waits for
+    // the data of the one before, so the whole kernel is a single critical path.
+    assert!(k.tasks.iter().all(|t| t.critical));
+    assert_eq!(k.total_cycles, k.tasks.last().map_or(0, |t| t.end));
+}
+
+#[test]
+fn l2909_a_bank_starving_fetch_holds_back_the_next_dma() {
+    // L2898-L2909: 64 or more consecutive accesses to one DM bank while the DMA may be active;
+    // "the compiler schedules them as if they occupy DMA". The BNK-001 fixture's fetch walks
+    // a column (128 accesses to bank 0), so the DMA of `w` after it waits for it.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules/BNK-001.rs"),
+    )
+    .expect("fixture");
+    let k = &kernels(&text)[0];
+    let lanes: Vec<Lane> = k.tasks.iter().map(|t| t.lane).collect();
+    assert_eq!(lanes, [Lane::Dma, Lane::Main, Lane::Dma]);
+    let (fetch, w) = (&k.tasks[1], &k.tasks[2]);
+    assert!(fetch.holds_dma);
+    assert_eq!(w.start, fetch.end);
+    // Without the rule the DMA would start when the first one ends, alongside the fetch: the
+    // hint names the difference.
+    let saves = k.hints().iter().find(|h| h.0.op == "fetch").map(|h| h.2);
+    assert_eq!(saves, Some(fetch.end - fetch.start));
+}
