@@ -304,7 +304,7 @@ fn deep_text() -> impl Strategy<Value = (String, u32)> {
 }
 
 proptest! {
-    #![proptest_config(config(384))]
+    #![proptest_config(config(1024))]
 
     /// The `m!`, `axes!` and `i!` parsers accept any text and point inside it.
     #[test]
@@ -344,7 +344,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(256))]
+    #![proptest_config(config(512))]
 
     /// The mapping algebra and `eval`: any well-formed expression under any sizes evaluates
     /// without panicking, `map` agrees with `map_all`, preimages stay bounded, and the normal
@@ -379,7 +379,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(48))]
+    #![proptest_config(config(128))]
 
     /// The kernel model and every rule on a mutated fixture: no panic, spans inside the text,
     /// and each function's model points inside the text too.
@@ -424,7 +424,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(32))]
+    #![proptest_config(config(64))]
 
     /// Deep nesting of every shape: never a stack overflow on 8 MiB, and past the limit the
     /// file is refused with `VL-005` (the estimate is never below the real depth).
@@ -439,7 +439,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(8))]
+    #![proptest_config(config(16))]
 
     /// A file of many kernels: fixtures concatenated, with a few edits between them.
     #[test]

@@ -63,6 +63,14 @@ fn shapes() -> Vec<Shape> {
             token: "(",
         },
         Shape {
+            name: "f()()()...",
+            // The file, the body with its `=`, one level per call after the first.
+            text: |k| format!("fn f() {{ let x = f{}; }}", "()".repeat(k)),
+            base: 3,
+            limit: MAX_NESTING,
+            token: "(",
+        },
+        Shape {
             name: "1 + 1 + ...",
             text: |k| format!("fn f() {{ let x = 1{}; }}", " + 1".repeat(k)),
             base: 3,

@@ -97,6 +97,14 @@ pub fn first_too_deep(text: &str, limit: u32) -> Option<(Span, u32)> {
                 continue;
             }
             b'(' | b'[' | b'{' => {
+                // `f()()()` and `a[0][0]` nest a call (an index) per group that follows a
+                // closed one: a link of the enclosing level.
+                if c != b'{' && follows_group(b, i) {
+                    if let Some(l) = levels.last_mut() {
+                        l.links += 1;
+                    }
+                    depth += 1;
+                }
                 levels.push(Level::default());
                 depth += 1;
                 if depth > limit {
@@ -192,6 +200,15 @@ fn reset(levels: &mut [Level], depth: &mut u32, all: bool) {
     }
 }
 
+/// Does the group opening at `i` directly follow a closed group (`)`, `]` or `}`)?
+fn follows_group(b: &[u8], i: usize) -> bool {
+    b[..i]
+        .iter()
+        .rev()
+        .find(|c| !c.is_ascii_whitespace())
+        .is_some_and(|c| matches!(c, b')' | b']' | b'}'))
+}
+
 /// After a `}`: does the expression go on (`{ 1 } + { 1 }`, `match x {}.f()`, `if {} else`)?
 fn continues_expression(b: &[u8], mut i: usize) -> bool {
     loop {
@@ -213,7 +230,7 @@ fn continues_expression(b: &[u8], mut i: usize) -> bool {
     }
     match b.get(i) {
         None => false,
-        Some(c) if b"+-*/%^!&|=.?:<>@#$".contains(c) => true,
+        Some(c) if b"+-*/%^!&|=.?:<>@#$([".contains(c) => true,
         Some(c) if c.is_ascii_alphabetic() => {
             let start = i;
             let mut j = i;
@@ -307,32 +324,49 @@ fn skip_prefixed_string(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// `'a'`, `'\n'`, `'\u{1F600}'` or a lifetime `'a`; returns the index after it.
+/// The byte length of the UTF-8 character whose first byte is `c`.
+fn utf8_len(c: u8) -> usize {
+    match c {
+        0..0x80 => 1,
+        0xF0.. => 4,
+        0xE0.. => 3,
+        _ => 2,
+    }
+}
+
+/// A character literal or a lifetime starting at the quote `i`, lexed as the Rust lexer does
+/// (what it reads as one literal, `'( )'` included, hides no bracket from the parser either);
+/// returns the index after it.
 fn skip_char_or_lifetime(b: &[u8], i: usize) -> usize {
-    if b.get(i + 1) == Some(&b'\\') {
-        let mut j = i + 2;
-        while j < b.len() && b[j] != b'\'' && b[j] != b'\n' && j < i + 16 {
+    let Some(&first) = b.get(i + 1) else {
+        return i + 1;
+    };
+    let second = b.get(i + 1 + utf8_len(first)).copied();
+    let id_start = first == b'_' || first.is_ascii_alphanumeric() || first >= 0x80;
+    if second != Some(b'\'') && id_start {
+        // A lifetime or label, or `'ab'` (a character literal of several characters).
+        let mut j = i + 1;
+        while j < b.len() && (b[j] == b'_' || b[j].is_ascii_alphanumeric() || b[j] >= 0x80) {
             j += 1;
         }
-        return if b.get(j) == Some(&b'\'') {
-            j + 1
-        } else {
-            i + 1
-        };
+        return if b.get(j) == Some(&b'\'') { j + 1 } else { j };
     }
-    // One character (of up to four UTF-8 bytes) and a closing quote: a character literal.
-    let len = match b.get(i + 1) {
-        Some(&c) if c < 0x80 => 1,
-        Some(&c) if c >= 0xF0 => 4,
-        Some(&c) if c >= 0xE0 => 3,
-        Some(_) => 2,
-        None => return i + 1,
-    };
-    if b.get(i + 1 + len) == Some(&b'\'') {
-        return i + 2 + len;
+    // One character and its closing quote (a quote itself included).
+    if first != b'\\' && second == Some(b'\'') {
+        return i + 2 + utf8_len(first);
     }
-    // A lifetime or label: the quote only.
-    i + 1
+    // Up to the closing quote; a `/` or a line end stops an unterminated one.
+    let mut j = i + 1;
+    while j < b.len() {
+        match b[j] {
+            b'\'' => return j + 1,
+            b'/' => return j,
+            b'\n' if b.get(j + 1) != Some(&b'\'') => return j,
+            b'\\' => j += 2,
+            _ => j += 1,
+        }
+    }
+    b.len()
 }
 
 #[cfg(test)]
@@ -354,6 +388,9 @@ mod tests {
             "type T = Vec<Vec<Vec<Vec<u8>>>>;",
             "x as u8 as u16 as u32 as u64",
             "a::b::c",
+            "f()()()()",
+            "a[0][0][0][0]",
+            "{ f }(1)(1)(1)(1)",
         ] {
             assert!(depth_at(text, 4).is_some(), "{text} is deeper than 4");
         }
@@ -384,7 +421,11 @@ mod tests {
             let s = "((((((((((";
             let r = r#"{{{{{{{{{{"#;
             let c = '(';
+            let d = '\'';
+            let e = '\u{28}';
             fn f<'a>(x: &'a u8) {}
+            // The lexer reads `', [[…'` as one (bad) character literal: no bracket in it.
+            let g = ', [[[[[[[[[[';
         "##;
         assert_eq!(depth_at(text, 6), None);
     }
