@@ -219,3 +219,26 @@ fn cost_never_panics_with_huge_axes() {
     }
     assert!(n > 100, "{n} kernels");
 }
+
+#[test]
+fn cost_timeline_marks_a_task_that_holds_the_dma_lane() {
+    // BNK-001's fetch makes 128 same-bank accesses, so it is scheduled as if it held the DMA
+    // (L2909): the dma lane shows a dashed "held" outline over the fetch's time.
+    let svg_path = std::env::temp_dir().join(format!("visa-cost-bnk-{}.svg", std::process::id()));
+    let svg_arg = svg_path.to_string_lossy().to_string();
+    let (code, _) = run(&["cost", "--timeline", &svg_arg, "fixtures/rules/BNK-001.rs"]);
+    assert_eq!(code, 0);
+    let text = std::fs::read_to_string(&svg_path).expect("SVG written");
+    let _ = std::fs::remove_file(&svg_path);
+    let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+    let held: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("held"))
+        .collect();
+    assert_eq!(held.len(), 1);
+    let lane = held[0]
+        .ancestors()
+        .find(|a| a.attribute("class") == Some("lane"))
+        .and_then(|a| a.attribute("data-lane"));
+    assert_eq!(lane, Some("dma"));
+}

@@ -98,6 +98,24 @@ pub fn timeline(kernels: &[&KernelCost], line_of: &dyn Fn(usize, Span) -> u32) -
                 if li % 2 == 0 { "#f4f4f4" } else { "#ebebeb" },
                 ly + LANE_H / 2 + 4
             );
+            // Tasks of other lanes that hold the DMA lane (64-access rule): a dashed outline.
+            if *lane == Lane::Dma {
+                for task in k
+                    .tasks
+                    .iter()
+                    .filter(|t| t.holds_dma && t.lane != Lane::Dma)
+                {
+                    let x0 = x_of(task.start);
+                    let w = (x_of(task.end).saturating_sub(x0)).max(2);
+                    let _ = writeln!(
+                        s,
+                        r##"<rect class="held" x="{x0}" y="{}" width="{w}" height="{}" fill="none" stroke="#555555" stroke-dasharray="4 3"><title>held by the {} lane's task (L2909)</title></rect>"##,
+                        ly + 4,
+                        LANE_H - 8,
+                        task.lane.as_str()
+                    );
+                }
+            }
             for task in k.tasks.iter().filter(|t| t.lane == *lane) {
                 let x0 = x_of(task.start);
                 let w = (x_of(task.end).saturating_sub(x0)).max(2);
