@@ -3,4 +3,8 @@
 
 pub mod cli;
 pub mod dump;
+pub mod fix;
+pub mod lint;
 pub mod output;
+pub mod sarif;
+pub mod walk;

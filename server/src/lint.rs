@@ -1,0 +1,494 @@
+//! `visa-lint PATHS...`: collecting the files, checking them in parallel, fixing them, and
+//! reporting in every output format.
+
+use crate::cli::{Cli, Format, INTERNAL_ERROR};
+use crate::fix::{self, Applicability};
+use crate::output::{self, Source};
+use crate::sarif;
+use crate::walk;
+use codespan_reporting::term::termcolor::WriteColor;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use visa_analysis::rules::registry;
+use visa_analysis::{Diagnostic, LineIndex, Severity, Span};
+
+/// How one text is analysed: the engine in production, anything in tests of the CLI itself.
+pub type Analyse<'a> = &'a (dyn Fn(&str) -> Vec<Diagnostic> + Sync);
+
+/// Progress is drawn on a terminal when more than this many files are checked.
+pub const PROGRESS_THRESHOLD: usize = 300;
+
+/// The `--allow` / `--warn` / `--deny` rule selections of the command line.
+pub struct Levels {
+    allow: Vec<String>,
+    warn: Vec<String>,
+    deny: Vec<String>,
+}
+
+impl Levels {
+    /// Checks every selection names a rule, a rule name or a family.
+    pub fn new(cli: &Cli) -> Result<Levels, String> {
+        let check = |flag: &str, sels: &[String]| -> Result<Vec<String>, String> {
+            let mut out = Vec::new();
+            for s in sels {
+                if flag == "deny" && s == "warnings" {
+                    continue;
+                }
+                if !registry::all().any(|r| Levels::selects(s, r)) {
+                    return Err(format!(
+                        "--{flag} {s}: no such rule, rule name or family (see `visa-lint --list-rules`)"
+                    ));
+                }
+                out.push(s.clone());
+            }
+            Ok(out)
+        };
+        Ok(Levels {
+            allow: check("allow", &cli.allow)?,
+            warn: check("warn", &cli.warn)?,
+            deny: check("deny", &cli.deny)?,
+        })
+    }
+
+    fn selects(sel: &str, r: &registry::Rule) -> bool {
+        sel.eq_ignore_ascii_case(r.code)
+            || sel == r.name
+            || r.code
+                .split_once('-')
+                .is_some_and(|(family, _)| sel.eq_ignore_ascii_case(family))
+    }
+
+    /// Drops allowed diagnostics and sets the severity of warned and denied ones (deny wins).
+    pub fn apply(&self, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        let any = |sels: &[String], code: &str| {
+            registry::rule(code).is_some_and(|r| sels.iter().any(|s| Levels::selects(s, r)))
+        };
+        diags
+            .into_iter()
+            .filter(|d| !any(&self.allow, d.code()))
+            .map(|mut d| {
+                if any(&self.deny, d.code()) {
+                    d.severity = Severity::Error;
+                } else if any(&self.warn, d.code()) {
+                    d.severity = Severity::Warning;
+                }
+                d
+            })
+            .collect()
+    }
+}
+
+/// Where a checked text came from.
+enum Origin {
+    File { path: PathBuf, walked: bool },
+    Stdin(String),
+}
+
+/// What checking one input produced.
+struct Checked {
+    name: String,
+    /// The file to write fixes back to (none for standard input).
+    path: Option<PathBuf>,
+    /// The text as read, and the text after fixing (equal when nothing was fixed).
+    original: String,
+    text: String,
+    diags: Vec<Diagnostic>,
+    fixed: usize,
+    /// A one-line problem (unreadable file, not UTF-8): exit status 2.
+    problem: Option<String>,
+    /// Found in a directory and not using the Virtual ISA: not checked.
+    skipped: bool,
+}
+
+/// The message of a caught panic.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// The diagnostic reported in place of a file's analysis when it panicked.
+fn internal_error(name: &str, message: &str) -> Diagnostic {
+    Diagnostic {
+        rule: &INTERNAL_ERROR,
+        severity: Severity::Error,
+        message: format!(
+            "internal error while checking {name}: {message} (the other files are checked; please report this with the file)"
+        ),
+        span: Span::default(),
+        related: Vec::new(),
+        fixes: Vec::new(),
+    }
+}
+
+fn read_text(origin: &Origin) -> Result<(String, String), String> {
+    match origin {
+        Origin::Stdin(name) => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("standard input: {e}"))?;
+            String::from_utf8(bytes)
+                .map(|t| (name.clone(), t))
+                .map_err(|_| format!("{name}: not UTF-8 text"))
+        }
+        Origin::File { path, .. } => {
+            let name = path.display().to_string();
+            // Checked again here: the walk saw a regular file, but it may have been replaced.
+            walk::check_regular_file(path)?;
+            let bytes = std::fs::read(path).map_err(|e| walk::io_message(path, &e))?;
+            String::from_utf8(bytes)
+                .map(|t| (name.clone(), t))
+                .map_err(|_| format!("{name}: not UTF-8 text"))
+        }
+    }
+}
+
+fn check_one(
+    origin: &Origin,
+    levels: &Levels,
+    analyse: Analyse<'_>,
+    fixing: Option<Applicability>,
+) -> Checked {
+    let (fallback_name, path) = match origin {
+        Origin::Stdin(name) => (name.clone(), None),
+        Origin::File { path, .. } => (path.display().to_string(), Some(path.clone())),
+    };
+    let (name, text) = match read_text(origin) {
+        Ok(t) => t,
+        Err(problem) => {
+            return Checked {
+                name: fallback_name,
+                path,
+                original: String::new(),
+                text: String::new(),
+                diags: Vec::new(),
+                fixed: 0,
+                problem: Some(problem),
+                skipped: false,
+            };
+        }
+    };
+    if matches!(origin, Origin::File { walked: true, .. }) && !walk::uses_visa(&text) {
+        return Checked {
+            name,
+            path,
+            original: String::new(),
+            text: String::new(),
+            diags: Vec::new(),
+            fixed: 0,
+            problem: None,
+            skipped: true,
+        };
+    }
+    let run = || {
+        let analyse_levelled = |t: &str| levels.apply(analyse(t));
+        match fixing {
+            None => (text.clone(), analyse_levelled(&text), 0),
+            Some(which) => {
+                let f = fix::to_fixed_point(&text, which, &analyse_levelled);
+                (f.text, f.remaining, f.applied)
+            }
+        }
+    };
+    let (fixed_text, diags, fixed) =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(r) => r,
+            Err(payload) => (
+                text.clone(),
+                vec![internal_error(&name, &panic_message(payload.as_ref()))],
+                0,
+            ),
+        };
+    Checked {
+        name,
+        path,
+        original: text,
+        text: fixed_text,
+        diags,
+        fixed,
+        problem: None,
+        skipped: false,
+    }
+}
+
+/// Checks every input on `jobs` threads; results in input order.
+fn check_all(
+    origins: &[Origin],
+    levels: &Levels,
+    analyse: Analyse<'_>,
+    fixing: Option<Applicability>,
+    jobs: usize,
+) -> Vec<Checked> {
+    let progress = (origins.len() > PROGRESS_THRESHOLD
+        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    .then(|| {
+        let bar = indicatif::ProgressBar::new(origins.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "visa-lint {bar:40} {pos}/{len} files {elapsed}",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    });
+    let next = AtomicUsize::new(0);
+    let jobs = jobs.clamp(1, origins.len().max(1));
+    let mut results: Vec<(usize, Checked)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(origin) = origins.get(i) else {
+                            break;
+                        };
+                        mine.push((i, check_one(origin, levels, analyse, fixing)));
+                        if let Some(bar) = &progress {
+                            bar.inc(1);
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            // A worker only panics outside `catch_unwind` on a bug in this module.
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The number of threads to check files on.
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn usage(message: &str) -> std::io::Result<u8> {
+    eprintln!("visa-lint: {message}");
+    Ok(2)
+}
+
+/// Runs a lint invocation; returns the exit status.
+pub fn lint(out: &mut dyn WriteColor, cli: &Cli, analyse: Analyse<'_>) -> std::io::Result<u8> {
+    let levels = match Levels::new(cli) {
+        Ok(l) => l,
+        Err(e) => return usage(&e),
+    };
+    let exclude = match walk::excludes(&cli.exclude) {
+        Ok(set) => set,
+        Err(e) => return usage(&e),
+    };
+    let stdin = cli.paths.iter().filter(|p| p.as_os_str() == "-").count();
+    if stdin > 1 {
+        return usage("`-` (standard input) given more than once");
+    }
+    if cli.stdin_filename.is_some() && stdin == 0 {
+        return usage(
+            "--stdin-filename names standard input, which is read only when `-` is given",
+        );
+    }
+    if stdin == 1 && cli.fix && !cli.diff {
+        return usage("--fix cannot write back to standard input (use --diff to see the fixes)");
+    }
+    if cli.unsafe_fixes && !cli.fix && !cli.diff {
+        return usage("--unsafe-fixes applies only with --fix or --diff");
+    }
+    if cli.jobs == Some(0) {
+        return usage("--jobs 0: at least one thread is needed");
+    }
+    let fixing = (cli.fix || cli.diff).then_some(if cli.unsafe_fixes {
+        Applicability::All
+    } else {
+        Applicability::Safe
+    });
+    let deny_warnings = cli.deny.iter().any(|d| d == "warnings");
+
+    let file_paths: Vec<PathBuf> = cli
+        .paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .cloned()
+        .collect();
+    let inputs = walk::collect(
+        &file_paths,
+        &walk::WalkOptions {
+            no_ignore: cli.no_ignore,
+            exclude: &exclude,
+        },
+    );
+    let mut problems = inputs.problems;
+    let mut origins: Vec<Origin> = inputs
+        .files
+        .into_iter()
+        .zip(inputs.walked)
+        .map(|(path, walked)| Origin::File { path, walked })
+        .collect();
+    if stdin == 1 {
+        let name = cli
+            .stdin_filename
+            .as_ref()
+            .map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
+        // Standard input is read where `-` stands among the paths: first, for simplicity.
+        origins.insert(0, Origin::Stdin(name));
+    }
+
+    let checked = check_all(
+        &origins,
+        &levels,
+        analyse,
+        fixing,
+        cli.jobs.unwrap_or_else(default_jobs),
+    );
+
+    let mut failed = false;
+    let (mut errors, mut warnings, mut others) = (0usize, 0usize, 0usize);
+    let (mut files, mut skipped, mut fixed, mut fixed_files) = (0usize, 0usize, 0usize, 0usize);
+    let mut json_diags = Vec::new();
+    let mut sarif_results = Vec::new();
+    let mut all_diags: Vec<Diagnostic> = Vec::new();
+    for c in &checked {
+        if let Some(p) = &c.problem {
+            problems.push(p.clone());
+            continue;
+        }
+        if c.skipped {
+            skipped += 1;
+            continue;
+        }
+        files += 1;
+        if c.fixed > 0 {
+            fixed += c.fixed;
+            fixed_files += 1;
+        }
+        if cli.diff {
+            if c.text != c.original {
+                write!(out, "{}", fix::unified_diff(&c.name, &c.original, &c.text))?;
+            }
+            continue;
+        }
+        if cli.fix
+            && c.text != c.original
+            && let Some(path) = &c.path
+            && let Err(e) = std::fs::write(path, &c.text)
+        {
+            problems.push(walk::io_message(path, &e));
+        }
+        for d in &c.diags {
+            match d.severity {
+                Severity::Error => errors += 1,
+                Severity::Warning => warnings += 1,
+                _ => others += 1,
+            }
+        }
+        failed |= c.diags.iter().any(|d| {
+            d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
+        });
+        let src = Source {
+            name: &c.name,
+            text: &c.text,
+        };
+        if cli.statistics {
+            all_diags.extend(c.diags.iter().cloned());
+            continue;
+        }
+        match cli.format {
+            Format::Human => output::emit_human(out, &src, &c.diags)?,
+            Format::Json => {
+                let idx = LineIndex::new(&c.text);
+                json_diags.extend(
+                    c.diags
+                        .iter()
+                        .map(|d| output::diagnostic_json(&src, &idx, d)),
+                );
+            }
+            Format::Sarif => {
+                let idx = LineIndex::new(&c.text);
+                sarif_results.extend(sarif::results(&src, &idx, &c.diags));
+            }
+            Format::Github => {
+                let idx = LineIndex::new(&c.text);
+                output::emit_github(out, &src, &idx, &c.diags)?;
+            }
+        }
+    }
+    for p in &problems {
+        eprintln!("visa-lint: {p}");
+    }
+    if cli.diff {
+        eprintln!(
+            "visa-lint: {fixed} fix{} would be applied to {fixed_files} file{}",
+            if fixed == 1 { "" } else { "es" },
+            if fixed_files == 1 { "" } else { "s" },
+        );
+        return Ok(if !problems.is_empty() {
+            2
+        } else {
+            u8::from(fixed > 0)
+        });
+    }
+    let summary = match (cli.statistics, cli.format) {
+        (true, Format::Json) => {
+            let counts = output::statistics(&all_diags);
+            serde_json::to_writer(&mut *out, &output::statistics_json(&counts))?;
+            writeln!(out)?;
+            false
+        }
+        (true, _) => {
+            output::emit_statistics(out, &output::statistics(&all_diags))?;
+            true
+        }
+        (false, Format::Json) => {
+            serde_json::to_writer(&mut *out, &output::report_json(files, json_diags))?;
+            writeln!(out)?;
+            false
+        }
+        (false, Format::Sarif) => {
+            serde_json::to_writer_pretty(&mut *out, &sarif::document(sarif_results))?;
+            writeln!(out)?;
+            false
+        }
+        (false, Format::Human | Format::Github) => true,
+    };
+    if summary {
+        let mut line = format!(
+            "visa-lint: {} file{} checked: {errors} error{}, {warnings} warning{}, {others} other",
+            files,
+            if files == 1 { "" } else { "s" },
+            if errors == 1 { "" } else { "s" },
+            if warnings == 1 { "" } else { "s" },
+        );
+        if cli.fix {
+            line.push_str(&format!(
+                "; {fixed} fix{} applied to {fixed_files} file{}",
+                if fixed == 1 { "" } else { "es" },
+                if fixed_files == 1 { "" } else { "s" },
+            ));
+        }
+        if skipped > 0 {
+            line.push_str(&format!(
+                " ({skipped} file{} without furiosa_visa_std skipped)",
+                if skipped == 1 { "" } else { "s" }
+            ));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(if !problems.is_empty() {
+        2
+    } else if failed {
+        1
+    } else {
+        0
+    })
+}
