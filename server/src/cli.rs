@@ -147,22 +147,44 @@ pub fn run(cli: Cli) -> ExitCode {
 /// Runs the CLI, writing its report to `out`; returns the exit status (0 clean, 1 errors,
 /// 2 usage or I/O failure). Messages about the invocation itself go to stderr.
 pub fn run_with(cli: &Cli, out: &mut dyn WriteColor) -> u8 {
-    run_with_analysis(cli, out, &visa_analysis::check_text)
+    run_streams(
+        cli,
+        Streams {
+            out,
+            err: &mut std::io::stderr(),
+            stdin: &mut std::io::stdin(),
+        },
+        &visa_analysis::check_text,
+    )
 }
 
-/// [`run_with`] with the analysis of one text given: the seam the CLI's own tests use to
-/// check, for example, that a panicking analysis is reported and the run goes on.
-pub fn run_with_analysis(cli: &Cli, out: &mut dyn WriteColor, analyse: Analyse<'_>) -> u8 {
+/// Where a run writes and reads: the report, the one-line messages about the invocation
+/// (stderr), and standard input (read when `-` is among the paths).
+pub struct Streams<'a> {
+    pub out: &'a mut dyn WriteColor,
+    pub err: &'a mut dyn std::io::Write,
+    pub stdin: &'a mut dyn std::io::Read,
+}
+
+/// [`run_with`] with the streams and the analysis of one text given: the seam the CLI's own
+/// tests use to read its messages, feed standard input, and check that a panicking analysis
+/// is reported while the run goes on.
+pub fn run_streams(cli: &Cli, streams: Streams<'_>, analyse: Analyse<'_>) -> u8 {
+    let Streams { out, err, stdin } = streams;
+    // A failed write of a message to stderr cannot be reported anywhere.
+    let mut say = |message: &str| {
+        let _ = writeln!(err, "visa-lint: {message}");
+    };
     let linting = cli.command.is_none() && !cli.list_rules && cli.explain.is_none();
     if !linting && matches!(cli.format, Format::Sarif | Format::Github) {
-        eprintln!(
-            "visa-lint: --format {}: only linting reports in this format (use human or json)",
+        say(&format!(
+            "--format {}: only linting reports in this format (use human or json)",
             if cli.format == Format::Sarif {
                 "sarif"
             } else {
                 "github"
             }
-        );
+        ));
         return 2;
     }
     let result = match &cli.command {
@@ -176,18 +198,16 @@ pub fn run_with_analysis(cli: &Cli, out: &mut dyn WriteColor, analyse: Analyse<'
         None if cli.list_rules => list_rules(out, cli.format),
         None if cli.explain.is_some() => explain(out, cli.explain.as_deref().unwrap_or_default()),
         None if cli.paths.is_empty() => {
-            eprintln!(
-                "visa-lint: no paths given (try `visa-lint fixtures/` or `visa-lint --help`)"
-            );
+            say("no paths given (try `visa-lint fixtures/` or `visa-lint --help`)");
             Ok(2)
         }
-        None => lint::lint(out, cli, analyse),
+        None => lint::lint(out, &mut say, stdin, cli, analyse),
     };
     match result {
         Ok(code) => code,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            eprintln!("visa-lint: {e}");
+            say(&e.to_string());
             2
         }
     }
@@ -295,10 +315,7 @@ fn eval(
 fn model(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Result<u8> {
     let text = match read_kernel(file) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("visa-lint: {e}");
-            return Ok(2);
-        }
+        Err(e) => return Err(std::io::Error::other(e)),
     };
     let analysis = visa_analysis::db::analyse_text(&text);
     let doc = crate::dump::model_json(&text, &analysis);
@@ -321,10 +338,7 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
     use visa_analysis::model::Tu;
     let text = match read_kernel(file) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("visa-lint: {e}");
-            return Ok(2);
-        }
+        Err(e) => return Err(std::io::Error::other(e)),
     };
     let analysis = visa_analysis::db::analyse_text(&text);
     let idx = LineIndex::new(&text);
@@ -563,8 +577,9 @@ fn list_rules(out: &mut dyn WriteColor, format: Format) -> std::io::Result<u8> {
 
 fn explain(out: &mut dyn WriteColor, code: &str) -> std::io::Result<u8> {
     let Some(r) = registry::rule(code) else {
-        eprintln!("visa-lint: no rule `{code}` (see `visa-lint --list-rules`)");
-        return Ok(2);
+        return Err(std::io::Error::other(format!(
+            "--explain {code}: no such rule (see `visa-lint --list-rules`)"
+        )));
     };
     let (status, reason) = status(r.status);
     writeln!(

@@ -81,8 +81,12 @@ impl Levels {
 
 /// Where a checked text came from.
 enum Origin {
-    File { path: PathBuf, walked: bool },
-    Stdin(String),
+    File {
+        path: PathBuf,
+        walked: bool,
+    },
+    /// Standard input, read before the workers start: its name and its bytes.
+    Stdin(String, Vec<u8>),
 }
 
 /// What checking one input produced.
@@ -128,15 +132,9 @@ fn internal_error(name: &str, message: &str) -> Diagnostic {
 
 fn read_text(origin: &Origin) -> Result<(String, String), String> {
     match origin {
-        Origin::Stdin(name) => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .map_err(|e| format!("standard input: {e}"))?;
-            String::from_utf8(bytes)
-                .map(|t| (name.clone(), t))
-                .map_err(|_| format!("{name}: not UTF-8 text"))
-        }
+        Origin::Stdin(name, bytes) => String::from_utf8(bytes.clone())
+            .map(|t| (name.clone(), t))
+            .map_err(|_| format!("{name}: not UTF-8 text")),
         Origin::File { path, .. } => {
             let name = path.display().to_string();
             // Checked again here: the walk saw a regular file, but it may have been replaced.
@@ -156,7 +154,7 @@ fn check_one(
     fixing: Option<Applicability>,
 ) -> Checked {
     let (fallback_name, path) = match origin {
-        Origin::Stdin(name) => (name.clone(), None),
+        Origin::Stdin(name, _) => (name.clone(), None),
         Origin::File { path, .. } => (path.display().to_string(), Some(path.clone())),
     };
     let (name, text) = match read_text(origin) {
@@ -275,38 +273,49 @@ fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn usage(message: &str) -> std::io::Result<u8> {
-    eprintln!("visa-lint: {message}");
+/// Reports a bad invocation: exit status 2.
+fn usage(say: &mut dyn FnMut(&str), message: &str) -> std::io::Result<u8> {
+    say(message);
     Ok(2)
 }
 
 /// Runs a lint invocation; returns the exit status.
-pub fn lint(out: &mut dyn WriteColor, cli: &Cli, analyse: Analyse<'_>) -> std::io::Result<u8> {
+pub fn lint(
+    out: &mut dyn WriteColor,
+    say: &mut dyn FnMut(&str),
+    stdin: &mut dyn Read,
+    cli: &Cli,
+    analyse: Analyse<'_>,
+) -> std::io::Result<u8> {
     let levels = match Levels::new(cli) {
         Ok(l) => l,
-        Err(e) => return usage(&e),
+        Err(e) => return usage(say, &e),
     };
     let exclude = match walk::excludes(&cli.exclude) {
         Ok(set) => set,
-        Err(e) => return usage(&e),
+        Err(e) => return usage(say, &e),
     };
-    let stdin = cli.paths.iter().filter(|p| p.as_os_str() == "-").count();
-    if stdin > 1 {
-        return usage("`-` (standard input) given more than once");
+    let stdin_uses = cli.paths.iter().filter(|p| p.as_os_str() == "-").count();
+    if stdin_uses > 1 {
+        return usage(say, "`-` (standard input) given more than once");
     }
-    if cli.stdin_filename.is_some() && stdin == 0 {
+    if cli.stdin_filename.is_some() && stdin_uses == 0 {
         return usage(
+            say,
             "--stdin-filename names standard input, which is read only when `-` is given",
         );
     }
-    if stdin == 1 && cli.fix && !cli.diff {
-        return usage("--fix cannot write back to standard input (use --diff to see the fixes)");
+    if stdin_uses == 1 && cli.fix && !cli.diff {
+        return usage(
+            say,
+            "--fix cannot write back to standard input (use --diff to see the fixes)",
+        );
     }
     if cli.unsafe_fixes && !cli.fix && !cli.diff {
-        return usage("--unsafe-fixes applies only with --fix or --diff");
+        return usage(say, "--unsafe-fixes applies only with --fix or --diff");
     }
     if cli.jobs == Some(0) {
-        return usage("--jobs 0: at least one thread is needed");
+        return usage(say, "--jobs 0: at least one thread is needed");
     }
     let fixing = (cli.fix || cli.diff).then_some(if cli.unsafe_fixes {
         Applicability::All
@@ -335,13 +344,17 @@ pub fn lint(out: &mut dyn WriteColor, cli: &Cli, analyse: Analyse<'_>) -> std::i
         .zip(inputs.walked)
         .map(|(path, walked)| Origin::File { path, walked })
         .collect();
-    if stdin == 1 {
+    if stdin_uses == 1 {
         let name = cli
             .stdin_filename
             .as_ref()
             .map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
-        // Standard input is read where `-` stands among the paths: first, for simplicity.
-        origins.insert(0, Origin::Stdin(name));
+        let mut bytes = Vec::new();
+        if let Err(e) = stdin.read_to_end(&mut bytes) {
+            return usage(say, &format!("standard input: {e}"));
+        }
+        // Reported first, wherever `-` stands among the paths.
+        origins.insert(0, Origin::Stdin(name, bytes));
     }
 
     let checked = check_all(
@@ -424,14 +437,14 @@ pub fn lint(out: &mut dyn WriteColor, cli: &Cli, analyse: Analyse<'_>) -> std::i
         }
     }
     for p in &problems {
-        eprintln!("visa-lint: {p}");
+        say(p);
     }
     if cli.diff {
-        eprintln!(
-            "visa-lint: {fixed} fix{} would be applied to {fixed_files} file{}",
+        say(&format!(
+            "{fixed} fix{} would be applied to {fixed_files} file{}",
             if fixed == 1 { "" } else { "es" },
             if fixed_files == 1 { "" } else { "s" },
-        );
+        ));
         return Ok(if !problems.is_empty() {
             2
         } else {
