@@ -106,11 +106,17 @@ pub fn to_fixed_point(
     }
 }
 
-/// A unified diff of a file's fixes, `--- a/NAME` / `+++ b/NAME`.
+/// A unified diff of a file's fixes: `--- a/NAME` / `+++ b/NAME` for a relative name (as git
+/// writes them, for `git apply`), the name itself for an absolute one.
 pub fn unified_diff(name: &str, old: &str, new: &str) -> String {
+    let (a, b) = if name.starts_with('/') {
+        (name.to_string(), name.to_string())
+    } else {
+        (format!("a/{name}"), format!("b/{name}"))
+    };
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .header(&a, &b)
         .to_string()
 }
