@@ -4,6 +4,7 @@
 
 use expect_test::expect;
 use std::path::{Path, PathBuf};
+use visa_analysis::rules::mapping::MAP_001;
 use visa_analysis::{Diagnostic, Span, check_text};
 use visa_lint_tests::run_cli_io;
 use visa_server::fix::{self, Applicability};
@@ -105,7 +106,7 @@ fn every_fixture_with_a_fix_reaches_a_silent_fixed_point() {
 }
 
 fn diag_with_edit(start: usize, end: usize, new_text: &str) -> Diagnostic {
-    Diagnostic::new("MAP-001", Span::new(start, end), "test").with_edit(
+    Diagnostic::new(&MAP_001, Span::new(start, end), "test").with_edit(
         "edit",
         true,
         Span::new(start, end),
@@ -131,7 +132,7 @@ fn overlapping_fixes_are_never_applied_together() {
 /// A fix needing review is applied only with `--unsafe-fixes`.
 #[test]
 fn unsafe_fixes_need_their_flag() {
-    let d = Diagnostic::new("MAP-001", Span::new(0, 1), "test").with_edit(
+    let d = Diagnostic::new(&MAP_001, Span::new(0, 1), "test").with_edit(
         "review me",
         false,
         Span::new(0, 1),
@@ -149,7 +150,7 @@ fn unsafe_fixes_need_their_flag() {
 }
 
 /// A kernel with one error whose fix is safe (MAP-001: pad to 64 before dividing by 8).
-const KERNEL: &str = "use furiosa_visa_std::prelude::*;\n\naxes![A = 63];\n\ntype E = m![A / 8];\n";
+const KERNEL: &str = "use furiosa_visa_std::prelude::*;\naxes![A = 63];\ntype E = m![A / 8];\n";
 
 #[test]
 fn diff_prints_the_fixes_without_writing() {
@@ -167,10 +168,9 @@ fn diff_prints_the_fixes_without_writing() {
     expect![[r#"
         --- $TMP/k.rs
         +++ $TMP/k.rs
-        @@ -2,4 +2,4 @@
- 
+        @@ -1,3 +1,3 @@
+         use furiosa_visa_std::prelude::*;
          axes![A = 63];
- 
         -type E = m![A / 8];
         +type E = m![A # 64 / 8];
     "#]]

@@ -387,11 +387,11 @@ fn a_panicking_analysis_is_reported_and_the_run_goes_on() {
         "use furiosa_visa_std::prelude::*; // BOOM\n",
     );
     write(d, "b_kernel.rs", BAD);
-    let analyse = |text: &str| {
+    let analyse = |config: &visa_analysis::Config, text: &str| {
         if text.contains("BOOM") {
             panic!("the analysis met BOOM");
         }
-        visa_analysis::check_text(text)
+        visa_server::lint::analyse(config, text)
     };
     let path = d.display().to_string();
     let run = run_cli_analysing(&[&path, "--format", "json"], "", &analyse);
@@ -430,4 +430,78 @@ fn parallel_checking_is_deterministic() {
     let many = run_cli_io(&["fixtures", "--format", "json", "--jobs", "4"], "");
     assert_eq!(one.code, 1);
     assert_eq!(one.stdout, many.stdout);
+}
+
+/// `visa-lint.toml` in the file's directory or an ancestor sets rule levels; the command
+/// line's `--allow/--warn/--deny` override it.
+#[test]
+fn configuration_is_discovered_and_overridden_by_flags() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    write(
+        d,
+        "visa-lint.toml",
+        "[rules]\nstride-must-divide = \"warn\"\n",
+    );
+    write(d, "kernels/deep/k.rs", BAD);
+    let run = run_in(d, &["$DIR/kernels"]);
+    assert_eq!(
+        (run.code, summary(&run)),
+        (0, "visa-lint: 1 file checked: 0 errors, 1 warning, 0 other")
+    );
+    let run = run_in(d, &["$DIR/kernels", "--deny", "MAP"]);
+    assert_eq!(
+        (run.code, summary(&run)),
+        (1, "visa-lint: 1 file checked: 1 error, 0 warnings, 0 other")
+    );
+    // Standard input takes the configuration of the directory of its file name.
+    let name = d.join("kernels/k.rs").display().to_string();
+    let run = run_cli_io(&["-", "--stdin-filename", &name], BAD);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+}
+
+/// The `[package.metadata.visa-lint]` table of a `Cargo.toml` is a configuration too.
+#[test]
+fn cargo_metadata_configures_a_package() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    write(
+        d,
+        "Cargo.toml",
+        "[package]\nname = \"kernels\"\n\n[package.metadata.visa-lint.rules]\nMAP-001 = \"allow\"\n",
+    );
+    write(d, "src/k.rs", BAD);
+    let run = run_in(d, &["$DIR/src"]);
+    assert_eq!(
+        (run.code, summary(&run)),
+        (
+            0,
+            "visa-lint: 1 file checked: 0 errors, 0 warnings, 0 other"
+        )
+    );
+}
+
+/// An invalid configuration is one line naming the file and the key, and exit status 2.
+#[test]
+fn invalid_configuration_exits_2() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    write(d, "visa-lint.toml", "traget = \"rngd\"\n");
+    write(d, "k.rs", BAD);
+    let run = run_in(d, &["$DIR"]);
+    assert_eq!(
+        (run.code, run.stderr.as_str(), run.stdout.as_str()),
+        (
+            2,
+            "visa-lint: invalid configuration: $DIR/visa-lint.toml: unknown key `traget` (expected target, strict-bank-rule, perf-severity, inlay-hints or rules)\n",
+            ""
+        )
+    );
+    write(d, "visa-lint.toml", "[rules]\nXYZ = \"deny\"\n");
+    let run = run_in(d, &["$DIR/k.rs"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "visa-lint: invalid configuration: $DIR/visa-lint.toml: `rules.XYZ`: `XYZ` is no rule code, rule name or family (see `visa-lint --list-rules`)\n"
+    );
 }

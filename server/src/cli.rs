@@ -154,7 +154,7 @@ pub fn run_with(cli: &Cli, out: &mut dyn WriteColor) -> u8 {
             err: &mut std::io::stderr(),
             stdin: &mut std::io::stdin(),
         },
-        &visa_analysis::check_text,
+        &lint::analyse,
     )
 }
 

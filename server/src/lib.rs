@@ -2,6 +2,7 @@
 //! over the `visa-analysis` engine.
 
 pub mod cli;
+pub mod config;
 pub mod dump;
 pub mod fix;
 pub mod lint;

@@ -9,74 +9,53 @@ use crate::walk;
 use codespan_reporting::term::termcolor::WriteColor;
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use visa_analysis::rules::registry;
-use visa_analysis::{Diagnostic, LineIndex, Severity, Span};
+use visa_analysis::config::{Level, check_selector};
+use visa_analysis::{AnalysisHost, Config, Diagnostic, LineIndex, Severity, Span};
 
-/// How one text is analysed: the engine in production, anything in tests of the CLI itself.
-pub type Analyse<'a> = &'a (dyn Fn(&str) -> Vec<Diagnostic> + Sync);
+/// How one text is analysed under a configuration: [`analyse`] in production, anything in
+/// tests of the CLI itself.
+pub type Analyse<'a> = &'a (dyn Fn(&Config, &str) -> Vec<Diagnostic> + Sync);
+
+/// The engine's diagnostics of a text under a configuration (suppression comments and rule
+/// levels applied).
+pub fn analyse(config: &Config, text: &str) -> Vec<Diagnostic> {
+    let mut host = AnalysisHost::new();
+    host.set_config(config.clone());
+    let file = host.set_file(std::path::Path::new("<text>"), text.to_string());
+    host.snapshot()
+        .diagnostics(file)
+        .map(|d| d.to_vec())
+        .unwrap_or_default()
+}
 
 /// Progress is drawn on a terminal when more than this many files are checked.
 pub const PROGRESS_THRESHOLD: usize = 300;
 
-/// The `--allow` / `--warn` / `--deny` rule selections of the command line.
-pub struct Levels {
-    allow: Vec<String>,
-    warn: Vec<String>,
-    deny: Vec<String>,
-}
-
-impl Levels {
-    /// Checks every selection names a rule, a rule name or a family.
-    pub fn new(cli: &Cli) -> Result<Levels, String> {
-        let check = |flag: &str, sels: &[String]| -> Result<Vec<String>, String> {
-            let mut out = Vec::new();
-            for s in sels {
-                if flag == "deny" && s == "warnings" {
-                    continue;
-                }
-                if !registry::all().any(|r| Levels::selects(s, r)) {
-                    return Err(format!(
-                        "--{flag} {s}: no such rule, rule name or family (see `visa-lint --list-rules`)"
-                    ));
-                }
-                out.push(s.clone());
+/// The `--allow` / `--warn` / `--deny` selections of the command line, as configuration
+/// entries that override the file's: warn, then deny, then allow, so that `--allow` wins over
+/// `--deny` and `--deny` over `--warn` whatever their order.
+pub fn level_overrides(cli: &Cli) -> Result<Vec<(String, Level)>, String> {
+    let mut out = Vec::new();
+    for (flag, sels, level) in [
+        ("warn", &cli.warn, Level::Warn),
+        ("deny", &cli.deny, Level::Deny),
+        ("allow", &cli.allow, Level::Allow),
+    ] {
+        for s in sels {
+            if flag == "deny" && s == "warnings" {
+                continue;
             }
-            Ok(out)
-        };
-        Ok(Levels {
-            allow: check("allow", &cli.allow)?,
-            warn: check("warn", &cli.warn)?,
-            deny: check("deny", &cli.deny)?,
-        })
+            if check_selector(s).is_err() {
+                return Err(format!(
+                    "--{flag} {s}: no such rule, rule name or family (see `visa-lint --list-rules`)"
+                ));
+            }
+            out.push((s.clone(), level));
+        }
     }
-
-    fn selects(sel: &str, r: &registry::Rule) -> bool {
-        sel.eq_ignore_ascii_case(r.code)
-            || sel == r.name
-            || r.code
-                .split_once('-')
-                .is_some_and(|(family, _)| sel.eq_ignore_ascii_case(family))
-    }
-
-    /// Drops allowed diagnostics and sets the severity of warned and denied ones (deny wins).
-    pub fn apply(&self, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
-        let any = |sels: &[String], code: &str| {
-            registry::rule(code).is_some_and(|r| sels.iter().any(|s| Levels::selects(s, r)))
-        };
-        diags
-            .into_iter()
-            .filter(|d| !any(&self.allow, d.code()))
-            .map(|mut d| {
-                if any(&self.deny, d.code()) {
-                    d.severity = Severity::Error;
-                } else if any(&self.warn, d.code()) {
-                    d.severity = Severity::Warning;
-                }
-                d
-            })
-            .collect()
-    }
+    Ok(out)
 }
 
 /// Where a checked text came from.
@@ -149,7 +128,7 @@ fn read_text(origin: &Origin) -> Result<(String, String), String> {
 
 fn check_one(
     origin: &Origin,
-    levels: &Levels,
+    config: &Config,
     analyse: Analyse<'_>,
     fixing: Option<Applicability>,
 ) -> Checked {
@@ -185,7 +164,7 @@ fn check_one(
         };
     }
     let run = || {
-        let analyse_levelled = |t: &str| levels.apply(analyse(t));
+        let analyse_levelled = |t: &str| analyse(config, t);
         match fixing {
             None => (text.clone(), analyse_levelled(&text), 0),
             Some(which) => {
@@ -218,7 +197,7 @@ fn check_one(
 /// Checks every input on `jobs` threads; results in input order.
 fn check_all(
     origins: &[Origin],
-    levels: &Levels,
+    configs: &[Arc<Config>],
     analyse: Analyse<'_>,
     fixing: Option<Applicability>,
     jobs: usize,
@@ -246,7 +225,8 @@ fn check_all(
                         let Some(origin) = origins.get(i) else {
                             break;
                         };
-                        mine.push((i, check_one(origin, levels, analyse, fixing)));
+                        let config = configs.get(i).cloned().unwrap_or_default();
+                        mine.push((i, check_one(origin, &config, analyse, fixing)));
                         if let Some(bar) = &progress {
                             bar.inc(1);
                         }
@@ -287,7 +267,7 @@ pub fn lint(
     cli: &Cli,
     analyse: Analyse<'_>,
 ) -> std::io::Result<u8> {
-    let levels = match Levels::new(cli) {
+    let overrides = match level_overrides(cli) {
         Ok(l) => l,
         Err(e) => return usage(say, &e),
     };
@@ -357,9 +337,30 @@ pub fn lint(
         origins.insert(0, Origin::Stdin(name, bytes));
     }
 
+    // Each file's configuration, with the command line's levels over it.
+    let mut discovery = crate::config::Discovery::default();
+    let mut merged: std::collections::HashMap<Option<PathBuf>, Arc<Config>> = Default::default();
+    let mut configs = Vec::with_capacity(origins.len());
+    for origin in &origins {
+        let path = match origin {
+            Origin::File { path, .. } => path.clone(),
+            Origin::Stdin(name, _) => PathBuf::from(name),
+        };
+        let found = match discovery.for_file(&path) {
+            Ok(f) => f,
+            Err(e) => return usage(say, &format!("invalid configuration: {e}")),
+        };
+        let config = merged.entry(found.source).or_insert_with(|| {
+            let mut c = (*found.config).clone();
+            c.levels.extend(overrides.iter().cloned());
+            Arc::new(c)
+        });
+        configs.push(config.clone());
+    }
+
     let checked = check_all(
         &origins,
-        &levels,
+        &configs,
         analyse,
         fixing,
         cli.jobs.unwrap_or_else(default_jobs),

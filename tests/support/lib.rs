@@ -130,7 +130,7 @@ pub struct Run {
 /// Like [`run_cli`], with `stdin` as standard input and stderr captured. Arguments starting
 /// with `fixtures` are made absolute, and the repository root is stripped from both outputs.
 pub fn run_cli_io(args: &[&str], stdin: &str) -> Run {
-    run_cli_analysing(args, stdin, &visa_analysis::check_text)
+    run_cli_analysing(args, stdin, &visa_server::lint::analyse)
 }
 
 /// Like [`run_cli_io`], with the analysis of each text given (to test the CLI's own handling
@@ -138,7 +138,7 @@ pub fn run_cli_io(args: &[&str], stdin: &str) -> Run {
 pub fn run_cli_analysing(
     args: &[&str],
     stdin: &str,
-    analyse: &(dyn Fn(&str) -> Vec<visa_analysis::Diagnostic> + Sync),
+    analyse: &(dyn Fn(&visa_analysis::Config, &str) -> Vec<visa_analysis::Diagnostic> + Sync),
 ) -> Run {
     use clap::Parser;
     let root = env!("CARGO_MANIFEST_DIR");
