@@ -1,5 +1,6 @@
 //! `visa-lint`: the command line CI runs.
 
+use crate::lint::{self, Analyse};
 use crate::output::{self, Source};
 use clap::{Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream, WriteColor};
@@ -7,7 +8,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use visa_analysis::mapping::{self, describe};
-use visa_analysis::rules::registry::{self, Status};
+use visa_analysis::rules::registry::{self, Rule, Status};
 use visa_analysis::{Diagnostic, LineIndex, Severity};
 
 #[derive(Parser, Debug)]
@@ -20,7 +21,8 @@ use visa_analysis::{Diagnostic, LineIndex, Severity};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Kernel files or directories (searched recursively for `.rs` files).
+    /// Kernel files or directories (searched recursively for `.rs` files, honouring
+    /// `.gitignore`); `-` reads standard input.
     pub paths: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Human, global = true)]
     pub format: Format,
@@ -43,7 +45,46 @@ pub struct Cli {
     /// Colors in human output.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
+    /// Print how often each rule was reported instead of the reports.
+    #[arg(long)]
+    pub statistics: bool,
+    /// Apply the safe fixes in place, re-checking until nothing changes; report what remains.
+    #[arg(long)]
+    pub fix: bool,
+    /// With `--fix` or `--diff`: apply the fixes that need review too.
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    /// Print the fixes as a unified diff instead of writing them (exit status 1 if any).
+    #[arg(long)]
+    pub diff: bool,
+    /// Do not honour `.gitignore`, `.ignore` files or skip hidden entries.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Skip files and directories matching a glob (`gen_*.rs`, `vendor`, `tests/**`); repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// The file name reported for standard input (`-`).
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<PathBuf>,
+    /// Threads checking files (default: one per core).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
 }
+
+/// The diagnostic reported when the analysis of one file fails inside visa-lint itself.
+pub static INTERNAL_ERROR: Rule = Rule {
+    code: "VL-000",
+    name: "internal-error",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "visa-lint failed while checking this file",
+    docs: "The analysis of the file stopped on a bug in visa-lint. The file is reported with \
+           this diagnostic and the other files are checked as usual. Please report it with the \
+           file (or the smallest part of it that still fails).",
+    bad: "",
+    good: "",
+    manual: "",
+};
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -83,8 +124,14 @@ pub enum Command {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
+    /// rustc-style reports with source lines and carets.
     Human,
+    /// The JSON report `{"version": 1, "files": N, "diagnostics": [...]}`.
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations on the pull request).
+    Github,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -109,6 +156,46 @@ pub fn run(cli: Cli) -> ExitCode {
 /// Runs the CLI, writing its report to `out`; returns the exit status (0 clean, 1 errors,
 /// 2 usage or I/O failure). Messages about the invocation itself go to stderr.
 pub fn run_with(cli: &Cli, out: &mut dyn WriteColor) -> u8 {
+    run_streams(
+        cli,
+        Streams {
+            out,
+            err: &mut std::io::stderr(),
+            stdin: &mut std::io::stdin(),
+        },
+        &lint::analyse,
+    )
+}
+
+/// Where a run writes and reads: the report, the one-line messages about the invocation
+/// (stderr), and standard input (read when `-` is among the paths).
+pub struct Streams<'a> {
+    pub out: &'a mut dyn WriteColor,
+    pub err: &'a mut dyn std::io::Write,
+    pub stdin: &'a mut dyn std::io::Read,
+}
+
+/// [`run_with`] with the streams and the analysis of one text given: the seam the CLI's own
+/// tests use to read its messages, feed standard input, and check that a panicking analysis
+/// is reported while the run goes on.
+pub fn run_streams(cli: &Cli, streams: Streams<'_>, analyse: Analyse<'_>) -> u8 {
+    let Streams { out, err, stdin } = streams;
+    // A failed write of a message to stderr cannot be reported anywhere.
+    let mut say = |message: &str| {
+        let _ = writeln!(err, "visa-lint: {message}");
+    };
+    let linting = cli.command.is_none() && !cli.list_rules && cli.explain.is_none();
+    if !linting && matches!(cli.format, Format::Sarif | Format::Github) {
+        say(&format!(
+            "--format {}: only linting reports in this format (use human or json)",
+            if cli.format == Format::Sarif {
+                "sarif"
+            } else {
+                "github"
+            }
+        ));
+        return 2;
+    }
     let result = match &cli.command {
         Some(Command::Eval {
             axes,
@@ -123,192 +210,19 @@ pub fn run_with(cli: &Cli, out: &mut dyn WriteColor) -> u8 {
         None if cli.list_rules => list_rules(out, cli.format),
         None if cli.explain.is_some() => explain(out, cli.explain.as_deref().unwrap_or_default()),
         None if cli.paths.is_empty() => {
-            eprintln!(
-                "visa-lint: no paths given (try `visa-lint fixtures/` or `visa-lint --help`)"
-            );
+            say("no paths given (try `visa-lint fixtures/` or `visa-lint --help`)");
             Ok(2)
         }
-        None => lint(out, cli),
+        None => lint::lint(out, &mut say, stdin, cli, analyse),
     };
     match result {
         Ok(code) => code,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            eprintln!("visa-lint: {e}");
+            say(&e.to_string());
             2
         }
     }
-}
-
-/// Every `.rs` file under the given paths, in a stable order.
-fn collect_files(paths: &[PathBuf], missing: &mut Vec<String>) -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.starts_with('.') || name == "target" || name == "node_modules" {
-                continue;
-            }
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "rs") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            walk(p, &mut files);
-        } else if p.is_file() {
-            files.push(p.clone());
-        } else {
-            missing.push(format!("{}: no such file or directory", p.display()));
-        }
-    }
-    files
-}
-
-/// The `--allow` / `--warn` / `--deny` rule selections of the command line.
-struct Levels {
-    allow: Vec<String>,
-    warn: Vec<String>,
-    deny: Vec<String>,
-}
-
-impl Levels {
-    /// Checks every selection names a rule, a rule name or a family.
-    fn new(cli: &Cli) -> Result<Levels, String> {
-        let check = |flag: &str, sels: &[String]| -> Result<Vec<String>, String> {
-            let mut out = Vec::new();
-            for s in sels {
-                if flag == "deny" && s == "warnings" {
-                    continue;
-                }
-                if !registry::all().any(|r| Levels::selects(s, r)) {
-                    return Err(format!(
-                        "--{flag} {s}: no such rule, rule name or family (see `visa-lint --list-rules`)"
-                    ));
-                }
-                out.push(s.clone());
-            }
-            Ok(out)
-        };
-        Ok(Levels {
-            allow: check("allow", &cli.allow)?,
-            warn: check("warn", &cli.warn)?,
-            deny: check("deny", &cli.deny)?,
-        })
-    }
-
-    fn selects(sel: &str, r: &registry::Rule) -> bool {
-        sel.eq_ignore_ascii_case(r.code)
-            || sel == r.name
-            || r.code
-                .split_once('-')
-                .is_some_and(|(family, _)| sel.eq_ignore_ascii_case(family))
-    }
-
-    /// Drops allowed diagnostics and sets the severity of warned and denied ones (deny wins).
-    fn apply(&self, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
-        let any = |sels: &[String], code: &str| {
-            registry::rule(code).is_some_and(|r| sels.iter().any(|s| Levels::selects(s, r)))
-        };
-        diags
-            .into_iter()
-            .filter(|d| !any(&self.allow, d.code()))
-            .map(|mut d| {
-                if any(&self.deny, d.code()) {
-                    d.severity = Severity::Error;
-                } else if any(&self.warn, d.code()) {
-                    d.severity = Severity::Warning;
-                }
-                d
-            })
-            .collect()
-    }
-}
-
-fn lint(out: &mut dyn WriteColor, cli: &Cli) -> std::io::Result<u8> {
-    let mut problems = Vec::new();
-    let files = collect_files(&cli.paths, &mut problems);
-    let deny_warnings = cli.deny.iter().any(|d| d == "warnings");
-    let levels = match Levels::new(cli) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("visa-lint: {e}");
-            return Ok(2);
-        }
-    };
-    let mut json_diags = Vec::new();
-    let mut failed = false;
-    let (mut errors, mut warnings, mut others) = (0usize, 0usize, 0usize);
-    for path in &files {
-        let text = match std::fs::read(path).map(String::from_utf8) {
-            Ok(Ok(t)) => t,
-            Ok(Err(_)) => {
-                problems.push(format!("{}: not UTF-8 text", path.display()));
-                continue;
-            }
-            Err(e) => {
-                problems.push(format!("{}: {e}", path.display()));
-                continue;
-            }
-        };
-        let name = path.display().to_string();
-        let diags = levels.apply(visa_analysis::check_text(&text));
-        for d in &diags {
-            match d.severity {
-                Severity::Error => errors += 1,
-                Severity::Warning => warnings += 1,
-                _ => others += 1,
-            }
-        }
-        failed |= diags.iter().any(|d| {
-            d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
-        });
-        let src = Source {
-            name: &name,
-            text: &text,
-        };
-        match cli.format {
-            Format::Human => output::emit_human(out, &src, &diags)?,
-            Format::Json => {
-                let idx = LineIndex::new(&text);
-                json_diags.extend(diags.iter().map(|d| output::diagnostic_json(&src, &idx, d)));
-            }
-        }
-    }
-    for p in &problems {
-        eprintln!("visa-lint: {p}");
-    }
-    match cli.format {
-        Format::Json => {
-            serde_json::to_writer(&mut *out, &output::report_json(files.len(), json_diags))?;
-            writeln!(out)?;
-        }
-        Format::Human => {
-            writeln!(
-                out,
-                "visa-lint: {} file{} checked: {errors} error{}, {warnings} warning{}, {others} other",
-                files.len(),
-                if files.len() == 1 { "" } else { "s" },
-                if errors == 1 { "" } else { "s" },
-                if warnings == 1 { "" } else { "s" },
-            )?;
-        }
-    }
-    Ok(if !problems.is_empty() {
-        2
-    } else if failed {
-        1
-    } else {
-        0
-    })
 }
 
 fn index_json(idx: &mapping::Index) -> Value {
@@ -335,13 +249,13 @@ fn eval(
     };
     let Some(layout) = ev.layout.as_ref().filter(|_| !has_error) else {
         match format {
-            Format::Human => {
+            Format::Json => write_diagnostics_json(out, &src, &ev.diagnostics)?,
+            _ => {
                 output::emit_human(out, &src, &ev.diagnostics)?;
                 if ev.diagnostics.is_empty() {
                     writeln!(out, "the mapping has no known value")?;
                 }
             }
-            Format::Json => write_diagnostics_json(out, &src, &ev.diagnostics)?,
         }
         return Ok(1);
     };
@@ -374,7 +288,7 @@ fn eval(
             serde_json::to_writer(&mut *out, &doc)?;
             writeln!(out)?;
         }
-        Format::Human => {
+        _ => {
             output::emit_human(out, &src, &ev.diagnostics)?;
             writeln!(out, "size:        {}", layout.size)?;
             writeln!(out, "normal form: m![{}]", layout.to_expr())?;
@@ -404,12 +318,9 @@ fn eval(
 }
 
 fn model(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Result<u8> {
-    let text = match std::fs::read_to_string(file) {
+    let text = match crate::walk::read_kernel(file) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("visa-lint: {}: {e}", file.display());
-            return Ok(2);
-        }
+        Err(e) => return Err(std::io::Error::other(e)),
     };
     let analysis = visa_analysis::db::analyse_text(&text);
     let doc = crate::dump::model_json(&text, &analysis);
@@ -418,7 +329,7 @@ fn model(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Resu
             serde_json::to_writer(&mut *out, &doc)?;
             writeln!(out)?;
         }
-        Format::Human => {
+        _ => {
             serde_json::to_writer_pretty(&mut *out, &doc)?;
             writeln!(out)?;
         }
@@ -430,12 +341,9 @@ fn model(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Resu
 fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Result<u8> {
     use visa_analysis::derive::{self as d, OpKind};
     use visa_analysis::model::Tu;
-    let text = match std::fs::read_to_string(file) {
+    let text = match crate::walk::read_kernel(file) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("visa-lint: {}: {e}", file.display());
-            return Ok(2);
-        }
+        Err(e) => return Err(std::io::Error::other(e)),
     };
     let analysis = visa_analysis::db::analyse_text(&text);
     let idx = LineIndex::new(&text);
@@ -611,7 +519,7 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
             serde_json::to_writer(&mut *out, &json!({ "ops": ops }))?;
             writeln!(out)?;
         }
-        Format::Human => {
+        _ => {
             for l in lines {
                 writeln!(out, "{l}")?;
             }
@@ -650,7 +558,7 @@ fn list_rules(out: &mut dyn WriteColor, format: Format) -> std::io::Result<u8> {
             serde_json::to_writer(&mut *out, &rules)?;
             writeln!(out)?;
         }
-        Format::Human => {
+        _ => {
             for r in registry::all() {
                 let (status, reason) = status(r.status);
                 let reason = if reason.is_empty() {
@@ -674,8 +582,9 @@ fn list_rules(out: &mut dyn WriteColor, format: Format) -> std::io::Result<u8> {
 
 fn explain(out: &mut dyn WriteColor, code: &str) -> std::io::Result<u8> {
     let Some(r) = registry::rule(code) else {
-        eprintln!("visa-lint: no rule `{code}` (see `visa-lint --list-rules`)");
-        return Ok(2);
+        return Err(std::io::Error::other(format!(
+            "--explain {code}: no such rule (see `visa-lint --list-rules`)"
+        )));
     };
     let (status, reason) = status(r.status);
     writeln!(

@@ -200,10 +200,11 @@ pub fn run(
     file: &Path,
     timeline: Option<&Path>,
 ) -> std::io::Result<u8> {
-    let text = match std::fs::read_to_string(file) {
+    // Regular files only: a FIFO or a device would block the read forever.
+    let text = match crate::walk::read_kernel(file) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("visa-lint: {}: {e}", file.display());
+            eprintln!("visa-lint: {e}");
             return Ok(2);
         }
     };
@@ -216,6 +217,10 @@ pub fn run(
                 "{}",
                 serde_json::to_string_pretty(&v).unwrap_or_default()
             )?;
+        }
+        Format::Sarif | Format::Github => {
+            eprintln!("visa-lint: `cost` prints `--format human` or `--format json`");
+            return Ok(2);
         }
         Format::Human => {
             write!(

@@ -2,6 +2,11 @@
 //! over the `visa-analysis` engine.
 
 pub mod cli;
+pub mod config;
 pub mod cost;
 pub mod dump;
+pub mod fix;
+pub mod lint;
 pub mod output;
+pub mod sarif;
+pub mod walk;

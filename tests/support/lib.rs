@@ -119,6 +119,61 @@ pub fn run_cli(args: &[&str]) -> (u8, String) {
     (code, text)
 }
 
+/// What an in-process `visa-lint` run produced.
+#[derive(Debug)]
+pub struct Run {
+    pub code: u8,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Like [`run_cli`], with `stdin` as standard input and stderr captured. Arguments starting
+/// with `fixtures` are made absolute, and the repository root is stripped from both outputs.
+pub fn run_cli_io(args: &[&str], stdin: &str) -> Run {
+    run_cli_analysing(args, stdin, &visa_server::lint::analyse)
+}
+
+/// Like [`run_cli_io`], with the analysis of each text given (to test the CLI's own handling
+/// of, for example, an analysis that panics).
+pub fn run_cli_analysing(
+    args: &[&str],
+    stdin: &str,
+    analyse: &(dyn Fn(&visa_analysis::Config, &str) -> Vec<visa_analysis::Diagnostic> + Sync),
+) -> Run {
+    use clap::Parser;
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut argv = vec!["visa-lint".to_string()];
+    for a in args {
+        if a.starts_with("fixtures") {
+            argv.push(format!("{root}/{a}"));
+        } else {
+            argv.push((*a).to_string());
+        }
+    }
+    let cli = visa_server::cli::Cli::try_parse_from(&argv).expect("arguments parse");
+    let mut out = codespan_reporting::term::termcolor::NoColor::new(Vec::new());
+    let mut err = Vec::new();
+    let code = visa_server::cli::run_streams(
+        &cli,
+        visa_server::cli::Streams {
+            out: &mut out,
+            err: &mut err,
+            stdin: &mut stdin.as_bytes(),
+        },
+        analyse,
+    );
+    let strip = |bytes: Vec<u8>| {
+        String::from_utf8(bytes)
+            .expect("UTF-8 output")
+            .replace(&format!("{root}/"), "")
+    };
+    Run {
+        code,
+        stdout: strip(out.into_inner()),
+        stderr: strip(err),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,508 @@
+//! `visa-lint PATHS...`: collecting the files, checking them in parallel, fixing them, and
+//! reporting in every output format.
+
+use crate::cli::{Cli, Format, INTERNAL_ERROR};
+use crate::fix::{self, Applicability};
+use crate::output::{self, Source};
+use crate::sarif;
+use crate::walk;
+use codespan_reporting::term::termcolor::WriteColor;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use visa_analysis::config::{Level, check_selector};
+use visa_analysis::{AnalysisHost, Config, Diagnostic, LineIndex, Severity, Span};
+
+/// How one text is analysed under a configuration: [`analyse`] in production, anything in
+/// tests of the CLI itself.
+pub type Analyse<'a> = &'a (dyn Fn(&Config, &str) -> Vec<Diagnostic> + Sync);
+
+/// The engine's diagnostics of a text under a configuration (suppression comments and rule
+/// levels applied).
+pub fn analyse(config: &Config, text: &str) -> Vec<Diagnostic> {
+    let mut host = AnalysisHost::new();
+    host.set_config(config.clone());
+    let file = host.set_file(std::path::Path::new("<text>"), text.to_string());
+    host.snapshot()
+        .diagnostics(file)
+        .map(|d| d.to_vec())
+        .unwrap_or_default()
+}
+
+/// Progress is drawn on a terminal when more than this many files are checked.
+pub const PROGRESS_THRESHOLD: usize = 300;
+
+/// The `--allow` / `--warn` / `--deny` selections of the command line, as configuration
+/// entries that override the file's: warn, then deny, then allow, so that `--allow` wins over
+/// `--deny` and `--deny` over `--warn` whatever their order.
+pub fn level_overrides(cli: &Cli) -> Result<Vec<(String, Level)>, String> {
+    let mut out = Vec::new();
+    for (flag, sels, level) in [
+        ("warn", &cli.warn, Level::Warn),
+        ("deny", &cli.deny, Level::Deny),
+        ("allow", &cli.allow, Level::Allow),
+    ] {
+        for s in sels {
+            if flag == "deny" && s == "warnings" {
+                continue;
+            }
+            if check_selector(s).is_err() {
+                return Err(format!(
+                    "--{flag} {s}: no such rule, rule name or family (see `visa-lint --list-rules`)"
+                ));
+            }
+            out.push((s.clone(), level));
+        }
+    }
+    Ok(out)
+}
+
+/// Where a checked text came from.
+enum Origin {
+    File {
+        path: PathBuf,
+        walked: bool,
+    },
+    /// Standard input, read before the workers start: its name and its bytes.
+    Stdin(String, Vec<u8>),
+}
+
+/// What checking one input produced.
+struct Checked {
+    name: String,
+    /// The file to write fixes back to (none for standard input).
+    path: Option<PathBuf>,
+    /// The text as read, and the text after fixing (equal when nothing was fixed).
+    original: String,
+    text: String,
+    diags: Vec<Diagnostic>,
+    fixed: usize,
+    /// A one-line problem (unreadable file, not UTF-8): exit status 2.
+    problem: Option<String>,
+    /// Found in a directory and not using the Virtual ISA: not checked.
+    skipped: bool,
+}
+
+/// The message of a caught panic.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// The diagnostic reported in place of a file's analysis when it panicked.
+fn internal_error(name: &str, message: &str) -> Diagnostic {
+    Diagnostic {
+        rule: &INTERNAL_ERROR,
+        severity: Severity::Error,
+        message: format!(
+            "internal error while checking {name}: {message} (the other files are checked; please report this with the file)"
+        ),
+        span: Span::default(),
+        related: Vec::new(),
+        fixes: Vec::new(),
+    }
+}
+
+fn read_text(origin: &Origin) -> Result<(String, String), String> {
+    match origin {
+        Origin::Stdin(name, bytes) => String::from_utf8(bytes.clone())
+            .map(|t| (name.clone(), t))
+            .map_err(|_| format!("{name}: not UTF-8 text")),
+        Origin::File { path, .. } => {
+            let name = path.display().to_string();
+            // Checked again here: the walk saw a regular file, but it may have been replaced.
+            walk::check_regular_file(path)?;
+            let bytes = std::fs::read(path).map_err(|e| walk::io_message(path, &e))?;
+            String::from_utf8(bytes)
+                .map(|t| (name.clone(), t))
+                .map_err(|_| format!("{name}: not UTF-8 text"))
+        }
+    }
+}
+
+fn check_one(
+    origin: &Origin,
+    config: &Config,
+    analyse: Analyse<'_>,
+    fixing: Option<Applicability>,
+) -> Checked {
+    let (fallback_name, path) = match origin {
+        Origin::Stdin(name, _) => (name.clone(), None),
+        Origin::File { path, .. } => (path.display().to_string(), Some(path.clone())),
+    };
+    let (name, text) = match read_text(origin) {
+        Ok(t) => t,
+        Err(problem) => {
+            return Checked {
+                name: fallback_name,
+                path,
+                original: String::new(),
+                text: String::new(),
+                diags: Vec::new(),
+                fixed: 0,
+                problem: Some(problem),
+                skipped: false,
+            };
+        }
+    };
+    if matches!(origin, Origin::File { walked: true, .. }) && !walk::uses_visa(&text) {
+        return Checked {
+            name,
+            path,
+            original: String::new(),
+            text: String::new(),
+            diags: Vec::new(),
+            fixed: 0,
+            problem: None,
+            skipped: true,
+        };
+    }
+    let run = || {
+        let analyse_levelled = |t: &str| analyse(config, t);
+        match fixing {
+            None => (text.clone(), analyse_levelled(&text), 0),
+            Some(which) => {
+                let f = fix::to_fixed_point(&text, which, &analyse_levelled);
+                (f.text, f.remaining, f.applied)
+            }
+        }
+    };
+    let (fixed_text, diags, fixed) =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(r) => r,
+            Err(payload) => (
+                text.clone(),
+                vec![internal_error(&name, &panic_message(payload.as_ref()))],
+                0,
+            ),
+        };
+    Checked {
+        name,
+        path,
+        original: text,
+        text: fixed_text,
+        diags,
+        fixed,
+        problem: None,
+        skipped: false,
+    }
+}
+
+/// Checks every input on `jobs` threads; results in input order.
+fn check_all(
+    origins: &[Origin],
+    configs: &[Arc<Config>],
+    analyse: Analyse<'_>,
+    fixing: Option<Applicability>,
+    jobs: usize,
+) -> Vec<Checked> {
+    let progress = (origins.len() > PROGRESS_THRESHOLD
+        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    .then(|| {
+        let bar = indicatif::ProgressBar::new(origins.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "visa-lint {bar:40} {pos}/{len} files {elapsed}",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    });
+    let next = AtomicUsize::new(0);
+    let jobs = jobs.clamp(1, origins.len().max(1));
+    let mut results: Vec<(usize, Checked)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(origin) = origins.get(i) else {
+                            break;
+                        };
+                        let config = configs.get(i).cloned().unwrap_or_default();
+                        mine.push((i, check_one(origin, &config, analyse, fixing)));
+                        if let Some(bar) = &progress {
+                            bar.inc(1);
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            // A worker only panics outside `catch_unwind` on a bug in this module.
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The number of threads to check files on.
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Reports a bad invocation: exit status 2.
+fn usage(say: &mut dyn FnMut(&str), message: &str) -> std::io::Result<u8> {
+    say(message);
+    Ok(2)
+}
+
+/// Runs a lint invocation; returns the exit status.
+pub fn lint(
+    out: &mut dyn WriteColor,
+    say: &mut dyn FnMut(&str),
+    stdin: &mut dyn Read,
+    cli: &Cli,
+    analyse: Analyse<'_>,
+) -> std::io::Result<u8> {
+    let overrides = match level_overrides(cli) {
+        Ok(l) => l,
+        Err(e) => return usage(say, &e),
+    };
+    let exclude = match walk::excludes(&cli.exclude) {
+        Ok(set) => set,
+        Err(e) => return usage(say, &e),
+    };
+    let stdin_uses = cli.paths.iter().filter(|p| p.as_os_str() == "-").count();
+    if stdin_uses > 1 {
+        return usage(say, "`-` (standard input) given more than once");
+    }
+    if cli.stdin_filename.is_some() && stdin_uses == 0 {
+        return usage(
+            say,
+            "--stdin-filename names standard input, which is read only when `-` is given",
+        );
+    }
+    if stdin_uses == 1 && cli.fix && !cli.diff {
+        return usage(
+            say,
+            "--fix cannot write back to standard input (use --diff to see the fixes)",
+        );
+    }
+    if cli.unsafe_fixes && !cli.fix && !cli.diff {
+        return usage(say, "--unsafe-fixes applies only with --fix or --diff");
+    }
+    if cli.jobs == Some(0) {
+        return usage(say, "--jobs 0: at least one thread is needed");
+    }
+    let fixing = (cli.fix || cli.diff).then_some(if cli.unsafe_fixes {
+        Applicability::All
+    } else {
+        Applicability::Safe
+    });
+    let deny_warnings = cli.deny.iter().any(|d| d == "warnings");
+
+    let file_paths: Vec<PathBuf> = cli
+        .paths
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .cloned()
+        .collect();
+    let inputs = walk::collect(
+        &file_paths,
+        &walk::WalkOptions {
+            no_ignore: cli.no_ignore,
+            exclude: &exclude,
+        },
+    );
+    let mut problems = inputs.problems;
+    let mut origins: Vec<Origin> = inputs
+        .files
+        .into_iter()
+        .zip(inputs.walked)
+        .map(|(path, walked)| Origin::File { path, walked })
+        .collect();
+    if stdin_uses == 1 {
+        let name = cli
+            .stdin_filename
+            .as_ref()
+            .map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
+        let mut bytes = Vec::new();
+        if let Err(e) = stdin.read_to_end(&mut bytes) {
+            return usage(say, &format!("standard input: {e}"));
+        }
+        // Reported first, wherever `-` stands among the paths.
+        origins.insert(0, Origin::Stdin(name, bytes));
+    }
+
+    // Each file's configuration, with the command line's levels over it.
+    let mut discovery = crate::config::Discovery::default();
+    let mut merged: std::collections::HashMap<Option<PathBuf>, Arc<Config>> = Default::default();
+    let mut configs = Vec::with_capacity(origins.len());
+    for origin in &origins {
+        let path = match origin {
+            Origin::File { path, .. } => path.clone(),
+            Origin::Stdin(name, _) => PathBuf::from(name),
+        };
+        let found = match discovery.for_file(&path) {
+            Ok(f) => f,
+            Err(e) => return usage(say, &format!("invalid configuration: {e}")),
+        };
+        let config = merged.entry(found.source).or_insert_with(|| {
+            let mut c = (*found.config).clone();
+            c.levels.extend(overrides.iter().cloned());
+            Arc::new(c)
+        });
+        configs.push(config.clone());
+    }
+
+    let checked = check_all(
+        &origins,
+        &configs,
+        analyse,
+        fixing,
+        cli.jobs.unwrap_or_else(default_jobs),
+    );
+
+    let mut failed = false;
+    let (mut errors, mut warnings, mut others) = (0usize, 0usize, 0usize);
+    let (mut files, mut skipped, mut fixed, mut fixed_files) = (0usize, 0usize, 0usize, 0usize);
+    let mut json_diags = Vec::new();
+    let mut sarif_results = Vec::new();
+    let mut all_diags: Vec<Diagnostic> = Vec::new();
+    for c in &checked {
+        if let Some(p) = &c.problem {
+            problems.push(p.clone());
+            continue;
+        }
+        if c.skipped {
+            skipped += 1;
+            continue;
+        }
+        files += 1;
+        if c.fixed > 0 {
+            fixed += c.fixed;
+            fixed_files += 1;
+        }
+        if cli.diff {
+            if c.text != c.original {
+                write!(out, "{}", fix::unified_diff(&c.name, &c.original, &c.text))?;
+            }
+            continue;
+        }
+        if cli.fix
+            && c.text != c.original
+            && let Some(path) = &c.path
+            && let Err(e) = std::fs::write(path, &c.text)
+        {
+            problems.push(walk::io_message(path, &e));
+        }
+        for d in &c.diags {
+            match d.severity {
+                Severity::Error => errors += 1,
+                Severity::Warning => warnings += 1,
+                _ => others += 1,
+            }
+        }
+        failed |= c.diags.iter().any(|d| {
+            d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
+        });
+        let src = Source {
+            name: &c.name,
+            text: &c.text,
+        };
+        if cli.statistics {
+            all_diags.extend(c.diags.iter().cloned());
+            continue;
+        }
+        match cli.format {
+            Format::Human => output::emit_human(out, &src, &c.diags)?,
+            Format::Json => {
+                let idx = LineIndex::new(&c.text);
+                json_diags.extend(
+                    c.diags
+                        .iter()
+                        .map(|d| output::diagnostic_json(&src, &idx, d)),
+                );
+            }
+            Format::Sarif => {
+                let idx = LineIndex::new(&c.text);
+                sarif_results.extend(sarif::results(&src, &idx, &c.diags));
+            }
+            Format::Github => {
+                let idx = LineIndex::new(&c.text);
+                output::emit_github(out, &src, &idx, &c.diags)?;
+            }
+        }
+    }
+    for p in &problems {
+        say(p);
+    }
+    if cli.diff {
+        say(&format!(
+            "{fixed} fix{} would be applied to {fixed_files} file{}",
+            if fixed == 1 { "" } else { "es" },
+            if fixed_files == 1 { "" } else { "s" },
+        ));
+        return Ok(if !problems.is_empty() {
+            2
+        } else {
+            u8::from(fixed > 0)
+        });
+    }
+    let summary = match (cli.statistics, cli.format) {
+        (true, Format::Json) => {
+            let counts = output::statistics(&all_diags);
+            serde_json::to_writer(&mut *out, &output::statistics_json(&counts))?;
+            writeln!(out)?;
+            false
+        }
+        (true, _) => {
+            output::emit_statistics(out, &output::statistics(&all_diags))?;
+            true
+        }
+        (false, Format::Json) => {
+            serde_json::to_writer(&mut *out, &output::report_json(files, json_diags))?;
+            writeln!(out)?;
+            false
+        }
+        (false, Format::Sarif) => {
+            serde_json::to_writer_pretty(&mut *out, &sarif::document(sarif_results))?;
+            writeln!(out)?;
+            false
+        }
+        (false, Format::Human | Format::Github) => true,
+    };
+    if summary {
+        let mut line = format!(
+            "visa-lint: {} file{} checked: {errors} error{}, {warnings} warning{}, {others} other",
+            files,
+            if files == 1 { "" } else { "s" },
+            if errors == 1 { "" } else { "s" },
+            if warnings == 1 { "" } else { "s" },
+        );
+        if cli.fix {
+            line.push_str(&format!(
+                "; {fixed} fix{} applied to {fixed_files} file{}",
+                if fixed == 1 { "" } else { "es" },
+                if fixed_files == 1 { "" } else { "s" },
+            ));
+        }
+        if skipped > 0 {
+            line.push_str(&format!(
+                " ({skipped} file{} without furiosa_visa_std skipped)",
+                if skipped == 1 { "" } else { "s" }
+            ));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(if !problems.is_empty() {
+        2
+    } else if failed {
+        1
+    } else {
+        0
+    })
+}

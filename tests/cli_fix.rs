@@ -1,0 +1,245 @@
+//! `--fix`, `--unsafe-fixes` and `--diff`: every fixture with a fix reaches a fixed point the
+//! analysis accepts, overlapping fixes are never applied together, and the command line
+//! writes, diffs and reports as documented.
+
+use expect_test::expect;
+use std::path::{Path, PathBuf};
+use visa_analysis::rules::mapping::MAP_001;
+use visa_analysis::{Diagnostic, Span, check_text};
+use visa_lint_tests::run_cli_io;
+use visa_server::fix::{self, Applicability};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in [
+        "fixtures/rules",
+        "fixtures/manual",
+        "fixtures/ok",
+        "examples/kernels",
+    ] {
+        let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
+            continue;
+        };
+        files.extend(
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "rs")),
+        );
+    }
+    files.sort();
+    files
+}
+
+fn parse_errors(text: &str) -> Vec<String> {
+    ra_ap_syntax::SourceFile::parse(text, ra_ap_syntax::Edition::Edition2024)
+        .errors()
+        .iter()
+        .map(|e| e.to_string())
+        .collect()
+}
+
+/// Every fixture offering a fix, fixed with `--fix --unsafe-fixes` to the fixed point: the
+/// result still parses, each rule that offered a fix is silent except for the reports that had
+/// none (several fixtures also show a case without a mechanical fix), and one more pass
+/// changes nothing.
+#[test]
+fn every_fixture_with_a_fix_reaches_a_silent_fixed_point() {
+    let mut fixed_files = 0;
+    let mut failures = Vec::new();
+    for path in fixtures() {
+        let text = std::fs::read_to_string(&path).expect("fixture text");
+        let before = check_text(&text);
+        let mut fixed_codes: Vec<&str> = before
+            .iter()
+            .filter(|d| !d.fixes.is_empty())
+            .map(|d| d.code())
+            .collect();
+        fixed_codes.dedup();
+        if fixed_codes.is_empty() {
+            continue;
+        }
+        fixed_files += 1;
+        let name = path.strip_prefix(root()).unwrap_or(&path).display();
+        let out = fix::to_fixed_point(&text, Applicability::All, &check_text);
+        assert!(
+            out.applied > 0,
+            "{name}: a fix was offered but none applied"
+        );
+        if parse_errors(&text).is_empty() && !parse_errors(&out.text).is_empty() {
+            failures.push(format!(
+                "{name}: no longer parses: {:?}",
+                parse_errors(&out.text)
+            ));
+        }
+        for code in &fixed_codes {
+            let unfixable = before
+                .iter()
+                .filter(|d| d.code() == *code && d.fixes.is_empty())
+                .count();
+            let still: Vec<String> = out
+                .remaining
+                .iter()
+                .filter(|d| d.code() == *code)
+                .map(|d| d.message.clone())
+                .collect();
+            if still.len() > unfixable {
+                failures.push(format!(
+                    "{name}: {code} reported {} times after fixing, {unfixable} without a fix before: {still:?}",
+                    still.len()
+                ));
+            }
+        }
+        let (_, again) = fix::apply_once(&out.text, &out.remaining, Applicability::All);
+        if again != 0 {
+            failures.push(format!(
+                "{name}: not a fixed point ({again} more fixes apply)"
+            ));
+        }
+    }
+    assert!(fixed_files >= 20, "only {fixed_files} fixtures offer a fix");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+fn diag_with_edit(start: usize, end: usize, new_text: &str) -> Diagnostic {
+    Diagnostic::new(&MAP_001, Span::new(start, end), "test").with_edit(
+        "edit",
+        true,
+        Span::new(start, end),
+        new_text,
+    )
+}
+
+/// Two fixes over one range, or inserting at one point: only the first is applied in a pass.
+#[test]
+fn overlapping_fixes_are_never_applied_together() {
+    let text = "abcdefgh";
+    let diags = [
+        diag_with_edit(1, 4, "X"),
+        diag_with_edit(3, 6, "Y"),
+        diag_with_edit(6, 6, "<"),
+        diag_with_edit(6, 6, ">"),
+        diag_with_edit(7, 8, "Z"),
+    ];
+    let (out, n) = fix::apply_once(text, &diags, Applicability::Safe);
+    assert_eq!((out.as_str(), n), ("aXef<gZ", 3));
+}
+
+/// A fix needing review is applied only with `--unsafe-fixes`.
+#[test]
+fn unsafe_fixes_need_their_flag() {
+    let d = Diagnostic::new(&MAP_001, Span::new(0, 1), "test").with_edit(
+        "review me",
+        false,
+        Span::new(0, 1),
+        "b",
+    );
+    let diags = [d];
+    assert_eq!(
+        fix::apply_once("a", &diags, Applicability::Safe),
+        ("a".to_string(), 0)
+    );
+    assert_eq!(
+        fix::apply_once("a", &diags, Applicability::All),
+        ("b".to_string(), 1)
+    );
+}
+
+/// A kernel with one error whose fix is safe (MAP-001: pad to 64 before dividing by 8).
+const KERNEL: &str = "use furiosa_visa_std::prelude::*;\naxes![A = 63];\ntype E = m![A / 8];\n";
+
+#[test]
+fn diff_prints_the_fixes_without_writing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("k.rs");
+    std::fs::write(&file, KERNEL).expect("write");
+    let before = std::fs::read_to_string(&file).expect("read");
+    let path = file.display().to_string();
+    let run = run_cli_io(&[&path, "--diff"], "");
+    assert_eq!(run.code, 1, "a diff to apply: exit status 1");
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), before);
+    let stdout = run
+        .stdout
+        .replace(&dir.path().display().to_string(), "$TMP");
+    expect![[r#"
+        --- $TMP/k.rs
+        +++ $TMP/k.rs
+        @@ -1,3 +1,3 @@
+         use furiosa_visa_std::prelude::*;
+         axes![A = 63];
+        -type E = m![A / 8];
+        +type E = m![A # 64 / 8];
+    "#]]
+    .assert_eq(&stdout);
+    assert_eq!(run.stderr, "visa-lint: 1 fix would be applied to 1 file\n");
+
+    let clean = run_cli_io(&["fixtures/ok", "--diff"], "");
+    assert_eq!((clean.code, clean.stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn fix_writes_the_file_and_reports_what_remains() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("k.rs");
+    std::fs::write(&file, KERNEL).expect("write");
+    let path = file.display().to_string();
+    let run = run_cli_io(&[&path, "--fix"], "");
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(
+        run.stdout,
+        "visa-lint: 1 file checked: 0 errors, 0 warnings, 0 other; 1 fix applied to 1 file\n"
+    );
+    let after = std::fs::read_to_string(&file).expect("read");
+    assert!(after.contains("type E = m![A # 64 / 8];"), "{after}");
+    assert!(check_text(&after).is_empty());
+    // A second run finds nothing to fix.
+    let again = run_cli_io(&[&path, "--fix"], "");
+    assert!(again.stdout.ends_with("; 0 fixes applied to 0 files\n"));
+}
+
+#[test]
+fn fix_leaves_unsafe_fixes_to_their_flag() {
+    let fixture = fixtures()
+        .into_iter()
+        .find(|p| {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            let diags = check_text(&text);
+            !diags.is_empty()
+                && diags.iter().all(|d| d.fixes.iter().all(|f| !f.safe))
+                && diags.iter().any(|d| !d.fixes.is_empty())
+        })
+        .expect("a fixture whose only fixes need review");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let to = dir.path().join("k.rs");
+    std::fs::copy(&fixture, &to).expect("copy");
+    let before = std::fs::read_to_string(&to).expect("read");
+    let path = to.display().to_string();
+    let run = run_cli_io(&[&path, "--fix"], "");
+    assert!(run.stdout.contains("0 fixes applied"), "{}", run.stdout);
+    assert_eq!(std::fs::read_to_string(&to).expect("read"), before);
+    let run = run_cli_io(&[&path, "--fix", "--unsafe-fixes"], "");
+    assert!(!run.stdout.contains("0 fixes applied"), "{}", run.stdout);
+    assert_ne!(std::fs::read_to_string(&to).expect("read"), before);
+}
+
+#[test]
+fn diff_of_standard_input() {
+    let run = run_cli_io(
+        &["-", "--stdin-filename", "k.rs", "--diff"],
+        "axes![A = 63];\ntype E = m![A / 8];\n",
+    );
+    assert_eq!(run.code, 1);
+    expect![[r#"
+        --- a/k.rs
+        +++ b/k.rs
+        @@ -1,2 +1,2 @@
+         axes![A = 63];
+        -type E = m![A / 8];
+        +type E = m![A # 64 / 8];
+    "#]]
+    .assert_eq(&run.stdout);
+}
