@@ -3,4 +3,5 @@
 
 pub mod cli;
 pub mod dump;
+pub mod lsp;
 pub mod output;
