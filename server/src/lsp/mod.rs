@@ -52,6 +52,9 @@ struct State {
 pub struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
+    /// The latest version of every open document. Its own lock (taken after `state`'s, never
+    /// before) so the async side can check versions without waiting for an input to be set.
+    versions: Arc<Mutex<HashMap<Uri, i32>>>,
     publish: tokio::sync::Mutex<()>,
 }
 
@@ -60,6 +63,7 @@ pub fn service() -> (LspService<Backend>, ClientSocket) {
     LspService::new(|client| Backend {
         client,
         state: Arc::new(Mutex::new(State::default())),
+        versions: Arc::new(Mutex::new(HashMap::new())),
         publish: tokio::sync::Mutex::new(()),
     })
 }
@@ -75,9 +79,9 @@ pub async fn run_stdio() {
 /// The code action kind of "apply all safe visa-lint fixes".
 pub const FIX_ALL: &str = "source.fixAll.visa-lint";
 
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves the state as consistent as each step is atomic.
-    state.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The document's path for the engine (its file path, or the URI itself for unsaved buffers).
@@ -103,6 +107,7 @@ impl Backend {
     /// Stores a new version of a document and publishes its diagnostics.
     async fn update(&self, uri: Uri, version: i32, text: String) {
         let key = uri.clone();
+        let versions = self.versions.clone();
         let stored = self
             .with_state(move |s| {
                 let path = path_of(&key);
@@ -119,33 +124,51 @@ impl Backend {
                     text,
                     file,
                 };
-                s.docs.insert(key, doc.clone());
-                Some((doc, s.host.snapshot(), s.settings.clone()))
+                s.docs.insert(key.clone(), doc.clone());
+                lock(&versions).insert(key, version);
+                Some(doc)
             })
             .await
             .flatten();
-        if let Some((doc, snap, settings)) = stored {
-            self.publish(uri, doc, snap, settings).await;
+        if let Some(doc) = stored {
+            self.publish(uri, doc).await;
         }
     }
 
+    fn is_latest(&self, uri: &Uri, version: i32) -> bool {
+        lock(&self.versions).get(uri) == Some(&version)
+    }
+
     /// Analyses one version and publishes its diagnostics unless a newer version exists.
-    async fn publish(&self, uri: Uri, doc: Doc, snap: Snapshot, settings: Settings) {
+    ///
+    /// The snapshot is taken on the blocking thread that uses it: a snapshot held by an async
+    /// task could keep an input from being set while that task waits for a worker.
+    async fn publish(&self, uri: Uri, doc: Doc) {
         let target = uri.clone();
         let version = doc.version;
+        let state = self.state.clone();
+        let versions = self.versions.clone();
         let computed = tokio::task::spawn_blocking(move || {
+            let (snap, settings) = {
+                let s = lock(&state);
+                if lock(&versions).get(&target) != Some(&version) {
+                    return Ok(None); // superseded before it started
+                }
+                (s.host.snapshot(), s.settings.clone())
+            };
             let diags = snap.diagnostics(doc.file)?;
-            Ok::<_, salsa::Cancelled>(
+            Ok::<_, salsa::Cancelled>(Some(
                 diags
                     .iter()
                     .map(|d| diagnostics::to_lsp(d, &target, &doc, &settings))
                     .collect::<Vec<_>>(),
-            )
+            ))
         })
         .await;
         let diags = match computed {
-            Ok(Ok(d)) => d,
-            Ok(Err(_)) => return, // cancelled by an edit: its own publish follows
+            Ok(Ok(Some(d))) => d,
+            // Superseded or cancelled by an edit: the newer version publishes.
+            Ok(Ok(None) | Err(_)) => return,
             Err(e) => {
                 self.client
                     .log_message(
@@ -157,8 +180,7 @@ impl Backend {
             }
         };
         let _order = self.publish.lock().await;
-        let current = lock(&self.state).docs.get(&uri).map(|d| d.version);
-        if current == Some(version) {
+        if self.is_latest(&uri, version) {
             self.client
                 .publish_diagnostics(uri, diags, Some(version))
                 .await;
@@ -174,23 +196,19 @@ impl Backend {
                     problems.extend(settings.merge(v));
                 }
                 s.host.set_config(settings.engine());
-                s.settings = settings.clone();
-                let snaps: Vec<_> = s
-                    .docs
-                    .iter()
-                    .map(|(u, d)| (u.clone(), d.clone(), s.host.snapshot()))
-                    .collect();
-                (problems, snaps, settings)
+                s.settings = settings;
+                let docs: Vec<_> = s.docs.iter().map(|(u, d)| (u.clone(), d.clone())).collect();
+                (problems, docs)
             })
             .await;
-        let Some((problems, snaps, settings)) = done else {
+        let Some((problems, docs)) = done else {
             return;
         };
         for p in problems {
             self.client.log_message(MessageType::WARNING, p).await;
         }
-        for (uri, doc, snap) in snaps {
-            self.publish(uri, doc, snap, settings.clone()).await;
+        for (uri, doc) in docs {
+            self.publish(uri, doc).await;
         }
     }
 
@@ -200,22 +218,24 @@ impl Backend {
         uri: &Uri,
         f: impl FnOnce(&Snapshot, &Doc, &Settings) -> Cancellable<T> + Send + 'static,
     ) -> Result<Option<T>> {
-        let taken = {
-            let s = lock(&self.state);
-            s.docs
-                .get(uri)
-                .map(|d| (d.clone(), s.host.snapshot(), s.settings.clone()))
-        };
-        let Some((doc, snap, settings)) = taken else {
-            return Ok(None);
-        };
-        match tokio::task::spawn_blocking(move || {
+        let state = self.state.clone();
+        let uri = uri.clone();
+        let run = move || {
+            let taken = {
+                let s = lock(&state);
+                s.docs
+                    .get(&uri)
+                    .map(|d| (d.clone(), s.host.snapshot(), s.settings.clone()))
+            };
+            let Some((doc, snap, settings)) = taken else {
+                return Ok(None);
+            };
             salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| f(&snap, &doc, &settings)))
                 .and_then(|r| r)
-        })
-        .await
-        {
-            Ok(Ok(v)) => Ok(Some(v)),
+                .map(Some)
+        };
+        match tokio::task::spawn_blocking(run).await {
+            Ok(Ok(v)) => Ok(v),
             Ok(Err(_)) => Err(Error::content_modified()),
             Err(_) => Err(Error::internal_error()),
         }
@@ -232,11 +252,12 @@ impl LanguageServer for Backend {
             .map(|f| f.uri.clone())
             .or(params.root_uri.clone())
             .and_then(|u| u.to_file_path().map(|p| p.into_owned()));
-        {
-            let mut s = lock(&self.state);
+        let options = params.initialization_options;
+        self.with_state(move |s| {
             s.root = root;
-            s.client_settings = params.initialization_options.into_iter().collect();
-        }
+            s.client_settings = options.into_iter().collect();
+        })
+        .await;
         self.reconfigure().await;
         let kinds = vec![CodeActionKind::QUICKFIX, CodeActionKind::new(FIX_ALL)];
         Ok(InitializeResult {
@@ -293,20 +314,23 @@ impl LanguageServer for Backend {
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
         let key = uri.clone();
+        let versions = self.versions.clone();
         self.with_state(move |s| {
             if let Some(doc) = s.docs.remove(&key) {
                 s.host.remove_file(doc.file);
             }
+            lock(&versions).remove(&key);
         })
         .await;
         let _order = self.publish.lock().await;
-        if !lock(&self.state).docs.contains_key(&uri) {
+        if !lock(&self.versions).contains_key(&uri) {
             self.client.publish_diagnostics(uri, Vec::new(), None).await;
         }
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        lock(&self.state).client_settings.push(params.settings);
+        self.with_state(move |s| s.client_settings.push(params.settings))
+            .await;
         self.reconfigure().await;
     }
 
