@@ -1,5 +1,7 @@
-//! The rule registry against the catalog (`../shared/spec/constraints.md`): every catalog ID is
-//! a registered rule, and the families whose issues are done are fully decided.
+//! The rule registry is the project's catalog: 183 hardware rules plus the tool's own. The
+//! tests marked `#[ignore]` also cross-check it against the external rule catalog the project
+//! was specified from, when that catalog sits beside the repository (CI has it; a clone does
+//! not need it): `cargo test --test catalog -- --ignored`.
 
 use std::collections::BTreeMap;
 use visa_analysis::rules::registry::{self, Status};
@@ -10,6 +12,7 @@ fn catalog() -> BTreeMap<String, String> {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/constraints.md");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{} must sit beside the repository: {e}", path.display()));
+    // (Only the ignored cross-checks read it.)
     let mut out = BTreeMap::new();
     let mut current: Option<String> = None;
     for line in text.lines() {
@@ -41,18 +44,34 @@ fn catalog() -> BTreeMap<String, String> {
 }
 
 #[test]
+#[ignore = "needs the external rule catalog beside the repository; CI runs it"]
 fn the_catalog_has_183_rules() {
     // constraints.md §1: "Total 183".
     assert_eq!(catalog().len(), 183);
 }
 
 #[test]
+#[ignore = "needs the external rule catalog beside the repository; CI runs it"]
 fn every_catalog_rule_is_registered() {
     let missing: Vec<String> = catalog()
         .into_keys()
         .filter(|id| registry::rule(id).is_none())
         .collect();
     assert!(missing.is_empty(), "not in the registry: {missing:?}");
+}
+
+#[test]
+fn the_registry_holds_the_183_hardware_rules_and_the_tools_own() {
+    let hardware = registry::all()
+        .filter(|r| !r.code.starts_with("VL-"))
+        .count();
+    assert_eq!(hardware, 183);
+    // Every rule is decided: checked, not-static, covered or unreachable, none "planned".
+    let planned: Vec<&str> = registry::all()
+        .filter(|r| matches!(r.status, Status::Planned(_)))
+        .map(|r| r.code)
+        .collect();
+    assert!(planned.is_empty(), "planned: {planned:?}");
 }
 
 /// Families whose issues ask for every rule to be implemented, or not-static where the catalog
@@ -69,6 +88,7 @@ const DORMANT: &[(&str, &str)] = &[(
 )];
 
 #[test]
+#[ignore = "needs the external rule catalog beside the repository; CI runs it"]
 fn decided_families_have_no_planned_rules_and_not_static_only_where_the_catalog_says_r() {
     let catalog = catalog();
     let mut wrong = Vec::new();

@@ -3,11 +3,13 @@
 //! declarations it can see (its *environment*), both position-independent, so editing one
 //! function re-runs that function's query only.
 
+use crate::config::{Config, TargetName};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::mapping::{self, Scope};
 use crate::model::build::{self, Env};
 use crate::model::{self, FnModel};
 use crate::syntax::{self, MacroKind};
+use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
 use ra_ap_syntax::{AstNode, Edition, SourceFile as RaFile, TextRange};
 use std::sync::Arc;
@@ -26,12 +28,27 @@ pub struct EnvText<'db> {
     pub text: String,
 }
 
-/// One function's text and its environment.
+/// One function's text, its environment and the chip it is checked for.
 #[salsa::interned]
 pub struct FnInput<'db> {
     #[returns(ref)]
     pub text: String,
     pub env: EnvText<'db>,
+    pub target: TargetName,
+}
+
+/// The user's configuration (one per database).
+#[salsa::input]
+pub struct Settings {
+    #[returns(ref)]
+    pub config: Config,
+}
+
+/// The configured chip (tracked on its own so that a change of rule levels does not re-run
+/// the analyses, which depend on the chip only).
+#[salsa::tracked]
+pub fn target_name(db: &dyn salsa::Database, settings: Settings) -> TargetName {
+    settings.config(db).target
 }
 
 /// A function's analysis, with spans relative to the start of its text.
@@ -84,12 +101,22 @@ pub fn env<'db>(db: &'db dyn salsa::Database, text: EnvText<'db>) -> Arc<Env> {
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
 #[salsa::tracked(returns(ref))]
 pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Arc<FnAnalysis> {
-    Arc::new(analyse_fn(input.text(db), env(db, *input.env(db))))
+    Arc::new(analyse_fn(
+        input.text(db),
+        env(db, *input.env(db)),
+        input.target(db).target(),
+    ))
 }
 
-/// Analyses a whole file (tracked per file).
+/// Analyses a whole file (tracked per file): every rule's raw findings, before suppression
+/// comments and rule levels.
 #[salsa::tracked(returns(ref))]
-pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnalysis> {
+pub fn file_analysis(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    settings: Settings,
+) -> Arc<FileAnalysis> {
+    let target = target_name(db, settings);
     let text = file.text(db);
     let model = syntax::file_model(text);
     // Module-level mappings and declarations.
@@ -105,7 +132,7 @@ pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnal
             continue;
         };
         let env = EnvText::new(db, fn_env_text(text, &model, &module_env, span));
-        let input = FnInput::new(db, fn_text.to_string(), env);
+        let input = FnInput::new(db, fn_text.to_string(), env, target);
         let analysis = fn_analysis(db, input).clone();
         diagnostics.extend(
             analysis
@@ -118,6 +145,19 @@ pub fn file_analysis(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileAnal
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
     Arc::new(FileAnalysis { diagnostics, fns })
+}
+
+/// A file's diagnostics as the user sees them: suppression comments and the configured rule
+/// levels applied, sorted by position.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    settings: Settings,
+) -> Arc<[Diagnostic]> {
+    let raw = file_analysis(db, file, settings).diagnostics.clone();
+    let suppressed = crate::suppress::apply(file.text(db), raw);
+    settings.config(db).apply(suppressed).into()
 }
 
 /// The module-level declarations every function sees: `axes!` calls, mapping aliases,
@@ -241,7 +281,7 @@ fn strip_spans(mut scope: Scope) -> Scope {
 }
 
 /// Analyses one function from its text and its environment's text.
-pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
+pub fn analyse_fn(text: &str, env: &Env, target: &Target) -> FnAnalysis {
     let tree = RaFile::parse(text, Edition::Edition2024).tree();
     let model = syntax::file_model_of(&tree);
     let root = Span::new(0, text.len());
@@ -264,9 +304,7 @@ pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
     let fn_model = build::build_fn(&f, env, scope.clone());
     diagnostics.extend(fn_model.diagnostics.iter().cloned());
     diagnostics.extend(crate::rules::check_fn(&crate::rules::FnContext::new(
-        &fn_model,
-        &scope,
-        &crate::target::RNGD,
+        &fn_model, &scope, target,
     )));
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
@@ -276,11 +314,12 @@ pub fn analyse_fn(text: &str, env: &Env) -> FnAnalysis {
     }
 }
 
-/// Convenience: analyses a text in a fresh database.
+/// Convenience: analyses a text in a fresh database with the default configuration.
 pub fn analyse_text(text: &str) -> Arc<FileAnalysis> {
     let db = Database::default();
     let file = SourceFile::new(&db, text.to_string());
-    file_analysis(&db, file).clone()
+    let settings = Settings::new(&db, Config::default());
+    file_analysis(&db, file, settings).clone()
 }
 
 /// Re-exported for callers that evaluate mappings against a function's scope.
@@ -339,14 +378,15 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
             sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
         });
         let file = SourceFile::new(&db, KERNEL.to_string());
-        let before = file_analysis(&db, file).clone();
+        let settings = Settings::new(&db, Config::default());
+        let before = file_analysis(&db, file, settings).clone();
         assert_eq!(executed(&log).len(), 2, "both functions analysed once");
         assert!(before.diagnostics.iter().any(|d| d.code() == "KRN-002"));
 
         // Edit the body of `first` only (and shift `second` down by a line).
         let edited = KERNEL.replace("let x = ctx.main", "let x =\n        ctx.main");
         file.set_text(&mut db).to(edited.clone());
-        let after = file_analysis(&db, file).clone();
+        let after = file_analysis(&db, file, settings).clone();
         assert_eq!(executed(&log).len(), 1, "only `first` is re-analysed");
         // `second`'s diagnostic moved with its text.
         let d = after
@@ -359,7 +399,17 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         // Editing a module-level declaration re-analyses both.
         file.set_text(&mut db)
             .to(edited.replace("A = 2048", "A = 4096"));
-        file_analysis(&db, file);
+        file_analysis(&db, file, settings);
         assert_eq!(executed(&log).len(), 2);
+
+        // Changing rule levels re-applies them without re-analysing any function.
+        let mut config = Config::default();
+        config
+            .levels
+            .push(("KRN".to_string(), crate::config::Level::Allow));
+        settings.set_config(&mut db).to(config);
+        let shown = file_diagnostics(&db, file, settings).clone();
+        assert!(shown.iter().all(|d| d.code() != "KRN-002"));
+        assert_eq!(executed(&log).len(), 0);
     }
 }

@@ -4,7 +4,7 @@
 //! command-line string of `visa-lint eval`). Rendering to lines and columns happens at the
 //! edge (CLI, language server) through [`LineIndex`].
 
-use crate::rules::registry::{self, Rule};
+pub use crate::rule::{Rule, Severity};
 
 /// A half-open byte range `start..end` into the analysed text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -43,31 +43,6 @@ impl Span {
     }
 }
 
-/// How bad a diagnostic is (DESIGN.md §4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Informational: unsupported notation, notes.
-    Info,
-    /// Costs cycles.
-    Perf,
-    /// Silently wrong results or an unsupported pattern.
-    Warning,
-    /// The vendor compiler rejects it, it panics, or the hardware faults.
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Perf => "perf",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
 /// One text edit of a fix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edit {
@@ -102,10 +77,8 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    /// A diagnostic of `code` at its default severity. Panics only on a code missing from the
-    /// registry, which is a programming error caught by the registry tests.
-    pub fn new(code: &str, span: Span, message: impl Into<String>) -> Diagnostic {
-        let rule = registry::rule(code).unwrap_or_else(|| panic!("rule {code} is not registered"));
+    /// A diagnostic of `rule` at its default severity.
+    pub fn new(rule: &'static Rule, span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             rule,
             severity: rule.severity,
@@ -175,54 +148,4 @@ impl Diagnostic {
     }
 }
 
-/// Converts byte offsets to 1-based lines and columns counted in Unicode scalar values.
-#[derive(Clone, Debug)]
-pub struct LineIndex {
-    line_starts: Vec<usize>,
-}
-
-/// A 1-based line and column (columns count Unicode scalar values, DESIGN.md §4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LineCol {
-    pub line: u32,
-    pub column: u32,
-}
-
-impl LineIndex {
-    pub fn new(text: &str) -> LineIndex {
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { line_starts }
-    }
-
-    pub fn line_col(&self, text: &str, offset: u32) -> LineCol {
-        let offset = (offset as usize).min(text.len());
-        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.line_starts[line];
-        let mut end = offset;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        let column = text[start..end].chars().count();
-        LineCol {
-            line: line as u32 + 1,
-            column: column as u32 + 1,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_col_counts_scalar_values() {
-        let text = "ab\nxé z\n";
-        let idx = LineIndex::new(text);
-        assert_eq!(idx.line_col(text, 0), LineCol { line: 1, column: 1 });
-        assert_eq!(idx.line_col(text, 3), LineCol { line: 2, column: 1 });
-        // 'z' is at byte 7 (é is two bytes) but column 4.
-        assert_eq!(idx.line_col(text, 7), LineCol { line: 2, column: 4 });
-        assert_eq!(idx.line_col(text, 100), LineCol { line: 3, column: 1 });
-    }
-}
+pub use crate::line_index::{LineCol, LineIndex};

@@ -131,6 +131,27 @@ pub struct TransposeGeometry {
     pub valid_in_cols: &'static [u64],
 }
 
+/// Fetch-adapter conversions besides the identity: RNGD's ten (L1962-L1971), then the four
+/// RNGD-S adds, i4 -> i9, i16 -> i9 and both f8 formats -> bf16 (L1973-L1977).
+const FETCH_CASTS: &[(&str, &str)] = &[
+    ("i4", "i5"),
+    ("i4", "i32"),
+    ("i8", "i9"),
+    ("i8", "i32"),
+    ("i16", "i32"),
+    ("f8e4m3", "f32"),
+    ("f8e5m2", "f32"),
+    ("bf16", "f32"),
+    ("f16", "f32"),
+    ("f32", "bf16"),
+    ("i4", "i9"),
+    ("i16", "i9"),
+    ("f8e4m3", "bf16"),
+    ("f8e5m2", "bf16"),
+];
+/// How many of [`FETCH_CASTS`] RNGD has.
+const RNGD_FETCH_CASTS: usize = 10;
+
 /// RNGD, the chip the manual describes.
 pub const RNGD: Target = Target {
     name: "RNGD",
@@ -183,18 +204,7 @@ pub const RNGD: Target = Target {
         },
     ],
     transpose_buffer_cols: 16,
-    fetch_casts: &[
-        ("i4", "i5"),
-        ("i4", "i32"),
-        ("i8", "i9"),
-        ("i8", "i32"),
-        ("i16", "i32"),
-        ("f8e4m3", "f32"),
-        ("f8e5m2", "f32"),
-        ("bf16", "f32"),
-        ("f16", "f32"),
-        ("f32", "bf16"),
-    ],
+    fetch_casts: FETCH_CASTS.split_at(RNGD_FETCH_CASTS).0,
     fetch_align_bytes: 8,
     dma_dm_align_bytes: 8,
     dma_dtypes: &[
@@ -239,4 +249,12 @@ pub const RNGD: Target = Target {
     vcg_counters: 8,
     vcg_gate_dims: 3,
     xsl_tail_cycles_per_slice: 1,
+};
+
+/// RNGD-S: RNGD with the four more Fetch-adapter conversions of [`FETCH_CASTS`]
+/// (L1973-L1977). The manual documents no other difference.
+pub const RNGD_S: Target = Target {
+    name: "RNGD-S",
+    fetch_casts: FETCH_CASTS,
+    ..RNGD
 };

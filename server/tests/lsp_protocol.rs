@@ -93,7 +93,9 @@ axes![A = 512, B = 4];
 type Tile = m![A % 8, B];
 
 // visa-lint: allow(MAP-007)
-fn kernel(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], Tile>) {}
+fn kernel(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], Tile>) {
+    let x = ctx.main.begin(a.view()).fetch::<i8, m![1], Tile>();
+}
 ";
     let uri = scratch_uri("hover.rs");
     open(&mut c, &uri, text).await;
@@ -104,6 +106,7 @@ fn kernel(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         ("Tile =", 1),
         ("B]", 0),
         ("MAP-007", 2),
+        ("fetch", 1),
     ] {
         let (line, ch) = find(text, needle);
         let h = c

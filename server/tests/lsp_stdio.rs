@@ -6,7 +6,6 @@ mod common;
 use common::*;
 use expect_test::expect;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 #[test]
 fn a_padding_fix_applies_and_its_diagnostic_goes_away() {

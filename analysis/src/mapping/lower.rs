@@ -7,6 +7,8 @@
 use super::ast::*;
 use super::layout::{Axis, Layout, Skew};
 use crate::diagnostic::{Diagnostic, Span};
+use crate::rules::mapping::{MAP_001, MAP_002, MAP_003, MAP_004, MAP_005, MAP_006, MAP_008};
+use crate::rules::tool::VL_003;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -47,7 +49,7 @@ impl Scope {
                     };
                     if n == 0 {
                         diags.push(Diagnostic::new(
-                            "MAP-005",
+                            &MAP_005,
                             size.span(),
                             format!("axis `{}` is declared with size 0; an axis needs at least one index", d.name.text),
                         ));
@@ -82,7 +84,7 @@ impl Scope {
                 if prev.axis.size != axis.size {
                     diags.push(
                         Diagnostic::new(
-                            "MAP-005",
+                            &MAP_005,
                             d.span,
                             format!(
                                 "axis `{}` is declared again with size {} (it was {})",
@@ -128,7 +130,7 @@ fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
     } else {
         msg.push_str(": declare it with its size in `axes![...]`");
     }
-    let d = Diagnostic::new("MAP-005", name.span, msg);
+    let d = Diagnostic::new(&MAP_005, name.span, msg);
     if scope.aliases.contains_key(&name.text) {
         return d.with_edit(
             format!("escape the alias: `{{ {} }}`", name.text),
@@ -151,7 +153,7 @@ impl Lowerer<'_> {
                 };
                 if entry.axis.skew.is_some() && !sized_skew {
                     diags.push(Diagnostic::new(
-                        "MAP-008",
+                        &MAP_008,
                         name.span,
                         format!(
                             "skewed axis `{0}` needs an explicit logical size, e.g. `{0} = {1}`",
@@ -176,7 +178,7 @@ impl Lowerer<'_> {
                             Ok(p) => acc = p,
                             Err(_) => {
                                 diags.push(Diagnostic::new(
-                                    "VL-003",
+                                    &VL_003,
                                     span,
                                     format!(
                                         "mapping size overflows 64 bits: {} × {} > 2^64 - 1",
@@ -222,7 +224,7 @@ impl Lowerer<'_> {
                     Ok(l) => Some(l),
                     Err(_) => {
                         diags.push(Diagnostic::new(
-                            "VL-003",
+                            &VL_003,
                             *span,
                             "linear combination size overflows 64 bits",
                         ));
@@ -248,11 +250,7 @@ impl Lowerer<'_> {
         let size = v.size;
         match op {
             Op::Stride | Op::Modulo => {
-                let code = if op == Op::Stride {
-                    "MAP-001"
-                } else {
-                    "MAP-002"
-                };
+                let code = if op == Op::Stride { &MAP_001 } else { &MAP_002 };
                 let what = if op == Op::Stride { "Stride" } else { "Modulo" };
                 if n == 0 {
                     diags.push(Diagnostic::new(
@@ -294,7 +292,7 @@ impl Lowerer<'_> {
             Op::Pad => {
                 if n < size {
                     let mut d = Diagnostic::new(
-                        "MAP-003",
+                        &MAP_003,
                         span,
                         format!(
                             "`# {n}` pads *to* {n} positions, but `{}` already has {size}; did you mean `# {}` (add {n}), or resize `= {n}`?",
@@ -329,7 +327,7 @@ impl Lowerer<'_> {
             Op::Resize => {
                 if n == 0 {
                     diags.push(Diagnostic::new(
-                        "MAP-004",
+                        &MAP_004,
                         arg.span(),
                         "resize to 0 leaves no positions",
                     ));
@@ -337,7 +335,7 @@ impl Lowerer<'_> {
                 }
                 if n > size {
                     let d = Diagnostic::new(
-                        "MAP-004",
+                        &MAP_004,
                         span,
                         format!(
                             "resize `= {n}` can only shrink, but `{}` has size {size}; use padding `# {n}` to grow it",
@@ -385,7 +383,7 @@ impl Lowerer<'_> {
         } else {
             msg.push_str(&format!("; define it with `type {} = m![...];`", name.text));
         }
-        diags.push(Diagnostic::new("MAP-006", span, msg));
+        diags.push(Diagnostic::new(&MAP_006, span, msg));
         None
     }
 }
@@ -416,7 +414,7 @@ pub fn eval_size(
             if let Some(alias) = scope.aliases.get(&name.text) {
                 if stack.contains(&name.text) {
                     diags.push(Diagnostic::new(
-                        "MAP-006",
+                        &MAP_006,
                         name.span,
                         format!("`{}::SIZE` refers to the alias being defined", name.text),
                     ));
@@ -437,7 +435,7 @@ pub fn eval_size(
                 return None;
             }
             diags.push(Diagnostic::new(
-                "MAP-005",
+                &MAP_005,
                 name.span,
                 format!(
                     "`{}::SIZE`: `{}` is neither a declared axis nor a mapping alias",
@@ -461,7 +459,7 @@ pub fn eval_size(
                     BinOp::Div => "divides by zero",
                     _ => "overflows 64 bits",
                 };
-                diags.push(Diagnostic::new("VL-003", *span, format!("this size {why}")));
+                diags.push(Diagnostic::new(&VL_003, *span, format!("this size {why}")));
             }
             v
         }
@@ -526,7 +524,7 @@ pub fn alias_cycles(aliases: &[Alias]) -> Vec<Diagnostic> {
                         .collect();
                     names.push(aliases[start].name.text.as_str());
                     let mut d = Diagnostic::new(
-                        "MAP-006",
+                        &MAP_006,
                         first_span.unwrap_or(span),
                         format!("mapping alias cycle: {}", names.join(" -> ")),
                     );

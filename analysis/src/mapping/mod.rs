@@ -13,14 +13,15 @@ pub use layout::{Axis, Index, Layout};
 pub use lower::{Scope, lower};
 
 use crate::diagnostic::{Diagnostic, Span};
+use crate::rules::tool::{VL_001, VL_002, VL_003};
 use parse::ParseProblem;
 
 /// Turns a parse problem into its diagnostic, with spans lifted by `base`.
 pub fn problem_diagnostic(p: ParseProblem, base: u32) -> Diagnostic {
     let d = match p {
-        ParseProblem::Syntax(span, msg) => Diagnostic::new("VL-001", span, msg),
-        ParseProblem::Unsupported(span, msg) => Diagnostic::new("VL-002", span, msg),
-        ParseProblem::Overflow(span, msg) => Diagnostic::new("VL-003", span, msg),
+        ParseProblem::Syntax(span, msg) => Diagnostic::new(&VL_001, span, msg),
+        ParseProblem::Unsupported(span, msg) => Diagnostic::new(&VL_002, span, msg),
+        ParseProblem::Overflow(span, msg) => Diagnostic::new(&VL_003, span, msg),
     };
     d.shifted(base)
 }

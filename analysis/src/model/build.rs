@@ -8,6 +8,10 @@ use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
 use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::mapping::{self, Layout, Scope, parse};
+use crate::rules::kernel::{
+    KRN_001, KRN_002, KRN_004, KRN_005, KRN_006, KRN_008, KRN_009, KRN_011,
+};
+use crate::rules::tool::VL_004;
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody};
 use ra_ap_syntax::{AstNode, TextRange, ast};
 use std::collections::HashMap;
@@ -186,7 +190,7 @@ fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
 
 fn unknown_primitive(span: Span, what: &str) -> Diagnostic {
     Diagnostic::new(
-        "VL-004",
+        &VL_004,
         span,
         format!(
             "unknown primitive: {what} is not part of the furiosa_visa_std API visa-lint knows; it is not checked"
@@ -606,7 +610,7 @@ impl Builder<'_> {
                     if differs && slot.is_spatial() && kept_through_stream(steps, *slot) {
                         let at = steps.last().map_or(Span::default(), |s| s.span);
                         self.model.diagnostics.push(Diagnostic::new(
-                            "KRN-004",
+                            &KRN_004,
                             at,
                             format!(
                                 "{} changes from `{}` to `{}` across this chain, but the Tensor Unit keeps Chip and Cluster, and changes Slice only at `.switch()` or the inter-slice reduce",
@@ -764,7 +768,7 @@ impl Builder<'_> {
         if path.qualifier().is_none() && fname == "launch" {
             if !awaited {
                 self.model.diagnostics.push(Diagnostic::new(
-                    "KRN-009",
+                    &KRN_009,
                     span_of(last.syntax().text_range()),
                     "`launch(...)` returns a future: the host must `.await` it for the kernel to run",
                 ));
@@ -1070,7 +1074,7 @@ impl Builder<'_> {
             || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_vrf");
         let (code, msg) = if needs_collect {
             (
-                "KRN-002",
+                &KRN_002,
                 format!(
                     "`.{name}()` needs `.collect()` first: every Tensor Unit pass goes fetch → [switch →] collect before {}",
                     engine_phrase(engine, name)
@@ -1078,14 +1082,14 @@ impl Builder<'_> {
             )
         } else if input.kind == Kind::Begin {
             (
-                "KRN-001",
+                &KRN_001,
                 format!(
                     "`.{name}()` needs a fetch first: the pipeline starts with the Fetch Engine"
                 ),
             )
         } else if engine <= at && !(engine == Engine::Contraction && at == Engine::Contraction) {
             (
-                "KRN-001",
+                &KRN_001,
                 format!(
                     "the {} (`.{name}()`) cannot come after the {}: the Tensor Unit runs Fetch → Switch → Collect → Contraction → Vector → Cast → Transpose → Commit, each engine at most once",
                     engine.name(),
@@ -1094,7 +1098,7 @@ impl Builder<'_> {
             )
         } else {
             (
-                "KRN-001",
+                &KRN_001,
                 format!(
                     "`.{name}()` is not available on `{}` (after the {})",
                     input.kind.type_name(),
@@ -1130,7 +1134,7 @@ impl Builder<'_> {
                 ) =>
             {
                 self.model.diagnostics.push(Diagnostic::new(
-                    "KRN-005",
+                    &KRN_005,
                     span,
                     format!(
                         "the sub context leaves the {} idle: `.{name}()` belongs on `ctx.main`; sub is for data movement (fetch → [switch] → collect → to_trf / to_vrf / commit)",
@@ -1144,7 +1148,7 @@ impl Builder<'_> {
                     .any(|e| matches!(e, Engine::Cast | Engine::Transpose)) =>
             {
                 self.model.diagnostics.push(Diagnostic::new(
-                    "KRN-006",
+                    &KRN_006,
                     span,
                     "a sub-context commit can only follow fetch (and collect): remove the Cast/Transpose, or run this chain on `ctx.main`",
                 ));
@@ -1163,7 +1167,7 @@ impl Builder<'_> {
                         "table indexing"
                     };
                     self.model.diagnostics.push(Diagnostic::new(
-                        "KRN-008",
+                        &KRN_008,
                         span,
                         format!("the sub-context fetch adapter only subtracts zero points; {what} needs `ctx.main`"),
                     ));
@@ -1182,12 +1186,12 @@ impl Builder<'_> {
         });
         match (name, dma) {
             ("to_dm", Some("pdma")) => self.model.diagnostics.push(Diagnostic::new(
-                "KRN-009",
+                &KRN_009,
                 span,
                 "HBM → DM transfers use the Tensor DMA: pass `&mut ctx.tdma`, not `ctx.pdma` (PCIe DMA is for host ↔ HBM)",
             )),
             ("to_host", Some("tdma")) => self.model.diagnostics.push(Diagnostic::new(
-                "KRN-009",
+                &KRN_009,
                 span,
                 "HBM → host transfers use the PCIe DMA: pass `&mut ctx.pdma`, not `ctx.tdma`",
             )),
@@ -1195,7 +1199,7 @@ impl Builder<'_> {
         }
         if is_async && dma == Some("pdma") && !awaited && host_side {
             self.model.diagnostics.push(Diagnostic::new(
-                "KRN-009",
+                &KRN_009,
                 span,
                 format!("`.{name}()` over PCIe DMA returns a future: `.await` it in host code"),
             ));
@@ -1205,7 +1209,7 @@ impl Builder<'_> {
             && (dma == Some("tdma") || !is_async)
         {
             self.model.diagnostics.push(Diagnostic::new(
-                "KRN-009",
+                &KRN_009,
                 span,
                 format!("`.{name}()` is synchronous inside a `#[device]` kernel: remove `.await`"),
             ));
@@ -1216,7 +1220,7 @@ impl Builder<'_> {
     fn check_interleave(&mut self, generics: &[ast::GenericArg], args: &[ast::Expr], span: Span) {
         if args.len() != 2 {
             self.model.diagnostics.push(Diagnostic::new(
-                "KRN-011",
+                &KRN_011,
                 span,
                 format!("`begin_interleaved` interleaves exactly two tensors, got {}; use several passes", args.len()),
             ));
@@ -1227,7 +1231,7 @@ impl Builder<'_> {
             && l.size != 2
         {
             self.model.diagnostics.push(Diagnostic::new(
-                "KRN-011",
+                &KRN_011,
                 span,
                 format!("the interleave axis `{}` has size {}; interleaving pairs two tensors, so it must have size 2", v.text, l.size),
             ));

@@ -10,202 +10,217 @@ use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Kind, Slot, Step, TensorTy};
 
+pub const ALN_001: Rule = Rule {
+    code: "ALN-001",
+    name: "element-address-alignment",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A tensor's start address is a multiple of `size_of::<D>()`",
+    docs: "Alignment applies to the Element dimension: the starting address of a DM or HBM \
+           tensor must be a multiple of the element size (natural alignment); Chip, Cluster and \
+           Slice add none. visa-lint checks the constant address of `commit(addr)` and of \
+           `to_hbm(.., addr)` (`to_dm` is covered by the stricter ALN-002). Round the address up \
+           to the next multiple. Packed i4 (half a byte) needs no extra alignment.",
+    bad: "...cast::<bf16, m![A % 16]>().commit::<m![A]>(1025)",
+    good: "...cast::<bf16, m![A % 16]>().commit::<m![A]>(1024)",
+    manual: "L1071-L1073",
+};
+
+pub const ALN_002: Rule = Rule {
+    code: "ALN-002",
+    name: "dma-address-alignment",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "An HBM-to-DM transfer writes DM at an 8-byte-aligned address",
+    docs: "The DMA alignment table asks 8 bytes for DM write addresses and packet sizes, and \
+           HBM-to-DM transfers need 8-byte alignment of the read address, the write address and \
+           the packet size whatever the table says; violations cause correctness errors or \
+           hardware exceptions. visa-lint checks the constant DM address of \
+           `hbm.to_dm(&mut ctx.tdma, addr)` (the HBM source address when it is a kernel parameter \
+           is not known; the packet size is ALN-003). Round the address up to a multiple of 8 \
+           (256 for throughput, ALN-010).",
+    bad: "let x: DmTensor<i8, ..> = h.to_dm(&mut ctx.tdma, 0x1004);",
+    good: "let x: DmTensor<i8, ..> = h.to_dm(&mut ctx.tdma, 0x1000);",
+    manual: "L2425-L2427",
+};
+
+pub const ALN_003: Rule = Rule {
+    code: "ALN-003",
+    name: "dma-packet-alignment",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A DMA packet written to DM (or moved HBM to DM) is a multiple of 8 bytes",
+    docs: "The DMA packet (`stride0`) divides the innermost run of bytes that is contiguous in \
+           both the source and the destination layouts; for DM writes and HBM-to-DM moves it \
+           must be a multiple of 8 bytes, or the transfer fails with a hardware exception. \
+           visa-lint derives the DMA read/write sequencer pair of `to_dm` (crate::derive::dma) \
+           and reports a common contiguous run that is not a multiple of 8 bytes. Pad the \
+           innermost Element axis of the DM tensor (`m![A, C]` → `m![A, C # 16]` for i8, \
+           C = 13): the padded positions are written with the packet.",
+    bad: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C]>(&mut ctx.tdma, 0); // 39-byte run",
+    good: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C # 16]>(&mut ctx.tdma, 0);",
+    manual: "L2425-L2427, L2593, L2834",
+};
+
+pub const ALN_004: Rule = Rule {
+    code: "ALN-004",
+    name: "dma-packet-limit",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "A DMA packet is at most 4,096 bytes (AXI: 256 beats of 16 bytes)",
+    docs: "A DMA packet (`stride0`, 1..=4096) is at most 4,096 bytes and divides the innermost \
+           contiguous run. When the run is longer and 4,096 does not divide it, the compiler \
+           picks a smaller divisor; visa-lint reports the packet it derives when that divisor \
+           is at least 256 bytes but its packets need more 256-byte requests than the run \
+           itself (below 256 bytes it is the DMA-010 performance problem). Pad the innermost \
+           axis so the run is a multiple of 4,096 bytes.",
+    bad: "axes![S = 256, C = 8200]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0) // 1,640-byte packets, 7 requests each",
+    good: "axes![S = 256, C = 8192]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0)",
+    manual: "L2428-L2429, L2512, L2448",
+};
+
+pub const ALN_005: Rule = Rule {
+    code: "ALN-005",
+    name: "fetch-packet-alignment",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The fetch output packet is a multiple of 8 bytes",
+    docs: "`fetch` asserts \"Fetch output packet must be 8-byte aligned\": the packet of the \
+           FetchTensor (in the output type D2) must be a multiple of the fetch sequencer's 8-byte \
+           read granularity. Pad the packet (`m![C]` → `m![C # 8]` for f8); padding to a full \
+           32-byte flit is better still (ALN-011). i4 packs two elements per byte \
+           (constraints.md §22 A-3), so the manual's 8 × i4 packets are 4 bytes and reported.",
+    bad: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C]>()",
+    good: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C # 8]>()",
+    manual: "L1711-L1716, L1723, L7657-L7658",
+};
+
+pub const ALN_006: Rule = Rule {
+    code: "ALN-006",
+    name: "fetch-address-alignment",
+    severity: Severity::Info,
+    status: Status::Covered {
+        by: &["ALN-002", "ALN-008"],
+        why: "fetch reads need only 1-byte alignment beyond the element alignment of ALN-001; a \
+              DM tensor gets a constant address only from a DMA or a commit, whose 8-byte \
+              alignment ALN-002 and ALN-008 check",
+    },
+    summary: "Fetch addresses need 1-byte alignment (plus element alignment)",
+    docs: "Fetch reads impose no alignment beyond the element alignment of ALN-001; the 8-byte \
+           alignment \"for certain DMA operations\" is ALN-002.",
+    bad: "",
+    good: "",
+    manual: "L1755-L1756",
+};
+
+pub const ALN_007: Rule = Rule {
+    code: "ALN-007",
+    name: "commit-8-byte-units",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "A committed Element spans whole 8-byte units",
+    docs: "commit_in_size and commit_size are 8, 16, 24 or 32 bytes, so a commit always writes \
+           an 8-byte-aligned range; when the Element mapping is not a multiple of 8 bytes the \
+           compiler appends a dummy tail that writes past the tensor and can clobber its \
+           neighbour (CMT-007). visa-lint checks the committed Element's total size; the per-flit \
+           split needs the commit-sequencer derivation. Make the padding explicit: bf16 `m![1]` → \
+           `m![1 # 4]`.",
+    bad: "...cast::<bf16, m![1 # 16]>().commit::<m![1]>(0)",
+    good: "...cast::<bf16, m![1 # 16]>().commit::<m![1 # 4]>(0)",
+    manual: "L2193, L2330, L7699",
+};
+
+pub const ALN_008: Rule = Rule {
+    code: "ALN-008",
+    name: "commit-address-alignment",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A commit writes DM from an 8-byte-aligned base address",
+    docs: "The commit sequencer writes DM in 8-byte units and all its strides are multiples of 8 \
+           bytes (L2338); DM write addresses align to 8 bytes (L2426). visa-lint checks the \
+           constant address of `commit(addr)`; natural element alignment is ALN-001 (reported \
+           first) and the strides are CMT-005. Round the address up to a multiple of 8.",
+    bad: "...collect::<m![1], m![A # 32]>().commit::<m![A]>(4) // i8",
+    good: "...collect::<m![1], m![A # 32]>().commit::<m![A]>(8)",
+    manual: "L2338, L2426",
+};
+
+pub const ALN_009: Rule = Rule {
+    code: "ALN-009",
+    name: "trf-64-byte-alignment",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "With reg_read_size = 64 bytes, TRF base and strides are 64-byte aligned",
+    docs: "When reg_read_size (the contiguous TRF read common to the TRF Element and the \
+           computation packet, CON-009) equals the 64-byte MAC width, each read spans both \
+           32-byte bank columns, so the TRF Sequencer's base address and all its strides must \
+           be multiples of 64 bytes (L4110-L4111, L4234-L4236). The base is always aligned: \
+           `TrfAddress::Full`, `FirstHalf` and `SecondHalf` start at the TRF or at its half. \
+           visa-lint derives reg_read_size as CON-009 does (a size that is not a power of two \
+           is CON-009's) and the TRF Sequencer's OutTime entries from the TRF Element \
+           (crate::derive), and reports a non-zero stride that is not a multiple of 64 bytes, \
+           typically an Element whose inner axis is padded to a row that is not whole 64-byte \
+           units (`m![J, K # 48]` in bf16: J strides 96 bytes). Pad (or unpad) the inner axis so \
+           the row is a multiple of 64 bytes; the fix does it when that aligns every stride.",
+    bad: "// trf: &TrfTensor<bf16, .., m![N], m![J, K # 48]>, K = 32\ninput.align::<m![M, J], m![K], _, _>(trf) // J strides 96 B",
+    good: "// trf: &TrfTensor<bf16, .., m![N], m![J, K]>\ninput.align::<m![M, J], m![K], _, _>(trf) // J strides 64 B",
+    manual: "L4110-L4111",
+};
+
+pub const ALN_010: Rule = Rule {
+    code: "ALN-010",
+    name: "hbm-256-byte-alignment",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "HBM addresses aligned to 256 bytes avoid the read and read-modify-write penalties",
+    docs: "HBM is accessed in 256-byte units: an unaligned read costs two transfers, an \
+           unaligned or partial write a read-modify-write (about 50 times slower). visa-lint \
+           reports constant HBM addresses of `to_hbm` that are not multiples of 256 (natural \
+           element alignment is ALN-001). Round the address up to a multiple of 256.",
+    bad: "let h = host.to_hbm(&mut ctx.pdma, 0x1010).await;",
+    good: "let h = host.to_hbm(&mut ctx.pdma, 0x1100).await;",
+    manual: "L2859, L2983-L2985, L2594",
+};
+
+pub const ALN_011: Rule = Rule {
+    code: "ALN-011",
+    name: "fetch-packet-32-bytes",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Prefer fetch packets that are multiples of 32 bytes",
+    docs: "Collect zero-pads packets that are not a multiple of the 32-byte flit; the padded \
+           share of every flit carries no data, for example (32 - 8) / 32 = 75 % for an 8-byte \
+           packet. visa-lint reports fetches whose written packet is already padded (`# n`) to \
+           a size that is not a multiple of 32 bytes and is then collected into flits: widening \
+           that padding, or moving more data into the packet (`m![[B, C] # 32]`, L1837), costs \
+           nothing in the fetch and fills the flit.",
+    bad: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C # 8]>().collect::<m![A, B], m![C # 32]>()",
+    good: "axes![C = 2]; ...fetch::<f8e4m3, m![A], m![[B, C] # 32]>().collect::<m![A], m![[B, C] # 32]>()",
+    manual: "L2122, L2128-L2130, L2143-L2144",
+};
+
+pub const ALN_012: Rule = Rule {
+    code: "ALN-012",
+    name: "tail-padding-32-bytes",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Tail padding to a multiple of 32 bytes enables 32-byte fetches and commits",
+    docs: "When a DM tensor's innermost axis is padded (`m![B, A # 72]`) its rows are the \
+           contiguous runs of the fetch and commit sequencers, and the largest fetch/commit \
+           size is the largest of 8/16/24/32 bytes dividing the row: with A = 65 (f8), 72 \
+           bytes gives 24-byte accesses, 80 bytes 16, 88 bytes 8, 96 bytes 32 (L7860-L7867). \
+           visa-lint reports padded innermost axes of fetched or committed tensors whose row is \
+           not a multiple of 32 bytes, with the access sizes. Pad to the next multiple of 32 \
+           bytes.",
+    bad: "let out: DmTensor<f8, m![1], m![1], m![1], m![B, A # 88]> = ...commit(1024);",
+    good: "let out: DmTensor<f8, m![1], m![1], m![1], m![B, A # 96]> = ...commit(1024);",
+    manual: "L7860-L7881",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "ALN-001",
-        name: "element-address-alignment",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A tensor's start address is a multiple of `size_of::<D>()`",
-        docs: "Alignment applies to the Element dimension: the starting address of a DM or HBM \
-               tensor must be a multiple of the element size (natural alignment); Chip, Cluster and \
-               Slice add none. visa-lint checks the constant address of `commit(addr)` and of \
-               `to_hbm(.., addr)` (`to_dm` is covered by the stricter ALN-002). Round the address up \
-               to the next multiple. Packed i4 (half a byte) needs no extra alignment.",
-        bad: "...cast::<bf16, m![A % 16]>().commit::<m![A]>(1025)",
-        good: "...cast::<bf16, m![A % 16]>().commit::<m![A]>(1024)",
-        manual: "L1071-L1073",
-    },
-    Rule {
-        code: "ALN-002",
-        name: "dma-address-alignment",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "An HBM-to-DM transfer writes DM at an 8-byte-aligned address",
-        docs: "The DMA alignment table asks 8 bytes for DM write addresses and packet sizes, and \
-               HBM-to-DM transfers need 8-byte alignment of the read address, the write address and \
-               the packet size whatever the table says; violations cause correctness errors or \
-               hardware exceptions. visa-lint checks the constant DM address of \
-               `hbm.to_dm(&mut ctx.tdma, addr)` (the HBM source address when it is a kernel parameter \
-               is not known; the packet size is ALN-003). Round the address up to a multiple of 8 \
-               (256 for throughput, ALN-010).",
-        bad: "let x: DmTensor<i8, ..> = h.to_dm(&mut ctx.tdma, 0x1004);",
-        good: "let x: DmTensor<i8, ..> = h.to_dm(&mut ctx.tdma, 0x1000);",
-        manual: "L2425-L2427",
-    },
-    Rule {
-        code: "ALN-003",
-        name: "dma-packet-alignment",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A DMA packet written to DM (or moved HBM to DM) is a multiple of 8 bytes",
-        docs: "The DMA packet (`stride0`) divides the innermost run of bytes that is contiguous in \
-               both the source and the destination layouts; for DM writes and HBM-to-DM moves it \
-               must be a multiple of 8 bytes, or the transfer fails with a hardware exception. \
-               visa-lint derives the DMA read/write sequencer pair of `to_dm` (crate::derive::dma) \
-               and reports a common contiguous run that is not a multiple of 8 bytes. Pad the \
-               innermost Element axis of the DM tensor (`m![A, C]` → `m![A, C # 16]` for i8, \
-               C = 13): the padded positions are written with the packet.",
-        bad: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C]>(&mut ctx.tdma, 0); // 39-byte run",
-        good: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C # 16]>(&mut ctx.tdma, 0);",
-        manual: "L2425-L2427, L2593, L2834",
-    },
-    Rule {
-        code: "ALN-004",
-        name: "dma-packet-limit",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "A DMA packet is at most 4,096 bytes (AXI: 256 beats of 16 bytes)",
-        docs: "A DMA packet (`stride0`, 1..=4096) is at most 4,096 bytes and divides the innermost \
-               contiguous run. When the run is longer and 4,096 does not divide it, the compiler \
-               picks a smaller divisor; visa-lint reports the packet it derives when that divisor \
-               is at least 256 bytes but its packets need more 256-byte requests than the run \
-               itself (below 256 bytes it is the DMA-010 performance problem). Pad the innermost \
-               axis so the run is a multiple of 4,096 bytes.",
-        bad: "axes![S = 256, C = 8200]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0) // 1,640-byte packets, 7 requests each",
-        good: "axes![S = 256, C = 8192]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0)",
-        manual: "L2428-L2429, L2512, L2448",
-    },
-    Rule {
-        code: "ALN-005",
-        name: "fetch-packet-alignment",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The fetch output packet is a multiple of 8 bytes",
-        docs: "`fetch` asserts \"Fetch output packet must be 8-byte aligned\": the packet of the \
-               FetchTensor (in the output type D2) must be a multiple of the fetch sequencer's 8-byte \
-               read granularity. Pad the packet (`m![C]` → `m![C # 8]` for f8); padding to a full \
-               32-byte flit is better still (ALN-011). i4 packs two elements per byte \
-               (constraints.md §22 A-3), so the manual's 8 × i4 packets are 4 bytes and reported.",
-        bad: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C]>()",
-        good: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C # 8]>()",
-        manual: "L1711-L1716, L1723, L7657-L7658",
-    },
-    Rule {
-        code: "ALN-006",
-        name: "fetch-address-alignment",
-        severity: Severity::Info,
-        status: Status::Covered {
-            by: &["ALN-002", "ALN-008"],
-            why: "fetch reads need only 1-byte alignment beyond the element alignment of ALN-001; a \
-                  DM tensor gets a constant address only from a DMA or a commit, whose 8-byte \
-                  alignment ALN-002 and ALN-008 check",
-        },
-        summary: "Fetch addresses need 1-byte alignment (plus element alignment)",
-        docs: "Fetch reads impose no alignment beyond the element alignment of ALN-001; the 8-byte \
-               alignment \"for certain DMA operations\" is ALN-002.",
-        bad: "",
-        good: "",
-        manual: "L1755-L1756",
-    },
-    Rule {
-        code: "ALN-007",
-        name: "commit-8-byte-units",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "A committed Element spans whole 8-byte units",
-        docs: "commit_in_size and commit_size are 8, 16, 24 or 32 bytes, so a commit always writes \
-               an 8-byte-aligned range; when the Element mapping is not a multiple of 8 bytes the \
-               compiler appends a dummy tail that writes past the tensor and can clobber its \
-               neighbour (CMT-007). visa-lint checks the committed Element's total size; the per-flit \
-               split needs the commit-sequencer derivation. Make the padding explicit: bf16 `m![1]` → \
-               `m![1 # 4]`.",
-        bad: "...cast::<bf16, m![1 # 16]>().commit::<m![1]>(0)",
-        good: "...cast::<bf16, m![1 # 16]>().commit::<m![1 # 4]>(0)",
-        manual: "L2193, L2330, L7699",
-    },
-    Rule {
-        code: "ALN-008",
-        name: "commit-address-alignment",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A commit writes DM from an 8-byte-aligned base address",
-        docs: "The commit sequencer writes DM in 8-byte units and all its strides are multiples of 8 \
-               bytes (L2338); DM write addresses align to 8 bytes (L2426). visa-lint checks the \
-               constant address of `commit(addr)`; natural element alignment is ALN-001 (reported \
-               first) and the strides are CMT-005. Round the address up to a multiple of 8.",
-        bad: "...collect::<m![1], m![A # 32]>().commit::<m![A]>(4) // i8",
-        good: "...collect::<m![1], m![A # 32]>().commit::<m![A]>(8)",
-        manual: "L2338, L2426",
-    },
-    Rule {
-        code: "ALN-009",
-        name: "trf-64-byte-alignment",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "With reg_read_size = 64 bytes, TRF base and strides are 64-byte aligned",
-        docs: "When reg_read_size (the contiguous TRF read common to the TRF Element and the \
-               computation packet, CON-009) equals the 64-byte MAC width, each read spans both \
-               32-byte bank columns, so the TRF Sequencer's base address and all its strides must \
-               be multiples of 64 bytes (L4110-L4111, L4234-L4236). The base is always aligned: \
-               `TrfAddress::Full`, `FirstHalf` and `SecondHalf` start at the TRF or at its half. \
-               visa-lint derives reg_read_size as CON-009 does (a size that is not a power of two \
-               is CON-009's) and the TRF Sequencer's OutTime entries from the TRF Element \
-               (crate::derive), and reports a non-zero stride that is not a multiple of 64 bytes, \
-               typically an Element whose inner axis is padded to a row that is not whole 64-byte \
-               units (`m![J, K # 48]` in bf16: J strides 96 bytes). Pad (or unpad) the inner axis so \
-               the row is a multiple of 64 bytes; the fix does it when that aligns every stride.",
-        bad: "// trf: &TrfTensor<bf16, .., m![N], m![J, K # 48]>, K = 32\ninput.align::<m![M, J], m![K], _, _>(trf) // J strides 96 B",
-        good: "// trf: &TrfTensor<bf16, .., m![N], m![J, K]>\ninput.align::<m![M, J], m![K], _, _>(trf) // J strides 64 B",
-        manual: "L4110-L4111",
-    },
-    Rule {
-        code: "ALN-010",
-        name: "hbm-256-byte-alignment",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "HBM addresses aligned to 256 bytes avoid the read and read-modify-write penalties",
-        docs: "HBM is accessed in 256-byte units: an unaligned read costs two transfers, an \
-               unaligned or partial write a read-modify-write (about 50 times slower). visa-lint \
-               reports constant HBM addresses of `to_hbm` that are not multiples of 256 (natural \
-               element alignment is ALN-001). Round the address up to a multiple of 256.",
-        bad: "let h = host.to_hbm(&mut ctx.pdma, 0x1010).await;",
-        good: "let h = host.to_hbm(&mut ctx.pdma, 0x1100).await;",
-        manual: "L2859, L2983-L2985, L2594",
-    },
-    Rule {
-        code: "ALN-011",
-        name: "fetch-packet-32-bytes",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Prefer fetch packets that are multiples of 32 bytes",
-        docs: "Collect zero-pads packets that are not a multiple of the 32-byte flit; the padded \
-               share of every flit carries no data, for example (32 - 8) / 32 = 75 % for an 8-byte \
-               packet. visa-lint reports fetches whose written packet is already padded (`# n`) to \
-               a size that is not a multiple of 32 bytes and is then collected into flits: widening \
-               that padding, or moving more data into the packet (`m![[B, C] # 32]`, L1837), costs \
-               nothing in the fetch and fills the flit.",
-        bad: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C # 8]>().collect::<m![A, B], m![C # 32]>()",
-        good: "axes![C = 2]; ...fetch::<f8e4m3, m![A], m![[B, C] # 32]>().collect::<m![A], m![[B, C] # 32]>()",
-        manual: "L2122, L2128-L2130, L2143-L2144",
-    },
-    Rule {
-        code: "ALN-012",
-        name: "tail-padding-32-bytes",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Tail padding to a multiple of 32 bytes enables 32-byte fetches and commits",
-        docs: "When a DM tensor's innermost axis is padded (`m![B, A # 72]`) its rows are the \
-               contiguous runs of the fetch and commit sequencers, and the largest fetch/commit \
-               size is the largest of 8/16/24/32 bytes dividing the row: with A = 65 (f8), 72 \
-               bytes gives 24-byte accesses, 80 bytes 16, 88 bytes 8, 96 bytes 32 (L7860-L7867). \
-               visa-lint reports padded innermost axes of fetched or committed tensors whose row is \
-               not a multiple of 32 bytes, with the access sizes. Pad to the next multiple of 32 \
-               bytes.",
-        bad: "let out: DmTensor<f8, m![1], m![1], m![1], m![B, A # 88]> = ...commit(1024);",
-        good: "let out: DmTensor<f8, m![1], m![1], m![1], m![B, A # 96]> = ...commit(1024);",
-        manual: "L7860-L7881",
-    },
+    ALN_001, ALN_002, ALN_003, ALN_004, ALN_005, ALN_006, ALN_007, ALN_008, ALN_009, ALN_010,
+    ALN_011, ALN_012,
 ];
 
 /// Bytes that `n` elements of `dtype` occupy; i4 packs two elements per byte (§22 A-3). `None`
@@ -394,7 +409,7 @@ fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             .and_then(|m| m.span)
             .unwrap_or(step.span);
         let mut diag = Diagnostic::new(
-            "ALN-009",
+            &ALN_009,
             step.span,
             format!(
                 "reg_read_size is {mac} bytes (the TRF Element {e_text} and OutPacket share {} × \
@@ -501,7 +516,7 @@ fn check_flit_fill(
     };
     let waste = (full - bytes).saturating_mul(1000) / full;
     let mut diag = Diagnostic::new(
-        "ALN-011",
+        &ALN_011,
         arg.span,
         format!(
             "the fetch packet {} is {bytes} bytes; Collect zero-pads it to {full}-byte flits, so \
@@ -557,7 +572,7 @@ fn check_tail_padding(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             .unwrap_or(1);
         let full = round_up(row, flit).unwrap_or(flit);
         let mut diag = Diagnostic::new(
-            "ALN-012",
+            &ALN_012,
             span,
             format!(
                 "the padded innermost axis is {} × {d} = {row} bytes per row, so fetches and commits \
@@ -612,7 +627,7 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         let a = cx.target.dma_dm_align_bytes;
         if !addr.is_multiple_of(a) {
             let mut d = Diagnostic::new(
-                "ALN-002",
+                &ALN_002,
                 arg.span,
                 format!(
                     "HBM-to-DM transfers write DM at {a}-byte-aligned addresses; {} is {} bytes past a multiple of {a}",
@@ -630,7 +645,7 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         .map_or(1, |b| u64::from(b / 8));
     if !addr.is_multiple_of(size) {
         let mut d = Diagnostic::new(
-            "ALN-001",
+            &ALN_001,
             arg.span,
             format!(
                 "a {dtype} tensor starts at a multiple of size_of::<{dtype}>() = {size} bytes; address {} is not",
@@ -643,12 +658,12 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     }
     let (code, a, what) = match step.method.as_str() {
         "commit" => (
-            "ALN-008",
+            &ALN_008,
             cx.target.commit_stride_align_bytes,
             "commits write DM in 8-byte units from an 8-byte-aligned base address".to_string(),
         ),
         "to_hbm" => (
-            "ALN-010",
+            &ALN_010,
             cx.target.hbm_align_bytes,
             "HBM is accessed in 256-byte units: an unaligned write costs a read-modify-write \
              (about 50 times slower) and an unaligned read two transfers"
@@ -660,7 +675,7 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         return;
     }
     // An HBM tensor below 8-byte alignment that goes on to DM is DMA-003's error.
-    if code == "ALN-010"
+    if code.code == "ALN-010"
         && !addr.is_multiple_of(cx.target.dma_dm_align_bytes)
         && cx
             .model
@@ -705,7 +720,7 @@ fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     };
     let span = arg.map_or(step.span, |a| a.span);
     let mut diag = Diagnostic::new(
-        "ALN-005",
+        &ALN_005,
         span,
         format!(
             "Fetch output packet must be {a}-byte aligned, got {bytes} bytes ({n} × {d}{})",
@@ -747,7 +762,7 @@ fn check_commit_units(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     let text = ty.get(Slot::Element).map_or("", |m| m.text.as_str());
     let full = round_up(bytes, u).unwrap_or(u);
     let mut diag = Diagnostic::new(
-        "ALN-007",
+        &ALN_007,
         span,
         format!(
             "the committed Element {text} is {bytes} bytes ({n} × {d}); commits write whole {u}-byte units, \

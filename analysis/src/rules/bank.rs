@@ -19,125 +19,131 @@ use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Tu, types::dtype_bits};
 use crate::target::Target;
 
-pub const RULES: &[Rule] = &[
-    Rule {
-        code: "BNK-001",
-        name: "bank-64-access-rule",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "A fetch/commit must not hit one DM bank 64+ times in a row while DMA is active",
-        docs: "DM banks are 8 bytes wide and 16 per slice; 128 consecutive bytes cover all of them \
-               (L2875-L2879). DMA has the lowest DM priority, and a DMA request that waits 4096 \
-               cycles makes the NoC declare it dead and reset the cluster (L2905). Fetch and \
-               commit commands must therefore not access one bank 64 or more times in a row \
-               while a DMA is active (L2898, L2906-L2909; (256/128) × 64 × 32 < 4096, L2938). \
-               visa-lint derives each command's sequencer and reports the longest run: \
-               consecutive accesses stay in one bank when their byte stride is a multiple of 128 \
-               (for example a column of a row-major matrix with a 256-byte row pitch) or 0 \
-               (a Time broadcast re-reading the same address). It reports the command only when \
-               a DMA may run at the same time (one the schedule does not order before or after \
-               it). The compiler then serializes the command with DMA, so this is a warning by \
-               default (constraints.md §22 A-27); `--deny BNK-001` (or `--deny warnings`) makes it an error. Fix: pad \
-               the row pitch so it is not a multiple of 128 bytes (`m![A, B # 136]`), or \
-               reorder Time so the innermost loop walks contiguous memory.",
-        bad: "axes![R = 128, C = 128]; // bf16 rows of 256 bytes at DM 0\n\
-              ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // column walk: bank 0, 128 times\n\
-              let w = w.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 1 << 17); // independent DMA",
-        good: "ctx.main.begin(m.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // row walk",
-        manual: "L2137, L2352-L2353, L2856, L2875-L2879, L2898, L2906-L2909, L2938-L2939",
-    },
-    Rule {
-        code: "BNK-002",
-        name: "cumulative-bank-access",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "Concurrent main + sub + DMA accesses to one bank must total fewer than 64",
-        docs: "The compiler keeps each single command under 64 consecutive same-bank accesses, but \
-               commands that run at the same time add up: main-context and sub-context \
-               fetch/commit plus one DMA request must stay under 64 on the same bank (L2913-\
-               L2926; 30 + 20 + 1 = 51 is safe). visa-lint pairs a main-context and a \
-               sub-context command that the schedule lets overlap, while a DMA may also be \
-               active, whose runs hit a common bank, and reports when their runs plus the DMA \
-               request reach 64 (each alone below 64; at 64 alone it is BNK-001). This is a \
-               heuristic: the real interleaving depends on the schedule (constraints.md marks it \
-               R). Fix: rotate banks in one of the two (pad a stride) or make the commands \
-               depend on each other.",
-        bad: "ctx.main.begin(x.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // R = 40: 40 in a row on bank 0\n\
-              ctx.sub.begin(y.view()).fetch::<bf16, m![C / 4, Q], m![C % 4]>()… // Q = 30: 30 on bank 0\n\
-              let w = w.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 1 << 17); // 40 + 30 + 1 = 71",
-        good: "ctx.main.begin(x.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // rotates banks\n\
-               ctx.sub.begin(y.view()).fetch::<bf16, m![C / 4, Q], m![C % 4]>()… // 30 + 1 = 31",
-        manual: "L2913-L2926, L2917",
-    },
-    Rule {
-        code: "BNK-003",
-        name: "noc-timeout-reset",
-        severity: Severity::Info,
-        status: Status::NotStatic(
-            "the 4096-cycle NoC timeout happens at run time; BNK-001/BNK-002 report its static causes",
-        ),
-        summary: "A DMA request unanswered for 4096 cycles resets the cluster domain",
-        docs: "After 4096 cycles without a response the NoC declares the DMA transaction dead and \
-               enters an exception state; only a full cluster-domain reset recovers (L2905, \
-               L2940). This is why BNK-001 and BNK-002 matter; it is not itself visible in the \
-               source.",
-        bad: "",
-        good: "",
-        manual: "L2905, L2940, L2842",
-    },
-    Rule {
-        code: "BNK-004",
-        name: "dm-priority-order",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "DM priority: main fetch > main commit > sub fetch > sub commit > DMA",
-        docs: "The DM controller serves the main-context Fetch Engine first, then main commit, sub \
-               fetch, sub commit, and the DMA last (L2899-L2904). A command that stays in one \
-               bank for 32 to 63 consecutive accesses is within the 64-access rule, but every \
-               DMA request to that bank waits behind the whole run, and another concurrent \
-               command on the same bank adds to it (BNK-002). visa-lint notes such commands \
-               when a DMA may run at the same time (64 and more is BNK-001). Rotating banks \
-               removes the wait.",
-        bad: "ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>() // R = 48: 48 in a row, DMA in flight",
-        good: "ctx.main.begin(m.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()",
-        manual: "L2899-L2904, L2929",
-    },
-    Rule {
-        code: "BNK-005",
-        name: "main-starves-sub",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "A main-context command that stays in one bank delays sub-context commands on it",
-        docs: "Main-context fetch and commit outrank the sub context in DM arbitration (L2899-\
-               L2904). When a main-context command hits one bank many times in a row and a \
-               sub-context command that may run at the same time uses that bank, the sub command \
-               waits: worst case the two take main + sub time instead of max(main, sub) (L2927-\
-               L2931). No timeout follows (L2910). visa-lint reports runs of 8 or more that meet \
-               a bank the concurrent sub command touches, with both access counts (one access \
-               per cycle); with a DMA in flight and 64 in total it is BNK-002 instead.",
-        bad: "ctx.main.begin(x.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // R = 16: 16 in a row on bank 0\n\
-              ctx.sub.begin(y.view()).fetch::<bf16, m![R, C / 4], m![C % 4]>()… // needs bank 0 too",
-        good: "ctx.main.begin(x.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // rotates banks\n\
-               ctx.sub.begin(y.view()).fetch::<bf16, m![R, C / 4], m![C % 4]>()…",
-        manual: "L2910, L2927-L2931",
-    },
-    Rule {
-        code: "BNK-006",
-        name: "dmn-interleaving",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "DMA into or out of DM should spread over DMNs and their slices",
-        docs: "One DMN moves 128 B/cycle; a 256-byte DMA unit needs two DMNs interleaved for full \
-               bandwidth (L2857, L2883-L2892), and each slice queues only two DMA requests \
-               (L2858, L2935). A DM tensor whose Slice mapping puts all its data in one DMN's 32 \
-               slices cannot be interleaved: its DMA runs at 128 instead of 256 B/cycle (50% \
-               loss). visa-lint checks the Slice mapping of every `to_dm` destination and `to_hbm` \
-               source. The DMA's own access order (strides, HBM channels) is DMA-011.",
-        bad: "axes![A = 32, B = 2048]; let x = x.to_dm::<m![1 # 2], m![A # 256], m![B]>(&mut ctx.tdma, 0); // f32, 256 KiB in DMN 0",
-        good: "axes![A = 256, B = 256]; let x = x.to_dm::<m![1 # 2], m![A], m![B]>(&mut ctx.tdma, 0); // all 8 DMNs",
-        manual: "L2857-L2858, L2883-L2895, L2935",
-    },
-];
+pub const BNK_001: Rule = Rule {
+    code: "BNK-001",
+    name: "bank-64-access-rule",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "A fetch/commit must not hit one DM bank 64+ times in a row while DMA is active",
+    docs: "DM banks are 8 bytes wide and 16 per slice; 128 consecutive bytes cover all of them \
+           (L2875-L2879). DMA has the lowest DM priority, and a DMA request that waits 4096 \
+           cycles makes the NoC declare it dead and reset the cluster (L2905). Fetch and \
+           commit commands must therefore not access one bank 64 or more times in a row \
+           while a DMA is active (L2898, L2906-L2909; (256/128) × 64 × 32 < 4096, L2938). \
+           visa-lint derives each command's sequencer and reports the longest run: \
+           consecutive accesses stay in one bank when their byte stride is a multiple of 128 \
+           (for example a column of a row-major matrix with a 256-byte row pitch) or 0 \
+           (a Time broadcast re-reading the same address). It reports the command only when \
+           a DMA may run at the same time (one the schedule does not order before or after \
+           it). The compiler then serializes the command with DMA, so this is a warning by \
+           default (constraints.md §22 A-27); `--deny BNK-001` (or `--deny warnings`) makes it an error. Fix: pad \
+           the row pitch so it is not a multiple of 128 bytes (`m![A, B # 136]`), or \
+           reorder Time so the innermost loop walks contiguous memory.",
+    bad: "axes![R = 128, C = 128]; // bf16 rows of 256 bytes at DM 0\n\
+          ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // column walk: bank 0, 128 times\n\
+          let w = w.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 1 << 17); // independent DMA",
+    good: "ctx.main.begin(m.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // row walk",
+    manual: "L2137, L2352-L2353, L2856, L2875-L2879, L2898, L2906-L2909, L2938-L2939",
+};
+
+pub const BNK_002: Rule = Rule {
+    code: "BNK-002",
+    name: "cumulative-bank-access",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "Concurrent main + sub + DMA accesses to one bank must total fewer than 64",
+    docs: "The compiler keeps each single command under 64 consecutive same-bank accesses, but \
+           commands that run at the same time add up: main-context and sub-context \
+           fetch/commit plus one DMA request must stay under 64 on the same bank (L2913-\
+           L2926; 30 + 20 + 1 = 51 is safe). visa-lint pairs a main-context and a \
+           sub-context command that the schedule lets overlap, while a DMA may also be \
+           active, whose runs hit a common bank, and reports when their runs plus the DMA \
+           request reach 64 (each alone below 64; at 64 alone it is BNK-001). This is a \
+           heuristic: the real interleaving depends on the schedule (constraints.md marks it \
+           R). Fix: rotate banks in one of the two (pad a stride) or make the commands \
+           depend on each other.",
+    bad: "ctx.main.begin(x.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // R = 40: 40 in a row on bank 0\n\
+          ctx.sub.begin(y.view()).fetch::<bf16, m![C / 4, Q], m![C % 4]>()… // Q = 30: 30 on bank 0\n\
+          let w = w.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 1 << 17); // 40 + 30 + 1 = 71",
+    good: "ctx.main.begin(x.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // rotates banks\n\
+           ctx.sub.begin(y.view()).fetch::<bf16, m![C / 4, Q], m![C % 4]>()… // 30 + 1 = 31",
+    manual: "L2913-L2926, L2917",
+};
+
+pub const BNK_003: Rule = Rule {
+    code: "BNK-003",
+    name: "noc-timeout-reset",
+    severity: Severity::Info,
+    status: Status::NotStatic(
+        "the 4096-cycle NoC timeout happens at run time; BNK-001/BNK-002 report its static causes",
+    ),
+    summary: "A DMA request unanswered for 4096 cycles resets the cluster domain",
+    docs: "After 4096 cycles without a response the NoC declares the DMA transaction dead and \
+           enters an exception state; only a full cluster-domain reset recovers (L2905, \
+           L2940). This is why BNK-001 and BNK-002 matter; it is not itself visible in the \
+           source.",
+    bad: "",
+    good: "",
+    manual: "L2905, L2940, L2842",
+};
+
+pub const BNK_004: Rule = Rule {
+    code: "BNK-004",
+    name: "dm-priority-order",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "DM priority: main fetch > main commit > sub fetch > sub commit > DMA",
+    docs: "The DM controller serves the main-context Fetch Engine first, then main commit, sub \
+           fetch, sub commit, and the DMA last (L2899-L2904). A command that stays in one \
+           bank for 32 to 63 consecutive accesses is within the 64-access rule, but every \
+           DMA request to that bank waits behind the whole run, and another concurrent \
+           command on the same bank adds to it (BNK-002). visa-lint notes such commands \
+           when a DMA may run at the same time (64 and more is BNK-001). Rotating banks \
+           removes the wait.",
+    bad: "ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>() // R = 48: 48 in a row, DMA in flight",
+    good: "ctx.main.begin(m.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()",
+    manual: "L2899-L2904, L2929",
+};
+
+pub const BNK_005: Rule = Rule {
+    code: "BNK-005",
+    name: "main-starves-sub",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "A main-context command that stays in one bank delays sub-context commands on it",
+    docs: "Main-context fetch and commit outrank the sub context in DM arbitration (L2899-\
+           L2904). When a main-context command hits one bank many times in a row and a \
+           sub-context command that may run at the same time uses that bank, the sub command \
+           waits: worst case the two take main + sub time instead of max(main, sub) (L2927-\
+           L2931). No timeout follows (L2910). visa-lint reports runs of 8 or more that meet \
+           a bank the concurrent sub command touches, with both access counts (one access \
+           per cycle); with a DMA in flight and 64 in total it is BNK-002 instead.",
+    bad: "ctx.main.begin(x.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // R = 16: 16 in a row on bank 0\n\
+          ctx.sub.begin(y.view()).fetch::<bf16, m![R, C / 4], m![C % 4]>()… // needs bank 0 too",
+    good: "ctx.main.begin(x.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // rotates banks\n\
+           ctx.sub.begin(y.view()).fetch::<bf16, m![R, C / 4], m![C % 4]>()…",
+    manual: "L2910, L2927-L2931",
+};
+
+pub const BNK_006: Rule = Rule {
+    code: "BNK-006",
+    name: "dmn-interleaving",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "DMA into or out of DM should spread over DMNs and their slices",
+    docs: "One DMN moves 128 B/cycle; a 256-byte DMA unit needs two DMNs interleaved for full \
+           bandwidth (L2857, L2883-L2892), and each slice queues only two DMA requests \
+           (L2858, L2935). A DM tensor whose Slice mapping puts all its data in one DMN's 32 \
+           slices cannot be interleaved: its DMA runs at 128 instead of 256 B/cycle (50% \
+           loss). visa-lint checks the Slice mapping of every `to_dm` destination and `to_hbm` \
+           source. The DMA's own access order (strides, HBM channels) is DMA-011.",
+    bad: "axes![A = 32, B = 2048]; let x = x.to_dm::<m![1 # 2], m![A # 256], m![B]>(&mut ctx.tdma, 0); // f32, 256 KiB in DMN 0",
+    good: "axes![A = 256, B = 256]; let x = x.to_dm::<m![1 # 2], m![A], m![B]>(&mut ctx.tdma, 0); // all 8 DMNs",
+    manual: "L2857-L2858, L2883-L2895, L2935",
+};
+
+/// Every rule of this family, in code order.
+pub const RULES: &[Rule] = &[BNK_001, BNK_002, BNK_003, BNK_004, BNK_005, BNK_006];
 
 /// One access of a command and the loops around it: `(count, byte stride)`, outermost first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -449,7 +455,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 };
                 out.push(
                     Diagnostic::new(
-                        "BNK-002",
+                        &BNK_002,
                         second.span,
                         format!(
                             "this {} {} hits bank {} {} times in a row and the concurrent {} {} \
@@ -479,7 +485,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 let (a, b) = (x.runs.accesses, y.runs.accesses);
                 out.push(
                     Diagnostic::new(
-                        "BNK-005",
+                        &BNK_005,
                         x.span,
                         format!(
                             "this ctx.main {} stays in {} for {} accesses in a row while the \
@@ -507,7 +513,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if c.runs.run >= limit {
             out.push(
                 Diagnostic::new(
-                    "BNK-001",
+                    &BNK_001,
                     c.span,
                     format!(
                         "{} is accessed {} times in a row by this {} (sequencer {}: {}) while the \
@@ -527,7 +533,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         } else if c.runs.run >= NEAR && !in_pair[i] {
             out.push(
                 Diagnostic::new(
-                    "BNK-004",
+                    &BNK_004,
                     c.span,
                     format!(
                         "{} is accessed {} times in a row by this {} ({}); the DMA that may run \
@@ -595,7 +601,7 @@ fn check_dmn(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
                 .saturating_sub(total / cx.target.dma_dm_bytes_per_cycle.max(1));
             let k = dmns[0];
             out.push(Diagnostic::new(
-                "BNK-006",
+                &BNK_006,
                 mv.span.unwrap_or(step.span),
                 format!(
                     "the Slice mapping {} puts all {total} bytes in DMN {k} (slices {}..{}), so \

@@ -13,175 +13,190 @@ use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Chain, FnKind, Kind, MapVal, Origin, Slot, Step, TensorTy};
+use crate::rules::kernel::KRN_010;
 use std::collections::HashSet;
 
+pub const CAP_001: Rule = Rule {
+    code: "CAP-001",
+    name: "chip-size",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "In a `#[device(chip = N)]` kernel every Chip mapping has size exactly N",
+    docs: "The runtime launches kernels at chip granularity, so a device tensor's Chip mapping \
+           covers exactly the kernel's chips: `Chip::SIZE == NUM_CHIPS`. Use fewer chips by \
+           padding (`m![1]` → `m![1 # N]`); a Chip mapping larger than N does not fit and its \
+           extra factors belong in Element (or the kernel runs on more chips). Checked on every \
+           Chip mapping written in a `#[device]` kernel (parameters, `let` annotations, \
+           turbofish); helper functions are generic over the launch and are not checked \
+           (constraints.md §22 A-2). The manual's first program puts `HbmTensor<i8, m![A], m![B]>` \
+           (A = 8) under `chip = 1` (§22 A-12). KRN-010 reports a `#[device]` attribute whose chip \
+           count is missing; this rule compares the mappings with it.",
+    bad: "axes![A = 8, B = 512];\n#[device(chip = 1)]\nfn kernel(ctx: &mut Context, hbm: &HbmTensor<i8, m![A], m![B]>) {}",
+    good: "axes![A = 8, B = 512];\n#[device(chip = 1)]\nfn kernel(ctx: &mut Context, hbm: &HbmTensor<i8, m![1], m![A, B]>) {}",
+    manual: "L1079, L1083-L1084, L1751, L55-L63",
+};
+
+pub const CAP_002: Rule = Rule {
+    code: "CAP-002",
+    name: "cluster-size",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Every Cluster mapping of a device kernel has size exactly 2",
+    docs: "A chip has 2 clusters and the runtime uses both; `BeginTensor::fetch` asserts \
+           \"Cluster size must be 2, got {n}\". A single-cluster kernel writes `m![1 # 2]`. \
+           Checked in `#[device]` kernels (see CAP-001 for helper functions).",
+    bad: "a: &DmTensor<i8, m![1], m![1], m![A / 8 # 256], m![A % 8]>",
+    good: "a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>",
+    manual: "L1080, L1091-L1092, L1709, L130",
+};
+
+pub const CAP_003: Rule = Rule {
+    code: "CAP-003",
+    name: "slice-size",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Every Slice mapping of a device kernel has size exactly 256",
+    docs: "A cluster has 256 slices and partial-cluster operation is not supported: \
+           `BeginTensor::fetch` asserts \"Slice size must be 256, got {n}\" and the Switch \
+           Engine requires `InSlice::SIZE = OutSlice::SIZE = 256`. Pad a smaller mapping \
+           (`m![A / 8]` of size 64 → `m![A / 8 # 256]`); a larger one must move factors into \
+           Time or Element. Checked in `#[device]` kernels (see CAP-001).",
+    bad: "axes![A = 512];\ntype Slice = m![A / 8];",
+    good: "axes![A = 512];\ntype Slice = m![A / 8 # 256];",
+    manual: "L1081, L1710, L3501-L3502",
+};
+
+pub const CAP_004: Rule = Rule {
+    code: "CAP-004",
+    name: "trf-row-count",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The TRF Row mapping has size 1, 2, 4 or 8",
+    docs: "A slice has 8 MAC rows, one TRF bank row each; an operation uses 1, 2, 4 or 8 of them \
+           and the Row dimension must have one of these sizes. Pad a Row of 3, 5, 6 or 7 to the \
+           next allowed size (`m![N # 8]` for N = 6); a Row over 8 moves factors into Element. \
+           Checked on TrfTensor types and the Row of `to_trf`, `align` and the contraction types.",
+    bad: "axes![N = 6, K = 64];\nlet w: TrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![N], m![K]> = ...;",
+    good: "axes![N = 6, K = 64];\nlet w: TrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![N # 8], m![K]> = ...;",
+    manual: "L1089, L4529-L4530, L4162-L4167, L132",
+};
+
+pub const CAP_005: Rule = Rule {
+    code: "CAP-005",
+    name: "dm-capacity",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A DmTensor's Element fits the 512 KB of its slice, from its address on",
+    docs: "Each slice has 512 KB (524,288 bytes) of DM with its own address space, and a \
+           `DmTensor<D, ..., Element>` at `addr` occupies `addr .. addr + Element::SIZE * \
+           size_of::<D>()` (i4 counts half a byte). The Element of every DmTensor type is \
+           checked against 512 KB, and `to_dm(.., addr)` / `commit(addr)` with a constant \
+           address against the end of the slice. Tile along Time, or distribute more factors \
+           over Slice, Cluster or Chip.",
+    bad: "axes![A = 1024, B = 1024];\nlet a: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A, B]> = hbm.to_dm(&mut ctx.tdma, 0); // 1 MiB",
+    good: "axes![A = 1024, B = 1024];\nlet a: DmTensor<i8, m![1], m![1 # 2], m![A / 4], m![A % 4, B]> = hbm.to_dm(&mut ctx.tdma, 0); // 4 KiB",
+    manual: "L1088, L1093, L1075, L2863-L2879, L2874",
+};
+
+pub const CAP_006: Rule = Rule {
+    code: "CAP-006",
+    name: "trf-capacity",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A TrfTensor's Element fits 8 KB per Row (4 KB in FirstHalf / SecondHalf)",
+    docs: "The TRF is 8 bank rows × 2 bank columns × 128 rows of 32 bytes: 8 KB per Row in \
+           `TrfAddress::Full`, half of it (64 rows, 4 KB) in `FirstHalf` and `SecondHalf`. \
+           `Element::SIZE * size_of::<D>()` must fit. The manual notes that fewer rows extend \
+           the per-Row space (L4148); visa-lint keeps the stated conservative limit \
+           (constraints.md §22 A-21). A TrfTensor parameter, whose region is not known, is \
+           checked against the Full 8 KB. The manual's GEMM stores `m![J / 8 % 4, K]` of bf16 \
+           (K = 2048): 16 KB per Row (§22 A-12). Tile the contraction axis over passes.",
+    bad: "axes![J = 512, K = 2048];\n.to_trf::<m![J % 8], m![J / 8 % 4, K]>(TrfAddress::Full) // bf16: 16 KB per Row",
+    good: "axes![J = 512, K = 512];\n.to_trf::<m![J % 8], m![J / 8 % 4, K]>(TrfAddress::Full) // bf16: 4 KB per Row",
+    manual: "L1089, L139, L4116-L4118, L4141-L4155",
+};
+
+pub const CAP_007: Rule = Rule {
+    code: "CAP-007",
+    name: "vrf-capacity",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A VrfTensor's Element fits the 8 KB VRF of its slice, from its address on",
+    docs: "Each slice has an 8 KB VRF; the limit is per slice, not the cluster's 2 MB. \
+           `Element::SIZE * size_of::<D>()` must fit, and `to_vrf(addr)` must end inside 8 KB. \
+           Split the operand over more slices, or segment it over several passes \
+           (L7152-L7195). A VRF load from `begin_interleaved` is CAP-011.",
+    bad: "axes![A = 8192];\nlet v: VrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![A]> = ...to_vrf(0); // 16 KB",
+    good: "axes![A = 8192];\nlet v: VrfTensor<bf16, m![1], m![1 # 2], m![A / 32 # 256], m![A % 32]> = ...to_vrf(0); // 64 B",
+    manual: "L1090, L140, L5256, L7916-L7917, L7189",
+};
+
+pub const CAP_008: Rule = Rule {
+    code: "CAP-008",
+    name: "hbm-capacity",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "An HbmTensor's Element fits the chip's 48 GB of HBM, from its address on",
+    docs: "A chip has 48 GB of HBM (2 stacks × 16 channels × 3 slices × 4 bank groups × 4 banks \
+           × 16K rows × 2 KB = 48 × 2^30 bytes) in one contiguous address space. The Element of \
+           every HbmTensor type must fit, and `to_hbm(.., addr)` with a constant address must \
+           end inside it.",
+    bad: "host.to_hbm(&mut ctx.pdma, 48 << 30)",
+    good: "host.to_hbm(&mut ctx.pdma, 0x1000)",
+    manual: "L137, L2949-L2960, L2976",
+};
+
+pub const CAP_009: Rule = Rule {
+    code: "CAP-009",
+    name: "time-unbounded",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "Time has no size limit: no capacity rule reports a Time mapping's size",
+    docs: "Unlike the spatial dimensions, Time grows with the data; only its decomposition into \
+           sequencer entries is limited (at most 8 entries of at most 65,536 iterations, \
+           SEQ-001 and SEQ-002). This rule is permissive: the CAP checks never look at Time \
+           sizes, and it reports nothing itself.",
+    bad: "",
+    good: "axes![T = 1048576, C = 32];\n.fetch::<i8, m![T], m![C]>() // Time::SIZE = 2^20 is fine",
+    manual: "L1099",
+};
+
+pub const CAP_010: Rule = Rule {
+    code: "CAP-010",
+    name: "trf-region-overlap",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "Live TRF tensors occupy distinct regions: Full is exclusive, FirstHalf and SecondHalf one each",
+    docs: "`TrfAddress::Full` dedicates the whole TRF to one tensor; `FirstHalf` and \
+           `SecondHalf` isolate up to two (double buffering). Loading a TRF tensor into a region \
+           that overlaps one whose tensor is still used later (`.align(&trf)`) overwrites it \
+           silently. Reported at the second `to_trf` when the first tensor's binding is used \
+           after it; use the other half, or finish with the first tensor before loading.",
+    bad: "let w0 = ..to_trf(TrfAddress::Full);\nlet w1 = ..to_trf(TrfAddress::FirstHalf);\n..align::<_, _, _, _>(&w0)",
+    good: "let w0 = ..to_trf(TrfAddress::FirstHalf);\nlet w1 = ..to_trf(TrfAddress::SecondHalf);\n..align::<_, _, _, _>(&w0)",
+    manual: "L304, L4151-L4159",
+};
+
+pub const CAP_011: Rule = Rule {
+    code: "CAP-011",
+    name: "split-reduce-vrf",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "An interleaved (split-reduce) stream loaded into the VRF fits its 8 KB per slice",
+    docs: "Split reduce interleaves two tensor instances (`begin_interleaved`), adding the \
+           interleave axis to Time; after interleaving, the combined tensor must fit the VRF \
+           (8 KB per slice). Reported on `to_vrf` loads of a `begin_interleaved` chain whose \
+           combined Element exceeds the VRF (other VRF loads are CAP-007). Split further, or \
+           spread the reduced axis over slices.",
+    bad: "ctx.sub.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<..>().collect::<..>().to_vrf(0) // 2 × 4096 bf16 = 16 KB",
+    good: "ctx.sub.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<..>().collect::<..>().to_vrf(0) // 2 × 2048 bf16 = 8 KB",
+    manual: "L7372, L7156, L7189",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "CAP-001",
-        name: "chip-size",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "In a `#[device(chip = N)]` kernel every Chip mapping has size exactly N",
-        docs: "The runtime launches kernels at chip granularity, so a device tensor's Chip mapping \
-               covers exactly the kernel's chips: `Chip::SIZE == NUM_CHIPS`. Use fewer chips by \
-               padding (`m![1]` → `m![1 # N]`); a Chip mapping larger than N does not fit and its \
-               extra factors belong in Element (or the kernel runs on more chips). Checked on every \
-               Chip mapping written in a `#[device]` kernel (parameters, `let` annotations, \
-               turbofish); helper functions are generic over the launch and are not checked \
-               (constraints.md §22 A-2). The manual's first program puts `HbmTensor<i8, m![A], m![B]>` \
-               (A = 8) under `chip = 1` (§22 A-12). KRN-010 reports a `#[device]` attribute whose chip \
-               count is missing; this rule compares the mappings with it.",
-        bad: "axes![A = 8, B = 512];\n#[device(chip = 1)]\nfn kernel(ctx: &mut Context, hbm: &HbmTensor<i8, m![A], m![B]>) {}",
-        good: "axes![A = 8, B = 512];\n#[device(chip = 1)]\nfn kernel(ctx: &mut Context, hbm: &HbmTensor<i8, m![1], m![A, B]>) {}",
-        manual: "L1079, L1083-L1084, L1751, L55-L63",
-    },
-    Rule {
-        code: "CAP-002",
-        name: "cluster-size",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Every Cluster mapping of a device kernel has size exactly 2",
-        docs: "A chip has 2 clusters and the runtime uses both; `BeginTensor::fetch` asserts \
-               \"Cluster size must be 2, got {n}\". A single-cluster kernel writes `m![1 # 2]`. \
-               Checked in `#[device]` kernels (see CAP-001 for helper functions).",
-        bad: "a: &DmTensor<i8, m![1], m![1], m![A / 8 # 256], m![A % 8]>",
-        good: "a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>",
-        manual: "L1080, L1091-L1092, L1709, L130",
-    },
-    Rule {
-        code: "CAP-003",
-        name: "slice-size",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Every Slice mapping of a device kernel has size exactly 256",
-        docs: "A cluster has 256 slices and partial-cluster operation is not supported: \
-               `BeginTensor::fetch` asserts \"Slice size must be 256, got {n}\" and the Switch \
-               Engine requires `InSlice::SIZE = OutSlice::SIZE = 256`. Pad a smaller mapping \
-               (`m![A / 8]` of size 64 → `m![A / 8 # 256]`); a larger one must move factors into \
-               Time or Element. Checked in `#[device]` kernels (see CAP-001).",
-        bad: "axes![A = 512];\ntype Slice = m![A / 8];",
-        good: "axes![A = 512];\ntype Slice = m![A / 8 # 256];",
-        manual: "L1081, L1710, L3501-L3502",
-    },
-    Rule {
-        code: "CAP-004",
-        name: "trf-row-count",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The TRF Row mapping has size 1, 2, 4 or 8",
-        docs: "A slice has 8 MAC rows, one TRF bank row each; an operation uses 1, 2, 4 or 8 of them \
-               and the Row dimension must have one of these sizes. Pad a Row of 3, 5, 6 or 7 to the \
-               next allowed size (`m![N # 8]` for N = 6); a Row over 8 moves factors into Element. \
-               Checked on TrfTensor types and the Row of `to_trf`, `align` and the contraction types.",
-        bad: "axes![N = 6, K = 64];\nlet w: TrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![N], m![K]> = ...;",
-        good: "axes![N = 6, K = 64];\nlet w: TrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![N # 8], m![K]> = ...;",
-        manual: "L1089, L4529-L4530, L4162-L4167, L132",
-    },
-    Rule {
-        code: "CAP-005",
-        name: "dm-capacity",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A DmTensor's Element fits the 512 KB of its slice, from its address on",
-        docs: "Each slice has 512 KB (524,288 bytes) of DM with its own address space, and a \
-               `DmTensor<D, ..., Element>` at `addr` occupies `addr .. addr + Element::SIZE * \
-               size_of::<D>()` (i4 counts half a byte). The Element of every DmTensor type is \
-               checked against 512 KB, and `to_dm(.., addr)` / `commit(addr)` with a constant \
-               address against the end of the slice. Tile along Time, or distribute more factors \
-               over Slice, Cluster or Chip.",
-        bad: "axes![A = 1024, B = 1024];\nlet a: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A, B]> = hbm.to_dm(&mut ctx.tdma, 0); // 1 MiB",
-        good: "axes![A = 1024, B = 1024];\nlet a: DmTensor<i8, m![1], m![1 # 2], m![A / 4], m![A % 4, B]> = hbm.to_dm(&mut ctx.tdma, 0); // 4 KiB",
-        manual: "L1088, L1093, L1075, L2863-L2879, L2874",
-    },
-    Rule {
-        code: "CAP-006",
-        name: "trf-capacity",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A TrfTensor's Element fits 8 KB per Row (4 KB in FirstHalf / SecondHalf)",
-        docs: "The TRF is 8 bank rows × 2 bank columns × 128 rows of 32 bytes: 8 KB per Row in \
-               `TrfAddress::Full`, half of it (64 rows, 4 KB) in `FirstHalf` and `SecondHalf`. \
-               `Element::SIZE * size_of::<D>()` must fit. The manual notes that fewer rows extend \
-               the per-Row space (L4148); visa-lint keeps the stated conservative limit \
-               (constraints.md §22 A-21). A TrfTensor parameter, whose region is not known, is \
-               checked against the Full 8 KB. The manual's GEMM stores `m![J / 8 % 4, K]` of bf16 \
-               (K = 2048): 16 KB per Row (§22 A-12). Tile the contraction axis over passes.",
-        bad: "axes![J = 512, K = 2048];\n.to_trf::<m![J % 8], m![J / 8 % 4, K]>(TrfAddress::Full) // bf16: 16 KB per Row",
-        good: "axes![J = 512, K = 512];\n.to_trf::<m![J % 8], m![J / 8 % 4, K]>(TrfAddress::Full) // bf16: 4 KB per Row",
-        manual: "L1089, L139, L4116-L4118, L4141-L4155",
-    },
-    Rule {
-        code: "CAP-007",
-        name: "vrf-capacity",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A VrfTensor's Element fits the 8 KB VRF of its slice, from its address on",
-        docs: "Each slice has an 8 KB VRF; the limit is per slice, not the cluster's 2 MB. \
-               `Element::SIZE * size_of::<D>()` must fit, and `to_vrf(addr)` must end inside 8 KB. \
-               Split the operand over more slices, or segment it over several passes \
-               (L7152-L7195). A VRF load from `begin_interleaved` is CAP-011.",
-        bad: "axes![A = 8192];\nlet v: VrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![A]> = ...to_vrf(0); // 16 KB",
-        good: "axes![A = 8192];\nlet v: VrfTensor<bf16, m![1], m![1 # 2], m![A / 32 # 256], m![A % 32]> = ...to_vrf(0); // 64 B",
-        manual: "L1090, L140, L5256, L7916-L7917, L7189",
-    },
-    Rule {
-        code: "CAP-008",
-        name: "hbm-capacity",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "An HbmTensor's Element fits the chip's 48 GB of HBM, from its address on",
-        docs: "A chip has 48 GB of HBM (2 stacks × 16 channels × 3 slices × 4 bank groups × 4 banks \
-               × 16K rows × 2 KB = 48 × 2^30 bytes) in one contiguous address space. The Element of \
-               every HbmTensor type must fit, and `to_hbm(.., addr)` with a constant address must \
-               end inside it.",
-        bad: "host.to_hbm(&mut ctx.pdma, 48 << 30)",
-        good: "host.to_hbm(&mut ctx.pdma, 0x1000)",
-        manual: "L137, L2949-L2960, L2976",
-    },
-    Rule {
-        code: "CAP-009",
-        name: "time-unbounded",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "Time has no size limit: no capacity rule reports a Time mapping's size",
-        docs: "Unlike the spatial dimensions, Time grows with the data; only its decomposition into \
-               sequencer entries is limited (at most 8 entries of at most 65,536 iterations, \
-               SEQ-001 and SEQ-002). This rule is permissive: the CAP checks never look at Time \
-               sizes, and it reports nothing itself.",
-        bad: "",
-        good: "axes![T = 1048576, C = 32];\n.fetch::<i8, m![T], m![C]>() // Time::SIZE = 2^20 is fine",
-        manual: "L1099",
-    },
-    Rule {
-        code: "CAP-010",
-        name: "trf-region-overlap",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "Live TRF tensors occupy distinct regions: Full is exclusive, FirstHalf and SecondHalf one each",
-        docs: "`TrfAddress::Full` dedicates the whole TRF to one tensor; `FirstHalf` and \
-               `SecondHalf` isolate up to two (double buffering). Loading a TRF tensor into a region \
-               that overlaps one whose tensor is still used later (`.align(&trf)`) overwrites it \
-               silently. Reported at the second `to_trf` when the first tensor's binding is used \
-               after it; use the other half, or finish with the first tensor before loading.",
-        bad: "let w0 = ..to_trf(TrfAddress::Full);\nlet w1 = ..to_trf(TrfAddress::FirstHalf);\n..align::<_, _, _, _>(&w0)",
-        good: "let w0 = ..to_trf(TrfAddress::FirstHalf);\nlet w1 = ..to_trf(TrfAddress::SecondHalf);\n..align::<_, _, _, _>(&w0)",
-        manual: "L304, L4151-L4159",
-    },
-    Rule {
-        code: "CAP-011",
-        name: "split-reduce-vrf",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "An interleaved (split-reduce) stream loaded into the VRF fits its 8 KB per slice",
-        docs: "Split reduce interleaves two tensor instances (`begin_interleaved`), adding the \
-               interleave axis to Time; after interleaving, the combined tensor must fit the VRF \
-               (8 KB per slice). Reported on `to_vrf` loads of a `begin_interleaved` chain whose \
-               combined Element exceeds the VRF (other VRF loads are CAP-007). Split further, or \
-               spread the reduced axis over slices.",
-        bad: "ctx.sub.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<..>().collect::<..>().to_vrf(0) // 2 × 4096 bf16 = 16 KB",
-        good: "ctx.sub.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<..>().collect::<..>().to_vrf(0) // 2 × 2048 bf16 = 8 KB",
-        manual: "L7372, L7156, L7189",
-    },
+    CAP_001, CAP_002, CAP_003, CAP_004, CAP_005, CAP_006, CAP_007, CAP_008, CAP_009, CAP_010,
+    CAP_011,
 ];
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
@@ -189,7 +204,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     if let FnKind::Device { chips } = cx.model.kind {
         match chips {
             None | Some(0) => out.push(Diagnostic::new(
-                "KRN-010",
+                &KRN_010,
                 cx.model.span,
                 match chips {
                     Some(_) => "`#[device(chip = 0)]`: a kernel runs on at least one chip; \
@@ -200,17 +215,10 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                         .to_string(),
                 },
             )),
-            Some(n) => spatial(cx, &sites, Slot::Chip, "CAP-001", n, out),
+            Some(n) => spatial(cx, &sites, Slot::Chip, &CAP_001, n, out),
         }
-        spatial(
-            cx,
-            &sites,
-            Slot::Cluster,
-            "CAP-002",
-            cx.target.clusters,
-            out,
-        );
-        spatial(cx, &sites, Slot::Slice, "CAP-003", cx.target.slices, out);
+        spatial(cx, &sites, Slot::Cluster, &CAP_002, cx.target.clusters, out);
+        spatial(cx, &sites, Slot::Slice, &CAP_003, cx.target.slices, out);
     }
     rows(cx, &sites, out);
     capacities(cx, out);
@@ -311,7 +319,7 @@ fn spatial(
     cx: &FnContext<'_>,
     sites: &[Site<'_>],
     slot: Slot,
-    code: &str,
+    code: &'static Rule,
     want: u64,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -415,7 +423,7 @@ fn rows(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagnostic>) {
                 cx.target.trf_rows
             ),
         };
-        let d = Diagnostic::new("CAP-004", site.at, msg);
+        let d = Diagnostic::new(&CAP_004, site.at, msg);
         out.push(match next {
             Some(m) => pad_fix(cx, d, site, m, format!("pad the Row mapping to {m}")),
             None => d,
@@ -598,17 +606,17 @@ fn capacities(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let t = cx.target;
     for s in stores(cx) {
         let (code, cap, unit, space) = match s.kind {
-            Kind::Dm => ("CAP-005", t.dm_bytes_per_slice, "slice", "of DM"),
+            Kind::Dm => (&CAP_005, t.dm_bytes_per_slice, "slice", "of DM"),
             Kind::Trf if s.half => (
-                "CAP-006",
+                &CAP_006,
                 t.trf_bytes_per_row / 2,
                 "Row",
                 "of TRF in FirstHalf/SecondHalf",
             ),
-            Kind::Trf => ("CAP-006", t.trf_bytes_per_row, "Row", "of TRF"),
-            Kind::Vrf if s.interleaved => ("CAP-011", t.vrf_bytes_per_slice, "slice", "of VRF"),
-            Kind::Vrf => ("CAP-007", t.vrf_bytes_per_slice, "slice", "of VRF"),
-            Kind::Hbm => ("CAP-008", t.hbm_bytes_per_chip, "chip", "of HBM"),
+            Kind::Trf => (&CAP_006, t.trf_bytes_per_row, "Row", "of TRF"),
+            Kind::Vrf if s.interleaved => (&CAP_011, t.vrf_bytes_per_slice, "slice", "of VRF"),
+            Kind::Vrf => (&CAP_007, t.vrf_bytes_per_slice, "slice", "of VRF"),
+            Kind::Hbm => (&CAP_008, t.hbm_bytes_per_chip, "chip", "of HBM"),
             _ => continue,
         };
         let what = match s.element {
@@ -752,7 +760,7 @@ fn trf_regions(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 .map_or(used.span, |s| s.span);
             out.push(
                 Diagnostic::new(
-                    "CAP-010",
+                    &CAP_010,
                     second.step.span,
                     format!(
                         "this TrfAddress::{} load overlaps TrfAddress::{} of `{name}`, which is still \

@@ -7,60 +7,63 @@ use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Arg, Chain, Kind, MapVal, Slot, Step, Tu};
 
-pub const RULES: &[Rule] = &[
-    Rule {
-        code: "CST-001",
-        name: "cast-supported-pair",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The Cast Engine lowers i32 to i4/i8/i16 and f32 to f8e5m2/f8e4m3/f16/bf16 only",
-        docs: "`.cast::<D2, OutPacket>()` requires `D: Cast<D2>` on a `VeScalar` stream: the Cast \
-               Engine narrows i32 to i4, i8 or i16, and f32 to f8e5m2, f8e4m3, f16 or bf16. There is \
-               no float-to-integer or integer-to-float lowering, no widening, and no cast of a stream \
-               that is already narrow (a bf16 stream straight from collect). Convert between integer \
-               and float in the Vector Engine (FxpToFp / FpToFxp) before the cast, cast to a type of \
-               the same family, or drop the cast when the stream already has the type to commit.",
-        bad: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<i8, m![1 # 32]>() // f32",
-        good: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 16]>()",
-        manual: "L6759, L6765, L6776-L6779",
-    },
-    Rule {
-        code: "CST-002",
-        name: "cast-one-flit",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Cast takes one 32-byte flit and gives one: OutPacket = `P # (32 / size_of(D2))`, Time unchanged",
-        docs: "The Cast Engine converts the elements of one 32-byte input flit (`[P # 32 / \
-               size_of(D1)]`) in place and pads the result back to 32 bytes, so OutPacket is the same \
-               elements `P`, padded to 32 / size_of(D2) positions (16 for bf16, 32 for i8, 64 for \
-               i4), and Time passes through unchanged. visa-lint checks the written OutPacket (the \
-               turbofish or the CastTensor annotation) against the input packet, the input packet's \
-               32 bytes when it does not come straight from collect (COL-001 reports those), and an \
-               annotated Time. The fix pads the packet: `m![N # 8]` → `m![N # 16]` for f32 → bf16, \
-               `m![A]` → `m![A # 32]` for i32 → i8.",
-        bad: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 8]>()",
-        good: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 16]>()",
-        manual: "L6781-L6784, L3042, L6787-L6818",
-    },
-    Rule {
-        code: "CST-003",
-        name: "cast-position",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Cast runs on the main context, after Vector/Contraction and before Transpose/Commit",
-        docs: "The Cast Engine sits between the Vector and Transpose engines, and its output can only \
-               be transposed and committed; a sub-context commit cannot follow a cast. The findings are \
-               divided so each is reported once: a cast in the wrong place of a chain (after a \
-               transpose, twice, before the vector stage) is KRN-001 at the misplaced method; a \
-               sub-context chain that casts and then commits is KRN-006 at the commit; CST-003 reports \
-               the remaining case, a cast on `ctx.sub` whose result no commit of the function consumes \
-               (it is returned or left unused), at the cast: it can never reach DM. Run the chain on \
-               `ctx.main`.",
-        bad: "let c = ctx.sub.begin(a.view()).fetch::<i32, T, P>().collect::<T, P>().cast::<i8, m![A # 32]>();",
-        good: "let c = ctx.main.begin(a.view()).fetch::<i32, T, P>().collect::<T, P>().cast::<i8, m![A # 32]>();",
-        manual: "L3018, L2337-L2338, L3046-L3052",
-    },
-];
+pub const CST_001: Rule = Rule {
+    code: "CST-001",
+    name: "cast-supported-pair",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The Cast Engine lowers i32 to i4/i8/i16 and f32 to f8e5m2/f8e4m3/f16/bf16 only",
+    docs: "`.cast::<D2, OutPacket>()` requires `D: Cast<D2>` on a `VeScalar` stream: the Cast \
+           Engine narrows i32 to i4, i8 or i16, and f32 to f8e5m2, f8e4m3, f16 or bf16. There is \
+           no float-to-integer or integer-to-float lowering, no widening, and no cast of a stream \
+           that is already narrow (a bf16 stream straight from collect). Convert between integer \
+           and float in the Vector Engine (FxpToFp / FpToFxp) before the cast, cast to a type of \
+           the same family, or drop the cast when the stream already has the type to commit.",
+    bad: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<i8, m![1 # 32]>() // f32",
+    good: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 16]>()",
+    manual: "L6759, L6765, L6776-L6779",
+};
+
+pub const CST_002: Rule = Rule {
+    code: "CST-002",
+    name: "cast-one-flit",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Cast takes one 32-byte flit and gives one: OutPacket = `P # (32 / size_of(D2))`, Time unchanged",
+    docs: "The Cast Engine converts the elements of one 32-byte input flit (`[P # 32 / \
+           size_of(D1)]`) in place and pads the result back to 32 bytes, so OutPacket is the same \
+           elements `P`, padded to 32 / size_of(D2) positions (16 for bf16, 32 for i8, 64 for \
+           i4), and Time passes through unchanged. visa-lint checks the written OutPacket (the \
+           turbofish or the CastTensor annotation) against the input packet, the input packet's \
+           32 bytes when it does not come straight from collect (COL-001 reports those), and an \
+           annotated Time. The fix pads the packet: `m![N # 8]` → `m![N # 16]` for f32 → bf16, \
+           `m![A]` → `m![A # 32]` for i32 → i8.",
+    bad: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 8]>()",
+    good: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 16]>()",
+    manual: "L6781-L6784, L3042, L6787-L6818",
+};
+
+pub const CST_003: Rule = Rule {
+    code: "CST-003",
+    name: "cast-position",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Cast runs on the main context, after Vector/Contraction and before Transpose/Commit",
+    docs: "The Cast Engine sits between the Vector and Transpose engines, and its output can only \
+           be transposed and committed; a sub-context commit cannot follow a cast. The findings are \
+           divided so each is reported once: a cast in the wrong place of a chain (after a \
+           transpose, twice, before the vector stage) is KRN-001 at the misplaced method; a \
+           sub-context chain that casts and then commits is KRN-006 at the commit; CST-003 reports \
+           the remaining case, a cast on `ctx.sub` whose result no commit of the function consumes \
+           (it is returned or left unused), at the cast: it can never reach DM. Run the chain on \
+           `ctx.main`.",
+    bad: "let c = ctx.sub.begin(a.view()).fetch::<i32, T, P>().collect::<T, P>().cast::<i8, m![A # 32]>();",
+    good: "let c = ctx.main.begin(a.view()).fetch::<i32, T, P>().collect::<T, P>().cast::<i8, m![A # 32]>();",
+    manual: "L3018, L2337-L2338, L3046-L3052",
+};
+
+/// Every rule of this family, in code order.
+pub const RULES: &[Rule] = &[CST_001, CST_002, CST_003];
 
 /// An argument-like view of a mapping written in the function (for [`pad_edit`]).
 fn placed(m: &MapVal) -> Option<Arg> {
@@ -123,7 +126,7 @@ fn check_pair(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             targets(d1)
         )
     };
-    out.push(Diagnostic::new("CST-001", span, msg));
+    out.push(Diagnostic::new(&CST_001, span, msg));
 }
 
 fn check_packet(
@@ -146,7 +149,7 @@ fn check_packet(
         if !from_collect && !matches!(input.kind, Kind::Fetch | Kind::Switch | Kind::Begin) {
             let text = input.get(Slot::Packet).map_or("", |m| m.text.as_str());
             out.push(Diagnostic::new(
-                "CST-002",
+                &CST_002,
                 step.span,
                 format!(
                     "the cast input packet {text} is {in_bytes} bytes ({n1} × {d1}); the Cast Engine \
@@ -179,7 +182,7 @@ fn check_packet(
         let mut diag = if same_elements {
             let bytes = slot_bytes(output, Slot::Packet).map_or(0, |(_, _, b)| b);
             Diagnostic::new(
-                "CST-002",
+                &CST_002,
                 span,
                 format!(
                     "the cast output packet {out_text} is {bytes} bytes ({} × {d2}); the Cast Engine \
@@ -189,7 +192,7 @@ fn check_packet(
             )
         } else {
             Diagnostic::new(
-                "CST-002",
+                &CST_002,
                 span,
                 format!(
                     "the cast output packet {out_text} does not hold the input packet's elements: \
@@ -228,7 +231,7 @@ fn check_packet(
         && a != b
     {
         out.push(Diagnostic::new(
-            "CST-002",
+            &CST_002,
             tdecl.span.unwrap_or(step.span),
             format!(
                 "Time passes through the Cast Engine unchanged: the input Time is {}, not {}",
@@ -268,7 +271,7 @@ fn check_position(
         return;
     }
     out.push(Diagnostic::new(
-        "CST-003",
+        &CST_003,
         step.span,
         "a cast on the sub context cannot reach DM: sub-context commits cannot follow a Cast \
          (or Transpose), and the sub context leaves the compute engines idle; run this chain on \

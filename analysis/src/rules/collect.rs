@@ -8,88 +8,93 @@ use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::model::types::dtype_bits;
 use crate::model::{Slot, Step};
 
-pub const RULES: &[Rule] = &[
-    Rule {
-        code: "COL-001",
-        name: "collect-one-flit",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The collect output packet is exactly one 32-byte flit",
-        docs: "Collect pads a smaller packet to the 32-byte flit and splits a larger one at the flit \
-               boundary, moving the outer flit count into Time; every engine downstream consumes \
-               exactly one flit per step. So the Packet of `.collect::<Time2, Packet2>()` is 32 bytes: \
-               pad a small packet (`m![B # 32]` for 16 × i8) or split a large one (`m![B % 16]` with \
-               `B / 16` added to Time, for 32 × bf16). The manual's GEMV collects a 64-byte packet \
-               (constraints.md §22 A-12).",
-        bad: "axes![B = 16]; ...fetch::<i8, m![A], m![B]>().collect::<m![A], m![B]>()",
-        good: "axes![B = 16]; ...fetch::<i8, m![A], m![B]>().collect::<m![A], m![B # 32]>()",
-        manual: "L3039, L3544, L3549, L3561-L3564",
+pub const COL_001: Rule = Rule {
+    code: "COL-001",
+    name: "collect-one-flit",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The collect output packet is exactly one 32-byte flit",
+    docs: "Collect pads a smaller packet to the 32-byte flit and splits a larger one at the flit \
+           boundary, moving the outer flit count into Time; every engine downstream consumes \
+           exactly one flit per step. So the Packet of `.collect::<Time2, Packet2>()` is 32 bytes: \
+           pad a small packet (`m![B # 32]` for 16 × i8) or split a large one (`m![B % 16]` with \
+           `B / 16` added to Time, for 32 × bf16). The manual's GEMV collects a 64-byte packet \
+           (constraints.md §22 A-12).",
+    bad: "axes![B = 16]; ...fetch::<i8, m![A], m![B]>().collect::<m![A], m![B]>()",
+    good: "axes![B = 16]; ...fetch::<i8, m![A], m![B]>().collect::<m![A], m![B # 32]>()",
+    manual: "L3039, L3544, L3549, L3561-L3564",
+};
+
+pub const COL_002: Rule = Rule {
+    code: "COL-002",
+    name: "collect-time-packet",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Time2 = Time followed by the outer flit count; Packet2 = the inner 32 bytes",
+    docs: "`collect()` pads the packet to the flit boundary and, for packets over 32 bytes, moves \
+           the outer flit index to the innermost position of Time (`m![A]`, bf16 `m![B]` with B = \
+           32 → `m![A, B / 16]`, `m![B % 16]`); smaller packets keep Time and are padded \
+           (`m![B # 32]`). A written `.collect::<Time2, Packet2>()` (or CollectTensor annotation) \
+           with a one-flit Packet2 that is not this derivation (reordered, the flit factor \
+           elsewhere in Time, another split) does not type-check against `verify_collect`. \
+           visa-lint compares by meaning (MAP-007) and offers the derived mappings. A Packet2 \
+           that is not one flit is COL-001's.",
+    bad: "// fetch Time m![A], Packet m![B], bf16, B = 32\n.collect::<m![B / 16, A], m![B % 16]>()",
+    good: ".collect::<m![A, B / 16], m![B % 16]>()",
+    manual: "L3561-L3564, L3589-L3603, L3622-L3668",
+};
+
+pub const COL_003: Rule = Rule {
+    code: "COL-003",
+    name: "collect-mandatory",
+    severity: Severity::Error,
+    status: Status::Covered {
+        by: &["KRN-002"],
+        why: "no case of its own: the catalog's COL-003 is the condition of KRN-002 \
+         (collect-is-mandatory, L3605), which reports every downstream engine reached without \
+         collect",
     },
-    Rule {
-        code: "COL-002",
-        name: "collect-time-packet",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Time2 = Time followed by the outer flit count; Packet2 = the inner 32 bytes",
-        docs: "`collect()` pads the packet to the flit boundary and, for packets over 32 bytes, moves \
-               the outer flit index to the innermost position of Time (`m![A]`, bf16 `m![B]` with B = \
-               32 → `m![A, B / 16]`, `m![B % 16]`); smaller packets keep Time and are padded \
-               (`m![B # 32]`). A written `.collect::<Time2, Packet2>()` (or CollectTensor annotation) \
-               with a one-flit Packet2 that is not this derivation (reordered, the flit factor \
-               elsewhere in Time, another split) does not type-check against `verify_collect`. \
-               visa-lint compares by meaning (MAP-007) and offers the derived mappings. A Packet2 \
-               that is not one flit is COL-001's.",
-        bad: "// fetch Time m![A], Packet m![B], bf16, B = 32\n.collect::<m![B / 16, A], m![B % 16]>()",
-        good: ".collect::<m![A, B / 16], m![B % 16]>()",
-        manual: "L3561-L3564, L3589-L3603, L3622-L3668",
-    },
-    Rule {
-        code: "COL-003",
-        name: "collect-mandatory",
-        severity: Severity::Error,
-        status: Status::Covered {
-            by: &["KRN-002"],
-            why: "no case of its own: the catalog's COL-003 is the condition of KRN-002 \
-             (collect-is-mandatory, L3605), which reports every downstream engine reached without \
-             collect",
-        },
-        summary: "Collect comes before every downstream engine",
-        docs: "See KRN-002.",
-        bad: "",
-        good: "",
-        manual: "L3605",
-    },
-    Rule {
-        code: "COL-004",
-        name: "collect-padding-waste",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Multi-flit packets that are not multiples of 32 bytes waste a flit on zero padding",
-        docs: "Collect pads every packet to the 32-byte flit boundary with zeros (L2122-L2124): a \
-               40-byte packet (five batched 8-byte fetches) becomes two flits, 64 bytes with 24 of \
-               padding, and every downstream engine processes the padding flit too. visa-lint \
-               reports packets over one flit whose last flit is partial, with the wasted share; make \
-               the packet a multiple of 32 bytes (move the excess to Time, or pad the axis in DM). \
-               Sub-flit packets are padded to one flit in any case (growing them is FET-003's).",
-        bad: "axes![B = 40]; .fetch::<i8, m![A], m![B]>().collect::<m![A, B # 64 / 32], m![B # 64 % 32]>()",
-        good: "axes![B = 32]; .fetch::<i8, m![A], m![B]>().collect::<m![A], m![B]>()",
-        manual: "L2122-L2124, L2128",
-    },
-    Rule {
-        code: "COL-005",
-        name: "single-channel-flits",
-        severity: Severity::Info,
-        status: Status::Unreachable(
-            "the manual documents no API for dual channel mode (L1997, L2125-L2127 describe it in \
-             prose only; no code shows it), so there is nothing to recognise",
-        ),
-        summary: "Flits are 32 bytes; 64-byte dual channel flits only by explicit configuration",
-        docs: "See FET-012.",
-        bad: "",
-        good: "",
-        manual: "L1997, L2125-L2127",
-    },
-];
+    summary: "Collect comes before every downstream engine",
+    docs: "See KRN-002.",
+    bad: "",
+    good: "",
+    manual: "L3605",
+};
+
+pub const COL_004: Rule = Rule {
+    code: "COL-004",
+    name: "collect-padding-waste",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Multi-flit packets that are not multiples of 32 bytes waste a flit on zero padding",
+    docs: "Collect pads every packet to the 32-byte flit boundary with zeros (L2122-L2124): a \
+           40-byte packet (five batched 8-byte fetches) becomes two flits, 64 bytes with 24 of \
+           padding, and every downstream engine processes the padding flit too. visa-lint \
+           reports packets over one flit whose last flit is partial, with the wasted share; make \
+           the packet a multiple of 32 bytes (move the excess to Time, or pad the axis in DM). \
+           Sub-flit packets are padded to one flit in any case (growing them is FET-003's).",
+    bad: "axes![B = 40]; .fetch::<i8, m![A], m![B]>().collect::<m![A, B # 64 / 32], m![B # 64 % 32]>()",
+    good: "axes![B = 32]; .fetch::<i8, m![A], m![B]>().collect::<m![A], m![B]>()",
+    manual: "L2122-L2124, L2128",
+};
+
+pub const COL_005: Rule = Rule {
+    code: "COL-005",
+    name: "single-channel-flits",
+    severity: Severity::Info,
+    status: Status::Unreachable(
+        "the manual documents no API for dual channel mode (L1997, L2125-L2127 describe it in \
+         prose only; no code shows it), so there is nothing to recognise",
+    ),
+    summary: "Flits are 32 bytes; 64-byte dual channel flits only by explicit configuration",
+    docs: "See FET-012.",
+    bad: "",
+    good: "",
+    manual: "L1997, L2125-L2127",
+};
+
+/// Every rule of this family, in code order.
+pub const RULES: &[Rule] = &[COL_001, COL_002, COL_003, COL_004, COL_005];
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let flit = cx.target.flit_bytes;
@@ -110,7 +115,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let text = ty.get(Slot::Packet).map_or("", |m| m.text.as_str());
             let mut diag = if bytes < flit {
                 Diagnostic::new(
-                    "COL-001",
+                    &COL_001,
                     span,
                     format!(
                         "the collect output packet {text} is {bytes} bytes ({n} × {d}); it must be \
@@ -122,7 +127,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             } else {
                 let per = elems_for(d, flit);
                 Diagnostic::new(
-                    "COL-001",
+                    &COL_001,
                     span,
                     format!(
                         "the collect output packet {text} is {bytes} bytes ({n} × {d}); it must be \
@@ -170,7 +175,7 @@ fn check_derived(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         let span = written(step, 1).map_or(step.span, |a| a.span);
         let total = f.flits.saturating_mul(flit);
         out.push(Diagnostic::new(
-            "COL-004",
+            &COL_004,
             span,
             format!(
                 "the {}-byte packet `{}` becomes {} flits ({total} bytes) with {} bytes of zero padding: {}% of the flit bandwidth after Collect is wasted. Make the packet a multiple of {flit} bytes",
@@ -208,7 +213,7 @@ fn check_derived(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let slot = if k == 0 { "Time2" } else { "Packet2" };
     out.push(
         Diagnostic::new(
-            "COL-002",
+            &COL_002,
             span,
             format!(
                 "collect derives {slot} = `m![{want}]` from Time `{}` and the {}-byte Packet `{}` ({} flit{}: the outer flit count is the innermost Time factor, the inner {flit} bytes the packet), not `{text}`",

@@ -9,154 +9,165 @@ use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Step, TensorVar, Tu};
 
+pub const CMT_001: Rule = Rule {
+    code: "CMT-001",
+    name: "commit-input-flit",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The commit input packet is a full 32-byte flit",
+    docs: "The Commit Engine takes one 32-byte flit per step. Collect, Cast and Transpose produce \
+           flits (COL-001 and their own rules report those); this rule checks commits whose input \
+           comes from elsewhere, such as a hand-typed stream parameter or a `let` annotation. \
+           Pad the packet to 32 bytes (`m![A # 8]` for f32) and truncate at the commit instead.",
+    bad: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 4]>) { s.commit::<m![B, A]>(0); }",
+    good: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 8]>) { s.commit::<m![B, A]>(0); }",
+    manual: "L2192, L2328",
+};
+
+pub const CMT_002: Rule = Rule {
+    code: "CMT-002",
+    name: "commit-truncation",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Truncation keeps a leading 8, 16, 24 or 32 bytes of each flit",
+    docs: "The Element mapping may drop the trailing elements of each 32-byte flit (`W # 32` → \
+           `W`, `N` → `N = 8`); what it keeps is commit_in_size, which must be 8, 16, 24 or 32 \
+           bytes. visa-lint derives the commit sequencer (crate::derive) and reports a kept \
+           prefix of another size, for example 12 i8 elements. When the Element as a whole is not \
+           a multiple of 8 bytes, ALN-007 reports it instead (one finding per commit). Pad the \
+           Element's innermost axis so the commit also writes the padding (`m![M, K, W]` → \
+           `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes.",
+    bad: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W]>(0)",
+    good: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W # 16]>(0)",
+    manual: "L2191-L2194, L2330, L2201-L2238",
+};
+
+pub const CMT_003: Rule = Rule {
+    code: "CMT-003",
+    name: "commit-size-per-context",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "commit_size is 8, 16, 24 or 32 bytes (main), 8 (sub)",
+    docs: "The Commit Engine writes commit_size = gcd(contiguous DM run, commit_in_size) bytes at \
+           a time; the main context supports 8, 16, 24 or 32, the sub context only 8. visa-lint \
+           derives the commit sequencer from the stream's Time/Packet and the destination \
+           Element (crate::derive) and reports sub-context commits whose contiguous DM run breaks \
+           the 8-byte units (a commit_in_size that is not a multiple of 8 is ALN-007). Keep the \
+           innermost Element run a multiple of 8 bytes (pad it), or commit on `ctx.main`.",
+    bad: "axes![B = 2, A = 4]; ctx.sub...collect::<m![1], m![[B, A] # 32]>().commit::<m![A, B]>(0) // 1-byte runs",
+    good: "axes![B = 2, A = 4]; ctx.sub...collect::<m![1], m![[B, A] # 32]>().commit::<m![B, A]>(0)",
+    manual: "L2243, L2247-L2248, L2330",
+};
+
+pub const CMT_004: Rule = Rule {
+    code: "CMT-004",
+    name: "sub-commit-restrictions",
+    severity: Severity::Error,
+    status: Status::Covered {
+        by: &["KRN-006"],
+        why: "a sub-context commit that does not follow a fetch directly is KRN-006; the sub-only \
+              packing and generate modes have no API in the manual (KRN-007 is unreachable)",
+    },
+    summary: "Sub-context commits follow fetch only; packing and generate modes are sub-only",
+    docs: "See KRN-006 and KRN-007.",
+    bad: "",
+    good: "",
+    manual: "L2332-L2338",
+};
+
+pub const CMT_005: Rule = Rule {
+    code: "CMT-005",
+    name: "commit-sequencer-limits",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The commit sequencer has the fetch sequencer's limits and 8-byte strides",
+    docs: "The commit sequencer shares the fetch sequencer's limits (at most 8 entries of at most \
+           65,536 iterations; SEQ-001 and SEQ-002 report those for every sequencer) and \
+           additionally every stride must be a multiple of 8 bytes. visa-lint derives the \
+           commit sequencer and reports strides that are not (the packet's own contiguous entry \
+           excepted); the base address is ALN-008, a kept prefix that is not 8/16/24/32 bytes \
+           CMT-002. Keep the packet's elements innermost and contiguous in the Element and pad \
+           inner axes to 8 bytes.",
+    bad: "axes![M = 4, K = 2, W = 8]; ...cast::<i8, m![W # 32]>().commit::<m![K, W, M]>(0) // W stride 4 B",
+    good: "axes![M = 4, K = 2, W = 8]; ...cast::<i8, m![W # 32]>().commit::<m![K, M, W]>(0)",
+    manual: "L2321, L2338, L7699",
+};
+
+pub const CMT_006: Rule = Rule {
+    code: "CMT-006",
+    name: "commit-stores-every-factor",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "No broadcast or selective writes: every stream factor is stored",
+    docs: "The commit sequencer is a write sequencer, and write sequencers require non-zero \
+           strides for all entries (L7775): a stream Time or Packet factor whose axis the \
+           committed Element does not hold would be written with stride 0, every step \
+           overwriting the same DM addresses, so broadcast (reuse) is impossible during a commit \
+           although a fetch may broadcast freely. visa-lint derives the commit sequencer \
+           (crate::derive) and reports such a factor, naming the axes. CMT-006 covers commits; \
+           the same condition on the Sequencer page's `BufTensor::write` is SEQ-008 (one \
+           finding per write). An Element factor the stream never produces is SEQ-006. Keep the \
+           axis in the Element (the fix prepends it, which enlarges the tensor), or reduce it \
+           (Vector Engine / accumulate) before the commit.",
+    bad: "// stream Time m![T, A / 32], Packet m![A % 32] (T repeats A)\n.commit::<m![A]>(0x1000)",
+    good: ".commit::<m![T, A]>(0x1000)",
+    manual: "L7775",
+};
+
+pub const CMT_007: Rule = Rule {
+    code: "CMT-007",
+    name: "commit-within-tensor",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "A commit never writes past its tensor, tail dummy included",
+    docs: "Commits write whole 8-byte units, so a committed Element that is not a multiple of \
+           8 bytes gets a dummy tail: the footprint is `addr .. addr + round_up8(bytes)`. When \
+           that tail (and only the tail) reaches another DM tensor of the function, the commit \
+           overwrites its first bytes. visa-lint compares the constant addresses of the \
+           function's DM tensors; an overlap of the tensors themselves is SCH-001, a tail that \
+           overlaps nothing is ALN-007. Pad the Element to a multiple of 8 bytes and move the \
+           neighbour, or place the commit lower.",
+    bad: "let a: DmTensor<bf16, .., m![N]> = ...commit(0); // N = 3: 6 bytes + 2 dummy\nlet b = ...commit(6);",
+    good: "let a: DmTensor<bf16, .., m![N # 4]> = ...commit(0);\nlet b = ...commit(8);",
+    manual: "L7699, L7884, L7896",
+};
+
+pub const CMT_008: Rule = Rule {
+    code: "CMT-008",
+    name: "commit-slice-bitmap",
+    severity: Severity::Error,
+    status: Status::Unreachable(
+        "the manual documents no API for the slice bitmap: L2314-L2318 describe it in prose \
+         only, no code sets it",
+    ),
+    summary: "The selective-commit slice bitmap has 256 bits",
+    docs: "Bit i selects slice i.",
+    bad: "",
+    good: "",
+    manual: "L2315-L2318, L2343",
+};
+
+pub const CMT_009: Rule = Rule {
+    code: "CMT-009",
+    name: "full-flit-commit",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Commit each flit in one write: keep the packet's axes adjacent in the Element",
+    docs: "commit_size = gcd(contiguous DM run, commit_in_size): when the packet's elements lie \
+           in pieces of the Element, each flit is split into commit_in_size / commit_size writes \
+           (L2244-L2245) and the commit takes that many times more cycles (full-flit commits \
+           are the fast case, L7709-L7764). visa-lint reports main-context commits split this \
+           way by a permutation (pieces separated by the Element's own padding are a layout \
+           choice and not reported; a fetch that could take more per step is FET-003). Store \
+           the packet's axes innermost and adjacent in the Element.",
+    bad: "axes![K = 2, M = 4, W = 8]; ...collect::<m![K], m![M, W]>().commit::<m![M, K, W]>(0) // 4 writes per flit",
+    good: "axes![K = 2, M = 4, W = 8]; ...collect::<m![K], m![M, W]>().commit::<m![K, M, W]>(0)",
+    manual: "L2244-L2245, L2341-L2345, L7709-L7764",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "CMT-001",
-        name: "commit-input-flit",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The commit input packet is a full 32-byte flit",
-        docs: "The Commit Engine takes one 32-byte flit per step. Collect, Cast and Transpose produce \
-               flits (COL-001 and their own rules report those); this rule checks commits whose input \
-               comes from elsewhere, such as a hand-typed stream parameter or a `let` annotation. \
-               Pad the packet to 32 bytes (`m![A # 8]` for f32) and truncate at the commit instead.",
-        bad: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 4]>) { s.commit::<m![B, A]>(0); }",
-        good: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 8]>) { s.commit::<m![B, A]>(0); }",
-        manual: "L2192, L2328",
-    },
-    Rule {
-        code: "CMT-002",
-        name: "commit-truncation",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Truncation keeps a leading 8, 16, 24 or 32 bytes of each flit",
-        docs: "The Element mapping may drop the trailing elements of each 32-byte flit (`W # 32` → \
-               `W`, `N` → `N = 8`); what it keeps is commit_in_size, which must be 8, 16, 24 or 32 \
-               bytes. visa-lint derives the commit sequencer (crate::derive) and reports a kept \
-               prefix of another size, for example 12 i8 elements. When the Element as a whole is not \
-               a multiple of 8 bytes, ALN-007 reports it instead (one finding per commit). Pad the \
-               Element's innermost axis so the commit also writes the padding (`m![M, K, W]` → \
-               `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes.",
-        bad: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W]>(0)",
-        good: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W # 16]>(0)",
-        manual: "L2191-L2194, L2330, L2201-L2238",
-    },
-    Rule {
-        code: "CMT-003",
-        name: "commit-size-per-context",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "commit_size is 8, 16, 24 or 32 bytes (main), 8 (sub)",
-        docs: "The Commit Engine writes commit_size = gcd(contiguous DM run, commit_in_size) bytes at \
-               a time; the main context supports 8, 16, 24 or 32, the sub context only 8. visa-lint \
-               derives the commit sequencer from the stream's Time/Packet and the destination \
-               Element (crate::derive) and reports sub-context commits whose contiguous DM run breaks \
-               the 8-byte units (a commit_in_size that is not a multiple of 8 is ALN-007). Keep the \
-               innermost Element run a multiple of 8 bytes (pad it), or commit on `ctx.main`.",
-        bad: "axes![B = 2, A = 4]; ctx.sub...collect::<m![1], m![[B, A] # 32]>().commit::<m![A, B]>(0) // 1-byte runs",
-        good: "axes![B = 2, A = 4]; ctx.sub...collect::<m![1], m![[B, A] # 32]>().commit::<m![B, A]>(0)",
-        manual: "L2243, L2247-L2248, L2330",
-    },
-    Rule {
-        code: "CMT-004",
-        name: "sub-commit-restrictions",
-        severity: Severity::Error,
-        status: Status::Covered {
-            by: &["KRN-006"],
-            why: "a sub-context commit that does not follow a fetch directly is KRN-006; the sub-only \
-                  packing and generate modes have no API in the manual (KRN-007 is unreachable)",
-        },
-        summary: "Sub-context commits follow fetch only; packing and generate modes are sub-only",
-        docs: "See KRN-006 and KRN-007.",
-        bad: "",
-        good: "",
-        manual: "L2332-L2338",
-    },
-    Rule {
-        code: "CMT-005",
-        name: "commit-sequencer-limits",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The commit sequencer has the fetch sequencer's limits and 8-byte strides",
-        docs: "The commit sequencer shares the fetch sequencer's limits (at most 8 entries of at most \
-               65,536 iterations; SEQ-001 and SEQ-002 report those for every sequencer) and \
-               additionally every stride must be a multiple of 8 bytes. visa-lint derives the \
-               commit sequencer and reports strides that are not (the packet's own contiguous entry \
-               excepted); the base address is ALN-008, a kept prefix that is not 8/16/24/32 bytes \
-               CMT-002. Keep the packet's elements innermost and contiguous in the Element and pad \
-               inner axes to 8 bytes.",
-        bad: "axes![M = 4, K = 2, W = 8]; ...cast::<i8, m![W # 32]>().commit::<m![K, W, M]>(0) // W stride 4 B",
-        good: "axes![M = 4, K = 2, W = 8]; ...cast::<i8, m![W # 32]>().commit::<m![K, M, W]>(0)",
-        manual: "L2321, L2338, L7699",
-    },
-    Rule {
-        code: "CMT-006",
-        name: "commit-stores-every-factor",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "No broadcast or selective writes: every stream factor is stored",
-        docs: "The commit sequencer is a write sequencer, and write sequencers require non-zero \
-               strides for all entries (L7775): a stream Time or Packet factor whose axis the \
-               committed Element does not hold would be written with stride 0, every step \
-               overwriting the same DM addresses, so broadcast (reuse) is impossible during a commit \
-               although a fetch may broadcast freely. visa-lint derives the commit sequencer \
-               (crate::derive) and reports such a factor, naming the axes. CMT-006 covers commits; \
-               the same condition on the Sequencer page's `BufTensor::write` is SEQ-008 (one \
-               finding per write). An Element factor the stream never produces is SEQ-006. Keep the \
-               axis in the Element (the fix prepends it, which enlarges the tensor), or reduce it \
-               (Vector Engine / accumulate) before the commit.",
-        bad: "// stream Time m![T, A / 32], Packet m![A % 32] (T repeats A)\n.commit::<m![A]>(0x1000)",
-        good: ".commit::<m![T, A]>(0x1000)",
-        manual: "L7775",
-    },
-    Rule {
-        code: "CMT-007",
-        name: "commit-within-tensor",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "A commit never writes past its tensor, tail dummy included",
-        docs: "Commits write whole 8-byte units, so a committed Element that is not a multiple of \
-               8 bytes gets a dummy tail: the footprint is `addr .. addr + round_up8(bytes)`. When \
-               that tail (and only the tail) reaches another DM tensor of the function, the commit \
-               overwrites its first bytes. visa-lint compares the constant addresses of the \
-               function's DM tensors; an overlap of the tensors themselves is SCH-001, a tail that \
-               overlaps nothing is ALN-007. Pad the Element to a multiple of 8 bytes and move the \
-               neighbour, or place the commit lower.",
-        bad: "let a: DmTensor<bf16, .., m![N]> = ...commit(0); // N = 3: 6 bytes + 2 dummy\nlet b = ...commit(6);",
-        good: "let a: DmTensor<bf16, .., m![N # 4]> = ...commit(0);\nlet b = ...commit(8);",
-        manual: "L7699, L7884, L7896",
-    },
-    Rule {
-        code: "CMT-008",
-        name: "commit-slice-bitmap",
-        severity: Severity::Error,
-        status: Status::Unreachable(
-            "the manual documents no API for the slice bitmap: L2314-L2318 describe it in prose \
-             only, no code sets it",
-        ),
-        summary: "The selective-commit slice bitmap has 256 bits",
-        docs: "Bit i selects slice i.",
-        bad: "",
-        good: "",
-        manual: "L2315-L2318, L2343",
-    },
-    Rule {
-        code: "CMT-009",
-        name: "full-flit-commit",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Commit each flit in one write: keep the packet's axes adjacent in the Element",
-        docs: "commit_size = gcd(contiguous DM run, commit_in_size): when the packet's elements lie \
-               in pieces of the Element, each flit is split into commit_in_size / commit_size writes \
-               (L2244-L2245) and the commit takes that many times more cycles (full-flit commits \
-               are the fast case, L7709-L7764). visa-lint reports main-context commits split this \
-               way by a permutation (pieces separated by the Element's own padding are a layout \
-               choice and not reported; a fetch that could take more per step is FET-003). Store \
-               the packet's axes innermost and adjacent in the Element.",
-        bad: "axes![K = 2, M = 4, W = 8]; ...collect::<m![K], m![M, W]>().commit::<m![M, K, W]>(0) // 4 writes per flit",
-        good: "axes![K = 2, M = 4, W = 8]; ...collect::<m![K], m![M, W]>().commit::<m![K, M, W]>(0)",
-        manual: "L2244-L2245, L2341-L2345, L7709-L7764",
-    },
+    CMT_001, CMT_002, CMT_003, CMT_004, CMT_005, CMT_006, CMT_007, CMT_008, CMT_009,
 ];
 
 /// The Element mapping of a commit as written: the turbofish argument, else the annotation the
@@ -262,7 +273,7 @@ fn check_stride_zero(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             |(_, t)| format!("the Element `{t}`"),
         );
         let mut d = Diagnostic::new(
-            "CMT-006",
+            &CMT_006,
             op.span,
             format!(
                 "the commit sequencer would store {what} with stride 0 (commit sequencer {cfg}): \
@@ -325,7 +336,7 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         let cin_ok = allowed.contains(&cin);
         if !cin_ok {
             let mut diag = Diagnostic::new(
-                "CMT-002",
+                &CMT_002,
                 span,
                 format!(
                     "the commit keeps {} × {d} = {kept} bytes of each {flit}-byte flit (commit \
@@ -355,7 +366,7 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             && !run.is_multiple_of(sub)
         {
             out.push(Diagnostic::new(
-                "CMT-003",
+                &CMT_003,
                 span,
                 format!(
                     "a sub-context commit writes {sub} bytes at a time, but the Element's \
@@ -390,7 +401,7 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if let Some((_, e)) = bad {
             let sb = e.stride.saturating_mul(u64::from(bits)) as f64 / 8.0;
             out.push(Diagnostic::new(
-                "CMT-005",
+                &CMT_005,
                 span,
                 format!(
                     "the commit sequencer {cfg} steps {sb} bytes in its {} : {} entry; \
@@ -430,7 +441,7 @@ fn check_full_flit(
     let steps = derive::time_steps(cfg);
     let per = cin / cs;
     out.push(Diagnostic::new(
-        "CMT-009",
+        &CMT_009,
         span,
         format!(
             "the packet's {cin} bytes lie in {}-byte contiguous pieces of the Element (commit \
@@ -491,7 +502,7 @@ fn check_tail(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let Some(addr) = step.address else { continue };
             out.push(
                 Diagnostic::new(
-                    "CMT-007",
+                    &CMT_007,
                     span,
                     format!(
                         "the commit writes {} bytes at {addr} plus a {}-byte dummy tail up to \
@@ -538,7 +549,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             if bytes != flit {
                 let text = ty.get(Slot::Packet).map_or("", |m| m.text.as_str());
                 out.push(Diagnostic::new(
-                    "CMT-001",
+                    &CMT_001,
                     step.span,
                     format!(
                         "the commit input packet {text} is {bytes} bytes ({n} × {d}); the Commit \

@@ -19,333 +19,359 @@ use crate::target::Target;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+pub const CON_001: Rule = Rule {
+    code: "CON-001",
+    name: "reducer-input-dtype",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Contraction operands (stream and TRF) are i4, i8, f8 (e4m3/e5m2) or bf16",
+    docs: "The Reducer multiplies i4, i8, f8 or bf16 operands only; f32 (and i16, f16, i32) is \
+           not accepted and must be processed in the Vector Engine after (or instead of) the \
+           contraction. Checked on the stream passed to `.align()` and on every `.to_trf()` load \
+           (the TRF only feeds the Reducer).",
+    bad: "input: CollectTensor<'l, T, f32, m![1], m![1], m![1], m![M], m![K # 8]>; \
+          input.align::<m![M], m![K # 16], _, _>(&trf)",
+    good: "input: CollectTensor<'l, T, bf16, m![1], m![1], m![1], m![M], m![K]>; \
+           input.align::<m![M], m![K # 32], _, _>(&trf)",
+    manual: "L3782, L4532-L4533",
+};
+
+pub const CON_002: Rule = Rule {
+    code: "CON-002",
+    name: "mandatory-widening",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Contraction output is widened: i4/i8 -> i32, f8/bf16 -> f32",
+    docs: "`.contract()` widens its result (i4/i8 to i32, f8/bf16 to f32) and the widening is \
+           mandatory: a `ContractionTensor` or `AccumulationTensor` declared with another element \
+           type (for example bf16 after a bf16 contraction) does not exist. Declare the widened \
+           type and narrow later with `.cast::<bf16, _>()`.",
+    bad: "let acc: AccumulationTensor<'l, T, bf16, ..> = input.align::<..>(&trf).contract::<m![1]>().accumulate::<..>(..);",
+    good: "let acc: AccumulationTensor<'l, T, f32, ..> = input.align::<..>(&trf).contract::<m![1]>().accumulate::<..>(..);",
+    manual: "L4313, L4388-L4390, L4533",
+};
+
+pub const CON_003: Rule = Rule {
+    code: "CON-003",
+    name: "trf-matches-stream",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The TRF tensor shares D, Chip, Cluster and Slice with the stream it is aligned with",
+    docs: "`align(&trf)` takes a `TrfTensor<D, Chip, Cluster, Slice, Row, TrfElement>` with the \
+           stream's own D, Chip, Cluster and Slice: the Aligner pairs data and weights of the same \
+           slice and type, and the spatial dimensions pass through unchanged. Load the weights with \
+           the stream's element type and spatial mapping.",
+    bad: "trf: &TrfTensor<i8, m![1], m![1], m![1], m![N], m![K]>; input (bf16).align::<..>(trf)",
+    good: "trf: &TrfTensor<bf16, m![1], m![1], m![1], m![N], m![K]>; input (bf16).align::<..>(trf)",
+    manual: "L3891-L3899",
+};
+
+pub const CON_004: Rule = Rule {
+    code: "CON-004",
+    name: "computation-packet-64-bytes",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The computation packet (align's OutPacket) is always 64 bytes (mac_width)",
+    docs: "Every cycle each Reducer Row consumes exactly mac_width = 64 bytes. With \
+           collect_flits = 1 the 32-byte flit is zero padded to 64 bytes (`m![K # 32]` for 16 \
+           bf16); with collect_flits = 2 the innermost Time factor of size 2 joins the packet \
+           (`m![L, K]`). Collections beyond the 96-byte Flit Buffer are CON-018's; packets that \
+           are 64 bytes but not collected from the innermost Time factor are CON-005's.",
+    bad: "axes![K = 16]; input.align::<m![M], m![K], _, _>(&trf) // 32 bytes of bf16",
+    good: "axes![K = 16]; input.align::<m![M], m![K # 32], _, _>(&trf)",
+    manual: "L3921, L3952, L4099",
+};
+
+pub const CON_005: Rule = Rule {
+    code: "CON-005",
+    name: "collect-flits",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The packet collects 1 or 2 flits, from the innermost Time factor only",
+    docs: "The Stream Adapter buffers collect_flits consecutive 32-byte flits, i.e. the innermost \
+           Time factor, into the packet: `Time [M, O, L = 2], Packet [K]` gives OutTime `[M, O]`, \
+           OutPacket `[L, K]`. A 64-byte OutPacket that is neither the collected packet padded \
+           (collect_flits = 1) nor the innermost Time factor of size 2 followed by the packet \
+           (collect_flits = 2) cannot be built. (3 flits are for shift-reuse convolutions, whose \
+           API the manual does not show; more than 3 is CON-018.)",
+    bad: "input: CollectTensor<.., m![L, M], m![K]>; input.align::<m![M], m![L, K], _, _>(&trf)",
+    good: "input: CollectTensor<.., m![M, L], m![K]>; input.align::<m![M], m![L, K], _, _>(&trf)",
+    manual: "L3908, L3916-L3928, L3948-L3951",
+};
+
+pub const CON_006: Rule = Rule {
+    code: "CON-006",
+    name: "row-broadcast",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The Stream Adapter broadcasts one packet to all Rows: Row axes are not in the stream",
+    docs: "The Stream Adapter copies the same collected packet to the 1, 2, 4 or 8 Rows of the \
+           computation mapping; only the TRF Sequencer gives each Row different (weight) data. So \
+           the activation stream cannot depend on a Row axis: a factor of the TRF's Row that also \
+           appears in the collected Time or Packet would need a different packet per Row. The Row \
+           count itself (1, 2, 4 or 8, padded with `#`) is checked where the Row is written \
+           (CAP-004).",
+    bad: "input: CollectTensor<.., m![M, N], m![K]>; trf Row m![N]; input.align::<m![M, N], m![K # 32], _, _>(trf)",
+    good: "input: CollectTensor<.., m![M], m![K]>; trf Row m![N]; input.align::<m![M], m![K # 32], _, _>(trf)",
+    manual: "L3799-L3801, L3909, L3929-L3933, L3953",
+};
+
+pub const CON_007: Rule = Rule {
+    code: "CON-007",
+    name: "time-broadcast-innermost",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Time-broadcast (tiling) axes are the innermost OutTime factors",
+    docs: "OutTime factors absent from the collected stream (a TRF-only axis `T`) repeat each \
+           activation packet with stride 0; the Stream Adapter can only repeat a packet in place, \
+           so tiling axes must be the innermost positions of OutTime: `m![M, T]`, not `m![T, M]`. \
+           The fix moves them to the end.",
+    bad: "input.align::<m![T, M], m![K # 32], _, _>(&trf) // T only in the TRF",
+    good: "input.align::<m![M, T], m![K # 32], _, _>(&trf)",
+    manual: "L3938-L3946, L3954",
+};
+
+pub const CON_008: Rule = Rule {
+    code: "CON-008",
+    name: "computation-mapping-match",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "OutTime/OutPacket must be producible by both the Stream Adapter and the TRF Sequencer",
+    docs: "Both Aligner paths produce the same computation mapping. The Stream Adapter keeps the \
+           collected Time order (less the collected flits, plus innermost tiling axes): it cannot \
+           reorder Time. The TRF Sequencer reorders and broadcasts Time with its nested-loop \
+           entries, but must find every OutTime factor it reads in the TRF Element, and fills the \
+           packet only by repeating one contiguous read: the packet's TRF factors must be the \
+           Element's innermost factors. Packet-size and collection problems are CON-004/005, the \
+           read size CON-009.",
+    bad: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![O, M], m![K # 32], _, _>(&trf)",
+    good: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![M, O], m![K # 32], _, _>(&trf)",
+    manual: "L3778, L3791, L3899-L3910, L4081-L4085",
+};
+
+pub const CON_009: Rule = Rule {
+    code: "CON-009",
+    name: "trf-reg-read-size",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "reg_read_size, the contiguous TRF read per cycle, is 1, 2, 4, 8, 16, 32 or 64 bytes",
+    docs: "The compiler derives reg_read_size from the innermost part common to the TRF Element \
+           and the computation packet (within 64 bytes); the rest of mac_width is filled by \
+           repeating it. It must be a power of two: a 24-element bf16 Element read against \
+           `m![K # 32]` gives 48 bytes. Pad the Element's innermost factor to a power of two \
+           (`m![K # 32]`). (The 64-byte alignment that a 64-byte read needs is ALN-009.)",
+    bad: "axes![K = 24]; trf: &TrfTensor<bf16, .., m![N], m![K]>; input.align::<m![M], m![K # 32], _, _>(trf)",
+    good: "axes![K = 24]; trf: &TrfTensor<bf16, .., m![N], m![K # 32]>; input.align::<m![M], m![K # 32], _, _>(trf)",
+    manual: "L4099-L4108",
+};
+
+pub const CON_010: Rule = Rule {
+    code: "CON-010",
+    name: "to-trf-row-element",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "to_trf::<Row, Element>: Row is the outermost part of the collected Time ++ Packet, Element the rest",
+    docs: "`.to_trf()` stores the collected stream as it arrives: the outermost axes become Row \
+           and the remaining inner axes the Element (`collect::<m![N, K / 16], m![K % 16]>()` \
+           stores `Row = m![N]`, `Element = m![K]`). Row ++ Element must be the collected Time ++ \
+           Packet (padding aside); reorder the collect or the TRF types.",
+    bad: "collect::<m![N, K / 16], m![K % 16]>().to_trf::<m![K / 16], m![N, K % 16]>(TrfAddress::Full)",
+    good: "collect::<m![N, K / 16], m![K % 16]>().to_trf::<m![N], m![K]>(TrfAddress::Full)",
+    manual: "L4053-L4055, L503-L508",
+};
+
+pub const CON_011: Rule = Rule {
+    code: "CON-011",
+    name: "spatial-reduction-innermost",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "contract::<OutPacket>() removes the innermost 2^n packet positions, n <= tree depth",
+    docs: "The reduction tree sums pairs level by level: depth n removes the innermost \
+           `Packet % 2^n` and leaves `Packet / 2^n` (bf16 depth <= 5, i8/f8 <= 6, i4 <= 7). \
+           The contract OutPacket must be one of these: from `m![L, K]` (L = 2, K = 16) the \
+           outputs are `m![L, K]`, ..., `m![L]` (depth 4), `m![1]` (depth 5); `m![K]` removes an \
+           outer factor and cannot be built.",
+    bad: "input.align::<m![M], m![L, K], _, _>(&trf).contract::<m![K]>()",
+    good: "input.align::<m![M], m![L, K], _, _>(&trf).contract::<m![L]>()",
+    manual: "L4384-L4392, L4530-L4531",
+};
+
+pub const CON_012: Rule = Rule {
+    code: "CON-012",
+    name: "spatial-output-32",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The Reducer outputs at most 32 i32/f32 elements per Row per cycle",
+    docs: "After the tree each Row's output is resized to 32 columns; with tree depth 0 (no \
+           spatial reduction) the outer elements are truncated, so a contract OutPacket of more \
+           than 32 elements (64 i8, 128 i4) is invalid. Reduce at least `Packet % 2` (i8) or \
+           `Packet % 4` (i4).",
+    bad: "axes![K = 64]; // i8\ninput.align::<m![M], m![K], _, _>(&trf).contract::<m![K]>()",
+    good: "axes![K = 64]; // i8\ninput.align::<m![M], m![K], _, _>(&trf).contract::<m![K / 2]>()",
+    manual: "L4396-L4398, L4531-L4532",
+};
+
+pub const CON_013: Rule = Rule {
+    code: "CON-013",
+    name: "reduce-max-single-row",
+    severity: Severity::Error,
+    status: Status::Unreachable(
+        "the manual documents no API that selects the Reducer's max mode: `contract()` takes only \
+         OutPacket and dumps show only reduce_op = Add (L3715; constraints.md §22 A-20)",
+    ),
+    summary: "Reduce-max contraction uses only Row 0 (Row::SIZE must be 1)",
+    docs: "The reduction tree's max mode supports a single Row, at 1/8 of the add throughput. No \
+           operation selector exists in the documented API, so visa-lint cannot see a max \
+           contraction.",
+    bad: "",
+    good: "",
+    manual: "L4394-L4395, L4533",
+};
+
+pub const CON_014: Rule = Rule {
+    code: "CON-014",
+    name: "accumulator-slots",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Temporal accumulation fits the 1024-slot accumulator (Interleaved <= 128, Sequential <= 32 inner positions)",
+    docs: "The accumulator has 8 rows x 32 columns x 4 registers = 1024 slots. The positions \
+           inner to the outermost reduced Time axis are buffered: Interleaved needs \
+           align_up(Row, 8) x inner <= 1024 (inner <= 128), Sequential align_up(packet, 32) x \
+           inner <= 1024 (inner <= 32). Move the reduced axis inward or shrink the inner axes. \
+           The output shapes of each mode are CON-015/CON-016.",
+    bad: "axes![M = 256, N = 8, K = 64]; ..align::<m![K / 16, M], m![K % 16 # 32], _, _>(&trf)\
+          .contract::<m![1]>().accumulate::<m![M], m![N]>(AccumulationKind::Interleaved)",
+    good: "axes![M = 256, N = 8, K = 64]; ..align::<m![M, K / 16], m![K % 16 # 32], _, _>(&trf)\
+           .contract::<m![1]>().accumulate::<m![M], m![N]>(AccumulationKind::Interleaved)",
+    manual: "L4409, L4432-L4434, L4534-L4538",
+};
+
+pub const CON_015: Rule = Rule {
+    code: "CON-015",
+    name: "interleaved-output",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Interleaved accumulate: OutTime = Time' ++ surviving packet, OutPacket = Row # 8",
+    docs: "Interleaved mode outputs one value of every Row per beat on all 8 accumulator rows: \
+           OutPacket is the Row padded to 8 (`m![N]` for 8 Rows, `m![1 # 8]` for one), and \
+           OutTime is Time without the reduced axes followed by the packet left after the tree \
+           (`m![M, K % 16 / 4]`). The fix pads a short Row.",
+    bad: "..contract::<m![1]>().accumulate::<m![A], m![1]>(AccumulationKind::Interleaved) // Row m![1]",
+    good: "..contract::<m![1]>().accumulate::<m![A], m![1 # 8]>(AccumulationKind::Interleaved)",
+    manual: "L4436-L4448, L4535-L4536",
+};
+
+pub const CON_016: Rule = Rule {
+    code: "CON-016",
+    name: "sequential-output",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Sequential accumulate: OutTime = Time' ++ Row ++ packet outer, OutPacket 8/16/24/32 elements",
+    docs: "Sequential mode outputs each Row's reduced packet in turn on an 8-element bus: OutTime \
+           is Time without the reduced axes, then Row, then the packet's outer part; OutPacket is \
+           the packet's inner part padded to 8, 16, 24 or 32 elements (`m![K % 16 / 4 # 8]`). \
+           The fix pads OutPacket to a multiple of 8.",
+    bad: "..accumulate::<m![M, N], m![K % 16 / 4]>(AccumulationKind::Sequential)",
+    good: "..accumulate::<m![M, N], m![K % 16 / 4 # 8]>(AccumulationKind::Sequential)",
+    manual: "L4484-L4491, L4521, L4537-L4538",
+};
+
+pub const CON_017: Rule = Rule {
+    code: "CON-017",
+    name: "interleaved-slice-padding-only",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "Interleaved packet slicing (`= n`) should only slice padding",
+    docs: "In Interleaved mode only the first m columns of the tree's output reach the \
+           accumulator; a user slice `= n` of the surviving packet in OutTime should remove only \
+           padded positions, else real partial sums are silently dropped.",
+    bad: "..contract::<m![K % 16 / 4]>().accumulate::<m![M, K % 16 / 4 = 2], m![N]>(AccumulationKind::Interleaved)",
+    good: "..contract::<m![K % 16 / 4 # 8]>().accumulate::<m![M, K % 16 / 4 # 8 = 4], m![N]>(AccumulationKind::Interleaved)",
+    manual: "L4438-L4441",
+};
+
+pub const CON_018: Rule = Rule {
+    code: "CON-018",
+    name: "flit-buffer-capacity",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The Stream Adapter collects at most 3 flits (96-byte Flit Buffer)",
+    docs: "The Flit Buffer holds 96 bytes, 3 single-channel flits; a packet built from more \
+           collected flits (for example `m![L, K]` with L = 4, 128 bytes of bf16) cannot be \
+           buffered. The shift and transpose limits of the Stream Adapter are on a page the manual \
+           does not include (constraints.md §22 A-34), so only this capacity is checked.",
+    bad: "axes![L = 4, K = 16]; input(Time m![M, L], Packet m![K]).align::<m![M], m![L, K], _, _>(&trf)",
+    good: "axes![L = 4, K = 16]; input(Time m![M, L], Packet m![K]).align::<m![M, L / 2], m![L % 2, K], _, _>(&trf)",
+    manual: "L3781, L3928, L3951",
+};
+
+pub const CON_019: Rule = Rule {
+    code: "CON-019",
+    name: "contracted-dummy-padding",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "Padding contracted on both sides must be zero in the TRF (1+1# x 1+1z)",
+    docs: "Dummy padding `#` holds arbitrary values. When the stream packet and the TRF Element \
+           both pad the same contracted axis, the padded positions multiply dummy by dummy and the \
+           tree adds garbage to every sum; the TRF side must hold zeros (`1z`). Make sure the TRF \
+           padding is loaded as zeros, or pad only one side.",
+    bad: "stream packet m![K # 16] (i8), TRF Element m![K # 16]: both pad K",
+    good: "stream packet m![K # 16], TRF Element m![K] with zero fill by the Stream Adapter",
+    manual: "L3769-L3772",
+};
+
+pub const CON_020: Rule = Rule {
+    code: "CON-020",
+    name: "row-utilization",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Fewer than 8 Rows while a TRF axis is iterated in Time",
+    docs: "Each Row is a 64 B/cycle MAC lane; using R < 8 Rows runs at R/8 of the slice's \
+           throughput (bf16: 256 MACs/cycle with 8 Rows). When the TRF Element holds an output \
+           axis that is iterated in Time (not contracted), moving it to Row spreads the work over \
+           more Rows for free. Reported only then.",
+    bad: "trf: &TrfTensor<bf16, .., m![1], m![O, K]>; input.align::<m![M, O], m![K # 32], _, _>(trf)",
+    good: "trf: &TrfTensor<bf16, .., m![O], m![K]>; input.align::<m![M], m![K # 32], _, _>(trf)",
+    manual: "L3780, L3785, L4450, L4545",
+};
+
+pub const CON_021: Rule = Rule {
+    code: "CON-021",
+    name: "trf-read-write-conflict",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "64-byte TRF reads block a concurrent StoTRF load into the other TRF half",
+    docs: "A 64-byte reg_read_size occupies both bank columns, so each TRF cache miss of the \
+           main-context read stalls a concurrent sub-context StoTRF write (reads win). Reported \
+           when a function double-buffers the TRF (a `to_trf` into FirstHalf/SecondHalf on the \
+           sub context) while aligning with 64-byte reads; reads of at most 32 bytes that \
+           alternate the bank columns avoid the conflict.",
+    bad: "sub: ..to_trf(TrfAddress::SecondHalf); main: ..align::<m![M], m![K], _, _>(&w) // 64-B reads",
+    good: "sub: ..to_trf(TrfAddress::SecondHalf); main: ..align::<m![M, K / 16], m![K % 16 # 32], _, _>(&w)",
+    manual: "L4181-L4199",
+};
+
+pub const SEQ_010: Rule = Rule {
+    code: "SEQ-010",
+    name: "trf-sequencer-limits",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "TRF sequencer: 1-8 entries, size 1-65,536, signed 32-bit strides",
+    docs: "The TRF read sequencer iterates OutTime with the common sequencer limits: at most 8 \
+           (size, stride) entries after merging, each size at most 65,536, each byte stride a \
+           signed 32-bit value; stride 0 broadcasts weights over time. Derived from the TRF \
+           Element and the align OutTime.",
+    bad: "axes![A = 2, B = 2, C = 2, D = 2, E = 2, F = 2, G = 2, H = 2, I = 2]; \
+          trf Element m![I, H, G, F, E, D, C, B, A, K]; align::<m![A, B, C, D, E, F, G, H, I], ..>",
+    good: "trf Element m![A, B, C, D, E, F, G, H, I, K]; align::<m![A, B, C, D, E, F, G, H, I], ..>",
+    manual: "L4171-L4177",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "CON-001",
-        name: "reducer-input-dtype",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Contraction operands (stream and TRF) are i4, i8, f8 (e4m3/e5m2) or bf16",
-        docs: "The Reducer multiplies i4, i8, f8 or bf16 operands only; f32 (and i16, f16, i32) is \
-               not accepted and must be processed in the Vector Engine after (or instead of) the \
-               contraction. Checked on the stream passed to `.align()` and on every `.to_trf()` load \
-               (the TRF only feeds the Reducer).",
-        bad: "input: CollectTensor<'l, T, f32, m![1], m![1], m![1], m![M], m![K # 8]>; \
-              input.align::<m![M], m![K # 16], _, _>(&trf)",
-        good: "input: CollectTensor<'l, T, bf16, m![1], m![1], m![1], m![M], m![K]>; \
-               input.align::<m![M], m![K # 32], _, _>(&trf)",
-        manual: "L3782, L4532-L4533",
-    },
-    Rule {
-        code: "CON-002",
-        name: "mandatory-widening",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Contraction output is widened: i4/i8 -> i32, f8/bf16 -> f32",
-        docs: "`.contract()` widens its result (i4/i8 to i32, f8/bf16 to f32) and the widening is \
-               mandatory: a `ContractionTensor` or `AccumulationTensor` declared with another element \
-               type (for example bf16 after a bf16 contraction) does not exist. Declare the widened \
-               type and narrow later with `.cast::<bf16, _>()`.",
-        bad: "let acc: AccumulationTensor<'l, T, bf16, ..> = input.align::<..>(&trf).contract::<m![1]>().accumulate::<..>(..);",
-        good: "let acc: AccumulationTensor<'l, T, f32, ..> = input.align::<..>(&trf).contract::<m![1]>().accumulate::<..>(..);",
-        manual: "L4313, L4388-L4390, L4533",
-    },
-    Rule {
-        code: "CON-003",
-        name: "trf-matches-stream",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The TRF tensor shares D, Chip, Cluster and Slice with the stream it is aligned with",
-        docs: "`align(&trf)` takes a `TrfTensor<D, Chip, Cluster, Slice, Row, TrfElement>` with the \
-               stream's own D, Chip, Cluster and Slice: the Aligner pairs data and weights of the same \
-               slice and type, and the spatial dimensions pass through unchanged. Load the weights with \
-               the stream's element type and spatial mapping.",
-        bad: "trf: &TrfTensor<i8, m![1], m![1], m![1], m![N], m![K]>; input (bf16).align::<..>(trf)",
-        good: "trf: &TrfTensor<bf16, m![1], m![1], m![1], m![N], m![K]>; input (bf16).align::<..>(trf)",
-        manual: "L3891-L3899",
-    },
-    Rule {
-        code: "CON-004",
-        name: "computation-packet-64-bytes",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The computation packet (align's OutPacket) is always 64 bytes (mac_width)",
-        docs: "Every cycle each Reducer Row consumes exactly mac_width = 64 bytes. With \
-               collect_flits = 1 the 32-byte flit is zero padded to 64 bytes (`m![K # 32]` for 16 \
-               bf16); with collect_flits = 2 the innermost Time factor of size 2 joins the packet \
-               (`m![L, K]`). Collections beyond the 96-byte Flit Buffer are CON-018's; packets that \
-               are 64 bytes but not collected from the innermost Time factor are CON-005's.",
-        bad: "axes![K = 16]; input.align::<m![M], m![K], _, _>(&trf) // 32 bytes of bf16",
-        good: "axes![K = 16]; input.align::<m![M], m![K # 32], _, _>(&trf)",
-        manual: "L3921, L3952, L4099",
-    },
-    Rule {
-        code: "CON-005",
-        name: "collect-flits",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The packet collects 1 or 2 flits, from the innermost Time factor only",
-        docs: "The Stream Adapter buffers collect_flits consecutive 32-byte flits, i.e. the innermost \
-               Time factor, into the packet: `Time [M, O, L = 2], Packet [K]` gives OutTime `[M, O]`, \
-               OutPacket `[L, K]`. A 64-byte OutPacket that is neither the collected packet padded \
-               (collect_flits = 1) nor the innermost Time factor of size 2 followed by the packet \
-               (collect_flits = 2) cannot be built. (3 flits are for shift-reuse convolutions, whose \
-               API the manual does not show; more than 3 is CON-018.)",
-        bad: "input: CollectTensor<.., m![L, M], m![K]>; input.align::<m![M], m![L, K], _, _>(&trf)",
-        good: "input: CollectTensor<.., m![M, L], m![K]>; input.align::<m![M], m![L, K], _, _>(&trf)",
-        manual: "L3908, L3916-L3928, L3948-L3951",
-    },
-    Rule {
-        code: "CON-006",
-        name: "row-broadcast",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The Stream Adapter broadcasts one packet to all Rows: Row axes are not in the stream",
-        docs: "The Stream Adapter copies the same collected packet to the 1, 2, 4 or 8 Rows of the \
-               computation mapping; only the TRF Sequencer gives each Row different (weight) data. So \
-               the activation stream cannot depend on a Row axis: a factor of the TRF's Row that also \
-               appears in the collected Time or Packet would need a different packet per Row. The Row \
-               count itself (1, 2, 4 or 8, padded with `#`) is checked where the Row is written \
-               (CAP-004).",
-        bad: "input: CollectTensor<.., m![M, N], m![K]>; trf Row m![N]; input.align::<m![M, N], m![K # 32], _, _>(trf)",
-        good: "input: CollectTensor<.., m![M], m![K]>; trf Row m![N]; input.align::<m![M], m![K # 32], _, _>(trf)",
-        manual: "L3799-L3801, L3909, L3929-L3933, L3953",
-    },
-    Rule {
-        code: "CON-007",
-        name: "time-broadcast-innermost",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Time-broadcast (tiling) axes are the innermost OutTime factors",
-        docs: "OutTime factors absent from the collected stream (a TRF-only axis `T`) repeat each \
-               activation packet with stride 0; the Stream Adapter can only repeat a packet in place, \
-               so tiling axes must be the innermost positions of OutTime: `m![M, T]`, not `m![T, M]`. \
-               The fix moves them to the end.",
-        bad: "input.align::<m![T, M], m![K # 32], _, _>(&trf) // T only in the TRF",
-        good: "input.align::<m![M, T], m![K # 32], _, _>(&trf)",
-        manual: "L3938-L3946, L3954",
-    },
-    Rule {
-        code: "CON-008",
-        name: "computation-mapping-match",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "OutTime/OutPacket must be producible by both the Stream Adapter and the TRF Sequencer",
-        docs: "Both Aligner paths produce the same computation mapping. The Stream Adapter keeps the \
-               collected Time order (less the collected flits, plus innermost tiling axes): it cannot \
-               reorder Time. The TRF Sequencer reorders and broadcasts Time with its nested-loop \
-               entries, but must find every OutTime factor it reads in the TRF Element, and fills the \
-               packet only by repeating one contiguous read: the packet's TRF factors must be the \
-               Element's innermost factors. Packet-size and collection problems are CON-004/005, the \
-               read size CON-009.",
-        bad: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![O, M], m![K # 32], _, _>(&trf)",
-        good: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![M, O], m![K # 32], _, _>(&trf)",
-        manual: "L3778, L3791, L3899-L3910, L4081-L4085",
-    },
-    Rule {
-        code: "CON-009",
-        name: "trf-reg-read-size",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "reg_read_size, the contiguous TRF read per cycle, is 1, 2, 4, 8, 16, 32 or 64 bytes",
-        docs: "The compiler derives reg_read_size from the innermost part common to the TRF Element \
-               and the computation packet (within 64 bytes); the rest of mac_width is filled by \
-               repeating it. It must be a power of two: a 24-element bf16 Element read against \
-               `m![K # 32]` gives 48 bytes. Pad the Element's innermost factor to a power of two \
-               (`m![K # 32]`). (The 64-byte alignment that a 64-byte read needs is ALN-009.)",
-        bad: "axes![K = 24]; trf: &TrfTensor<bf16, .., m![N], m![K]>; input.align::<m![M], m![K # 32], _, _>(trf)",
-        good: "axes![K = 24]; trf: &TrfTensor<bf16, .., m![N], m![K # 32]>; input.align::<m![M], m![K # 32], _, _>(trf)",
-        manual: "L4099-L4108",
-    },
-    Rule {
-        code: "CON-010",
-        name: "to-trf-row-element",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "to_trf::<Row, Element>: Row is the outermost part of the collected Time ++ Packet, Element the rest",
-        docs: "`.to_trf()` stores the collected stream as it arrives: the outermost axes become Row \
-               and the remaining inner axes the Element (`collect::<m![N, K / 16], m![K % 16]>()` \
-               stores `Row = m![N]`, `Element = m![K]`). Row ++ Element must be the collected Time ++ \
-               Packet (padding aside); reorder the collect or the TRF types.",
-        bad: "collect::<m![N, K / 16], m![K % 16]>().to_trf::<m![K / 16], m![N, K % 16]>(TrfAddress::Full)",
-        good: "collect::<m![N, K / 16], m![K % 16]>().to_trf::<m![N], m![K]>(TrfAddress::Full)",
-        manual: "L4053-L4055, L503-L508",
-    },
-    Rule {
-        code: "CON-011",
-        name: "spatial-reduction-innermost",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "contract::<OutPacket>() removes the innermost 2^n packet positions, n <= tree depth",
-        docs: "The reduction tree sums pairs level by level: depth n removes the innermost \
-               `Packet % 2^n` and leaves `Packet / 2^n` (bf16 depth <= 5, i8/f8 <= 6, i4 <= 7). \
-               The contract OutPacket must be one of these: from `m![L, K]` (L = 2, K = 16) the \
-               outputs are `m![L, K]`, ..., `m![L]` (depth 4), `m![1]` (depth 5); `m![K]` removes an \
-               outer factor and cannot be built.",
-        bad: "input.align::<m![M], m![L, K], _, _>(&trf).contract::<m![K]>()",
-        good: "input.align::<m![M], m![L, K], _, _>(&trf).contract::<m![L]>()",
-        manual: "L4384-L4392, L4530-L4531",
-    },
-    Rule {
-        code: "CON-012",
-        name: "spatial-output-32",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The Reducer outputs at most 32 i32/f32 elements per Row per cycle",
-        docs: "After the tree each Row's output is resized to 32 columns; with tree depth 0 (no \
-               spatial reduction) the outer elements are truncated, so a contract OutPacket of more \
-               than 32 elements (64 i8, 128 i4) is invalid. Reduce at least `Packet % 2` (i8) or \
-               `Packet % 4` (i4).",
-        bad: "axes![K = 64]; // i8\ninput.align::<m![M], m![K], _, _>(&trf).contract::<m![K]>()",
-        good: "axes![K = 64]; // i8\ninput.align::<m![M], m![K], _, _>(&trf).contract::<m![K / 2]>()",
-        manual: "L4396-L4398, L4531-L4532",
-    },
-    Rule {
-        code: "CON-013",
-        name: "reduce-max-single-row",
-        severity: Severity::Error,
-        status: Status::Unreachable(
-            "the manual documents no API that selects the Reducer's max mode: `contract()` takes only \
-             OutPacket and dumps show only reduce_op = Add (L3715; constraints.md §22 A-20)",
-        ),
-        summary: "Reduce-max contraction uses only Row 0 (Row::SIZE must be 1)",
-        docs: "The reduction tree's max mode supports a single Row, at 1/8 of the add throughput. No \
-               operation selector exists in the documented API, so visa-lint cannot see a max \
-               contraction.",
-        bad: "",
-        good: "",
-        manual: "L4394-L4395, L4533",
-    },
-    Rule {
-        code: "CON-014",
-        name: "accumulator-slots",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Temporal accumulation fits the 1024-slot accumulator (Interleaved <= 128, Sequential <= 32 inner positions)",
-        docs: "The accumulator has 8 rows x 32 columns x 4 registers = 1024 slots. The positions \
-               inner to the outermost reduced Time axis are buffered: Interleaved needs \
-               align_up(Row, 8) x inner <= 1024 (inner <= 128), Sequential align_up(packet, 32) x \
-               inner <= 1024 (inner <= 32). Move the reduced axis inward or shrink the inner axes. \
-               The output shapes of each mode are CON-015/CON-016.",
-        bad: "axes![M = 256, N = 8, K = 64]; ..align::<m![K / 16, M], m![K % 16 # 32], _, _>(&trf)\
-              .contract::<m![1]>().accumulate::<m![M], m![N]>(AccumulationKind::Interleaved)",
-        good: "axes![M = 256, N = 8, K = 64]; ..align::<m![M, K / 16], m![K % 16 # 32], _, _>(&trf)\
-               .contract::<m![1]>().accumulate::<m![M], m![N]>(AccumulationKind::Interleaved)",
-        manual: "L4409, L4432-L4434, L4534-L4538",
-    },
-    Rule {
-        code: "CON-015",
-        name: "interleaved-output",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Interleaved accumulate: OutTime = Time' ++ surviving packet, OutPacket = Row # 8",
-        docs: "Interleaved mode outputs one value of every Row per beat on all 8 accumulator rows: \
-               OutPacket is the Row padded to 8 (`m![N]` for 8 Rows, `m![1 # 8]` for one), and \
-               OutTime is Time without the reduced axes followed by the packet left after the tree \
-               (`m![M, K % 16 / 4]`). The fix pads a short Row.",
-        bad: "..contract::<m![1]>().accumulate::<m![A], m![1]>(AccumulationKind::Interleaved) // Row m![1]",
-        good: "..contract::<m![1]>().accumulate::<m![A], m![1 # 8]>(AccumulationKind::Interleaved)",
-        manual: "L4436-L4448, L4535-L4536",
-    },
-    Rule {
-        code: "CON-016",
-        name: "sequential-output",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Sequential accumulate: OutTime = Time' ++ Row ++ packet outer, OutPacket 8/16/24/32 elements",
-        docs: "Sequential mode outputs each Row's reduced packet in turn on an 8-element bus: OutTime \
-               is Time without the reduced axes, then Row, then the packet's outer part; OutPacket is \
-               the packet's inner part padded to 8, 16, 24 or 32 elements (`m![K % 16 / 4 # 8]`). \
-               The fix pads OutPacket to a multiple of 8.",
-        bad: "..accumulate::<m![M, N], m![K % 16 / 4]>(AccumulationKind::Sequential)",
-        good: "..accumulate::<m![M, N], m![K % 16 / 4 # 8]>(AccumulationKind::Sequential)",
-        manual: "L4484-L4491, L4521, L4537-L4538",
-    },
-    Rule {
-        code: "CON-017",
-        name: "interleaved-slice-padding-only",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "Interleaved packet slicing (`= n`) should only slice padding",
-        docs: "In Interleaved mode only the first m columns of the tree's output reach the \
-               accumulator; a user slice `= n` of the surviving packet in OutTime should remove only \
-               padded positions, else real partial sums are silently dropped.",
-        bad: "..contract::<m![K % 16 / 4]>().accumulate::<m![M, K % 16 / 4 = 2], m![N]>(AccumulationKind::Interleaved)",
-        good: "..contract::<m![K % 16 / 4 # 8]>().accumulate::<m![M, K % 16 / 4 # 8 = 4], m![N]>(AccumulationKind::Interleaved)",
-        manual: "L4438-L4441",
-    },
-    Rule {
-        code: "CON-018",
-        name: "flit-buffer-capacity",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The Stream Adapter collects at most 3 flits (96-byte Flit Buffer)",
-        docs: "The Flit Buffer holds 96 bytes, 3 single-channel flits; a packet built from more \
-               collected flits (for example `m![L, K]` with L = 4, 128 bytes of bf16) cannot be \
-               buffered. The shift and transpose limits of the Stream Adapter are on a page the manual \
-               does not include (constraints.md §22 A-34), so only this capacity is checked.",
-        bad: "axes![L = 4, K = 16]; input(Time m![M, L], Packet m![K]).align::<m![M], m![L, K], _, _>(&trf)",
-        good: "axes![L = 4, K = 16]; input(Time m![M, L], Packet m![K]).align::<m![M, L / 2], m![L % 2, K], _, _>(&trf)",
-        manual: "L3781, L3928, L3951",
-    },
-    Rule {
-        code: "CON-019",
-        name: "contracted-dummy-padding",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "Padding contracted on both sides must be zero in the TRF (1+1# x 1+1z)",
-        docs: "Dummy padding `#` holds arbitrary values. When the stream packet and the TRF Element \
-               both pad the same contracted axis, the padded positions multiply dummy by dummy and the \
-               tree adds garbage to every sum; the TRF side must hold zeros (`1z`). Make sure the TRF \
-               padding is loaded as zeros, or pad only one side.",
-        bad: "stream packet m![K # 16] (i8), TRF Element m![K # 16]: both pad K",
-        good: "stream packet m![K # 16], TRF Element m![K] with zero fill by the Stream Adapter",
-        manual: "L3769-L3772",
-    },
-    Rule {
-        code: "CON-020",
-        name: "row-utilization",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Fewer than 8 Rows while a TRF axis is iterated in Time",
-        docs: "Each Row is a 64 B/cycle MAC lane; using R < 8 Rows runs at R/8 of the slice's \
-               throughput (bf16: 256 MACs/cycle with 8 Rows). When the TRF Element holds an output \
-               axis that is iterated in Time (not contracted), moving it to Row spreads the work over \
-               more Rows for free. Reported only then.",
-        bad: "trf: &TrfTensor<bf16, .., m![1], m![O, K]>; input.align::<m![M, O], m![K # 32], _, _>(trf)",
-        good: "trf: &TrfTensor<bf16, .., m![O], m![K]>; input.align::<m![M], m![K # 32], _, _>(trf)",
-        manual: "L3780, L3785, L4450, L4545",
-    },
-    Rule {
-        code: "CON-021",
-        name: "trf-read-write-conflict",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "64-byte TRF reads block a concurrent StoTRF load into the other TRF half",
-        docs: "A 64-byte reg_read_size occupies both bank columns, so each TRF cache miss of the \
-               main-context read stalls a concurrent sub-context StoTRF write (reads win). Reported \
-               when a function double-buffers the TRF (a `to_trf` into FirstHalf/SecondHalf on the \
-               sub context) while aligning with 64-byte reads; reads of at most 32 bytes that \
-               alternate the bank columns avoid the conflict.",
-        bad: "sub: ..to_trf(TrfAddress::SecondHalf); main: ..align::<m![M], m![K], _, _>(&w) // 64-B reads",
-        good: "sub: ..to_trf(TrfAddress::SecondHalf); main: ..align::<m![M, K / 16], m![K % 16 # 32], _, _>(&w)",
-        manual: "L4181-L4199",
-    },
-    Rule {
-        code: "SEQ-010",
-        name: "trf-sequencer-limits",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "TRF sequencer: 1-8 entries, size 1-65,536, signed 32-bit strides",
-        docs: "The TRF read sequencer iterates OutTime with the common sequencer limits: at most 8 \
-               (size, stride) entries after merging, each size at most 65,536, each byte stride a \
-               signed 32-bit value; stride 0 broadcasts weights over time. Derived from the TRF \
-               Element and the align OutTime.",
-        bad: "axes![A = 2, B = 2, C = 2, D = 2, E = 2, F = 2, G = 2, H = 2, I = 2]; \
-              trf Element m![I, H, G, F, E, D, C, B, A, K]; align::<m![A, B, C, D, E, F, G, H, I], ..>",
-        good: "trf Element m![A, B, C, D, E, F, G, H, I, K]; align::<m![A, B, C, D, E, F, G, H, I], ..>",
-        manual: "L4171-L4177",
-    },
+    CON_001, CON_002, CON_003, CON_004, CON_005, CON_006, CON_007, CON_008, CON_009, CON_010,
+    CON_011, CON_012, CON_013, CON_014, CON_015, CON_016, CON_017, CON_018, CON_019, CON_020,
+    CON_021, SEQ_010,
 ];
 
 /// The Reducer's tree depth for an input type, `None` when the Reducer does not take it.
@@ -568,7 +594,7 @@ fn check_to_trf(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         && tree_depth(cx.target, d).is_none()
     {
         out.push(Diagnostic::new(
-            "CON-001",
+            &CON_001,
             step.span,
             format!(
                 "the TRF feeds only the Reducer, which takes i4, i8, f8 or bf16 operands; this \
@@ -616,7 +642,7 @@ fn check_to_trf(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             ));
         }
     }
-    out.push(Diagnostic::new("CON-010", step.span, msg));
+    out.push(Diagnostic::new(&CON_010, step.span, msg));
 }
 
 /// CON-002: a declared contraction/accumulation type with the unwidened element type.
@@ -647,7 +673,7 @@ fn check_widening(chain: &crate::model::Chain, out: &mut Vec<Diagnostic>) {
         .and_then(|s| s.input.as_ref()?.dtype.clone())
         .unwrap_or_else(|| "its input".to_string());
     out.push(Diagnostic::new(
-        "CON-002",
+        &CON_002,
         last.span,
         format!(
             "the contraction widens {from} to {got} (i4/i8 -> i32, f8/bf16 -> f32, mandatory), but \
@@ -669,7 +695,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         && tree_depth(cx.target, d).is_none()
     {
         out.push(Diagnostic::new(
-            "CON-001",
+            &CON_001,
             step.span,
             format!(
                 "the Reducer takes i4, i8, f8 or bf16 operands; this stream is {d}: process {d} in \
@@ -702,7 +728,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         if !diffs.is_empty() {
             out.push(
                 Diagnostic::new(
-                    "CON-003",
+                    &CON_003,
                     step.span,
                     format!(
                         "the TRF tensor `{}` must share D, Chip, Cluster and Slice with the stream it \
@@ -738,7 +764,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     match c {
         Some(c) if c > max_flits => {
             out.push(Diagnostic::new(
-                "CON-018",
+                &CON_018,
                 op_span,
                 format!(
                     "OutPacket {op_text} collects {c} flits ({} bytes) of the stream; the Stream \
@@ -750,7 +776,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         }
         _ if op_bytes != mac => {
             let mut diag = Diagnostic::new(
-                "CON-004",
+                &CON_004,
                 op_span,
                 format!(
                     "OutPacket {op_text} is {op_bytes} bytes ({} × {d}); the computation packet is \
@@ -781,7 +807,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 .then(|| t.window(2).pair(p).ok())
                 .flatten();
             out.push(Diagnostic::new(
-                "CON-005",
+                &CON_005,
                 op_span,
                 format!(
                     "the Stream Adapter builds the {mac}-byte packet from the collected flit {} alone \
@@ -810,7 +836,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         if !shared.is_empty() {
             out.push(
                 Diagnostic::new(
-                    "CON-006",
+                    &CON_006,
                     step.span,
                     format!(
                         "the Stream Adapter broadcasts the same packet to all {} Rows (Row {} of the \
@@ -842,7 +868,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         if let Some(stray) = read.stray {
             out.push(
                 Diagnostic::new(
-                    "CON-008",
+                    &CON_008,
                     op_span,
                     format!(
                         "the TRF Sequencer fills the {mac}-byte packet by repeating one contiguous read \
@@ -859,7 +885,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 Err(bytes) => {
                     let want = bytes.checked_next_power_of_two().unwrap_or(mac);
                     let mut diag = Diagnostic::new(
-                        "CON-009",
+                        &CON_009,
                         var.ty
                             .get(Slot::Element)
                             .and_then(|mv| mv.span)
@@ -897,7 +923,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             axis, needed, have, ..
         }) => out.push(
             Diagnostic::new(
-                "CON-008",
+                &CON_008,
                 at(step, 0, Slot::Time),
                 format!(
                     "the TRF Sequencer cannot produce OutTime {}: it needs `{needed}` of {axis} from \
@@ -914,7 +940,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             stream_split,
         }) => out.push(
             Diagnostic::new(
-                "CON-008",
+                &CON_008,
                 at(step, 0, Slot::Time),
                 format!(
                     "the TRF Sequencer cannot produce OutTime {} from the TRF Element {}: {axis} is \
@@ -954,7 +980,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             };
             if let Some(problem) = problem {
                 out.push(Diagnostic::new(
-                    "SEQ-010",
+                    &SEQ_010,
                     at(step, 0, Slot::Time),
                     format!(
                         "reading the TRF Element {} as OutTime {} takes the TRF Sequencer {problem}",
@@ -977,7 +1003,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             })
         {
             out.push(Diagnostic::new(
-                "CON-019",
+                &CON_019,
                 step.span,
                 format!(
                     "the stream packet {} and the TRF Element {} both pad {} with dummies; the padded \
@@ -1006,7 +1032,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             let macs = elems_for(d, mac).map_or(0, |n| n.saturating_mul(rows));
             let used = r.size.saturating_mul(dim.extent()).min(rows);
             out.push(Diagnostic::new(
-                "CON-020",
+                &CON_020,
                 step.span,
                 format!(
                     "the contraction uses {} of {rows} Rows ({}/{rows} of the {macs} {d} MACs per \
@@ -1039,7 +1065,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     {
         out.push(
             Diagnostic::new(
-                "CON-021",
+                &CON_021,
                 step.span,
                 format!(
                     "reg_read_size is {mac} bytes: each TRF cache miss occupies both bank columns \
@@ -1099,7 +1125,7 @@ fn check_stream_time(
                 .all(|d| factor_axis(d).is_some_and(|a| held.contains(a)))
         });
         let mut diag = Diagnostic::new(
-            "CON-007",
+            &CON_007,
             span,
             format!(
                 "`{}` {} absent from the collected stream (Time {}, Packet {}){}: tiling axes repeat \
@@ -1139,7 +1165,7 @@ fn check_stream_time(
         return;
     }
     out.push(Diagnostic::new(
-        "CON-008",
+        &CON_008,
         span,
         format!(
             "the Stream Adapter keeps the collected Time order: with collect_flits = {c}, OutTime \
@@ -1181,7 +1207,7 @@ fn check_contract(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         Some(n) => {
             if q.size > cols {
                 out.push(Diagnostic::new(
-                    "CON-012",
+                    &CON_012,
                     span,
                     format!(
                         "contract OutPacket {} has {} elements (tree depth {n}); the Reducer resizes \
@@ -1203,7 +1229,7 @@ fn check_contract(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 .map(|(n, l)| format!("{} (depth {n})", strip(l).map_or_else(|| m(l), |s| m(&s))))
                 .collect();
             out.push(Diagnostic::new(
-                "CON-011",
+                &CON_011,
                 span,
                 format!(
                     "the reduction tree removes the innermost 2^n positions of the packet {} (n ≤ {depth} \
@@ -1288,7 +1314,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                 shape_ok = false;
                 let want = r.window(rows);
                 let mut diag = Diagnostic::new(
-                    "CON-015",
+                    &CON_015,
                     op_span,
                     format!(
                         "Interleaved accumulation outputs one value of each of the {rows} accumulator \
@@ -1323,7 +1349,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                     let dropped = !same_data(&q.window(k), q);
                     if dropped {
                         out.push(Diagnostic::new(
-                            "CON-017",
+                            &CON_017,
                             ot_span,
                             format!(
                                 "OutTime {ot_text} slices the surviving packet {} to {k} positions; \
@@ -1336,7 +1362,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                 } else {
                     shape_ok = false;
                     out.push(Diagnostic::new(
-                        "CON-015",
+                        &CON_015,
                         ot_span,
                         format!(
                             "Interleaved accumulation keeps the Time order without the reduced axes \
@@ -1357,7 +1383,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                 shape_ok = false;
                 let padded = op.size.div_ceil(bus).saturating_mul(bus);
                 let mut diag = Diagnostic::new(
-                    "CON-016",
+                    &CON_016,
                     if data_ok { op_span } else { ot_span },
                     if data_ok {
                         format!(
@@ -1424,7 +1450,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
     let used = per.saturating_mul(inner);
     if used > slots {
         out.push(Diagnostic::new(
-            "CON-014",
+            &CON_014,
             ot_span,
             format!(
                 "{mode:?} accumulation buffers the {inner} positions inner to the reduced `{}` ({}); \

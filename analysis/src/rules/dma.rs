@@ -9,223 +9,239 @@ use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Step};
+use crate::rules::alignment::{ALN_003, ALN_004};
 
+pub const DMA_001: Rule = Rule {
+    code: "DMA-001",
+    name: "dma-structural-forms",
+    severity: Severity::Error,
+    status: Status::Unreachable(
+        "the `to_dm`/`to_hbm` signatures accept only the legal structural forms, so rustc \
+         rejects any other before visa-lint could see it",
+    ),
+    summary: "DMA In/Out/base take the structural form of their media",
+    docs: "HBM/SPM tensors have Chip and Element; DM tensors add Cluster and Slice.",
+    bad: "",
+    good: "",
+    manual: "L2415-L2421",
+};
+
+pub const DMA_002: Rule = Rule {
+    code: "DMA-002",
+    name: "dm-spatial-dimensions",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "DM tensor specifications name Chip, Cluster and Slice",
+    docs: "A DM tensor specification must include the chip, cluster and slice dimensions to \
+           identify the exact memory location. visa-lint reports `to_dm` calls whose Cluster and \
+           Slice mappings are written nowhere (no turbofish, no `let` annotation, no return \
+           type): inference may then pick sizes that break CAP-002/CAP-003. Write them, for \
+           example `to_dm::<m![1], m![A # 256], m![B]>(..)`.",
+    bad: "let dm = hbm.to_dm(&mut ctx.tdma, 0);",
+    good: "let dm = hbm.to_dm::<m![1], m![A # 256], m![B]>(&mut ctx.tdma, 0);",
+    manual: "seed 000 L175; L2527",
+};
+
+pub const DMA_003: Rule = Rule {
+    code: "DMA-003",
+    name: "dma-hbm-read-alignment",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "An HBM-to-DM transfer reads HBM from an 8-byte-aligned address",
+    docs: "HBM-to-DM transfers need 8-byte alignment of the read address, the write address and \
+           the packet size whatever the alignment table says. The DM write address is ALN-002, \
+           the packet ALN-003, the 4,096-byte limit ALN-004; DMA-003 reports the HBM read \
+           address when it is a constant: the source tensor was placed by \
+           `to_hbm(&mut ctx.pdma, addr)` in the same function at an address that is not a \
+           multiple of 8. Place the HBM tensor at a multiple of 8 (256 for throughput).",
+    bad: "let h = host.to_hbm(&mut ctx.pdma, 0x1004).await; let d = h.to_dm::<..>(&mut ctx.tdma, 0);",
+    good: "let h = host.to_hbm(&mut ctx.pdma, 0x1000).await; let d = h.to_dm::<..>(&mut ctx.tdma, 0);",
+    manual: "L2425-L2427, L2834",
+};
+
+pub const DMA_004: Rule = Rule {
+    code: "DMA-004",
+    name: "dma-tensor-to-tensor",
+    severity: Severity::Error,
+    status: Status::Unreachable(
+        "the API has only tensor-to-tensor DMA methods (to_dm, to_hbm); the manual shows no \
+         other DMA form that could be written",
+    ),
+    summary: "DMA moves only tensor to tensor between HBM, DM and SPM",
+    docs: "All nine source-destination pairs between DM, SPM and HBM are tensor moves.",
+    bad: "",
+    good: "",
+    manual: "seed 000 L33, L196",
+};
+
+pub const DMA_005: Rule = Rule {
+    code: "DMA-005",
+    name: "dma-aggregate-media",
+    severity: Severity::Error,
+    status: Status::Unreachable(
+        "no per-engine DMA stream API is documented (the manual describes heterogeneous \
+         aggregates in prose only)",
+    ),
+    summary: "Heterogeneous aggregates use one media pair and one mapping",
+    docs: "Every participating DMA engine uses the same input and output media types.",
+    bad: "",
+    good: "",
+    manual: "seed 000 L140-L142",
+};
+
+pub const DMA_006: Rule = Rule {
+    code: "DMA-006",
+    name: "spm-same-chip",
+    severity: Severity::Error,
+    status: Status::Unreachable("no SPM tensor type exists in the API (constraints.md §22 A-16)"),
+    summary: "SPM transfers stay on one chip",
+    docs: "Scratchpad memory is restricted to same-chip transfers.",
+    bad: "",
+    good: "",
+    manual: "seed 000 L469-L471; L2943-L2944",
+};
+
+pub const DMA_007: Rule = Rule {
+    code: "DMA-007",
+    name: "dma-descriptor-ranges",
+    severity: Severity::Error,
+    status: Status::Unreachable("no API for explicit DMA engine selection is documented"),
+    summary: "DMA descriptor indices stay in range",
+    docs: "Chip < NUM_CHIPS, cluster in {0, 1}, DMN index 0-7.",
+    bad: "",
+    good: "",
+    manual: "seed 000 L160-L163, L50, L477",
+};
+
+pub const DMA_008: Rule = Rule {
+    code: "DMA-008",
+    name: "dma-uneven-distribution",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Axes that do not divide across DMNs need segmented commands",
+    docs: "A DM transfer is spread over the DMA Engines, one per pair of DMNs (64 slices of a \
+           cluster each, seed 000 L50, L477). When an axis is padded in the DM tensor's layout \
+           and split between the Slice digits that select the engine and digits below them \
+           (`A = 15` as `A # 16`: `Slice = m![A # 16 / 4, A # 16 / 2 % 2, B]`, Element \
+           `m![A # 16 % 2, C]`), the engine that holds the last real positions has a share that \
+           is no single loop nest (3 of 4 A positions), and it must not write the extra one: the \
+           compiler segments its transfer into several DMA commands, each paying the ~500-cycle \
+           startup (1192 instead of 756 cycles in seed 000 L405-L454). visa-lint reports \
+           `to_dm` / `to_hbm` whose DM-side layout needs that, with the command count. A \
+           padding that leaves whole engine shares (or one smaller loop) is not reported. \
+           Choose a size that divides across the engines, or pad the axis in both source and \
+           destination so the padding moves as data.",
+    bad: "axes![D = 4, A = 15, B = 32, C = 256];\n// DM: Slice m![A # 16 / 4, A # 16 / 2 % 2, B], Element m![A # 16 % 2, C]\ndm.to_hbm(&mut ctx.pdma, 0)",
+    good: "axes![D = 4, A = 16, B = 32, C = 256]; // same layout, A divides",
+    manual: "seed 000 L439, L454, L474",
+};
+
+pub const DMA_009: Rule = Rule {
+    code: "DMA-009",
+    name: "dma-startup-cost",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Each DMA command costs about 500 cycles to start: merge small adjacent transfers",
+    docs: "Each DMA operation incurs about 500 cycles of startup before data moves (seed 000 \
+           L113, L212, L473), so a transfer whose data takes fewer cycles than that is mostly \
+           overhead. visa-lint reports consecutive `to_dm` / `to_hbm` transfers of tensors of the \
+           same type whose sources and destinations both lie back to back at constant addresses \
+           (the second source starts where the first ends, and so does the second destination, \
+           per slice for DM), each moving fewer bytes than the DMA moves during the startup \
+           (256 B/cycle): one transfer of the pair, with an outer axis of 2, moves the same data \
+           with one startup. Transfers whose source is a kernel parameter have no address and \
+           are not compared.",
+    bad: "let r0 = s0.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, 0x4000);\nlet r1 = s1.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, 0x4040); // s1 follows s0 in HBM",
+    good: "let r = s.to_dm::<m![1 # 2], m![S], m![X, B]>(&mut ctx.tdma, 0x4000); // X = 2: both halves",
+    manual: "seed 000 L113, L212, L473",
+};
+
+pub const DMA_010: Rule = Rule {
+    code: "DMA-010",
+    name: "dma-bad-divisor",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Innermost runs over 4,096 bytes without a good divisor degrade to tiny packets",
+    docs: "The DMA packet divides the innermost contiguous run and is at most 4,096 bytes; a run \
+           without a divisor between 256 and 4,096 (4,099 bytes is prime) moves tiny packets, \
+           one 256-byte request each. visa-lint derives the packet of every `to_dm`/`to_hbm` \
+           and reports it with the request counts. Pad the innermost axis to a multiple of \
+           256 bytes (or split the command, about 500 cycles each).",
+    bad: "axes![A = 2, C = 4099]; h.to_dm::<m![1], m![1], m![A, C]>(..) // 8,198-byte run: 2-byte packets",
+    good: "axes![A = 2, C = 4099]; h.to_dm::<m![1], m![1], m![A, C # 4352]>(..)",
+    manual: "L2469-L2472, L2593-L2594",
+};
+
+pub const DMA_011: Rule = Rule {
+    code: "DMA-011",
+    name: "dma-interleaving",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Toggle the HBM stack bit (address bit 8) in the DMA's inner loops",
+    docs: "HBM channel selection uses address bits 9-28 and the stack bit is bit 8; an access \
+           pattern that never toggles bit 8 uses 16 of the 32 channels and halves the bandwidth \
+           (the manual's Example 5: 1,857 instead of about 1,000 cycles). visa-lint derives the \
+           HBM read side of every DMA and reports packets of at most 256 bytes whose innermost loop \
+           stride is a multiple of 512 bytes. Reorder the stream (an HBM stride of 256 in an inner \
+           loop) or make the contiguous run at least 512 bytes. DM-side DMN interleaving is not \
+           checked.",
+    bad: "axes![B = 64, C = 8, D = 512]; // HBM m![B, C, D], DM element m![C, D % 256]",
+    good: "axes![B = 64, C = 8, D = 512]; // HBM m![B, C, D], DM element m![C, D]",
+    manual: "L2720-L2756, L2854-L2861, L2987-L2988",
+};
+
+pub const DMA_012: Rule = Rule {
+    code: "DMA-012",
+    name: "dma-unneeded-hop",
+    severity: Severity::Perf,
+    status: Status::Unreachable(
+        "no SPM tensor type exists in the API (constraints.md §22 A-16), so no intermediate-tier \
+         hop can be written",
+    ),
+    summary: "Avoid routing through an intermediate tier",
+    docs: "HBM → SPM → DM when HBM → DM suffices adds latency.",
+    bad: "",
+    good: "",
+    manual: "seed 000 L3; L2851",
+};
+
+pub const DMA_013: Rule = Rule {
+    code: "DMA-013",
+    name: "dma-dtype",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The DMA engine moves i4, i8, f8e4m3, f8e5m2, i16, f16, bf16, i32 and f32",
+    docs: "The DMA descriptor's dtype field lists i4, i8, f8e4m3, f8e5m2, i16, fp16, bf16, i32 and \
+           f32. i5 and i9 exist only as fetch-adapter conversion targets inside the Tensor Unit; a \
+           tensor of those types cannot be moved between HBM and DM. Store the data as i8/i16 \
+           (or i4) and convert at fetch.",
+    bad: "fn k(ctx: &mut Context, h: &HbmTensor<i9, m![1], m![A]>) { h.to_dm::<..>(&mut ctx.tdma, 0); }",
+    good: "fn k(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A]>) { h.to_dm::<..>(&mut ctx.tdma, 0); }",
+    manual: "L2525",
+};
+
+pub const SEQ_012: Rule = Rule {
+    code: "SEQ-012",
+    name: "dma-sequencer-limits",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "DMA sequencers have 8 entries of at most 65,536 iterations",
+    docs: "The DMA engine chains a read and a write sequencer with shared loop sizes and their \
+           own strides (one DmaSequencer); they obey the sequencer limits (8 entries, 65,536 \
+           iterations each) and `stride0` is 1..=4,096 bytes dividing the last consecutive \
+           entry (visa-lint derives it that way, ALN-004 and DMA-010 report poor choices). \
+           visa-lint derives the pair for `to_dm`/`to_hbm` and reports an entry count or size \
+           over the limit (SEQ-001/SEQ-002 cover the fetch and commit sequencers). Merge axes \
+           that are contiguous on both sides or split the transfer.",
+    bad: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![A, B]>(..) // HBM m![B, A]: entry 131072",
+    good: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![B, A]>(..)",
+    manual: "L1225, L2512, L2545, seed 000 L69, L94, L157-L158, L191",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "DMA-001",
-        name: "dma-structural-forms",
-        severity: Severity::Error,
-        status: Status::Unreachable(
-            "the `to_dm`/`to_hbm` signatures accept only the legal structural forms, so rustc \
-             rejects any other before visa-lint could see it",
-        ),
-        summary: "DMA In/Out/base take the structural form of their media",
-        docs: "HBM/SPM tensors have Chip and Element; DM tensors add Cluster and Slice.",
-        bad: "",
-        good: "",
-        manual: "L2415-L2421",
-    },
-    Rule {
-        code: "DMA-002",
-        name: "dm-spatial-dimensions",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "DM tensor specifications name Chip, Cluster and Slice",
-        docs: "A DM tensor specification must include the chip, cluster and slice dimensions to \
-               identify the exact memory location. visa-lint reports `to_dm` calls whose Cluster and \
-               Slice mappings are written nowhere (no turbofish, no `let` annotation, no return \
-               type): inference may then pick sizes that break CAP-002/CAP-003. Write them, for \
-               example `to_dm::<m![1], m![A # 256], m![B]>(..)`.",
-        bad: "let dm = hbm.to_dm(&mut ctx.tdma, 0);",
-        good: "let dm = hbm.to_dm::<m![1], m![A # 256], m![B]>(&mut ctx.tdma, 0);",
-        manual: "seed 000 L175; L2527",
-    },
-    Rule {
-        code: "DMA-003",
-        name: "dma-hbm-read-alignment",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "An HBM-to-DM transfer reads HBM from an 8-byte-aligned address",
-        docs: "HBM-to-DM transfers need 8-byte alignment of the read address, the write address and \
-               the packet size whatever the alignment table says. The DM write address is ALN-002, \
-               the packet ALN-003, the 4,096-byte limit ALN-004; DMA-003 reports the HBM read \
-               address when it is a constant: the source tensor was placed by \
-               `to_hbm(&mut ctx.pdma, addr)` in the same function at an address that is not a \
-               multiple of 8. Place the HBM tensor at a multiple of 8 (256 for throughput).",
-        bad: "let h = host.to_hbm(&mut ctx.pdma, 0x1004).await; let d = h.to_dm::<..>(&mut ctx.tdma, 0);",
-        good: "let h = host.to_hbm(&mut ctx.pdma, 0x1000).await; let d = h.to_dm::<..>(&mut ctx.tdma, 0);",
-        manual: "L2425-L2427, L2834",
-    },
-    Rule {
-        code: "DMA-004",
-        name: "dma-tensor-to-tensor",
-        severity: Severity::Error,
-        status: Status::Unreachable(
-            "the API has only tensor-to-tensor DMA methods (to_dm, to_hbm); the manual shows no \
-             other DMA form that could be written",
-        ),
-        summary: "DMA moves only tensor to tensor between HBM, DM and SPM",
-        docs: "All nine source-destination pairs between DM, SPM and HBM are tensor moves.",
-        bad: "",
-        good: "",
-        manual: "seed 000 L33, L196",
-    },
-    Rule {
-        code: "DMA-005",
-        name: "dma-aggregate-media",
-        severity: Severity::Error,
-        status: Status::Unreachable(
-            "no per-engine DMA stream API is documented (the manual describes heterogeneous \
-             aggregates in prose only)",
-        ),
-        summary: "Heterogeneous aggregates use one media pair and one mapping",
-        docs: "Every participating DMA engine uses the same input and output media types.",
-        bad: "",
-        good: "",
-        manual: "seed 000 L140-L142",
-    },
-    Rule {
-        code: "DMA-006",
-        name: "spm-same-chip",
-        severity: Severity::Error,
-        status: Status::Unreachable(
-            "no SPM tensor type exists in the API (constraints.md §22 A-16)",
-        ),
-        summary: "SPM transfers stay on one chip",
-        docs: "Scratchpad memory is restricted to same-chip transfers.",
-        bad: "",
-        good: "",
-        manual: "seed 000 L469-L471; L2943-L2944",
-    },
-    Rule {
-        code: "DMA-007",
-        name: "dma-descriptor-ranges",
-        severity: Severity::Error,
-        status: Status::Unreachable("no API for explicit DMA engine selection is documented"),
-        summary: "DMA descriptor indices stay in range",
-        docs: "Chip < NUM_CHIPS, cluster in {0, 1}, DMN index 0-7.",
-        bad: "",
-        good: "",
-        manual: "seed 000 L160-L163, L50, L477",
-    },
-    Rule {
-        code: "DMA-008",
-        name: "dma-uneven-distribution",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Axes that do not divide across DMNs need segmented commands",
-        docs: "A DM transfer is spread over the DMA Engines, one per pair of DMNs (64 slices of a \
-               cluster each, seed 000 L50, L477). When an axis is padded in the DM tensor's layout \
-               and split between the Slice digits that select the engine and digits below them \
-               (`A = 15` as `A # 16`: `Slice = m![A # 16 / 4, A # 16 / 2 % 2, B]`, Element \
-               `m![A # 16 % 2, C]`), the engine that holds the last real positions has a share that \
-               is no single loop nest (3 of 4 A positions), and it must not write the extra one: the \
-               compiler segments its transfer into several DMA commands, each paying the ~500-cycle \
-               startup (1192 instead of 756 cycles in seed 000 L405-L454). visa-lint reports \
-               `to_dm` / `to_hbm` whose DM-side layout needs that, with the command count. A \
-               padding that leaves whole engine shares (or one smaller loop) is not reported. \
-               Choose a size that divides across the engines, or pad the axis in both source and \
-               destination so the padding moves as data.",
-        bad: "axes![D = 4, A = 15, B = 32, C = 256];\n// DM: Slice m![A # 16 / 4, A # 16 / 2 % 2, B], Element m![A # 16 % 2, C]\ndm.to_hbm(&mut ctx.pdma, 0)",
-        good: "axes![D = 4, A = 16, B = 32, C = 256]; // same layout, A divides",
-        manual: "seed 000 L439, L454, L474",
-    },
-    Rule {
-        code: "DMA-009",
-        name: "dma-startup-cost",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Each DMA command costs about 500 cycles to start: merge small adjacent transfers",
-        docs: "Each DMA operation incurs about 500 cycles of startup before data moves (seed 000 \
-               L113, L212, L473), so a transfer whose data takes fewer cycles than that is mostly \
-               overhead. visa-lint reports consecutive `to_dm` / `to_hbm` transfers of tensors of the \
-               same type whose sources and destinations both lie back to back at constant addresses \
-               (the second source starts where the first ends, and so does the second destination, \
-               per slice for DM), each moving fewer bytes than the DMA moves during the startup \
-               (256 B/cycle): one transfer of the pair, with an outer axis of 2, moves the same data \
-               with one startup. Transfers whose source is a kernel parameter have no address and \
-               are not compared.",
-        bad: "let r0 = s0.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, 0x4000);\nlet r1 = s1.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, 0x4040); // s1 follows s0 in HBM",
-        good: "let r = s.to_dm::<m![1 # 2], m![S], m![X, B]>(&mut ctx.tdma, 0x4000); // X = 2: both halves",
-        manual: "seed 000 L113, L212, L473",
-    },
-    Rule {
-        code: "DMA-010",
-        name: "dma-bad-divisor",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Innermost runs over 4,096 bytes without a good divisor degrade to tiny packets",
-        docs: "The DMA packet divides the innermost contiguous run and is at most 4,096 bytes; a run \
-               without a divisor between 256 and 4,096 (4,099 bytes is prime) moves tiny packets, \
-               one 256-byte request each. visa-lint derives the packet of every `to_dm`/`to_hbm` \
-               and reports it with the request counts. Pad the innermost axis to a multiple of \
-               256 bytes (or split the command, about 500 cycles each).",
-        bad: "axes![A = 2, C = 4099]; h.to_dm::<m![1], m![1], m![A, C]>(..) // 8,198-byte run: 2-byte packets",
-        good: "axes![A = 2, C = 4099]; h.to_dm::<m![1], m![1], m![A, C # 4352]>(..)",
-        manual: "L2469-L2472, L2593-L2594",
-    },
-    Rule {
-        code: "DMA-011",
-        name: "dma-interleaving",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Toggle the HBM stack bit (address bit 8) in the DMA's inner loops",
-        docs: "HBM channel selection uses address bits 9-28 and the stack bit is bit 8; an access \
-               pattern that never toggles bit 8 uses 16 of the 32 channels and halves the bandwidth \
-               (the manual's Example 5: 1,857 instead of about 1,000 cycles). visa-lint derives the \
-               HBM read side of every DMA and reports packets of at most 256 bytes whose innermost loop \
-               stride is a multiple of 512 bytes. Reorder the stream (an HBM stride of 256 in an inner \
-               loop) or make the contiguous run at least 512 bytes. DM-side DMN interleaving is not \
-               checked.",
-        bad: "axes![B = 64, C = 8, D = 512]; // HBM m![B, C, D], DM element m![C, D % 256]",
-        good: "axes![B = 64, C = 8, D = 512]; // HBM m![B, C, D], DM element m![C, D]",
-        manual: "L2720-L2756, L2854-L2861, L2987-L2988",
-    },
-    Rule {
-        code: "DMA-012",
-        name: "dma-unneeded-hop",
-        severity: Severity::Perf,
-        status: Status::Unreachable(
-            "no SPM tensor type exists in the API (constraints.md §22 A-16), so no intermediate-tier \
-             hop can be written",
-        ),
-        summary: "Avoid routing through an intermediate tier",
-        docs: "HBM → SPM → DM when HBM → DM suffices adds latency.",
-        bad: "",
-        good: "",
-        manual: "seed 000 L3; L2851",
-    },
-    Rule {
-        code: "DMA-013",
-        name: "dma-dtype",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The DMA engine moves i4, i8, f8e4m3, f8e5m2, i16, f16, bf16, i32 and f32",
-        docs: "The DMA descriptor's dtype field lists i4, i8, f8e4m3, f8e5m2, i16, fp16, bf16, i32 and \
-               f32. i5 and i9 exist only as fetch-adapter conversion targets inside the Tensor Unit; a \
-               tensor of those types cannot be moved between HBM and DM. Store the data as i8/i16 \
-               (or i4) and convert at fetch.",
-        bad: "fn k(ctx: &mut Context, h: &HbmTensor<i9, m![1], m![A]>) { h.to_dm::<..>(&mut ctx.tdma, 0); }",
-        good: "fn k(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A]>) { h.to_dm::<..>(&mut ctx.tdma, 0); }",
-        manual: "L2525",
-    },
-    Rule {
-        code: "SEQ-012",
-        name: "dma-sequencer-limits",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "DMA sequencers have 8 entries of at most 65,536 iterations",
-        docs: "The DMA engine chains a read and a write sequencer with shared loop sizes and their \
-               own strides (one DmaSequencer); they obey the sequencer limits (8 entries, 65,536 \
-               iterations each) and `stride0` is 1..=4,096 bytes dividing the last consecutive \
-               entry (visa-lint derives it that way, ALN-004 and DMA-010 report poor choices). \
-               visa-lint derives the pair for `to_dm`/`to_hbm` and reports an entry count or size \
-               over the limit (SEQ-001/SEQ-002 cover the fetch and commit sequencers). Merge axes \
-               that are contiguous on both sides or split the transfer.",
-        bad: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![A, B]>(..) // HBM m![B, A]: entry 131072",
-        good: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![B, A]>(..)",
-        manual: "L1225, L2512, L2545, seed 000 L69, L94, L157-L158, L191",
-    },
+    DMA_001, DMA_002, DMA_003, DMA_004, DMA_005, DMA_006, DMA_007, DMA_008, DMA_009, DMA_010,
+    DMA_011, DMA_012, DMA_013, SEQ_012,
 ];
 
 /// The DM tensor's Element as written for a DMA step: `to_dm`'s third turbofish argument, else
@@ -276,7 +292,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
     for (side, cfg) in [("read", &p.read), ("write", &p.write)] {
         if cfg.entries.len() > t.sequencer_entries {
             out.push(Diagnostic::new(
-                "SEQ-012",
+                &SEQ_012,
                 op.span,
                 format!(
                     "the DMA {side} sequencer needs {} entries ({cfg}); a DMA sequencer has {}",
@@ -294,7 +310,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
         };
         if let Some(e) = loops.iter().find(|e| e.size > t.sequencer_entry_size) {
             out.push(Diagnostic::new(
-                "SEQ-012",
+                &SEQ_012,
                 op.span,
                 format!(
                     "the DMA {side} sequencer ({cfg}) has an entry of {} iterations ({} : {}); an \
@@ -314,7 +330,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
             if run < row {
                 // The layouts disagree on the innermost axis: padding cannot help.
                 out.push(Diagnostic::new(
-                    "ALN-003",
+                    &ALN_003,
                     dm_element(op).map_or(op.span, |w| w.0),
                     format!(
                         "the DMA moves {run}-byte runs that are contiguous in both layouts (read \
@@ -328,7 +344,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
             }
             let up = row.div_ceil(op.align).saturating_mul(op.align);
             let diag = Diagnostic::new(
-                "ALN-003",
+                &ALN_003,
                 dm_element(op).map_or(op.span, |w| w.0),
                 format!(
                     "the DMA moves {run}-byte runs that are contiguous in both layouts (read \
@@ -358,7 +374,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
             let row = row_bytes(op).unwrap_or(run);
             let up = row.div_ceil(max).saturating_mul(max);
             let diag = Diagnostic::new(
-                "DMA-010",
+                &DMA_010,
                 op.span,
                 format!(
                     "the {run}-byte contiguous run has no divisor between {req} and {max} bytes, so \
@@ -375,7 +391,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
         {
             // The packets that divide the run waste part of their last request.
             out.push(Diagnostic::new(
-                "ALN-004",
+                &ALN_004,
                 op.span,
                 format!(
                     "the {run}-byte contiguous run exceeds the {max}-byte DMA packet limit; the \
@@ -426,7 +442,7 @@ fn check_stack_bit(
         return;
     }
     out.push(Diagnostic::new(
-        "DMA-011",
+        &DMA_011,
         op.span,
         format!(
             "the DMA reads HBM in {stride0}-byte packets whose innermost loop steps {b} bytes \
@@ -453,7 +469,7 @@ fn check_spatial_written(step: &Step, out: &mut Vec<Diagnostic>) {
         return;
     }
     out.push(Diagnostic::new(
-        "DMA-002",
+        &DMA_002,
         step.span,
         "`to_dm` leaves the DM tensor's Cluster and Slice to inference: a DM tensor specification \
          names chip, cluster and slice; write them (`to_dm::<Cluster, Slice, Element>`) or annotate \
@@ -486,7 +502,7 @@ fn check_hbm_read_address(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             }
             out.push(
                 Diagnostic::new(
-                    "DMA-003",
+                    &DMA_003,
                     step.span,
                     format!(
                         "HBM-to-DM transfers read HBM from {a}-byte-aligned addresses; `{}` was \
@@ -591,7 +607,7 @@ fn check_startup(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
         out.push(
             Diagnostic::new(
-                "DMA-009",
+                &DMA_009,
                 b.step.span,
                 format!(
                     "this `{m}` continues the previous one: `{bn}` at {bs:#x} follows `{an}` \
@@ -771,7 +787,7 @@ fn check_segmentation(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
         let engines = axis.size.div_ceil(c);
         let first = axis.size - r;
         out.push(Diagnostic::new(
-            "DMA-008",
+            &DMA_008,
             step.span,
             format!(
                 "`{name}` ({name} = {size}) is padded to {padded} in the DM tensor and split across \
@@ -829,7 +845,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             }
             if !cx.target.dma_dtypes.contains(&canonical(d)) {
                 out.push(Diagnostic::new(
-                    "DMA-013",
+                    &DMA_013,
                     step.span,
                     format!(
                         "the DMA engine does not move {d} tensors; it moves {}",

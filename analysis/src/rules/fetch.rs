@@ -11,208 +11,223 @@ use crate::model::types::dtype_bits;
 use crate::model::{Step, Tu};
 use crate::target::Target;
 
+pub const FET_001: Rule = Rule {
+    code: "FET-001",
+    name: "fetch-asserts",
+    severity: Severity::Error,
+    status: Status::Covered {
+        by: &["CAP-002", "CAP-003", "FET-004", "ALN-005"],
+        why: "no case of its own: each assertion of the fetch primitive (L1700-L1718) is a more \
+         specific rule, CAP-002/CAP-003 (Cluster 2, Slice 256), FET-004 (D: FetchCast<D2>) and \
+         ALN-005 (8-byte packet), which report it with the precise message",
+    },
+    summary: "`fetch` asserts Cluster = 2, Slice = 256, a supported cast and an 8-byte packet",
+    docs: "The fetch primitive's assertions; each is its own rule so the message can be precise.",
+    bad: "",
+    good: "",
+    manual: "L1700-L1718",
+};
+
+pub const FET_002: Rule = Rule {
+    code: "FET-002",
+    name: "fetch-size-per-context",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "fetch_size is 1, 2, 4, 8, 16 or 32 bytes (main); 8, or 4 for i4 → i32 (sub)",
+    docs: "The main context fetches 1, 2, 4, 8, 16 or 32 bytes at a time; the sub context only \
+           8 bytes (4 when casting i4 to i32, so one fetch yields one 32-byte flit). The fetch \
+           size must divide both the packet and the contiguous DM run the sequencer reads \
+           (L1761), so in `ctx.sub` gcd(packet bytes, contiguous bytes) must be a multiple of 8 \
+           (4). visa-lint derives both from the BeginTensor's Element and the fetch's Time and \
+           Packet (crate::derive). Pad the packet and the DM layout to a multiple of 8 bytes, or \
+           run the fetch on `ctx.main`. A strided packet axis is SEQ-004's; a packet that is not a whole number of fetches is FET-006's.",
+    bad: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![C], m![B, A]>() // 4-byte runs",
+    good: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![B], m![C, A]>() // 16-byte runs",
+    manual: "L1757-L1759, L2018-L2021",
+};
+
+pub const FET_003: Rule = Rule {
+    code: "FET-003",
+    name: "fetch-size-derivation",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "fetch_size is the largest supported divisor of gcd(packet, contiguous run)",
+    docs: "The compiler reads `fetch_size` bytes per cycle: the largest supported size dividing \
+           both the packet and the contiguous DM run (L1761), and for a casting fetch at most 32 \
+           bytes of output (L1996). Cycles = Time::SIZE × ceil(packet / fetch_size) (L2060). \
+           visa-lint reports a main-context fetch whose packet is smaller than a flit while the \
+           DM run continues past it, so that a larger packet (the innermost Time factors moved \
+           into the Packet, padded to a power of two: `m![C]` → `m![[B, C] # 16]` → `m![[A, B, \
+           C] # 32]`, 15 → 3 → 1 cycles, L1816-L1839) would need at most a quarter of the \
+           cycles (\"drastically\", L1818). The message gives both cycle counts. Packets split \
+           by the layout are FET-011's; 4-bit fetches are skipped, as the manual's batching \
+           page counts i4 as bytes (constraints.md §22 A-3).",
+    bad: "// a: DmTensor<f8e4m3, .., m![A, B, C]>, A = 3, B = 5, C = 2\n.fetch::<f8e4m3, m![A, B], m![C]>() // 2-byte fetches, 15 cycles",
+    good: ".fetch::<f8e4m3, m![A], m![[B, C] # 16]>() // 16-byte fetches, 3 cycles",
+    manual: "L1761, L2060, L2067-L2111, L1816-L1839",
+};
+
+pub const FET_004: Rule = Rule {
+    code: "FET-004",
+    name: "fetch-type-conversion",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The fetch adapter converts only the listed type pairs (`D: FetchCast<D2>`)",
+    docs: "On RNGD the fetch adapter converts i4 → i5/i32, i8 → i9/i32, i16 → i32, f8e4m3/f8e5m2 \
+           → f32, bf16 → f32, f16 → f32 and f32 → bf16; keeping the type is always allowed. \
+           RNGD-S adds i4 → i9, i16 → i9 and f8 → bf16. Any other pair does not implement \
+           `FetchCast`. Fetch a supported type and convert later (the Vector Engine or the Cast \
+           Engine), or store the tensor in a type that converts directly.",
+    bad: "ctx.main.begin(a.view()).fetch::<f32, m![A / 8], m![A % 8]>() // a: i8",
+    good: "ctx.main.begin(a.view()).fetch::<i32, m![A / 8], m![A % 8]>() // a: i8",
+    manual: "L1962-L1977, L1724, L2116",
+};
+
+pub const FET_005: Rule = Rule {
+    code: "FET-005",
+    name: "casting-fetch-32-bytes",
+    severity: Severity::Error,
+    status: Status::Covered {
+        by: &["FET-002"],
+        why: "never violated by a derivable fetch: the compiler keeps a casting fetch within 32 bytes \
+         by its choice of fetch_size (sub: 4 bytes for i4 → i32, else 8, L2018-L2021; main: the \
+         manual's i8 → i32 fetch of 32-byte packets, L1729-L1740, is valid, so it lowers the \
+         size), and every supported cast has such a size (1 byte in main); visa-lint applies the \
+         limit in derive::fetch_size_choices, and a sub size that does not divide the packet or \
+         run is FET-006/FET-002's",
+    },
+    summary: "A casting fetch produces at most 32 bytes per fetch",
+    docs: "fetch_size × widening ratio ≤ 32 bytes: i4 → i32 with a 4-byte fetch is valid (32 \
+           bytes out); i4 → i32 with 8 bytes or i8 → i32 with 16 bytes (64 bytes out) are not.",
+    bad: "",
+    good: "",
+    manual: "L1996-L2017",
+};
+
+pub const FET_006: Rule = Rule {
+    code: "FET-006",
+    name: "time-divisible-by-batching",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The packet is a whole number of fetches, so the fetch steps group evenly into packets",
+    docs: "Batching groups `fetches_per_packet` consecutive fetches into one packet, so the \
+           sequencer's fetch steps (Time::SIZE × packet / fetch_size) must divide evenly by the \
+           batching factor (L2115). The stream's own Time need not: the manual's fetch_batch_4 \
+           has Time::SIZE 4 and batching factor 3 (L2098-L2105), so visa-lint reads the rule as \
+           the sequencer's time steps, which fail to group exactly when the packet is not a \
+           whole number of fetches. That happens where the fetch size is fixed: the sub context \
+           fetches 8 bytes (4 for i4 → i32), so a 12-byte packet is 1.5 fetches. (A fetch \
+           output packet that is not 8-byte aligned is ALN-005's; a run the fetch size does not \
+           divide is FET-002's.) Pad the packet to a multiple of the fetch size, or fetch on \
+           ctx.main.",
+    bad: "// a: DmTensor<i8, .., m![B, A]>, A = 12\nctx.sub.begin(a.view()).fetch_with_zero_point(3) // i8 -> i32, 12-byte packets",
+    good: "// A = 16: 16-byte packets, two 8-byte fetches each",
+    manual: "L2115-L2116, L2098-L2105",
+};
+
+pub const FET_007: Rule = Rule {
+    code: "FET-007",
+    name: "zero-point-range",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A zero point fits the fetch output type",
+    docs: "`fetch_with_zero_point(zp)` and `fetch_with_zero_points([zp0, zp1])` subtract the zero \
+           point while converting to the output type D2; the value must be representable in D2 \
+           (i9 holds -256..=255, i5 holds -16..=15). visa-lint checks integer literals. Use a \
+           wider output type or requantize.",
+    bad: "...fetch_with_zero_point(300) // D2 = i9",
+    good: "...fetch_with_zero_point(100) // D2 = i9",
+    manual: "L2117, L2030-L2049",
+};
+
+pub const FET_008: Rule = Rule {
+    code: "FET-008",
+    name: "fetch-masking-limits",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Masked innermost axes stay within the valid-count limits (0-255 for 4-bit, 0-31 for f32)",
+    docs: "Fetch masking handles an innermost axis padded on the right (`A # n`, `(# n + A + # m)`): \
+           `last_dim_rightmost_valid_count[0]` counts the valid elements of the last packet row \
+           and is limited to 0-255 for 4-bit types and 0-31 for f32 (L1902). The stated reason \
+           (a 256-byte final packet) does not match these numbers (constraints.md §22 A-25), so \
+           visa-lint enforces the literal counts and no byte limit, and no limit for the types \
+           the manual does not list. Split the padded axis so the packet row holds at most 31 \
+           f32 (or 255 4-bit) elements of it (`m![A # 64]` → Time `A # 64 / 16`, Packet `A # 64 \
+           % 16`).",
+    bad: "axes![A = 60]; .fetch::<f32, m![1], m![A # 64]>() // 60 valid f32 in the last row",
+    good: ".fetch::<f32, m![A # 64 / 16], m![A # 64 % 16]>() // 12 valid in the last row",
+    manual: "L1899-L1927",
+};
+
+pub const FET_009: Rule = Rule {
+    code: "FET-009",
+    name: "table-indexing-main-only",
+    severity: Severity::Error,
+    status: Status::Covered {
+        by: &["KRN-008"],
+        why: "no case of its own: the manual's one condition (table indexing is a main-context \
+         stage, L1870) is KRN-008's finding (sub-context fetch adapter); the table's \
+         LookupTable<D, D2> types are not modelled (non-tensor parameters)",
+    },
+    summary: "Table indexing is a main-context adapter stage",
+    docs: "`fetch_with_table` in `ctx.sub` is reported by KRN-008.",
+    bad: "",
+    good: "",
+    manual: "L1936-L1953, L1870",
+};
+
+pub const FET_010: Rule = Rule {
+    code: "FET-010",
+    name: "fetch-interleaving",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "An interleaved fetch keeps the interleave axis in Time; two zero points need an interleaved input",
+    docs: "`begin_interleaved` puts the interleave axis `I = 2` in the BeginTensor's Time: the \
+           fetch alternates lhs, rhs, lhs, … one packet per time step (L1846-L1850), so `I` \
+           belongs to the fetch's Time and never to its Packet. `fetch_with_zero_points([zp0, \
+           zp1])` subtracts one zero point per interleaved tensor (L2036), so its input must be \
+           interleaved. (The number of tensors and the axis size are KRN-011's.)",
+    bad: "ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<i8, m![A], m![I, B]>()",
+    good: "ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<i8, m![A, I], m![B]>()",
+    manual: "L1846-L1850, L2030-L2049",
+};
+
+pub const FET_011: Rule = Rule {
+    code: "FET-011",
+    name: "prefer-sequencer-packets",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Prefer large packets from the sequencer over adapter batching",
+    docs: "When the layout splits a packet of at most one flit into non-contiguous pieces, the \
+           adapter batches several smaller fetches per packet (`fetches_per_packet > 1`). Batching \
+           is for packets that cannot be read in one cycle because of the layout (L2058-L2059); \
+           storing the Element with the Packet's axes innermost, in the Packet's order, reads the \
+           packet in one fetch. The message gives both cycle counts. Multi-flit packets are \
+           SEQ-005's.",
+    bad: "// a: DmTensor<i8, .., m![B, C, A]>, A = 4\n.fetch::<i8, m![C], m![B, A]>() // 8-byte packets in 4-byte pieces",
+    good: "// a: DmTensor<i8, .., m![C, B, A]>\n.fetch::<i8, m![C], m![B, A]>()",
+    manual: "L2058-L2059",
+};
+
+pub const FET_012: Rule = Rule {
+    code: "FET-012",
+    name: "dual-channel-explicit",
+    severity: Severity::Info,
+    status: Status::Unreachable(
+        "the manual documents no API for dual channel mode (L2125-L2127, L2138-L2142, L3052 \
+         describe it in prose only; no code shows it), so there is nothing to recognise",
+    ),
+    summary: "Dual channel (64-byte flit) mode is never automatic",
+    docs: "It combines the main and sub switch channels and makes the sub context unavailable.",
+    bad: "",
+    good: "",
+    manual: "L2125-L2127, L2138-L2142",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "FET-001",
-        name: "fetch-asserts",
-        severity: Severity::Error,
-        status: Status::Covered {
-            by: &["CAP-002", "CAP-003", "FET-004", "ALN-005"],
-            why: "no case of its own: each assertion of the fetch primitive (L1700-L1718) is a more \
-             specific rule, CAP-002/CAP-003 (Cluster 2, Slice 256), FET-004 (D: FetchCast<D2>) and \
-             ALN-005 (8-byte packet), which report it with the precise message",
-        },
-        summary: "`fetch` asserts Cluster = 2, Slice = 256, a supported cast and an 8-byte packet",
-        docs: "The fetch primitive's assertions; each is its own rule so the message can be precise.",
-        bad: "",
-        good: "",
-        manual: "L1700-L1718",
-    },
-    Rule {
-        code: "FET-002",
-        name: "fetch-size-per-context",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "fetch_size is 1, 2, 4, 8, 16 or 32 bytes (main); 8, or 4 for i4 → i32 (sub)",
-        docs: "The main context fetches 1, 2, 4, 8, 16 or 32 bytes at a time; the sub context only \
-               8 bytes (4 when casting i4 to i32, so one fetch yields one 32-byte flit). The fetch \
-               size must divide both the packet and the contiguous DM run the sequencer reads \
-               (L1761), so in `ctx.sub` gcd(packet bytes, contiguous bytes) must be a multiple of 8 \
-               (4). visa-lint derives both from the BeginTensor's Element and the fetch's Time and \
-               Packet (crate::derive). Pad the packet and the DM layout to a multiple of 8 bytes, or \
-               run the fetch on `ctx.main`. A strided packet axis is SEQ-004's; a packet that is not a whole number of fetches is FET-006's.",
-        bad: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![C], m![B, A]>() // 4-byte runs",
-        good: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![B], m![C, A]>() // 16-byte runs",
-        manual: "L1757-L1759, L2018-L2021",
-    },
-    Rule {
-        code: "FET-003",
-        name: "fetch-size-derivation",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "fetch_size is the largest supported divisor of gcd(packet, contiguous run)",
-        docs: "The compiler reads `fetch_size` bytes per cycle: the largest supported size dividing \
-               both the packet and the contiguous DM run (L1761), and for a casting fetch at most 32 \
-               bytes of output (L1996). Cycles = Time::SIZE × ceil(packet / fetch_size) (L2060). \
-               visa-lint reports a main-context fetch whose packet is smaller than a flit while the \
-               DM run continues past it, so that a larger packet (the innermost Time factors moved \
-               into the Packet, padded to a power of two: `m![C]` → `m![[B, C] # 16]` → `m![[A, B, \
-               C] # 32]`, 15 → 3 → 1 cycles, L1816-L1839) would need at most a quarter of the \
-               cycles (\"drastically\", L1818). The message gives both cycle counts. Packets split \
-               by the layout are FET-011's; 4-bit fetches are skipped, as the manual's batching \
-               page counts i4 as bytes (constraints.md §22 A-3).",
-        bad: "// a: DmTensor<f8e4m3, .., m![A, B, C]>, A = 3, B = 5, C = 2\n.fetch::<f8e4m3, m![A, B], m![C]>() // 2-byte fetches, 15 cycles",
-        good: ".fetch::<f8e4m3, m![A], m![[B, C] # 16]>() // 16-byte fetches, 3 cycles",
-        manual: "L1761, L2060, L2067-L2111, L1816-L1839",
-    },
-    Rule {
-        code: "FET-004",
-        name: "fetch-type-conversion",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The fetch adapter converts only the listed type pairs (`D: FetchCast<D2>`)",
-        docs: "On RNGD the fetch adapter converts i4 → i5/i32, i8 → i9/i32, i16 → i32, f8e4m3/f8e5m2 \
-               → f32, bf16 → f32, f16 → f32 and f32 → bf16; keeping the type is always allowed. \
-               RNGD-S adds i4 → i9, i16 → i9 and f8 → bf16. Any other pair does not implement \
-               `FetchCast`. Fetch a supported type and convert later (the Vector Engine or the Cast \
-               Engine), or store the tensor in a type that converts directly.",
-        bad: "ctx.main.begin(a.view()).fetch::<f32, m![A / 8], m![A % 8]>() // a: i8",
-        good: "ctx.main.begin(a.view()).fetch::<i32, m![A / 8], m![A % 8]>() // a: i8",
-        manual: "L1962-L1977, L1724, L2116",
-    },
-    Rule {
-        code: "FET-005",
-        name: "casting-fetch-32-bytes",
-        severity: Severity::Error,
-        status: Status::Covered {
-            by: &["FET-002"],
-            why: "never violated by a derivable fetch: the compiler keeps a casting fetch within 32 bytes \
-             by its choice of fetch_size (sub: 4 bytes for i4 → i32, else 8, L2018-L2021; main: the \
-             manual's i8 → i32 fetch of 32-byte packets, L1729-L1740, is valid, so it lowers the \
-             size), and every supported cast has such a size (1 byte in main); visa-lint applies the \
-             limit in derive::fetch_size_choices, and a sub size that does not divide the packet or \
-             run is FET-006/FET-002's",
-        },
-        summary: "A casting fetch produces at most 32 bytes per fetch",
-        docs: "fetch_size × widening ratio ≤ 32 bytes: i4 → i32 with a 4-byte fetch is valid (32 \
-               bytes out); i4 → i32 with 8 bytes or i8 → i32 with 16 bytes (64 bytes out) are not.",
-        bad: "",
-        good: "",
-        manual: "L1996-L2017",
-    },
-    Rule {
-        code: "FET-006",
-        name: "time-divisible-by-batching",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The packet is a whole number of fetches, so the fetch steps group evenly into packets",
-        docs: "Batching groups `fetches_per_packet` consecutive fetches into one packet, so the \
-               sequencer's fetch steps (Time::SIZE × packet / fetch_size) must divide evenly by the \
-               batching factor (L2115). The stream's own Time need not: the manual's fetch_batch_4 \
-               has Time::SIZE 4 and batching factor 3 (L2098-L2105), so visa-lint reads the rule as \
-               the sequencer's time steps, which fail to group exactly when the packet is not a \
-               whole number of fetches. That happens where the fetch size is fixed: the sub context \
-               fetches 8 bytes (4 for i4 → i32), so a 12-byte packet is 1.5 fetches. (A fetch \
-               output packet that is not 8-byte aligned is ALN-005's; a run the fetch size does not \
-               divide is FET-002's.) Pad the packet to a multiple of the fetch size, or fetch on \
-               ctx.main.",
-        bad: "// a: DmTensor<i8, .., m![B, A]>, A = 12\nctx.sub.begin(a.view()).fetch_with_zero_point(3) // i8 -> i32, 12-byte packets",
-        good: "// A = 16: 16-byte packets, two 8-byte fetches each",
-        manual: "L2115-L2116, L2098-L2105",
-    },
-    Rule {
-        code: "FET-007",
-        name: "zero-point-range",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A zero point fits the fetch output type",
-        docs: "`fetch_with_zero_point(zp)` and `fetch_with_zero_points([zp0, zp1])` subtract the zero \
-               point while converting to the output type D2; the value must be representable in D2 \
-               (i9 holds -256..=255, i5 holds -16..=15). visa-lint checks integer literals. Use a \
-               wider output type or requantize.",
-        bad: "...fetch_with_zero_point(300) // D2 = i9",
-        good: "...fetch_with_zero_point(100) // D2 = i9",
-        manual: "L2117, L2030-L2049",
-    },
-    Rule {
-        code: "FET-008",
-        name: "fetch-masking-limits",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Masked innermost axes stay within the valid-count limits (0-255 for 4-bit, 0-31 for f32)",
-        docs: "Fetch masking handles an innermost axis padded on the right (`A # n`, `(# n + A + # m)`): \
-               `last_dim_rightmost_valid_count[0]` counts the valid elements of the last packet row \
-               and is limited to 0-255 for 4-bit types and 0-31 for f32 (L1902). The stated reason \
-               (a 256-byte final packet) does not match these numbers (constraints.md §22 A-25), so \
-               visa-lint enforces the literal counts and no byte limit, and no limit for the types \
-               the manual does not list. Split the padded axis so the packet row holds at most 31 \
-               f32 (or 255 4-bit) elements of it (`m![A # 64]` → Time `A # 64 / 16`, Packet `A # 64 \
-               % 16`).",
-        bad: "axes![A = 60]; .fetch::<f32, m![1], m![A # 64]>() // 60 valid f32 in the last row",
-        good: ".fetch::<f32, m![A # 64 / 16], m![A # 64 % 16]>() // 12 valid in the last row",
-        manual: "L1899-L1927",
-    },
-    Rule {
-        code: "FET-009",
-        name: "table-indexing-main-only",
-        severity: Severity::Error,
-        status: Status::Covered {
-            by: &["KRN-008"],
-            why: "no case of its own: the manual's one condition (table indexing is a main-context \
-             stage, L1870) is KRN-008's finding (sub-context fetch adapter); the table's \
-             LookupTable<D, D2> types are not modelled (non-tensor parameters)",
-        },
-        summary: "Table indexing is a main-context adapter stage",
-        docs: "`fetch_with_table` in `ctx.sub` is reported by KRN-008.",
-        bad: "",
-        good: "",
-        manual: "L1936-L1953, L1870",
-    },
-    Rule {
-        code: "FET-010",
-        name: "fetch-interleaving",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "An interleaved fetch keeps the interleave axis in Time; two zero points need an interleaved input",
-        docs: "`begin_interleaved` puts the interleave axis `I = 2` in the BeginTensor's Time: the \
-               fetch alternates lhs, rhs, lhs, … one packet per time step (L1846-L1850), so `I` \
-               belongs to the fetch's Time and never to its Packet. `fetch_with_zero_points([zp0, \
-               zp1])` subtracts one zero point per interleaved tensor (L2036), so its input must be \
-               interleaved. (The number of tensors and the axis size are KRN-011's.)",
-        bad: "ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<i8, m![A], m![I, B]>()",
-        good: "ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<i8, m![A, I], m![B]>()",
-        manual: "L1846-L1850, L2030-L2049",
-    },
-    Rule {
-        code: "FET-011",
-        name: "prefer-sequencer-packets",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Prefer large packets from the sequencer over adapter batching",
-        docs: "When the layout splits a packet of at most one flit into non-contiguous pieces, the \
-               adapter batches several smaller fetches per packet (`fetches_per_packet > 1`). Batching \
-               is for packets that cannot be read in one cycle because of the layout (L2058-L2059); \
-               storing the Element with the Packet's axes innermost, in the Packet's order, reads the \
-               packet in one fetch. The message gives both cycle counts. Multi-flit packets are \
-               SEQ-005's.",
-        bad: "// a: DmTensor<i8, .., m![B, C, A]>, A = 4\n.fetch::<i8, m![C], m![B, A]>() // 8-byte packets in 4-byte pieces",
-        good: "// a: DmTensor<i8, .., m![C, B, A]>\n.fetch::<i8, m![C], m![B, A]>()",
-        manual: "L2058-L2059",
-    },
-    Rule {
-        code: "FET-012",
-        name: "dual-channel-explicit",
-        severity: Severity::Info,
-        status: Status::Unreachable(
-            "the manual documents no API for dual channel mode (L2125-L2127, L2138-L2142, L3052 \
-             describe it in prose only; no code shows it), so there is nothing to recognise",
-        ),
-        summary: "Dual channel (64-byte flit) mode is never automatic",
-        docs: "It combines the main and sub switch channels and makes the sub context unavailable.",
-        bad: "",
-        good: "",
-        manual: "L2125-L2127, L2138-L2142",
-    },
+    FET_001, FET_002, FET_003, FET_004, FET_005, FET_006, FET_007, FET_008, FET_009, FET_010,
+    FET_011, FET_012,
 ];
 
 /// `true` when the fetch adapter converts `from` to `to` (identity included); `f8` stands for
@@ -300,7 +315,7 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             if out_bytes.is_multiple_of(cx.target.fetch_align_bytes) {
                 let steps = derive::time_steps(cfg);
                 out.push(Diagnostic::new(
-                    "FET-006",
+                    &FET_006,
                     op.span,
                     format!(
                         "the {}-byte packet is {} of the sub context's {required}-byte fetches: the batching factor (fetches_per_packet) is not whole, so the sequencer's fetch steps (Time::SIZE {steps} × {} / {required} = {}) cannot be grouped into packets (sequencer {cfg}); pad the packet to a multiple of {required} bytes or fetch on ctx.main",
@@ -320,7 +335,7 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         };
         let span = arg.map_or(op.span, |a| a.span);
         out.push(Diagnostic::new(
-            "FET-002",
+            &FET_002,
             span,
             format!(
                 "a sub-context fetch reads {required} bytes at a time, which must divide the {}-byte \
@@ -383,7 +398,7 @@ fn check_fetch_perf(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let best = steps.saturating_mul(f.packet_bytes.div_ceil(best_fetch));
             if best < cycles {
                 out.push(Diagnostic::new(
-                    "FET-011",
+                    &FET_011,
                     op.span,
                     format!(
                         "the {}-byte packet lies in {}-byte contiguous pieces in DM (sequencer {cfg}), so the adapter batches {per} fetches of {fetch} bytes per packet: {cycles} cycles; stored with the Packet's axes innermost it would be read {best_fetch} bytes at a time: {best} cycles",
@@ -406,7 +421,7 @@ fn check_fetch_perf(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let best = total.div_ceil(best_fetch);
             if best.saturating_mul(4) <= cycles && bits >= 8 {
                 let mut d = Diagnostic::new(
-                    "FET-003",
+                    &FET_003,
                     op.span,
                     format!(
                         "fetch_size is {fetch} bytes (the {}-byte packet; the DM run is {} contiguous bytes, sequencer {cfg}): {cycles} cycles; moving the innermost Time factors into the Packet (padded to {best_fetch} bytes) would take about {best}",
@@ -592,7 +607,7 @@ fn check_masking(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             None
         };
         out.push(Diagnostic::new(
-            "FET-008",
+            &FET_008,
             arg.map_or(op.span, |a| a.span),
             format!(
                 "masking the padded `{}` leaves {rightmost} valid {dtype} elements in the last {}-element packet row (last_dim_rightmost_valid_count); the Fetch Engine counts 0-{max} for {dtype} (L1902, constraints.md §22 A-25). Split the axis so a packet row holds at most {max} of its elements",
@@ -631,7 +646,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let inter = axes(time_in);
             if step.method == "fetch_with_zero_points" && time_in.size == 1 {
                 out.push(Diagnostic::new(
-                    "FET-010",
+                    &FET_010,
                     step.span,
                     "`fetch_with_zero_points` subtracts one zero point per interleaved tensor, but this input is not interleaved (its Time is `m![1]`): start the chain with `begin_interleaved`, or use `fetch_with_zero_point`",
                 ));
@@ -674,7 +689,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                             t2.text
                         )
                     };
-                    out.push(Diagnostic::new("FET-010", sp, msg));
+                    out.push(Diagnostic::new(&FET_010, sp, msg));
                 }
             }
         }
@@ -707,7 +722,7 @@ fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         format!("{from} converts to {} (or stays {from})", list.join(", "))
     };
     out.push(Diagnostic::new(
-        "FET-004",
+        &FET_004,
         span,
         format!(
             "the {} fetch adapter cannot convert {from} to {to}: {options}",
@@ -782,7 +797,7 @@ fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
                 arg.span.start as usize + start + part.trim().len(),
             );
             out.push(Diagnostic::new(
-                "FET-007",
+                &FET_007,
                 span,
                 format!("the zero point {v} does not fit the fetch output type {to} ({lo}..={hi})"),
             ));

@@ -10,96 +10,102 @@ use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
 use crate::model::{Chain, Kind, Slot, Step, VeStage};
 
-pub const RULES: &[Rule] = &[
-    Rule {
-        code: "XSL-001",
-        name: "inter-slice-reduce-ops",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The inter-slice op matches the element type: i32 `Add`/`AddSat`/`Max`/`Min`, f32 `Add`/`Max`/`Min`/`Mul`",
-        docs: "`vector_inter_slice_reduce` takes `InterSliceReduceOpI32::{Add, AddSat, Max, Min}` on \
-               i32 streams and `InterSliceReduceOpF32::{Add, Max, Min, Mul}` on f32 streams; no other \
-               element type reaches the block.",
-        bad: ".vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::Mul) // i32",
-        good: ".vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::AddSat)",
-        manual: "L6612-L6625, L6735",
-    },
-    Rule {
-        code: "XSL-002",
-        name: "inter-slice-from-way8",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "An IntraFirst inter-slice reduce follows a Way8 stage, not Narrow, Fp, IntraSliceReduce or FpDiv",
-        docs: "From the intra-slice block, `vector_inter_slice_reduce()` is available only from the Way8 \
-               stages Branch, Logic, Fxp, FxpToFp, Widen, FpToFxp and Clip. After a Way4 stage widen \
-               the stream first (`vector_pad_way8` after `vector_trim_way4`, `vector_concat` after \
-               `vector_split`).",
-        bad: ".vector_trim_way4::<m![A % 4]>().vector_inter_slice_reduce::<S2, T2>(op)",
-        good: ".vector_trim_way4::<m![A % 4]>() /* ... */ .vector_pad_way8::<m![A % 4 # 8]>().vector_inter_slice_reduce::<S2, T2>(op)",
-        manual: "L6603-L6604",
-    },
-    Rule {
-        code: "XSL-003",
-        name: "inter-slice-scope",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The inter-slice reduce reduces Slice factors within one 256-slice cluster",
-        docs: "The Inter-Slice Block aggregates the 256 slices of one cluster; Chip and Cluster pass \
-               through. When the reduced axis (the Slice factor SliceOut drops) is also spread over \
-               Cluster or Chip, each cluster or chip ends with its own partial result. Combine them \
-               with the chip/cluster reduce pattern (DMA, an interleaved fetch and a Vector Engine \
-               binary op), or map the axis to Slice only.",
-        bad: "// R = 8: Cluster m![R / 4], Slice m![A / 8, R % 4]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
-        good: "// R = 4: Cluster m![1 # 2], Slice m![A / 8, R]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
-        manual: "L6584, L6736, L7081, L7383-L7386",
-    },
-    Rule {
-        code: "XSL-004",
-        name: "inter-slice-keeps-packet",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Packet, Chip and Cluster pass through the inter-slice reduce unchanged",
-        docs: "Only Slice and Time are rewritten, into SliceOut and TimeOut; the result keeps the \
-               stream's Packet, Chip and Cluster. A result declared (a `let` annotation or the \
-               function's return type) with another Packet, when every step after the reduce keeps \
-               Packet, is reported here with the carried Packet as the fix. A declared Chip or \
-               Cluster that differs is KRN-004, which covers every Tensor Unit chain.",
-        bad: "// input Packet m![A % 8]\n-> VectorFinalTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, 1 # 4], m![1], m![A % 4 # 8]>",
-        good: "// input Packet m![A % 8]\n-> VectorFinalTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, 1 # 4], m![1], m![A % 8]>",
-        manual: "L6585, L6633-L6634, L6737",
-    },
-    Rule {
-        code: "XSL-005",
-        name: "inter-slice-output-mapping",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "SliceOut keeps Slice's size; TimeOut is Time minus the axes promoted into SliceOut",
-        docs: "After the reduced Slice factor is removed its positions are filled by a new axis \
-               (Broadcast, `m![A, X]`), by padding (Dummy, `m![A, 1 # n]`) or by a Time axis \
-               (Promotion, `m![A, C]` with that axis removed from TimeOut). SliceOut therefore has \
-               as many positions as Slice (256 per cluster), and TimeOut is Time without the \
-               promoted factors.",
-        bad: "// Slice m![A / 8, R], Time m![1]\n.vector_inter_slice_reduce::<m![A / 8], m![1]>(op)",
-        good: "// Slice m![A / 8, R], Time m![1]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
-        manual: "L6627-L6634, L6653, L6671-L6675",
-    },
-    Rule {
-        code: "XSL-006",
-        name: "inter-slice-tail-latency",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "The inter-slice reduce adds a ring-sized tail of about O(r) cycles",
-        docs: "The first reduced output appears after roughly one ring traversal of the reduction \
-               group: about r cycles for r slices per group (256 slices = 256 cycles), on top of \
-               the input streaming time. Reported when the tail is at least 64 cycles and exceeds \
-               the flits each slice streams in, so the tail dominates; reduce part of the axis \
-               within the slice first (inner part in Time, `vector_intra_slice_reduce`), or stream \
-               more data per invocation.",
-        bad: "// Slice m![R] (R = 256), Time m![1]: 256-cycle tail for 1 flit\n.vector_inter_slice_reduce::<m![1 # 256], m![1]>(op)",
-        good: "// Slice m![R] (R = 256), Time m![B] (B = 1024): the tail hides behind 1024 flits\n.vector_inter_slice_reduce::<m![1 # 256], m![B]>(op)",
-        manual: "L4369, L6739-L6754",
-    },
-];
+pub const XSL_001: Rule = Rule {
+    code: "XSL-001",
+    name: "inter-slice-reduce-ops",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The inter-slice op matches the element type: i32 `Add`/`AddSat`/`Max`/`Min`, f32 `Add`/`Max`/`Min`/`Mul`",
+    docs: "`vector_inter_slice_reduce` takes `InterSliceReduceOpI32::{Add, AddSat, Max, Min}` on \
+           i32 streams and `InterSliceReduceOpF32::{Add, Max, Min, Mul}` on f32 streams; no other \
+           element type reaches the block.",
+    bad: ".vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::Mul) // i32",
+    good: ".vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::AddSat)",
+    manual: "L6612-L6625, L6735",
+};
+
+pub const XSL_002: Rule = Rule {
+    code: "XSL-002",
+    name: "inter-slice-from-way8",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "An IntraFirst inter-slice reduce follows a Way8 stage, not Narrow, Fp, IntraSliceReduce or FpDiv",
+    docs: "From the intra-slice block, `vector_inter_slice_reduce()` is available only from the Way8 \
+           stages Branch, Logic, Fxp, FxpToFp, Widen, FpToFxp and Clip. After a Way4 stage widen \
+           the stream first (`vector_pad_way8` after `vector_trim_way4`, `vector_concat` after \
+           `vector_split`).",
+    bad: ".vector_trim_way4::<m![A % 4]>().vector_inter_slice_reduce::<S2, T2>(op)",
+    good: ".vector_trim_way4::<m![A % 4]>() /* ... */ .vector_pad_way8::<m![A % 4 # 8]>().vector_inter_slice_reduce::<S2, T2>(op)",
+    manual: "L6603-L6604",
+};
+
+pub const XSL_003: Rule = Rule {
+    code: "XSL-003",
+    name: "inter-slice-scope",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The inter-slice reduce reduces Slice factors within one 256-slice cluster",
+    docs: "The Inter-Slice Block aggregates the 256 slices of one cluster; Chip and Cluster pass \
+           through. When the reduced axis (the Slice factor SliceOut drops) is also spread over \
+           Cluster or Chip, each cluster or chip ends with its own partial result. Combine them \
+           with the chip/cluster reduce pattern (DMA, an interleaved fetch and a Vector Engine \
+           binary op), or map the axis to Slice only.",
+    bad: "// R = 8: Cluster m![R / 4], Slice m![A / 8, R % 4]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
+    good: "// R = 4: Cluster m![1 # 2], Slice m![A / 8, R]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
+    manual: "L6584, L6736, L7081, L7383-L7386",
+};
+
+pub const XSL_004: Rule = Rule {
+    code: "XSL-004",
+    name: "inter-slice-keeps-packet",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Packet, Chip and Cluster pass through the inter-slice reduce unchanged",
+    docs: "Only Slice and Time are rewritten, into SliceOut and TimeOut; the result keeps the \
+           stream's Packet, Chip and Cluster. A result declared (a `let` annotation or the \
+           function's return type) with another Packet, when every step after the reduce keeps \
+           Packet, is reported here with the carried Packet as the fix. A declared Chip or \
+           Cluster that differs is KRN-004, which covers every Tensor Unit chain.",
+    bad: "// input Packet m![A % 8]\n-> VectorFinalTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, 1 # 4], m![1], m![A % 4 # 8]>",
+    good: "// input Packet m![A % 8]\n-> VectorFinalTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, 1 # 4], m![1], m![A % 8]>",
+    manual: "L6585, L6633-L6634, L6737",
+};
+
+pub const XSL_005: Rule = Rule {
+    code: "XSL-005",
+    name: "inter-slice-output-mapping",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "SliceOut keeps Slice's size; TimeOut is Time minus the axes promoted into SliceOut",
+    docs: "After the reduced Slice factor is removed its positions are filled by a new axis \
+           (Broadcast, `m![A, X]`), by padding (Dummy, `m![A, 1 # n]`) or by a Time axis \
+           (Promotion, `m![A, C]` with that axis removed from TimeOut). SliceOut therefore has \
+           as many positions as Slice (256 per cluster), and TimeOut is Time without the \
+           promoted factors.",
+    bad: "// Slice m![A / 8, R], Time m![1]\n.vector_inter_slice_reduce::<m![A / 8], m![1]>(op)",
+    good: "// Slice m![A / 8, R], Time m![1]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
+    manual: "L6627-L6634, L6653, L6671-L6675",
+};
+
+pub const XSL_006: Rule = Rule {
+    code: "XSL-006",
+    name: "inter-slice-tail-latency",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "The inter-slice reduce adds a ring-sized tail of about O(r) cycles",
+    docs: "The first reduced output appears after roughly one ring traversal of the reduction \
+           group: about r cycles for r slices per group (256 slices = 256 cycles), on top of \
+           the input streaming time. Reported when the tail is at least 64 cycles and exceeds \
+           the flits each slice streams in, so the tail dominates; reduce part of the axis \
+           within the slice first (inner part in Time, `vector_intra_slice_reduce`), or stream \
+           more data per invocation.",
+    bad: "// Slice m![R] (R = 256), Time m![1]: 256-cycle tail for 1 flit\n.vector_inter_slice_reduce::<m![1 # 256], m![1]>(op)",
+    good: "// Slice m![R] (R = 256), Time m![B] (B = 1024): the tail hides behind 1024 flits\n.vector_inter_slice_reduce::<m![1 # 256], m![B]>(op)",
+    manual: "L4369, L6739-L6754",
+};
+
+/// Every rule of this family, in code order.
+pub const RULES: &[Rule] = &[XSL_001, XSL_002, XSL_003, XSL_004, XSL_005, XSL_006];
 
 const I32_OPS: &[&str] = &["Add", "AddSat", "Max", "Min"];
 const F32_OPS: &[&str] = &["Add", "Max", "Min", "Mul"];
@@ -112,7 +118,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 continue;
             }
             if let Some(d) = op_problem(
-                "XSL-001",
+                &XSL_001,
                 step,
                 "InterSliceReduceOpI32",
                 I32_OPS,
@@ -147,7 +153,7 @@ fn check_stage(step: &Step, out: &mut Vec<Diagnostic>) {
         "`vector_inter_slice_reduce` is not available from the Way4 {name} stage: widen the stream \
          back to Way8 first with {widen}"
     );
-    out.push(Diagnostic::new("XSL-002", step.span, msg));
+    out.push(Diagnostic::new(&XSL_002, step.span, msg));
 }
 
 /// XSL-004: the inter-slice reduce keeps Packet (Chip and Cluster too: a changed declaration of
@@ -199,7 +205,7 @@ fn declared_packet(chain: &Chain, out: &mut Vec<Diagnostic>) {
         want.text.trim()
     );
     let span = want.span.unwrap_or(step.span);
-    let mut d = Diagnostic::new("XSL-004", span, msg)
+    let mut d = Diagnostic::new(&XSL_004, span, msg)
         .with_related(step.span, "the reduce rewrites only Slice and Time here");
     if let Some(sp) = want.span {
         d = d.with_edit(
@@ -268,7 +274,7 @@ fn check_scope(step: &Step, out: &mut Vec<Diagnostic>) {
                 what.to_ascii_lowercase(),
             );
             let span = step.generics.first().map_or(step.span, |a| a.span);
-            out.push(Diagnostic::new("XSL-003", span, msg));
+            out.push(Diagnostic::new(&XSL_003, span, msg));
             return;
         }
     }
@@ -317,7 +323,7 @@ fn check_tail(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         tail,
         tail.saturating_add(flits),
     );
-    out.push(Diagnostic::new("XSL-006", step.span, msg));
+    out.push(Diagnostic::new(&XSL_006, step.span, msg));
 }
 
 fn layout(step: &Step, out: bool, slot: Slot) -> Option<&Layout> {
@@ -368,7 +374,7 @@ fn check_output(step: &Step, out: &mut Vec<Diagnostic>) {
             slice2.size, slice.size
         );
         let span = arg_slice.map_or(step.span, |a| a.span);
-        let mut d = Diagnostic::new("XSL-005", span, msg);
+        let mut d = Diagnostic::new(&XSL_005, span, msg);
         if let Some(a) = arg_slice {
             d = d.with_edit(
                 format!("fill the reduced positions with padding: m![{dummy}]"),
@@ -431,7 +437,7 @@ fn check_output(step: &Step, out: &mut Vec<Diagnostic>) {
     };
     let msg = format!("TimeOut m![{time2}] does not follow the output rule: {what}, m![{want}]");
     let span = arg_time.map_or(step.span, |a| a.span);
-    let mut d = Diagnostic::new("XSL-005", span, msg);
+    let mut d = Diagnostic::new(&XSL_005, span, msg);
     if let Some(a) = arg_time {
         d = d.with_edit(
             format!("write TimeOut = m![{want}]"),

@@ -4,165 +4,180 @@
 use super::registry::{Rule, Status};
 use crate::diagnostic::Severity;
 
+pub const KRN_001: Rule = Rule {
+    code: "KRN-001",
+    name: "pipeline-order",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Engines are chained in hardware order, each at most once",
+    docs: "A Tensor Unit pass visits Fetch → (Switch) → Collect → (Contraction: align, contract, \
+           accumulate) → (Vector) → (Cast) → (Transpose) → Commit. rustc reports a misordered \
+           chain as a missing method on a typestate; visa-lint names the engines instead.",
+    bad: ".collect::<T, P>().cast::<bf16, _>().vector_init()",
+    good: ".collect::<T, P>().vector_init() /* ... */ .vector_final().cast::<bf16, _>().commit(a)",
+    manual: "L131, L3011, L4553, L1113-L1123",
+};
+
+pub const KRN_002: Rule = Rule {
+    code: "KRN-002",
+    name: "collect-is-mandatory",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`collect()` comes before Contraction, TRF/VRF loads, Vector, Cast, Transpose and Commit",
+    docs: "Every downstream engine consumes exactly-32-byte flits, so every pass goes fetch → \
+           [switch →] collect first. Insert `.collect::<Time, Packet>()` after the fetch or switch.",
+    bad: "ctx.main.begin(a.view()).fetch::<i8, T, P>().commit::<m![A]>(0)",
+    good: "ctx.main.begin(a.view()).fetch::<i8, T, P>().collect::<T, P>().commit::<m![A]>(0)",
+    manual: "L3605",
+};
+
+pub const KRN_003: Rule = Rule {
+    code: "KRN-003",
+    name: "identity-switch",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "A switch that does not redistribute slices can be dropped (forwarding)",
+    docs: "Forwarding has no topology: skip `.switch()` and call `collect()` on the FetchTensor \
+           directly (ring size 1, the cheapest switch). Reported (by the switch checks) when a \
+           valid switch gives back its input Slice and Time unchanged, such as \
+           `Transpose { slice1: 1, slice0: 256 }` or `Broadcast01 { slice1: 1, slice0: 1, .. }`.",
+    bad: "fetched.switch::<m![A], m![B]>(SwitchConfig::Transpose { slice1: 1, slice0: 256 }).collect::<m![B], m![C]>()",
+    good: "fetched.collect::<m![B], m![C]>()",
+    manual: "L3123, L363",
+};
+
+pub const KRN_004: Rule = Rule {
+    code: "KRN-004",
+    name: "spatial-invariance",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Chip and Cluster never change in the Tensor Unit; Slice only at Switch or the inter-slice reduce",
+    docs: "Fetch inherits Chip, Cluster and Slice from its BeginTensor; Collect, Contraction, Cast, \
+           Transpose and the intra-slice stages keep them. An annotation (a `let` type, a parameter \
+           or a return type) that gives the end of a chain another Chip, Cluster or Slice than the \
+           chain carries is reported; mappings are compared by meaning (MAP-007).",
+    bad: "let x: CollectTensor<'_, T, i8, m![1], m![1 # 2], m![A / 4 # 256], _, _> = fetched_with_slice_a_div_8.collect()",
+    good: "let x: CollectTensor<'_, T, i8, m![1], m![1 # 2], m![A / 8 # 256], _, _> = ...",
+    manual: "L1725, L3087, L3899, L4073, L5361, L6585, L6839",
+};
+
+pub const KRN_005: Rule = Rule {
+    code: "KRN-005",
+    name: "sub-context-compute",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "The sub context moves data; Contraction and Vector belong to `ctx.main`",
+    docs: "The sub context's compute engines are \"Idle only\": sub chains are fetch → [switch] → \
+           collect → to_trf / to_vrf / commit (prefetching, SRAM copies). Whether compute there is \
+           forbidden or only waits for main is not stated (constraints.md §22 A-24), so this warns.",
+    bad: "ctx.sub.begin(a.view()).fetch::<..>().collect::<..>().vector_init()",
+    good: "ctx.main.begin(a.view()).fetch::<..>().collect::<..>().vector_init()",
+    manual: "L3046-L3052, L7065, L152",
+};
+
+pub const KRN_006: Rule = Rule {
+    code: "KRN-006",
+    name: "sub-commit-after-cast",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A sub-context commit can only follow fetch: no Cast or Transpose before it",
+    docs: "Sub-context commits cannot be preceded by Cast Engine or Transpose Engine operations. \
+           Run the chain on `ctx.main`, or commit without the cast.",
+    bad: "ctx.sub.begin(a.view()).fetch::<..>().collect::<..>().cast::<i8, _>().commit(0)",
+    good: "ctx.main.begin(a.view()).fetch::<..>().collect::<..>().cast::<i8, _>().commit(0)",
+    manual: "L2337-L2338",
+};
+
+pub const KRN_007: Rule = Rule {
+    code: "KRN-007",
+    name: "sub-only-commit-modes",
+    severity: Severity::Error,
+    status: Status::Unreachable(
+        "the API names of Valid Count Packing and Generate Mode are not in the manual",
+    ),
+    summary: "Valid Count Packing and Generate Mode exist only in the sub context",
+    docs: "Main-context commits truncate only; the sub context also packs valid counts and writes \
+           single 32-bit values. The manual shows no API for these modes, so there is nothing to match.",
+    bad: "",
+    good: "",
+    manual: "L2332-L2336",
+};
+
+pub const KRN_008: Rule = Rule {
+    code: "KRN-008",
+    name: "sub-fetch-adapter",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "The sub-context fetch adapter only subtracts zero points",
+    docs: "Table indexing and type casting are main-context adapter stages. The manual also shows \
+           sub-context casting fetches (i4 → i32) and large sub packets (constraints.md §22 A-9), so \
+           this warns.",
+    bad: "ctx.sub.begin(a.view()).fetch_with_table(&t)",
+    good: "ctx.main.begin(a.view()).fetch_with_table(&t)",
+    manual: "L1870",
+};
+
+pub const KRN_009: Rule = Rule {
+    code: "KRN-009",
+    name: "dma-context-and-await",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Host ↔ HBM uses `ctx.pdma` and is awaited; HBM ↔ DM in a kernel uses `ctx.tdma` synchronously",
+    docs: "PCIe DMA (`to_hbm` from the host, `to_host`) returns a future the host awaits; the Tensor \
+           DMA (`to_dm`, `to_hbm` from DM) is synchronous inside `#[device]` kernels. `launch(...)` \
+           must be awaited too.",
+    bad: "let dm = hbm.to_dm::<C, S, E>(&mut ctx.pdma, 0);",
+    good: "let dm = hbm.to_dm::<C, S, E>(&mut ctx.tdma, 0);",
+    manual: "L45-L47, L55, L65, L219, L2380",
+};
+
+pub const KRN_010: Rule = Rule {
+    code: "KRN-010",
+    name: "device-chip-count",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`#[device(chip = N)]` names the kernel's chip count, N >= 1",
+    docs: "The device attribute sets NUM_CHIPS, the size every Chip mapping of the kernel must \
+           have: the runtime launches kernels at chip granularity. A `#[device]` without \
+           `chip = N` (an integer literal), or with `chip = 0`, gives the kernel no chip count; \
+           this rule reports the attribute (at the function's name). Each Chip mapping that \
+           disagrees with N is CAP-001, reported where the mapping is written.",
+    bad: "#[device]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
+    good: "#[device(chip = 1)]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
+    manual: "L62, L1083-L1084, L1751",
+};
+
+pub const KRN_011: Rule = Rule {
+    code: "KRN-011",
+    name: "interleave-two-tensors",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`begin_interleaved` takes exactly two tensors, over an axis of size 2",
+    docs: "Interleaving combines two tensors with identical mappings into one sequencer operation; \
+           the interleave axis `I` added to Time has size 2. For more tensors use several passes \
+           (the split-reduce pages' four-way interleave is pseudo-API, constraints.md §22 A-13).",
+    bad: "axes![I = 4]; ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view())",
+    good: "axes![I = 2]; ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view())",
+    manual: "L1844-L1850, L7371",
+};
+
+pub const KRN_012: Rule = Rule {
+    code: "KRN-012",
+    name: "data-dependent-control-flow",
+    severity: Severity::Warning,
+    status: Status::NotStatic(
+        "a heuristic over runtime values; needs the simulator's value tracking",
+    ),
+    summary: "No data-dependent control flow inside the lock-step pipeline",
+    docs: "All 256 slices run in lockstep; control flow that depends on runtime data must become \
+           branch masks or fixed matrix operations.",
+    bad: "",
+    good: "",
+    manual: "L8538, L8597",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "KRN-001",
-        name: "pipeline-order",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Engines are chained in hardware order, each at most once",
-        docs: "A Tensor Unit pass visits Fetch → (Switch) → Collect → (Contraction: align, contract, \
-               accumulate) → (Vector) → (Cast) → (Transpose) → Commit. rustc reports a misordered \
-               chain as a missing method on a typestate; visa-lint names the engines instead.",
-        bad: ".collect::<T, P>().cast::<bf16, _>().vector_init()",
-        good: ".collect::<T, P>().vector_init() /* ... */ .vector_final().cast::<bf16, _>().commit(a)",
-        manual: "L131, L3011, L4553, L1113-L1123",
-    },
-    Rule {
-        code: "KRN-002",
-        name: "collect-is-mandatory",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`collect()` comes before Contraction, TRF/VRF loads, Vector, Cast, Transpose and Commit",
-        docs: "Every downstream engine consumes exactly-32-byte flits, so every pass goes fetch → \
-               [switch →] collect first. Insert `.collect::<Time, Packet>()` after the fetch or switch.",
-        bad: "ctx.main.begin(a.view()).fetch::<i8, T, P>().commit::<m![A]>(0)",
-        good: "ctx.main.begin(a.view()).fetch::<i8, T, P>().collect::<T, P>().commit::<m![A]>(0)",
-        manual: "L3605",
-    },
-    Rule {
-        code: "KRN-003",
-        name: "identity-switch",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "A switch that does not redistribute slices can be dropped (forwarding)",
-        docs: "Forwarding has no topology: skip `.switch()` and call `collect()` on the FetchTensor \
-               directly (ring size 1, the cheapest switch). Reported (by the switch checks) when a \
-               valid switch gives back its input Slice and Time unchanged, such as \
-               `Transpose { slice1: 1, slice0: 256 }` or `Broadcast01 { slice1: 1, slice0: 1, .. }`.",
-        bad: "fetched.switch::<m![A], m![B]>(SwitchConfig::Transpose { slice1: 1, slice0: 256 }).collect::<m![B], m![C]>()",
-        good: "fetched.collect::<m![B], m![C]>()",
-        manual: "L3123, L363",
-    },
-    Rule {
-        code: "KRN-004",
-        name: "spatial-invariance",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Chip and Cluster never change in the Tensor Unit; Slice only at Switch or the inter-slice reduce",
-        docs: "Fetch inherits Chip, Cluster and Slice from its BeginTensor; Collect, Contraction, Cast, \
-               Transpose and the intra-slice stages keep them. An annotation (a `let` type, a parameter \
-               or a return type) that gives the end of a chain another Chip, Cluster or Slice than the \
-               chain carries is reported; mappings are compared by meaning (MAP-007).",
-        bad: "let x: CollectTensor<'_, T, i8, m![1], m![1 # 2], m![A / 4 # 256], _, _> = fetched_with_slice_a_div_8.collect()",
-        good: "let x: CollectTensor<'_, T, i8, m![1], m![1 # 2], m![A / 8 # 256], _, _> = ...",
-        manual: "L1725, L3087, L3899, L4073, L5361, L6585, L6839",
-    },
-    Rule {
-        code: "KRN-005",
-        name: "sub-context-compute",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "The sub context moves data; Contraction and Vector belong to `ctx.main`",
-        docs: "The sub context's compute engines are \"Idle only\": sub chains are fetch → [switch] → \
-               collect → to_trf / to_vrf / commit (prefetching, SRAM copies). Whether compute there is \
-               forbidden or only waits for main is not stated (constraints.md §22 A-24), so this warns.",
-        bad: "ctx.sub.begin(a.view()).fetch::<..>().collect::<..>().vector_init()",
-        good: "ctx.main.begin(a.view()).fetch::<..>().collect::<..>().vector_init()",
-        manual: "L3046-L3052, L7065, L152",
-    },
-    Rule {
-        code: "KRN-006",
-        name: "sub-commit-after-cast",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A sub-context commit can only follow fetch: no Cast or Transpose before it",
-        docs: "Sub-context commits cannot be preceded by Cast Engine or Transpose Engine operations. \
-               Run the chain on `ctx.main`, or commit without the cast.",
-        bad: "ctx.sub.begin(a.view()).fetch::<..>().collect::<..>().cast::<i8, _>().commit(0)",
-        good: "ctx.main.begin(a.view()).fetch::<..>().collect::<..>().cast::<i8, _>().commit(0)",
-        manual: "L2337-L2338",
-    },
-    Rule {
-        code: "KRN-007",
-        name: "sub-only-commit-modes",
-        severity: Severity::Error,
-        status: Status::Unreachable(
-            "the API names of Valid Count Packing and Generate Mode are not in the manual",
-        ),
-        summary: "Valid Count Packing and Generate Mode exist only in the sub context",
-        docs: "Main-context commits truncate only; the sub context also packs valid counts and writes \
-               single 32-bit values. The manual shows no API for these modes, so there is nothing to match.",
-        bad: "",
-        good: "",
-        manual: "L2332-L2336",
-    },
-    Rule {
-        code: "KRN-008",
-        name: "sub-fetch-adapter",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "The sub-context fetch adapter only subtracts zero points",
-        docs: "Table indexing and type casting are main-context adapter stages. The manual also shows \
-               sub-context casting fetches (i4 → i32) and large sub packets (constraints.md §22 A-9), so \
-               this warns.",
-        bad: "ctx.sub.begin(a.view()).fetch_with_table(&t)",
-        good: "ctx.main.begin(a.view()).fetch_with_table(&t)",
-        manual: "L1870",
-    },
-    Rule {
-        code: "KRN-009",
-        name: "dma-context-and-await",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Host ↔ HBM uses `ctx.pdma` and is awaited; HBM ↔ DM in a kernel uses `ctx.tdma` synchronously",
-        docs: "PCIe DMA (`to_hbm` from the host, `to_host`) returns a future the host awaits; the Tensor \
-               DMA (`to_dm`, `to_hbm` from DM) is synchronous inside `#[device]` kernels. `launch(...)` \
-               must be awaited too.",
-        bad: "let dm = hbm.to_dm::<C, S, E>(&mut ctx.pdma, 0);",
-        good: "let dm = hbm.to_dm::<C, S, E>(&mut ctx.tdma, 0);",
-        manual: "L45-L47, L55, L65, L219, L2380",
-    },
-    Rule {
-        code: "KRN-010",
-        name: "device-chip-count",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`#[device(chip = N)]` names the kernel's chip count, N >= 1",
-        docs: "The device attribute sets NUM_CHIPS, the size every Chip mapping of the kernel must \
-               have: the runtime launches kernels at chip granularity. A `#[device]` without \
-               `chip = N` (an integer literal), or with `chip = 0`, gives the kernel no chip count; \
-               this rule reports the attribute (at the function's name). Each Chip mapping that \
-               disagrees with N is CAP-001, reported where the mapping is written.",
-        bad: "#[device]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
-        good: "#[device(chip = 1)]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
-        manual: "L62, L1083-L1084, L1751",
-    },
-    Rule {
-        code: "KRN-011",
-        name: "interleave-two-tensors",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`begin_interleaved` takes exactly two tensors, over an axis of size 2",
-        docs: "Interleaving combines two tensors with identical mappings into one sequencer operation; \
-               the interleave axis `I` added to Time has size 2. For more tensors use several passes \
-               (the split-reduce pages' four-way interleave is pseudo-API, constraints.md §22 A-13).",
-        bad: "axes![I = 4]; ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view())",
-        good: "axes![I = 2]; ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view())",
-        manual: "L1844-L1850, L7371",
-    },
-    Rule {
-        code: "KRN-012",
-        name: "data-dependent-control-flow",
-        severity: Severity::Warning,
-        status: Status::NotStatic(
-            "a heuristic over runtime values; needs the simulator's value tracking",
-        ),
-        summary: "No data-dependent control flow inside the lock-step pipeline",
-        docs: "All 256 slices run in lockstep; control flow that depends on runtime data must become \
-               branch masks or fixed matrix operations.",
-        bad: "",
-        good: "",
-        manual: "L8538, L8597",
-    },
+    KRN_001, KRN_002, KRN_003, KRN_004, KRN_005, KRN_006, KRN_007, KRN_008, KRN_009, KRN_010,
+    KRN_011, KRN_012,
 ];

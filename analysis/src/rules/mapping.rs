@@ -14,168 +14,182 @@ use crate::mapping::layout::Dim;
 use crate::mapping::{lower, parse};
 use crate::model::{Kind, Slot, Step, TensorTy};
 
+pub const MAP_001: Rule = Rule {
+    code: "MAP-001",
+    name: "stride-must-divide",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`E / n` needs `n` to divide `E::SIZE`",
+    docs: "Stride keeps every n-th buffer position of its operand, so the operand's size must be a \
+           multiple of n; the library asserts \"Stride size must divide the original size\" at const \
+           evaluation. Pad the operand first: `E # k / n` with k the next multiple of n.",
+    bad: "axes![A = 63]; type E = m![A / 8];",
+    good: "axes![A = 63]; type E = m![A # 64 / 8];",
+    manual: "L873, L5588",
+};
+
+pub const MAP_002: Rule = Rule {
+    code: "MAP-002",
+    name: "modulo-must-divide",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`E % n` needs `n` to divide `E::SIZE`",
+    docs: "Modulo keeps the first n positions of its operand as the inner block of a split; the \
+           library asserts \"Modulo size must divide the original size\". Pad the operand first: \
+           `E # k % n` with k the next multiple of n.",
+    bad: "axes![A = 15]; type E = m![A % 4];",
+    good: "axes![A = 15]; type E = m![A # 16 % 4];",
+    manual: "L891, L1027",
+};
+
+pub const MAP_003: Rule = Rule {
+    code: "MAP-003",
+    name: "padding-must-not-shrink",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`E # n` pads *to* n positions, so `n >= E::SIZE`",
+    docs: "Padding creates a buffer of n positions whose tail maps to no tensor element. A pad \
+           smaller than its operand is not a padding: some Fetch/Commit pages of the manual write \
+           `# n` as \"add n\", but the formal definition (and `E # E::SIZE` being the identity) is \
+           pad-to-size (constraints.md §22 A-6). If you meant to add n positions, write \
+           `# (size + n)`; if you meant to keep fewer, use resize `= n`.",
+    bad: "axes![C = 2]; type E = m![C # 6];",
+    good: "axes![C = 2]; type E = m![C # 8];",
+    manual: "L741-L778, L1027, L7656",
+};
+
+pub const MAP_004: Rule = Rule {
+    code: "MAP-004",
+    name: "resize-must-shrink",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`E = n` truncates, so `n <= E::SIZE`",
+    docs: "Resize keeps the first n positions of its operand and discards the rest; it only \
+           shrinks. A larger n would read past the operand: use padding `# n` to grow a dimension.",
+    bad: "axes![D = 3]; type E = m![D = 5];",
+    good: "axes![D = 3]; type E = m![D = 2];",
+    manual: "L780, L810, L831",
+};
+
+pub const MAP_005: Rule = Rule {
+    code: "MAP-005",
+    name: "undeclared-axis",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Every symbol in `m![...]` must be declared with its size in `axes![...]`",
+    docs: "A symbol takes its size from the `axes!` declaration; an undeclared symbol has no size \
+           and no `AxisName` type. Declare it (`axes![X = 16]`) or fix the spelling. Declaring the \
+           same axis twice with different sizes is reported here too.",
+    bad: "axes![A = 8]; type E = m![A, X];",
+    good: "axes![A = 8, X = 16]; type E = m![A, X];",
+    manual: "L588, L625, L5360",
+};
+
+pub const MAP_006: Rule = Rule {
+    code: "MAP-006",
+    name: "unknown-mapping-alias",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`{ T }` must name a mapping type alias (`type T = m![...]`), without cycles",
+    docs: "An escape splices a named mapping into another. The name must resolve to a \
+           `type T = m![...];` alias in scope, and aliases must not refer to themselves through \
+           escapes. Generic parameters (`{ Time }` inside a generic function) are accepted and \
+           left unknown.",
+    bad: "type E = m![{ L }, B];",
+    good: "type L = m![A]; type E = m![{ L }, B];",
+    manual: "L972-L984",
+};
+
+pub const MAP_007: Rule = Rule {
+    code: "MAP-007",
+    name: "mapping-equivalence",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "Mappings are compared by meaning (same SIZE and map), not by spelling",
+    docs: "Two mappings are equivalent when they have the same size and send every buffer position \
+           to the same tensor index. visa-lint compares the canonical normal forms it computes from \
+           the manual's laws (identity of pairs, stride/modulo decomposition, pair projection, \
+           associativity, idempotent operations, modulo by 1). This is infrastructure for every \
+           other rule; it reports nothing by itself.",
+    bad: "",
+    good: "type E = m![B / 64, B % 64]; // same as m![B]",
+    manual: "L1017-L1028, L578",
+};
+
+pub const MAP_008: Rule = Rule {
+    code: "MAP-008",
+    name: "skew-and-linear-combination",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "A skewed axis needs an explicit logical size (`B' = 4`); linear combinations follow the size formula",
+    docs: "A skewed axis `B' = B - A` has no size of its own: the manual writes `m![A, B' = 4]` to \
+           give it one, and coordinates wrap modulo the base axis. A linear combination \
+           `$(e1: n1, ..., ed: nd)` has size `1 + sum((size(ek) - 1) * nk)` and may send one buffer \
+           position to several tensor indices (sliding windows).",
+    bad: "axes![A = 4, B = 4, B' = B - A]; type E = m![A, B'];",
+    good: "axes![A = 4, B = 4, B' = B - A]; type E = m![A, B' = 4];",
+    manual: "L986-L1016",
+};
+
+pub const MAP_009: Rule = Rule {
+    code: "MAP-009",
+    name: "tile-view-consistency",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`.tile::<Dim, SIZE, TileMapping>(start)` must resize `Dim` to `SIZE` and stay in bounds",
+    docs: "A tile view resizes one dimension to the tile size inside the original footprint \
+           (`B / 32 = 2 # 16`, L963): the tile size must be 1..=`Dim::SIZE`, a constant start \
+           must leave room for a whole tile (`start + SIZE <= Dim::SIZE`; tiles may overlap, \
+           L966-L969), and the tile mapping must contain `Dim = SIZE`. A tile of size 1 may \
+           drop the dimension (`B / 32 = 1` is `m![1]`, L971). The footprint after `#` is not \
+           compared with `Dim::SIZE`: the manual's own L823 writes `B = 2 # 4` with B = 512.",
+    bad: "axes![A = 8, B = 64];\nview.tile::<m![B / 8], 2, m![A, B / 8 = 3 # 8, B % 8]>(0)\nview.tile::<m![B / 8], 2, m![A, B / 8 = 2 # 8, B % 8]>(7)",
+    good: "axes![A = 8, B = 64];\nview.tile::<m![B / 8], 2, m![A, B / 8 = 2 # 8, B % 8]>(6)",
+    manual: "L813-L832, L956-L971",
+};
+
+pub const MAP_010: Rule = Rule {
+    code: "MAP-010",
+    name: "storage-coverage",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A storage mapping must place every element of the logical tensor",
+    docs: "Chip x Cluster x Slice x Element together must give every element of the tensor one \
+           position (L149). visa-lint accounts the factors of each axis over all of a type's \
+           mappings: an HBM tensor must hold every axis it mentions whole, and the DM \
+           destination of `to_dm` must hold whole every axis its source holds whole (`A / 8` in \
+           Slice without `A % 8` anywhere drops 7 of every 8 rows); a DMA whose destination \
+           iterates a factor the source holds only in part (`A / 8` of a source with `A % 8`) \
+           is reported too. Axes present only in the destination are broadcasts (replicated, \
+           stride 0, L1557): the manual uses them deliberately (GEMM L497 keeps `J / 32` in \
+           `a`'s Slice), so they are accepted and not reported. The fetch/commit and \
+           `BufTensor` cases of an insufficient source are SEQ-006's.",
+    bad: "axes![A = 2048, B = 16];\nlet dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![B]> = a.to_dm(&mut ctx.tdma, 0); // a: m![A, B]",
+    good: "let dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8, B]> = a.to_dm(&mut ctx.tdma, 0);",
+    manual: "L149, L1155-L1159, L1557",
+};
+
+pub const MAP_011: Rule = Rule {
+    code: "MAP-011",
+    name: "factorization-compatibility",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Source and destination must split each axis at points forming a divisibility chain",
+    docs: "To move data between two mappings the compiler decomposes each axis into a common \
+           refinement (inner, intersection, outer, L1682); split points such as {1, 5, 15} and \
+           {1, 3, 15} for one axis have none. visa-lint checks this for the DMA transfers \
+           (`to_dm`, `to_hbm` from DM) with the stream the compiler infers from the destination; \
+           the same failure at a fetch, commit or `BufTensor` read/write is SEQ-007's. Split the \
+           axis by the same factors on both sides.",
+    bad: "axes![A = 15, B = 64]; // a: HbmTensor<i8, m![1], m![A % 5, A / 5, B]>\nlet dm: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A % 3, A / 3, B]> = a.to_dm(&mut ctx.tdma, 0);",
+    good: "let dm: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A % 5, A / 5, B]> = a.to_dm(&mut ctx.tdma, 0);",
+    manual: "L1660-L1683",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "MAP-001",
-        name: "stride-must-divide",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`E / n` needs `n` to divide `E::SIZE`",
-        docs: "Stride keeps every n-th buffer position of its operand, so the operand's size must be a \
-               multiple of n; the library asserts \"Stride size must divide the original size\" at const \
-               evaluation. Pad the operand first: `E # k / n` with k the next multiple of n.",
-        bad: "axes![A = 63]; type E = m![A / 8];",
-        good: "axes![A = 63]; type E = m![A # 64 / 8];",
-        manual: "L873, L5588",
-    },
-    Rule {
-        code: "MAP-002",
-        name: "modulo-must-divide",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`E % n` needs `n` to divide `E::SIZE`",
-        docs: "Modulo keeps the first n positions of its operand as the inner block of a split; the \
-               library asserts \"Modulo size must divide the original size\". Pad the operand first: \
-               `E # k % n` with k the next multiple of n.",
-        bad: "axes![A = 15]; type E = m![A % 4];",
-        good: "axes![A = 15]; type E = m![A # 16 % 4];",
-        manual: "L891, L1027",
-    },
-    Rule {
-        code: "MAP-003",
-        name: "padding-must-not-shrink",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`E # n` pads *to* n positions, so `n >= E::SIZE`",
-        docs: "Padding creates a buffer of n positions whose tail maps to no tensor element. A pad \
-               smaller than its operand is not a padding: some Fetch/Commit pages of the manual write \
-               `# n` as \"add n\", but the formal definition (and `E # E::SIZE` being the identity) is \
-               pad-to-size (constraints.md §22 A-6). If you meant to add n positions, write \
-               `# (size + n)`; if you meant to keep fewer, use resize `= n`.",
-        bad: "axes![C = 2]; type E = m![C # 6];",
-        good: "axes![C = 2]; type E = m![C # 8];",
-        manual: "L741-L778, L1027, L7656",
-    },
-    Rule {
-        code: "MAP-004",
-        name: "resize-must-shrink",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`E = n` truncates, so `n <= E::SIZE`",
-        docs: "Resize keeps the first n positions of its operand and discards the rest; it only \
-               shrinks. A larger n would read past the operand: use padding `# n` to grow a dimension.",
-        bad: "axes![D = 3]; type E = m![D = 5];",
-        good: "axes![D = 3]; type E = m![D = 2];",
-        manual: "L780, L810, L831",
-    },
-    Rule {
-        code: "MAP-005",
-        name: "undeclared-axis",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Every symbol in `m![...]` must be declared with its size in `axes![...]`",
-        docs: "A symbol takes its size from the `axes!` declaration; an undeclared symbol has no size \
-               and no `AxisName` type. Declare it (`axes![X = 16]`) or fix the spelling. Declaring the \
-               same axis twice with different sizes is reported here too.",
-        bad: "axes![A = 8]; type E = m![A, X];",
-        good: "axes![A = 8, X = 16]; type E = m![A, X];",
-        manual: "L588, L625, L5360",
-    },
-    Rule {
-        code: "MAP-006",
-        name: "unknown-mapping-alias",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`{ T }` must name a mapping type alias (`type T = m![...]`), without cycles",
-        docs: "An escape splices a named mapping into another. The name must resolve to a \
-               `type T = m![...];` alias in scope, and aliases must not refer to themselves through \
-               escapes. Generic parameters (`{ Time }` inside a generic function) are accepted and \
-               left unknown.",
-        bad: "type E = m![{ L }, B];",
-        good: "type L = m![A]; type E = m![{ L }, B];",
-        manual: "L972-L984",
-    },
-    Rule {
-        code: "MAP-007",
-        name: "mapping-equivalence",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "Mappings are compared by meaning (same SIZE and map), not by spelling",
-        docs: "Two mappings are equivalent when they have the same size and send every buffer position \
-               to the same tensor index. visa-lint compares the canonical normal forms it computes from \
-               the manual's laws (identity of pairs, stride/modulo decomposition, pair projection, \
-               associativity, idempotent operations, modulo by 1). This is infrastructure for every \
-               other rule; it reports nothing by itself.",
-        bad: "",
-        good: "type E = m![B / 64, B % 64]; // same as m![B]",
-        manual: "L1017-L1028, L578",
-    },
-    Rule {
-        code: "MAP-008",
-        name: "skew-and-linear-combination",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "A skewed axis needs an explicit logical size (`B' = 4`); linear combinations follow the size formula",
-        docs: "A skewed axis `B' = B - A` has no size of its own: the manual writes `m![A, B' = 4]` to \
-               give it one, and coordinates wrap modulo the base axis. A linear combination \
-               `$(e1: n1, ..., ed: nd)` has size `1 + sum((size(ek) - 1) * nk)` and may send one buffer \
-               position to several tensor indices (sliding windows).",
-        bad: "axes![A = 4, B = 4, B' = B - A]; type E = m![A, B'];",
-        good: "axes![A = 4, B = 4, B' = B - A]; type E = m![A, B' = 4];",
-        manual: "L986-L1016",
-    },
-    Rule {
-        code: "MAP-009",
-        name: "tile-view-consistency",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`.tile::<Dim, SIZE, TileMapping>(start)` must resize `Dim` to `SIZE` and stay in bounds",
-        docs: "A tile view resizes one dimension to the tile size inside the original footprint \
-               (`B / 32 = 2 # 16`, L963): the tile size must be 1..=`Dim::SIZE`, a constant start \
-               must leave room for a whole tile (`start + SIZE <= Dim::SIZE`; tiles may overlap, \
-               L966-L969), and the tile mapping must contain `Dim = SIZE`. A tile of size 1 may \
-               drop the dimension (`B / 32 = 1` is `m![1]`, L971). The footprint after `#` is not \
-               compared with `Dim::SIZE`: the manual's own L823 writes `B = 2 # 4` with B = 512.",
-        bad: "axes![A = 8, B = 64];\nview.tile::<m![B / 8], 2, m![A, B / 8 = 3 # 8, B % 8]>(0)\nview.tile::<m![B / 8], 2, m![A, B / 8 = 2 # 8, B % 8]>(7)",
-        good: "axes![A = 8, B = 64];\nview.tile::<m![B / 8], 2, m![A, B / 8 = 2 # 8, B % 8]>(6)",
-        manual: "L813-L832, L956-L971",
-    },
-    Rule {
-        code: "MAP-010",
-        name: "storage-coverage",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A storage mapping must place every element of the logical tensor",
-        docs: "Chip x Cluster x Slice x Element together must give every element of the tensor one \
-               position (L149). visa-lint accounts the factors of each axis over all of a type's \
-               mappings: an HBM tensor must hold every axis it mentions whole, and the DM \
-               destination of `to_dm` must hold whole every axis its source holds whole (`A / 8` in \
-               Slice without `A % 8` anywhere drops 7 of every 8 rows); a DMA whose destination \
-               iterates a factor the source holds only in part (`A / 8` of a source with `A % 8`) \
-               is reported too. Axes present only in the destination are broadcasts (replicated, \
-               stride 0, L1557): the manual uses them deliberately (GEMM L497 keeps `J / 32` in \
-               `a`'s Slice), so they are accepted and not reported. The fetch/commit and \
-               `BufTensor` cases of an insufficient source are SEQ-006's.",
-        bad: "axes![A = 2048, B = 16];\nlet dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![B]> = a.to_dm(&mut ctx.tdma, 0); // a: m![A, B]",
-        good: "let dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8, B]> = a.to_dm(&mut ctx.tdma, 0);",
-        manual: "L149, L1155-L1159, L1557",
-    },
-    Rule {
-        code: "MAP-011",
-        name: "factorization-compatibility",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Source and destination must split each axis at points forming a divisibility chain",
-        docs: "To move data between two mappings the compiler decomposes each axis into a common \
-               refinement (inner, intersection, outer, L1682); split points such as {1, 5, 15} and \
-               {1, 3, 15} for one axis have none. visa-lint checks this for the DMA transfers \
-               (`to_dm`, `to_hbm` from DM) with the stream the compiler infers from the destination; \
-               the same failure at a fetch, commit or `BufTensor` read/write is SEQ-007's. Split the \
-               axis by the same factors on both sides.",
-        bad: "axes![A = 15, B = 64]; // a: HbmTensor<i8, m![1], m![A % 5, A / 5, B]>\nlet dm: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A % 3, A / 3, B]> = a.to_dm(&mut ctx.tdma, 0);",
-        good: "let dm: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A % 5, A / 5, B]> = a.to_dm(&mut ctx.tdma, 0);",
-        manual: "L1660-L1683",
-    },
+    MAP_001, MAP_002, MAP_003, MAP_004, MAP_005, MAP_006, MAP_007, MAP_008, MAP_009, MAP_010,
+    MAP_011,
 ];
 
 /// The MAP rules that need a function's model (views, storage coverage, moves between
@@ -248,7 +262,7 @@ fn check_tile(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let ds = dim_l.size;
     if n == 0 || n > ds {
         out.push(Diagnostic::new(
-            "MAP-009",
+            &MAP_009,
             size.span,
             format!(
                 "the tile size {n} must be between 1 and the tile dimension's size: `{}` has {ds} positions",
@@ -262,7 +276,7 @@ fn check_tile(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         && start.checked_add(n).is_none_or(|end| end > ds)
     {
         out.push(Diagnostic::new(
-            "MAP-009",
+            &MAP_009,
             a.span,
             format!(
                 "a tile of {n} starting at {start} covers {start}..{}, past the end of `{}` ({ds} positions); the last tile starts at {}",
@@ -289,7 +303,7 @@ fn check_tile(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             let sp = shift(*sp, base);
             out.push(
                 Diagnostic::new(
-                    "MAP-009",
+                    &MAP_009,
                     sp,
                     format!(
                         "the tile mapping resizes `{}` to {m}, but the tile size is {n}: the view would {} the tile",
@@ -306,7 +320,7 @@ fn check_tile(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         None if n == 1 || n == ds => {}
         None => out.push(
             Diagnostic::new(
-                "MAP-009",
+                &MAP_009,
                 tile.span,
                 format!(
                     "the tile mapping must resize the tile dimension `{}` to the tile size, as `{} = {n} # {ds}`; it has no such term",
@@ -421,7 +435,7 @@ fn coverage(
             .unwrap_or(fallback);
         let missing = digit_text(axis, lo, hi, *size);
         let mut d = Diagnostic::new(
-            "MAP-010",
+            &MAP_010,
             span,
             format!(
                 "{who} places {} of `{axis}` ({axis} = {size}): no mapping of its Chip, \
@@ -507,7 +521,7 @@ fn check_moves(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                     (*buf_split).max(*stream_split),
                 );
                 out.push(Diagnostic::new(
-                    "MAP-011",
+                    &MAP_011,
                     op.span,
                     format!(
                         "this {what} transfer cannot be factorized: `{axis}` is split at {buf_split} on one side and at {stream_split} on the other, and {a} does not divide {b}; split `{axis}` by the same factors in both types"
@@ -517,7 +531,7 @@ fn check_moves(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             Err(DeriveError::Insufficient {
                 axis, needed, have, ..
             }) => out.push(Diagnostic::new(
-                "MAP-010",
+                &MAP_010,
                 op.span,
                 format!(
                     "this {what} transfer's destination iterates `{needed}`, but the source holds only `{have}` of `{axis}`: those elements are not in the source"

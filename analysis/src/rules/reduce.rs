@@ -13,235 +13,253 @@ use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
 use crate::model::{Chain, Slot, Step};
 
+pub const ISR_001: Rule = Rule {
+    code: "ISR-001",
+    name: "intra-slice-reduce-ops",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The intra-slice reduce takes a Way4 stream and an op of its element type: i32 `AddSat`/`Max`/`Min`, f32 `Add`/`Max`/`Min`",
+    docs: "The reduce's tree takes a 4-way input, so the stream must have been narrowed \
+           (`vector_trim_way4` or `vector_split`) before it. It takes \
+           `IntraSliceReduceOpI32::{AddSat, Max, Min}` on i32 streams and \
+           `IntraSliceReduceOpF32::{Add, Max, Min}` on f32 streams; there is no wrapping i32 \
+           `Add` and no saturating f32 add.",
+    bad: ".vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(IntraSliceReduceOpI32::Add) // i32",
+    good: ".vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(IntraSliceReduceOpI32::AddSat)",
+    manual: "L4908-L4912, L5384-L5402",
+};
+
+pub const ISR_002: Rule = Rule {
+    code: "ISR-002",
+    name: "reduce-output-shape",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`OTime`/`OPacket` are the input Time/Packet with every factor of the reduce axis removed",
+    docs: "All Time and Packet factors carrying the reduce label (`R / 4` in Time and `R % 4` in \
+           Packet alike) are eliminated, so `OTime` must be exactly the input Time without them \
+           and `OPacket` the input Packet without them (the 4-lane packet keeps its padding, \
+           `m![1 # 4]`). Chip, Cluster and Slice pass through. The fix writes the derived shape.",
+    bad: "// Time m![R, A % 2], Packet m![R % 4]\n.vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(op)",
+    good: "// Time m![R, A % 2], Packet m![R % 4]\n.vector_intra_slice_reduce::<R, m![A % 2], m![1 # 4]>(op)",
+    manual: "L5360-L5361",
+};
+
+pub const ISR_003: Rule = Rule {
+    code: "ISR-003",
+    name: "reduce-accumulator-slots",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "At most 8 accumulator slots: the non-reduce factors inside the outermost reduce factor of Time multiply to <= 8",
+    docs: "The IntraSliceReduce stage accumulates across time steps in 8 slots. Every position of \
+           the non-reduce factors that sit inside (after) the outermost `R` factor of Time needs \
+           its own slot while `R` is being accumulated: `m![R, A % 2, B % 4]` needs 2 x 4 = 8, \
+           `m![R, A % 3, B % 4]` needs 12 and is rejected. Move non-reduce factors before the \
+           outermost `R` factor in Time, or into Slice.",
+    bad: "// Time m![R, A % 3, B % 4]: 12 slots\n.vector_intra_slice_reduce::<R, m![A % 3, B % 4], m![B / 4]>(op)",
+    good: "// Time m![A % 3, R, B % 4]: 4 slots\n.vector_intra_slice_reduce::<R, m![A % 3, B % 4], m![B / 4]>(op)",
+    manual: "L5499-L5543",
+};
+
+pub const ISR_004: Rule = Rule {
+    code: "ISR-004",
+    name: "padded-reduce-axis",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "A padded reduce axis needs a VCG-supported placement or identity-element padding",
+    docs: "Padded positions hold arbitrary data. Either place R where the VCG can mask it, or fill \
+           the padding with the reduce's identity element (AddSat/Add 0, Max i32::MIN / -inf, \
+           Min i32::MAX / +inf) through the fetch pad_value. Unsupported placements are reported \
+           by VCG-002/003/005/006/007 with that advice. When the sum runs over a preceding Exp, \
+           NegExp or Sigmoid, identity padding cannot work (no p has exp(p) = 0): the placement \
+           is reported here instead, and the mapping must be restructured. (The fetch \
+           pad_value has no API in the manual, so identity padding itself cannot be seen.)",
+    bad: "// Slice m![X, R # 16 % 4], Time m![R # 16 / 4], R = 10\n.vector_fp_unary(FpUnaryOp::Exp).vector_intra_slice_reduce::<R, m![1], m![A]>(IntraSliceReduceOpF32::Add)",
+    good: "// Slice m![X, R # 12 % 4], Time m![R # 12 / 4], R = 10\n.vector_fp_unary(FpUnaryOp::Exp).vector_intra_slice_reduce::<R, m![1], m![A]>(IntraSliceReduceOpF32::Add)",
+    manual: "L5544-L5563",
+};
+
+pub const VCG_001: Rule = Rule {
+    code: "VCG-001",
+    name: "vcg-prefix-valid-count",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "Valid elements of a flit form a contiguous prefix",
+    docs: "Element p of a flit is valid iff p < vc; the VCG cannot mark lanes 0, 1, 3 valid and 2 \
+           invalid. `BranchMode::ValidCount` takes its ExecutionIds from that count, so the \
+           Packet of the stream it branches must hold its data in a prefix of the flit: padding \
+           goes outermost (`m![A # 8]`), never inside (`m![A, 1 # 2]` puts data in lanes 0, 2, \
+           4, 6). For a padded reduce axis the same property is checked as VCG-002 (another axis \
+           in the packet) and VCG-009 (padding inside R's packet part).",
+    bad: "// A = 4\n.vector_init() // Packet m![A, 1 # 2]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
+    good: "// A = 4\n.vector_init() // Packet m![A # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
+    manual: "L4800, L6177-L6179, L6558",
+};
+
+pub const VCG_002: Rule = Rule {
+    code: "VCG-002",
+    name: "vcg-packet-placement",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "A padded R in Packet appears once, as its innermost `% k` part, alone in the packet prefix",
+    docs: "In Packet Reduce mode the VCG gives each flit a prefix valid count. R may appear at most \
+           once in Packet, its Packet part must be R's innermost part (`R # 24 % 8`, with the outer \
+           part `R # 24 / 8` in Time), and the lanes after it must be padding: another axis \
+           sharing the packet falls outside the valid prefix and silently drops out of the result. \
+           (Padding inside R's packet part is VCG-009; a non-prefix packet under \
+           `BranchMode::ValidCount` is VCG-001.)",
+    bad: "Time m![R # 24 % 8], Packet m![R # 24 / 8 # 8]",
+    good: "Time m![R # 24 / 8], Packet m![R # 24 % 8]",
+    manual: "L5612-L5613, L6009, L6025-L6026, L6046, L6078, L6087-L6091",
+};
+
+pub const VCG_003: Rule = Rule {
+    code: "VCG-003",
+    name: "vcg-slice-order",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "Several R factors in Slice must have increasing stride from inner to outer",
+    docs: "Each gate classifies slices with one threshold, so every slice must hold a contiguous run \
+           of R: when R appears several times in Slice, the outer factor must have the larger \
+           stride (`R # 16 / 8` before `R # 16 / 2 % 4`). Reordered factors make validity go up \
+           and down across slices, which the VCG cannot express. The fix rewrites the Slice wherever the function writes it (parameter types, \
+           annotations, return type, turbofish).",
+    bad: "Slice m![X, R # 16 / 2 % 4, R # 16 / 8], Time m![R # 16 % 2]",
+    good: "Slice m![X, R # 16 / 8, R # 16 / 2 % 4], Time m![R # 16 % 2]",
+    manual: "L5610-L5611, L5709-L5712, L5844-L5858, L6454-L6457",
+};
+
+pub const VCG_004: Rule = Rule {
+    code: "VCG-004",
+    name: "vcg-time-any-order",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "R factors in Time may appear in any order, with non-reduce axes between them",
+    docs: "The sequencer combines every Time counter of R, so Time needs no ordering. This rule \
+           is a permission, not a finding: the VCG checks never report the order of R's Time \
+           factors (VCG-003 orders Slice factors only; VCG-006 and VCG-007 compare R's Slice \
+           strides with its Time strides as a set), and nothing is reported under this code.",
+    bad: "// Order matters in Slice only (VCG-003 reports this), never in Time\nSlice m![X, R # 16 / 2 % 4, R # 16 / 8], Time m![R # 16 % 2]",
+    good: "// R = 13\nSlice m![Y, R # 16 / 8], Time m![R # 16 % 2, X, R # 16 / 2 % 4]",
+    manual: "L5611-L5612, L5903-L5904",
+};
+
+pub const VCG_005: Rule = Rule {
+    code: "VCG-005",
+    name: "vcg-slice-packet",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "A padded R split over Slice and Packet needs a slice-dependent packet count: unsupported",
+    docs: "The packet valid count depends on the time step only, never on the slice, so the \
+           boundary slice cannot get a partial count while the others get 8. It works only when \
+           |R| is a multiple of R's Packet size or fits one packet. Move R's Packet part into \
+           Time (Slice + Time is supported) or fill the padding with the reduce's identity element.",
+    bad: "axes![R = 2045]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
+    good: "axes![R = 2045]; Slice m![R # 2048 / 8], Time m![R # 2048 % 8], Packet m![A # 8]",
+    manual: "L5597, L6138-L6153, L6520-L6543",
+};
+
+pub const VCG_006: Rule = Rule {
+    code: "VCG-006",
+    name: "vcg-slice-time-packet",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "Slice + Time + Packet, and a Time-Slice-Time interleave of a padded R, are unsupported",
+    docs: "R spanning all three dimensions has the Slice + Packet problem (a partial packet count \
+           that would have to vary by slice) unless |R| is a multiple of R's Packet size. A Slice \
+           part sandwiched between two Time parts needs a different number of valid time steps \
+           per slice, and each gate has one threshold. Use the standard split: outer part in \
+           Slice, inner part in Time. (The manual's own example L5476 relies on the VCG here; \
+           constraints.md §22 A-29 follows the implementation page.) For the interleave the fix writes that split wherever the function writes the \
+           Slice and Time mappings.",
+    bad: "Slice m![X, R # 16 / 2 % 4], Time m![R # 16 / 8, R # 16 % 2]",
+    good: "Slice m![X, R # 16 / 4], Time m![R # 16 % 4]",
+    manual: "L5877-L5890, L6544-L6547, L6571",
+};
+
+pub const VCG_007: Rule = Rule {
+    code: "VCG-007",
+    name: "vcg-transposed-time-size",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "Transposed Slice + Time needs time_size == ceil(|R| / slice_size)",
+    docs: "With R's inner part in Slice and its outer part in Time, slices below the threshold are \
+           treated as valid at every time step; if the padding adds whole padding-only time steps \
+           the VCG over-counts them. Pad R to slice_size x ceil(|R| / slice_size) instead \
+           (R = 14 over 4 slices: `R # 16`, not `R # 20`). The fix rewrites `R # p` wherever the function writes it (parameter types, \
+           annotations, return type, turbofish).",
+    bad: "axes![R = 14]; Slice m![X, R # 20 % 4], Time m![R # 20 / 4]",
+    good: "axes![R = 14]; Slice m![X, R # 16 % 4], Time m![R # 16 / 4]",
+    manual: "L5734-L5739, L5785-L5807, L6484-L6503",
+};
+
+pub const VCG_008: Rule = Rule {
+    code: "VCG-008",
+    name: "vcg-dimension-budget",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "At most 4 validity dimensions: 1 packet count and 3 binary gates",
+    docs: "Each padded axis whose validity the VCG tracks takes the packet dim (an axis in \
+           Packet) or one of 3 gate dims; unpadded axes are free, and with no padded axis in \
+           Packet the packet dim serves as a fourth gate. `BranchMode::ValidCount` needs every \
+           padded axis of its input stream tracked, so more than 4 padded axes (or 4 gates \
+           besides a packet axis) cannot be expressed. (A reduce tracks only its reduce axis.) \
+           Choose sizes that fill their digits for some axes, or split the work.",
+    bad: "// A = 3, B = 60, C = 3, D = 3, E = 5\nSlice m![A # 4, B # 64], Time m![C # 4, D # 4], Packet m![E # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
+    good: "// A = 3, B = 60, C = 3, D = 4, E = 5\nSlice m![A # 4, B # 64], Time m![C # 4, D], Packet m![E # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
+    manual: "L4800, L6459, L6549-L6555, L6561",
+};
+
+pub const VCG_009: Rule = Rule {
+    code: "VCG-009",
+    name: "vcg-innermost-packet-counter",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The innermost Packet counter is assigned to the packet dim: R's Packet part is the innermost Packet digit",
+    docs: "The packet dim counts lanes from the innermost Packet counter (its stride is \
+           stride_p). When a padded reduce axis R is in Packet, R's part must therefore be the \
+           innermost Packet digit: padding inside it (`m![[R # 4 % 2, 1 # 2] # 8]`) puts R in \
+           every other lane, which no packet count describes. Pad the whole packet outside R's \
+           part instead (`m![R # 4 % 2 # 8]`). Another axis sharing the packet is VCG-002.",
+    bad: "// R = 3\nTime m![R # 4 / 2], Packet m![[R # 4 % 2, 1 # 2] # 8]",
+    good: "// R = 3\nTime m![R # 4 / 2], Packet m![R # 4 % 2 # 8]",
+    manual: "L6284-L6288",
+};
+
+pub const VCG_010: Rule = Rule {
+    code: "VCG-010",
+    name: "vcg-not-needed",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "No VCG is needed when |R| divides evenly (no partial packets)",
+    docs: "When |R| is a multiple of R's Packet size every packet is full or empty, and Slice + \
+           Packet reduces to Slice only (Slice + Time + Packet to Slice + Time); when |R| fits \
+           one packet it is Packet only. This rule is a permission, not a finding: VCG-005 and \
+           VCG-006 stay silent in these cases, and nothing is reported under this code.",
+    bad: "// a partial last packet (2045 % 8 = 5) does need the VCG: VCG-005\naxes![R = 2045]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
+    good: "axes![R = 2040]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
+    manual: "L6111-L6118, L6540-L6542, L6547",
+};
+
+pub const SEQ_011: Rule = Rule {
+    code: "SEQ-011",
+    name: "vcg-counter-limit",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The Valid Count Generator has at most 8 nested counters",
+    docs: "Where the VCG is configured (a padded reduce axis, `BranchMode::ValidCount` over \
+           padded axes), its sequencer decomposes the flit time into at most 8 nested counters \
+           L_0..L_7: one per Time digit, plus the innermost Packet counter when the packet dim \
+           tracks an axis. A Time with more digits cannot be counted; merge Time axes or move \
+           some into Slice.",
+    bad: "// R = 14\nTime m![A, B, C, D, E, F, G, R # 16 / 4], Packet m![R # 16 % 4 # 8] // 8 + 1 counters",
+    good: "// R = 14\nTime m![A, B, C, D, E, F, R # 16 / 4], Packet m![R # 16 % 4 # 8] // 7 + 1 counters",
+    manual: "L6202, L6213, L6234-L6236",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "ISR-001",
-        name: "intra-slice-reduce-ops",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The intra-slice reduce takes a Way4 stream and an op of its element type: i32 `AddSat`/`Max`/`Min`, f32 `Add`/`Max`/`Min`",
-        docs: "The reduce's tree takes a 4-way input, so the stream must have been narrowed \
-               (`vector_trim_way4` or `vector_split`) before it. It takes \
-               `IntraSliceReduceOpI32::{AddSat, Max, Min}` on i32 streams and \
-               `IntraSliceReduceOpF32::{Add, Max, Min}` on f32 streams; there is no wrapping i32 \
-               `Add` and no saturating f32 add.",
-        bad: ".vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(IntraSliceReduceOpI32::Add) // i32",
-        good: ".vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(IntraSliceReduceOpI32::AddSat)",
-        manual: "L4908-L4912, L5384-L5402",
-    },
-    Rule {
-        code: "ISR-002",
-        name: "reduce-output-shape",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`OTime`/`OPacket` are the input Time/Packet with every factor of the reduce axis removed",
-        docs: "All Time and Packet factors carrying the reduce label (`R / 4` in Time and `R % 4` in \
-               Packet alike) are eliminated, so `OTime` must be exactly the input Time without them \
-               and `OPacket` the input Packet without them (the 4-lane packet keeps its padding, \
-               `m![1 # 4]`). Chip, Cluster and Slice pass through. The fix writes the derived shape.",
-        bad: "// Time m![R, A % 2], Packet m![R % 4]\n.vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(op)",
-        good: "// Time m![R, A % 2], Packet m![R % 4]\n.vector_intra_slice_reduce::<R, m![A % 2], m![1 # 4]>(op)",
-        manual: "L5360-L5361",
-    },
-    Rule {
-        code: "ISR-003",
-        name: "reduce-accumulator-slots",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "At most 8 accumulator slots: the non-reduce factors inside the outermost reduce factor of Time multiply to <= 8",
-        docs: "The IntraSliceReduce stage accumulates across time steps in 8 slots. Every position of \
-               the non-reduce factors that sit inside (after) the outermost `R` factor of Time needs \
-               its own slot while `R` is being accumulated: `m![R, A % 2, B % 4]` needs 2 x 4 = 8, \
-               `m![R, A % 3, B % 4]` needs 12 and is rejected. Move non-reduce factors before the \
-               outermost `R` factor in Time, or into Slice.",
-        bad: "// Time m![R, A % 3, B % 4]: 12 slots\n.vector_intra_slice_reduce::<R, m![A % 3, B % 4], m![B / 4]>(op)",
-        good: "// Time m![A % 3, R, B % 4]: 4 slots\n.vector_intra_slice_reduce::<R, m![A % 3, B % 4], m![B / 4]>(op)",
-        manual: "L5499-L5543",
-    },
-    Rule {
-        code: "ISR-004",
-        name: "padded-reduce-axis",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "A padded reduce axis needs a VCG-supported placement or identity-element padding",
-        docs: "Padded positions hold arbitrary data. Either place R where the VCG can mask it, or fill \
-               the padding with the reduce's identity element (AddSat/Add 0, Max i32::MIN / -inf, \
-               Min i32::MAX / +inf) through the fetch pad_value. Unsupported placements are reported \
-               by VCG-002/003/005/006/007 with that advice. When the sum runs over a preceding Exp, \
-               NegExp or Sigmoid, identity padding cannot work (no p has exp(p) = 0): the placement \
-               is reported here instead, and the mapping must be restructured. (The fetch \
-               pad_value has no API in the manual, so identity padding itself cannot be seen.)",
-        bad: "// Slice m![X, R # 16 % 4], Time m![R # 16 / 4], R = 10\n.vector_fp_unary(FpUnaryOp::Exp).vector_intra_slice_reduce::<R, m![1], m![A]>(IntraSliceReduceOpF32::Add)",
-        good: "// Slice m![X, R # 12 % 4], Time m![R # 12 / 4], R = 10\n.vector_fp_unary(FpUnaryOp::Exp).vector_intra_slice_reduce::<R, m![1], m![A]>(IntraSliceReduceOpF32::Add)",
-        manual: "L5544-L5563",
-    },
-    Rule {
-        code: "VCG-001",
-        name: "vcg-prefix-valid-count",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "Valid elements of a flit form a contiguous prefix",
-        docs: "Element p of a flit is valid iff p < vc; the VCG cannot mark lanes 0, 1, 3 valid and 2 \
-               invalid. `BranchMode::ValidCount` takes its ExecutionIds from that count, so the \
-               Packet of the stream it branches must hold its data in a prefix of the flit: padding \
-               goes outermost (`m![A # 8]`), never inside (`m![A, 1 # 2]` puts data in lanes 0, 2, \
-               4, 6). For a padded reduce axis the same property is checked as VCG-002 (another axis \
-               in the packet) and VCG-009 (padding inside R's packet part).",
-        bad: "// A = 4\n.vector_init() // Packet m![A, 1 # 2]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
-        good: "// A = 4\n.vector_init() // Packet m![A # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
-        manual: "L4800, L6177-L6179, L6558",
-    },
-    Rule {
-        code: "VCG-002",
-        name: "vcg-packet-placement",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "A padded R in Packet appears once, as its innermost `% k` part, alone in the packet prefix",
-        docs: "In Packet Reduce mode the VCG gives each flit a prefix valid count. R may appear at most \
-               once in Packet, its Packet part must be R's innermost part (`R # 24 % 8`, with the outer \
-               part `R # 24 / 8` in Time), and the lanes after it must be padding: another axis \
-               sharing the packet falls outside the valid prefix and silently drops out of the result. \
-               (Padding inside R's packet part is VCG-009; a non-prefix packet under \
-               `BranchMode::ValidCount` is VCG-001.)",
-        bad: "Time m![R # 24 % 8], Packet m![R # 24 / 8 # 8]",
-        good: "Time m![R # 24 / 8], Packet m![R # 24 % 8]",
-        manual: "L5612-L5613, L6009, L6025-L6026, L6046, L6078, L6087-L6091",
-    },
-    Rule {
-        code: "VCG-003",
-        name: "vcg-slice-order",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "Several R factors in Slice must have increasing stride from inner to outer",
-        docs: "Each gate classifies slices with one threshold, so every slice must hold a contiguous run \
-               of R: when R appears several times in Slice, the outer factor must have the larger \
-               stride (`R # 16 / 8` before `R # 16 / 2 % 4`). Reordered factors make validity go up \
-               and down across slices, which the VCG cannot express. The fix rewrites the Slice wherever the function writes it (parameter types, \
-               annotations, return type, turbofish).",
-        bad: "Slice m![X, R # 16 / 2 % 4, R # 16 / 8], Time m![R # 16 % 2]",
-        good: "Slice m![X, R # 16 / 8, R # 16 / 2 % 4], Time m![R # 16 % 2]",
-        manual: "L5610-L5611, L5709-L5712, L5844-L5858, L6454-L6457",
-    },
-    Rule {
-        code: "VCG-004",
-        name: "vcg-time-any-order",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "R factors in Time may appear in any order, with non-reduce axes between them",
-        docs: "The sequencer combines every Time counter of R, so Time needs no ordering. This rule \
-               is a permission, not a finding: the VCG checks never report the order of R's Time \
-               factors (VCG-003 orders Slice factors only; VCG-006 and VCG-007 compare R's Slice \
-               strides with its Time strides as a set), and nothing is reported under this code.",
-        bad: "// Order matters in Slice only (VCG-003 reports this), never in Time\nSlice m![X, R # 16 / 2 % 4, R # 16 / 8], Time m![R # 16 % 2]",
-        good: "// R = 13\nSlice m![Y, R # 16 / 8], Time m![R # 16 % 2, X, R # 16 / 2 % 4]",
-        manual: "L5611-L5612, L5903-L5904",
-    },
-    Rule {
-        code: "VCG-005",
-        name: "vcg-slice-packet",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "A padded R split over Slice and Packet needs a slice-dependent packet count: unsupported",
-        docs: "The packet valid count depends on the time step only, never on the slice, so the \
-               boundary slice cannot get a partial count while the others get 8. It works only when \
-               |R| is a multiple of R's Packet size or fits one packet. Move R's Packet part into \
-               Time (Slice + Time is supported) or fill the padding with the reduce's identity element.",
-        bad: "axes![R = 2045]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
-        good: "axes![R = 2045]; Slice m![R # 2048 / 8], Time m![R # 2048 % 8], Packet m![A # 8]",
-        manual: "L5597, L6138-L6153, L6520-L6543",
-    },
-    Rule {
-        code: "VCG-006",
-        name: "vcg-slice-time-packet",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "Slice + Time + Packet, and a Time-Slice-Time interleave of a padded R, are unsupported",
-        docs: "R spanning all three dimensions has the Slice + Packet problem (a partial packet count \
-               that would have to vary by slice) unless |R| is a multiple of R's Packet size. A Slice \
-               part sandwiched between two Time parts needs a different number of valid time steps \
-               per slice, and each gate has one threshold. Use the standard split: outer part in \
-               Slice, inner part in Time. (The manual's own example L5476 relies on the VCG here; \
-               constraints.md §22 A-29 follows the implementation page.) For the interleave the fix writes that split wherever the function writes the \
-               Slice and Time mappings.",
-        bad: "Slice m![X, R # 16 / 2 % 4], Time m![R # 16 / 8, R # 16 % 2]",
-        good: "Slice m![X, R # 16 / 4], Time m![R # 16 % 4]",
-        manual: "L5877-L5890, L6544-L6547, L6571",
-    },
-    Rule {
-        code: "VCG-007",
-        name: "vcg-transposed-time-size",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "Transposed Slice + Time needs time_size == ceil(|R| / slice_size)",
-        docs: "With R's inner part in Slice and its outer part in Time, slices below the threshold are \
-               treated as valid at every time step; if the padding adds whole padding-only time steps \
-               the VCG over-counts them. Pad R to slice_size x ceil(|R| / slice_size) instead \
-               (R = 14 over 4 slices: `R # 16`, not `R # 20`). The fix rewrites `R # p` wherever the function writes it (parameter types, \
-               annotations, return type, turbofish).",
-        bad: "axes![R = 14]; Slice m![X, R # 20 % 4], Time m![R # 20 / 4]",
-        good: "axes![R = 14]; Slice m![X, R # 16 % 4], Time m![R # 16 / 4]",
-        manual: "L5734-L5739, L5785-L5807, L6484-L6503",
-    },
-    Rule {
-        code: "VCG-008",
-        name: "vcg-dimension-budget",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "At most 4 validity dimensions: 1 packet count and 3 binary gates",
-        docs: "Each padded axis whose validity the VCG tracks takes the packet dim (an axis in \
-               Packet) or one of 3 gate dims; unpadded axes are free, and with no padded axis in \
-               Packet the packet dim serves as a fourth gate. `BranchMode::ValidCount` needs every \
-               padded axis of its input stream tracked, so more than 4 padded axes (or 4 gates \
-               besides a packet axis) cannot be expressed. (A reduce tracks only its reduce axis.) \
-               Choose sizes that fill their digits for some axes, or split the work.",
-        bad: "// A = 3, B = 60, C = 3, D = 3, E = 5\nSlice m![A # 4, B # 64], Time m![C # 4, D # 4], Packet m![E # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
-        good: "// A = 3, B = 60, C = 3, D = 4, E = 5\nSlice m![A # 4, B # 64], Time m![C # 4, D], Packet m![E # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
-        manual: "L4800, L6459, L6549-L6555, L6561",
-    },
-    Rule {
-        code: "VCG-009",
-        name: "vcg-innermost-packet-counter",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The innermost Packet counter is assigned to the packet dim: R's Packet part is the innermost Packet digit",
-        docs: "The packet dim counts lanes from the innermost Packet counter (its stride is \
-               stride_p). When a padded reduce axis R is in Packet, R's part must therefore be the \
-               innermost Packet digit: padding inside it (`m![[R # 4 % 2, 1 # 2] # 8]`) puts R in \
-               every other lane, which no packet count describes. Pad the whole packet outside R's \
-               part instead (`m![R # 4 % 2 # 8]`). Another axis sharing the packet is VCG-002.",
-        bad: "// R = 3\nTime m![R # 4 / 2], Packet m![[R # 4 % 2, 1 # 2] # 8]",
-        good: "// R = 3\nTime m![R # 4 / 2], Packet m![R # 4 % 2 # 8]",
-        manual: "L6284-L6288",
-    },
-    Rule {
-        code: "VCG-010",
-        name: "vcg-not-needed",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "No VCG is needed when |R| divides evenly (no partial packets)",
-        docs: "When |R| is a multiple of R's Packet size every packet is full or empty, and Slice + \
-               Packet reduces to Slice only (Slice + Time + Packet to Slice + Time); when |R| fits \
-               one packet it is Packet only. This rule is a permission, not a finding: VCG-005 and \
-               VCG-006 stay silent in these cases, and nothing is reported under this code.",
-        bad: "// a partial last packet (2045 % 8 = 5) does need the VCG: VCG-005\naxes![R = 2045]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
-        good: "axes![R = 2040]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
-        manual: "L6111-L6118, L6540-L6542, L6547",
-    },
-    Rule {
-        code: "SEQ-011",
-        name: "vcg-counter-limit",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The Valid Count Generator has at most 8 nested counters",
-        docs: "Where the VCG is configured (a padded reduce axis, `BranchMode::ValidCount` over \
-               padded axes), its sequencer decomposes the flit time into at most 8 nested counters \
-               L_0..L_7: one per Time digit, plus the innermost Packet counter when the packet dim \
-               tracks an axis. A Time with more digits cannot be counted; merge Time axes or move \
-               some into Slice.",
-        bad: "// R = 14\nTime m![A, B, C, D, E, F, G, R # 16 / 4], Packet m![R # 16 % 4 # 8] // 8 + 1 counters",
-        good: "// R = 14\nTime m![A, B, C, D, E, F, R # 16 / 4], Packet m![R # 16 % 4 # 8] // 7 + 1 counters",
-        manual: "L6202, L6213, L6234-L6236",
-    },
+    ISR_001, ISR_002, ISR_003, ISR_004, VCG_001, VCG_002, VCG_003, VCG_004, VCG_005, VCG_006,
+    VCG_007, VCG_008, VCG_009, VCG_010, SEQ_011,
 ];
 
 /// The i32 and f32 intra-slice reduce ops (L5390-L5402).
@@ -316,7 +334,7 @@ fn no_identity(d: Diagnostic, r: &str, f: &str) -> Diagnostic {
          results and no pad value p makes {f}(p) = 0. Restructure the mapping",
         d.code()
     );
-    let mut out = Diagnostic::new("ISR-004", d.span, msg);
+    let mut out = Diagnostic::new(&ISR_004, d.span, msg);
     out.related = d.related;
     out.fixes = d.fixes;
     out
@@ -332,7 +350,7 @@ pub(super) fn split_op(text: &str) -> Option<(&str, &str)> {
 
 /// Checks an op argument against `(enum for i32, ops)` / `(enum for f32, ops)`; shared with XSL.
 pub(super) fn op_problem(
-    code: &str,
+    code: &'static Rule,
     step: &Step,
     i32_enum: &str,
     i32_ops: &[&str],
@@ -420,7 +438,7 @@ fn counterpart<'a>(variant: &str, ops: &[&'a str]) -> Option<&'a str> {
 fn check_op(step: &Step, lanes: u64, out: &mut Vec<Diagnostic>) {
     way4(step, lanes, out);
     if let Some(d) = op_problem(
-        "ISR-001",
+        &ISR_001,
         step,
         "IntraSliceReduceOpI32",
         I32_OPS,
@@ -451,7 +469,7 @@ fn way4(step: &Step, lanes: u64, out: &mut Vec<Diagnostic>) {
          4-7 are padding) or `vector_split`",
         Kind::Vector(stage).type_name()
     );
-    let mut d = Diagnostic::new("ISR-001", step.span, msg);
+    let mut d = Diagnostic::new(&ISR_001, step.span, msg);
     // `m![X # 8]` whose data fits 4 lanes: insert the trim.
     if let Some(l) = packet.and_then(|p| p.layout.as_ref()) {
         let c = core(l);
@@ -554,7 +572,7 @@ fn shape_diag(
         "{what} must be the input {slot} m![{input}] with every factor of {r} removed, i.e. \
          m![{want}]; it is m![{got}]"
     );
-    let mut d = Diagnostic::new("ISR-002", span, msg);
+    let mut d = Diagnostic::new(&ISR_002, span, msg);
     if let Some(a) = arg
         && a.text.trim() != "_"
     {
@@ -608,7 +626,7 @@ fn check_slots(cx: &FnContext<'_>, step: &Step, r: &str, out: &mut Vec<Diagnosti
         parts.join(", "),
         sizes.join(" x "),
     );
-    out.push(Diagnostic::new("ISR-003", step.span, msg));
+    out.push(Diagnostic::new(&ISR_003, step.span, msg));
 }
 
 /// One factor of the reduce axis.
@@ -760,7 +778,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                  R at most once in Packet, as its innermost part{more}",
                 pk.len()
             );
-            out.push(Diagnostic::new("VCG-002", span, msg));
+            out.push(Diagnostic::new(&VCG_002, span, msg));
             return;
         }
         let pp = &pk[0];
@@ -772,7 +790,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                  m![{r} # {p_size} / {inner}], Packet m![{r} # {p_size} % {inner}]{more}",
                 render_part(r, n, p_size, pp)
             );
-            out.push(Diagnostic::new("VCG-002", span, msg));
+            out.push(Diagnostic::new(&VCG_002, span, msg));
             return;
         }
         let others: Vec<String> = packet
@@ -795,7 +813,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                 others.join(", "),
                 cx.target.ve_way8_lanes,
             );
-            out.push(Diagnostic::new("VCG-002", span, msg));
+            out.push(Diagnostic::new(&VCG_002, span, msg));
             return;
         }
         // Only padding may follow R's part in Packet; padding inside it (`R # 8 % 4, 1 # 2`)
@@ -823,7 +841,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                  outside it: Packet m![{part} # {}]{more}",
                 inner.extent, cx.target.ve_way8_lanes,
             );
-            out.push(Diagnostic::new("VCG-009", span, msg));
+            out.push(Diagnostic::new(&VCG_009, span, msg));
             return;
         }
         if !s.is_empty() {
@@ -848,7 +866,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                         n % stride_p,
                         slice_txt.join(", "),
                     );
-                    out.push(Diagnostic::new("VCG-005", span, msg));
+                    out.push(Diagnostic::new(&VCG_005, span, msg));
                 } else {
                     let msg = format!(
                         "the padded reduce axis {r} ({n}) spans Slice, Time and Packet with a \
@@ -856,7 +874,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                          cannot vary by slice. Keep R in Slice + Time, or Time + Packet{more}",
                         n % stride_p,
                     );
-                    out.push(Diagnostic::new("VCG-006", span, msg));
+                    out.push(Diagnostic::new(&VCG_006, span, msg));
                 }
             }
         }
@@ -905,7 +923,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                 written.join(", "),
                 fixed.join(", "),
             );
-            let mut d = Diagnostic::new("VCG-003", span, msg);
+            let mut d = Diagnostic::new(&VCG_003, span, msg);
             let edits = rewrite_mapping(cx.model, slice, &format!("m![{}]", fixed.join(", ")));
             if !edits.is_empty() {
                 d = d.with_fix(
@@ -942,7 +960,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                  {slice_size}) = {need}, so the VCG counts padding-only time steps as valid. Pad \
                  {r} to {good} instead ({r} # {good}){more}"
             );
-            let mut d = Diagnostic::new("VCG-007", span, msg);
+            let mut d = Diagnostic::new(&VCG_007, span, msg);
             let edits = pad_edits(cx.model, r, written, good);
             if !edits.is_empty() {
                 d = d.with_fix(
@@ -995,7 +1013,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
          the standard split, outer part in Slice and inner part in Time: Slice {new_slice}, Time \
          {new_time}{more}"
     );
-    let mut d = Diagnostic::new("VCG-006", span, msg);
+    let mut d = Diagnostic::new(&VCG_006, span, msg);
     // Only where the Time the VCG sees is the stream's (no `vector_split` rewrote it).
     if narrow.is_none_or(|n| n.method == "vector_trim_way4") {
         let mut edits = rewrite_mapping(cx.model, slice, &new_slice);
@@ -1040,7 +1058,7 @@ fn counter_limit(
          merge Time axes or move some into Slice",
         limit.saturating_sub(1)
     );
-    out.push(Diagnostic::new("SEQ-011", step.span, msg));
+    out.push(Diagnostic::new(&SEQ_011, step.span, msg));
 }
 
 /// Named axes with padding in any of `layouts` (a padded digit, or digits reaching past the
@@ -1105,7 +1123,7 @@ fn check_valid_count(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>)
                 shown.join(", "),
                 cx.target.ve_way8_lanes
             );
-            out.push(Diagnostic::new("VCG-001", arg.span, msg));
+            out.push(Diagnostic::new(&VCG_001, arg.span, msg));
         }
     }
     let axes = padded_axes(&[slice, time, packet]);
@@ -1122,7 +1140,7 @@ fn check_valid_count(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>)
             names.join(", "),
             cx.target.vcg_gate_dims
         );
-        out.push(Diagnostic::new("VCG-008", arg.span, msg));
+        out.push(Diagnostic::new(&VCG_008, arg.span, msg));
     }
     if !axes.is_empty() {
         let names: Vec<&str> = axes.iter().map(|(n, _)| n.as_str()).collect();

@@ -12,88 +12,92 @@ use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::{Chain, Kind, Origin, Slot, Step, TensorVar, Tu, methods, types::dtype_bits};
 
-pub const RULES: &[Rule] = &[
-    Rule {
-        code: "SCH-001",
-        name: "live-tensors-must-not-overlap",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "DM address ranges of simultaneously live tensors must not overlap",
-        docs: "Main, sub and the DMA share each slice's flat DM, and the programmer places every \
-               tensor (`to_dm(…, addr)`, `commit(addr)`). A tensor occupies `addr .. addr + \
-               round_up8(Element::SIZE × size_of::<D>())` bytes of every slice (sub-byte types \
-               packed). It is live from the statement that writes it to its last textual use \
-               (`view()`, `to_hbm`, `align(&t)`, …); parameters are live throughout. A write \
-               that lands on a live tensor clobbers it: the scheduler only orders accesses, it \
-               does not move data. A tensor read by the same chain that writes over it counts as \
-               live (the pipeline reads and writes at once). Reusing an address after the last \
-               use is fine (SCH-002 explains what it costs). TRF regions are CAP-010. Fix: move \
-               the tensor to a free address; the suggested one is past every live tensor, \
-               aligned to 8 bytes. Loops are read once, in textual order.",
-        bad: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
-              let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 12);",
-        good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
-               let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 17);",
-        manual: "L154-L155, L243, L275, L497-L498, L1093, L7056",
-    },
-    Rule {
-        code: "SCH-002",
-        name: "address-reuse-serializes",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "Textual order is the schedule; reusing a dead tensor's address serializes contexts",
-        docs: "The scheduler keeps the written order and infers RAW/WAR/WAW hazards from \
-               addresses (L7043-L7070). Reusing the DM range of a tensor after its last use is \
-               legal (it is not SCH-001), but when the new write runs on a different resource \
-               (main, sub, DMA) than that last use and nothing else orders them, the address is \
-               the only hazard: the write waits for the read, and the two cannot overlap. \
-               visa-lint reports this as information with both places. A free address restores \
-               the parallelism when DM space allows. (Use before definition is a rustc error, \
-               so there is nothing else to check in the textual order.)",
-        bad: "ctx.main.begin(a.view())…commit(1 << 17); // last use of `a` at 0\n\
-              let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 0); // the DMA waits for main",
-        good: "ctx.main.begin(a.view())…commit(1 << 17);\n\
-               let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 1 << 18); // overlaps main",
-        manual: "L153, L7043-L7044, L7058-L7070",
-    },
-    Rule {
-        code: "SCH-003",
-        name: "load-on-sub-context",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Put TRF/VRF loads on ctx.sub so they overlap main-context compute",
-        docs: "A chain that only loads the TRF or VRF (`fetch → collect → to_trf/to_vrf`) on \
-               `ctx.main` waits for the main-context work before it, even when it does not \
-               depend on it, because main runs one operation at a time (L7064). On `ctx.sub` \
-               the load overlaps that work (double buffering, L3047-L3052, L4158). Reported \
-               only when an earlier, independent main-context chain exists to overlap with; \
-               the message gives the load's fetch cycles (Time::SIZE × fetches per packet, \
-               L2058).",
-        bad: "ctx.main.begin(x.view())…commit(1 << 17);\n\
-              let w = ctx.main.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
-        good: "ctx.main.begin(x.view())…commit(1 << 17);\n\
-               let w = ctx.sub.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
-        manual: "L152, L3047-L3052, L4158, L7064-L7066",
-    },
-    Rule {
-        code: "SCH-004",
-        name: "occupies-dma-context",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "A CustomBroadcast switch preempts DMA and sub work that could overlap it",
-        docs: "Writing a custom switch topology's bitmap to the SFRs preempts DMA and the sub \
-               context (L3336), so a DMA or sub-context chain that the schedule would otherwise \
-               run alongside it (no data or address dependency either way) is serialized. \
-               visa-lint reports the lost overlap with the chain that loses it; the switch's own \
-               cost is SWI-010. Fetch/commit commands with 64+ consecutive same-bank accesses \
-               are also scheduled as if they occupied DMA (L2909): that case is BNK-001, which \
-               reports it once.",
-        bad: "let x = y.to_dm(&mut ctx.tdma, 1 << 17); // independent\n\
-              ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::CustomBroadcast { ring_size: 256 })…",
-        good: "ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::Broadcast01 { … })…",
-        manual: "L2909, L2353, L3336",
-    },
-];
+pub const SCH_001: Rule = Rule {
+    code: "SCH-001",
+    name: "live-tensors-must-not-overlap",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "DM address ranges of simultaneously live tensors must not overlap",
+    docs: "Main, sub and the DMA share each slice's flat DM, and the programmer places every \
+           tensor (`to_dm(…, addr)`, `commit(addr)`). A tensor occupies `addr .. addr + \
+           round_up8(Element::SIZE × size_of::<D>())` bytes of every slice (sub-byte types \
+           packed). It is live from the statement that writes it to its last textual use \
+           (`view()`, `to_hbm`, `align(&t)`, …); parameters are live throughout. A write \
+           that lands on a live tensor clobbers it: the scheduler only orders accesses, it \
+           does not move data. A tensor read by the same chain that writes over it counts as \
+           live (the pipeline reads and writes at once). Reusing an address after the last \
+           use is fine (SCH-002 explains what it costs). TRF regions are CAP-010. Fix: move \
+           the tensor to a free address; the suggested one is past every live tensor, \
+           aligned to 8 bytes. Loops are read once, in textual order.",
+    bad: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
+          let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 12);",
+    good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
+           let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 17);",
+    manual: "L154-L155, L243, L275, L497-L498, L1093, L7056",
+};
+
+pub const SCH_002: Rule = Rule {
+    code: "SCH-002",
+    name: "address-reuse-serializes",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "Textual order is the schedule; reusing a dead tensor's address serializes contexts",
+    docs: "The scheduler keeps the written order and infers RAW/WAR/WAW hazards from \
+           addresses (L7043-L7070). Reusing the DM range of a tensor after its last use is \
+           legal (it is not SCH-001), but when the new write runs on a different resource \
+           (main, sub, DMA) than that last use and nothing else orders them, the address is \
+           the only hazard: the write waits for the read, and the two cannot overlap. \
+           visa-lint reports this as information with both places. A free address restores \
+           the parallelism when DM space allows. (Use before definition is a rustc error, \
+           so there is nothing else to check in the textual order.)",
+    bad: "ctx.main.begin(a.view())…commit(1 << 17); // last use of `a` at 0\n\
+          let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 0); // the DMA waits for main",
+    good: "ctx.main.begin(a.view())…commit(1 << 17);\n\
+           let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 1 << 18); // overlaps main",
+    manual: "L153, L7043-L7044, L7058-L7070",
+};
+
+pub const SCH_003: Rule = Rule {
+    code: "SCH-003",
+    name: "load-on-sub-context",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Put TRF/VRF loads on ctx.sub so they overlap main-context compute",
+    docs: "A chain that only loads the TRF or VRF (`fetch → collect → to_trf/to_vrf`) on \
+           `ctx.main` waits for the main-context work before it, even when it does not \
+           depend on it, because main runs one operation at a time (L7064). On `ctx.sub` \
+           the load overlaps that work (double buffering, L3047-L3052, L4158). Reported \
+           only when an earlier, independent main-context chain exists to overlap with; \
+           the message gives the load's fetch cycles (Time::SIZE × fetches per packet, \
+           L2058).",
+    bad: "ctx.main.begin(x.view())…commit(1 << 17);\n\
+          let w = ctx.main.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
+    good: "ctx.main.begin(x.view())…commit(1 << 17);\n\
+           let w = ctx.sub.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
+    manual: "L152, L3047-L3052, L4158, L7064-L7066",
+};
+
+pub const SCH_004: Rule = Rule {
+    code: "SCH-004",
+    name: "occupies-dma-context",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "A CustomBroadcast switch preempts DMA and sub work that could overlap it",
+    docs: "Writing a custom switch topology's bitmap to the SFRs preempts DMA and the sub \
+           context (L3336), so a DMA or sub-context chain that the schedule would otherwise \
+           run alongside it (no data or address dependency either way) is serialized. \
+           visa-lint reports the lost overlap with the chain that loses it; the switch's own \
+           cost is SWI-010. Fetch/commit commands with 64+ consecutive same-bank accesses \
+           are also scheduled as if they occupied DMA (L2909): that case is BNK-001, which \
+           reports it once.",
+    bad: "let x = y.to_dm(&mut ctx.tdma, 1 << 17); // independent\n\
+          ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::CustomBroadcast { ring_size: 256 })…",
+    good: "ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::Broadcast01 { … })…",
+    manual: "L2909, L2353, L3336",
+};
+
+/// Every rule of this family, in code order.
+pub const RULES: &[Rule] = &[SCH_001, SCH_002, SCH_003, SCH_004];
 
 /// One of the three resources the scheduler tracks (L7058-L7070).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -443,7 +447,7 @@ fn check_overlaps(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic
                 let var = &t.vars[v];
                 let Some(f) = var.fp else { continue };
                 let mut d = Diagnostic::new(
-                    "SCH-001",
+                    &SCH_001,
                     w.at,
                     format!(
                         "{} occupies DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
@@ -502,7 +506,7 @@ fn check_overlaps(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic
                 }
                 out.push(
                     Diagnostic::new(
-                        "SCH-002",
+                        &SCH_002,
                         w.at,
                         format!(
                             "{} reuses DM [{}, {}) of `{}` after its last use by {}; the scheduler orders \
@@ -567,7 +571,7 @@ fn check_sub_loads(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnosti
         };
         out.push(
             Diagnostic::new(
-                "SCH-003",
+                &SCH_003,
                 begin.span,
                 format!(
                     "this {} load{cost} runs on ctx.main after main-context work it does not \
@@ -616,7 +620,7 @@ fn check_custom_broadcast(t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
         };
         out.push(
             Diagnostic::new(
-                "SCH-004",
+                &SCH_004,
                 arg.span,
                 format!(
                     "a CustomBroadcast switch preempts DMA and the sub context to write its \

@@ -17,174 +17,189 @@ use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Axis, Dim, Factor};
 use crate::model::{Arg, Chain, Slot, Step, TensorTy};
+use crate::rules::kernel::KRN_003;
 use std::collections::{BTreeMap, BTreeSet};
 
+pub const SWI_001: Rule = Rule {
+    code: "SWI-001",
+    name: "switch-full-cluster",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A switch operates on the full cluster: InSlice::SIZE == OutSlice::SIZE == 256",
+    docs: "The Switch Engine is one ring through all 256 slices of a cluster; partial cluster \
+           operations are a compilation error. Both the FetchTensor's Slice and the `Slice2` of \
+           `.switch::<Slice2, Time2>()` must have size 256: pad a smaller mapping \
+           (`m![A / 4, X]` → `m![[A / 4, X] # 256]`). Reported at the switch call (at `Slice2` \
+           when that is the short one), once per switch; the other SWI checks of that switch \
+           are skipped.",
+    bad: "axes![A = 256, B = 64];\nfetched /* Slice m![A], Time m![B] */ .switch::<m![A / 4], m![B, A % 4]>(SwitchConfig::Broadcast1 { slice1: 4, slice0: 1 })",
+    good: "axes![A = 256, B = 64, X = 4];\nfetched /* Slice m![A], Time m![B] */ .switch::<m![A / 4, X], m![B, A % 4]>(SwitchConfig::Broadcast1 { slice1: 4, slice0: 1 })",
+    manual: "L3501-L3502, L1079-L1084",
+};
+
+pub const SWI_002: Rule = Rule {
+    code: "SWI-002",
+    name: "switch-topology-pattern",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The output (Slice2, Time2) of a regular topology is the pattern its parameters define",
+    docs: "Regular topologies only reshape (Slice, Time) in their predefined way. With the input \
+           Slice read as `[slice2, slice1, slice0]` and Time as `[time1, time0]`: Broadcast01 gives \
+           `[slice2, tile, tile] | [time1, slice1, time0, slice0]`; Broadcast1 gives \
+           `[slice2, tile, slice0] | [time, slice1]`; Transpose gives `[slice2, slice0, slice1] | \
+           time`; InterTranspose (Time `[time2, time1, time0]`, time1 = slice1) gives \
+           `[slice2, time1, slice0] | [time2, time0, slice1]`. `tile` is a broadcast: a new axis \
+           (`X`) not in the input. The output is compared by meaning (MAP-007) and the message \
+           shows the expected `Slice2`/`Time2`; the fix writes them. Parameters that do not \
+           divide the sizes are SWI-003/SWI-004 instead.",
+    bad: "axes![A = 256, B = 64, C = 64, X = 4];\nfetched.switch::<m![A / 4, X], m![B / 4, A % 2, B % 4, A / 2 % 2]>(SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 })",
+    good: "axes![A = 256, B = 64, C = 64, X = 4];\nfetched.switch::<m![A / 4, X], m![B / 4, A / 2 % 2, B % 4, A % 2]>(SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 })",
+    manual: "L3091, L3143-L3157, L3182, L3189-L3203, L3223-L3234, L3256-L3263, L3290-L3303, L3499-L3500",
+};
+
+pub const SWI_003: Rule = Rule {
+    code: "SWI-003",
+    name: "switch-parameters-divide",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Topology parameters divide the input sizes: slice1·slice0 | InSlice::SIZE, time0 | InTime::SIZE",
+    docs: "The compiler infers `slice2 = InSlice::SIZE / (slice1 * slice0)` and `time1 = \
+           InTime::SIZE / time0`; both must be whole (so that `slice2·slice1·slice0 = 256` and \
+           `time1·time0 = Time::SIZE`). Applies to every regular topology (Transpose and \
+           InterTranspose split the Slice the same way); a parameter of 0 is reported too. \
+           Reported at the offending parameter.",
+    bad: "/* Time m![B] with B = 64 */ SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 3 }",
+    good: "/* Time m![B] with B = 64 */ SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 }",
+    manual: "L3143, L3166, L3222",
+};
+
+pub const SWI_004: Rule = Rule {
+    code: "SWI-004",
+    name: "inter-transpose-equal-chunks",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "InterTranspose swaps equal chunks: the input Time holds a time1 of size slice1",
+    docs: "InterTranspose exchanges `time1` of the Time with `slice1` of the Slice; OutSlice::SIZE \
+           stays 256 only when `time1 == slice1`, so the compiler takes `time1 = slice1` and \
+           derives `time2 = InTime::SIZE / (slice1 * time0)`. When `time0` divides the Time \
+           (else SWI-003) but `slice1 * time0` does not, there is no `time1` of size `slice1`: \
+           lower `slice1` or lengthen the Time.",
+    bad: "/* Slice m![C], Time m![A] with A = 4 */ SwitchConfig::InterTranspose { slice1: 4, slice0: 16, time0: 2 }",
+    good: "/* Slice m![C], Time m![A] with A = 4 */ SwitchConfig::InterTranspose { slice1: 2, slice0: 16, time0: 2 }",
+    manual: "L3287-L3289",
+};
+
+pub const SWI_005: Rule = Rule {
+    code: "SWI-005",
+    name: "custom-ring-size",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "CustomBroadcast ring_size is a power of two <= 256 that covers the slices exchanging data",
+    docs: "Rings are power-of-two groups of consecutive slices. The slices that exchange data are \
+           found from the mappings: the outermost part of the Slice that is the same in input and \
+           output stays put, so the ring must span the rest (`m![A, B]` → `m![A / 2, X, B / 2, Y]` \
+           keeps `A / 2`: 256 / 8 = 32 slices). A ring that is too small cannot route the data; \
+           one that is larger than needed only costs cycles (SWI-011).",
+    bad: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 16 })",
+    good: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
+    manual: "L3364, L3401, L3441",
+};
+
+pub const SWI_006: Rule = Rule {
+    code: "SWI-006",
+    name: "switch-order-preservation",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Axes moving from Slice to Time keep their relative order from the input Slice",
+    docs: "Routers buffer about one packet and forward in arrival order, so the factors of the \
+           input Slice that a custom topology moves into Time appear in Time in the order they \
+           had in Slice (outermost first). Checked for CustomBroadcast; a regular topology's \
+           output is checked exactly by SWI-002. The fix reorders the moved factors.",
+    bad: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 2, B / 2 % 2]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
+    good: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B / 2 % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
+    manual: "L3460, L3488-L3492, L3505-L3510",
+};
+
+pub const SWI_007: Rule = Rule {
+    code: "SWI-007",
+    name: "switch-innermost-time",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Axes moving from Slice to Time take the innermost positions of the output Time",
+    docs: "Data from other slices arrives last within each packet, so the moved factors are the \
+           innermost Time dimensions. Custom topologies must place them there; Broadcast01 can \
+           interleave them through `time0`, which SWI-002 checks. The fix moves them to the tail.",
+    bad: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![A % 2, C, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
+    good: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
+    manual: "L3472, L3481-L3482, L3511-L3519",
+};
+
+pub const SWI_008: Rule = Rule {
+    code: "SWI-008",
+    name: "switch-packet-unchanged",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The packet passes the switch unchanged (and Chip, Cluster)",
+    docs: "The switch neither pads nor reshapes the packet: the `SwitchTensor`'s Packet is the \
+           FetchTensor's. Normalize it afterwards with `.collect::<Time2, Packet2>()`. (A changed \
+           Chip or Cluster is reported by KRN-004 for every engine, the switch included.)",
+    bad: "let s: SwitchTensor<'_, T, i8, m![1], m![1 # 2], m![A], m![B], m![C # 32]> = fetched_with_packet_c.switch(..);",
+    good: "let s: SwitchTensor<'_, T, i8, m![1], m![1 # 2], m![A], m![B], m![C]> = fetched_with_packet_c.switch(..);",
+    manual: "L3065-L3067, L3087-L3088",
+};
+
+pub const SWI_009: Rule = Rule {
+    code: "SWI-009",
+    name: "switch-conservation",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A custom switch conserves the data: new axes only as Slice broadcasts, nothing dropped or duplicated",
+    docs: "The output (Slice2 × Time2) is the input (Slice × Time) rearranged. New axes (`X`) may \
+           appear in Slice only, as broadcast copies; every input axis reaches the output, and no \
+           more of it than the input holds. A custom topology may take part of a moved axis \
+           (`B % 4 = 3`, partial extraction). Checked for CustomBroadcast; regular topologies are \
+           checked exactly by SWI-002.",
+    bad: "fetched /* Slice m![A, B], Time m![C] */ .switch::<m![A, B / 4, X], m![C, Y]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
+    good: "fetched /* Slice m![A, B], Time m![C] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
+    manual: "L3341, L3420-L3457",
+};
+
+pub const SWI_010: Rule = Rule {
+    code: "SWI-010",
+    name: "custom-topology-preempts",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "A CustomBroadcast that a regular topology expresses pays for writing the bitmap",
+    docs: "Custom topologies write their snoop bitmap to SFRs, preempting DMA and the sub \
+           context. When the same (Slice2, Time2) comes out of a regular topology, that \
+           topology avoids the setup; the hint names it, with the ring cycles \
+           (`ring_size × input_time × packet_bytes / 32`).",
+    bad: "fetched /* Slice m![A], Time m![B] */ .switch::<m![A / 64, A % 2, A / 2 % 32], m![B]>(SwitchConfig::CustomBroadcast { ring_size: 64 })",
+    good: "fetched /* Slice m![A], Time m![B] */ .switch::<m![A / 64, A % 2, A / 2 % 32], m![B]>(SwitchConfig::Transpose { slice1: 32, slice0: 2 })",
+    manual: "L3336, L3524-L3526, L3533-L3537",
+};
+
+pub const SWI_011: Rule = Rule {
+    code: "SWI-011",
+    name: "switch-ring-cost",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "Switch cost grows with the ring size; a 256-slice ring that only moves data may lose to DMA",
+    docs: "A ring costs `ring_size × input_time × packet_bytes / 32` cycles. Reported when a \
+           CustomBroadcast ring is larger than the slices that exchange data (the smaller ring \
+           is as correct and cheaper), and when a regular topology with slice1·slice0 = 256 feeds \
+           collect and commit with no compute: a DMA of the same bytes at 256 B/cycle is then \
+           estimated faster. (A CustomBroadcast is left to SWI-010 and SCH-004: its bitmap setup \
+           preempts the DMA itself.)",
+    bad: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 256 })",
+    good: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
+    manual: "L3207-L3210, L3524-L3532, L3542, L2554",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "SWI-001",
-        name: "switch-full-cluster",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A switch operates on the full cluster: InSlice::SIZE == OutSlice::SIZE == 256",
-        docs: "The Switch Engine is one ring through all 256 slices of a cluster; partial cluster \
-               operations are a compilation error. Both the FetchTensor's Slice and the `Slice2` of \
-               `.switch::<Slice2, Time2>()` must have size 256: pad a smaller mapping \
-               (`m![A / 4, X]` → `m![[A / 4, X] # 256]`). Reported at the switch call (at `Slice2` \
-               when that is the short one), once per switch; the other SWI checks of that switch \
-               are skipped.",
-        bad: "axes![A = 256, B = 64];\nfetched /* Slice m![A], Time m![B] */ .switch::<m![A / 4], m![B, A % 4]>(SwitchConfig::Broadcast1 { slice1: 4, slice0: 1 })",
-        good: "axes![A = 256, B = 64, X = 4];\nfetched /* Slice m![A], Time m![B] */ .switch::<m![A / 4, X], m![B, A % 4]>(SwitchConfig::Broadcast1 { slice1: 4, slice0: 1 })",
-        manual: "L3501-L3502, L1079-L1084",
-    },
-    Rule {
-        code: "SWI-002",
-        name: "switch-topology-pattern",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The output (Slice2, Time2) of a regular topology is the pattern its parameters define",
-        docs: "Regular topologies only reshape (Slice, Time) in their predefined way. With the input \
-               Slice read as `[slice2, slice1, slice0]` and Time as `[time1, time0]`: Broadcast01 gives \
-               `[slice2, tile, tile] | [time1, slice1, time0, slice0]`; Broadcast1 gives \
-               `[slice2, tile, slice0] | [time, slice1]`; Transpose gives `[slice2, slice0, slice1] | \
-               time`; InterTranspose (Time `[time2, time1, time0]`, time1 = slice1) gives \
-               `[slice2, time1, slice0] | [time2, time0, slice1]`. `tile` is a broadcast: a new axis \
-               (`X`) not in the input. The output is compared by meaning (MAP-007) and the message \
-               shows the expected `Slice2`/`Time2`; the fix writes them. Parameters that do not \
-               divide the sizes are SWI-003/SWI-004 instead.",
-        bad: "axes![A = 256, B = 64, C = 64, X = 4];\nfetched.switch::<m![A / 4, X], m![B / 4, A % 2, B % 4, A / 2 % 2]>(SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 })",
-        good: "axes![A = 256, B = 64, C = 64, X = 4];\nfetched.switch::<m![A / 4, X], m![B / 4, A / 2 % 2, B % 4, A % 2]>(SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 })",
-        manual: "L3091, L3143-L3157, L3182, L3189-L3203, L3223-L3234, L3256-L3263, L3290-L3303, L3499-L3500",
-    },
-    Rule {
-        code: "SWI-003",
-        name: "switch-parameters-divide",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Topology parameters divide the input sizes: slice1·slice0 | InSlice::SIZE, time0 | InTime::SIZE",
-        docs: "The compiler infers `slice2 = InSlice::SIZE / (slice1 * slice0)` and `time1 = \
-               InTime::SIZE / time0`; both must be whole (so that `slice2·slice1·slice0 = 256` and \
-               `time1·time0 = Time::SIZE`). Applies to every regular topology (Transpose and \
-               InterTranspose split the Slice the same way); a parameter of 0 is reported too. \
-               Reported at the offending parameter.",
-        bad: "/* Time m![B] with B = 64 */ SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 3 }",
-        good: "/* Time m![B] with B = 64 */ SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 }",
-        manual: "L3143, L3166, L3222",
-    },
-    Rule {
-        code: "SWI-004",
-        name: "inter-transpose-equal-chunks",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "InterTranspose swaps equal chunks: the input Time holds a time1 of size slice1",
-        docs: "InterTranspose exchanges `time1` of the Time with `slice1` of the Slice; OutSlice::SIZE \
-               stays 256 only when `time1 == slice1`, so the compiler takes `time1 = slice1` and \
-               derives `time2 = InTime::SIZE / (slice1 * time0)`. When `time0` divides the Time \
-               (else SWI-003) but `slice1 * time0` does not, there is no `time1` of size `slice1`: \
-               lower `slice1` or lengthen the Time.",
-        bad: "/* Slice m![C], Time m![A] with A = 4 */ SwitchConfig::InterTranspose { slice1: 4, slice0: 16, time0: 2 }",
-        good: "/* Slice m![C], Time m![A] with A = 4 */ SwitchConfig::InterTranspose { slice1: 2, slice0: 16, time0: 2 }",
-        manual: "L3287-L3289",
-    },
-    Rule {
-        code: "SWI-005",
-        name: "custom-ring-size",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "CustomBroadcast ring_size is a power of two <= 256 that covers the slices exchanging data",
-        docs: "Rings are power-of-two groups of consecutive slices. The slices that exchange data are \
-               found from the mappings: the outermost part of the Slice that is the same in input and \
-               output stays put, so the ring must span the rest (`m![A, B]` → `m![A / 2, X, B / 2, Y]` \
-               keeps `A / 2`: 256 / 8 = 32 slices). A ring that is too small cannot route the data; \
-               one that is larger than needed only costs cycles (SWI-011).",
-        bad: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 16 })",
-        good: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
-        manual: "L3364, L3401, L3441",
-    },
-    Rule {
-        code: "SWI-006",
-        name: "switch-order-preservation",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Axes moving from Slice to Time keep their relative order from the input Slice",
-        docs: "Routers buffer about one packet and forward in arrival order, so the factors of the \
-               input Slice that a custom topology moves into Time appear in Time in the order they \
-               had in Slice (outermost first). Checked for CustomBroadcast; a regular topology's \
-               output is checked exactly by SWI-002. The fix reorders the moved factors.",
-        bad: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 2, B / 2 % 2]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
-        good: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B / 2 % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
-        manual: "L3460, L3488-L3492, L3505-L3510",
-    },
-    Rule {
-        code: "SWI-007",
-        name: "switch-innermost-time",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Axes moving from Slice to Time take the innermost positions of the output Time",
-        docs: "Data from other slices arrives last within each packet, so the moved factors are the \
-               innermost Time dimensions. Custom topologies must place them there; Broadcast01 can \
-               interleave them through `time0`, which SWI-002 checks. The fix moves them to the tail.",
-        bad: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![A % 2, C, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
-        good: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
-        manual: "L3472, L3481-L3482, L3511-L3519",
-    },
-    Rule {
-        code: "SWI-008",
-        name: "switch-packet-unchanged",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The packet passes the switch unchanged (and Chip, Cluster)",
-        docs: "The switch neither pads nor reshapes the packet: the `SwitchTensor`'s Packet is the \
-               FetchTensor's. Normalize it afterwards with `.collect::<Time2, Packet2>()`. (A changed \
-               Chip or Cluster is reported by KRN-004 for every engine, the switch included.)",
-        bad: "let s: SwitchTensor<'_, T, i8, m![1], m![1 # 2], m![A], m![B], m![C # 32]> = fetched_with_packet_c.switch(..);",
-        good: "let s: SwitchTensor<'_, T, i8, m![1], m![1 # 2], m![A], m![B], m![C]> = fetched_with_packet_c.switch(..);",
-        manual: "L3065-L3067, L3087-L3088",
-    },
-    Rule {
-        code: "SWI-009",
-        name: "switch-conservation",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "A custom switch conserves the data: new axes only as Slice broadcasts, nothing dropped or duplicated",
-        docs: "The output (Slice2 × Time2) is the input (Slice × Time) rearranged. New axes (`X`) may \
-               appear in Slice only, as broadcast copies; every input axis reaches the output, and no \
-               more of it than the input holds. A custom topology may take part of a moved axis \
-               (`B % 4 = 3`, partial extraction). Checked for CustomBroadcast; regular topologies are \
-               checked exactly by SWI-002.",
-        bad: "fetched /* Slice m![A, B], Time m![C] */ .switch::<m![A, B / 4, X], m![C, Y]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
-        good: "fetched /* Slice m![A, B], Time m![C] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
-        manual: "L3341, L3420-L3457",
-    },
-    Rule {
-        code: "SWI-010",
-        name: "custom-topology-preempts",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "A CustomBroadcast that a regular topology expresses pays for writing the bitmap",
-        docs: "Custom topologies write their snoop bitmap to SFRs, preempting DMA and the sub \
-               context. When the same (Slice2, Time2) comes out of a regular topology, that \
-               topology avoids the setup; the hint names it, with the ring cycles \
-               (`ring_size × input_time × packet_bytes / 32`).",
-        bad: "fetched /* Slice m![A], Time m![B] */ .switch::<m![A / 64, A % 2, A / 2 % 32], m![B]>(SwitchConfig::CustomBroadcast { ring_size: 64 })",
-        good: "fetched /* Slice m![A], Time m![B] */ .switch::<m![A / 64, A % 2, A / 2 % 32], m![B]>(SwitchConfig::Transpose { slice1: 32, slice0: 2 })",
-        manual: "L3336, L3524-L3526, L3533-L3537",
-    },
-    Rule {
-        code: "SWI-011",
-        name: "switch-ring-cost",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "Switch cost grows with the ring size; a 256-slice ring that only moves data may lose to DMA",
-        docs: "A ring costs `ring_size × input_time × packet_bytes / 32` cycles. Reported when a \
-               CustomBroadcast ring is larger than the slices that exchange data (the smaller ring \
-               is as correct and cheaper), and when a regular topology with slice1·slice0 = 256 feeds \
-               collect and commit with no compute: a DMA of the same bytes at 256 B/cycle is then \
-               estimated faster. (A CustomBroadcast is left to SWI-010 and SCH-004: its bitmap setup \
-               preempts the DMA itself.)",
-        bad: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 256 })",
-        good: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
-        manual: "L3207-L3210, L3524-L3532, L3542, L2554",
-    },
+    SWI_001, SWI_002, SWI_003, SWI_004, SWI_005, SWI_006, SWI_007, SWI_008, SWI_009, SWI_010,
+    SWI_011,
 ];
 
 /// The name of the broadcast placeholder axis (`tile` in the manual's tables).
@@ -364,7 +379,7 @@ fn blank_comments(text: &str) -> String {
 /// Why the parameters of a regular topology do not fit the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Unfit {
-    pub code: &'static str,
+    pub code: &'static Rule,
     pub field: &'static str,
     pub message: String,
 }
@@ -394,7 +409,7 @@ fn split3(l: &Layout, m: u64, i: u64) -> Option<(Layout, Layout, Layout)> {
     Some((l.stride(mi), l.stride(i).window(m), l.window(i)))
 }
 
-fn unfit(code: &'static str, field: &'static str, message: String) -> Unfit {
+fn unfit(code: &'static Rule, field: &'static str, message: String) -> Unfit {
     Unfit {
         code,
         field,
@@ -411,14 +426,14 @@ fn slice_split(
     if slice1 == 0 || slice0 == 0 {
         let field = if slice1 == 0 { "slice1" } else { "slice0" };
         return Err(unfit(
-            "SWI-003",
+            &SWI_003,
             field,
             format!("`{field}` is 0; it counts slices and must be at least 1"),
         ));
     }
     split3(slice, slice1, slice0).ok_or_else(|| {
         unfit(
-            "SWI-003",
+            &SWI_003,
             "slice1",
             format!(
                 "slice1 × slice0 = {} does not divide InSlice::SIZE = {}: slice2 = InSlice::SIZE / (slice1 × slice0) must be whole",
@@ -432,7 +447,7 @@ fn slice_split(
 fn time_divides(time: &Layout, time0: u64) -> Result<(), Unfit> {
     if time0 == 0 || !time.size.is_multiple_of(time0) {
         return Err(unfit(
-            "SWI-003",
+            &SWI_003,
             "time0",
             format!(
                 "time0 = {time0} does not divide InTime::SIZE = {}: time1 = InTime::SIZE / time0 must be whole",
@@ -478,7 +493,7 @@ pub(crate) fn expected(
             time_divides(time, time0)?;
             let Some((t2, t1, t0)) = split3(time, slice1, time0) else {
                 return Err(unfit(
-                    "SWI-004",
+                    &SWI_004,
                     "slice1",
                     format!(
                         "InterTranspose swaps a time1 of size slice1 = {slice1} into the Slice, but InTime::SIZE / time0 = {} / {time0} = {} has no factor of size {slice1}",
@@ -783,7 +798,7 @@ fn packet_unchanged(sw: &Switch<'_>, out: &mut Vec<Diagnostic>) {
     }
     let span = want.span.unwrap_or(sw.step.span);
     let mut d = Diagnostic::new(
-        "SWI-008",
+        &SWI_008,
         span,
         format!(
             "the switch passes the packet through unchanged: its Packet is the FetchTensor's `{}`, not `{}`; pad or split it afterwards with `.collect::<Time2, Packet2>()`",
@@ -816,7 +831,7 @@ fn full_cluster(sw: &Switch<'_>, slices: u64) -> Diagnostic {
         )
     };
     let mut d = Diagnostic::new(
-        "SWI-001",
+        &SWI_001,
         span,
         format!(
             "the switch {which} `{text_}` has size {size}; the Switch Engine's ring runs through all {slices} slices of a cluster, so InSlice::SIZE and OutSlice::SIZE must both be {slices}"
@@ -896,7 +911,7 @@ fn check_regular(
     {
         msg.push_str(" (a new axis marks the broadcast slices)");
     }
-    let mut d = Diagnostic::new("SWI-002", span, msg);
+    let mut d = Diagnostic::new(&SWI_002, span, msg);
     let mut edits = Vec::new();
     if !slice_ok && let Some(t) = render(&exp.0, sw.out_slice, known) {
         edits.extend(out_edits(sw, 0, Slot::Slice, &t));
@@ -922,7 +937,7 @@ fn identity(_cx: &FnContext<'_>, sw: &Switch<'_>, out: &mut Vec<Diagnostic>) {
         return;
     }
     out.push(Diagnostic::new(
-        "KRN-003",
+        &KRN_003,
         sw.step.span,
         format!(
             "{} leaves Slice `{}` and Time `{}` as they are: this is forwarding; drop `.switch()` and call `.collect()` on the FetchTensor (ring size 1)",
@@ -964,7 +979,7 @@ fn check_custom(
     let ring_span = sw.config.span("ring_size", sw.step.span);
     if !ring_size.is_power_of_two() || ring_size > slices {
         out.push(Diagnostic::new(
-            "SWI-005",
+            &SWI_005,
             ring_span,
             format!(
                 "ring_size {ring_size} is not a power of two up to {slices}: rings are 1, 2, 4, …, {slices} consecutive slices"
@@ -977,7 +992,7 @@ fn check_custom(
         && ring_size < n
     {
         out.push(Diagnostic::new(
-            "SWI-005",
+            &SWI_005,
             ring_span,
             format!(
                 "ring_size {ring_size} is too small: from Slice `{}` to `{}` only the outer {} slice groups keep their data, so data crosses {n} consecutive slices; use ring_size: {n}",
@@ -1046,7 +1061,7 @@ fn conservation(sw: &Switch<'_>, known: &BTreeSet<String>, out: &mut Vec<Diagnos
         .collect();
     if let Some(name) = fresh_in_time.first() {
         out.push(Diagnostic::new(
-            "SWI-009",
+            &SWI_009,
             sw.time_span(),
             format!(
                 "Time2 holds `{name}`, an axis the input (Slice `{}`, Time `{}`) does not have: a switch only rearranges its data, and new axes appear only in Slice, as broadcast copies",
@@ -1068,7 +1083,7 @@ fn conservation(sw: &Switch<'_>, known: &BTreeSet<String>, out: &mut Vec<Diagnos
         let m = got.get(axis).copied().unwrap_or(1);
         if *n > 1 && m == 1 {
             out.push(Diagnostic::new(
-                "SWI-009",
+                &SWI_009,
                 sw.time_span(),
                 format!(
                     "axis `{axis}` ({n} values in the input Slice × Time) is missing from Slice2 `{}` and Time2 `{}`: a switch cannot drop data; move it to Time",
@@ -1080,7 +1095,7 @@ fn conservation(sw: &Switch<'_>, known: &BTreeSet<String>, out: &mut Vec<Diagnos
         }
         if m > *n {
             out.push(Diagnostic::new(
-                "SWI-009",
+                &SWI_009,
                 sw.time_span(),
                 format!(
                     "axis `{axis}` covers {m} values in Slice2 × Time2 but only {n} in the input: the same data cannot be both in Slice and in Time; broadcast with a new axis instead",
@@ -1175,7 +1190,7 @@ fn moved_order(sw: &Switch<'_>, out: &mut Vec<Diagnostic>) -> bool {
             }
         }
         let mut d = Diagnostic::new(
-            "SWI-006",
+            &SWI_006,
             span,
             format!(
                 "`{}` and `{}` move from Slice `{}` into Time in reversed order: axes moving from Slice to Time keep their input Slice order, the routers cannot reorder",
@@ -1219,7 +1234,7 @@ fn moved_order(sw: &Switch<'_>, out: &mut Vec<Diagnostic>) -> bool {
                 .map(|(k, _)| *k),
         );
         let mut d = Diagnostic::new(
-            "SWI-007",
+            &SWI_007,
             span,
             format!(
                 "`{}` sits inside the axes moved from Slice `{}` (`{}` …): data from other slices arrives last within each packet, so the moved axes must be the innermost Time positions",
@@ -1314,7 +1329,7 @@ fn regular_alternative(
             .map_or_else(String::new, |(c, _)| format!(" ({c} ring cycles)"));
         out.push(
             Diagnostic::new(
-                "SWI-010",
+                &SWI_010,
                 sw.config.span("ring_size", sw.step.span),
                 format!(
                     "this CustomBroadcast is the regular {}{cost}: a custom topology preempts DMA and the sub context to write its bitmap to the SFRs, a regular one does not",
@@ -1342,7 +1357,7 @@ fn ring_cost(
             return;
         };
         out.push(Diagnostic::new(
-            "SWI-011",
+            &SWI_011,
             sw.config.span("ring_size", sw.step.span),
             format!(
                 "ring_size {ring} is larger than needed: only {n} consecutive slices exchange data here, and the ring costs ring_size × input_time × flits = {now} cycles; ring_size: {n} takes {then}"
@@ -1370,7 +1385,7 @@ fn ring_cost(
         return;
     }
     out.push(Diagnostic::new(
-        "SWI-011",
+        &SWI_011,
         sw.step.span,
         format!(
             "this switch runs a {ring}-slice ring only to move data into DM: ring_size × input_time × flits = {cycles} cycles, while a DMA of the same {total} bytes at {} B/cycle takes about {dma}",
@@ -1548,7 +1563,10 @@ mod tests {
             &l(axes, "A"),
             &l(axes, "B"),
         );
-        assert_eq!(e.map_err(|u| (u.code, u.field)), Err(("SWI-003", "time0")));
+        assert_eq!(
+            e.map_err(|u| (u.code.code, u.field)),
+            Err(("SWI-003", "time0"))
+        );
         let e = expected(
             Topology::Transpose {
                 slice1: 3,
@@ -1557,7 +1575,7 @@ mod tests {
             &l(axes, "A"),
             &l(axes, "B"),
         );
-        assert_eq!(e.map_err(|u| u.code), Err("SWI-003"));
+        assert_eq!(e.map_err(|u| u.code.code), Err("SWI-003"));
         let e = expected(
             Topology::Transpose {
                 slice1: 0,
@@ -1566,7 +1584,10 @@ mod tests {
             &l(axes, "A"),
             &l(axes, "B"),
         );
-        assert_eq!(e.map_err(|u| (u.code, u.field)), Err(("SWI-003", "slice1")));
+        assert_eq!(
+            e.map_err(|u| (u.code.code, u.field)),
+            Err(("SWI-003", "slice1"))
+        );
         let e = expected(
             Topology::InterTranspose {
                 slice1: 4,
@@ -1576,7 +1597,7 @@ mod tests {
             &l("A = 4, C = 256", "C"),
             &l("A = 4, C = 256", "A"),
         );
-        assert_eq!(e.map_err(|u| u.code), Err("SWI-004"));
+        assert_eq!(e.map_err(|u| u.code.code), Err("SWI-004"));
     }
 
     #[test]

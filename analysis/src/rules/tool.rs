@@ -3,60 +3,80 @@
 use super::registry::{Rule, Status};
 use crate::diagnostic::Severity;
 
-pub const RULES: &[Rule] = &[
-    Rule {
-        code: "VL-001",
-        name: "mapping-syntax",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The body of `m![...]`, `axes![...]` or `i![...]` must follow the mapping grammar",
-        docs: "Mapping expressions are sequences of terms separated by `,` (a right-associative \
-               pair, outermost first). A term is a symbol, `1`, `[ ... ]`, `{ Alias }` or `$(e: n, ...)`, \
-               followed by postfix operators applied left to right: `/ n` (stride), `% n` (modulo), \
-               `# n` (pad to n) and `= n` (resize to n). The diagnostic points at the first token the \
-               grammar cannot accept.",
-        bad: "type E = m![A / , B];",
-        good: "type E = m![A / 8, B];",
-        manual: "L583-L1028",
-    },
-    Rule {
-        code: "VL-002",
-        name: "unsupported-mapping-notation",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "Notation the manual uses only in prose (`@`, `!`, `*`, `I: 2`) is not evaluated",
-        docs: "The manual writes a few mapping notations only in prose, pseudo-code or compiler dumps \
-               (offsets `A @ 1024`, `A!4`, outer sums `B * A`, sizes `I: 2`); their meaning is not \
-               defined precisely enough to check (constraints.md §22 A-14). visa-lint reports them once \
-               and skips every rule that would need the mapping's value.",
-        bad: "type E = m![A @ 1024];",
-        good: "type E = m![A];",
-        manual: "L1876, L2531, L7171, L7785, L7911",
-    },
-    Rule {
-        code: "VL-003",
-        name: "size-overflow",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Mapping sizes must fit in 64 bits",
-        docs: "visa-lint computes `SIZE` with checked 64-bit arithmetic, as `usize` const evaluation on \
-               the 64-bit host does. A product of axis sizes beyond 2^64 - 1 (or an axis declared that \
-               large) is a const-evaluation overflow in the vendor compiler too.",
-        bad: "axes![A = 4294967296, B = 4294967296]; type E = m![A, B];",
-        good: "axes![A = 4294967296, B = 1024]; type E = m![A, B];",
-        manual: "L767, L873",
-    },
-    Rule {
-        code: "VL-004",
-        name: "unknown-primitive",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "A tensor method or type outside the furiosa_visa_std API is reported once and not checked",
-        docs: "The manual's Kernel Examples pages use a pseudo-API (`TuTensor`, `.reduce_add(axis: I)`, \
-               `begin_interleaved().fetch(&a, &b)`) that the real crate does not have (constraints.md §22 \
-               A-13). visa-lint reports each such call once and does not type the rest of its chain.",
-        bad: "let t: TuTensor<..> = x.reduce_add(axis: I);",
-        good: "ctx.main.begin(x.view()).fetch::<..>().collect::<..>().vector_init() /* ... */",
-        manual: "L7166-L7346",
-    },
-];
+pub const VL_001: Rule = Rule {
+    code: "VL-001",
+    name: "mapping-syntax",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The body of `m![...]`, `axes![...]` or `i![...]` must follow the mapping grammar",
+    docs: "Mapping expressions are sequences of terms separated by `,` (a right-associative \
+           pair, outermost first). A term is a symbol, `1`, `[ ... ]`, `{ Alias }` or `$(e: n, ...)`, \
+           followed by postfix operators applied left to right: `/ n` (stride), `% n` (modulo), \
+           `# n` (pad to n) and `= n` (resize to n). The diagnostic points at the first token the \
+           grammar cannot accept.",
+    bad: "type E = m![A / , B];",
+    good: "type E = m![A / 8, B];",
+    manual: "L583-L1028",
+};
+
+pub const VL_002: Rule = Rule {
+    code: "VL-002",
+    name: "unsupported-mapping-notation",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "Notation the manual uses only in prose (`@`, `!`, `*`, `I: 2`) is not evaluated",
+    docs: "The manual writes a few mapping notations only in prose, pseudo-code or compiler dumps \
+           (offsets `A @ 1024`, `A!4`, outer sums `B * A`, sizes `I: 2`); their meaning is not \
+           defined precisely enough to check (constraints.md §22 A-14). visa-lint reports them once \
+           and skips every rule that would need the mapping's value.",
+    bad: "type E = m![A @ 1024];",
+    good: "type E = m![A];",
+    manual: "L1876, L2531, L7171, L7785, L7911",
+};
+
+pub const VL_003: Rule = Rule {
+    code: "VL-003",
+    name: "size-overflow",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Mapping sizes must fit in 64 bits",
+    docs: "visa-lint computes `SIZE` with checked 64-bit arithmetic, as `usize` const evaluation on \
+           the 64-bit host does. A product of axis sizes beyond 2^64 - 1 (or an axis declared that \
+           large) is a const-evaluation overflow in the vendor compiler too.",
+    bad: "axes![A = 4294967296, B = 4294967296]; type E = m![A, B];",
+    good: "axes![A = 4294967296, B = 1024]; type E = m![A, B];",
+    manual: "L767, L873",
+};
+
+pub const VL_004: Rule = Rule {
+    code: "VL-004",
+    name: "unknown-primitive",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "A tensor method or type outside the furiosa_visa_std API is reported once and not checked",
+    docs: "The manual's Kernel Examples pages use a pseudo-API (`TuTensor`, `.reduce_add(axis: I)`, \
+           `begin_interleaved().fetch(&a, &b)`) that the real crate does not have (constraints.md §22 \
+           A-13). visa-lint reports each such call once and does not type the rest of its chain.",
+    bad: "let t: TuTensor<..> = x.reduce_add(axis: I);",
+    good: "ctx.main.begin(x.view()).fetch::<..>().collect::<..>().vector_init() /* ... */",
+    manual: "L7166-L7346",
+};
+
+pub const VL_006: Rule = Rule {
+    code: "VL-006",
+    name: "unused-suppression",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "A `// visa-lint: allow(...)` comment must silence something",
+    docs: "`// visa-lint: allow(CODE)` silences a rule on its line (alone on a line, on that line and \
+           the next one); `// visa-lint: allow-file(CODE)` in the whole file. CODE is a rule code, a \
+           rule name or a family. A suppression that silences nothing is stale: the problem it hid \
+           was fixed, or it names the wrong line or a rule that does not exist, and it would hide \
+           the next real problem on that line. The fix removes it.",
+    bad: "let x = 1; // visa-lint: allow(MAP-001)",
+    good: "let x = 1;",
+    manual: "(the tool's own rule)",
+};
+
+/// Every rule of this family, in code order.
+pub const RULES: &[Rule] = &[VL_001, VL_002, VL_003, VL_004, VL_006];

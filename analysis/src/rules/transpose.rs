@@ -17,81 +17,85 @@ use crate::model::types::dtype_bits;
 use crate::model::{Arg, Chain, MapVal, Slot, Step, TensorTy};
 use crate::target::TransposeGeometry;
 
-pub const RULES: &[Rule] = &[
-    Rule {
-        code: "TRN-001",
-        name: "transpose-geometry",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "in_rows, in_cols and the packet's data fit the Transpose Engine's per-dtype limits",
-        docs: "The Transpose Engine keeps the first elements_per_packet elements of each input packet \
-               (16 for 4-bit types, 8 otherwise), stacks in_rows time steps of packets_per_col \
-               packets into an [in_rows × in_cols] matrix and transposes it. in_rows is at most 16 \
-               (4-bit), 8 (8-bit), 4 (16-bit) or 2 (32-bit); in_cols = packets_per_col × \
-               elements_per_packet is 16 or 32 (4-bit) or 8, 16 or 32 (wider types). visa-lint reads \
-               in_rows from the data of OutPacket and packets_per_col from the input Time, and \
-               reports a packet holding more than elements_per_packet elements (split it, moving the \
-               outer part into Time), too many rows (move the extra rows outward in Time) and an \
-               in_cols outside the table.",
-        bad: "axes![C = 8, D = 8, E = 8]; // bf16: in_rows 8 > 4\n\
-              input: CollectTensor<'l, T, bf16, m![1], m![1], m![P], m![C, D], m![E # 16]>\n\
-              input.transpose::<m![C, E], m![D # 16]>()",
-        good: "axes![C = 8, D = 4, E = 8];\n\
-               input: CollectTensor<'l, T, bf16, m![1], m![1], m![P], m![C, D], m![E # 16]>\n\
-               input.transpose::<m![C, E], m![D # 16]>()",
-        manual: "L6843-L6848, L6859-L6871, L6877-L6883",
-    },
-    Rule {
-        code: "TRN-002",
-        name: "transpose-packets",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Input and output packets are 32 bytes; out_rows <= in_cols; OutPacket = `rows # output_alignment`",
-        docs: "Both packets of the Transpose Engine are one 32-byte flit: the Align stage pads every \
-               output row of in_rows elements to output_alignment = 32 bytes (64 × i4, 32 × i8, 16 × \
-               bf16, 8 × f32), and the Trim stage can only drop transposed rows, so OutTime keeps \
-               out_rows <= in_cols of them. The fix pads OutPacket: `m![D # 32]` for i8, `m![D # 16]` \
-               for bf16. An input packet that does not come from collect or cast (which report their \
-               own) is checked too.",
-        bad: "input.transpose::<m![C, E], m![D # 32]>() // bf16: 64 bytes",
-        good: "input.transpose::<m![C, E], m![D # 16]>() // bf16: 32 bytes",
-        manual: "L6848, L6885-L6886",
-    },
-    Rule {
-        code: "TRN-003",
-        name: "transpose-innermost-swap",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Transpose swaps only the innermost Time factors with the packet, within flits",
-        docs: "The Transpose Engine turns [outer, rows, packets_per_col] × [packet] into [outer, \
-               packets_per_col, packet (trimmed)] × [rows # output_alignment]: the outer Time \
-               factors stay where they are and only the innermost rows move into the packet. \
-               OutTime/OutPacket that reorder outer Time factors, take rows that are not innermost, or \
-               keep something other than the transposed columns are not a transpose the engine can do \
-               (reorder outer factors at the commit's Element instead). Chip, Cluster and Slice pass \
-               through; an annotation that changes them is reported by KRN-004, not here.",
-        bad: "input: CollectTensor<.., i8, .., m![C, D], m![E # 32]>; input.transpose::<m![E, C], m![D # 32]>()",
-        good: "input: CollectTensor<.., i8, .., m![C, D], m![E # 32]>; input.transpose::<m![C, E], m![D # 32]>()",
-        manual: "L6830-L6831, L6839, L3043",
-    },
-    Rule {
-        code: "TRN-004",
-        name: "transpose-double-buffering",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "in_cols <= 16 lets the Transpose Engine double-buffer",
-        docs: "The engine has two buffers of 16 columns: with in_cols <= 16 one fills while the other \
-               drains (cycles = in + (n - 1) × max(in, out) + out), with in_cols = 32 input and output \
-               alternate (n × (in + out)). When this function chooses the input Time order (the chain \
-               collects it here) and no rows are trimmed, ordering Time as [outer, packets_per_col, \
-               rows] instead of [outer, rows, packets_per_col] gives the same OutTime and OutPacket \
-               with in_cols = elements_per_packet; the hint gives both cycle counts (cost model F22). \
-               A transpose of a stream the caller hands in is not reported.",
-        bad: "...collect::<m![B, C, D], m![E # 32]>().transpose::<m![B, D, E], m![C # 32]>() // 128 cycles",
-        good: "...collect::<m![B, D, C], m![E # 32]>().transpose::<m![B, D, E], m![C # 32]>() // 72 cycles",
-        manual: "L6859, L6889-L6912",
-    },
-];
+pub const TRN_001: Rule = Rule {
+    code: "TRN-001",
+    name: "transpose-geometry",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "in_rows, in_cols and the packet's data fit the Transpose Engine's per-dtype limits",
+    docs: "The Transpose Engine keeps the first elements_per_packet elements of each input packet \
+           (16 for 4-bit types, 8 otherwise), stacks in_rows time steps of packets_per_col \
+           packets into an [in_rows × in_cols] matrix and transposes it. in_rows is at most 16 \
+           (4-bit), 8 (8-bit), 4 (16-bit) or 2 (32-bit); in_cols = packets_per_col × \
+           elements_per_packet is 16 or 32 (4-bit) or 8, 16 or 32 (wider types). visa-lint reads \
+           in_rows from the data of OutPacket and packets_per_col from the input Time, and \
+           reports a packet holding more than elements_per_packet elements (split it, moving the \
+           outer part into Time), too many rows (move the extra rows outward in Time) and an \
+           in_cols outside the table.",
+    bad: "axes![C = 8, D = 8, E = 8]; // bf16: in_rows 8 > 4\n\
+          input: CollectTensor<'l, T, bf16, m![1], m![1], m![P], m![C, D], m![E # 16]>\n\
+          input.transpose::<m![C, E], m![D # 16]>()",
+    good: "axes![C = 8, D = 4, E = 8];\n\
+           input: CollectTensor<'l, T, bf16, m![1], m![1], m![P], m![C, D], m![E # 16]>\n\
+           input.transpose::<m![C, E], m![D # 16]>()",
+    manual: "L6843-L6848, L6859-L6871, L6877-L6883",
+};
+
+pub const TRN_002: Rule = Rule {
+    code: "TRN-002",
+    name: "transpose-packets",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Input and output packets are 32 bytes; out_rows <= in_cols; OutPacket = `rows # output_alignment`",
+    docs: "Both packets of the Transpose Engine are one 32-byte flit: the Align stage pads every \
+           output row of in_rows elements to output_alignment = 32 bytes (64 × i4, 32 × i8, 16 × \
+           bf16, 8 × f32), and the Trim stage can only drop transposed rows, so OutTime keeps \
+           out_rows <= in_cols of them. The fix pads OutPacket: `m![D # 32]` for i8, `m![D # 16]` \
+           for bf16. An input packet that does not come from collect or cast (which report their \
+           own) is checked too.",
+    bad: "input.transpose::<m![C, E], m![D # 32]>() // bf16: 64 bytes",
+    good: "input.transpose::<m![C, E], m![D # 16]>() // bf16: 32 bytes",
+    manual: "L6848, L6885-L6886",
+};
+
+pub const TRN_003: Rule = Rule {
+    code: "TRN-003",
+    name: "transpose-innermost-swap",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Transpose swaps only the innermost Time factors with the packet, within flits",
+    docs: "The Transpose Engine turns [outer, rows, packets_per_col] × [packet] into [outer, \
+           packets_per_col, packet (trimmed)] × [rows # output_alignment]: the outer Time \
+           factors stay where they are and only the innermost rows move into the packet. \
+           OutTime/OutPacket that reorder outer Time factors, take rows that are not innermost, or \
+           keep something other than the transposed columns are not a transpose the engine can do \
+           (reorder outer factors at the commit's Element instead). Chip, Cluster and Slice pass \
+           through; an annotation that changes them is reported by KRN-004, not here.",
+    bad: "input: CollectTensor<.., i8, .., m![C, D], m![E # 32]>; input.transpose::<m![E, C], m![D # 32]>()",
+    good: "input: CollectTensor<.., i8, .., m![C, D], m![E # 32]>; input.transpose::<m![C, E], m![D # 32]>()",
+    manual: "L6830-L6831, L6839, L3043",
+};
+
+pub const TRN_004: Rule = Rule {
+    code: "TRN-004",
+    name: "transpose-double-buffering",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "in_cols <= 16 lets the Transpose Engine double-buffer",
+    docs: "The engine has two buffers of 16 columns: with in_cols <= 16 one fills while the other \
+           drains (cycles = in + (n - 1) × max(in, out) + out), with in_cols = 32 input and output \
+           alternate (n × (in + out)). When this function chooses the input Time order (the chain \
+           collects it here) and no rows are trimmed, ordering Time as [outer, packets_per_col, \
+           rows] instead of [outer, rows, packets_per_col] gives the same OutTime and OutPacket \
+           with in_cols = elements_per_packet; the hint gives both cycle counts (cost model F22). \
+           A transpose of a stream the caller hands in is not reported.",
+    bad: "...collect::<m![B, C, D], m![E # 32]>().transpose::<m![B, D, E], m![C # 32]>() // 128 cycles",
+    good: "...collect::<m![B, D, C], m![E # 32]>().transpose::<m![B, D, E], m![C # 32]>() // 72 cycles",
+    manual: "L6859, L6889-L6912",
+};
+
+/// Every rule of this family, in code order.
+pub const RULES: &[Rule] = &[TRN_001, TRN_002, TRN_003, TRN_004];
 
 /// The positions `0..used` hold every data element of the layout; the rest is padding.
 pub(crate) fn used(l: &Layout) -> Option<u64> {
@@ -293,7 +297,7 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
         if !matches!(producer, Some("collect" | "cast")) {
             let bytes = slot_bytes(input, Slot::Packet).map_or(0, |(_, _, b)| b);
             out.push(Diagnostic::new(
-                "TRN-002",
+                &TRN_002,
                 step.span,
                 format!(
                     "the transpose input packet {} is {bytes} bytes ({} × {d}); the Transpose \
@@ -312,7 +316,7 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     };
     if in_used > epp {
         out.push(Diagnostic::new(
-            "TRN-001",
+            &TRN_001,
             step.span,
             format!(
                 "the transpose input packet {} holds {in_used} {d} elements, but the Transpose \
@@ -336,7 +340,7 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     };
     if in_rows > g.max_in_rows {
         out.push(Diagnostic::new(
-            "TRN-001",
+            &TRN_001,
             packet_span,
             format!(
                 "OutPacket {} takes in_rows = {in_rows} time steps into the packet; the Transpose \
@@ -355,7 +359,7 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     if pout.size != align {
         let bytes = slot_bytes(output, Slot::Packet).map_or(0, |(_, _, b)| b);
         let mut diag = Diagnostic::new(
-            "TRN-002",
+            &TRN_002,
             packet_span,
             format!(
                 "the transpose output packet {} is {bytes} bytes ({} × {d}); the Align stage pads \
@@ -379,7 +383,7 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
         let span = time_arg.as_ref().map_or(step.span, |a| a.span);
         let hint = expected_time(g, tin, pin, pout, in_rows.max(1));
         let mut diag = Diagnostic::new(
-            "TRN-003",
+            &TRN_003,
             span,
             format!(
                 "Time {} × Packet {} → OutTime {} × OutPacket {} is not a transpose of the \
@@ -418,7 +422,7 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
             .collect::<Vec<_>>()
             .join(", ");
         out.push(Diagnostic::new(
-            "TRN-001",
+            &TRN_001,
             step.span,
             format!(
                 "in_cols = packets_per_col {} × elements_per_packet {epp} = {}; the Transpose \
@@ -432,7 +436,7 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     if split.out_rows > split.in_cols {
         let span = out_arg(step, 0, Slot::Time).map_or(step.span, |a| a.span);
         out.push(Diagnostic::new(
-            "TRN-002",
+            &TRN_002,
             span,
             format!(
                 "OutTime {} keeps out_rows = {} transposed rows, but the transposed matrix has \
@@ -495,7 +499,7 @@ fn check_buffering(
         .find(|s| s.method == "collect")
         .and_then(|s| written(s, 0));
     let mut diag = Diagnostic::new(
-        "TRN-004",
+        &TRN_004,
         step.span,
         format!(
             "in_cols = {} exceeds the {cols} transpose buffer columns, so the engine single-buffers: \

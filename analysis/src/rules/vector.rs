@@ -16,254 +16,273 @@ use crate::mapping::layout::Dim;
 use crate::model::types::widened;
 use crate::model::{Arg, Engine, Kind, Slot, Step, TensorTy, VeStage};
 
+pub const VEC_001: Rule = Rule {
+    code: "VEC-001",
+    name: "vector-dtype",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The Vector Engine takes i32 or f32 streams only (`D: VeScalar`)",
+    docs: "`vector_init()` requires `D: VeScalar`, i.e. i32 or f32: every Vector Engine lane is a \
+           32-bit value. Lower-precision data must be widened before it reaches the Vector Engine, \
+           either by a casting fetch (`fetch::<f32, ..>()` from bf16, `fetch::<i32, ..>()` from \
+           i8, subject to the fetch cast limits) or by the Contraction Engine, whose accumulator \
+           is already i32/f32.",
+    bad: "ctx.main.begin(a.view()).fetch::<bf16, m![1], m![A % 16]>().collect::<..>().vector_init()",
+    good: "ctx.main.begin(a.view()).fetch::<f32, m![1], m![A % 8]>().collect::<..>().vector_init()",
+    manual: "L3041, L4551, L4563-L4565, L5254",
+};
+
+pub const VEC_002: Rule = Rule {
+    code: "VEC-002",
+    name: "vector-block-entry",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "After `vector_init()` enter a block: `vector_intra_slice_branch`, `vector_intra_slice_unzip` or `vector_inter_slice_reduce`",
+    docs: "A `VectorInitTensor` only offers the three block entries. `vector_intra_slice_unzip()` \
+           is available only directly from `vector_init()`; `vector_intra_slice_branch()` enters \
+           the intra-slice block from `vector_init()` or continues after \
+           `vector_inter_slice_reduce()`; after an inter-slice reduce only \
+           `vector_intra_slice_branch()` or `vector_final()` follow. Insert \
+           `.vector_intra_slice_branch(BranchMode::Unconditional)` after `vector_init()`.",
+    bad: "input.vector_init().vector_fxp(FxpBinaryOp::AddFxp, 100).vector_final()",
+    good: "input.vector_init().vector_intra_slice_branch(BranchMode::Unconditional).vector_fxp(FxpBinaryOp::AddFxp, 100).vector_final()",
+    manual: "L4581, L4722-L4726, L4748-L4749, L6610",
+};
+
+pub const VEC_003: Rule = Rule {
+    code: "VEC-003",
+    name: "vector-stage-order",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Intra-slice stages run in hardware order, each at most once per pass (only ALU stages take several ops)",
+    docs: "The intra-slice block is a fixed pipeline: Branch → Logic → Fxp → FxpToFp → Narrow → \
+           Float → IntraSliceReduce → FpDiv → Widen → FpToFxp → Clip → Filter → Output. Every \
+           stage is optional, but a pass only moves forward; Logic, Fxp, Float and Clip accept \
+           several ops as long as they use distinct ALUs (VEC-004), the other stages run once. An \
+           op that needs an earlier stage needs a second Tensor Unit pass: end the pass with \
+           `vector_final()` and `commit`, then `begin` again from the intermediate in DM. VEC-015 offers the split as a quick fix.",
+    bad: ".vector_clip(ClipBinaryOpI32::Max, 0).vector_fxp(FxpBinaryOp::AddFxp, 1)",
+    good: ".vector_fxp(FxpBinaryOp::AddFxp, 1).vector_clip(ClipBinaryOpI32::Max, 0)",
+    manual: "L4678, L4686-L4718, L4730, L4733-L4747, L4750",
+};
+
+pub const VEC_004: Rule = Rule {
+    code: "VEC-004",
+    name: "vector-alu-single-use",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Each ALU of the Logic, Fxp, Float and Clip stages is used at most once per pass",
+    docs: "Ops of one stage share a pool of ALUs (Logic: LogicAnd/Or/Xor/Lshift/Rshift; Fxp: \
+           FxpAdd/Lshift/Mul/Rshift; Float: FpFma/FpFpu/FpExp/FpMul0/FpMul1; Clip: \
+           ClipAdd/Max/Min) and each ALU runs once per pass: `AddFxp` then `SubFxp` both need \
+           FxpAdd and panic with \"FxpAdd is already in use\"; `tanh(sqrt(x))` needs FpFpu twice. \
+           Use the twin multiplier (`FpMulAlu::Mul1` next to `Mul0`), move an add to the Clip \
+           stage (`ClipBinaryOpI32::AddFxp`), or split the work into two Tensor Unit passes with \
+           the intermediate in DM. In two-group mode an ALU used by either group is used for both. VEC-015 offers the split as a quick fix.",
+    bad: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_fxp(FxpBinaryOp::SubFxp, 5)",
+    good: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_clip(ClipBinaryOpI32::AddFxp, -5)",
+    manual: "L4750, L4805-L4836, L4877-L4906, L4955-L4972, L5205, L5253, L5260-L5269",
+};
+
+pub const VEC_005: Rule = Rule {
+    code: "VEC-005",
+    name: "vector-way-mode",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Float and FpDiv run in Way4 (after Narrow); Logic, Fxp, FxpToFp, FpToFxp, Clip, Filter and Output in Way8",
+    docs: "Way8 carries 8 lanes per flit, Way4 carries 4. `vector_split`/`vector_trim_way4` \
+           narrow to Way4 for the float path, `vector_concat`/`vector_pad_way8` widen back. A float \
+           op on a Way8 stream, or a Way8 stage (or `vector_final`) on a Way4 stream, has no \
+           hardware path. (The Way4 requirement of `vector_intra_slice_reduce` is ISR-001.)",
+    bad: ".vector_intra_slice_branch(BranchMode::Unconditional).vector_fp_unary(FpUnaryOp::Sigmoid)",
+    good: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_pad_way8::<m![A % 2 # 8]>()",
+    manual: "L4731, L4733-L4747, L4804, L4822, L4845-L4847, L4875-L4876, L4915, L4954",
+};
+
+pub const VEC_006: Rule = Rule {
+    code: "VEC-006",
+    name: "vector-narrow-widen-pairing",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`vector_concat` reverses `vector_split`, `vector_pad_way8` reverses `vector_trim_way4`; Way4 packets have 4 lanes, Way8 packets 8",
+    docs: "Split moves the upper half of each 8-lane packet into Time ([T],[P] → [T, P / 2],[P % 4]) \
+           and concat undoes it; trim keeps lanes 0-3 ([P] → [P = 4]) and pad_way8 pads them back \
+           to 8 ([P] → [P # 8]). Mixing the two pairs, widening a stream that was never narrowed, \
+           or a Narrow packet that is not 4 lanes (Widen: 8 lanes) does not describe the hardware \
+           flit. Pad the packet: `m![A % 2 # 4]` after trim, `m![A % 2 # 8]` after pad_way8.",
+    bad: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Exp).vector_pad_way8::<m![A % 2]>()",
+    good: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Exp).vector_pad_way8::<m![A % 2 # 8]>()",
+    manual: "L4843-L4873, L4919-L4947",
+};
+
+pub const VEC_007: Rule = Rule {
+    code: "VEC-007",
+    name: "trim-way4-drops-data",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "`vector_trim_way4` only when lanes 4-7 of the packet are padding",
+    docs: "Trim keeps the lower 4 lanes of each 8-lane packet and discards the rest. If the \
+           incoming Packet maps a tensor element to lane 4 or above, that element is silently \
+           lost. Use `vector_split::<m![T, P / 2], m![P % 4]>()` (and `vector_concat` to widen) \
+           when both halves carry data, or pad the packet so only 4 lanes are valid.",
+    bad: "// Packet m![A % 8]\n.vector_trim_way4::<m![A % 4]>()",
+    good: "// Packet m![A % 8]\n.vector_split::<m![A / 4 % 2], m![A % 4]>()",
+    manual: "L4851, L6578, L6582",
+};
+
+pub const VEC_008: Rule = Rule {
+    code: "VEC-008",
+    name: "vector-stage-dtype",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Fxp and FxpToFp take i32; Float, FpDiv and FpToFxp take f32; op enums match the stream type",
+    docs: "The Fxp cluster computes on i32, the Float cluster and FpDiv on f32. `vector_fxp_to_fp(w)` \
+           converts i32 → f32 and `vector_fp_to_fxp(w)` converts back. Clip ops come in \
+           `ClipBinaryOpI32` and `ClipBinaryOpF32`, which must match the stream's element type. \
+           (The Narrow/Widen table says f32 but the manual's examples split i32 streams, \
+           constraints.md §22 A-11: both are accepted.)",
+    bad: "// f32 stream\n.vector_fxp(FxpBinaryOp::AddFxp, 1)",
+    good: "// f32 stream\n.vector_trim_way4::<P4>().vector_fp_binary(FpBinaryOp::AddF, 1.0f32)",
+    manual: "L4735-L4747, L4822, L4837-L4842, L4875, L4948-L4972",
+};
+
+pub const VEC_009: Rule = Rule {
+    code: "VEC-009",
+    name: "logic-f32-shift",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "On f32 the Logic stage only has BitAnd, BitOr and BitXor",
+    docs: "The Logic cluster's shifts (`LeftShift`, `LogicRightShift`, `ArithRightShift`) exist for \
+           i32 only; on f32 bit patterns it offers bitwise and/or/xor. Convert with \
+           `vector_fp_to_fxp` in an earlier pass, or shift in the Fxp stage on an i32 stream.",
+    bad: "// f32 stream\n.vector_logic(LogicBinaryOp::LeftShift, 1)",
+    good: "// f32 stream\n.vector_logic(LogicBinaryOp::BitAnd, 0x7fff_ffff)",
+    manual: "L4806-L4820",
+};
+
+pub const VEC_010: Rule = Rule {
+    code: "VEC-010",
+    name: "vector-stash",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "One typed stash per pass, taken at a Stashable stage, consumed at most once",
+    docs: "`vector_stash()` snapshots the stream at a Stashable stage (Branch, Logic, Fxp, Narrow, \
+           Float, FpDiv, Clip) into a single slot; a later binary or ternary op reads it as the \
+           `Stash` operand. The slot is typed (an f32 stash feeds only f32 ops, an i32 stash only \
+           i32 ops), it is not available after a binary op consumed it, and there is one per \
+           pass. (Stash in two-group mode is VEC-013.)",
+    bad: ".vector_stash().vector_fxp(FxpBinaryOp::AddFxp, Stash).vector_clip(ClipBinaryOpI32::Max, Stash)",
+    good: ".vector_stash().vector_fxp(FxpBinaryOp::AddFxp, 100).vector_clip(ClipBinaryOpI32::Max, Stash)",
+    manual: "L4977-L4988, L5006, L5059, L5258",
+};
+
+pub const VEC_011: Rule = Rule {
+    code: "VEC-011",
+    name: "vector-operand",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Operands are a constant of the stream's type, a VRF tensor loaded with `to_vrf`, or `Stash`",
+    docs: "A binary or ternary op's operand is a scalar constant broadcast to every lane (an i32 \
+           literal for i32 streams, an f32 literal for f32 streams), a `VrfTensor` pre-loaded with \
+           `.to_vrf(addr)` (`VeRhs::vrf(&v)` or `&v`) on the same Chip, Cluster and Slice as the \
+           stream, or `Stash`. A DM tensor cannot be an operand: load it into the VRF first. \
+           (The manual's \"FxpMul operand must come from the VRF\" is contradicted by its own \
+           examples, constraints.md §22 A-10, and is not enforced.)",
+    bad: "// i32 stream\n.vector_fxp(FxpBinaryOp::AddFxp, 1.5f32)",
+    good: "// i32 stream\n.vector_fxp(FxpBinaryOp::AddFxp, 2)",
+    manual: "L223, L5052-L5063, L5065-L5080, L5256",
+};
+
+pub const VEC_012: Rule = Rule {
+    code: "VEC-012",
+    name: "branch-mode",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`BranchMode` is Unconditional, AxisToggle, ValidCount, Comparison([InputCmp; 4]) or Vrf",
+    docs: "Branch assigns every 32-bit lane a 4-bit ExecutionId (0-15). The modes are \
+           `Unconditional`, `AxisToggle { axis }`, `ValidCount`, `Comparison([InputCmp; 4])` (exactly \
+           four comparisons set the four branch bits) and `Vrf` (ids pre-written by a Branch Logger).",
+    bad: ".vector_intra_slice_branch(BranchMode::Comparison([c0, c1, c2]))",
+    good: ".vector_intra_slice_branch(BranchMode::Comparison([c0, c1, c2, c3]))",
+    manual: "L4795-L4802, L5255",
+};
+
+pub const VEC_013: Rule = Rule {
+    code: "VEC-013",
+    name: "two-group-mode",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Two-group mode: the grouping axis is in Time, a `_zip` op merges before `vector_final`, no stash or filter",
+    docs: "`vector_intra_slice_unzip::<I, TileTime, SplitTime>()` splits a stream whose Time carries \
+           the 2-way grouping axis `I` (from `begin_interleaved`) into two lock-step groups. One \
+           `_zip` op (`vector_clip_zip`, `vector_fp_zip`, `vector_fxp_zip_with_mode`, ...) merges \
+           them before `vector_final()`; a `_zip` op needs a pair. `vector_stash()` and \
+           `vector_filter()` are unavailable while paired and after the zip.",
+    bad: ".vector_intra_slice_unzip::<I, m![1 # 2], m![1]>().vector_fxp(FxpBinaryOp::MulInt, 10, ()).vector_final()",
+    good: ".vector_intra_slice_unzip::<I, m![1 # 2], m![1]>().vector_fxp(FxpBinaryOp::MulInt, 10, ()).vector_clip_zip(ClipBinaryOpI32::AddFxp).vector_final()",
+    manual: "L5155-L5165, L5201-L5205, L5259",
+};
+
+pub const VEC_014: Rule = Rule {
+    code: "VEC-014",
+    name: "argument-mode",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`*_with_mode` takes the mode enum of its arity (Unary/Binary/TernaryArgMode), and a mode that reads the operand needs one",
+    docs: "Unary ops take `UnaryArgMode::{Mode0, Mode1}`, binary ops (and `_zip` ops) \
+           `BinaryArgMode::{Mode00, Mode01, Mode10, Mode11}`, ternary ops \
+           `TernaryArgMode::{Mode012, Mode002, Mode102, Mode112, Mode020, Mode021, Mode120}`. A \
+           mode with a `1` reads the operand, so a single-stream binary op with such a mode needs \
+           one.",
+    bad: ".vector_fxp_with_mode(FxpBinaryOp::SubFxp, UnaryArgMode::Mode1, 7)",
+    good: ".vector_fxp_with_mode(FxpBinaryOp::SubFxp, BinaryArgMode::Mode10, 7)",
+    manual: "L5083-L5117",
+};
+
+pub const VEC_015: Rule = Rule {
+    code: "VEC-015",
+    name: "split-into-passes",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "Conflicting ops need separate Tensor Unit passes with the intermediate in DM or TRF",
+    docs: "The quick fix that goes with the first VEC-003 (stage order) or VEC-004 (ALU reuse) of \
+           a `ctx.main.begin(..)` pipeline: the first pass ends in front of the conflicting op \
+           with `vector_final()` and `commit::<Element>(addr)`, and a second pass begins from the \
+           intermediate (`begin(tmp.view()).fetch().collect().vector_init()\
+           .vector_intra_slice_branch(BranchMode::Unconditional)`) and continues with the \
+           conflicting op. The intermediate's Element is the stream's Time and Packet; `addr` is \
+           8-byte aligned, fits the 512 KB slice and clears every DM range the function places \
+           with a known address (parameters' addresses are not known: review them). A cut in a \
+           Way4 section after `vector_trim_way4` widens (`vector_pad_way8`) before the commit and \
+           narrows again after the new branch. Not offered inside two-group mode, with a live \
+           stash, or after `vector_split`.",
+    bad: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sqrt).vector_fp_unary(FpUnaryOp::Tanh)",
+    good: "let pass1 = ctx.main.begin(x.view())/* .. */.vector_fp_unary(FpUnaryOp::Sqrt).vector_pad_way8::<m![A % 2 # 8]>().vector_final().commit::<m![B, A % 2 # 8]>(0x2100);\nctx.main.begin(pass1.view()).fetch::<f32, m![B], m![A % 2 # 8]>().collect::<m![B], m![A % 2 # 8]>().vector_init().vector_intra_slice_branch(BranchMode::Unconditional).vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Tanh)/* .. */",
+    manual: "L4750, L5253",
+};
+
+pub const VEC_016: Rule = Rule {
+    code: "VEC-016",
+    name: "float-path-throughput",
+    severity: Severity::Perf,
+    status: Status::Implemented,
+    summary: "The Way4 float path halves Vector Engine throughput; each ALU adds one cycle of latency",
+    docs: "Logic, Fxp and Clip process 8 lanes per cycle, the Float cluster and the reduce 4 \
+           (cost-model.md P19). `vector_split` moves lanes 4-7 into Time, so the Way4 section \
+           carries twice the packets; `vector_trim_way4` keeps the packet count but needs lanes \
+           4-7 to be padding. Reported where the cost can be avoided: a `vector_split` whose \
+           Packet holds data in lanes 0-3 only (trim instead), and a split/concat pair with no \
+           float, reduce or FpDiv op between them (drop both). A float path that needs both \
+           halves is not reported.",
+    bad: "// Packet m![A % 2 # 8]\n.vector_split::<m![B, 1 # 2], m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_concat::<m![B], m![A % 2 # 8]>()",
+    good: "// Packet m![A % 2 # 8]\n.vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_pad_way8::<m![A % 2 # 8]>()",
+    manual: "L4847-L4851, L5257, L5272-L5277",
+};
+
+/// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
-    Rule {
-        code: "VEC-001",
-        name: "vector-dtype",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "The Vector Engine takes i32 or f32 streams only (`D: VeScalar`)",
-        docs: "`vector_init()` requires `D: VeScalar`, i.e. i32 or f32: every Vector Engine lane is a \
-               32-bit value. Lower-precision data must be widened before it reaches the Vector Engine, \
-               either by a casting fetch (`fetch::<f32, ..>()` from bf16, `fetch::<i32, ..>()` from \
-               i8, subject to the fetch cast limits) or by the Contraction Engine, whose accumulator \
-               is already i32/f32.",
-        bad: "ctx.main.begin(a.view()).fetch::<bf16, m![1], m![A % 16]>().collect::<..>().vector_init()",
-        good: "ctx.main.begin(a.view()).fetch::<f32, m![1], m![A % 8]>().collect::<..>().vector_init()",
-        manual: "L3041, L4551, L4563-L4565, L5254",
-    },
-    Rule {
-        code: "VEC-002",
-        name: "vector-block-entry",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "After `vector_init()` enter a block: `vector_intra_slice_branch`, `vector_intra_slice_unzip` or `vector_inter_slice_reduce`",
-        docs: "A `VectorInitTensor` only offers the three block entries. `vector_intra_slice_unzip()` \
-               is available only directly from `vector_init()`; `vector_intra_slice_branch()` enters \
-               the intra-slice block from `vector_init()` or continues after \
-               `vector_inter_slice_reduce()`; after an inter-slice reduce only \
-               `vector_intra_slice_branch()` or `vector_final()` follow. Insert \
-               `.vector_intra_slice_branch(BranchMode::Unconditional)` after `vector_init()`.",
-        bad: "input.vector_init().vector_fxp(FxpBinaryOp::AddFxp, 100).vector_final()",
-        good: "input.vector_init().vector_intra_slice_branch(BranchMode::Unconditional).vector_fxp(FxpBinaryOp::AddFxp, 100).vector_final()",
-        manual: "L4581, L4722-L4726, L4748-L4749, L6610",
-    },
-    Rule {
-        code: "VEC-003",
-        name: "vector-stage-order",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Intra-slice stages run in hardware order, each at most once per pass (only ALU stages take several ops)",
-        docs: "The intra-slice block is a fixed pipeline: Branch → Logic → Fxp → FxpToFp → Narrow → \
-               Float → IntraSliceReduce → FpDiv → Widen → FpToFxp → Clip → Filter → Output. Every \
-               stage is optional, but a pass only moves forward; Logic, Fxp, Float and Clip accept \
-               several ops as long as they use distinct ALUs (VEC-004), the other stages run once. An \
-               op that needs an earlier stage needs a second Tensor Unit pass: end the pass with \
-               `vector_final()` and `commit`, then `begin` again from the intermediate in DM. VEC-015 offers the split as a quick fix.",
-        bad: ".vector_clip(ClipBinaryOpI32::Max, 0).vector_fxp(FxpBinaryOp::AddFxp, 1)",
-        good: ".vector_fxp(FxpBinaryOp::AddFxp, 1).vector_clip(ClipBinaryOpI32::Max, 0)",
-        manual: "L4678, L4686-L4718, L4730, L4733-L4747, L4750",
-    },
-    Rule {
-        code: "VEC-004",
-        name: "vector-alu-single-use",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Each ALU of the Logic, Fxp, Float and Clip stages is used at most once per pass",
-        docs: "Ops of one stage share a pool of ALUs (Logic: LogicAnd/Or/Xor/Lshift/Rshift; Fxp: \
-               FxpAdd/Lshift/Mul/Rshift; Float: FpFma/FpFpu/FpExp/FpMul0/FpMul1; Clip: \
-               ClipAdd/Max/Min) and each ALU runs once per pass: `AddFxp` then `SubFxp` both need \
-               FxpAdd and panic with \"FxpAdd is already in use\"; `tanh(sqrt(x))` needs FpFpu twice. \
-               Use the twin multiplier (`FpMulAlu::Mul1` next to `Mul0`), move an add to the Clip \
-               stage (`ClipBinaryOpI32::AddFxp`), or split the work into two Tensor Unit passes with \
-               the intermediate in DM. In two-group mode an ALU used by either group is used for both. VEC-015 offers the split as a quick fix.",
-        bad: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_fxp(FxpBinaryOp::SubFxp, 5)",
-        good: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_clip(ClipBinaryOpI32::AddFxp, -5)",
-        manual: "L4750, L4805-L4836, L4877-L4906, L4955-L4972, L5205, L5253, L5260-L5269",
-    },
-    Rule {
-        code: "VEC-005",
-        name: "vector-way-mode",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Float and FpDiv run in Way4 (after Narrow); Logic, Fxp, FxpToFp, FpToFxp, Clip, Filter and Output in Way8",
-        docs: "Way8 carries 8 lanes per flit, Way4 carries 4. `vector_split`/`vector_trim_way4` \
-               narrow to Way4 for the float path, `vector_concat`/`vector_pad_way8` widen back. A float \
-               op on a Way8 stream, or a Way8 stage (or `vector_final`) on a Way4 stream, has no \
-               hardware path. (The Way4 requirement of `vector_intra_slice_reduce` is ISR-001.)",
-        bad: ".vector_intra_slice_branch(BranchMode::Unconditional).vector_fp_unary(FpUnaryOp::Sigmoid)",
-        good: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_pad_way8::<m![A % 2 # 8]>()",
-        manual: "L4731, L4733-L4747, L4804, L4822, L4845-L4847, L4875-L4876, L4915, L4954",
-    },
-    Rule {
-        code: "VEC-006",
-        name: "vector-narrow-widen-pairing",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`vector_concat` reverses `vector_split`, `vector_pad_way8` reverses `vector_trim_way4`; Way4 packets have 4 lanes, Way8 packets 8",
-        docs: "Split moves the upper half of each 8-lane packet into Time ([T],[P] → [T, P / 2],[P % 4]) \
-               and concat undoes it; trim keeps lanes 0-3 ([P] → [P = 4]) and pad_way8 pads them back \
-               to 8 ([P] → [P # 8]). Mixing the two pairs, widening a stream that was never narrowed, \
-               or a Narrow packet that is not 4 lanes (Widen: 8 lanes) does not describe the hardware \
-               flit. Pad the packet: `m![A % 2 # 4]` after trim, `m![A % 2 # 8]` after pad_way8.",
-        bad: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Exp).vector_pad_way8::<m![A % 2]>()",
-        good: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Exp).vector_pad_way8::<m![A % 2 # 8]>()",
-        manual: "L4843-L4873, L4919-L4947",
-    },
-    Rule {
-        code: "VEC-007",
-        name: "trim-way4-drops-data",
-        severity: Severity::Warning,
-        status: Status::Implemented,
-        summary: "`vector_trim_way4` only when lanes 4-7 of the packet are padding",
-        docs: "Trim keeps the lower 4 lanes of each 8-lane packet and discards the rest. If the \
-               incoming Packet maps a tensor element to lane 4 or above, that element is silently \
-               lost. Use `vector_split::<m![T, P / 2], m![P % 4]>()` (and `vector_concat` to widen) \
-               when both halves carry data, or pad the packet so only 4 lanes are valid.",
-        bad: "// Packet m![A % 8]\n.vector_trim_way4::<m![A % 4]>()",
-        good: "// Packet m![A % 8]\n.vector_split::<m![A / 4 % 2], m![A % 4]>()",
-        manual: "L4851, L6578, L6582",
-    },
-    Rule {
-        code: "VEC-008",
-        name: "vector-stage-dtype",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Fxp and FxpToFp take i32; Float, FpDiv and FpToFxp take f32; op enums match the stream type",
-        docs: "The Fxp cluster computes on i32, the Float cluster and FpDiv on f32. `vector_fxp_to_fp(w)` \
-               converts i32 → f32 and `vector_fp_to_fxp(w)` converts back. Clip ops come in \
-               `ClipBinaryOpI32` and `ClipBinaryOpF32`, which must match the stream's element type. \
-               (The Narrow/Widen table says f32 but the manual's examples split i32 streams, \
-               constraints.md §22 A-11: both are accepted.)",
-        bad: "// f32 stream\n.vector_fxp(FxpBinaryOp::AddFxp, 1)",
-        good: "// f32 stream\n.vector_trim_way4::<P4>().vector_fp_binary(FpBinaryOp::AddF, 1.0f32)",
-        manual: "L4735-L4747, L4822, L4837-L4842, L4875, L4948-L4972",
-    },
-    Rule {
-        code: "VEC-009",
-        name: "logic-f32-shift",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "On f32 the Logic stage only has BitAnd, BitOr and BitXor",
-        docs: "The Logic cluster's shifts (`LeftShift`, `LogicRightShift`, `ArithRightShift`) exist for \
-               i32 only; on f32 bit patterns it offers bitwise and/or/xor. Convert with \
-               `vector_fp_to_fxp` in an earlier pass, or shift in the Fxp stage on an i32 stream.",
-        bad: "// f32 stream\n.vector_logic(LogicBinaryOp::LeftShift, 1)",
-        good: "// f32 stream\n.vector_logic(LogicBinaryOp::BitAnd, 0x7fff_ffff)",
-        manual: "L4806-L4820",
-    },
-    Rule {
-        code: "VEC-010",
-        name: "vector-stash",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "One typed stash per pass, taken at a Stashable stage, consumed at most once",
-        docs: "`vector_stash()` snapshots the stream at a Stashable stage (Branch, Logic, Fxp, Narrow, \
-               Float, FpDiv, Clip) into a single slot; a later binary or ternary op reads it as the \
-               `Stash` operand. The slot is typed (an f32 stash feeds only f32 ops, an i32 stash only \
-               i32 ops), it is not available after a binary op consumed it, and there is one per \
-               pass. (Stash in two-group mode is VEC-013.)",
-        bad: ".vector_stash().vector_fxp(FxpBinaryOp::AddFxp, Stash).vector_clip(ClipBinaryOpI32::Max, Stash)",
-        good: ".vector_stash().vector_fxp(FxpBinaryOp::AddFxp, 100).vector_clip(ClipBinaryOpI32::Max, Stash)",
-        manual: "L4977-L4988, L5006, L5059, L5258",
-    },
-    Rule {
-        code: "VEC-011",
-        name: "vector-operand",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Operands are a constant of the stream's type, a VRF tensor loaded with `to_vrf`, or `Stash`",
-        docs: "A binary or ternary op's operand is a scalar constant broadcast to every lane (an i32 \
-               literal for i32 streams, an f32 literal for f32 streams), a `VrfTensor` pre-loaded with \
-               `.to_vrf(addr)` (`VeRhs::vrf(&v)` or `&v`) on the same Chip, Cluster and Slice as the \
-               stream, or `Stash`. A DM tensor cannot be an operand: load it into the VRF first. \
-               (The manual's \"FxpMul operand must come from the VRF\" is contradicted by its own \
-               examples, constraints.md §22 A-10, and is not enforced.)",
-        bad: "// i32 stream\n.vector_fxp(FxpBinaryOp::AddFxp, 1.5f32)",
-        good: "// i32 stream\n.vector_fxp(FxpBinaryOp::AddFxp, 2)",
-        manual: "L223, L5052-L5063, L5065-L5080, L5256",
-    },
-    Rule {
-        code: "VEC-012",
-        name: "branch-mode",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`BranchMode` is Unconditional, AxisToggle, ValidCount, Comparison([InputCmp; 4]) or Vrf",
-        docs: "Branch assigns every 32-bit lane a 4-bit ExecutionId (0-15). The modes are \
-               `Unconditional`, `AxisToggle { axis }`, `ValidCount`, `Comparison([InputCmp; 4])` (exactly \
-               four comparisons set the four branch bits) and `Vrf` (ids pre-written by a Branch Logger).",
-        bad: ".vector_intra_slice_branch(BranchMode::Comparison([c0, c1, c2]))",
-        good: ".vector_intra_slice_branch(BranchMode::Comparison([c0, c1, c2, c3]))",
-        manual: "L4795-L4802, L5255",
-    },
-    Rule {
-        code: "VEC-013",
-        name: "two-group-mode",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "Two-group mode: the grouping axis is in Time, a `_zip` op merges before `vector_final`, no stash or filter",
-        docs: "`vector_intra_slice_unzip::<I, TileTime, SplitTime>()` splits a stream whose Time carries \
-               the 2-way grouping axis `I` (from `begin_interleaved`) into two lock-step groups. One \
-               `_zip` op (`vector_clip_zip`, `vector_fp_zip`, `vector_fxp_zip_with_mode`, ...) merges \
-               them before `vector_final()`; a `_zip` op needs a pair. `vector_stash()` and \
-               `vector_filter()` are unavailable while paired and after the zip.",
-        bad: ".vector_intra_slice_unzip::<I, m![1 # 2], m![1]>().vector_fxp(FxpBinaryOp::MulInt, 10, ()).vector_final()",
-        good: ".vector_intra_slice_unzip::<I, m![1 # 2], m![1]>().vector_fxp(FxpBinaryOp::MulInt, 10, ()).vector_clip_zip(ClipBinaryOpI32::AddFxp).vector_final()",
-        manual: "L5155-L5165, L5201-L5205, L5259",
-    },
-    Rule {
-        code: "VEC-014",
-        name: "argument-mode",
-        severity: Severity::Error,
-        status: Status::Implemented,
-        summary: "`*_with_mode` takes the mode enum of its arity (Unary/Binary/TernaryArgMode), and a mode that reads the operand needs one",
-        docs: "Unary ops take `UnaryArgMode::{Mode0, Mode1}`, binary ops (and `_zip` ops) \
-               `BinaryArgMode::{Mode00, Mode01, Mode10, Mode11}`, ternary ops \
-               `TernaryArgMode::{Mode012, Mode002, Mode102, Mode112, Mode020, Mode021, Mode120}`. A \
-               mode with a `1` reads the operand, so a single-stream binary op with such a mode needs \
-               one.",
-        bad: ".vector_fxp_with_mode(FxpBinaryOp::SubFxp, UnaryArgMode::Mode1, 7)",
-        good: ".vector_fxp_with_mode(FxpBinaryOp::SubFxp, BinaryArgMode::Mode10, 7)",
-        manual: "L5083-L5117",
-    },
-    Rule {
-        code: "VEC-015",
-        name: "split-into-passes",
-        severity: Severity::Info,
-        status: Status::Implemented,
-        summary: "Conflicting ops need separate Tensor Unit passes with the intermediate in DM or TRF",
-        docs: "The quick fix that goes with the first VEC-003 (stage order) or VEC-004 (ALU reuse) of \
-               a `ctx.main.begin(..)` pipeline: the first pass ends in front of the conflicting op \
-               with `vector_final()` and `commit::<Element>(addr)`, and a second pass begins from the \
-               intermediate (`begin(tmp.view()).fetch().collect().vector_init()\
-               .vector_intra_slice_branch(BranchMode::Unconditional)`) and continues with the \
-               conflicting op. The intermediate's Element is the stream's Time and Packet; `addr` is \
-               8-byte aligned, fits the 512 KB slice and clears every DM range the function places \
-               with a known address (parameters' addresses are not known: review them). A cut in a \
-               Way4 section after `vector_trim_way4` widens (`vector_pad_way8`) before the commit and \
-               narrows again after the new branch. Not offered inside two-group mode, with a live \
-               stash, or after `vector_split`.",
-        bad: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sqrt).vector_fp_unary(FpUnaryOp::Tanh)",
-        good: "let pass1 = ctx.main.begin(x.view())/* .. */.vector_fp_unary(FpUnaryOp::Sqrt).vector_pad_way8::<m![A % 2 # 8]>().vector_final().commit::<m![B, A % 2 # 8]>(0x2100);\nctx.main.begin(pass1.view()).fetch::<f32, m![B], m![A % 2 # 8]>().collect::<m![B], m![A % 2 # 8]>().vector_init().vector_intra_slice_branch(BranchMode::Unconditional).vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Tanh)/* .. */",
-        manual: "L4750, L5253",
-    },
-    Rule {
-        code: "VEC-016",
-        name: "float-path-throughput",
-        severity: Severity::Perf,
-        status: Status::Implemented,
-        summary: "The Way4 float path halves Vector Engine throughput; each ALU adds one cycle of latency",
-        docs: "Logic, Fxp and Clip process 8 lanes per cycle, the Float cluster and the reduce 4 \
-               (cost-model.md P19). `vector_split` moves lanes 4-7 into Time, so the Way4 section \
-               carries twice the packets; `vector_trim_way4` keeps the packet count but needs lanes \
-               4-7 to be padding. Reported where the cost can be avoided: a `vector_split` whose \
-               Packet holds data in lanes 0-3 only (trim instead), and a split/concat pair with no \
-               float, reduce or FpDiv op between them (drop both). A float path that needs both \
-               halves is not reported.",
-        bad: "// Packet m![A % 2 # 8]\n.vector_split::<m![B, 1 # 2], m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_concat::<m![B], m![A % 2 # 8]>()",
-        good: "// Packet m![A % 2 # 8]\n.vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_pad_way8::<m![A % 2 # 8]>()",
-        manual: "L4847-L4851, L5257, L5272-L5277",
-    },
+    VEC_001, VEC_002, VEC_003, VEC_004, VEC_005, VEC_006, VEC_007, VEC_008, VEC_009, VEC_010,
+    VEC_011, VEC_012, VEC_013, VEC_014, VEC_015, VEC_016,
 ];
 
 /// The intra-slice stage a method belongs to (L4733-L4747); `None` for the block entries
@@ -833,7 +852,7 @@ fn split_into_passes(
         step.method, step.method
     );
     edits.sort_by_key(|e| e.span);
-    out.push(Diagnostic::new("VEC-015", at, msg).with_fix(
+    out.push(Diagnostic::new(&VEC_015, at, msg).with_fix(
         format!("split into two Tensor Unit passes through DM {addr:#x}"),
         false,
         edits,
@@ -910,7 +929,7 @@ fn init_dtype(before: &[Step], step: &Step, out: &mut Vec<Diagnostic>) {
         return;
     }
     let mut diag = Diagnostic::new(
-        "VEC-001",
+        &VEC_001,
         step.span,
         format!(
             "the Vector Engine computes on i32 or f32 lanes only; this stream is {d}: widen it \
@@ -953,7 +972,7 @@ fn vector_step<'a>(
     match p.stage {
         VeStage::Init if !entries.contains(&m) => {
             out.push(Diagnostic::new(
-                "VEC-002",
+                &VEC_002,
                 step.span,
                 format!(
                     "`{m}` needs an intra-slice block: after `vector_init()` call \
@@ -965,7 +984,7 @@ fn vector_step<'a>(
         }
         VeStage::InterSliceReduce if !matches!(m, "vector_intra_slice_branch" | "vector_final") => {
             out.push(Diagnostic::new(
-                "VEC-002",
+                &VEC_002,
                 step.span,
                 format!(
                     "after `vector_inter_slice_reduce()` continue with \
@@ -980,7 +999,7 @@ fn vector_step<'a>(
         "vector_intra_slice_unzip" => {
             if p.stage != VeStage::Init {
                 out.push(Diagnostic::new(
-                    "VEC-002",
+                    &VEC_002,
                     step.span,
                     "`vector_intra_slice_unzip()` is available only directly after `vector_init()`",
                 ));
@@ -995,7 +1014,7 @@ fn vector_step<'a>(
         "vector_intra_slice_branch" => {
             if !matches!(p.stage, VeStage::Init | VeStage::InterSliceReduce) {
                 out.push(Diagnostic::new(
-                    "VEC-002",
+                    &VEC_002,
                     step.span,
                     format!(
                         "`vector_intra_slice_branch()` enters the intra-slice block after \
@@ -1083,7 +1102,7 @@ fn order<'a>(p: &Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec<Diagnos
             stage_name(stage)
         )
     };
-    let mut d = Diagnostic::new("VEC-003", step.span, msg);
+    let mut d = Diagnostic::new(&VEC_003, step.span, msg);
     if let Some(s) = prev {
         d = d.with_related(
             s.span,
@@ -1127,7 +1146,7 @@ fn way<'a>(
                     if m != want {
                         out.push(
                             Diagnostic::new(
-                                "VEC-006",
+                                &VEC_006,
                                 step.span,
                                 format!(
                                     "`{m}` does not reverse `{}`: widen a split with \
@@ -1141,7 +1160,7 @@ fn way<'a>(
                 }
                 _ if !p.way4 => {
                     out.push(Diagnostic::new(
-                        "VEC-006",
+                        &VEC_006,
                         step.span,
                         format!(
                             "`{m}` widens a Way4 stream back to Way8, but this stream is Way8 \
@@ -1157,7 +1176,7 @@ fn way<'a>(
         }
         VeStage::Fp | VeStage::FpDiv if !p.way4 => {
             let mut d = Diagnostic::new(
-                "VEC-005",
+                &VEC_005,
                 step.span,
                 format!(
                     "`{m}` runs in Way4 ({way4_lanes} lanes per packet), but the stream is Way8 \
@@ -1185,7 +1204,7 @@ fn way<'a>(
             if p.way4 =>
         {
             let mut d = Diagnostic::new(
-                "VEC-005",
+                &VEC_005,
                 step.span,
                 format!(
                     "`{m}` ({} stage) runs in Way8 ({way8_lanes} lanes per packet), but the stream is \
@@ -1225,7 +1244,7 @@ fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         && l.size > n4
     {
         out.push(Diagnostic::new(
-            "VEC-006",
+            &VEC_006,
             a.span,
             format!(
                 "a Way4 packet has {n4} lanes; `{}` has {} positions",
@@ -1242,7 +1261,7 @@ fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         let lost: Vec<u64> = lanes.into_iter().filter(|&i| i >= n4).collect();
         if !lost.is_empty() {
             out.push(Diagnostic::new(
-                "VEC-007",
+                &VEC_007,
                 step.span,
                 format!(
                     "`vector_trim_way4` keeps lanes 0-{} and drops the rest, but Packet `{}` holds \
@@ -1299,7 +1318,7 @@ fn split_where_trim_suffices(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diag
         n4,
         cx.target.ve_way8_lanes,
     );
-    out.push(Diagnostic::new("VEC-016", step.span, msg));
+    out.push(Diagnostic::new(&VEC_016, step.span, msg));
 }
 
 /// VEC-016: a split/concat pair with no Way4 op between them only doubles the packet count.
@@ -1318,7 +1337,7 @@ fn empty_detour(narrow: &Step, widen: &Step, out: &mut Vec<Diagnostic>) {
          throughput for nothing. Drop both `vector_split` and `vector_concat`"
     );
     out.push(
-        Diagnostic::new("VEC-016", widen.span, msg).with_related(narrow.span, "split to Way4 here"),
+        Diagnostic::new(&VEC_016, widen.span, msg).with_related(narrow.span, "split to Way4 here"),
     );
 }
 
@@ -1333,7 +1352,7 @@ fn widen_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         && l.size != n8
     {
         let mut d = Diagnostic::new(
-            "VEC-006",
+            &VEC_006,
             a.span,
             format!(
                 "a Way8 packet has {n8} lanes; `{}` has {} positions",
@@ -1379,7 +1398,7 @@ fn stage_dtype(stage: VeStage, d: Option<&str>, step: &Step, out: &mut Vec<Diagn
             _ => "convert with `vector_fxp_to_fp(int_width)` before narrowing",
         };
         out.push(Diagnostic::new(
-            "VEC-008",
+            &VEC_008,
             step.span,
             format!(
                 "`{m}` ({} stage) takes {need}; this stream is {d}: {hint}",
@@ -1407,7 +1426,7 @@ fn stage_dtype(stage: VeStage, d: Option<&str>, step: &Step, out: &mut Vec<Diagn
                 "ClipBinaryOpI32"
             };
             out.push(Diagnostic::new(
-                "VEC-008",
+                &VEC_008,
                 a.span,
                 format!(
                     "`{}` is a {want} op; this stream is {d}: use `{other}`",
@@ -1424,7 +1443,7 @@ fn stage_dtype(stage: VeStage, d: Option<&str>, step: &Step, out: &mut Vec<Diagn
         )
     {
         out.push(Diagnostic::new(
-            "VEC-009",
+            &VEC_009,
             a.span,
             format!(
                 "`{}` is an i32-only Logic op; on f32 the Logic stage has BitAnd, BitOr and BitXor",
@@ -1451,7 +1470,7 @@ fn alu_use<'a>(p: &mut Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec<D
     };
     let first_op = parse_op(&first.text).map_or(first.text.trim(), |o| o.variant);
     let mut d = Diagnostic::new(
-        "VEC-004",
+        &VEC_004,
         a.span,
         format!(
             "{unit} is already in use: `{}` needs the {unit} ALU, which `{first_op}` took earlier in \
@@ -1493,7 +1512,7 @@ fn alu_use<'a>(p: &mut Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec<D
 fn stash_point<'a>(p: &mut Pass<'a>, step: &'a Step, out: &mut Vec<Diagnostic>) {
     if p.paired || p.zipped.is_some() {
         out.push(Diagnostic::new(
-            "VEC-013",
+            &VEC_013,
             step.span,
             if p.paired {
                 "`vector_stash()` is unavailable in two-group mode (while the groups are paired)"
@@ -1505,7 +1524,7 @@ fn stash_point<'a>(p: &mut Pass<'a>, step: &'a Step, out: &mut Vec<Diagnostic>) 
     }
     if p.stage == VeStage::Init {
         out.push(Diagnostic::new(
-            "VEC-002",
+            &VEC_002,
             step.span,
             "`vector_stash()` needs an intra-slice block: call \
              `vector_intra_slice_branch(BranchMode::..)` after `vector_init()` first",
@@ -1513,7 +1532,7 @@ fn stash_point<'a>(p: &mut Pass<'a>, step: &'a Step, out: &mut Vec<Diagnostic>) 
         p.stage = VeStage::Branch;
     } else if !stashable(p.stage) {
         out.push(Diagnostic::new(
-            "VEC-010",
+            &VEC_010,
             step.span,
             format!(
                 "`vector_stash()` is not available after the {} stage; the Stashable stages are \
@@ -1525,7 +1544,7 @@ fn stash_point<'a>(p: &mut Pass<'a>, step: &'a Step, out: &mut Vec<Diagnostic>) 
     if let Some(c) = p.consumed {
         out.push(
             Diagnostic::new(
-                "VEC-010",
+                &VEC_010,
                 step.span,
                 "`vector_stash()` is not available after a binary op consumed the stash: the pass \
                  has a single stash slot",
@@ -1535,7 +1554,7 @@ fn stash_point<'a>(p: &mut Pass<'a>, step: &'a Step, out: &mut Vec<Diagnostic>) 
     } else if let Some(s) = p.stash {
         out.push(
             Diagnostic::new(
-                "VEC-010",
+                &VEC_010,
                 step.span,
                 "a stash is already live in this pass, and the pass has a single stash slot",
             )
@@ -1566,7 +1585,7 @@ fn operand_checks<'a>(
         };
         match (literal(&a.text), d) {
             (Some(Lit::Float), Some("i32")) => out.push(Diagnostic::new(
-                "VEC-011",
+                &VEC_011,
                 a.span,
                 format!(
                     "`{}` is a float constant, but this stream is i32: constants have the stream's type",
@@ -1578,7 +1597,7 @@ fn operand_checks<'a>(
                 let fixed = format!("{}.0f32", t.trim_end_matches("i32"));
                 out.push(
                     Diagnostic::new(
-                        "VEC-011",
+                        &VEC_011,
                         a.span,
                         format!(
                             "`{t}` is an integer constant, but this stream is f32: constants have \
@@ -1597,7 +1616,7 @@ fn operand_checks<'a>(
 fn stash_use<'a>(p: &mut Pass<'a>, d: Option<&str>, a: &'a Arg, out: &mut Vec<Diagnostic>) {
     if p.paired || p.zipped.is_some() {
         out.push(Diagnostic::new(
-            "VEC-013",
+            &VEC_013,
             a.span,
             "the stash is unavailable in two-group mode",
         ));
@@ -1606,7 +1625,7 @@ fn stash_use<'a>(p: &mut Pass<'a>, d: Option<&str>, a: &'a Arg, out: &mut Vec<Di
     if let Some(c) = p.consumed {
         out.push(
             Diagnostic::new(
-                "VEC-010",
+                &VEC_010,
                 a.span,
                 "the stash is not available any more: a binary op already consumed it in this pass",
             )
@@ -1616,7 +1635,7 @@ fn stash_use<'a>(p: &mut Pass<'a>, d: Option<&str>, a: &'a Arg, out: &mut Vec<Di
     }
     match p.stash {
         None if p.complete => out.push(Diagnostic::new(
-            "VEC-010",
+            &VEC_010,
             a.span,
             "`Stash` reads the stash slot, but nothing was stashed in this pass: call \
              `vector_stash()` at an earlier Stashable stage",
@@ -1628,7 +1647,7 @@ fn stash_use<'a>(p: &mut Pass<'a>, d: Option<&str>, a: &'a Arg, out: &mut Vec<Di
             {
                 out.push(
                     Diagnostic::new(
-                        "VEC-010",
+                        &VEC_010,
                         a.span,
                         format!(
                             "the stash is typed: it holds {sd}, so only {sd} ops can consume it; \
@@ -1661,7 +1680,7 @@ fn vrf_operand(cx: &FnContext<'_>, step: &Step, a: &Arg, out: &mut Vec<Diagnosti
     if var.ty.kind != Kind::Vrf {
         out.push(
             Diagnostic::new(
-                "VEC-011",
+                &VEC_011,
                 a.span,
                 format!(
                     "`{name}` is a {}; tensor operands are read from the VRF: load it with \
@@ -1683,7 +1702,7 @@ fn vrf_operand(cx: &FnContext<'_>, step: &Step, a: &Arg, out: &mut Vec<Diagnosti
         if v != s {
             out.push(
                 Diagnostic::new(
-                    "VEC-011",
+                    &VEC_011,
                     a.span,
                     format!(
                         "the VRF operand `{name}` has {} `{}`, the stream `{}`: each slice reads \
@@ -1720,7 +1739,7 @@ fn branch_mode(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 && n != want
             {
                 out.push(Diagnostic::new(
-                    "VEC-012",
+                    &VEC_012,
                     a.span,
                     format!(
                         "`BranchMode::Comparison` takes exactly {want} `InputCmp`s (one per branch \
@@ -1730,7 +1749,7 @@ fn branch_mode(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             }
         }
         other => out.push(Diagnostic::new(
-            "VEC-012",
+            &VEC_012,
             a.span,
             format!(
                 "`BranchMode::{other}` is not a branch mode: use Unconditional, AxisToggle {{ axis }}, \
@@ -1766,7 +1785,7 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
     };
     if op.ty != want {
         out.push(Diagnostic::new(
-            "VEC-014",
+            &VEC_014,
             a.span,
             format!("`{m}` takes a `{want}`, not a `{}`", op.ty),
         ));
@@ -1774,7 +1793,7 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
     }
     if !variants.contains(&op.variant) {
         out.push(Diagnostic::new(
-            "VEC-014",
+            &VEC_014,
             a.span,
             format!(
                 "`{want}::{}` is not a mode; the modes are {}",
@@ -1787,7 +1806,7 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
     let zip = m.contains("_zip");
     if !zip && op.variant.contains('1') && operands(step).next().is_none() {
         out.push(Diagnostic::new(
-            "VEC-014",
+            &VEC_014,
             a.span,
             format!(
                 "`{want}::{}` reads the operand, but `{m}` is given none",
@@ -1811,7 +1830,7 @@ fn two_group<'a>(p: &mut Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec
                      is a single group"
                 ),
             };
-            let mut d = Diagnostic::new("VEC-013", step.span, msg);
+            let mut d = Diagnostic::new(&VEC_013, step.span, msg);
             if let Some(z) = p.zipped {
                 d = d.with_related(z.span, "merged here");
             }
@@ -1823,7 +1842,7 @@ fn two_group<'a>(p: &mut Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec
     }
     if stage == VeStage::Filter && (p.paired || p.zipped.is_some()) {
         out.push(Diagnostic::new(
-            "VEC-013",
+            &VEC_013,
             step.span,
             "`vector_filter()` is unavailable in two-group mode, before and after the `_zip`",
         ));
@@ -1831,7 +1850,7 @@ fn two_group<'a>(p: &mut Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec
     if stage == VeStage::Final && p.paired {
         out.push(
             Diagnostic::new(
-                "VEC-013",
+                &VEC_013,
                 step.span,
                 "the two groups are still paired: merge them with a `_zip` op (`vector_clip_zip`, \
                  `vector_fp_zip`, `vector_fxp_zip_with_mode`, ...) before `vector_final()`",
@@ -1870,7 +1889,7 @@ fn unzip_axis(step: &Step, out: &mut Vec<Diagnostic>) {
             .and_then(|t| t.get(Slot::Time))
             .map_or(String::new(), |v| v.text.trim().to_string());
         out.push(Diagnostic::new(
-            "VEC-013",
+            &VEC_013,
             g.span,
             format!(
                 "`vector_intra_slice_unzip::<{axis}, ..>()` splits the groups along `{axis}`, but the \

@@ -118,7 +118,7 @@ fn allow_action(
     lsp: tower_lsp_server::ls_types::Diagnostic,
 ) -> CodeAction {
     let text = &doc.text;
-    let line = doc.lines.line(d.span.start);
+    let line = doc.lines.line(text, d.span.start);
     let start = doc.lines.line_start(text, line);
     let line_text = text
         .get(start as usize..)

@@ -6,7 +6,7 @@
 //! `strict-bank-rule`, `perf-severity` (`information` or `hint`), `inlay-hints`,
 //! `rules-doc-url` (the base URL of the rules reference a diagnostic's code links to).
 
-use super::engine::{EngineConfig, Level};
+use super::engine::{Config, Level, PerfSeverity, TargetName, check_selector};
 use serde_json::Value;
 use std::path::Path;
 use tower_lsp_server::ls_types::DiagnosticSeverity;
@@ -14,7 +14,7 @@ use tower_lsp_server::ls_types::DiagnosticSeverity;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub rules: Vec<(String, Level)>,
-    pub target: Option<String>,
+    pub target: TargetName,
     pub strict_bank_rule: bool,
     pub perf_severity: DiagnosticSeverity,
     pub inlay_hints: bool,
@@ -27,7 +27,7 @@ impl Default for Settings {
         let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/rules.md");
         Settings {
             rules: Vec::new(),
-            target: None,
+            target: TargetName::default(),
             strict_bank_rule: false,
             perf_severity: DiagnosticSeverity::INFORMATION,
             inlay_hints: false,
@@ -97,21 +97,14 @@ impl Settings {
                 "rules" => match value.as_object() {
                     Some(m) => {
                         for (sel, level) in m {
-                            let level = match level.as_str() {
-                                Some("allow") => Level::Allow,
-                                Some("warn") => Level::Warn,
-                                Some("deny") => Level::Deny,
-                                _ => {
-                                    problems.push(format!(
+                            let Some(level) = level.as_str().and_then(Level::parse) else {
+                                problems.push(format!(
                                         "settings: rule `{sel}`: expected \"allow\", \"warn\" or \"deny\", got {level}"
                                     ));
-                                    continue;
-                                }
+                                continue;
                             };
-                            if !super::engine::rules().any(|r| EngineConfig::selects(sel, r)) {
-                                problems.push(format!(
-                                    "settings: `{sel}` is no rule, rule name or family"
-                                ));
+                            if let Err(e) = check_selector(sel) {
+                                problems.push(format!("settings: {e}"));
                                 continue;
                             }
                             self.rules.push((sel.clone(), level));
@@ -119,8 +112,8 @@ impl Settings {
                     }
                     None => problems.push(bad()),
                 },
-                "target" => match value.as_str() {
-                    Some(t) => self.target = Some(t.to_string()),
+                "target" => match value.as_str().and_then(TargetName::parse) {
+                    Some(t) => self.target = t,
                     None => problems.push(bad()),
                 },
                 "strict-bank-rule" => match value.as_bool() {
@@ -149,13 +142,18 @@ impl Settings {
     }
 
     /// What the engine needs of these settings.
-    pub fn engine(&self) -> EngineConfig {
-        let mut levels = self.rules.clone();
-        if self.strict_bank_rule {
-            // The 64-access rule's strict setting (see `visa-lint --explain BNK-001`).
-            levels.push(("BNK-001".to_string(), Level::Deny));
+    pub fn engine(&self) -> Config {
+        Config {
+            target: self.target,
+            levels: self.rules.clone(),
+            strict_bank: self.strict_bank_rule,
+            perf_severity: if self.perf_severity == DiagnosticSeverity::HINT {
+                PerfSeverity::Hint
+            } else {
+                PerfSeverity::Information
+            },
+            inlay_hints: self.inlay_hints,
         }
-        EngineConfig { levels }
     }
 }
 
@@ -186,7 +184,7 @@ mod tests {
         assert_eq!(
             problems,
             vec![
-                "settings: `NOPE-1` is no rule, rule name or family",
+                "settings: `NOPE-1` is no rule code, rule name or family (see `visa-lint --list-rules`)",
                 "settings: rule `SEQ-001`: expected \"allow\", \"warn\" or \"deny\", got \"loud\"",
                 "settings: unknown key `colour`",
             ]

@@ -2,43 +2,25 @@
 
 use tower_lsp_server::ls_types::{Position, Range};
 use visa_analysis::Span;
+use visa_analysis::line_index::{Encoding, LineIndex, Position as EnginePosition};
 
-/// Byte offsets of the start of every line, and the means to convert both ways in UTF-16.
+/// The engine's line index of one text, answering in LSP's types and UTF-16 columns.
 #[derive(Clone, Debug)]
 pub struct Lines {
-    starts: Vec<u32>,
+    index: LineIndex,
 }
 
 impl Lines {
     pub fn new(text: &str) -> Lines {
-        let mut starts = vec![0];
-        starts.extend(
-            text.match_indices('\n')
-                .map(|(i, _)| u32::try_from(i + 1).unwrap_or(u32::MAX)),
-        );
-        Lines { starts }
-    }
-
-    /// The 0-based line holding byte `offset`, and its start.
-    fn line_of(&self, offset: u32) -> (usize, u32) {
-        let line = self
-            .starts
-            .partition_point(|&s| s <= offset)
-            .saturating_sub(1);
-        (line, self.starts.get(line).copied().unwrap_or(0))
+        Lines {
+            index: LineIndex::new(text),
+        }
     }
 
     /// The LSP position of byte `offset` (clamped to the text, rounded down to a character).
     pub fn position(&self, text: &str, offset: u32) -> Position {
-        let mut offset = (offset as usize).min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let (line, start) = self.line_of(offset as u32);
-        let character = text
-            .get(start as usize..offset)
-            .map_or(0, |s| s.encode_utf16().count());
-        Position::new(line as u32, character as u32)
+        let p = self.index.position(text, offset, Encoding::Utf16);
+        Position::new(p.line, p.character)
     }
 
     pub fn range(&self, text: &str, span: Span) -> Range {
@@ -51,37 +33,21 @@ impl Lines {
     /// The byte offset of an LSP position; a position past the end of its line is the line's
     /// end, past the last line the text's end; one inside a surrogate pair rounds down.
     pub fn offset(&self, text: &str, pos: Position) -> u32 {
-        let Some(&start) = self.starts.get(pos.line as usize) else {
-            return u32::try_from(text.len()).unwrap_or(u32::MAX);
+        let p = EnginePosition {
+            line: pos.line,
+            character: pos.character,
         };
-        let line_end = self
-            .starts
-            .get(pos.line as usize + 1)
-            .map_or(text.len(), |&e| e as usize - 1);
-        let line = text.get(start as usize..line_end).unwrap_or("");
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let mut units = 0u32;
-        for (i, c) in line.char_indices() {
-            let next = units + c.len_utf16() as u32;
-            if next > pos.character {
-                return start + i as u32;
-            }
-            units = next;
-        }
-        start + line.len() as u32
+        self.index.offset(text, p, Encoding::Utf16)
     }
 
     /// The byte offset of the start of `line` (0-based), clamped to the text.
     pub fn line_start(&self, text: &str, line: u32) -> u32 {
-        self.starts
-            .get(line as usize)
-            .copied()
-            .unwrap_or(u32::try_from(text.len()).unwrap_or(u32::MAX))
+        self.offset(text, Position::new(line, 0))
     }
 
     /// The 0-based line of byte `offset`.
-    pub fn line(&self, offset: u32) -> u32 {
-        self.line_of(offset).0 as u32
+    pub fn line(&self, text: &str, offset: u32) -> u32 {
+        self.position(text, offset).line
     }
 
     pub fn span(&self, text: &str, range: Range) -> Span {

@@ -1,10 +1,11 @@
-//! Hovers, rendered to markdown: a rule code in a suppression comment (the rule's docs), an
-//! axis (its size and declaration), an `m![...]` or a mapping alias (size, normal form and the
-//! layout `visa-lint eval` prints).
+//! Hovers, rendered to markdown: the engine's (a rule code in a suppression comment, an engine
+//! call, an axis, a tensor's `m![...]` with its element bytes), then what only the file's text
+//! tells (axes declared in function bodies, alias declarations, other `m![...]`): size, normal
+//! form and the layout `visa-lint eval` prints.
 
 use super::Doc;
 use super::complete::{self, DeclKind, Symbols};
-use super::engine::{self, Cancellable, Snapshot};
+use super::engine::{Cancellable, HoverContent, Snapshot};
 use tower_lsp_server::ls_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 use visa_analysis::Span;
 use visa_analysis::mapping::{self, describe};
@@ -20,34 +21,29 @@ fn markdown(value: String, range: Option<tower_lsp_server::ls_types::Range>) -> 
     }
 }
 
-pub fn hover(_snap: &Snapshot, doc: &Doc, pos: Position) -> Cancellable<Option<Hover>> {
+pub fn hover(snap: &Snapshot, doc: &Doc, pos: Position) -> Cancellable<Option<Hover>> {
     let text = &doc.text;
     let offset = doc.lines.offset(text, pos);
-    if let Some((open, close)) = complete::suppression_list(text, offset) {
-        let list = &text[open..close];
-        let mut at = open;
-        for item in list.split(',') {
-            let lead = item.len() - item.trim_start().len();
-            let code = item.trim();
-            let start = at + lead;
-            let span = Span::new(start, start + code.len());
-            at += item.len() + 1;
-            if span.start <= offset
-                && offset <= span.end
-                && let Some(rule) = engine::rule(code)
-            {
-                let range = doc.lines.range(text, span);
-                return Ok(Some(markdown(complete::rule_markdown(rule), Some(range))));
-            }
+    if let Some(h) = snap.hover_at(doc.file, offset)? {
+        let mut value = h.markdown();
+        if let HoverContent::Axis {
+            declared: Some(decl),
+            ..
+        } = &h.content
+        {
+            let line = doc.lines.line(text, decl.start) + 1;
+            value.push_str(&format!("\n\ndeclared on line {line}"));
         }
-        return Ok(None);
+        return Ok(Some(markdown(value, Some(doc.lines.range(text, h.range)))));
     }
+    // What the engine's hover does not cover: axes declared in function bodies, alias
+    // declarations, mappings outside a tensor's type.
     let syms = complete::symbols(text);
     if let Some((name, span)) = syms.at(offset)
         && let Some(decl) = syms.resolve(name, span)
     {
         let range = Some(doc.lines.range(text, span));
-        let line = doc.lines.line(decl.span.start) + 1;
+        let line = doc.lines.line(text, decl.span.start) + 1;
         return Ok(Some(match &decl.kind {
             DeclKind::Axis(size) => markdown(
                 format!("axis `{name}`: size {size}\n\ndeclared on line {line}"),

@@ -1,0 +1,508 @@
+//! The engine's public API: what the CLI and the language server call.
+//!
+//! [`AnalysisHost`] owns the salsa database: it takes file texts and the configuration
+//! (inputs). [`AnalysisHost::snapshot`] hands out an [`Analysis`], a cheap handle on the same
+//! storage that answers questions (diagnostics, fixes, hovers) and can move to another thread.
+//! Setting an input cancels the queries running on snapshots: their calls then return
+//! `Err(Cancelled)`, and the surface answers `ContentModified` or drops a stale result.
+
+use crate::config::Config;
+use crate::db::{self, Database, Settings, SourceFile};
+use crate::diagnostic::{Diagnostic, Fix, Span};
+use crate::line_index::LineIndex;
+use crate::mapping::{self, Layout, Scope};
+use crate::model::{Step, TensorTy};
+use crate::rule::Rule;
+use crate::syntax::{self, MacroKind};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A query's answer, or the news that an edit cancelled it.
+pub type Cancellable<T> = Result<T, salsa::Cancelled>;
+
+/// A file known to the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(u32);
+
+/// The files of a workspace and the configuration, as salsa inputs.
+pub struct AnalysisHost {
+    db: Database,
+    settings: Settings,
+    files: Vec<(PathBuf, SourceFile)>,
+    by_path: HashMap<PathBuf, FileId>,
+}
+
+impl Default for AnalysisHost {
+    fn default() -> Self {
+        AnalysisHost::new()
+    }
+}
+
+impl AnalysisHost {
+    pub fn new() -> AnalysisHost {
+        let db = Database::default();
+        let settings = Settings::new(&db, Config::default());
+        AnalysisHost {
+            db,
+            settings,
+            files: Vec::new(),
+            by_path: HashMap::new(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        self.settings.config(&self.db)
+    }
+
+    /// Replaces the configuration (a no-op when it is unchanged).
+    pub fn set_config(&mut self, config: Config) {
+        use salsa::Setter;
+        if *self.settings.config(&self.db) != config {
+            self.settings.set_config(&mut self.db).to(config);
+        }
+    }
+
+    /// Adds a file or replaces its text (a no-op when the text is unchanged).
+    pub fn set_file(&mut self, path: &Path, text: String) -> FileId {
+        use salsa::Setter;
+        if let Some(&id) = self.by_path.get(path) {
+            let input = self.files[id.0 as usize].1;
+            if *input.text(&self.db) != text {
+                input.set_text(&mut self.db).to(text);
+            }
+            return id;
+        }
+        let id = FileId(u32::try_from(self.files.len()).unwrap_or(u32::MAX));
+        let input = SourceFile::new(&self.db, text);
+        self.files.push((path.to_path_buf(), input));
+        self.by_path.insert(path.to_path_buf(), id);
+        id
+    }
+
+    /// Forgets a file's text (its id stays valid and answers as an empty file).
+    pub fn remove_file(&mut self, file: FileId) {
+        use salsa::Setter;
+        if let Some((path, input)) = self.files.get(file.0 as usize).cloned() {
+            if !input.text(&self.db).is_empty() {
+                input.set_text(&mut self.db).to(String::new());
+            }
+            self.by_path.remove(&path);
+        }
+    }
+
+    pub fn file_id(&self, path: &Path) -> Option<FileId> {
+        self.by_path.get(path).copied()
+    }
+
+    pub fn path(&self, file: FileId) -> Option<&Path> {
+        self.files.get(file.0 as usize).map(|(p, _)| p.as_path())
+    }
+
+    /// A handle for answering questions, usable on another thread.
+    pub fn snapshot(&self) -> Analysis {
+        Analysis {
+            db: self.db.clone(),
+            settings: self.settings,
+            files: self.files.iter().map(|(_, f)| *f).collect(),
+        }
+    }
+}
+
+/// A snapshot of the host: every question about the files it held when it was taken.
+#[derive(Clone)]
+pub struct Analysis {
+    db: Database,
+    settings: Settings,
+    files: Arc<[SourceFile]>,
+}
+
+impl Analysis {
+    fn file(&self, file: FileId) -> Option<SourceFile> {
+        self.files.get(file.0 as usize).copied()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Database) -> T) -> Cancellable<T> {
+        salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| f(&self.db)))
+    }
+
+    pub fn text(&self, file: FileId) -> Cancellable<Arc<str>> {
+        self.with(|db| {
+            self.file(file)
+                .map_or_else(|| Arc::from(""), |f| Arc::from(f.text(db).as_str()))
+        })
+    }
+
+    pub fn line_index(&self, file: FileId) -> Cancellable<Arc<LineIndex>> {
+        self.with(|db| match self.file(file) {
+            Some(f) => line_index(db, f).clone(),
+            None => Arc::new(LineIndex::new("")),
+        })
+    }
+
+    /// The file's diagnostics with suppression comments and rule levels applied.
+    pub fn diagnostics(&self, file: FileId) -> Cancellable<Arc<[Diagnostic]>> {
+        self.with(|db| match self.file(file) {
+            Some(f) => db::file_diagnostics(db, f, self.settings).clone(),
+            None => Arc::from(Vec::new()),
+        })
+    }
+
+    /// The fixes of the diagnostics whose primary span meets `range`, each with its diagnostic.
+    pub fn fixes(&self, file: FileId, range: Span) -> Cancellable<Vec<(Diagnostic, Fix)>> {
+        let diags = self.diagnostics(file)?;
+        Ok(diags
+            .iter()
+            .filter(|d| d.span.start <= range.end && range.start <= d.span.end)
+            .flat_map(|d| d.fixes.iter().map(move |f| (d.clone(), f.clone())))
+            .collect())
+    }
+
+    /// What to show when the pointer rests at `offset`.
+    pub fn hover_at(&self, file: FileId, offset: u32) -> Cancellable<Option<Hover>> {
+        self.with(|db| {
+            let f = self.file(file)?;
+            let text = f.text(db);
+            let analysis = db::file_analysis(db, f, self.settings);
+            hover(text, analysis, offset)
+        })
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+fn line_index(db: &dyn salsa::Database, file: SourceFile) -> Arc<LineIndex> {
+    Arc::new(LineIndex::new(file.text(db)))
+}
+
+/// Structured hover content; surfaces render it ([`Hover::markdown`] is one rendering).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hover {
+    /// The range the hover is about.
+    pub range: Span,
+    pub content: HoverContent,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HoverContent {
+    /// An `m![...]` mapping (or an alias naming one).
+    Mapping {
+        text: String,
+        size: u64,
+        normal_form: String,
+        /// The layout table and digit layout that `visa-lint eval` prints.
+        layout: String,
+        /// The element type of the tensor the mapping belongs to and the bytes it spans, when
+        /// known.
+        element: Option<(String, u64)>,
+    },
+    /// An axis of an `axes!` declaration.
+    Axis {
+        name: String,
+        size: u64,
+        /// Where it is declared, when it is in this file.
+        declared: Option<Span>,
+    },
+    /// A rule code in a suppression comment.
+    Rule(&'static Rule),
+    /// An engine call of a chain.
+    Call {
+        method: String,
+        engine: Option<String>,
+        context: Option<String>,
+        input: Option<String>,
+        output: Option<String>,
+    },
+}
+
+impl Hover {
+    /// Markdown, as editors show hovers.
+    pub fn markdown(&self) -> String {
+        match &self.content {
+            HoverContent::Mapping {
+                text,
+                size,
+                normal_form,
+                layout,
+                element,
+            } => {
+                let mut s = format!("```rust\n{text}\n```\n\nsize **{size}**");
+                if let Some((dtype, bytes)) = element {
+                    s.push_str(&format!(" · {bytes} bytes of `{dtype}`"));
+                }
+                s.push_str(&format!(
+                    "\n\nnormal form `{normal_form}`\n\n```text\n{layout}\n```"
+                ));
+                s
+            }
+            HoverContent::Axis { name, size, .. } => format!("axis `{name}` = **{size}**"),
+            HoverContent::Rule(r) => format!(
+                "**{}** `{}` · {}\n\n{}\n\n{}",
+                r.code,
+                r.name,
+                r.severity.as_str(),
+                r.summary,
+                r.docs
+            ),
+            HoverContent::Call {
+                method,
+                engine,
+                context,
+                input,
+                output,
+            } => {
+                let mut s = format!("`.{method}()`");
+                if let Some(e) = engine {
+                    s.push_str(&format!(" · {e}"));
+                }
+                if let Some(c) = context {
+                    s.push_str(&format!(" · `ctx.{c}`"));
+                }
+                if let Some(i) = input {
+                    s.push_str(&format!("\n\nin: `{i}`"));
+                }
+                if let Some(o) = output {
+                    s.push_str(&format!("\n\nout: `{o}`"));
+                }
+                s
+            }
+        }
+    }
+}
+
+fn hover(text: &str, analysis: &db::FileAnalysis, offset: u32) -> Option<Hover> {
+    let inside = |s: Span| s.start <= offset && offset < s.end.max(s.start + 1);
+    // A rule code in a suppression comment.
+    for sup in crate::suppress::scan(text) {
+        for (code, span) in &sup.codes {
+            if inside(*span) {
+                let rule = crate::rules::registry::rule(code)?;
+                return Some(Hover {
+                    range: *span,
+                    content: HoverContent::Rule(rule),
+                });
+            }
+        }
+    }
+    // Engine calls and the mappings of the functions' tensors and steps.
+    for (start, f) in &analysis.fns {
+        let shift = |s: Span| s.shift(*start);
+        for chain in &f.model.chains {
+            for step in &chain.steps {
+                if inside(shift(step.span)) {
+                    return Some(call_hover(step, shift(step.span)));
+                }
+                for ty in step.input.iter().chain(step.output.iter()) {
+                    if let Some(h) = mapping_hover(ty, offset, *start) {
+                        return Some(h);
+                    }
+                }
+            }
+        }
+        for t in &f.model.tensors {
+            if let Some(h) = mapping_hover(&t.ty, offset, *start) {
+                return Some(h);
+            }
+        }
+    }
+    // Module-level mappings and axes, lowered with the module's scope.
+    let model = syntax::file_model(text);
+    let (_, scope) = syntax::check_sites(&model, &Scope::default(), |s| s.fns.is_empty(), None);
+    if let Some(site) = model
+        .sites
+        .iter()
+        .find(|s| s.kind == MacroKind::Mapping && inside(s.span))
+    {
+        let layout = mapping::parse::parse_mapping(&site.body)
+            .ok()
+            .and_then(|e| mapping::lower::lower(&e, &scope, &mut Vec::new()))?;
+        return Some(Hover {
+            range: site.span,
+            content: mapping_content(text.get(site.span.range())?, &layout, None),
+        });
+    }
+    let word = word_at(text, offset)?;
+    let entry = scope.axes.get(&text[word.range()])?;
+    Some(Hover {
+        range: word,
+        content: HoverContent::Axis {
+            name: entry.axis.name.to_string(),
+            size: entry.axis.size,
+            declared: (entry.decl != Span::default()).then_some(entry.decl),
+        },
+    })
+}
+
+fn call_hover(step: &Step, range: Span) -> Hover {
+    let ty = |t: &Option<TensorTy>| t.as_ref().map(|t| t.kind.type_name().to_string());
+    Hover {
+        range,
+        content: HoverContent::Call {
+            method: step.method.clone(),
+            engine: step.engine.map(|e| e.name().to_string()),
+            context: step.context.map(|c| format!("{c:?}").to_lowercase()),
+            input: ty(&step.input),
+            output: ty(&step.output),
+        },
+    }
+}
+
+fn mapping_hover(ty: &TensorTy, offset: u32, shift: u32) -> Option<Hover> {
+    for mv in ty.maps.values() {
+        let Some(span) = mv.span.map(|s| s.shift(shift)) else {
+            continue;
+        };
+        if span.start <= offset && offset < span.end {
+            let layout = mv.layout.as_ref()?;
+            let element = ty.dtype.as_ref().and_then(|d| {
+                let bits = crate::model::types::dtype_bits(d)?;
+                Some((d.clone(), crate::derive::bytes(layout.size, bits)))
+            });
+            return Some(Hover {
+                range: span,
+                content: mapping_content(&mv.text, layout, element),
+            });
+        }
+    }
+    None
+}
+
+fn mapping_content(text: &str, layout: &Layout, element: Option<(String, u64)>) -> HoverContent {
+    HoverContent::Mapping {
+        text: text.to_string(),
+        size: layout.size,
+        normal_form: layout.to_expr(),
+        layout: mapping::describe::describe(layout, None),
+        element,
+    }
+}
+
+/// The identifier around `offset`.
+fn word_at(text: &str, offset: u32) -> Option<Span> {
+    let at = (offset as usize).min(text.len());
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| is_word(*c))
+        .last()
+        .map_or(at, |(i, _)| i);
+    let end = text[at..]
+        .char_indices()
+        .find(|(_, c)| !is_word(*c))
+        .map_or(text.len(), |(i, _)| at + i);
+    (start < end).then(|| Span::new(start, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Level;
+
+    const KERNEL: &str = "axes![A = 2048, K = 63];\n\
+        type Blocks = m![K / 8]; // visa-lint: allow(MAP-001)\n\
+        type Lanes = m![A % 8 # 32];\n\
+        #[device(chip = 1)]\n\
+        fn first(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {\n\
+        \x20   let x = ctx.main.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().collect::<m![1], m![A % 8 # 32]>();\n\
+        \x20   let y = ctx.sub.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().commit::<m![A % 8]>(0);\n\
+        }\n";
+
+    fn at(needle: &str) -> u32 {
+        KERNEL.find(needle).map_or(0, |i| i as u32)
+    }
+
+    fn host() -> (AnalysisHost, FileId) {
+        let mut host = AnalysisHost::new();
+        let file = host.set_file(Path::new("k.rs"), KERNEL.to_string());
+        (host, file)
+    }
+
+    #[test]
+    fn diagnostics_follow_configuration_and_edits() {
+        let (mut host, file) = host();
+        let codes = |h: &AnalysisHost| -> Vec<&'static str> {
+            h.snapshot()
+                .diagnostics(file)
+                .map(|d| d.iter().map(|d| d.code()).collect())
+                .unwrap_or_default()
+        };
+        // KRN-002 (the sub context commits without a collect) is shown; MAP-001 is suppressed
+        // by its comment.
+        let before = codes(&host);
+        assert_eq!(before, ["KRN-002"]);
+        host.set_config(Config {
+            levels: before
+                .iter()
+                .map(|c| (c.to_string(), Level::Allow))
+                .collect(),
+            ..Config::default()
+        });
+        assert_eq!(codes(&host), Vec::<&str>::new());
+        // Editing the text away from the suppression makes it unused.
+        host.set_file(Path::new("k.rs"), KERNEL.replace("m![K / 8]", "m![A / 8]"));
+        assert_eq!(codes(&host), ["VL-006"]);
+        assert_eq!(host.file_id(Path::new("k.rs")), Some(file));
+    }
+
+    #[test]
+    fn hovers_on_mappings_axes_calls_and_rule_codes() {
+        let (host, file) = host();
+        let a = host.snapshot();
+        let hover = |needle: &str, plus: u32| {
+            a.hover_at(file, at(needle) + plus)
+                .ok()
+                .flatten()
+                .map(|h| h.content)
+        };
+        match hover("m![A / 8 # 256]", 3) {
+            Some(HoverContent::Mapping {
+                size,
+                normal_form,
+                element,
+                ..
+            }) => {
+                assert_eq!(size, 256);
+                // A / 8 already has 256 positions: the padding is a no-op.
+                assert_eq!(normal_form, "A / 8");
+                assert_eq!(element, Some(("i8".to_string(), 256)));
+            }
+            other => panic!("{other:?}"),
+        }
+        match hover("MAP-001)", 2) {
+            Some(HoverContent::Rule(r)) => assert_eq!(r.code, "MAP-001"),
+            other => panic!("{other:?}"),
+        }
+        match hover("fetch::", 1) {
+            Some(HoverContent::Call { method, engine, .. }) => {
+                assert_eq!(method, "fetch");
+                assert_eq!(engine.as_deref(), Some("Fetch Engine"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match hover("K = 63", 0) {
+            Some(HoverContent::Axis { name, size, .. }) => {
+                assert_eq!((name.as_str(), size), ("K", 63))
+            }
+            other => panic!("{other:?}"),
+        }
+        match hover("m![A % 8 # 32]", 4) {
+            Some(HoverContent::Mapping { size, .. }) => assert_eq!(size, 32),
+            other => panic!("{other:?}"),
+        }
+        // A mapping that breaks a rule has no value to show.
+        assert_eq!(hover("m![K / 8]", 4), None);
+        assert_eq!(hover("#[device", 2), None);
+    }
+
+    #[test]
+    fn fixes_in_a_range() {
+        let (host, file) = host();
+        let a = host.snapshot();
+        let all = a
+            .fixes(file, Span::new(0, KERNEL.len()))
+            .unwrap_or_default();
+        let none = a.fixes(file, Span::new(0, 3)).unwrap_or_default();
+        assert!(none.is_empty());
+        assert!(all.iter().all(|(d, f)| d.fixes.contains(f)));
+    }
+}

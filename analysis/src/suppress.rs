@@ -1,0 +1,207 @@
+//! Suppression comments (DESIGN.md §4):
+//!
+//! - `// visa-lint: allow(CODE, ...)` at the end of a line silences those rules on that line;
+//!   alone on its line, on that line and the next one;
+//! - `// visa-lint: allow-file(CODE, ...)` anywhere silences them in the whole file.
+//!
+//! CODE is a rule code (`BNK-001`), a rule name (`bank-64-access-rule`) or a family (`BNK`).
+//! A suppression that silences nothing, or names no rule, is reported itself (VL-006), with a
+//! fix that removes it.
+
+use crate::config::selects;
+use crate::diagnostic::{Diagnostic, Span};
+use crate::line_index::LineIndex;
+use crate::rules::tool::VL_006;
+
+/// One `visa-lint:` comment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suppression {
+    /// The whole comment, `//` to the end of the line.
+    pub comment: Span,
+    /// The rules it names, each with where it is written.
+    pub codes: Vec<(String, Span)>,
+    pub file_level: bool,
+    /// The comment is the only thing on its line (it then also covers the next line).
+    pub own_line: bool,
+    /// 0-based line of the comment.
+    pub line: u32,
+}
+
+/// Finds the suppression comments of a text. Only lines that mention `visa-lint:` are looked
+/// at, so the scan costs next to nothing on files without any.
+pub fn scan(text: &str) -> Vec<Suppression> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    for (line_no, line) in text.split('\n').enumerate() {
+        let line_start = start;
+        start += line.len() + 1;
+        if !line.contains("visa-lint:") {
+            continue;
+        }
+        let Some(slash) = comment_start(line) else {
+            continue;
+        };
+        let comment = &line[slash..];
+        let body = comment.trim_start_matches('/').trim_start();
+        let Some(rest) = body.strip_prefix("visa-lint:") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let (file_level, args) = if let Some(a) = rest.strip_prefix("allow-file") {
+            (true, a)
+        } else if let Some(a) = rest.strip_prefix("allow") {
+            (false, a)
+        } else {
+            continue;
+        };
+        let args = args.trim_start();
+        let Some(inner) = args.strip_prefix('(') else {
+            continue;
+        };
+        let inner = inner.split(')').next().unwrap_or("");
+        // `inner` is a slice of `line`: its offset in the line is the pointer difference.
+        let inner_at = line_start + (inner.as_ptr() as usize - line.as_ptr() as usize);
+        let mut codes = Vec::new();
+        let mut offset = 0usize;
+        for part in inner.split(',') {
+            let trimmed = part.trim();
+            if !trimmed.is_empty() {
+                let lead = part.len() - part.trim_start().len();
+                let at = inner_at + offset + lead;
+                codes.push((trimmed.to_string(), Span::new(at, at + trimmed.len())));
+            }
+            offset += part.len() + 1;
+        }
+        let end = line.trim_end_matches('\r').len();
+        out.push(Suppression {
+            comment: Span::new(line_start + slash, line_start + end),
+            codes,
+            file_level,
+            own_line: line[..slash].trim().is_empty(),
+            line: u32::try_from(line_no).unwrap_or(u32::MAX),
+        });
+    }
+    out
+}
+
+/// Where a `//` comment starts on a line, skipping `//` inside string and char literals.
+fn comment_start(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    let mut in_str = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if in_str => i += 1,
+            b'"' => in_str = !in_str,
+            b'/' if !in_str && bytes.get(i + 1) == Some(&b'/') => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Drops the diagnostics the comments of `text` suppress and reports the suppressions (or the
+/// codes of one) that silenced nothing.
+pub fn apply(text: &str, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let sups = scan(text);
+    if sups.is_empty() {
+        return diags;
+    }
+    let idx = LineIndex::new(text);
+    let mut used: Vec<Vec<bool>> = sups.iter().map(|s| vec![false; s.codes.len()]).collect();
+    let mut kept = Vec::with_capacity(diags.len());
+    for d in diags {
+        let line = idx.line_col(text, d.span.start).line - 1;
+        let mut silenced = false;
+        for (s, used) in sups.iter().zip(used.iter_mut()) {
+            let covers = s.file_level || s.line == line || (s.own_line && s.line + 1 == line);
+            if !covers {
+                continue;
+            }
+            for ((sel, _), u) in s.codes.iter().zip(used.iter_mut()) {
+                if selects(sel, d.rule) {
+                    *u = true;
+                    silenced = true;
+                }
+            }
+        }
+        if !silenced {
+            kept.push(d);
+        }
+    }
+    for (s, used) in sups.iter().zip(&used) {
+        if s.codes.is_empty() {
+            kept.push(Diagnostic::new(
+                &VL_006,
+                s.comment,
+                "this `visa-lint: allow` names no rule",
+            ));
+            continue;
+        }
+        let all_unused = used.iter().all(|u| !u);
+        for ((sel, span), u) in s.codes.iter().zip(used) {
+            if *u {
+                continue;
+            }
+            let known = crate::config::check_selector(sel).is_ok();
+            let message = if known {
+                format!(
+                    "`{sel}` is allowed here but nothing {} reports it",
+                    if s.file_level {
+                        "in this file"
+                    } else {
+                        "on this line"
+                    }
+                )
+            } else {
+                format!("`{sel}` is no rule code, rule name or family")
+            };
+            let mut d = Diagnostic::new(&VL_006, *span, message);
+            if all_unused && s.codes.len() == 1 {
+                // Remove the comment; alone on its line, the whole line.
+                let remove = if s.own_line {
+                    let start = text[..s.comment.start as usize]
+                        .rfind('\n')
+                        .map_or(0, |i| i + 1);
+                    let end = text[s.comment.end as usize..]
+                        .find('\n')
+                        .map_or(text.len(), |i| s.comment.end as usize + i + 1);
+                    Span::new(start, end)
+                } else {
+                    let before = text[..s.comment.start as usize].trim_end().len();
+                    Span::new(before, s.comment.end as usize)
+                };
+                d = d.with_edit("remove the unused suppression", true, remove, "");
+            }
+            kept.push(d);
+        }
+    }
+    kept.sort_by_key(|d| (d.span, d.code()));
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_codes_with_their_spans() {
+        let text = "fn k() {\n    x.fetch(); // visa-lint: allow(FET-004, MAP)\n    // visa-lint: allow-file(BNK-001)\n    let s = \"// visa-lint: allow(X)\";\n}\n";
+        let sups = scan(text);
+        assert_eq!(sups.len(), 2, "{sups:?}");
+        let codes: Vec<&str> = sups[0]
+            .codes
+            .iter()
+            .map(|(_, s)| &text[s.range()])
+            .collect();
+        assert_eq!(codes, ["FET-004", "MAP"]);
+        assert!(!sups[0].own_line && !sups[0].file_level);
+        assert_eq!(sups[0].line, 1);
+        assert!(sups[1].own_line && sups[1].file_level);
+        assert_eq!(
+            &text[sups[1].comment.range()],
+            "// visa-lint: allow-file(BNK-001)"
+        );
+    }
+}
