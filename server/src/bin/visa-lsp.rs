@@ -6,4 +6,6 @@
 #[tokio::main]
 async fn main() {
     visa_server::lsp::run_stdio().await;
+    // The runtime would wait for the thread blocked reading stdin; the session is over.
+    std::process::exit(0);
 }

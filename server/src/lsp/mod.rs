@@ -17,6 +17,7 @@ pub mod config;
 pub mod convert;
 pub mod diagnostics;
 pub mod engine;
+pub mod framing;
 pub mod hover;
 
 use config::Settings;
@@ -68,12 +69,27 @@ pub fn service() -> (LspService<Backend>, ClientSocket) {
     })
 }
 
-/// Serves LSP over stdin/stdout until `exit`.
+/// Serves LSP over stdin/stdout until `exit`, with malformed input answered rather than fatal
+/// (see [`framing`]).
 pub async fn run_stdio() {
     let (service, socket) = service();
-    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+    let (server_in, filter_out) = tokio::io::duplex(1 << 20);
+    let (server_out, merge_in) = tokio::io::duplex(1 << 20);
+    let (replies_tx, replies_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(framing::filter_input(
+        tokio::io::stdin(),
+        filter_out,
+        replies_tx,
+    ));
+    let output = tokio::spawn(framing::merge_output(
+        merge_in,
+        tokio::io::stdout(),
+        replies_rx,
+    ));
+    Server::new(server_in, server_out, socket)
         .serve(service)
         .await;
+    let _ = output.await;
 }
 
 /// The code action kind of "apply all safe visa-lint fixes".
