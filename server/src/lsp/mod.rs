@@ -9,7 +9,14 @@
 //! - every query runs on a snapshot inside `spawn_blocking`; an edit cancels it, and the
 //!   request answers `ContentModified` (a publish is dropped: the newer version publishes);
 //! - publishing goes through one async lock and re-checks, under it, that the version is still
-//!   the document's latest, so a slow analysis of an old version never overwrites a newer one.
+//!   the document's latest, so a slow analysis of an old version never overwrites a newer one;
+//! - snapshots are taken on the blocking thread that uses them, never held by an async task
+//!   (setting an input waits for every other handle to drop).
+//!
+//! Why tower-lsp-server rather than the synchronous `lsp-server`: with the rules above, the
+//! out-of-order handling it allows is harmless (tests: a flood of edits interleaved with
+//! hovers ends with the last version's diagnostics, no deadlock). Its one weakness, ending the
+//! session at the first undecodable message, is covered by [`framing`].
 
 pub mod actions;
 pub mod complete;
