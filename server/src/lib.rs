@@ -7,6 +7,7 @@ pub mod cost;
 pub mod dump;
 pub mod fix;
 pub mod lint;
+pub mod lsp;
 pub mod output;
 pub mod sarif;
 pub mod walk;

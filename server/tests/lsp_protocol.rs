@@ -1,0 +1,364 @@
+//! The language server driven in-process through `LspService`: one test per feature, with
+//! the protocol output in snapshot files under `tests/snapshots/lsp/`.
+
+mod common;
+
+use common::inproc::InProcess;
+use common::*;
+use expect_test::{expect, expect_file};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// Portable snapshots: the docs URL of the rules reference as a fixed value.
+fn options() -> Value {
+    json!({"rulesDocUrl": "https://visa-lint.invalid/docs/rules.md"})
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
+async fn open(c: &mut InProcess, uri: &str, text: &str) -> Value {
+    c.notify("textDocument/didOpen", did_open(uri, 1, text))
+        .await;
+    c.diagnostics(uri, 1).await
+}
+
+#[tokio::test]
+async fn initialize_announces_the_features() {
+    let mut c = InProcess::new();
+    let r = c.initialize(Value::Null).await;
+    expect_file!["snapshots/lsp/initialize.json"].assert_eq(&pretty(&r["result"]));
+}
+
+#[tokio::test]
+async fn diagnostics_carry_code_links_related_spans_and_fixes() {
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let (_, text) = fixture("examples/kernels/hardware_mistakes.rs");
+    let uri = scratch_uri("hardware_mistakes.rs");
+    let diags = open(&mut c, &uri, &text).await;
+    expect_file!["snapshots/lsp/diagnostics.json"].assert_eq(&pretty(&diags));
+}
+
+#[tokio::test]
+async fn code_links_default_to_the_rules_reference_of_the_workspace() {
+    let mut c = InProcess::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut params = initialize_params(Value::Null);
+    params["rootUri"] = json!(file_uri(&root));
+    c.request("initialize", params).await;
+    let (uri, text) = fixture("fixtures/rules/CAP-003.rs");
+    let diags = open(&mut c, &uri, &text).await;
+    let href = diags[0]["codeDescription"]["href"].as_str().unwrap_or("");
+    let expected = format!("{}#cap-003", file_uri(&root.join("docs/rules.md")));
+    assert_eq!(href, expected);
+}
+
+#[tokio::test]
+async fn columns_are_utf16_code_units_after_non_ascii_text() {
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let (_, text) = fixture("fixtures/rules/CAP-003.rs");
+    // 'é' is 2 bytes and one UTF-16 unit; '𝛼' is 4 bytes and two units.
+    let text = text.replace("fn kernel(ctx", "fn kernel(/* é𝛼 */ ctx");
+    let uri = scratch_uri("utf16.rs");
+    let diags = open(&mut c, &uri, &text).await;
+    let (line, character) = find(&text, "m![A / 8],");
+    assert_eq!(diags[0]["code"], "CAP-003");
+    assert_eq!(
+        diags[0]["range"],
+        json!({"start": {"line": line, "character": character},
+               "end": {"line": line, "character": character + 9}})
+    );
+    // Bytes would have put it 4 further right; Unicode scalars 1 further left.
+    let byte_col = text
+        .lines()
+        .nth(line as usize)
+        .and_then(|l| l.find("m![A / 8],"));
+    assert_eq!(byte_col, Some(character as usize + 3));
+    // And a hover asked for at that UTF-16 position lands on the mapping.
+    let h = c
+        .request("textDocument/hover", position(&uri, line, character + 5))
+        .await;
+    assert_eq!(h["result"]["range"], diags[0]["range"]);
+}
+
+#[tokio::test]
+async fn hovers_explain_mappings_axes_aliases_and_rule_codes() {
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let text = "\
+axes![A = 512, B = 4];
+type Tile = m![A % 8, B];
+
+// visa-lint: allow(MAP-007)
+fn kernel(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], Tile>) {
+    let x = ctx.main.begin(a.view()).fetch::<i8, m![1], Tile>();
+}
+";
+    let uri = scratch_uri("hover.rs");
+    open(&mut c, &uri, text).await;
+    let mut out = String::new();
+    for (needle, delta) in [
+        ("m![A / 8 # 256]", 5),
+        ("A = 512", 0),
+        ("Tile =", 1),
+        ("B]", 0),
+        ("MAP-007", 2),
+        ("fetch", 1),
+    ] {
+        let (line, ch) = find(text, needle);
+        let h = c
+            .request("textDocument/hover", position(&uri, line, ch + delta))
+            .await;
+        out.push_str(&format!(
+            "## hover at `{needle}` +{delta}: {}\n{}\n\n",
+            h["result"]["range"],
+            h["result"]["contents"]["value"]
+                .as_str()
+                .unwrap_or("(none)")
+        ));
+    }
+    expect_file!["snapshots/lsp/hover.md"].assert_eq(&out);
+}
+
+#[tokio::test]
+async fn allow_this_rule_on_this_line_silences_the_diagnostic() {
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let (_, text) = fixture("fixtures/rules/CAP-003.rs");
+    let uri = scratch_uri("allow.rs");
+    let diags = open(&mut c, &uri, &text).await;
+    let d = diags[0].clone();
+    let r = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": d["range"],
+                   "context": {"diagnostics": [d], "only": ["quickfix"]}}),
+        )
+        .await;
+    let actions = r["result"].as_array().cloned().unwrap_or_default();
+    let allow = actions
+        .iter()
+        .find(|a| a["title"] == "Allow CAP-003 on this line")
+        .cloned()
+        .unwrap_or_default();
+    let edits = allow["edit"]["changes"][&uri]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let allowed = apply_edits(&text, &edits);
+    expect![[r#"
+
+        #[device(chip = 1)]
+        // visa-lint: allow(CAP-003)"#]]
+    .assert_eq(
+        &allowed
+            .lines()
+            .skip(5)
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    c.notify("textDocument/didChange", did_change(&uri, 2, &allowed))
+        .await;
+    assert_eq!(c.diagnostics(&uri, 2).await, json!([]));
+}
+
+#[tokio::test]
+async fn fix_all_applies_every_safe_fix_of_the_file() {
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let (_, text) = fixture("examples/kernels/mapping_mistakes.rs");
+    let uri = scratch_uri("mapping_mistakes.rs");
+    let before = open(&mut c, &uri, &text).await;
+    let r = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .await;
+    let actions = r["result"].as_array().cloned().unwrap_or_default();
+    assert_eq!(actions.len(), 1, "{actions:?}");
+    assert_eq!(actions[0]["kind"], "source.fixAll.visa-lint");
+    let edits = actions[0]["edit"]["changes"][&uri]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let fixed = apply_edits(&text, &edits);
+    c.notify("textDocument/didChange", did_change(&uri, 2, &fixed))
+        .await;
+    let after = c.diagnostics(&uri, 2).await;
+    let out = format!(
+        "before:\n{}\nfixed text:\n{fixed}\nafter:\n{}",
+        render_diagnostics(&before),
+        render_diagnostics(&after)
+    );
+    expect_file!["snapshots/lsp/fix_all.txt"].assert_eq(&out);
+}
+
+#[tokio::test]
+async fn configuration_sets_levels_and_the_perf_severity() {
+    let mut c = InProcess::new();
+    c.initialize(json!({"perfSeverity": "hint", "rulesDocUrl": "https://visa-lint.invalid/r.md"}))
+        .await;
+    let (_, text) = fixture("fixtures/manual/1763_fetch_contiguity.rs");
+    let uri = scratch_uri("contiguity.rs");
+    let diags = open(&mut c, &uri, &text).await;
+    let codes = |d: &Value| {
+        d.as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| format!("{}={}", d["code"].as_str().unwrap_or(""), d["severity"]))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // Perf (FET-003) is a Hint (4) here; info stays Information (3).
+    expect!["FET-003=4 SEQ-005=3"].assert_eq(&codes(&diags));
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"visa-lint": {"rules": {"SEQ": "allow", "FET-003": "deny"}}}}),
+    )
+    .await;
+    let again = c.diagnostics(&uri, 1).await;
+    expect!["FET-003=1"].assert_eq(&codes(&again));
+    // A key it does not know is reported to the user, not ignored silently.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"colour": "blue"}}),
+    )
+    .await;
+    let log = c.wait_for(|m| m["method"] == "window/logMessage").await;
+    assert_eq!(log["params"]["message"], "settings: unknown key `colour`");
+}
+
+#[tokio::test]
+async fn axes_and_aliases_inside_mappings_complete_and_navigate() {
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let text = "\
+axes![A = 512, Bee = 4];
+type Tile = m![A % 8, Bee];
+
+fn kernel(a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![Tile]>) {
+    // visa-lint: allow(MAP-00
+}
+";
+    let uri = scratch_uri("navigate.rs");
+    open(&mut c, &uri, text).await;
+    let labels = |r: &Value| {
+        r["result"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| i["label"].as_str().unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+    };
+    let (line, ch) = find(text, "A / 8 #");
+    let r = c
+        .request("textDocument/completion", position(&uri, line, ch))
+        .await;
+    assert_eq!(labels(&r), ["A", "Bee", "Tile"]);
+    let (line, ch) = find(text, "MAP-00\n");
+    let r = c
+        .request("textDocument/completion", position(&uri, line, ch + 6))
+        .await;
+    assert!(labels(&r).iter().any(|l| l == "MAP-007"));
+    // Outside `m![...]` and comments: nothing to offer (rust-analyzer completes Rust).
+    let r = c
+        .request("textDocument/completion", position(&uri, 3, 3))
+        .await;
+    assert_eq!(r["result"], Value::Null);
+
+    let (line, ch) = find(text, "Bee]");
+    let r = c
+        .request("textDocument/definition", position(&uri, line, ch + 1))
+        .await;
+    assert_eq!(
+        r["result"]["range"]["start"],
+        json!({"line": 0, "character": 15})
+    );
+    let mut p = position(&uri, 0, 1 + 6);
+    p["context"] = json!({"includeDeclaration": true});
+    let r = c.request("textDocument/references", p).await;
+    let starts: Vec<String> = r["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| {
+            format!(
+                "{}:{}",
+                l["range"]["start"]["line"], l["range"]["start"]["character"]
+            )
+        })
+        .collect();
+    // A's declaration, its use in the alias and in the Slice mapping.
+    assert_eq!(starts, ["0:6", "1:15", "3:48"]);
+}
+
+#[tokio::test]
+async fn requests_on_unknown_documents_answer_null() {
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let r = c
+        .request(
+            "textDocument/hover",
+            position(&scratch_uri("never-opened.rs"), 0, 0),
+        )
+        .await;
+    assert_eq!(r["result"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_edits_and_hovers_ends_with_the_last_versions_diagnostics() {
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let (_, text) = fixture("fixtures/rules/CAP-003.rs");
+    let uri = scratch_uri("flood.rs");
+    open(&mut c, &uri, &text).await;
+    let (line, ch) = find(&text, "m![A / 8],");
+    let mut pending = Vec::new();
+    let last = 201;
+    for v in 2..=last {
+        // Alternate between the broken and the padded kernel; the last version is padded.
+        let t = if v % 2 == 1 {
+            text.replace("m![A / 8],", "m![A / 8 # 256],")
+        } else {
+            text.clone()
+        };
+        pending.push(tokio::spawn(
+            c.start("textDocument/didChange", did_change(&uri, v, &t), false)
+                .await,
+        ));
+        pending.push(tokio::spawn(
+            c.start("textDocument/hover", position(&uri, line, ch + 4), true)
+                .await,
+        ));
+    }
+    let mut modified = 0;
+    for p in pending {
+        let r = tokio::time::timeout(Duration::from_secs(60), p)
+            .await
+            .expect("no deadlock")
+            .expect("handler finished");
+        if let Some(r) = r
+            && r["error"]["code"] == json!(-32801)
+        {
+            modified += 1;
+        }
+    }
+    let diags = c.diagnostics(&uri, last).await;
+    assert_eq!(diags, json!([]), "the padded last version is clean");
+    // Nothing is published after the last version's diagnostics (no stale overwrite).
+    let late: Vec<Value> = c
+        .drain_new(Duration::from_millis(300))
+        .await
+        .into_iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .collect();
+    assert_eq!(late, Vec::<Value>::new());
+    eprintln!("{modified} hovers answered ContentModified");
+}
