@@ -41,11 +41,13 @@
 //!   `[Cluster, Slice, Element]` with a 4 MB slice stride (L2541). `visa-lint derive` prints
 //!   them as `dma_read` / `dma_write` ops.
 
+pub mod banks;
 pub mod collect;
 pub mod dma;
 pub mod ops;
 pub mod sequencer;
 pub mod timeline;
+pub mod transpose;
 
 pub use ops::{Op, OpKind, ops};
 pub use sequencer::{

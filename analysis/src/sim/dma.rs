@@ -177,7 +177,7 @@ pub fn shape(op: &DmaOp<'_>, t: &Target) -> Option<(DmaShape, Vec<Assumption>)> 
         dm_ty
             .and_then(|ty| ty.get(s))
             .and_then(|m| m.layout.as_ref())
-            .and_then(crate::rules::transpose::used)
+            .and_then(crate::derive::transpose::used)
             .map_or(1, |n| n.max(1))
     };
     let per_engine_slices = t

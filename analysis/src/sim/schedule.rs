@@ -5,10 +5,10 @@
 
 use super::dma::{dma_cost, hints as dma_hints, shape};
 use super::{Assumption, EngineUse, KernelCost, Lane, LaneUse, OpCost, Task, tu};
+use crate::derive::banks as bank;
 use crate::derive::dma::DmaOp;
 use crate::derive::{Op, OpKind};
 use crate::model::{Engine, FnModel, Step, Tu};
-use crate::rules::bank;
 use crate::target::Target;
 use std::collections::{BTreeMap, BTreeSet};
 

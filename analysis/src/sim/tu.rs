@@ -3,10 +3,10 @@
 //! A chain's stages stream into each other, so the chain takes `max W + Σ L` (L3011, L6750).
 
 use super::{Assumption, OpCost};
+use crate::derive::transpose as trn;
 use crate::derive::{self, Op, OpKind, collect};
 use crate::model::types::dtype_bits;
 use crate::model::{Engine, Slot, Step, TensorTy, Tu, VeStage};
-use crate::rules::transpose as trn;
 use crate::target::Target;
 
 fn canon(d: &str) -> &str {
