@@ -1,0 +1,190 @@
+// The VS Code end-to-end test: Debian's chromium (through puppeteer-core) opens code-server,
+// where run.sh installed the packaged .vsix, and checks what a kernel writer sees: the error
+// squiggle, the Problems panel, the hover over an `m![...]` with its size, the padding quick
+// fix making the diagnostic disappear. Saves screenshots into $ARTIFACTS.
+//
+// Env: URL (code-server), WORKSPACE (folder to open), FILE (name of the kernel in it), CODE
+// (the rule), SIZE (the size the hover must show), CHROMIUM, ARTIFACTS.
+import puppeteer from 'puppeteer-core';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const env = (k, d) => {
+  const v = process.env[k] ?? d;
+  if (v === undefined) throw new Error(`${k} is not set`);
+  return v;
+};
+const url = env('URL');
+const workspace = env('WORKSPACE');
+const file = env('FILE', 'kernel.rs');
+const code = env('CODE', 'CAP-003');
+const size = env('SIZE', '64');
+const artifacts = env('ARTIFACTS');
+fs.mkdirSync(artifacts, { recursive: true });
+
+const t0 = Date.now();
+const say = (m) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`);
+
+const profile = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'visa-e2e-chromium-'));
+const browser = await puppeteer.launch({
+  executablePath: env('CHROMIUM', '/usr/bin/chromium'),
+  headless: true,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    `--user-data-dir=${profile}`,
+    '--window-size=1440,900',
+  ],
+  defaultViewport: { width: 1440, height: 900 },
+});
+
+let page;
+async function shot(name) {
+  const p = path.join(artifacts, name);
+  await page.screenshot({ path: p });
+  say(`screenshot ${p}`);
+}
+
+async function fail(msg) {
+  console.error(`FAIL: ${msg}`);
+  if (page) {
+    try {
+      await shot('vscode-e2e-failure.png');
+    } catch {
+      // the page is gone
+    }
+  }
+  await browser.close();
+  fs.rmSync(profile, { recursive: true, force: true });
+  process.exit(1);
+}
+
+/** Polls `fn` in the page until it returns a truthy value. */
+async function until(what, fn, arg, ms = 60000) {
+  try {
+    const h = await page.waitForFunction(fn, { timeout: ms, polling: 250 }, arg);
+    return await h.jsonValue();
+  } catch (e) {
+    await fail(`${what}: ${e.message}`);
+  }
+}
+
+try {
+  page = await browser.newPage();
+  page.on('pageerror', (e) => say(`page error: ${e.message}`));
+  await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`, { waitUntil: 'domcontentloaded' });
+  await until('the workbench', () => document.querySelector('.monaco-workbench .part.editor'));
+  say('workbench up');
+  // The explorer lists the workspace once the file service is ready.
+  await until('the explorer', (f) => [...document.querySelectorAll('.explorer-folders-view .monaco-list-row')].some((r) => r.textContent.includes(f)), file);
+  say('explorer lists the kernel');
+
+  // Open the kernel with Quick Open.
+  await page.click('.monaco-workbench .part.editor');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyP');
+    await page.keyboard.up('Control');
+    try {
+      await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 5000 });
+      break;
+    } catch {
+      say('quick open did not show; retrying');
+    }
+  }
+  await page.keyboard.type(file, { delay: 20 });
+  await until('quick open results', (f) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(f)), file, 15000);
+  await page.keyboard.press('Enter');
+  await until('the kernel in an editor', (f) => document.querySelector('.tab.active')?.textContent.includes(f), file, 15000);
+  say(`opened ${file}`);
+
+  // The error squiggle (the extension activates, starts the bundled visa-lsp, it publishes).
+  await until('the error squiggle', () => document.querySelector('.monaco-editor .squiggly-error'), undefined, 90000);
+  say('error squiggle shown');
+
+  // The Problems panel.
+  await page.keyboard.down('Control');
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('KeyM');
+  await page.keyboard.up('Shift');
+  await page.keyboard.up('Control');
+  const problem = await until(
+    'the Problems panel entry',
+    (c) => [...document.querySelectorAll('.markers-panel .monaco-list-row')].map((r) => r.textContent).find((t) => t.includes(c)),
+    code,
+    30000,
+  );
+  say(`problems panel: ${problem}`);
+  if (!problem.includes('visa-lint')) await fail(`the Problems entry does not name the source visa-lint: ${problem}`);
+
+  // Hover the squiggle (the offending m![...]).
+  const box = await page.$eval('.monaco-editor .squiggly-error', (e) => {
+    const r = e.getBoundingClientRect();
+    return { x: r.x, y: r.y, w: r.width, h: r.height };
+  });
+  await page.mouse.move(box.x + Math.min(box.w / 2, 30), box.y + box.h / 2 - 2);
+  await page.mouse.move(box.x + Math.min(box.w / 2, 30) + 2, box.y + box.h / 2);
+  const hover = await until(
+    'a hover with the size',
+    () => {
+      const h = [...document.querySelectorAll('.monaco-hover')].find((e) => e.offsetParent !== null && /size/i.test(e.textContent));
+      return h && h.textContent;
+    },
+    undefined,
+    20000,
+  );
+  say(`hover: ${hover.replace(/\s+/g, ' ').slice(0, 300)}`);
+  if (!new RegExp(`size\\s*${size}\\b`).test(hover)) await fail(`the hover does not show "size ${size}"`);
+  if (!hover.includes(code)) await fail(`the hover does not show the diagnostic ${code}`);
+  await shot('vscode-e2e.png');
+
+  // The quick fix: cursor into the squiggle, Ctrl+., pick the padding fix.
+  await page.mouse.click(box.x + Math.min(box.w / 2, 30), box.y + box.h / 2);
+  await page.keyboard.press('Escape');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Period');
+  await page.keyboard.up('Control');
+  const titles = await until(
+    'the quick fix menu',
+    () => {
+      const rows = [...document.querySelectorAll('.action-widget .monaco-list-row')];
+      return rows.length > 0 && rows.map((r) => r.textContent);
+    },
+    undefined,
+    20000,
+  );
+  say(`quick fixes: ${JSON.stringify(titles)}`);
+  const index = titles.findIndex((t) => t.includes('#') || /pad/i.test(t));
+  if (index < 0) await fail('no padding fix in the menu');
+  const rows = await page.$$('.action-widget .monaco-list-row');
+  await rows[index].click();
+  say(`applied: ${titles[index]}`);
+
+  // The diagnostic goes away: no squiggle, the Problems panel without it, the text padded.
+  await until('the squiggle to disappear', () => !document.querySelector('.monaco-editor .squiggly-error'), undefined, 30000);
+  await until(
+    'the Problems panel without the diagnostic',
+    (c) => ![...document.querySelectorAll('.markers-panel .monaco-list-row')].some((r) => r.textContent.includes(c)),
+    code,
+    30000,
+  );
+  // The kernel's signature (not the fixture's doc comment, which quotes the fix).
+  const padded = await until('the padded mapping in the signature', () => {
+    const l = [...document.querySelectorAll('.monaco-editor .view-line')].map((e) => e.textContent.replace(/\u00a0/g, ' '));
+    return l.find((t) => t.includes('fn kernel(') && t.includes('m![A / 8 # 256]'));
+  });
+  say(`line now: ${padded.trim()}`);
+  say(`${code} is gone`);
+  await shot('vscode-e2e-fixed.png');
+} catch (e) {
+  await fail(e.stack ?? String(e));
+}
+await browser.close();
+fs.rmSync(profile, { recursive: true, force: true });
+say('vscode e2e passed');
