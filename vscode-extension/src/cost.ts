@@ -60,15 +60,19 @@ export function formatCycles(n: number): string {
 }
 
 /** The status bar's text for a kernel. */
+export function cycles(n: number): string {
+  return `${formatCycles(n)} ${Math.round(n) === 1 ? 'cycle' : 'cycles'}`;
+}
+
 export function statusText(k: KernelReport): string {
-  return `$(pulse) ${k.name}: ${formatCycles(k.total_cycles)} cycles`;
+  return `$(pulse) ${k.name}: ${cycles(k.total_cycles)}`;
 }
 
 export function statusTooltip(k: KernelReport): string {
   const lines = [`visa-lint cost estimate for \`${k.name}\` (line ${k.line})`];
   if (k.bottleneck) lines.push(`bottleneck: ${k.bottleneck}`);
   for (const h of k.hints ?? []) {
-    lines.push(`line ${h.line} ${h.op}: ${h.hint} (saves ${formatCycles(h.saves_cycles)} cycles)`);
+    lines.push(`line ${h.line} ${h.op}: ${h.hint} (saves ${cycles(h.saves_cycles)})`);
   }
   lines.push('Click: show the kernel timeline');
   return lines.join('\n');
@@ -107,24 +111,24 @@ export function timelineHtml(
     ? `g.kernel:not([data-name="${name}"]) { opacity: 0.35; }`
     : '';
   const heading = kernel
-    ? `<h2>${escapeHtml(kernel.name)}: ${formatCycles(kernel.total_cycles)} cycles` +
+    ? `<h2>${escapeHtml(kernel.name)}: ${cycles(kernel.total_cycles)}` +
       (kernel.bottleneck ? `, bottleneck ${escapeHtml(kernel.bottleneck)}` : '') +
       '</h2>'
     : '<h2>No kernel with engine operations in this file</h2>';
   const hints = (kernel?.hints ?? [])
     .map(
       (h) =>
-        `<li>line ${h.line} ${escapeHtml(h.op)}: ${escapeHtml(h.hint)} (saves ${formatCycles(h.saves_cycles)} cycles)</li>`,
+        `<li>line ${h.line} ${escapeHtml(h.op)}: ${escapeHtml(h.hint)} (saves ${cycles(h.saves_cycles)})</li>`,
     )
     .join('');
   const scroll = name
-    ? `<script nonce="${nonce}">const k = document.querySelector('g.kernel[data-name="${name}"]'); if (k) k.scrollIntoView({block: 'start'});</script>`
+    ? `<script nonce="${nonce}">const k = document.querySelector('g.kernel[data-name="${name}"]'); if (k) window.scrollTo(0, k.getBoundingClientRect().top + window.scrollY - 8);</script>`
     : '';
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${cspSource} data:; style-src 'unsafe-inline'; script-src 'nonce-${nonce}';">
 <title>Kernel timeline</title>
-<style>body { background: #fff; color: #111; font-family: sans-serif; } ${highlight}</style>
+<style>body { background: #fff; color: #111; font-family: sans-serif; } .timeline svg { max-width: 100%; height: auto; } ${highlight}</style>
 </head><body>
 <p>${escapeHtml(file)}</p>
 ${heading}

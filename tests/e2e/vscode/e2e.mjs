@@ -182,6 +182,46 @@ try {
   say(`line now: ${padded.trim()}`);
   say(`${code} is gone`);
   await shot('vscode-e2e-fixed.png');
+
+  if (process.env.TIMELINE === '1') {
+    // The cost estimate: the status bar item, then "Show kernel timeline" in a webview.
+    const status = await until(
+      'the cycles in the status bar',
+      () => [...document.querySelectorAll('.statusbar-item')].map((e) => e.textContent).find((t) => /kernel: [\d,]+ cycles?\b/.test(t)),
+      undefined,
+      30000,
+    );
+    say(`status bar: ${status.trim()}`);
+    await page.keyboard.press('F1');
+    await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 10000 });
+    await page.keyboard.type('visa-lint: Show kernel timeline', { delay: 10 });
+    await until('the command in the palette', () =>
+      [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes('Show kernel timeline')),
+    );
+    await page.keyboard.press('Enter');
+    await until('the timeline tab', () => [...document.querySelectorAll('.tab')].some((t) => t.textContent.includes('Timeline: kernel')), undefined, 30000);
+    // The webview's content lives in nested iframes.
+    let title;
+    for (let i = 0; i < 60 && !title; i++) {
+      for (const f of page.frames()) {
+        try {
+          title = await f.$eval('g.kernel[data-name="kernel"] text.title', (e) => e.textContent);
+        } catch {
+          // not this frame, or not loaded yet
+        }
+        if (title) break;
+      }
+      if (!title) await new Promise((r) => setTimeout(r, 500));
+    }
+    if (!title) await fail('the timeline webview shows no SVG of the kernel');
+    say(`timeline: ${title}`);
+    const cycles = status.match(/([\d,]+) cycles?\b/)[1];
+    // The SVG's title says `N cycles` whatever N is.
+    if (!title.includes(`: ${cycles.replace(/,/g, '')} cycles`)) await fail(`the timeline (${title}) and the status bar (${cycles}) disagree`);
+    await shot('vscode-e2e-timeline.png');
+  } else {
+    say('timeline and status bar not checked: the bundled visa-lint has no `cost` subcommand');
+  }
 } catch (e) {
   await fail(e.stack ?? String(e));
 }

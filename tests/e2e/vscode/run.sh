@@ -26,11 +26,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The binaries to bundle: the built server and CLI (VISA_E2E_CLI: another visa-lint to bundle).
+bundle="$work/bundle"
+mkdir -p "$bundle"
+cp target/debug/visa-lsp "$bundle/"
+cp "${VISA_E2E_CLI:-target/debug/visa-lint}" "$bundle/visa-lint"
+timeline=0
+if "$bundle/visa-lint" cost --help >/dev/null 2>&1; then timeline=1; fi
+
 echo "== package the extension"
 (
   cd vscode-extension
   [ -d node_modules ] || npm ci --no-audit --no-fund
-  VISA_BUNDLE_DIR="$root/target/debug" VISA_VSIX_OUT="$work/visa-lint.vsix" npm run -s package >/dev/null
+  VISA_BUNDLE_DIR="$bundle" VISA_VSIX_OUT="$work/visa-lint.vsix" npm run -s package >/dev/null
 )
 ls -l "$work/visa-lint.vsix"
 
@@ -92,7 +100,7 @@ curl -fs "http://127.0.0.1:$port/healthz" >/dev/null || { cat "$work/code-server
 
 artifacts="$root/target/e2e-vscode"
 status=0
-URL="http://127.0.0.1:$port" WORKSPACE="$ws" FILE=kernel.rs CODE=CAP-003 SIZE=64 \
+TIMELINE="$timeline" URL="http://127.0.0.1:$port" WORKSPACE="$ws" FILE=kernel.rs CODE=CAP-003 SIZE=64 \
   CHROMIUM="${CHROMIUM:-$(command -v chromium)}" ARTIFACTS="$artifacts" \
   timeout 600 "$node24/node" "$here/e2e.mjs" || status=$?
 if [ "$status" -ne 0 ]; then

@@ -30,6 +30,7 @@ test('status text groups digits', () => {
   assert.equal(formatCycles(66036), '66,036');
   assert.equal(formatCycles(999), '999');
   assert.equal(statusText(report.kernels[1]), '$(pulse) first: 66,036 cycles');
+  assert.equal(statusText({ name: 'tiny', line: 1, total_cycles: 1 }), '$(pulse) tiny: 1 cycle');
 });
 
 test('an old CLI without `cost` is recognised', () => {
