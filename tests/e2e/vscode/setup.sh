@@ -47,4 +47,5 @@ if [ ! -x "$cs/node_modules/.bin/code-server" ] || [ ! -f "$cs/.complete" ]; the
   )
   touch "$cs/.complete"
 fi
-PATH="$node24/bin:$PATH" "$cs/node_modules/.bin/code-server" --version | head -n 1
+# (--config: code-server writes a default config file where it is told, not into ~/.config.)
+PATH="$node24/bin:$PATH" "$cs/node_modules/.bin/code-server" --config "$cache/config.yaml" --version | tail -n 1
