@@ -162,11 +162,13 @@ export class Controller implements vscode.Disposable {
     const next = serverSettings(this.config());
     if (!this.client) return;
     if (needsRestart(this.sent, next)) {
+      this.output.appendLine('settings changed: an override was removed, so the server restarts to drop it');
       await this.restart();
       return;
     }
     if (JSON.stringify(next) === JSON.stringify(this.sent)) return;
     this.sent = next;
+    this.output.appendLine(`settings changed: sending ${JSON.stringify(next)}`);
     await this.client.sendNotification('workspace/didChangeConfiguration', { settings: next });
   }
 

@@ -4,7 +4,8 @@
 // fix making the diagnostic disappear. Saves screenshots into $ARTIFACTS.
 //
 // Env: URL (code-server), WORKSPACE (folder to open), FILE (name of the kernel in it), CODE
-// (the rule), SIZE (the size the hover must show), CHROMIUM, ARTIFACTS.
+// (the rule), SIZE (the size the hover must show), CHROMIUM, ARTIFACTS, TIMELINE=1 to check the
+// status bar and the timeline.
 import puppeteer from 'puppeteer-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +21,7 @@ const file = env('FILE', 'kernel.rs');
 const code = env('CODE', 'CAP-003');
 const size = env('SIZE', '64');
 const artifacts = env('ARTIFACTS');
+const settingsFile = path.join(workspace, '.vscode', 'settings.json'); // workspace settings
 fs.mkdirSync(artifacts, { recursive: true });
 
 const t0 = Date.now();
@@ -75,6 +77,25 @@ async function until(what, fn, arg, ms = 60000) {
   }
 }
 
+/** Runs a command through the command palette (F1). */
+async function palette(command) {
+  await page.keyboard.press('F1');
+  await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 10000 });
+  await page.keyboard.type(command, { delay: 10 });
+  await until(`"${command}" in the palette`, (c) =>
+    [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(c.split(': ').pop())), command, 15000);
+  await page.keyboard.press('Enter');
+}
+
+/** Ctrl+Shift+M: the Problems panel. */
+async function showProblems() {
+  await page.keyboard.down('Control');
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('KeyM');
+  await page.keyboard.up('Shift');
+  await page.keyboard.up('Control');
+}
+
 try {
   page = await browser.newPage();
   page.on('pageerror', (e) => say(`page error: ${e.message}`));
@@ -109,11 +130,7 @@ try {
   say('error squiggle shown');
 
   // The Problems panel.
-  await page.keyboard.down('Control');
-  await page.keyboard.down('Shift');
-  await page.keyboard.press('KeyM');
-  await page.keyboard.up('Shift');
-  await page.keyboard.up('Control');
+  await showProblems();
   const problem = await until(
     'the Problems panel entry',
     (c) => [...document.querySelectorAll('.markers-panel .monaco-list-row')].map((r) => r.textContent).find((t) => t.includes(c)),
@@ -122,6 +139,51 @@ try {
   );
   say(`problems panel: ${problem}`);
   if (!problem.includes('visa-lint')) await fail(`the Problems entry does not name the source visa-lint: ${problem}`);
+
+  // The output channel: the extension found the server bundled in the .vsix.
+  await palette('visa-lint: Show output');
+  const started = await until(
+    'the server in the output channel',
+    () => [...document.querySelectorAll('.part.panel .view-line')].map((e) => e.textContent.replace(/\u00a0/g, ' ')).find((t) => t.includes('starting ')),
+    undefined,
+    20000,
+  );
+  say(`output channel: ${started.trim()}`);
+  if (!started.includes('bundled with the extension')) await fail('the server did not come from the .vsix');
+
+  // Settings reach the server: allowing the rule removes the squiggle (didChangeConfiguration);
+  // removing the override brings it back (the extension restarts the server for that).
+  fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
+  const base = {};
+  fs.writeFileSync(settingsFile, JSON.stringify({ ...base, 'visa-lint.rules': { [code]: 'allow' } }, null, 2));
+  await until('the squiggle to go with the rule allowed', () => !document.querySelector('.monaco-editor .squiggly-error'), undefined, 30000);
+  say(`"visa-lint.rules": {"${code}": "allow"} took the squiggle away`);
+  fs.writeFileSync(settingsFile, JSON.stringify(base, null, 2));
+  await until('the squiggle to return with the override removed', () => document.querySelector('.monaco-editor .squiggly-error'), undefined, 30000);
+  say('removing the override brought it back');
+  await showProblems();
+  await until('the Problems panel entry again', (c) => [...document.querySelectorAll('.markers-panel .monaco-list-row')].some((r) => r.textContent.includes(c)), code, 30000);
+
+  // A plain Rust token (the `let` keyword): visa-lint adds no hover of its own.
+  const letBox = await page.evaluate(() => {
+    for (const span of document.querySelectorAll('.monaco-editor .view-line span span')) {
+      if (span.textContent === 'let') {
+        const r = span.getBoundingClientRect();
+        return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+      }
+    }
+    return null;
+  });
+  if (!letBox) await fail('no `let` on screen');
+  await page.mouse.move(letBox.x, letBox.y);
+  await page.mouse.move(letBox.x + 1, letBox.y);
+  await new Promise((r) => setTimeout(r, 2000));
+  const plain = await page.evaluate(() =>
+    [...document.querySelectorAll('.monaco-hover')].filter((e) => e.offsetParent !== null).map((e) => e.textContent).join(' | '),
+  );
+  if (plain.trim() !== '') await fail(`a hover on a plain Rust keyword: ${plain}`);
+  say('no hover on a plain Rust keyword');
+  await page.mouse.move(5, 450);
 
   // Hover the squiggle (the offending m![...]).
   const box = await page.$eval('.monaco-editor .squiggly-error', (e) => {
@@ -192,13 +254,7 @@ try {
       30000,
     );
     say(`status bar: ${status.trim()}`);
-    await page.keyboard.press('F1');
-    await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 10000 });
-    await page.keyboard.type('visa-lint: Show kernel timeline', { delay: 10 });
-    await until('the command in the palette', () =>
-      [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes('Show kernel timeline')),
-    );
-    await page.keyboard.press('Enter');
+    await palette('visa-lint: Show kernel timeline');
     await until('the timeline tab', () => [...document.querySelectorAll('.tab')].some((t) => t.textContent.includes('Timeline: kernel')), undefined, 30000);
     // The webview's content lives in nested iframes.
     let title;
