@@ -8,7 +8,7 @@ import { manifestUsesVisa, sourceUsesVisa } from './activation';
 import {
   CostReport,
   kernelAt,
-  lacksCost,
+  helpHasCost,
   parseReport,
   statusText,
   statusTooltip,
@@ -18,6 +18,9 @@ import { discover, Env, Found, Fs, missingMessage } from './discovery';
 import { needsRestart, ServerSettings, serverSettings } from './settings';
 
 export const SECTION = 'visa-lint';
+
+/** The `visa-lint` CLI predates the cost simulator. */
+export class NoCost extends Error {}
 
 /** What the controller needs of a `LanguageClient`. */
 export interface LspClient {
@@ -61,6 +64,9 @@ export class Controller implements vscode.Disposable {
   private sent: ServerSettings = {};
   private status: vscode.StatusBarItem;
   private reports = new Map<string, { version: number; report: CostReport }>();
+  /** Per CLI path: whether it has the `cost` subcommand. */
+  private costSupport = new Map<string, boolean>();
+  private statusError: string | undefined;
   private panel: vscode.WebviewPanel | undefined;
   private tmp: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -153,6 +159,8 @@ export class Controller implements vscode.Disposable {
     if (!e.affectsConfiguration(SECTION)) return;
     if (e.affectsConfiguration(`${SECTION}.statusBar`) || e.affectsConfiguration(`${SECTION}.cli.path`)) {
       this.reports.clear();
+      this.costSupport.clear();
+      this.statusError = undefined;
       this.scheduleStatus(0);
     }
     if (e.affectsConfiguration(`${SECTION}.server.path`)) {
@@ -208,13 +216,19 @@ export class Controller implements vscode.Disposable {
           : 'no visa-lint CLI found (visa-lint.cli.path, bundled, beside visa-lsp, PATH); install it with `cargo install --path server`',
       );
     }
+    let supported = this.costSupport.get(cli.path);
+    if (supported === undefined) {
+      const help = await this.run(cli.path, ['cost', '--help']);
+      supported = help.code === 0 && helpHasCost(help.stdout);
+      this.costSupport.set(cli.path, supported);
+    }
+    if (!supported) {
+      throw new NoCost(`${cli.path} has no \`cost\` subcommand: update visa-lint`);
+    }
     const args = ['cost', this.fileFor(doc), '--format', 'json'];
     if (svg) args.push('--timeline', svg);
     const r = await this.run(cli.path, args);
     if (r.code !== 0) {
-      if (lacksCost(r.stderr)) {
-        throw new Error(`${cli.path} has no \`cost\` subcommand: update visa-lint`);
-      }
       throw new Error(`${cli.path} ${args.join(' ')} exited with ${r.code}: ${r.stderr.trim()}`);
     }
     const report = parseReport(r.stdout);
@@ -278,10 +292,14 @@ export class Controller implements vscode.Disposable {
       try {
         report = await this.cost(doc);
       } catch (e) {
-        this.output.appendLine(`status bar: ${e instanceof Error ? e.message : e}`);
+        // Said once, not on every cursor move.
+        const msg = `status bar: ${e instanceof Error ? e.message : e}`;
+        if (msg !== this.statusError) this.output.appendLine(msg);
+        this.statusError = msg;
         this.status.hide();
         return;
       }
+      this.statusError = undefined;
     }
     const cursor = vscode.window.activeTextEditor;
     if (!report || cursor?.document !== doc) return;

@@ -78,11 +78,12 @@ export function statusTooltip(k: KernelReport): string {
   return lines.join('\n');
 }
 
-/** Whether a CLI error means the binary predates the `cost` subcommand. */
-export function lacksCost(stderr: string): boolean {
-  return /unrecognized subcommand|unexpected argument|invalid value 'cost'|Found argument 'cost'/i.test(
-    stderr,
-  );
+/**
+ * Whether `visa-lint cost --help` printed the help of a `cost` subcommand. A CLI from before the
+ * simulator prints its main help there (and would take `cost` for a path to lint).
+ */
+export function helpHasCost(stdout: string): boolean {
+  return /^Usage: \S*visa-lint\S* cost\b/m.test(stdout);
 }
 
 function escapeHtml(s: string): string {

@@ -160,7 +160,13 @@ try {
   say(`"visa-lint.rules": {"${code}": "allow"} took the squiggle away`);
   fs.writeFileSync(settingsFile, JSON.stringify(base, null, 2));
   await until('the squiggle to return with the override removed', () => document.querySelector('.monaco-editor .squiggly-error'), undefined, 30000);
-  say('removing the override brought it back');
+  await until(
+    'the restart in the output channel',
+    () => [...document.querySelectorAll('.part.panel .view-line')].some((e) => e.textContent.replace(/\u00a0/g, ' ').includes('the server restarts')),
+    undefined,
+    10000,
+  );
+  say('removing the override restarted the server and brought it back');
   await showProblems();
   await until('the Problems panel entry again', (c) => [...document.querySelectorAll('.markers-panel .monaco-list-row')].some((r) => r.textContent.includes(c)), code, 30000);
 

@@ -32,7 +32,8 @@ mkdir -p "$bundle"
 cp target/debug/visa-lsp "$bundle/"
 cp "${VISA_E2E_CLI:-target/debug/visa-lint}" "$bundle/visa-lint"
 timeline=0
-if "$bundle/visa-lint" cost --help >/dev/null 2>&1; then timeline=1; fi
+# (A CLI from before the simulator answers `cost --help` with its main help.)
+if "$bundle/visa-lint" cost --help 2>/dev/null | grep -q '^Usage: visa-lint cost'; then timeline=1; fi
 
 echo "== package the extension"
 (

@@ -34,9 +34,13 @@ class FakeClient implements LspClient {
   }
 }
 
-function setup(opts: { exes?: string[]; fail?: string; run?: (cmd: string, args: string[]) => RunResult } = {}) {
+const COST_HELP = 'Usage: visa-lint cost [OPTIONS] <FILE>\n';
+const OLD_HELP = 'Usage: visa-lint [OPTIONS] [PATHS]...\n       visa-lint <COMMAND>\n';
+
+function setup(opts: { exes?: string[]; fail?: string; help?: string; run?: (cmd: string, args: string[]) => RunResult } = {}) {
   const clients: FakeClient[] = [];
   const runs: [string, string[]][] = [];
+  const helps: string[] = [];
   const output = vscode.window.createOutputChannel('visa-lint');
   const ctl = new Controller(
     '/ext',
@@ -47,13 +51,17 @@ function setup(opts: { exes?: string[]; fail?: string; run?: (cmd: string, args:
       return c;
     },
     async (cmd, args) => {
+      if (args[1] === '--help') {
+        helps.push(cmd);
+        return { code: 0, stdout: opts.help ?? COST_HELP, stderr: '' };
+      }
       runs.push([cmd, args]);
       return opts.run ? opts.run(cmd, args) : { code: 0, stdout: '{"kernels":[]}', stderr: '' };
     },
     exes(...(opts.exes ?? ['/ext/server/visa-lsp'])),
     env,
   );
-  return { ctl, clients, runs };
+  return { ctl, clients, runs, helps };
 }
 
 const change = (...keys: string[]) => ({
@@ -205,17 +213,30 @@ test('the status bar shows the cycles of the kernel under the cursor', async () 
   ctl.dispose();
 });
 
-test('a CLI without `cost`: the status bar hides and the timeline says to update', async () => {
-  const { ctl } = setup({
-    exes: ['/ext/server/visa-lsp', '/ext/server/visa-lint'],
-    run: () => ({ code: 2, stdout: '', stderr: "error: unrecognized subcommand 'cost'" }),
-  });
+test('a CLI without `cost`: the status bar hides, says so once, and the timeline says to update', async () => {
+  // Such a CLI would take `cost` for a path: it must never be run on the file.
+  const { ctl, runs, helps } = setup({ exes: ['/ext/server/visa-lsp', '/ext/server/visa-lint'], help: OLD_HELP });
   vscode.window.activeTextEditor = editor('/ws/k.rs', 'use furiosa_visa_std::prelude::*;', 5);
   await ctl.updateStatus();
+  await ctl.updateStatus();
   assert.equal(vscode.state.statusItems[0].visible, false);
+  assert.equal(vscode.state.output.filter((l) => l.includes('has no `cost` subcommand')).length, 1);
   await ctl.showTimeline();
   assert.match(vscode.state.shown[0].message, /has no `cost` subcommand: update visa-lint/);
   assert.equal(vscode.state.panels.length, 0);
+  assert.deepEqual(runs, []);
+  assert.deepEqual(helps, ['/ext/server/visa-lint']); // asked once
+  ctl.dispose();
+});
+
+test('a failing `visa-lint cost` is reported with its stderr', async () => {
+  const { ctl } = setup({
+    exes: ['/ext/server/visa-lsp', '/ext/server/visa-lint'],
+    run: () => ({ code: 2, stdout: '', stderr: 'visa-lint: /ws/k.rs: Permission denied' }),
+  });
+  vscode.window.activeTextEditor = editor('/ws/k.rs', 'use furiosa_visa_std::prelude::*;', 5);
+  await ctl.showTimeline();
+  assert.match(vscode.state.shown[0].message, /exited with 2: visa-lint: \/ws\/k\.rs: Permission denied/);
   ctl.dispose();
 });
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { formatCycles, kernelAt, lacksCost, parseReport, statusText, timelineHtml } from '../../src/cost';
+import { formatCycles, kernelAt, helpHasCost, parseReport, statusText, timelineHtml } from '../../src/cost';
 
 const report = parseReport(
   JSON.stringify({
@@ -33,9 +33,10 @@ test('status text groups digits', () => {
   assert.equal(statusText({ name: 'tiny', line: 1, total_cycles: 1 }), '$(pulse) tiny: 1 cycle');
 });
 
-test('an old CLI without `cost` is recognised', () => {
-  assert.equal(lacksCost("error: unrecognized subcommand 'cost'"), true);
-  assert.equal(lacksCost('visa-lint: x.rs: No such file or directory'), false);
+test('a CLI without `cost` is recognised by its help', () => {
+  // `visa-lint cost --help` of a CLI with the simulator, and of one from before it.
+  assert.equal(helpHasCost('What each engine operation costs\n\nUsage: visa-lint cost [OPTIONS] <FILE>\n'), true);
+  assert.equal(helpHasCost('Checks TCP Virtual ISA kernels\n\nUsage: visa-lint [OPTIONS] [PATHS]...\n       visa-lint <COMMAND>\n'), false);
 });
 
 test('the timeline page embeds the SVG, highlights the kernel and escapes text', () => {
