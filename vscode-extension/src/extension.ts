@@ -29,6 +29,9 @@ const makeClient: ClientFactory = (serverPath, initializationOptions, output) =>
     debug: { command: serverPath, transport: TransportKind.stdio },
   };
   let crashes: number[] = [];
+  // Until the first initialize succeeds, a closed connection is a failed start: no restarts,
+  // so start() rejects and the controller says why.
+  let ready = false;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: 'file', language: 'rust' },
@@ -44,9 +47,11 @@ const makeClient: ClientFactory = (serverPath, initializationOptions, output) =>
         return hasContent(h) ? h : undefined;
       },
     },
+    initializationFailedHandler: () => false,
     errorHandler: {
-      error: () => ({ action: ErrorAction.Continue }),
+      error: () => ({ action: ready ? ErrorAction.Continue : ErrorAction.Shutdown, handled: !ready }),
       closed: () => {
+        if (!ready) return { action: CloseAction.DoNotRestart, handled: true };
         const now = Date.now();
         crashes = crashes.filter((t) => now - t < 180_000);
         crashes.push(now);
@@ -68,7 +73,19 @@ const makeClient: ClientFactory = (serverPath, initializationOptions, output) =>
       },
     },
   };
-  return new LanguageClient('visa-lint', 'visa-lint', serverOptions, clientOptions);
+  const client = new LanguageClient('visa-lint', 'visa-lint', serverOptions, clientOptions);
+  return {
+    start: async () => {
+      await client.start();
+      ready = true;
+    },
+    stop: async () => {
+      ready = false;
+      if (client.isRunning()) await client.stop();
+      else await client.dispose();
+    },
+    sendNotification: (method, params) => client.sendNotification(method, params),
+  };
 };
 
 const run: Runner = (command, args) =>

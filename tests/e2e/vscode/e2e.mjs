@@ -284,6 +284,29 @@ try {
   } else {
     say('timeline and status bar not checked: the bundled visa-lint has no `cost` subcommand');
   }
+
+  // A wrong visa-lint.server.path: the extension restarts onto it and says what is wrong.
+  fs.writeFileSync(settingsFile, JSON.stringify({ 'visa-lint.server.path': '/nonexistent/visa-lsp' }, null, 2));
+  const toast = await until(
+    'the notification about the wrong server path',
+    () => [...document.querySelectorAll('.notifications-toasts .notification-toast')].map((e) => e.textContent).find((t) => t.includes('visa-lint.server.path')),
+    undefined,
+    30000,
+  );
+  say(`notification: ${toast}`);
+  if (!toast.includes('/nonexistent/visa-lsp') || !toast.includes('Open Settings') || !toast.includes('Show Output')) {
+    await fail('the notification does not name the path and offer its remedies');
+  }
+  // A binary that is no language server: "failed to start" with the reason.
+  fs.writeFileSync(settingsFile, JSON.stringify({ 'visa-lint.server.path': '/bin/false' }, null, 2));
+  const failed = await until(
+    'the notification about a server that does not start',
+    () => [...document.querySelectorAll('.notifications-toasts .notification-toast')].map((e) => e.textContent).find((t) => t.includes('/bin/false')),
+    undefined,
+    30000,
+  );
+  say(`notification: ${failed}`);
+  await shot('vscode-e2e-notification.png');
 } catch (e) {
   await fail(e.stack ?? String(e));
 }
