@@ -4,8 +4,9 @@
 // fix making the diagnostic disappear. Saves screenshots into $ARTIFACTS.
 //
 // Env: URL (code-server), WORKSPACE (folder to open), FILE (name of the kernel in it), CODE
-// (the rule), SIZE (the size the hover must show), CHROMIUM, ARTIFACTS, TIMELINE=1 to check the
-// status bar and the timeline.
+// (the rule), SIZE (the size the hover must show), CHROMIUM, ARTIFACTS, EXTENSIONS (code-server's
+// extensions directory: the server to kill runs from there), TIMELINE=1 to check the status bar
+// and the timeline.
 import puppeteer from 'puppeteer-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -167,6 +168,35 @@ try {
     10000,
   );
   say('removing the override restarted the server and brought it back');
+
+  // The server dies: the client restarts it and the diagnostic is published again.
+  const extensions = env('EXTENSIONS');
+  const serverPids = () =>
+    fs
+      .readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          return fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0')[0].startsWith(extensions);
+        } catch {
+          return false;
+        }
+      });
+  const servers = serverPids();
+  if (servers.length !== 1) await fail(`expected one visa-lsp under ${extensions}, found ${servers.length}`);
+  process.kill(Number(servers[0]), 'SIGKILL');
+  say(`killed visa-lsp (pid ${servers[0]})`);
+  await until(
+    'the restart after the crash in the output channel',
+    () => [...document.querySelectorAll('.part.panel .view-line')].some((e) => e.textContent.replace(/\u00a0/g, ' ').includes('visa-lsp stopped; restarting it')),
+    undefined,
+    20000,
+  );
+  for (let i = 0; i < 40 && !serverPids().some((p) => p !== servers[0]); i++) await new Promise((r) => setTimeout(r, 250));
+  const respawned = serverPids().filter((p) => p !== servers[0]);
+  if (respawned.length !== 1) await fail(`no new visa-lsp after the crash (${respawned.length})`);
+  await until('the squiggle after the crash', () => document.querySelector('.monaco-editor .squiggly-error'), undefined, 30000);
+  say(`the client restarted the server (pid ${respawned[0]}); the diagnostic is there`);
   await showProblems();
   await until('the Problems panel entry again', (c) => [...document.querySelectorAll('.markers-panel .monaco-list-row')].some((r) => r.textContent.includes(c)), code, 30000);
 

@@ -101,7 +101,7 @@ curl -fs "http://127.0.0.1:$port/healthz" >/dev/null || { cat "$work/code-server
 
 artifacts="$root/target/e2e-vscode"
 status=0
-TIMELINE="$timeline" URL="http://127.0.0.1:$port" WORKSPACE="$ws" FILE=kernel.rs CODE=CAP-003 SIZE=64 \
+EXTENSIONS="$work/extensions" TIMELINE="$timeline" URL="http://127.0.0.1:$port" WORKSPACE="$ws" FILE=kernel.rs CODE=CAP-003 SIZE=64 \
   CHROMIUM="${CHROMIUM:-$(command -v chromium)}" ARTIFACTS="$artifacts" \
   timeout 600 "$node24/node" "$here/e2e.mjs" || status=$?
 if [ "$status" -ne 0 ]; then
