@@ -158,6 +158,34 @@ impl Analysis {
             .collect())
     }
 
+    /// The estimated cycles of every engine call and every kernel of the file (file offsets),
+    /// for inlay hints.
+    pub fn cost_hints(&self, file: FileId) -> Cancellable<Vec<CostHint>> {
+        self.with(|db| {
+            let Some(f) = self.file(file) else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            for (start, func) in &db::file_analysis(db, f, self.settings).fns {
+                if func.cost.ops.is_empty() {
+                    continue;
+                }
+                out.push(CostHint {
+                    at: func.model.span.end + start,
+                    cycles: func.cost.total_cycles,
+                    kernel: true,
+                });
+                out.extend(func.cost.ops.iter().map(|o| CostHint {
+                    at: o.span.end + start,
+                    cycles: o.cycles,
+                    kernel: false,
+                }));
+            }
+            out.sort_by_key(|h| h.at);
+            out
+        })
+    }
+
     /// What to show when the pointer rests at `offset`.
     pub fn hover_at(&self, file: FileId, offset: u32) -> Cancellable<Option<Hover>> {
         self.with(|db| {
@@ -204,14 +232,27 @@ pub enum HoverContent {
     },
     /// A rule code in a suppression comment.
     Rule(&'static Rule),
-    /// An engine call of a chain.
+    /// An engine call of a chain, with what the simulator says it costs.
     Call {
         method: String,
         engine: Option<String>,
         context: Option<String>,
         input: Option<String>,
         output: Option<String>,
+        cost: Option<crate::sim::OpCost>,
     },
+    /// A function with engine operations: what it costs as a whole.
+    Kernel(Arc<crate::sim::KernelCost>),
+}
+
+/// The estimated cycles of one engine call or one kernel, for inlay hints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CostHint {
+    /// Where the hint belongs: the end of the call's method name, or of the function's name.
+    pub at: u32,
+    pub cycles: u64,
+    /// Whether it is a whole kernel's total (else one call's).
+    pub kernel: bool,
 }
 
 impl Hover {
@@ -243,12 +284,35 @@ impl Hover {
                 r.summary,
                 r.docs
             ),
+            HoverContent::Kernel(k) => {
+                let mut s = format!("`{}` · about **{} cycles**", k.name, k.total_cycles);
+                if let Some(b) = k.bottleneck {
+                    s.push_str(&format!(" · bottleneck: {b}"));
+                }
+                s.push_str("\n\n| engine | busy cycles | share |\n|---|---:|---:|\n");
+                for e in &k.engines {
+                    s.push_str(&format!("| {} | {} | {}% |\n", e.engine, e.busy, e.percent));
+                }
+                for (op, hint, saves) in k.hints().into_iter().take(3) {
+                    s.push_str(&format!(
+                        "\n- `{}`: {hint} (saves about {saves} cycles)",
+                        op.op
+                    ));
+                }
+                if !k.assumptions.is_empty() {
+                    s.push_str("\n\nassumed: ");
+                    let a: Vec<&str> = k.assumptions.iter().map(|a| a.0.as_str()).collect();
+                    s.push_str(&a.join("; "));
+                }
+                s
+            }
             HoverContent::Call {
                 method,
                 engine,
                 context,
                 input,
                 output,
+                cost,
             } => {
                 let mut s = format!("`.{method}()`");
                 if let Some(e) = engine {
@@ -262,6 +326,15 @@ impl Hover {
                 }
                 if let Some(o) = output {
                     s.push_str(&format!("\n\nout: `{o}`"));
+                }
+                if let Some(c) = cost {
+                    s.push_str(&format!(
+                        "\n\nabout **{} cycles** · {} bytes · limited by {}",
+                        c.cycles, c.bytes, c.limit
+                    ));
+                    for (hint, saves) in &c.hints {
+                        s.push_str(&format!("\n\n- {hint} (saves about {saves} cycles)"));
+                    }
                 }
                 s
             }
@@ -286,10 +359,17 @@ fn hover(text: &str, analysis: &db::FileAnalysis, offset: u32) -> Option<Hover> 
     // Engine calls and the mappings of the functions' tensors and steps.
     for (start, f) in &analysis.fns {
         let shift = |s: Span| s.shift(*start);
+        if inside(shift(f.model.span)) && !f.cost.ops.is_empty() {
+            return Some(Hover {
+                range: shift(f.model.span),
+                content: HoverContent::Kernel(Arc::new(f.cost.clone())),
+            });
+        }
         for chain in &f.model.chains {
             for step in &chain.steps {
                 if inside(shift(step.span)) {
-                    return Some(call_hover(step, shift(step.span)));
+                    let cost = f.cost.ops.iter().find(|o| o.span == step.span).cloned();
+                    return Some(call_hover(step, shift(step.span), cost));
                 }
                 for ty in step.input.iter().chain(step.output.iter()) {
                     if let Some(h) = mapping_hover(ty, offset, *start) {
@@ -332,7 +412,7 @@ fn hover(text: &str, analysis: &db::FileAnalysis, offset: u32) -> Option<Hover> 
     })
 }
 
-fn call_hover(step: &Step, range: Span) -> Hover {
+fn call_hover(step: &Step, range: Span, cost: Option<crate::sim::OpCost>) -> Hover {
     let ty = |t: &Option<TensorTy>| t.as_ref().map(|t| t.kind.type_name().to_string());
     Hover {
         range,
@@ -342,6 +422,7 @@ fn call_hover(step: &Step, range: Span) -> Hover {
             context: step.context.map(|c| format!("{c:?}").to_lowercase()),
             input: ty(&step.input),
             output: ty(&step.output),
+            cost,
         },
     }
 }
@@ -473,9 +554,24 @@ mod tests {
             other => panic!("{other:?}"),
         }
         match hover("fetch::", 1) {
-            Some(HoverContent::Call { method, engine, .. }) => {
+            Some(HoverContent::Call {
+                method,
+                engine,
+                cost,
+                ..
+            }) => {
                 assert_eq!(method, "fetch");
                 assert_eq!(engine.as_deref(), Some("Fetch Engine"));
+                // 8 i8 elements a slice in one 8-byte fetch (L1760: Time::SIZE x
+                // ceil(Packet / fetch_size) = 1 x 1).
+                assert_eq!(cost.map(|c| c.cycles), Some(1));
+            }
+            other => panic!("{other:?}"),
+        }
+        match hover("first", 1) {
+            Some(HoverContent::Kernel(k)) => {
+                assert_eq!(k.name, "first");
+                assert!(k.total_cycles > 0 && !k.engines.is_empty());
             }
             other => panic!("{other:?}"),
         }
@@ -504,5 +600,15 @@ mod tests {
         let none = a.fixes(file, Span::new(0, 3)).unwrap_or_default();
         assert!(none.is_empty());
         assert!(all.iter().all(|(d, f)| d.fixes.contains(f)));
+    }
+
+    #[test]
+    fn cost_hints_sit_after_calls_and_kernel_names() {
+        let (host, file) = host();
+        let hints = host.snapshot().cost_hints(file).unwrap_or_default();
+        let kernel = hints.iter().find(|h| h.kernel).map(|h| h.at);
+        assert_eq!(kernel, Some(at("first") + 5));
+        let fetch = at("fetch::") + 5;
+        assert!(hints.iter().any(|h| !h.kernel && h.at == fetch));
     }
 }

@@ -56,11 +56,14 @@ pub fn target_name(db: &dyn salsa::Database, settings: Settings) -> TargetName {
     settings.config(db).target
 }
 
-/// A function's analysis, with spans relative to the start of its text.
+/// A function's analysis, with spans relative to the start of its text: its model, its
+/// diagnostics and its cost, all from one derivation of its sequencer operations and DMA
+/// transfers (the rules and the simulator read the same `FnContext`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FnAnalysis {
     pub model: FnModel,
     pub diagnostics: Vec<Diagnostic>,
+    pub cost: crate::sim::KernelCost,
 }
 
 /// A file's analysis: its diagnostics (file positions, sorted) and its functions' models
@@ -356,28 +359,34 @@ pub fn analyse_fn(text: &str, env: &Env, target: &Target) -> FnAnalysis {
     let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
     let (mut diagnostics, scope) = syntax::check_sites(&model, &env.scope, direct, Some(root));
     let Some(f) = tree.syntax().descendants().find_map(ra::Fn::cast) else {
+        let model = FnModel {
+            name: String::new(),
+            span: root,
+            kind: model::FnKind::Plain,
+            tensors: Vec::new(),
+            chains: Vec::new(),
+            diagnostics: Vec::new(),
+        };
+        let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {
-            model: FnModel {
-                name: String::new(),
-                span: root,
-                kind: model::FnKind::Plain,
-                tensors: Vec::new(),
-                chains: Vec::new(),
-                diagnostics: Vec::new(),
-            },
+            model,
             diagnostics,
+            cost,
         };
     };
     let fn_model = build::build_fn(&f, env, scope.clone());
     diagnostics.extend(fn_model.diagnostics.iter().cloned());
-    diagnostics.extend(crate::rules::check_fn(&crate::rules::FnContext::new(
-        &fn_model, &scope, target,
-    )));
+    // The function's derived facts, once: every rule family and the simulator read them.
+    let cx = crate::rules::FnContext::new(&fn_model, &scope, target);
+    diagnostics.extend(crate::rules::check_fn(&cx));
+    let cost = crate::sim::simulate(&fn_model, &cx.ops, &cx.dma_ops, target);
+    drop(cx);
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
     FnAnalysis {
         model: fn_model,
         diagnostics,
+        cost,
     }
 }
 

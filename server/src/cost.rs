@@ -10,12 +10,13 @@ use visa_analysis::sim::{self, KernelCost};
 
 /// The costed functions of a file (those with engine operations), each with its text offset.
 pub fn kernels(text: &str) -> Vec<(u32, KernelCost)> {
+    // Each function's cost is part of its analysis (computed from the same derivations as
+    // its diagnostics).
     let analysis = visa_analysis::db::analyse_text(text);
-    let target = &visa_analysis::target::RNGD;
     analysis
         .fns
         .iter()
-        .map(|(offset, f)| (*offset, sim::simulate_model(&f.model, target)))
+        .map(|(offset, f)| (*offset, f.cost.clone()))
         .filter(|(_, k)| !k.ops.is_empty())
         .collect()
 }

@@ -107,6 +107,7 @@ fn kernel(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         ("B]", 0),
         ("MAP-007", 2),
         ("fetch", 1),
+        ("kernel(", 1),
     ] {
         let (line, ch) = find(text, needle);
         let h = c
@@ -233,6 +234,47 @@ async fn configuration_sets_levels_and_the_perf_severity() {
     .await;
     let log = c.wait_for(|m| m["method"] == "window/logMessage").await;
     assert_eq!(log["params"]["message"], "settings: unknown key `colour`");
+}
+
+#[tokio::test]
+async fn inlay_hints_show_estimated_cycles_only_when_turned_on() {
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let (_, text) = fixture("fixtures/manual/1763_fetch_contiguity.rs");
+    let uri = scratch_uri("hints.rs");
+    open(&mut c, &uri, &text).await;
+    let whole = json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9999, "character": 0}}});
+    // Off by default (as rust-analyzer's are on, ours would crowd a kernel).
+    let off = c.request("textDocument/inlayHint", whole.clone()).await;
+    assert_eq!(off["result"], Value::Null);
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"visa-lint": {"inlayHints": true}}}),
+    )
+    .await;
+    c.diagnostics(&uri, 1).await;
+    let on = c.request("textDocument/inlayHint", whole).await;
+    let labels: Vec<String> = on["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| {
+            format!(
+                "{}:{}",
+                h["position"]["line"],
+                h["label"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    // One per engine call and one for the kernel, each where the simulator puts it.
+    assert!(
+        labels.iter().any(|l| l.ends_with("cycles in all")),
+        "{labels:?}"
+    );
+    assert!(
+        labels.iter().filter(|l| !l.ends_with("in all")).count() >= 1,
+        "{labels:?}"
+    );
 }
 
 #[tokio::test]

@@ -43,7 +43,7 @@ impl Assumption {
 }
 
 /// One engine operation and its cost.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpCost {
     /// The method name token, relative to the function's text like every model span.
     pub span: Span,
@@ -89,7 +89,7 @@ impl Lane {
 
 /// One scheduled unit: a chain's Tensor Unit pipeline (its stages stream into each other) or
 /// one DMA transfer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Task {
     pub lane: Lane,
     /// Indices into [`KernelCost::ops`].
@@ -106,7 +106,7 @@ pub struct Task {
 }
 
 /// A lane's share of the kernel.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LaneUse {
     pub lane: Lane,
     pub busy: u64,
@@ -116,7 +116,7 @@ pub struct LaneUse {
 
 /// An engine's share of the kernel: the cycles its operations keep it busy (DMA: its
 /// transfers' durations), against the total.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EngineUse {
     pub engine: &'static str,
     pub busy: u64,
@@ -125,7 +125,7 @@ pub struct EngineUse {
 }
 
 /// What one function costs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelCost {
     pub name: String,
     pub span: Span,

@@ -306,6 +306,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 }),
                 definition_provider: Some(OneOf::Left(true)),
+                inlay_hint_provider: Some(OneOf::Left(true)),
                 references_provider: Some(OneOf::Left(true)),
                 ..Default::default()
             },
@@ -366,6 +367,44 @@ impl LanguageServer for Backend {
             })
             .await?
             .flatten())
+    }
+
+    /// Estimated cycles after each engine call and each kernel name, when `inlay-hints` is on.
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let uri = params.text_document.uri;
+        let range = params.range;
+        let hints = self
+            .query(&uri, move |snap, doc, settings| {
+                if !settings.inlay_hints {
+                    return Ok(Vec::new());
+                }
+                let text = &doc.text;
+                let (from, to) = (
+                    doc.lines.offset(text, range.start),
+                    doc.lines.offset(text, range.end),
+                );
+                Ok(snap
+                    .cost_hints(doc.file)?
+                    .into_iter()
+                    .filter(|h| from <= h.at && h.at <= to)
+                    .map(|h| InlayHint {
+                        position: doc.lines.position(text, h.at),
+                        label: InlayHintLabel::String(if h.kernel {
+                            format!("≈ {} cycles in all", h.cycles)
+                        } else {
+                            format!("≈ {} cycles", h.cycles)
+                        }),
+                        kind: None,
+                        text_edits: None,
+                        tooltip: None,
+                        padding_left: Some(true),
+                        padding_right: None,
+                        data: None,
+                    })
+                    .collect())
+            })
+            .await?;
+        Ok(hints.filter(|h| !h.is_empty()))
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
