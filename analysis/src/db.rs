@@ -147,11 +147,13 @@ pub fn file_analysis(
         let (diagnostics, fns) = (vec![too_deep], Vec::new());
         return Arc::new(FileAnalysis { diagnostics, fns });
     }
-    let model = syntax::file_model(text);
+    // The file is parsed once; its functions are re-parsed from their own text by their own
+    // queries (which keeps their analyses independent of where they sit in the file).
+    let tree = RaFile::parse(text, Edition::Edition2024).tree();
+    let model = syntax::file_model_of(&tree);
     // Module-level mappings and declarations.
     let (mut diagnostics, _) =
         syntax::check_sites(&model, &Scope::default(), |s| s.fns.is_empty(), None);
-    let tree = RaFile::parse(text, Edition::Edition2024).tree();
     let module_env = EnvText::new(db, module_env_text(text, &tree, &model));
     let in_bodies = BodyDecls::new(text, &tree, &model);
     let mut fns = Vec::new();

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The corpus benchmark: about 1,000 kernel files built from the fixtures, checked three ways in
+# one run, alternating, several rounds; prints each one's median wall time and the ratios.
+#   visa-lint   the whole linter, as a user runs it (release build)
+#   rustfmt     `rustfmt --check` on the same files
+#   parse       the ra_ap_syntax parse of the same texts (the floor: no analysis at all)
+# Usage: benches/corpus.sh [ROUNDS]   (default 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="${1:-5}"
+corpus="${TMPDIR:-/tmp}/visa-lint-corpus"
+rm -rf "$corpus" && mkdir -p "$corpus"
+mapfile -t files < <(find fixtures examples -name '*.rs' | sort)
+n=0
+copy=0
+while [ "$n" -lt 1000 ]; do
+  mkdir -p "$corpus/$copy"
+  for f in "${files[@]}"; do
+    [ "$n" -ge 1000 ] && break
+    cp "$f" "$corpus/$copy/$(echo "$f" | tr '/' '_')"
+    n=$((n + 1))
+  done
+  copy=$((copy + 1))
+done
+bytes=$(cat "$corpus"/*/*.rs | wc -c)
+echo "corpus: $n files, $bytes bytes (fixtures and examples, copied)"
+
+cargo build -q --release --bin visa-lint
+cargo build -q --release -p visa-analysis --example parse_floor
+lint=target/release/visa-lint
+floor=target/release/examples/parse_floor
+
+# Wall seconds of one run of a command (its output discarded, its exit status ignored).
+wall() {
+  local start end
+  start=$(date +%s.%N)
+  "$@" > /dev/null 2>&1 || true
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc -l
+}
+median() { sort -g | awk '{a[NR]=$1} END {m=(NR+1)/2; if (NR%2) print a[m]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+declare -a t_lint t_fmt t_parse t_lint1
+for _ in $(seq "$rounds"); do
+  t_lint+=("$(wall "$lint" "$corpus")")
+  t_lint1+=("$(wall "$lint" --jobs 1 "$corpus")")
+  t_fmt+=("$(wall rustfmt --check --edition 2024 "$corpus"/*/*.rs)")
+  t_parse+=("$(wall "$floor" "$corpus")")
+done
+m_lint=$(printf '%s\n' "${t_lint[@]}" | median)
+m_lint1=$(printf '%s\n' "${t_lint1[@]}" | median)
+m_fmt=$(printf '%s\n' "${t_fmt[@]}" | median)
+m_parse=$(printf '%s\n' "${t_parse[@]}" | median)
+printf 'median of %s rounds (seconds, whole process):\n' "$rounds"
+printf '  visa-lint (all cores)   %.3f\n' "$m_lint"
+printf '  visa-lint --jobs 1      %.3f\n' "$m_lint1"
+printf '  rustfmt --check         %.3f\n' "$m_fmt"
+printf '  ra_ap_syntax parse      %.3f\n' "$m_parse"
+printf 'rustfmt / visa-lint:            %.2fx (target >= 3)\n' "$(echo "$m_fmt / $m_lint" | bc -l)"
+printf 'visa-lint --jobs 1 / parse:     %.2fx (target <= 2)\n' "$(echo "$m_lint1 / $m_parse" | bc -l)"
