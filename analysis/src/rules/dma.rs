@@ -515,6 +515,17 @@ fn check_spatial_written(step: &Step, out: &mut Vec<Diagnostic>) {
 /// DMA-003: the HBM source of `to_dm` was placed at a constant address that is not 8-aligned.
 fn check_hbm_read_address(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let a = cx.target.dma_dm_align_bytes;
+    // The placed HBM tensors by type, once (a lookup per DMA, not a scan of every tensor): a
+    // DMA's source is known when exactly one placed HBM tensor has its type.
+    let mut placed: std::collections::HashMap<
+        &crate::model::TensorTy,
+        (&crate::model::TensorVar, usize),
+    > = std::collections::HashMap::new();
+    for t in &cx.model.tensors {
+        if matches!(t.ty.kind, Kind::Hbm) && t.address.is_some() {
+            placed.entry(&t.ty).or_insert((t, 0)).1 += 1;
+        }
+    }
     for chain in &cx.model.chains {
         for step in &chain.steps {
             if step.method != "to_dm" {
@@ -523,11 +534,7 @@ fn check_hbm_read_address(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let Some(i) = step.input.as_ref() else {
                 continue;
             };
-            let mut same =
-                cx.model.tensors.iter().filter(|t| {
-                    matches!(t.ty.kind, Kind::Hbm) && &t.ty == i && t.address.is_some()
-                });
-            let (Some(t), None) = (same.next(), same.next()) else {
+            let Some(&(t, 1)) = placed.get(i) else {
                 continue;
             };
             let Some(addr) = t.address else { continue };
