@@ -116,11 +116,10 @@ pub fn fn_env<'db>(
     if local.text(db).is_empty() {
         return env(db, module).clone();
     }
-    Arc::new(env_from_text(&format!(
-        "{}{}",
-        module.text(db),
-        local.text(db)
-    )))
+    // The module's environment is built once; what enclosing bodies add is read on top of it
+    // (parsing the module's text again for every nested function made one file of N kernels
+    // cost N^2).
+    Arc::new(env_on(env(db, module), local.text(db)))
 }
 
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
@@ -217,14 +216,11 @@ fn module_env_text(text: &str, tree: &RaFile, model: &syntax::FileModel) -> Stri
             env.push('\n');
         } else if let Some(name) = local_type_name(&node).filter(|_| !in_fn(&node)) {
             env.push_str(&format!("struct {name};\n"));
-        } else if let Some(f) = ra::Fn::cast(node) {
-            // The signature only: editing a body does not change it.
-            let start = f.syntax().text_range().start();
-            let end = f.body().map_or(f.syntax().text_range().end(), |b| {
-                b.syntax().text_range().start()
-            });
-            if let Some(sig) = text.get(u32::from(start) as usize..u32::from(end) as usize) {
-                env.push_str(sig.trim_end());
+        } else if let Some(f) = ra::Fn::cast(node).filter(|f| !in_fn(f.syntax())) {
+            // The signature only: editing a body does not change it. (Functions declared in a
+            // body are that body's: see `BodyDecls`.)
+            if let Some(sig) = signature_text(text, &f) {
+                env.push_str(sig);
                 env.push_str(";\n");
             }
         }
@@ -270,7 +266,14 @@ impl BodyDecls {
                 .push((site.span.start, decl));
         }
         for node in tree.syntax().descendants() {
-            let Some(name) = local_type_name(&node) else {
+            let decl = if let Some(name) = local_type_name(&node) {
+                format!("struct {name};\n")
+            } else if let Some(sig) = ra::Fn::cast(node.clone())
+                .as_ref()
+                .and_then(|f| signature_text(text, f))
+            {
+                format!("{sig};\n")
+            } else {
                 continue;
             };
             if let Some(f) = node.ancestors().skip(1).find_map(ra::Fn::cast) {
@@ -278,7 +281,7 @@ impl BodyDecls {
                 by_fn
                     .entry(span_of(f.syntax().text_range()))
                     .or_default()
-                    .push((at, format!("struct {name};\n")));
+                    .push((at, decl));
             }
         }
         BodyDecls { by_fn }
@@ -288,10 +291,14 @@ impl BodyDecls {
     fn visible_in(&self, f: &ra::Fn) -> String {
         let mut decls: Vec<&(u32, String)> = Vec::new();
         let own = span_of(f.syntax().text_range());
-        // The function's own body contributes its types (its axes and aliases are analysed
-        // with the function itself).
+        // The function's own body contributes its types and nested functions' signatures (its
+        // axes and aliases are analysed with the function itself).
         if let Some(own_decls) = self.by_fn.get(&own) {
-            decls.extend(own_decls.iter().filter(|(_, d)| d.starts_with("struct ")));
+            decls.extend(
+                own_decls
+                    .iter()
+                    .filter(|(_, d)| !d.starts_with("axes!") && !d.starts_with("type ")),
+            );
         }
         for outer in f.syntax().ancestors().skip(1).filter_map(ra::Fn::cast) {
             if let Some(d) = self.by_fn.get(&span_of(outer.syntax().text_range())) {
@@ -305,12 +312,19 @@ impl BodyDecls {
 
 /// Builds the environment from its text.
 fn env_from_text(env_text: &str) -> Env {
+    env_on(&Env::default(), env_text)
+}
+
+/// `base` with the declarations of `env_text` added (as if that text followed base's).
+fn env_on(base: &Env, env_text: &str) -> Env {
     let tree = RaFile::parse(env_text, Edition::Edition2024).tree();
     let model = syntax::file_model_of(&tree);
-    let (_, scope) = syntax::check_sites(&model, &Scope::default(), |_| true, None);
+    let (_, scope) = syntax::check_sites(&model, &base.scope, |_| true, None);
     let mut env = Env {
         scope: strip_spans(scope),
-        ..Env::default()
+        local_types: base.local_types.clone(),
+        consts: base.consts.clone(),
+        fns: base.fns.clone(),
     };
     for node in tree.syntax().descendants() {
         if let Some(c) = ra::Const::cast(node.clone()) {
@@ -330,6 +344,16 @@ fn env_from_text(env_text: &str) -> Env {
         }
     }
     env
+}
+
+/// A function's signature as written, without its body.
+fn signature_text<'t>(text: &'t str, f: &ra::Fn) -> Option<&'t str> {
+    let start = f.syntax().text_range().start();
+    let end = f.body().map_or(f.syntax().text_range().end(), |b| {
+        b.syntax().text_range().start()
+    });
+    text.get(u32::from(start) as usize..u32::from(end) as usize)
+        .map(str::trim_end)
 }
 
 /// The name of a struct, enum or trait the file defines.
