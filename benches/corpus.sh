@@ -24,6 +24,12 @@ while [ "$n" -lt 1000 ]; do
 done
 bytes=$(cat "$corpus"/*/*.rs | wc -c)
 echo "corpus: $n files, $bytes bytes (fixtures and examples, copied)"
+# The same kernels as one file, and a file of about 5 MB (kernels repeated).
+one="${TMPDIR:-/tmp}/visa-lint-corpus-one"
+rm -rf "$one" && mkdir -p "$one"
+cat "$corpus"/*/*.rs > "$one/all.rs"
+: > "$one/big.rs"
+while [ "$(wc -c < "$one/big.rs")" -lt 5000000 ]; do cat "$one/all.rs" >> "$one/big.rs"; done
 
 cargo build -q --release --bin visa-lint
 cargo build -q --release -p visa-analysis --example parse_floor
@@ -40,10 +46,11 @@ wall() {
 }
 median() { sort -g | awk '{a[NR]=$1} END {m=(NR+1)/2; if (NR%2) print a[m]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-declare -a t_lint t_fmt t_parse t_lint1
+declare -a t_lint t_fmt t_parse t_lint1 t_one
 for _ in $(seq "$rounds"); do
   t_lint+=("$(wall "$lint" "$corpus")")
   t_lint1+=("$(wall "$lint" --jobs 1 "$corpus")")
+  t_one+=("$(wall "$lint" --jobs 1 "$one/all.rs")")
   t_fmt+=("$(wall rustfmt --check --edition 2024 "$corpus"/*/*.rs)")
   t_parse+=("$(wall "$floor" "$corpus")")
 done
@@ -51,10 +58,18 @@ m_lint=$(printf '%s\n' "${t_lint[@]}" | median)
 m_lint1=$(printf '%s\n' "${t_lint1[@]}" | median)
 m_fmt=$(printf '%s\n' "${t_fmt[@]}" | median)
 m_parse=$(printf '%s\n' "${t_parse[@]}" | median)
+m_one=$(printf '%s\n' "${t_one[@]}" | median)
+big_bytes=$(wc -c < "$one/big.rs")
+big=$( { /usr/bin/time -f "%e %M" "$lint" --jobs 1 "$one/big.rs" > /dev/null || true; } 2>&1 | tail -n 1)
 printf 'median of %s rounds (seconds, whole process):\n' "$rounds"
 printf '  visa-lint (all cores)   %.3f\n' "$m_lint"
 printf '  visa-lint --jobs 1      %.3f\n' "$m_lint1"
 printf '  rustfmt --check         %.3f\n' "$m_fmt"
 printf '  ra_ap_syntax parse      %.3f\n' "$m_parse"
+printf '  visa-lint, one file     %.3f (the same kernels concatenated)\n' "$m_one"
+printf 'one file / many files:          %.2fx (target <= 1.5)\n' "$(echo "$m_one / $m_lint1" | bc -l)"
+set -- $big
+printf 'a %s-byte file: %s s, %s KB peak (%.0f bytes of memory per byte of input; targets 5 s, 50)\n' \
+  "$big_bytes" "$1" "$2" "$(echo "$2 * 1024 / $big_bytes" | bc -l)"
 printf 'rustfmt / visa-lint:            %.2fx (target >= 3)\n' "$(echo "$m_fmt / $m_lint" | bc -l)"
 printf 'visa-lint --jobs 1 / parse:     %.2fx (target <= 2)\n' "$(echo "$m_lint1 / $m_parse" | bc -l)"
