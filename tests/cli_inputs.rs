@@ -505,3 +505,40 @@ fn invalid_configuration_exits_2() {
         "visa-lint: invalid configuration: $DIR/visa-lint.toml: `rules.XYZ`: `XYZ` is no rule code, rule name or family (see `visa-lint --list-rules`)\n"
     );
 }
+
+/// The configuration names no files, so it cannot send visa-lint out of the workspace: keys
+/// that look like paths are unknown keys (exit 2, nothing read), and the search for a
+/// configuration stops at the repository root, so a `visa-lint.toml` above it is not read.
+#[test]
+fn configuration_paths_never_leave_the_workspace() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    // Something outside the repository that a path trick would try to reach.
+    write(d, "secret/visa-lint.toml", "[rules]\nMAP = \"allow\"\n");
+    write(d, "visa-lint.toml", "[rules]\nMAP = \"allow\"\n");
+    std::fs::create_dir_all(d.join("repo/.git")).expect("mkdir .git");
+    write(d, "repo/k.rs", BAD);
+    // No configuration in the repository: the one above `.git` is not read, MAP-001 stands.
+    let run = run_in(d, &["$DIR/repo"]);
+    assert_eq!(
+        (run.code, summary(&run)),
+        (1, "visa-lint: 1 file checked: 1 error, 0 warnings, 0 other")
+    );
+    for trick in [
+        "include = \"../secret/visa-lint.toml\"\n",
+        "extends = \"/etc/passwd\"\n",
+        "config = \"../../..\"\n",
+        "[rules]\n\"../secret\" = \"allow\"\n",
+    ] {
+        write(d, "repo/visa-lint.toml", trick);
+        let run = run_in(d, &["$DIR/repo"]);
+        assert_eq!(run.code, 2, "{trick}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .starts_with("visa-lint: invalid configuration: $DIR/repo/visa-lint.toml:"),
+            "{trick}: {}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "", "{trick}: nothing is checked");
+    }
+}
