@@ -297,6 +297,17 @@ fn sch_001_checks_hundreds_of_live_tensors() {
     // Each fix moves the tensor past every live one.
     let last = found.last().map(|d| d.message.clone()).unwrap_or_default();
     assert!(last.contains("`y200` occupies DM [0, 16)"), "{last}");
+    // The pairwise hazard checks are not run at this size, and the function says so once.
+    let skipped: Vec<String> = check_text(&text)
+        .into_iter()
+        .filter(|d| d.code() == "VL-007")
+        .map(|d| d.message)
+        .collect();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(skipped[0].contains("402 chains"), "{}", skipped[0]);
+    // Below the bound nothing is skipped.
+    let small = many_live_tensors(100, |_| 0);
+    assert!(check_text(&small).iter().all(|d| d.code() != "VL-007"));
 }
 
 #[test]

@@ -98,8 +98,25 @@ pub const SCH_004: Rule = Rule {
     manual: "L2909, L2353, L3336",
 };
 
+pub const VL_007: Rule = Rule {
+    code: "VL-007",
+    name: "checks-skipped",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "A check that would be too costly on a function this large says it was skipped",
+    docs: "The hazard checks (SCH-002..SCH-004) and the bank rule's concurrency model relate every \
+           pair of chains of engine calls in a function. Above 400 chains visa-lint does not build \
+           those relations and reports this note on the function's name instead, so that a \
+           function without findings is never mistaken for a checked one. SCH-001 (overlapping \
+           live tensors) scales and is always checked. Split the function to have the rest \
+           checked.",
+    bad: "fn huge(ctx: &mut Context, /* 401 chains of engine calls */) { /* ... */ }",
+    good: "fn part1(ctx: &mut Context) { /* 200 chains */ }\nfn part2(ctx: &mut Context) { /* 201 chains */ }",
+    manual: "(the tool's own rule)",
+};
+
 /// Every rule of this family, in code order.
-pub const RULES: &[Rule] = &[SCH_001, SCH_002, SCH_003, SCH_004];
+pub const RULES: &[Rule] = &[SCH_001, SCH_002, SCH_003, SCH_004, VL_007];
 
 /// How to write a DM address in a fix.
 fn address_text(a: u64) -> String {
@@ -390,6 +407,19 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let (nodes, vars) = scan(cx.model);
     let clashed = check_live_overlaps(cx, &nodes, &vars, out);
     if nodes.len() > MAX_NODES {
+        // Say so once, rather than let a clean verdict mean "not checked".
+        out.push(Diagnostic::new(
+            &VL_007,
+            cx.model.span,
+            format!(
+                "`{}` has {} chains of engine calls, more than the {MAX_NODES} the hazard \
+                 checks relate pairwise: SCH-002..SCH-004 and the bank rule's concurrency \
+                 (BNK-001/002/004/005) were not checked here (SCH-001 was); split the function \
+                 to have them checked",
+                cx.model.name,
+                nodes.len()
+            ),
+        ));
         return;
     }
     let t = Timeline::relate(nodes, vars);
