@@ -124,6 +124,19 @@ pub struct EngineUse {
     pub percent: u64,
 }
 
+/// Engines in pipeline order, DMA last.
+pub(crate) const ENGINES: [&str; 9] = [
+    "Fetch Engine",
+    "Switch Engine",
+    "Collect Engine",
+    "Contraction Engine",
+    "Vector Engine",
+    "Cast Engine",
+    "Transpose Engine",
+    "Commit Engine",
+    "DMA",
+];
+
 /// What one function costs.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelCost {

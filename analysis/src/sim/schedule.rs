@@ -432,7 +432,7 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
             percent: busy.saturating_mul(100).checked_div(total).unwrap_or(0),
         })
         .collect();
-    engines.sort_by_key(|e| super::svg::ENGINES.iter().position(|x| *x == e.engine));
+    engines.sort_by_key(|e| super::ENGINES.iter().position(|x| *x == e.engine));
     let assumptions: BTreeSet<Assumption> = all_ops
         .iter()
         .flat_map(|o| o.assumptions.iter().cloned())

@@ -20,19 +20,6 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Engines in pipeline order, DMA last.
-pub(crate) const ENGINES: [&str; 9] = [
-    "Fetch Engine",
-    "Switch Engine",
-    "Collect Engine",
-    "Contraction Engine",
-    "Vector Engine",
-    "Cast Engine",
-    "Transpose Engine",
-    "Commit Engine",
-    "DMA",
-];
-
 fn color(engine: &str) -> &'static str {
     match engine {
         "Fetch Engine" => "#4e79a7",
@@ -179,7 +166,7 @@ pub fn timeline(kernels: &[&KernelCost], line_of: &dyn Fn(usize, Span) -> u32) -
             .filter_map(|t| super::schedule::limiting(t.ops.iter().map(|&i| &k.ops[i])))
             .map(|o| o.engine)
             .collect();
-        engines.sort_by_key(|e| ENGINES.iter().position(|x| x == e));
+        engines.sort_by_key(|e| super::ENGINES.iter().position(|x| x == e));
         engines.dedup();
         let mut x = LEFT;
         for e in engines {
