@@ -65,6 +65,13 @@ fn every_prefix_of_every_fixture_is_analysed() {
     let mut files = rs_files(&root().join("fixtures/manual"));
     files.extend(rs_files(&root().join("fixtures/rules")));
     files.extend(rs_files(&root().join("fixtures/ok")));
+    // Except the VL-007 pair: generated kernels of 400+ chains (600 lines), whose 10,000
+    // prefixes would each be a whole large function; tests/fuzz.rs and tests/robustness.rs
+    // cover large functions.
+    files.retain(|f| {
+        !f.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("VL-007"))
+    });
     // Files are shared out over the available cores (the test dominates the suite's time).
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let results: Vec<(usize, (Duration, String))> = std::thread::scope(|scope| {
