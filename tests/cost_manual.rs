@@ -6,7 +6,7 @@
 use std::path::Path;
 use visa_analysis::derive::dma::{Media, stride0};
 use visa_analysis::sim::dma::{DmaShape, dma_cost};
-use visa_analysis::sim::{self, KernelCost, Lane};
+use visa_analysis::sim::{KernelCost, Lane};
 use visa_analysis::target::RNGD;
 
 fn fixture(name: &str) -> String {
@@ -16,12 +16,13 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// Every function of `text` with engine operations, simulated.
+/// Every function of `text` with engine operations, with the cost its analysis computed (on
+/// RNGD, the default target).
 fn kernels(text: &str) -> Vec<KernelCost> {
     visa_analysis::db::analyse_text(text)
         .fns
         .iter()
-        .map(|(_, f)| sim::simulate_model(&f.model, &RNGD))
+        .map(|(_, f)| f.cost.clone())
         .filter(|k| !k.ops.is_empty())
         .collect()
 }

@@ -96,21 +96,26 @@ pub fn actual(text: &str, d: &visa_analysis::Diagnostic) -> Expectation {
     }
 }
 
+/// `visa-lint ARGS...` parsed, with arguments starting with `fixtures` made absolute.
+fn parse_cli(args: &[&str]) -> visa_server::cli::Cli {
+    use clap::Parser;
+    let root = env!("CARGO_MANIFEST_DIR");
+    let argv = std::iter::once("visa-lint".to_string()).chain(args.iter().map(|a| {
+        if a.starts_with("fixtures") {
+            format!("{root}/{a}")
+        } else {
+            (*a).to_string()
+        }
+    }));
+    visa_server::cli::Cli::try_parse_from(argv).expect("arguments parse")
+}
+
 /// Runs `visa-lint ARGS...` in-process from the repository root; returns (exit status, stdout).
 /// Arguments starting with `fixtures` are paths relative to the repository root, and the root
 /// is stripped from the output so snapshots do not depend on where the checkout lives.
 pub fn run_cli(args: &[&str]) -> (u8, String) {
-    use clap::Parser;
     let root = env!("CARGO_MANIFEST_DIR");
-    let mut argv = vec!["visa-lint".to_string()];
-    for a in args {
-        if a.starts_with("fixtures") {
-            argv.push(format!("{root}/{a}"));
-        } else {
-            argv.push((*a).to_string());
-        }
-    }
-    let cli = visa_server::cli::Cli::try_parse_from(&argv).expect("arguments parse");
+    let cli = parse_cli(args);
     let mut out = codespan_reporting::term::termcolor::NoColor::new(Vec::new());
     let code = visa_server::cli::run_with(&cli, &mut out);
     let text = String::from_utf8(out.into_inner())
@@ -140,17 +145,8 @@ pub fn run_cli_analysing(
     stdin: &str,
     analyse: &(dyn Fn(&visa_analysis::Config, &str) -> Vec<visa_analysis::Diagnostic> + Sync),
 ) -> Run {
-    use clap::Parser;
     let root = env!("CARGO_MANIFEST_DIR");
-    let mut argv = vec!["visa-lint".to_string()];
-    for a in args {
-        if a.starts_with("fixtures") {
-            argv.push(format!("{root}/{a}"));
-        } else {
-            argv.push((*a).to_string());
-        }
-    }
-    let cli = visa_server::cli::Cli::try_parse_from(&argv).expect("arguments parse");
+    let cli = parse_cli(args);
     let mut out = codespan_reporting::term::termcolor::NoColor::new(Vec::new());
     let mut err = Vec::new();
     let code = visa_server::cli::run_streams(

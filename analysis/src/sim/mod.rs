@@ -24,11 +24,8 @@ mod schedule;
 pub mod svg;
 mod tu;
 
-use crate::derive::Op;
-use crate::derive::dma::DmaOp;
 use crate::diagnostic::Span;
-use crate::model::{FnModel, Tu};
-use crate::target::Target;
+use crate::model::Tu;
 
 pub use schedule::simulate;
 
@@ -165,11 +162,4 @@ impl KernelCost {
         v.sort_by_key(|h| std::cmp::Reverse(h.2));
         v
     }
-}
-
-/// The same as [`simulate`], deriving the operations itself (for callers without them).
-pub fn simulate_model(model: &FnModel, target: &Target) -> KernelCost {
-    let ops: Vec<Op<'_>> = crate::derive::ops(model, target);
-    let dma: Vec<DmaOp<'_>> = crate::derive::dma::ops(model, target);
-    simulate(model, &ops, &dma, target)
 }
