@@ -387,12 +387,13 @@ fn a_panicking_analysis_is_reported_and_the_run_goes_on() {
         "use furiosa_visa_std::prelude::*; // BOOM\n",
     );
     write(d, "b_kernel.rs", BAD);
-    let analyse = |config: &visa_analysis::Config, text: &str| {
-        if text.contains("BOOM") {
-            panic!("the analysis met BOOM");
-        }
-        visa_server::lint::analyse(config, text)
-    };
+    let analyse =
+        |config: &visa_analysis::Config, file: &visa_server::lint::FileCtx, text: &str| {
+            if text.contains("BOOM") {
+                panic!("the analysis met BOOM");
+            }
+            visa_server::lint::analyse(config, file, text)
+        };
     let path = d.display().to_string();
     let run = run_cli_analysing(&[&path, "--format", "json"], "", &analyse);
     assert_eq!(run.code, 1);

@@ -404,7 +404,7 @@ proptest! {
         let result = on_8_mib(move || {
             use salsa::Setter;
             let mut db = Database::default();
-            let file = SourceFile::new(&db, first.clone());
+            let file = SourceFile::new(&db, first.clone(), std::path::PathBuf::from("fuzz.rs"));
             let settings = db::Settings::new(&db, visa_analysis::Config::default());
             db::file_analysis(&db, file, settings);
             let mut text = first;

@@ -7,11 +7,12 @@
 //! `Err(Cancelled)`, and the surface answers `ContentModified` or drops a stale result.
 
 use crate::config::Config;
-use crate::db::{self, Database, Settings, SourceFile};
+use crate::db::{self, Database, Settings, SourceFile, Workspace};
 use crate::diagnostic::{Diagnostic, Fix, Span};
 use crate::line_index::LineIndex;
 use crate::mapping::{self, Layout, Scope};
 use crate::model::{Step, TensorTy};
+use crate::project::Package;
 use crate::rule::Rule;
 use crate::syntax::{self, MacroKind};
 use std::collections::HashMap;
@@ -29,6 +30,7 @@ pub struct FileId(u32);
 pub struct AnalysisHost {
     db: Database,
     settings: Settings,
+    workspace: Workspace,
     files: Vec<(PathBuf, SourceFile)>,
     by_path: HashMap<PathBuf, FileId>,
 }
@@ -43,9 +45,11 @@ impl AnalysisHost {
     pub fn new() -> AnalysisHost {
         let db = Database::default();
         let settings = Settings::new(&db, Config::default());
+        let workspace = Workspace::new(&db, Arc::default(), Arc::default());
         AnalysisHost {
             db,
             settings,
+            workspace,
             files: Vec::new(),
             by_path: HashMap::new(),
         }
@@ -74,10 +78,54 @@ impl AnalysisHost {
             return id;
         }
         let id = FileId(u32::try_from(self.files.len()).unwrap_or(u32::MAX));
-        let input = SourceFile::new(&self.db, text);
+        let absolute = absolute(path);
+        let input = SourceFile::new(&self.db, text, absolute.clone());
         self.files.push((path.to_path_buf(), input));
         self.by_path.insert(path.to_path_buf(), id);
+        let mut files = (**self.workspace.files(&self.db)).clone();
+        files.insert(absolute, input);
+        self.workspace.set_files(&mut self.db).to(Arc::new(files));
         id
+    }
+
+    /// Adds many files at once (one change of the workspace's file set, not one per file).
+    pub fn set_files(&mut self, files: impl IntoIterator<Item = (PathBuf, String)>) {
+        use salsa::Setter;
+        let mut map = (**self.workspace.files(&self.db)).clone();
+        for (path, text) in files {
+            if let Some(&id) = self.by_path.get(&path) {
+                let input = self.files[id.0 as usize].1;
+                if *input.text(&self.db) != text {
+                    input.set_text(&mut self.db).to(text);
+                }
+                continue;
+            }
+            let id = FileId(u32::try_from(self.files.len()).unwrap_or(u32::MAX));
+            let abs = absolute(&path);
+            let input = SourceFile::new(&self.db, text, abs.clone());
+            self.files.push((path.clone(), input));
+            self.by_path.insert(path, id);
+            map.insert(abs, input);
+        }
+        if map.len() != self.workspace.files(&self.db).len() {
+            self.workspace.set_files(&mut self.db).to(Arc::new(map));
+        }
+    }
+
+    /// The Cargo packages of the workspace (see [`crate::project`]): files are analysed within
+    /// their crate, and files the host does not hold are unknown.
+    pub fn set_packages(&mut self, packages: Vec<Package>) {
+        use salsa::Setter;
+        if **self.workspace.packages(&self.db) != packages {
+            self.workspace
+                .set_packages(&mut self.db)
+                .to(Arc::new(packages));
+        }
+    }
+
+    /// The packages set by [`AnalysisHost::set_packages`].
+    pub fn packages(&self) -> &[Package] {
+        self.workspace.packages(&self.db)
     }
 
     /// Forgets a file's text (its id stays valid and answers as an empty file).
@@ -88,6 +136,10 @@ impl AnalysisHost {
                 input.set_text(&mut self.db).to(String::new());
             }
             self.by_path.remove(&path);
+            let mut files = (**self.workspace.files(&self.db)).clone();
+            if files.remove(input.path(&self.db)).is_some() {
+                self.workspace.set_files(&mut self.db).to(Arc::new(files));
+            }
         }
     }
 
@@ -107,6 +159,10 @@ impl AnalysisHost {
             files: self.files.iter().map(|(_, f)| *f).collect(),
         }
     }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// A snapshot of the host: every question about the files it held when it was taken.

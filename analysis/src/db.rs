@@ -8,11 +8,14 @@ use crate::diagnostic::{Diagnostic, Span};
 use crate::mapping::{self, Scope};
 use crate::model::build::{self, Env};
 use crate::model::{self, FnModel};
+use crate::project::Package;
+use crate::resolve::{self, CrateSpec, DefMap, FileItems};
 use crate::syntax::{self, MacroKind};
 use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
-use ra_ap_syntax::{AstNode, Edition, SourceFile as RaFile, TextRange};
-use std::collections::HashMap;
+use ra_ap_syntax::{AstNode, Edition, Parse, SourceFile as RaFile, TextRange};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A kernel source file.
@@ -20,13 +23,140 @@ use std::sync::Arc;
 pub struct SourceFile {
     #[returns(ref)]
     pub text: String,
+    /// Its absolute path (`<text>` and the like for texts that are not files).
+    #[returns(ref)]
+    pub path: PathBuf,
 }
 
-/// The text of the declarations visible to a function (see [`fn_env_text`]).
+/// The workspace: every file the host holds, by absolute path, and the Cargo packages around
+/// them (one per database; a database without one analyses each file alone).
+#[salsa::input(singleton)]
+pub struct Workspace {
+    #[returns(ref)]
+    pub files: Arc<BTreeMap<PathBuf, SourceFile>>,
+    #[returns(ref)]
+    pub packages: Arc<Vec<Package>>,
+}
+
+/// The text of the declarations visible to a function (see [`module_envs`]), and the glob
+/// imports that could not be read (names the text lacks may come from them).
 #[salsa::interned]
 pub struct EnvText<'db> {
     #[returns(ref)]
     pub text: String,
+    #[returns(ref)]
+    pub unresolved: Vec<String>,
+}
+
+/// A file's one parse.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parse<RaFile> {
+    RaFile::parse(file.text(db), Edition::Edition2024)
+}
+
+/// What a file declares, module by module (equal after an edit inside a function body, so
+/// the crate's module tree and scopes are not rebuilt).
+#[salsa::tracked(returns(ref))]
+pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> {
+    Arc::new(resolve::file_items(&parse(db, file).tree()))
+}
+
+/// The crates a def map is built from: the crate analysed, then the crates it reaches by
+/// name (name, root path).
+#[salsa::interned]
+pub struct CrateKey<'db> {
+    #[returns(ref)]
+    pub specs: Vec<(String, PathBuf)>,
+}
+
+struct DbItems<'a> {
+    db: &'a dyn salsa::Database,
+    files: &'a BTreeMap<PathBuf, SourceFile>,
+    /// A file analysed alone, which the workspace may not hold.
+    alone: Option<SourceFile>,
+}
+
+impl resolve::ItemSource for DbItems<'_> {
+    fn items(&self, path: &Path) -> Option<Arc<FileItems>> {
+        let file = self
+            .alone
+            .filter(|f| f.path(self.db) == path)
+            .or_else(|| self.files.get(path).copied())?;
+        Some(file_items(self.db, file).clone())
+    }
+}
+
+/// A crate's module tree with every scope resolved.
+#[salsa::tracked(returns(ref))]
+pub fn def_map<'db>(db: &'db dyn salsa::Database, key: CrateKey<'db>) -> Arc<DefMap> {
+    let empty = BTreeMap::new();
+    let files = Workspace::try_get(db).map_or(&empty, |w| &**w.files(db));
+    let specs: Vec<CrateSpec> = key
+        .specs(db)
+        .iter()
+        .map(|(name, root)| CrateSpec {
+            name: name.clone(),
+            root: root.clone(),
+        })
+        .collect();
+    let alone = None;
+    Arc::new(DefMap::build(&specs, &DbItems { db, files, alone }))
+}
+
+/// The environment of each module of a file (index as in [`FileItems::modules`]): what is
+/// visible there, found in the file's crate.
+#[salsa::tracked(returns(ref))]
+pub fn module_envs(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<(String, Vec<String>)>> {
+    let path = file.path(db);
+    let items = file_items(db, file);
+    let from = |map: &DefMap| -> Option<Vec<(String, Vec<String>)>> {
+        map.module_of(path, 0)?;
+        Some(
+            (0..items.modules.len())
+                .map(|i| {
+                    map.module_of(path, i)
+                        .map(|m| map.env_text(m))
+                        .unwrap_or_default()
+                })
+                .collect(),
+        )
+    };
+    if let Some(ws) = Workspace::try_get(db) {
+        let mut pkgs: Vec<&Package> = ws
+            .packages(db)
+            .iter()
+            .filter(|p| p.contains(path))
+            .collect();
+        pkgs.sort_by_key(|p| std::cmp::Reverse(p.dir.components().count()));
+        if let Some(pkg) = pkgs.first() {
+            let lib = pkg.lib_name.clone().zip(pkg.roots.first().cloned());
+            for root in &pkg.roots {
+                let mut specs = vec![(pkg.crate_name(root), root.clone())];
+                if let Some((name, lib_root)) = &lib
+                    && lib_root != root
+                {
+                    specs.push((name.clone(), lib_root.clone()));
+                }
+                if let Some(envs) = from(def_map(db, CrateKey::new(db, specs))) {
+                    return Arc::new(envs);
+                }
+            }
+        }
+    }
+    // Outside any package's module tree: the file is its own crate root.
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().replace('-', "_"))
+        .unwrap_or_default();
+    let spec = CrateSpec {
+        name,
+        root: path.clone(),
+    };
+    let empty = BTreeMap::new();
+    let files = Workspace::try_get(db).map_or(&empty, |w| &**w.files(db));
+    let alone = Some(file);
+    let map = DefMap::build(&[spec], &DbItems { db, files, alone });
+    Arc::new(from(&map).unwrap_or_default())
 }
 
 /// One function's text, its environment and the chip it is checked for. The environment is
@@ -103,7 +233,9 @@ fn span_of(r: TextRange) -> Span {
 /// The environment built from its text (tracked: shared by every function that sees it).
 #[salsa::tracked(returns(ref))]
 pub fn env<'db>(db: &'db dyn salsa::Database, text: EnvText<'db>) -> Arc<Env> {
-    Arc::new(env_from_text(text.text(db)))
+    let mut env = env_from_text(text.text(db));
+    env.scope.unresolved = text.unresolved(db).clone();
+    Arc::new(env)
 }
 
 /// The module's environment with the declarations of the enclosing functions added.
@@ -148,12 +280,29 @@ pub fn file_analysis(
     }
     // The file is parsed once; its functions are re-parsed from their own text by their own
     // queries (which keeps their analyses independent of where they sit in the file).
-    let tree = RaFile::parse(text, Edition::Edition2024).tree();
+    let tree = parse(db, file).tree();
     let model = syntax::file_model_of(&tree);
-    // Module-level mappings and declarations.
-    let (mut diagnostics, _) =
-        syntax::check_sites(&model, &Scope::default(), |s| s.fns.is_empty(), None);
-    let module_env = EnvText::new(db, module_env_text(text, &tree, &model));
+    let items = file_items(db, file);
+    let envs = module_envs(db, file);
+    let env_texts: Vec<EnvText> = (0..items.modules.len())
+        .map(|i| {
+            let (text, unresolved) = envs.get(i).cloned().unwrap_or_default();
+            EnvText::new(db, text, unresolved)
+        })
+        .collect();
+    let module_at = |offset: u32| DefMap::innermost(items, offset);
+    // Module-level mappings and declarations, each with what its module sees.
+    let mut diagnostics = Vec::new();
+    for (i, module_env) in env_texts.iter().enumerate() {
+        let base = &env(db, *module_env).scope;
+        let (d, _) = syntax::check_sites(
+            &model,
+            base,
+            |s| s.fns.is_empty() && module_at(s.span.start) == i,
+            None,
+        );
+        diagnostics.extend(d);
+    }
     let in_bodies = BodyDecls::new(text, &tree, &model);
     let mut fns = Vec::new();
     for f in tree.syntax().descendants().filter_map(ra::Fn::cast) {
@@ -162,7 +311,11 @@ pub fn file_analysis(
         let Some(fn_text) = text.get(span.range()) else {
             continue;
         };
-        let local = EnvText::new(db, in_bodies.visible_in(&f));
+        let local = EnvText::new(db, in_bodies.visible_in(&f), Vec::new());
+        let module_env = env_texts
+            .get(module_at(span.start))
+            .copied()
+            .unwrap_or_else(|| EnvText::new(db, String::new(), Vec::new()));
         let input = FnInput::new(db, fn_text.to_string(), module_env, local, target);
         let analysis = fn_analysis(db, input).clone();
         diagnostics.extend(
@@ -189,43 +342,6 @@ pub fn file_diagnostics(
     let raw = file_analysis(db, file, settings).diagnostics.clone();
     let suppressed = crate::suppress::apply(file.text(db), raw);
     settings.config(db).apply(suppressed).into()
-}
-
-/// The module-level declarations every function sees: `axes!` calls, mapping aliases,
-/// `const` items and every function's signature.
-fn module_env_text(text: &str, tree: &RaFile, model: &syntax::FileModel) -> String {
-    let mut env = String::new();
-    for site in model
-        .sites
-        .iter()
-        .filter(|s| s.fns.is_empty() && s.kind == MacroKind::Axes)
-    {
-        if let Some(t) = text.get(site.span.range()) {
-            env.push_str(t);
-            env.push_str(";\n");
-        }
-    }
-    let in_fn =
-        |n: &ra_ap_syntax::SyntaxNode| n.ancestors().skip(1).any(|a| ra::Fn::can_cast(a.kind()));
-    for node in tree.syntax().descendants() {
-        if let Some(c) = ra::Const::cast(node.clone()).filter(|c| !in_fn(c.syntax())) {
-            env.push_str(&c.syntax().text().to_string());
-            env.push('\n');
-        } else if let Some(a) = ra::TypeAlias::cast(node.clone()).filter(|a| !in_fn(a.syntax())) {
-            env.push_str(&a.syntax().text().to_string());
-            env.push('\n');
-        } else if let Some(name) = local_type_name(&node).filter(|_| !in_fn(&node)) {
-            env.push_str(&format!("struct {name};\n"));
-        } else if let Some(f) = ra::Fn::cast(node).filter(|f| !in_fn(f.syntax())) {
-            // The signature only: editing a body does not change it. (Functions declared in a
-            // body are that body's: see `BodyDecls`.)
-            if let Some(sig) = signature_text(text, &f) {
-                env.push_str(sig);
-                env.push_str(";\n");
-            }
-        }
-    }
-    env
 }
 
 /// What function bodies declare for the functions inside them (the manual's
@@ -419,7 +535,7 @@ pub fn analyse_fn(text: &str, env: &Env, target: &Target) -> FnAnalysis {
 /// Convenience: analyses a text in a fresh database with the default configuration.
 pub fn analyse_text(text: &str) -> Arc<FileAnalysis> {
     let db = Database::default();
-    let file = SourceFile::new(&db, text.to_string());
+    let file = SourceFile::new(&db, text.to_string(), PathBuf::from("<text>"));
     let settings = Settings::new(&db, Config::default());
     file_analysis(&db, file, settings).clone()
 }
@@ -479,7 +595,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         let mut db = Database::with_event_log(move |e| {
             sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
         });
-        let file = SourceFile::new(&db, KERNEL.to_string());
+        let file = SourceFile::new(&db, KERNEL.to_string(), PathBuf::from("k.rs"));
         let settings = Settings::new(&db, Config::default());
         let before = file_analysis(&db, file, settings).clone();
         assert_eq!(executed(&log).len(), 2, "both functions analysed once");

@@ -11,6 +11,8 @@ pub mod diagnostic;
 pub mod line_index;
 pub mod mapping;
 pub mod model;
+pub mod project;
+pub mod resolve;
 pub mod rule;
 pub mod rules;
 pub mod sim;

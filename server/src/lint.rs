@@ -7,27 +7,137 @@ use crate::output::{self, Source};
 use crate::sarif;
 use crate::walk;
 use codespan_reporting::term::termcolor::WriteColor;
+use std::collections::HashMap;
 use std::io::Read;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use visa_analysis::config::{Level, check_selector};
+use visa_analysis::project::{self, Package};
 use visa_analysis::{AnalysisHost, Config, Diagnostic, LineIndex, Severity, Span};
 
 /// How one text is analysed under a configuration: [`analyse`] in production, anything in
 /// tests of the CLI itself.
-pub type Analyse<'a> = &'a (dyn Fn(&Config, &str) -> Vec<Diagnostic> + Sync);
+pub type Analyse<'a> = &'a (dyn Fn(&Config, &FileCtx, &str) -> Vec<Diagnostic> + Sync);
+
+/// Where a text comes from: its path and the Cargo package it lies in (read once per run), so
+/// it is analysed within its crate.
+#[derive(Clone, Debug, Default)]
+pub struct FileCtx {
+    pub path: Option<PathBuf>,
+    pub package: Option<Arc<LoadedPackage>>,
+}
+
+/// A package's files as the run read them, and one analysis host over them shared by the
+/// package's files (built by the first file checked, for its configuration).
+pub struct LoadedPackage {
+    pub package: Package,
+    pub files: Vec<(PathBuf, String)>,
+    host: Mutex<Option<(Config, AnalysisHost)>>,
+}
+
+impl std::fmt::Debug for LoadedPackage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPackage")
+            .field("package", &self.package)
+            .field("files", &self.files.len())
+            .finish()
+    }
+}
+
+impl LoadedPackage {
+    pub fn read(package: Package) -> LoadedPackage {
+        let files = project::load(&package);
+        LoadedPackage {
+            package,
+            files,
+            host: Mutex::new(None),
+        }
+    }
+
+    fn host_with(&self, config: &Config, path: &Path, text: &str) -> AnalysisHost {
+        let mut host = AnalysisHost::new();
+        host.set_config(config.clone());
+        host.set_packages(vec![self.package.clone()]);
+        host.set_files(self.files.iter().map(|(p, t)| {
+            let t = if p == path { text } else { t.as_str() };
+            (p.clone(), t.to_string())
+        }));
+        host.set_file(path, text.to_string());
+        host
+    }
+
+    /// The diagnostics of `path` with `text`: from the shared host when the text is the one
+    /// read from disk, from a host of its own otherwise (a `--fix` pass, standard input).
+    fn diagnostics(&self, config: &Config, path: &Path, text: &str) -> Vec<Diagnostic> {
+        let on_disk = self.files.iter().any(|(p, t)| p == path && t == text);
+        let snapshot = on_disk
+            .then(|| {
+                let mut slot = self.host.lock().ok()?;
+                if slot.is_none() {
+                    *slot = Some((config.clone(), self.host_with(config, path, text)));
+                }
+                let (c, host) = slot.as_ref()?;
+                (c == config).then(|| (host.snapshot(), host.file_id(path)))
+            })
+            .flatten();
+        let (analysis, file) = match snapshot {
+            Some((a, Some(f))) => (a, f),
+            _ => {
+                let host = self.host_with(config, path, text);
+                let Some(f) = host.file_id(path) else {
+                    return Vec::new();
+                };
+                (host.snapshot(), f)
+            }
+        };
+        analysis
+            .diagnostics(file)
+            .map(|d| d.to_vec())
+            .unwrap_or_default()
+    }
+}
 
 /// The engine's diagnostics of a text under a configuration (suppression comments and rule
-/// levels applied).
-pub fn analyse(config: &Config, text: &str) -> Vec<Diagnostic> {
+/// levels applied), within its crate when it lies in a package.
+pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
+    if let (Some(path), Some(pkg)) = (&file.path, &file.package) {
+        return pkg.diagnostics(config, &absolute(path), text);
+    }
     let mut host = AnalysisHost::new();
     host.set_config(config.clone());
-    let file = host.set_file(std::path::Path::new("<text>"), text.to_string());
+    let path = file.path.clone().unwrap_or_else(|| PathBuf::from("<text>"));
+    let file = host.set_file(&path, text.to_string());
     host.snapshot()
         .diagnostics(file)
         .map(|d| d.to_vec())
         .unwrap_or_default()
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Finds and reads the package of every file, once per package.
+fn packages_of(paths: &[Option<PathBuf>]) -> Vec<Option<Arc<LoadedPackage>>> {
+    let mut by_dir: HashMap<PathBuf, Option<Package>> = HashMap::new();
+    let mut loaded: HashMap<PathBuf, Arc<LoadedPackage>> = HashMap::new();
+    paths
+        .iter()
+        .map(|p| {
+            let dir = absolute(p.as_ref()?).parent()?.to_path_buf();
+            let pkg = by_dir
+                .entry(dir)
+                .or_insert_with_key(|dir| project::discover(&dir.join("_")))
+                .clone()?;
+            Some(
+                loaded
+                    .entry(pkg.dir.clone())
+                    .or_insert_with(|| Arc::new(LoadedPackage::read(pkg)))
+                    .clone(),
+            )
+        })
+        .collect()
 }
 
 /// Progress is drawn on a terminal when more than this many files are checked.
@@ -129,6 +239,7 @@ fn read_text(origin: &Origin) -> Result<(String, String), String> {
 fn check_one(
     origin: &Origin,
     config: &Config,
+    ctx: &FileCtx,
     analyse: Analyse<'_>,
     fixing: Option<Applicability>,
 ) -> Checked {
@@ -164,7 +275,7 @@ fn check_one(
         };
     }
     let run = || {
-        let analyse_levelled = |t: &str| analyse(config, t);
+        let analyse_levelled = |t: &str| analyse(config, ctx, t);
         match fixing {
             None => (text.clone(), analyse_levelled(&text), 0),
             Some(which) => {
@@ -198,6 +309,7 @@ fn check_one(
 fn check_all(
     origins: &[Origin],
     configs: &[Arc<Config>],
+    ctxs: &[FileCtx],
     analyse: Analyse<'_>,
     fixing: Option<Applicability>,
     jobs: usize,
@@ -226,7 +338,8 @@ fn check_all(
                             break;
                         };
                         let config = configs.get(i).cloned().unwrap_or_default();
-                        mine.push((i, check_one(origin, &config, analyse, fixing)));
+                        let ctx = ctxs.get(i).cloned().unwrap_or_default();
+                        mine.push((i, check_one(origin, &config, &ctx, analyse, fixing)));
                         if let Some(bar) = &progress {
                             bar.inc(1);
                         }
@@ -358,9 +471,24 @@ pub fn lint(
         configs.push(config.clone());
     }
 
+    // Each file is analysed within its crate: the packages around the files, read once.
+    let paths: Vec<Option<PathBuf>> = origins
+        .iter()
+        .map(|o| match o {
+            Origin::File { path, .. } => Some(path.clone()),
+            Origin::Stdin(..) => cli.stdin_filename.clone(),
+        })
+        .collect();
+    let ctxs: Vec<FileCtx> = packages_of(&paths)
+        .into_iter()
+        .zip(paths)
+        .map(|(package, path)| FileCtx { path, package })
+        .collect();
+
     let checked = check_all(
         &origins,
         &configs,
+        &ctxs,
         analyse,
         fixing,
         cli.jobs.unwrap_or_else(default_jobs),

@@ -143,7 +143,14 @@ pub fn run_cli_io(args: &[&str], stdin: &str) -> Run {
 pub fn run_cli_analysing(
     args: &[&str],
     stdin: &str,
-    analyse: &(dyn Fn(&visa_analysis::Config, &str) -> Vec<visa_analysis::Diagnostic> + Sync),
+    analyse: &(
+         dyn Fn(
+        &visa_analysis::Config,
+        &visa_server::lint::FileCtx,
+        &str,
+    ) -> Vec<visa_analysis::Diagnostic>
+             + Sync
+     ),
 ) -> Run {
     let root = env!("CARGO_MANIFEST_DIR");
     let cli = parse_cli(args);

@@ -28,6 +28,9 @@ pub struct Scope {
     pub aliases: HashMap<String, Alias>,
     /// Generic type parameters (`Time: M`), which may be escaped but have no known value.
     pub generics: HashSet<String>,
+    /// Glob imports that could not be read (`use other::*`): an undeclared name may come from
+    /// one of them, so it is unknown rather than an error.
+    pub unresolved: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -133,6 +136,22 @@ pub const MAX_ALIAS_NESTING: usize = 64;
 pub const MAX_LAYOUT_NESTING: u32 = 64;
 
 fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
+    if let Some(from) = scope.unresolved.first()
+        && !scope.aliases.contains_key(&name.text)
+    {
+        let more = match scope.unresolved.len() {
+            1 => String::new(),
+            n => format!(" (or one of {} other glob imports)", n - 1),
+        };
+        return Diagnostic::new(
+            &crate::rules::tool::VL_008,
+            name.span,
+            format!(
+                "`{}` is not declared in this crate; it may come from `{from}`{more}, which visa-lint cannot read, so this mapping is not checked",
+                name.text
+            ),
+        );
+    }
     let mut msg = format!("undeclared axis `{}`", name.text);
     if scope.aliases.contains_key(&name.text) || scope.generics.contains(&name.text) {
         msg.push_str(&format!(

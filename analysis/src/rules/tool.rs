@@ -96,5 +96,23 @@ pub const VL_006: Rule = Rule {
     manual: "(the tool's own rule)",
 };
 
+pub const VL_008: Rule = Rule {
+    code: "VL-008",
+    name: "name-not-analysed",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "A name comes from a place visa-lint cannot read, so what uses it is not checked",
+    docs: "visa-lint resolves names across the crate the way rustc does: `mod` files, `use` paths, \
+           globs, renames and re-exports. A name it cannot find while the module glob-imports a \
+           crate other than `furiosa_visa_std` (or a module whose file is missing) may come from \
+           there: it is not an error, but the mappings that use it cannot be checked, and this \
+           note says so once per use instead of letting a clean verdict mean \"nothing was \
+           checked\". Declare the axis in the crate (or import it from a module of the crate) to \
+           have it checked.",
+    bad: "use other_crate::*;\ntype T = m![A];",
+    good: "axes![A = 64];\ntype T = m![A];",
+    manual: "(the tool's own rule)",
+};
+
 /// Every rule of this family, in code order.
-pub const RULES: &[Rule] = &[VL_001, VL_002, VL_003, VL_004, VL_005, VL_006];
+pub const RULES: &[Rule] = &[VL_001, VL_002, VL_003, VL_004, VL_005, VL_006, VL_008];

@@ -1,0 +1,963 @@
+//! Crates, not files: the module tree of a crate and `use` resolution across its files, so an
+//! axis, alias, const or type declared anywhere in the crate is found where it is used.
+//!
+//! Two steps, each a salsa query in `db`:
+//!
+//! 1. [`file_items`]: what one file declares, module by module (the file's top level and each
+//!    inline `mod name { .. }`): its items (axes, mapping and type aliases, consts, statics,
+//!    function signatures, types), its `use` imports and its `mod name;` declarations. Editing a
+//!    function body leaves it equal, so nothing downstream re-runs.
+//! 2. [`DefMap::build`]: from a crate root, the module tree (`mod name;` to `name.rs`,
+//!    `name/mod.rs` or `#[path]`), then imports resolved to a fixpoint with Rust's rules:
+//!    `crate::`, `super::`, `self::`, globs, renames, `pub use` re-exports, explicit imports
+//!    shadowing glob ones, private items visible in their module and its descendants. Another
+//!    crate of the same package (the library, from tests or examples) is reached by its name.
+//!
+//! [`DefMap::env_text`] then writes, for one module, the declarations visible in it as Rust
+//! text (the functions' *environment*, which the model reads). A glob import that cannot be
+//! read (an external crate other than the vendor's library, a missing file) makes the module
+//! *open*: names it does not declare may come from there, so they are unknown, not errors.
+
+use crate::mapping::parse;
+use ra_ap_syntax::ast::{self, HasAttrs, HasModuleItem, HasName, HasVisibility};
+use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Crates whose names need no resolution: the vendor's library is built into the engine, and
+/// the standard library declares no axes.
+const KNOWN_EXTERNAL: &[&str] = &["furiosa_visa_std", "std", "core", "alloc"];
+
+/// What one file declares, per module.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileItems {
+    /// Index 0 is the file's top level; inline modules follow, parents before children.
+    pub modules: Vec<ModItems>,
+}
+
+/// The declarations of one module body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModItems {
+    /// The inline module's start offset in the file (0 for the top level): a function finds
+    /// its module by the innermost `mod { }` around it.
+    pub offset: u32,
+    /// Where the module's text ends (the file's length for the top level).
+    pub end: u32,
+    pub items: Vec<Item>,
+    pub imports: Vec<Import>,
+    pub mods: Vec<ModDecl>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ItemKind {
+    Axis,
+    /// `type X = ...;` (a mapping alias or a whole tensor type).
+    Alias,
+    Const,
+    Fn,
+    /// A struct, enum, union or trait (it shadows the library's type of that name).
+    Type,
+}
+
+/// One named declaration, with its text as the environment reads it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Item {
+    pub name: String,
+    pub kind: ItemKind,
+    pub public: bool,
+    /// The declaration as Rust text (`axes![A = 64];`, a signature without its body, ...).
+    pub text: String,
+    /// Where `name` sits in `text` (for an import's rename).
+    pub name_at: (u32, u32),
+    /// Identifiers the text refers to (other items it needs: an alias's axes, a const's
+    /// operands, a signature's types).
+    pub refs: Vec<String>,
+}
+
+/// One leaf of a `use` tree.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Import {
+    /// The path before the leaf (`crate`, `super`, `self` and names).
+    pub path: Vec<String>,
+    pub leaf: Leaf,
+    pub public: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Leaf {
+    /// `path::name` or `path::name as alias`.
+    Name { name: String, alias: Option<String> },
+    /// `path::*`.
+    Glob,
+}
+
+/// `mod name;` or `mod name { .. }`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ModDecl {
+    pub name: String,
+    pub public: bool,
+    /// `#[path = ".."]`.
+    pub path_attr: Option<String>,
+    /// For an inline module, its index in [`FileItems::modules`].
+    pub inline: Option<usize>,
+}
+
+/// What a file declares (the tree is the file's one parse).
+pub fn file_items(root: &ast::SourceFile) -> FileItems {
+    let mut out = FileItems::default();
+    out.modules.push(ModItems {
+        end: u32::from(root.syntax().text_range().end()),
+        ..ModItems::default()
+    });
+    collect(root.items(), 0, &mut out);
+    out
+}
+
+fn public(v: &impl HasVisibility) -> bool {
+    v.visibility()
+        .is_some_and(|v| v.syntax().text().to_string().replace(' ', "") != "pub(self)")
+}
+
+fn idents(node: &SyntaxNode, own: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    node.descendants_with_tokens()
+        .filter_map(|e| e.into_token())
+        .filter(|t| t.kind() == SyntaxKind::IDENT && t.text() != own)
+        .filter(|t| seen.insert(t.text().to_string()))
+        .map(|t| t.text().to_string())
+        .collect()
+}
+
+fn item(name: ast::Name, kind: ItemKind, public: bool, text: String, node: &SyntaxNode) -> Item {
+    let start = u32::from(name.syntax().text_range().start() - node.text_range().start());
+    let end = start + u32::from(name.syntax().text_range().len());
+    let name = name.text().to_string();
+    let refs = idents(node, &name);
+    Item {
+        name,
+        kind,
+        public,
+        text,
+        name_at: (start, end),
+        refs,
+    }
+}
+
+fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItems) {
+    for it in items {
+        let node = it.syntax().clone();
+        let m = &mut out.modules[at];
+        match it {
+            ast::Item::Const(c) => {
+                if let Some(n) = c.name() {
+                    let p = public(&c);
+                    m.items
+                        .push(item(n, ItemKind::Const, p, node.text().to_string(), &node));
+                }
+            }
+            ast::Item::Static(s) => {
+                // A static is a named constant for the address rules.
+                if let Some(n) = s.name() {
+                    let p = public(&s);
+                    let text = node.text().to_string();
+                    let text = text
+                        .replacen("static", "const", 1)
+                        .replace("const mut", "const");
+                    let mut it = item(n, ItemKind::Const, p, text, &node);
+                    it.name_at = (0, 0);
+                    m.items.push(it);
+                }
+            }
+            ast::Item::TypeAlias(a) => {
+                if let Some(n) = a.name() {
+                    let p = public(&a);
+                    m.items
+                        .push(item(n, ItemKind::Alias, p, node.text().to_string(), &node));
+                }
+            }
+            ast::Item::Fn(f) => {
+                if let Some(n) = f.name() {
+                    let p = public(&f);
+                    let end = f
+                        .body()
+                        .map_or(node.text_range().end(), |b| b.syntax().text_range().start());
+                    let len = usize::from(end - node.text_range().start());
+                    let full = node.text().to_string();
+                    let sig = full.get(..len).unwrap_or(&full).trim_end();
+                    let mut it = item(n, ItemKind::Fn, p, format!("{sig};"), &node);
+                    // The references of the signature only (a body's names are its own).
+                    if let Some(b) = f.body() {
+                        let inner: HashSet<String> = idents(b.syntax(), "").into_iter().collect();
+                        let sig_ids: HashSet<String> = sig
+                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .map(str::to_string)
+                            .collect();
+                        it.refs
+                            .retain(|r| sig_ids.contains(r) || !inner.contains(r));
+                    }
+                    m.items.push(it);
+                }
+            }
+            ast::Item::Struct(s) => type_item(s.name(), public(&s), &node, m),
+            ast::Item::Enum(e) => type_item(e.name(), public(&e), &node, m),
+            ast::Item::Union(u) => type_item(u.name(), public(&u), &node, m),
+            ast::Item::Trait(t) => type_item(t.name(), public(&t), &node, m),
+            ast::Item::MacroCall(call) => axes_items(&call, m),
+            ast::Item::Use(u) => {
+                let p = public(&u);
+                if let Some(tree) = u.use_tree() {
+                    use_tree(&tree, &[], p, &mut m.imports);
+                }
+            }
+            ast::Item::Module(md) => {
+                let Some(name) = md.name() else { continue };
+                let path_attr = md.attrs().find_map(|a| path_attr(&a));
+                let decl_public = public(&md);
+                let inline = md.item_list().map(|list| {
+                    let idx = out.modules.len();
+                    out.modules.push(ModItems {
+                        offset: u32::from(md.syntax().text_range().start()),
+                        end: u32::from(md.syntax().text_range().end()),
+                        ..ModItems::default()
+                    });
+                    collect(list.items(), idx, out);
+                    idx
+                });
+                out.modules[at].mods.push(ModDecl {
+                    name: name.text().to_string(),
+                    public: decl_public,
+                    path_attr,
+                    inline,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+fn type_item(name: Option<ast::Name>, public: bool, node: &SyntaxNode, m: &mut ModItems) {
+    if let Some(n) = name {
+        let text = format!("struct {};", n.text());
+        let mut it = item(n, ItemKind::Type, public, text, node);
+        it.name_at = (7, 7 + it.name.len() as u32);
+        it.refs.clear();
+        m.items.push(it);
+    }
+}
+
+/// `axes![A = 64, B = A * 2]`: one item per axis.
+fn axes_items(call: &ast::MacroCall, m: &mut ModItems) {
+    let is_axes = call
+        .path()
+        .and_then(|p| p.segment())
+        .and_then(|s| s.name_ref())
+        .is_some_and(|n| n.text() == "axes");
+    let Some(tt) = call.token_tree().filter(|_| is_axes) else {
+        return;
+    };
+    let text = tt.syntax().text().to_string();
+    let body = text.get(1..text.len().saturating_sub(1)).unwrap_or("");
+    let (decls, _) = parse::parse_axes(body);
+    let public = true; // `axes!` expands to public items (the vendor's crates import them by glob).
+    for d in decls {
+        let Some(decl) = body.get(d.span.range()) else {
+            continue;
+        };
+        let name = d.name.text.clone();
+        let refs = decl
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty() && *w != name && !w.starts_with(|c: char| c.is_ascii_digit()))
+            .map(str::to_string)
+            .collect();
+        m.items.push(Item {
+            name_at: (6, 6 + name.len() as u32),
+            text: format!("axes![{decl}];"),
+            name,
+            kind: ItemKind::Axis,
+            public,
+            refs,
+        });
+    }
+}
+
+fn path_attr(a: &ast::Attr) -> Option<String> {
+    let text = a.syntax().text().to_string();
+    let inner = text.strip_prefix("#[")?.strip_suffix(']')?.trim();
+    let value = inner
+        .strip_prefix("path")?
+        .trim_start()
+        .strip_prefix('=')?
+        .trim();
+    Some(value.strip_prefix('"')?.strip_suffix('"')?.to_string())
+}
+
+fn use_tree(tree: &ast::UseTree, prefix: &[String], public: bool, out: &mut Vec<Import>) {
+    let mut path = prefix.to_vec();
+    if let Some(p) = tree.path() {
+        path.extend(
+            p.segments()
+                .map(|s| s.syntax().text().to_string().trim().to_string()),
+        );
+    }
+    if let Some(list) = tree.use_tree_list() {
+        for t in list.use_trees() {
+            use_tree(&t, &path, public, out);
+        }
+    } else if tree.star_token().is_some() {
+        out.push(Import {
+            path,
+            leaf: Leaf::Glob,
+            public,
+        });
+    } else if let Some(name) = path.pop() {
+        let alias = tree
+            .rename()
+            .and_then(|r| r.name())
+            .map(|n| n.text().to_string());
+        // `use a::b::{self}` imports the module `b`.
+        let (path, name) = if name == "self" {
+            let Some(m) = path.pop() else { return };
+            (path, m)
+        } else {
+            (path, name)
+        };
+        out.push(Import {
+            path,
+            leaf: Leaf::Name { name, alias },
+            public,
+        });
+    }
+}
+
+/// A crate to build: its name and root file; `deps` are the crates it reaches by name (the
+/// package's library, from a test or an example).
+#[derive(Clone, Debug)]
+pub struct CrateSpec {
+    pub name: String,
+    pub root: PathBuf,
+}
+
+/// What a name in a module's scope stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Def {
+    Item {
+        module: usize,
+        index: usize,
+    },
+    Module(usize),
+    /// Something of an external crate (its names are unknown).
+    External,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Binding {
+    def: Def,
+    glob: bool,
+    public: bool,
+    /// The module that declared or imported it (for visibility).
+    from: usize,
+}
+
+/// One module of a crate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    pub file: PathBuf,
+    /// Index in the file's [`FileItems::modules`].
+    pub in_file: usize,
+    pub parent: Option<usize>,
+    /// The crate (index in [`DefMap::crates`]) the module belongs to.
+    pub krate: usize,
+    scope: BTreeMap<String, Binding>,
+    /// Glob imports that could not be read, as written (`use half::*`).
+    pub unresolved: Vec<String>,
+}
+
+/// A crate's module tree with every module's scope resolved.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DefMap {
+    pub modules: Vec<Module>,
+    /// Root module of each crate: the crate itself first, then the crates it reaches by name.
+    pub crates: Vec<(String, usize)>,
+    items: Vec<(PathBuf, usize, Vec<Item>)>,
+}
+
+/// Reads what a file declares (a query of the caller's database).
+pub trait ItemSource {
+    fn items(&self, path: &Path) -> Option<std::sync::Arc<FileItems>>;
+}
+
+/// The most modules a crate may have (a `#[path]` loop stops here).
+const MAX_MODULES: usize = 10_000;
+
+impl DefMap {
+    /// Builds the crates (the first is the one analysed) and resolves every import.
+    pub fn build(crates: &[CrateSpec], files: &dyn ItemSource) -> DefMap {
+        let mut map = DefMap::default();
+        let mut file_items: HashMap<PathBuf, std::sync::Arc<FileItems>> = HashMap::new();
+        for (k, spec) in crates.iter().enumerate() {
+            let root = map.modules.len();
+            map.crates.push((spec.name.clone(), root));
+            map.add_file_module(&spec.root, None, k, true, files, &mut file_items);
+        }
+        map.items = map
+            .modules
+            .iter()
+            .map(|m| {
+                let items = file_items
+                    .get(&m.file)
+                    .and_then(|f| f.modules.get(m.in_file))
+                    .map(|mi| mi.items.clone())
+                    .unwrap_or_default();
+                (m.file.clone(), m.in_file, items)
+            })
+            .collect();
+        map.resolve(&file_items);
+        map
+    }
+
+    fn add_file_module(
+        &mut self,
+        file: &Path,
+        parent: Option<usize>,
+        krate: usize,
+        mod_rs: bool,
+        files: &dyn ItemSource,
+        cache: &mut HashMap<PathBuf, std::sync::Arc<FileItems>>,
+    ) -> Option<usize> {
+        let items = files.items(file)?;
+        cache.insert(file.to_path_buf(), items.clone());
+        let idx = self.push(file, 0, parent, krate);
+        let dir = if mod_rs {
+            file.parent().map(Path::to_path_buf).unwrap_or_default()
+        } else {
+            let stem = file.file_stem().map(PathBuf::from).unwrap_or_default();
+            file.parent().map(|p| p.join(&stem)).unwrap_or(stem)
+        };
+        self.add_children(&items, 0, idx, &dir, file, krate, files, cache);
+        Some(idx)
+    }
+
+    fn push(&mut self, file: &Path, in_file: usize, parent: Option<usize>, krate: usize) -> usize {
+        self.modules.push(Module {
+            file: file.to_path_buf(),
+            in_file,
+            parent,
+            krate,
+            scope: BTreeMap::new(),
+            unresolved: Vec::new(),
+        });
+        self.modules.len() - 1
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_children(
+        &mut self,
+        items: &FileItems,
+        in_file: usize,
+        module: usize,
+        dir: &Path,
+        file: &Path,
+        krate: usize,
+        files: &dyn ItemSource,
+        cache: &mut HashMap<PathBuf, std::sync::Arc<FileItems>>,
+    ) {
+        let Some(mi) = items.modules.get(in_file) else {
+            return;
+        };
+        for decl in &mi.mods {
+            if self.modules.len() >= MAX_MODULES {
+                return;
+            }
+            let child = if let Some(inline) = decl.inline {
+                let c = self.push(file, inline, Some(module), krate);
+                let sub = match &decl.path_attr {
+                    Some(p) => dir.join(p),
+                    None => dir.join(&decl.name),
+                };
+                self.add_children(items, inline, c, &sub, file, krate, files, cache);
+                Some(c)
+            } else if let Some(p) = &decl.path_attr {
+                let base = file.parent().unwrap_or(Path::new(""));
+                self.add_file_module(&base.join(p), Some(module), krate, true, files, cache)
+            } else {
+                let flat = dir.join(format!("{}.rs", decl.name));
+                let nested = dir.join(&decl.name).join("mod.rs");
+                if files.items(&flat).is_some() {
+                    self.add_file_module(&flat, Some(module), krate, false, files, cache)
+                } else {
+                    self.add_file_module(&nested, Some(module), krate, true, files, cache)
+                }
+            };
+            match child {
+                Some(c) => {
+                    let binding = Binding {
+                        def: Def::Module(c),
+                        glob: false,
+                        public: decl.public,
+                        from: module,
+                    };
+                    self.modules[module]
+                        .scope
+                        .insert(decl.name.clone(), binding);
+                }
+                None => {
+                    // A missing file: its names are unknown.
+                    let binding = Binding {
+                        def: Def::External,
+                        glob: false,
+                        public: decl.public,
+                        from: module,
+                    };
+                    self.modules[module]
+                        .scope
+                        .insert(decl.name.clone(), binding);
+                }
+            }
+        }
+    }
+
+    fn is_ancestor(&self, anc: usize, mut m: usize) -> bool {
+        loop {
+            if m == anc {
+                return true;
+            }
+            match self.modules[m].parent {
+                Some(p) => m = p,
+                None => return false,
+            }
+        }
+    }
+
+    fn crate_root(&self, m: usize) -> usize {
+        self.crates
+            .get(self.modules[m].krate)
+            .map_or(0, |(_, root)| *root)
+    }
+
+    /// The module a path (without its leaf) leads to, from `m`.
+    fn walk(&self, m: usize, path: &[String]) -> Option<Def> {
+        let mut cur = m;
+        for (i, seg) in path.iter().enumerate() {
+            let next = match seg.as_str() {
+                "crate" if i == 0 => Def::Module(self.crate_root(m)),
+                "self" if i == 0 => Def::Module(m),
+                "super" => Def::Module(self.modules[cur].parent?),
+                name => {
+                    if let Some(b) = self.modules[cur].scope.get(name) {
+                        b.def
+                    } else if i == 0 {
+                        if let Some((_, root)) = self.crates.iter().skip(1).find(|(n, _)| n == name)
+                        {
+                            Def::Module(*root)
+                        } else if let Some((_, root)) =
+                            self.crates.first().filter(|(n, _)| n == name)
+                        {
+                            Def::Module(*root)
+                        } else {
+                            // An external crate (or one the workspace does not hold).
+                            return Some(Def::External);
+                        }
+                    } else {
+                        return None;
+                    }
+                }
+            };
+            match next {
+                Def::Module(n) => cur = n,
+                other => return Some(other),
+            }
+        }
+        Some(Def::Module(cur))
+    }
+
+    fn visible(&self, b: &Binding, to: usize) -> bool {
+        b.public || self.is_ancestor(b.from, to)
+    }
+
+    fn resolve(&mut self, file_items: &HashMap<PathBuf, std::sync::Arc<FileItems>>) {
+        // Own items first: they are never shadowed by imports.
+        for m in 0..self.modules.len() {
+            let n = self.items[m].2.len();
+            for index in 0..n {
+                let it = &self.items[m].2[index];
+                let b = Binding {
+                    def: Def::Item { module: m, index },
+                    glob: false,
+                    public: it.public,
+                    from: m,
+                };
+                self.modules[m].scope.entry(it.name.clone()).or_insert(b);
+            }
+        }
+        let imports: Vec<Vec<Import>> = self
+            .modules
+            .iter()
+            .map(|m| {
+                file_items
+                    .get(&m.file)
+                    .and_then(|f| f.modules.get(m.in_file))
+                    .map(|mi| mi.imports.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        // To a fixpoint: each round may bind names a later import goes through.
+        for _round in 0..64 {
+            let mut changed = false;
+            for (m, list) in imports.iter().enumerate() {
+                for imp in list {
+                    changed |= self.apply(m, imp);
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        self.mark_unresolved(&imports);
+    }
+
+    /// Glob imports that lead to no module of the workspace (and not to the vendor's library
+    /// or the standard library) open their module's scope, and the scopes of the modules that
+    /// glob-import it in turn.
+    fn mark_unresolved(&mut self, imports: &[Vec<Import>]) {
+        for (m, list) in imports.iter().enumerate() {
+            for imp in list.iter().filter(|i| i.leaf == Leaf::Glob) {
+                let known = imp
+                    .path
+                    .first()
+                    .is_some_and(|p| KNOWN_EXTERNAL.contains(&p.as_str()));
+                if !known && !matches!(self.walk(m, &imp.path), Some(Def::Module(_))) {
+                    let text = format!("use {}::*", imp.path.join("::"));
+                    if !self.modules[m].unresolved.contains(&text) {
+                        self.modules[m].unresolved.push(text);
+                    }
+                }
+            }
+        }
+        for _round in 0..64 {
+            let mut changed = false;
+            for (m, list) in imports.iter().enumerate() {
+                for imp in list.iter().filter(|i| i.leaf == Leaf::Glob) {
+                    let Some(Def::Module(t)) = self.walk(m, &imp.path) else {
+                        continue;
+                    };
+                    let inherited: Vec<String> = self.modules[t]
+                        .unresolved
+                        .iter()
+                        .filter(|u| !self.modules[m].unresolved.contains(u))
+                        .cloned()
+                        .collect();
+                    changed |= !inherited.is_empty();
+                    self.modules[m].unresolved.extend(inherited);
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// Applies one import to module `m`; true when it bound something new.
+    fn apply(&mut self, m: usize, imp: &Import) -> bool {
+        let target = self.walk(m, &imp.path);
+        match &imp.leaf {
+            Leaf::Glob => match target {
+                Some(Def::Module(t)) => {
+                    let mut changed = false;
+                    let names: Vec<(String, Binding)> = self.modules[t]
+                        .scope
+                        .iter()
+                        .filter(|(_, b)| self.visible(b, m))
+                        .map(|(n, b)| (n.clone(), *b))
+                        .collect();
+                    for (name, b) in names {
+                        let new = Binding {
+                            def: b.def,
+                            glob: true,
+                            public: imp.public,
+                            from: m,
+                        };
+                        if let std::collections::btree_map::Entry::Vacant(e) =
+                            self.modules[m].scope.entry(name)
+                        {
+                            e.insert(new);
+                            changed = true;
+                        }
+                    }
+                    changed
+                }
+                // Not (yet) a module: see `mark_unresolved`, after the fixpoint.
+                _ => false,
+            },
+            Leaf::Name { name, alias } => {
+                let bound = alias.clone().unwrap_or_else(|| name.clone());
+                if bound == "_" {
+                    return false;
+                }
+                let def = match target {
+                    Some(Def::Module(t)) => match self.modules[t].scope.get(name) {
+                        Some(b) if self.visible(b, m) => b.def,
+                        _ if imp.path.is_empty() => {
+                            // `use name;`: an external crate or a module bound later.
+                            match self.walk(m, std::slice::from_ref(name)) {
+                                Some(d) => d,
+                                None => return false,
+                            }
+                        }
+                        _ => return false,
+                    },
+                    Some(Def::External) => Def::External,
+                    _ => return false,
+                };
+                let new = Binding {
+                    def,
+                    glob: false,
+                    public: imp.public,
+                    from: m,
+                };
+                match self.modules[m].scope.get(&bound) {
+                    Some(b) if !b.glob => false,
+                    Some(b) if b.def == def => false,
+                    _ => {
+                        self.modules[m].scope.insert(bound, new);
+                        true
+                    }
+                }
+            }
+        }
+    }
+
+    /// Index in [`FileItems::modules`] of the innermost module holding `offset`.
+    pub fn innermost(items: &FileItems, offset: u32) -> usize {
+        items
+            .modules
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.offset <= offset && offset < m.end.max(m.offset + 1))
+            .max_by_key(|(_, m)| m.offset)
+            .map_or(0, |(i, _)| i)
+    }
+
+    /// The module a file's inline module (or top level) is, in this crate.
+    pub fn module_of(&self, file: &Path, in_file: usize) -> Option<usize> {
+        self.modules
+            .iter()
+            .position(|m| m.file == file && m.in_file == in_file)
+    }
+
+    fn item(&self, module: usize, index: usize) -> Option<&Item> {
+        self.items.get(module).and_then(|(_, _, it)| it.get(index))
+    }
+
+    /// The declarations visible in `module` as Rust text (dependencies before the items that
+    /// need them), and the glob imports that could not be read.
+    pub fn env_text(&self, module: usize) -> (String, Vec<String>) {
+        let Some(m) = self.modules.get(module) else {
+            return (String::new(), Vec::new());
+        };
+        let mut out = String::new();
+        let mut emitted: HashSet<String> = HashSet::new();
+        // Own items in source order, then imports by name.
+        let own: Vec<(String, Def)> = (0..self.items[module].2.len())
+            .filter_map(|index| {
+                let it = self.item(module, index)?;
+                let b = m.scope.get(&it.name)?;
+                (b.def == Def::Item { module, index }).then(|| (it.name.clone(), b.def))
+            })
+            .collect();
+        let imported: Vec<(String, Def)> = m
+            .scope
+            .iter()
+            .filter(|(_, b)| {
+                b.from != module || !matches!(b.def, Def::Item { module: o, .. } if o == module)
+            })
+            .map(|(n, b)| (n.clone(), b.def))
+            .collect();
+        for (name, def) in own.into_iter().chain(imported) {
+            if let Def::Item { module: dm, index } = def {
+                self.emit(&name, dm, index, module, &mut emitted, &mut out, 0);
+            }
+        }
+        (out, m.unresolved.clone())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &self,
+        name: &str,
+        dm: usize,
+        index: usize,
+        at: usize,
+        emitted: &mut HashSet<String>,
+        out: &mut String,
+        depth: usize,
+    ) {
+        if depth > 64 || !emitted.insert(name.to_string()) {
+            return;
+        }
+        let Some(it) = self.item(dm, index) else {
+            return;
+        };
+        // Its dependencies, as its own module sees them, unless this module binds the name.
+        for r in &it.refs {
+            if emitted.contains(r) {
+                continue;
+            }
+            let here = self.modules[at].scope.get(r).map(|b| b.def);
+            let there = self.modules[dm].scope.get(r).map(|b| b.def);
+            let dep = match (here, there) {
+                (Some(Def::Item { module, index }), _) => Some((module, index)),
+                (None, Some(Def::Item { module, index })) => Some((module, index)),
+                _ => None,
+            };
+            if let Some((module, index)) = dep {
+                self.emit(r, module, index, at, emitted, out, depth + 1);
+            }
+        }
+        if it.name == name || it.name_at.0 == it.name_at.1 {
+            out.push_str(&it.text);
+        } else {
+            let (a, b) = (it.name_at.0 as usize, it.name_at.1 as usize);
+            out.push_str(it.text.get(..a).unwrap_or(""));
+            out.push_str(name);
+            out.push_str(it.text.get(b..).unwrap_or(""));
+        }
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ra_ap_syntax::{Edition, SourceFile};
+    use std::sync::Arc;
+
+    struct Files(HashMap<PathBuf, Arc<FileItems>>);
+
+    impl ItemSource for Files {
+        fn items(&self, path: &Path) -> Option<Arc<FileItems>> {
+            self.0.get(path).cloned()
+        }
+    }
+
+    fn files(list: &[(&str, &str)]) -> Files {
+        Files(
+            list.iter()
+                .map(|(p, t)| {
+                    let tree = SourceFile::parse(t, Edition::Edition2024).tree();
+                    (PathBuf::from(p), Arc::new(file_items(&tree)))
+                })
+                .collect(),
+        )
+    }
+
+    fn env(map: &DefMap, file: &str, in_file: usize) -> String {
+        let m = map.module_of(Path::new(file), in_file).expect("module");
+        map.env_text(m).0
+    }
+
+    #[test]
+    fn axes_of_a_parent_module_reach_a_child_file_through_use_super_glob() {
+        let fs = files(&[
+            ("src/lib.rs", "pub mod ve;"),
+            (
+                "src/ve.rs",
+                "use furiosa_visa_std::prelude::*;\naxes![A = 64, B = 32];\nmod normal;\npub use normal::*;",
+            ),
+            ("src/ve/normal.rs", "use super::*;\npub fn k() {}"),
+        ]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        let e = env(&map, "src/ve/normal.rs", 0);
+        assert!(
+            e.contains("axes![A = 64];") && e.contains("axes![B = 32];"),
+            "{e}"
+        );
+        // And the kernel is re-exported to the parent.
+        assert!(env(&map, "src/ve.rs", 0).contains("pub fn k()"));
+    }
+
+    #[test]
+    fn crate_paths_renames_and_inline_modules() {
+        let fs = files(&[
+            (
+                "src/lib.rs",
+                "pub mod t;\nmod user { use crate::t::axes::{D as Dh, H}; type X = m![Dh, H]; }",
+            ),
+            ("src/t/mod.rs", "pub mod axes;"),
+            (
+                "src/t/axes.rs",
+                "axes![D = 64, H = 896];\npub const BASE: usize = 0x1000;",
+            ),
+        ]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        let e = env(&map, "src/lib.rs", 1);
+        assert!(
+            e.contains("axes![Dh = 64];") && e.contains("axes![H = 896];"),
+            "{e}"
+        );
+        assert!(!e.contains("BASE"), "not imported: {e}");
+        // The top level sees neither (they are the inline module's).
+        assert!(!env(&map, "src/lib.rs", 0).contains("axes!"));
+    }
+
+    #[test]
+    fn an_alias_brings_the_axes_it_names_along() {
+        let fs = files(&[
+            ("src/lib.rs", "mod a; mod b;"),
+            ("src/a.rs", "axes![A = 8];\npub type Row = m![A];"),
+            ("src/b.rs", "use crate::a::Row;"),
+        ]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        let e = env(&map, "src/b.rs", 0);
+        let (axis, alias) = (e.find("axes![A = 8]"), e.find("type Row"));
+        assert!(axis.is_some() && alias.is_some() && axis < alias, "{e}");
+    }
+
+    #[test]
+    fn tests_reach_the_library_by_its_name_and_unknown_globs_open_the_scope() {
+        let fs = files(&[
+            ("src/lib.rs", "pub mod k { axes![A = 4]; }"),
+            ("tests/t.rs", "use ex::k::*;\nuse half::*;"),
+        ]);
+        let lib = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let test = CrateSpec {
+            name: "t".into(),
+            root: "tests/t.rs".into(),
+        };
+        let map = DefMap::build(&[test, lib], &fs);
+        let m = map.module_of(Path::new("tests/t.rs"), 0).expect("module");
+        let (e, open) = map.env_text(m);
+        assert!(e.contains("axes![A = 4];"), "{e}");
+        assert_eq!(open, vec!["use half::*".to_string()]);
+    }
+
+    #[test]
+    fn private_items_are_visible_to_descendants_only() {
+        let fs = files(&[(
+            "src/lib.rs",
+            "mod a { axes![A = 4]; const SECRET: usize = 1; pub mod c { use super::*; } }\nmod b { use crate::a::*; }",
+        )]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        assert!(env(&map, "src/lib.rs", 2).contains("SECRET"));
+        let b = env(&map, "src/lib.rs", 3);
+        assert!(!b.contains("SECRET") && b.contains("axes![A = 4]"), "{b}");
+    }
+}
