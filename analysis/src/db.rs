@@ -630,4 +630,78 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         assert!(shown.iter().all(|d| d.code() != "KRN-002"));
         assert_eq!(executed(&log).len(), 0);
     }
+
+    /// A kernel module split over three files: axes in the parent, kernels in the child.
+    const PARENT: &str = "use furiosa_visa_std::prelude::*;\naxes![A = 2048];\nmod k;\npub use k::*;\n\npub fn helper() -> usize {\n    1\n}\n";
+    const CHILD: &str = r#"use super::*;
+
+#[device(chip = 1)]
+fn first(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {
+    let x = ctx.main.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().commit::<m![A % 8]>(0);
+}
+
+#[device(chip = 1)]
+fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {
+    let y = ctx.sub.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().commit::<m![A % 8]>(0);
+}
+"#;
+
+    #[test]
+    fn a_crate_is_resolved_across_files_and_edits_rerun_only_what_depends_on_them() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        let mut db = Database::with_event_log(move |e| {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
+        });
+        let root = PathBuf::from("/p/src/lib.rs");
+        let lib = SourceFile::new(&db, "mod ve;\n".to_string(), root.clone());
+        let parent = SourceFile::new(&db, PARENT.to_string(), PathBuf::from("/p/src/ve.rs"));
+        let child = SourceFile::new(&db, CHILD.to_string(), PathBuf::from("/p/src/ve/k.rs"));
+        let files = [lib, parent, child]
+            .into_iter()
+            .map(|f| (f.path(&db).clone(), f))
+            .collect();
+        let package = Package {
+            dir: PathBuf::from("/p"),
+            lib_name: Some("p".to_string()),
+            roots: vec![root],
+        };
+        Workspace::new(&db, Arc::new(files), Arc::new(vec![package]));
+        let settings = Settings::new(&db, Config::default());
+
+        // The child sees the parent's axes: no undeclared axis, the mappings are checked.
+        let before = file_analysis(&db, child, settings).clone();
+        assert!(
+            before.diagnostics.iter().all(|d| d.code() != "MAP-005"),
+            "{:?}",
+            before.diagnostics
+        );
+        assert!(before.diagnostics.iter().all(|d| d.code() != "MAP-003"));
+        assert_eq!(executed(&log).len(), 2);
+
+        // Editing a function body in the parent: the child's functions are not re-analysed.
+        parent
+            .set_text(&mut db)
+            .to(PARENT.replace("    1\n", "    2\n"));
+        file_analysis(&db, child, settings);
+        assert_eq!(executed(&log).len(), 0, "the child's analyses are reused");
+
+        // Changing the axis in the parent re-analyses both of the child's functions.
+        parent
+            .set_text(&mut db)
+            .to(PARENT.replace("A = 2048", "A = 4096"));
+        let after = file_analysis(&db, child, settings).clone();
+        assert_eq!(executed(&log).len(), 2);
+        // `A / 8 # 256` now pads 512 down to 256: the new size reached the child.s mappings.
+        assert!(after.diagnostics.iter().any(|d| d.code() == "MAP-003"));
+
+        // Analysed alone (no workspace), the same child cannot see `A`, and says so: its
+        // `use super::*` names a module it cannot read, so `A` is unknown, not an error.
+        let alone_db = Database::default();
+        let alone = SourceFile::new(&alone_db, CHILD.to_string(), PathBuf::from("k.rs"));
+        let s = Settings::new(&alone_db, Config::default());
+        let alone = file_analysis(&alone_db, alone, s).clone();
+        assert!(alone.diagnostics.iter().any(|d| d.code() == "VL-008"));
+        assert!(alone.diagnostics.iter().all(|d| d.code() != "MAP-005"));
+    }
 }

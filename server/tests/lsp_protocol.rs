@@ -404,3 +404,53 @@ async fn a_flood_of_edits_and_hovers_ends_with_the_last_versions_diagnostics() {
     assert_eq!(late, Vec::<Value>::new());
     eprintln!("{modified} hovers answered ContentModified");
 }
+
+/// A kernel module whose axes are in its parent's file: the server reads the crate's other
+/// files from disk, resolves `use super::*` across them, and follows their changes.
+#[tokio::test]
+async fn files_are_analysed_within_their_crate_and_follow_changes_on_disk() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"kernels\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    );
+    write("src/lib.rs", "pub mod vector;\n");
+    write(
+        "src/vector.rs",
+        "use furiosa_visa_std::prelude::*;\naxes![A = 512];\nmod normal;\n",
+    );
+    let child = "use super::*;\ntype Shrunk = m![A # 256];\n";
+    write("src/vector/normal.rs", child);
+
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    let uri = file_uri(&root.join("src/vector/normal.rs"));
+    let diags = open(&mut c, &uri, child).await;
+    let codes: Vec<&str> = diags
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, vec!["MAP-003"], "the parent's `A` (512) is found");
+
+    // The parent changes on disk (A = 128: padding to 256 is now fine): the client says so.
+    write(
+        "src/vector.rs",
+        "use furiosa_visa_std::prelude::*;\naxes![A = 128];\nmod normal;\n",
+    );
+    let parent_uri = file_uri(&root.join("src/vector.rs"));
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": parent_uri, "type": 2}]}),
+    )
+    .await;
+    let diags = c.diagnostics(&uri, 1).await;
+    assert_eq!(diags, json!([]), "{diags}");
+}

@@ -29,7 +29,7 @@ pub mod hover;
 
 use config::Settings;
 use convert::Lines;
-use engine::{Cancellable, FileId, Host, Snapshot};
+use engine::{Cancellable, FileId, Host, Package, Snapshot};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -55,6 +55,25 @@ struct State {
     root: Option<PathBuf>,
     /// What the client sent (`initializationOptions`, then each `didChangeConfiguration`).
     client_settings: Vec<Value>,
+    /// The Cargo packages of the open documents, read from disk when their first document
+    /// opened: their other files are analysed as the disk has them (and followed through
+    /// `workspace/didChangeWatchedFiles`), so names resolve across the crate.
+    packages: Vec<Package>,
+    /// Whether the client may be asked to watch files.
+    watch_dynamic: bool,
+}
+
+impl State {
+    fn package_of(&self, path: &std::path::Path) -> Option<&Package> {
+        self.packages
+            .iter()
+            .filter(|p| p.contains(path))
+            .max_by_key(|p| p.dir.components().count())
+    }
+
+    fn is_open(&self, path: &std::path::Path) -> bool {
+        self.docs.keys().any(|u| path_of(u) == path)
+    }
 }
 
 pub struct Backend {
@@ -139,6 +158,20 @@ impl Backend {
                 {
                     return None; // stale or duplicate: the stored text is as new
                 }
+                if s.package_of(&path).is_none() {
+                    // Read under the lock, once per package: a crate is never analysed half
+                    // loaded.
+                    if let Some(pkg) = engine::project::discover(&path) {
+                        let open: Vec<PathBuf> = s.docs.keys().map(path_of).collect();
+                        let files = engine::project::load(&pkg)
+                            .into_iter()
+                            .filter(|(p, _)| !open.contains(p));
+                        s.host.set_files(files);
+                        s.packages.push(pkg);
+                        let packages = s.packages.clone();
+                        s.host.set_packages(packages);
+                    }
+                }
                 let text: Arc<str> = Arc::from(text);
                 let file = s.host.set_file(&path, text.to_string());
                 let doc = Doc {
@@ -154,6 +187,31 @@ impl Backend {
             .await
             .flatten();
         if let Some(doc) = stored {
+            self.publish(uri.clone(), doc).await;
+            self.publish_crate_mates(&uri).await;
+        }
+    }
+
+    /// Re-publishes the other open documents of `uri`'s package: they may use what it
+    /// declares (unchanged analyses come from salsa's memo, so this is cheap).
+    async fn publish_crate_mates(&self, uri: &Uri) {
+        let key = uri.clone();
+        let mates = self
+            .with_state(move |s| {
+                let path = path_of(&key);
+                let pkg = s.package_of(&path)?.dir.clone();
+                Some(
+                    s.docs
+                        .iter()
+                        .filter(|(u, _)| **u != key && path_of(u).starts_with(&pkg))
+                        .map(|(u, d)| (u.clone(), d.clone()))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .await
+            .flatten()
+            .unwrap_or_default();
+        for (uri, doc) in mates {
             self.publish(uri, doc).await;
         }
     }
@@ -276,8 +334,16 @@ impl LanguageServer for Backend {
             .or(params.root_uri.clone())
             .and_then(|u| u.to_file_path().map(|p| p.into_owned()));
         let options = params.initialization_options;
+        let watch_dynamic = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false);
         self.with_state(move |s| {
             s.root = root;
+            s.watch_dynamic = watch_dynamic;
             s.client_settings = options.into_iter().collect();
         })
         .await;
@@ -318,6 +384,74 @@ impl LanguageServer for Backend {
         })
     }
 
+    async fn initialized(&self, _: InitializedParams) {
+        // Files that are not open are read from disk: ask the client to tell us when they
+        // change (a client that cannot be asked still sends what it watches by itself).
+        let dynamic = self.with_state(|s| s.watch_dynamic).await.unwrap_or(false);
+        if dynamic {
+            let options = DidChangeWatchedFilesRegistrationOptions {
+                watchers: vec![FileSystemWatcher {
+                    glob_pattern: GlobPattern::String("**/*.rs".to_string()),
+                    kind: None,
+                }],
+            };
+            let registration = Registration {
+                id: "visa-lsp-watch-rs".to_string(),
+                method: "workspace/didChangeWatchedFiles".to_string(),
+                register_options: serde_json::to_value(options).ok(),
+            };
+            if let Err(e) = self.client.register_capability(vec![registration]).await {
+                self.client
+                    .log_message(
+                        MessageType::WARNING,
+                        format!("visa-lsp: cannot watch files ({e}); closed files are read when a document opens"),
+                    )
+                    .await;
+            }
+        }
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        let docs = self
+            .with_state(move |s| {
+                let mut changed = false;
+                for change in params.changes {
+                    let path = path_of(&change.uri);
+                    // An open document's text is the editor's; a file outside the loaded
+                    // packages is nobody's dependency.
+                    if s.is_open(&path) || s.package_of(&path).is_none() {
+                        continue;
+                    }
+                    let text = (change.typ != FileChangeType::DELETED)
+                        .then(|| std::fs::read_to_string(&path).ok())
+                        .flatten();
+                    match (text, s.host.file_id(&path)) {
+                        (Some(t), _) => {
+                            s.host.set_file(&path, t);
+                            changed = true;
+                        }
+                        (None, Some(id)) => {
+                            s.host.remove_file(id);
+                            changed = true;
+                        }
+                        (None, None) => {}
+                    }
+                }
+                changed.then(|| {
+                    s.docs
+                        .iter()
+                        .map(|(u, d)| (u.clone(), d.clone()))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .await
+            .flatten();
+        // Every open document may use what changed.
+        for (uri, doc) in docs.unwrap_or_default() {
+            self.publish(uri, doc).await;
+        }
+    }
+
     async fn shutdown(&self) -> Result<()> {
         Ok(())
     }
@@ -341,7 +475,17 @@ impl LanguageServer for Backend {
         let versions = self.versions.clone();
         self.with_state(move |s| {
             if let Some(doc) = s.docs.remove(&key) {
-                s.host.remove_file(doc.file);
+                let path = path_of(&key);
+                // A file of a loaded package stays in its crate, as the disk has it.
+                match s
+                    .package_of(&path)
+                    .and_then(|_| std::fs::read_to_string(&path).ok())
+                {
+                    Some(text) => {
+                        s.host.set_file(&path, text);
+                    }
+                    None => s.host.remove_file(doc.file),
+                }
             }
             lock(&versions).remove(&key);
         })

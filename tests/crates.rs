@@ -1,0 +1,69 @@
+//! The fixture crates under `fixtures/crates/`: each file is checked within its crate (modules
+//! followed across files, `use` resolved) and compared with its inline caret expectations,
+//! through the engine's API as the language server uses it and through the CLI given one file.
+
+use std::path::{Path, PathBuf};
+use visa_analysis::{AnalysisHost, project};
+use visa_lint_tests::{Expectation, actual, expectations, run_cli};
+
+fn crates() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crates");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixtures/crates")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_fixture_crate_produces_exactly_its_expected_diagnostics() {
+    let crates = crates();
+    assert!(crates.len() >= 3, "{crates:?}");
+    let mut failures = Vec::new();
+    for dir in crates {
+        let pkg = project::discover(&dir.join("src/lib.rs")).expect("a package");
+        let files = project::load(&pkg);
+        assert!(files.len() >= 3, "{}: {files:?}", dir.display());
+        let mut host = AnalysisHost::new();
+        host.set_packages(vec![pkg]);
+        host.set_files(files.clone());
+        let analysis = host.snapshot();
+        for (path, text) in &files {
+            let id = host.file_id(path).expect("loaded");
+            let diags = analysis.diagnostics(id).expect("not cancelled");
+            let mut got: Vec<Expectation> = diags.iter().map(|d| actual(text, d)).collect();
+            let mut expected = expectations(text);
+            got.sort();
+            expected.sort();
+            if got != expected {
+                failures.push(format!(
+                    "{}:\n  expected {expected:?}\n  got      {got:?}",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_cli_given_one_file_checks_it_within_its_crate() {
+    // The child module alone would not see its parent's axes; within its crate it does.
+    let (code, out) = run_cli(&[
+        "fixtures/crates/axes_in_parent/src/vector/normal.rs",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, vec!["MAP-003"]);
+}
