@@ -14,8 +14,11 @@
 //! - [`derive`]`(src, dst, time, packet, bits, align, target)` -> [`DmaPair`] for an explicit
 //!   stream (the manual's worked examples).
 //! - [`ops`]`(model, target)` -> [`DmaOp`] for every `to_dm` / DM-source `to_hbm` step, with
-//!   the stream the compiler infers (the destination's order; padded Cluster/Slice digits
-//!   iterate only their valid part).
+//!   the stream the compiler infers for one DMA Engine's command, as the manual's Examples 2-6
+//!   print it: the DM Element's digits in the HBM side's order, then the slice and DMN digits
+//!   innermost with 256-byte packets; the Slice digits above a DMN pair, the Cluster and the
+//!   Chip select the engine ([`DmaOp::engines`]). Padded digits iterate only their valid part.
+//!   The simulator and the rules read this stream; nothing downstream re-derives it.
 
 use super::sequencer::{Config, DeriveError, Direction, bytes, configure, contiguous_elements};
 use crate::diagnostic::Span;
@@ -96,6 +99,26 @@ pub fn derive(
     })
 }
 
+/// Whether a loop of a DMA sequencer on the HBM side toggles HBM address bit `stack_bit` (the
+/// stack: a stream that never does reaches half the channels, L2738): a loop of `size` steps of
+/// `stride` bytes does when its offsets reach past the bit modulo two stacks' span. Any loop
+/// counts, not only the innermost (Example 4's `C / 256` loop, the third from inside, gives
+/// "stack interleaving across all 32 channels", L2712). `stride0` is the packet in bytes.
+pub fn toggles_stack_bit(cfg: &Config, bits: u32, stride0: u64, stack_bit: u32) -> bool {
+    let Some(stack) = 1u64.checked_shl(stack_bit) else {
+        return false;
+    };
+    let n = cfg.entries.len().saturating_sub(cfg.packet_entries);
+    let toggles = |size: u64, d: u64| {
+        let m = d % stack.saturating_mul(2);
+        size > 1 && m != 0 && (m >= stack || (size - 1).saturating_mul(m) >= stack)
+    };
+    stride0 > stack
+        || cfg.entries[..n]
+            .iter()
+            .any(|e| toggles(e.size, bytes(e.stride, bits)))
+}
+
 /// Which side of a DMA transfer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Media {
@@ -114,9 +137,15 @@ pub struct DmaOp<'a> {
     /// Source and destination buffers (`Element`, or `[Cluster, Slice, Element]` for DM).
     pub src: Layout,
     pub dst: Layout,
-    /// The inferred stream.
+    /// The inferred stream of one DMA Engine's command (the configuration the manual prints
+    /// per `(cluster_i, dmn_j)`); `pair` counts that one command's packets and requests.
     pub time: Vec<Dim>,
     pub packet: Vec<Dim>,
+    /// DMA Engines running such a command at once (one per DMN pair the DM side spans, on
+    /// every chip and cluster, L2404, L2707).
+    pub engines: u64,
+    /// Chips among those engines: each chip's engines share its own HBM channels.
+    pub chips: u64,
     pub bits: u32,
     /// The packet alignment the transfer needs (8 when it writes DM or reads HBM into DM).
     pub align: u64,
@@ -169,36 +198,222 @@ fn holds(buf: &Layout, d: &Dim) -> bool {
         .any(|b| matches!(b, Dim::Factor(g) if g.axis.as_ref().is_some_and(|x| x.name == a.name)))
 }
 
-/// The stream the compiler infers: the destination's digits in order, the last one the packet;
-/// padded Cluster/Slice digits iterate only their valid part, and spatial digits the source
-/// does not hold (its Chip) are other engines' work.
-fn infer_stream(t: &TensorTy, src: &Layout) -> Option<(Vec<Dim>, Vec<Dim>)> {
-    let e = lay(t, Slot::Element)?;
-    let mut time: Vec<Dim> = Vec::new();
-    if media(t)? == Media::Dm {
-        for s in [Slot::Cluster, Slot::Slice] {
-            let Some(l) = lay(t, s) else { continue };
-            for d in l.dims {
-                match d {
-                    Dim::Factor(f) if f.axis.is_none() => {}
-                    Dim::Factor(f) => {
-                        let d = Dim::Factor(Factor {
-                            extent: f.valid,
-                            ..f
-                        });
-                        if f.valid > 1 && holds(src, &d) {
-                            time.push(d);
-                        }
+/// The stream the compiler infers for one DMA Engine's command, and the engines the transfer
+/// spreads over.
+struct Stream {
+    time: Vec<Dim>,
+    packet: Vec<Dim>,
+    /// DMA Engines working on the transfer (chip x cluster x engine share of the Slice).
+    engines: u64,
+    /// Chips among them (each has its own HBM).
+    chips: u64,
+}
+
+/// A time digit iterating the valid part of a factor.
+fn valid_digit(axis: Option<crate::mapping::Axis>, coef: u64, valid: u64) -> Option<Dim> {
+    let axis = axis?;
+    (valid > 1).then_some(Dim::Factor(Factor {
+        extent: valid,
+        valid,
+        axis: Some(axis),
+        coef,
+    }))
+}
+
+/// Splits a DM tensor's Slice at the DMN (`slices_per_dmn`) and DMA-Engine
+/// (`dmns_per_dma_engine` DMNs) boundaries, as the manual's examples do (L2652, L2702, L2736,
+/// L2777): the digits inside one DMN (the `slice_stride` loops), the digits selecting the DMN
+/// of the engine's pair (`DMN_stride`), each outermost first and iterating only their valid
+/// part, and the number of engines the digits above select. `None` when a digit straddles a
+/// boundary it does not divide at, or is irregular.
+fn split_slice(slice: &Layout, t: &Target) -> Option<(Vec<Dim>, Vec<Dim>, u64)> {
+    let dmn = t.slices_per_dmn.max(1);
+    let engine = dmn.checked_mul(t.dmns_per_dma_engine.max(1))?;
+    let (mut in_dmn, mut dmns, mut engines) = (Vec::new(), Vec::new(), 1u64);
+    let mut place: u64 = 1;
+    for d in slice.dims.iter().rev() {
+        let Dim::Factor(f) = d else { return None };
+        let (mut extent, mut valid, mut coef) = (f.extent, f.valid.min(f.extent), f.coef);
+        while extent > 1 {
+            let limit = if place < dmn {
+                Some(dmn)
+            } else if place < engine {
+                Some(engine)
+            } else {
+                None
+            };
+            let (piece, piece_valid) = match limit {
+                Some(l) if place.checked_mul(extent)? > l => {
+                    if !l.is_multiple_of(place) || !extent.is_multiple_of(l / place) {
+                        return None;
                     }
-                    Dim::Opaque(_) => return None,
+                    let low = l / place;
+                    (low, valid.min(low))
+                }
+                _ => (extent, valid),
+            };
+            let digit = valid_digit(f.axis.clone(), coef, piece_valid);
+            match limit {
+                Some(l) if l == dmn => in_dmn.extend(digit),
+                Some(_) => dmns.extend(digit),
+                None => {
+                    if f.axis.is_some() {
+                        engines = engines.checked_mul(piece_valid.max(1))?;
+                    }
                 }
             }
+            place = place.checked_mul(piece)?;
+            coef = coef.checked_mul(piece)?;
+            valid = valid.div_ceil(piece);
+            extent /= piece;
         }
     }
-    let mut dims = e.dims;
-    let last = dims.pop()?;
-    time.extend(dims);
-    Some((time, vec![last]))
+    in_dmn.reverse();
+    dmns.reverse();
+    Some((in_dmn, dmns, engines))
+}
+
+/// Where a DM digit sits in the HBM side's Element: the index of the HBM digit of the same axis
+/// whose coefficients cover it, and its own coefficient (outer digits first).
+fn order_key(order: &Layout, d: &Dim) -> Option<(usize, std::cmp::Reverse<u64>)> {
+    let Dim::Factor(f) = d else { return None };
+    let a = f.axis.as_ref()?;
+    order.dims.iter().enumerate().find_map(|(i, g)| match g {
+        Dim::Factor(g)
+            if g.axis.as_ref().is_some_and(|b| b.name == a.name)
+                && g.coef <= f.coef
+                && f.coef < g.coef.saturating_mul(g.extent) =>
+        {
+            Some((i, std::cmp::Reverse(f.coef)))
+        }
+        _ => None,
+    })
+}
+
+/// The DM Element's digits in the order of the HBM side's Element (`order`), the HBM order the
+/// manual's streams follow (Example 2: In `m![B, A, C]`, Out element `m![A % 4, B, C]`, time
+/// `m![B, A % 4, ..]`, L2640-L2645). Padding digits keep their place after the digit before
+/// them. The DM order when a digit is not found in `order`.
+fn in_order(dims: Vec<Dim>, order: Option<&Layout>) -> Vec<Dim> {
+    let Some(order) = order else { return dims };
+    let mut keys = Vec::with_capacity(dims.len());
+    let mut last = (0, std::cmp::Reverse(u64::MAX));
+    for d in &dims {
+        let k = match d {
+            Dim::Factor(f) if f.axis.is_none() => last,
+            _ => match order_key(order, d) {
+                Some(k) => k,
+                None => return dims,
+            },
+        };
+        last = k;
+        keys.push(k);
+    }
+    let mut keyed: Vec<_> = keys.into_iter().zip(dims).collect();
+    keyed.sort_by_key(|(k, _)| *k);
+    keyed.into_iter().map(|(_, d)| d).collect()
+}
+
+/// Positions of a spatial mapping that hold data (1 when absent).
+fn used_positions(t: &TensorTy, s: Slot) -> u64 {
+    lay(t, s)
+        .as_ref()
+        .and_then(super::transpose::used)
+        .map_or(1, |n| n.max(1))
+}
+
+/// The stream the compiler infers (the manual's Examples 2-6, L2640-L2790):
+///
+/// - the DM tensor's Chip, Cluster and the Slice digits above one DMN pair select the DMA
+///   Engine (one command each, their positions are base offsets);
+/// - the DM Element's digits come first, in the HBM side's order (the destination's for DM to
+///   DM); the last one is the packet;
+/// - then the Slice digits inside one DMN (`slice_stride`), then the DMN digits (`DMN_stride`)
+///   innermost, so consecutive requests alternate the DMNs (L2652); those packets are 256-byte
+///   requests (`C % 256` of Example 4, L2694), the rest of the run an outer time digit;
+/// - HBM to HBM: the destination's Element, the last digit the packet.
+///
+/// Slice digits the other side does not hold are not iterated (a broadcast), as are spatial
+/// digits the source does not hold (other engines' work).
+fn infer_stream(
+    src_ty: &TensorTy,
+    dst_ty: &TensorTy,
+    src: &Layout,
+    dst: &Layout,
+    bits: u32,
+    t: &Target,
+) -> Option<Stream> {
+    let (dm_ty, other, hbm) = match (media(src_ty)?, media(dst_ty)?) {
+        (_, Media::Dm) => (
+            Some(dst_ty),
+            src,
+            (media(src_ty)? == Media::Hbm)
+                .then(|| lay(src_ty, Slot::Element))
+                .flatten(),
+        ),
+        (Media::Dm, Media::Hbm) => (Some(src_ty), dst, lay(dst_ty, Slot::Element)),
+        (Media::Hbm, Media::Hbm) => (None, src, None),
+    };
+    let Some(dm_ty) = dm_ty else {
+        let mut dims = lay(dst_ty, Slot::Element)?.dims;
+        let last = dims.pop()?;
+        return Some(Stream {
+            time: dims,
+            packet: vec![last],
+            engines: 1,
+            chips: 1,
+        });
+    };
+    let (in_dmn, dmns, engine_share) = match lay(dm_ty, Slot::Slice) {
+        Some(s) => split_slice(&s, t)?,
+        None => (Vec::new(), Vec::new(), 1),
+    };
+    let chips = used_positions(dm_ty, Slot::Chip);
+    let engines = chips
+        .saturating_mul(used_positions(dm_ty, Slot::Cluster))
+        .saturating_mul(engine_share);
+    let spread: Vec<Dim> = in_dmn
+        .into_iter()
+        .chain(dmns)
+        .filter(|d| holds(other, d))
+        .collect();
+    let mut time = in_order(lay(dm_ty, Slot::Element)?.dims, hbm.as_ref());
+    // An Element of one position (`m![1]`): one element per slice is the packet.
+    let mut packet: Vec<Dim> = time.pop().into_iter().collect();
+    if !spread.is_empty() {
+        // One 256-byte request per packet, so that each request goes to the next slice.
+        let per_request = t
+            .dma_request_bytes
+            .saturating_mul(8)
+            .checked_div(u64::from(bits))
+            .unwrap_or(0);
+        if let Some(Dim::Factor(f)) = packet.first()
+            && per_request > 0
+            && f.valid == f.extent
+            && f.extent > per_request
+            && f.extent.is_multiple_of(per_request)
+        {
+            let f = f.clone();
+            time.push(Dim::Factor(Factor {
+                extent: f.extent / per_request,
+                valid: f.extent / per_request,
+                axis: f.axis.clone(),
+                coef: f.coef.saturating_mul(per_request),
+            }));
+            packet = vec![Dim::Factor(Factor {
+                extent: per_request,
+                valid: per_request,
+                ..f
+            })];
+        }
+        time.extend(spread);
+    }
+    Some(Stream {
+        time,
+        packet,
+        engines: engines.max(1),
+        chips,
+    })
 }
 
 /// Every DMA step (`to_dm`, and `to_hbm` from a DM tensor) whose mappings are known.
@@ -227,7 +442,7 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
             let (Some(src), Some(dst)) = (buffer(i, bits, target), buffer(o, bits, target)) else {
                 continue;
             };
-            let Some((time, packet)) = infer_stream(o, &src) else {
+            let Some(stream) = infer_stream(i, o, &src, &dst, bits, target) else {
                 continue;
             };
             let align = if dst_media == Media::Dm {
@@ -235,7 +450,15 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
             } else {
                 1
             };
-            let pair = derive(&src, &dst, &time, &packet, bits, align, target);
+            let pair = derive(
+                &src,
+                &dst,
+                &stream.time,
+                &stream.packet,
+                bits,
+                align,
+                target,
+            );
             out.push(DmaOp {
                 step,
                 span: step.span,
@@ -243,8 +466,10 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
                 dst_media,
                 src,
                 dst,
-                time,
-                packet,
+                time: stream.time,
+                packet: stream.packet,
+                engines: stream.engines,
+                chips: stream.chips,
                 bits,
                 align,
                 pair,

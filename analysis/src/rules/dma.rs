@@ -2,7 +2,7 @@
 
 use super::FnContext;
 use super::registry::{Rule, Status};
-use crate::derive::dma::{DmaOp, DmaPair, Media};
+use crate::derive::dma::{DmaOp, DmaPair, Media, toggles_stack_bit};
 use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::edit::pad_last_term;
@@ -180,8 +180,9 @@ pub const DMA_011: Rule = Rule {
     docs: "HBM channel selection uses address bits 9-28 and the stack bit is bit 8; an access \
            pattern that never toggles bit 8 uses 16 of the 32 channels and halves the bandwidth \
            (the manual's Example 5: 1,857 instead of about 1,000 cycles). visa-lint derives the \
-           HBM read side of every DMA and reports packets of at most 256 bytes whose innermost loop \
-           stride is a multiple of 512 bytes. Reorder the stream (an HBM stride of 256 in an inner \
+           HBM read side of every DMA and reports packets of at most 256 bytes when no loop of the \
+           stream toggles bit 8 (any loop counts: Example 4's `C / 256` loop of stride 256 gives \
+           all 32 channels although the slice loops are inside it). Reorder the stream (an HBM stride of 256 in an inner \
            loop) or make the contiguous run at least 512 bytes. DM-side DMN interleaving is not \
            checked.",
     bad: "axes![B = 64, C = 8, D = 512]; // HBM m![B, C, D], DM element m![C, D % 256]",
@@ -232,8 +233,8 @@ pub const SEQ_012: Rule = Rule {
            visa-lint derives the pair for `to_dm`/`to_hbm` and reports an entry count or size \
            over the limit (SEQ-001/SEQ-002 cover the fetch and commit sequencers). Merge axes \
            that are contiguous on both sides or split the transfer.",
-    bad: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![A, B]>(..) // HBM m![B, A]: entry 131072",
-    good: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![B, A]>(..)",
+    bad: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![B, A]>(..) // HBM m![A, B]: entry 131072",
+    good: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![A, B]>(..)",
     manual: "L1225, L2512, L2545, seed 000 L69, L94, L157-L158, L191",
 };
 
@@ -461,9 +462,11 @@ fn check_stack_bit(
     if stride0 > req || p.packets.unwrap_or(0) < 2 {
         return;
     }
-    let elem_bits = u64::from(op.bits);
+    if toggles_stack_bit(cfg, op.bits, stride0, cx.target.hbm_stack_bit) {
+        return;
+    }
     let n = cfg.entries.len();
-    // The innermost loop decides which channels consecutive requests reach.
+    // The innermost loop, named in the message.
     let Some(inner) = cfg.entries[..n.saturating_sub(cfg.packet_entries)]
         .iter()
         .rev()
@@ -471,18 +474,15 @@ fn check_stack_bit(
     else {
         return;
     };
-    let b = inner.stride.saturating_mul(elem_bits) / 8;
-    if b == 0 || !b.is_multiple_of(stack) {
-        return;
-    }
+    let b = bytes(inner.stride, op.bits);
     out.push(Diagnostic::new(
         &DMA_011,
         op.span,
         format!(
-            "the DMA reads HBM in {stride0}-byte packets whose innermost loop steps {b} bytes \
-             ({} : {} in {cfg}): address bit 8 (the stack bit) does not toggle between consecutive \
-             requests, so they reach 16 of the 32 HBM channels and the bandwidth halves; make the \
-             innermost loop's HBM stride {req} bytes or the contiguous run at least {stack} bytes",
+            "the DMA reads HBM in {stride0}-byte packets and no loop of its stream toggles address \
+             bit 8 (the stack bit; the innermost steps {b} bytes, {} : {} in {cfg}), so the \
+             requests reach 16 of the 32 HBM channels and the bandwidth halves; make a loop's HBM \
+             stride {req} bytes or the contiguous run at least {stack} bytes",
             inner.size, inner.stride
         ),
     ));

@@ -14,7 +14,6 @@
 use super::Assumption;
 use crate::derive::dma::{DmaOp, Media};
 use crate::derive::sequencer::Config;
-use crate::model::Slot;
 use crate::target::Target;
 
 /// What the DMA cost model needs to know about one DMA operation.
@@ -24,6 +23,8 @@ pub struct DmaShape {
     pub dst: Media,
     /// DMA Engines the operation spreads over (one per DMN pair its DM side spans).
     pub engines: u64,
+    /// Engines sharing one chip's HBM channels (`engines` over the chips).
+    pub hbm_engines: u64,
     /// 256-byte requests each engine issues (`ceil(packet / 256)` per packet, L2469).
     pub requests_per_engine: u64,
     /// Bytes each request carries (`min(stride0, 256)`).
@@ -89,10 +90,10 @@ fn side(m: Media, s: &DmaShape, t: &Target, write: bool) -> (u64, &'static str) 
         }
         Media::Hbm => {
             // Every engine's requests share the chip's channels.
-            let total = req.saturating_mul(s.engines.max(1));
+            let total = req.saturating_mul(s.hbm_engines.max(1));
             let mut units = total;
             if write {
-                let partial = s.hbm_partial_writes.saturating_mul(s.engines.max(1));
+                let partial = s.hbm_partial_writes.saturating_mul(s.hbm_engines.max(1));
                 units = units.saturating_add(partial.saturating_mul(t.hbm_rmw_factor - 1));
             }
             let per_channel = units.div_ceil(s.hbm_channels.max(1));
@@ -166,60 +167,29 @@ pub fn shape(op: &DmaOp<'_>, t: &Target) -> Option<(DmaShape, Vec<Assumption>)> 
     let requests = pair.requests?;
     let packets = pair.packets?;
     let mut assumptions = Vec::new();
-    // The DM tensor sets the engines: one per DMN pair of 64 slices, per cluster (L2404).
-    let dm_ty = match (op.src_media, op.dst_media) {
-        (_, Media::Dm) => op.step.output.as_ref(),
-        (Media::Dm, _) => op.step.input.as_ref(),
-        _ => None,
-    };
-    // Used positions: padding clusters and slices hold nothing to move.
-    let size = |s: Slot| {
-        dm_ty
-            .and_then(|ty| ty.get(s))
-            .and_then(|m| m.layout.as_ref())
-            .and_then(crate::derive::transpose::used)
-            .map_or(1, |n| n.max(1))
-    };
-    let per_engine_slices = t
-        .dmns_per_dma_engine
-        .saturating_mul(t.slices_per_dmn)
-        .max(1);
-    let (engines, slices) = if dm_ty.is_some() {
-        let slices = size(Slot::Slice);
-        let e = size(Slot::Chip)
-            .saturating_mul(size(Slot::Cluster))
-            .saturating_mul(slices.div_ceil(per_engine_slices));
-        (e.max(1), slices)
-    } else {
+    // The derivation spreads the DM side over its engines, one command each (L2707).
+    let engines = op.engines.max(1);
+    if op.src_media == Media::Hbm && op.dst_media == Media::Hbm {
         assumptions.push(Assumption::new(
             "HBM-to-HBM DMA runs on one DMA Engine (DmnIndex (0, 0, 0), L2587)",
         ));
-        (1, 0)
-    };
-    let requests_per_engine = requests.div_ceil(engines);
-    let packets_per_engine = packets.div_ceil(engines);
-    // DMN interleaving: explicit in the configuration, or assumed when the DM side spans both
-    // DMNs of an engine (the compiler puts slice and DMN digits innermost, L2652).
+    }
+    let requests_per_engine = requests;
+    let packets_per_engine = packets;
+    // DMN interleaving: the derived stream puts the DMN digit innermost (L2652) when the DM
+    // side spans both DMNs of an engine; otherwise one DMN serves it (128 B/cycle, L2884).
     let dm_cfg = match op.dst_media {
         Media::Dm => Some(&pair.write),
         Media::Hbm => (op.src_media == Media::Dm).then_some(&pair.read),
     };
     let dmn_stride = t.slices_per_dmn.saturating_mul(t.dma_slice_space_bytes);
-    let explicit = dm_cfg
+    let dm_alternates_dmn = dm_cfg
         .and_then(innermost_time)
         .is_some_and(|e| stride_bytes(e.stride, op.bits) == dmn_stride);
-    let dm_alternates_dmn = explicit || slices > t.slices_per_dmn;
-    if dm_cfg.is_some() && !explicit {
-        if dm_alternates_dmn {
-            assumptions.push(Assumption::new(
-                "consecutive DM requests alternate the two DMNs of each engine (slice and DMN \
-                 digits innermost, L2652)",
-            ));
-        } else {
-            assumptions.push(Assumption::new(
-                "the DM side stays in one DMN: 128 B/cycle (L2884)",
-            ));
-        }
+    if dm_cfg.is_some() && !dm_alternates_dmn {
+        assumptions.push(Assumption::new(
+            "consecutive DM requests stay in one DMN: 128 B/cycle (L2884)",
+        ));
     }
     // HBM side: the stack bit and row switches, from the HBM sequencer's strides.
     let hbm_cfg = match (op.src_media, op.dst_media) {
@@ -230,18 +200,8 @@ pub fn shape(op: &DmaOp<'_>, t: &Target) -> Option<(DmaShape, Vec<Assumption>)> 
     let mut hbm_channels = t.hbm_channels;
     let mut hbm_row_miss = false;
     if let Some(cfg) = hbm_cfg {
-        let n = cfg.entries.len().saturating_sub(cfg.packet_entries);
-        let stack = 1u64 << t.hbm_stack_bit;
-        // A loop of `size` steps of `d` bytes changes the stack bit when its offsets reach
-        // past it modulo two stacks' span.
-        let toggles = |size: u64, d: u64| {
-            let m = d % (2 * stack);
-            size > 1 && m != 0 && (m >= stack || (size - 1).saturating_mul(m) >= stack)
-        };
-        let toggles_stack = stride0 > stack
-            || cfg.entries[..n]
-                .iter()
-                .any(|e| toggles(e.size, stride_bytes(e.stride, op.bits)));
+        let toggles_stack =
+            crate::derive::dma::toggles_stack_bit(cfg, op.bits, stride0, t.hbm_stack_bit);
         if !toggles_stack {
             hbm_channels = t.hbm_channels / 2;
         }
@@ -264,6 +224,7 @@ pub fn shape(op: &DmaOp<'_>, t: &Target) -> Option<(DmaShape, Vec<Assumption>)> 
             src: op.src_media,
             dst: op.dst_media,
             engines,
+            hbm_engines: engines.div_ceil(op.chips.max(1)),
             requests_per_engine,
             request_bytes: stride0.min(t.dma_request_bytes),
             commands_per_engine: 1,
@@ -347,6 +308,7 @@ mod tests {
             src,
             dst,
             engines,
+            hbm_engines: engines,
             requests_per_engine: requests,
             request_bytes: 256,
             commands_per_engine: 1,

@@ -180,7 +180,9 @@ fn dma_task(step: &Step, d: &DmaOp<'_>, t: &Target) -> Pending {
                 .as_ref()
                 .ok()
                 .and_then(|p| p.packets.zip(p.stride0))
-                .map_or(0, |(n, s0)| n.saturating_mul(s0));
+                .map_or(0, |(n, s0)| {
+                    n.saturating_mul(s0).saturating_mul(d.engines.max(1))
+                });
             let side = super::dma::media_name;
             read.cycles = c.read;
             read.latency = c.startup;
