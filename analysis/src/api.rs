@@ -440,9 +440,16 @@ fn hover(text: &str, analysis: &db::FileAnalysis, offset: u32) -> Option<Hover> 
             }
         }
     }
-    // Module-level mappings and axes, lowered with the module's scope.
+    // Module-level mappings and axes, lowered with the scope of the innermost module around
+    // them (what it declares and imports, from any file of the crate).
     let model = syntax::file_model(text);
-    let (_, scope) = syntax::check_sites(&model, &Scope::default(), |s| s.fns.is_empty(), None);
+    let empty = Scope::default();
+    let scope = analysis
+        .modules
+        .iter()
+        .filter(|(range, _)| range.start <= offset && offset <= range.end)
+        .max_by_key(|(range, _)| range.start)
+        .map_or(&empty, |(_, s)| &**s);
     if let Some(site) = model
         .sites
         .iter()

@@ -209,10 +209,19 @@ impl Config {
                         config.levels.push((sel.clone(), level));
                     }
                 }
+                // The editor's link target for rule codes: the language server reads it; the
+                // engine only checks that it is a string (one file serves both surfaces).
+                "rules-doc-url" => {
+                    if !value.is_str() {
+                        return Err(ConfigError(format!(
+                            "`{prefix}rules-doc-url` must be a URL string, not {value}"
+                        )));
+                    }
+                }
                 other => {
                     return Err(ConfigError(format!(
                         "unknown key `{prefix}{other}` (expected target, strict-bank-rule, \
-                         perf-severity, inlay-hints or rules)"
+                         perf-severity, inlay-hints, rules-doc-url or rules)"
                     )));
                 }
             }
@@ -279,7 +288,7 @@ mod tests {
         let err = |t: &str| Config::from_toml(t).err().map(|e| e.0).unwrap_or_default();
         assert_eq!(
             err("traget = \"rngd\""),
-            "unknown key `traget` (expected target, strict-bank-rule, perf-severity, inlay-hints or rules)"
+            "unknown key `traget` (expected target, strict-bank-rule, perf-severity, inlay-hints, rules-doc-url or rules)"
         );
         assert_eq!(
             err("target = \"h100\""),

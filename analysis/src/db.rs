@@ -202,6 +202,9 @@ pub struct FnAnalysis {
 pub struct FileAnalysis {
     pub diagnostics: Vec<Diagnostic>,
     pub fns: Vec<(u32, Arc<FnAnalysis>)>,
+    /// Each module of the file (its top level, then its inline modules) with what its
+    /// module-level mappings see (hovers read it): the range it covers and its scope.
+    pub modules: Vec<(Span, Arc<Scope>)>,
 }
 
 /// The database. `Default` gives an empty one; [`Database::with_event_log`] records which
@@ -275,8 +278,12 @@ pub fn file_analysis(
     let target = target_name(db, settings);
     let text = file.text(db);
     if let Some(too_deep) = syntax::limits::check_nesting(text) {
-        let (diagnostics, fns) = (vec![too_deep], Vec::new());
-        return Arc::new(FileAnalysis { diagnostics, fns });
+        let (diagnostics, fns, modules) = (vec![too_deep], Vec::new(), Vec::new());
+        return Arc::new(FileAnalysis {
+            diagnostics,
+            fns,
+            modules,
+        });
     }
     // The file is parsed once; its functions are re-parsed from their own text by their own
     // queries (which keeps their analyses independent of where they sit in the file).
@@ -293,15 +300,22 @@ pub fn file_analysis(
     let module_at = |offset: u32| DefMap::innermost(items, offset);
     // Module-level mappings and declarations, each with what its module sees.
     let mut diagnostics = Vec::new();
+    let mut modules = Vec::new();
     for (i, module_env) in env_texts.iter().enumerate() {
         let base = &env(db, *module_env).scope;
-        let (d, _) = syntax::check_sites(
+        let (d, scope) = syntax::check_sites(
             &model,
             base,
             |s| s.fns.is_empty() && module_at(s.span.start) == i,
             None,
         );
         diagnostics.extend(d);
+        if let Some(m) = items.modules.get(i) {
+            modules.push((
+                Span::new(m.offset as usize, m.end as usize),
+                Arc::new(scope),
+            ));
+        }
     }
     let in_bodies = BodyDecls::new(text, &tree, &model);
     let mut fns = Vec::new();
@@ -328,7 +342,11 @@ pub fn file_analysis(
     }
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
-    Arc::new(FileAnalysis { diagnostics, fns })
+    Arc::new(FileAnalysis {
+        diagnostics,
+        fns,
+        modules,
+    })
 }
 
 /// A file's diagnostics as the user sees them: suppression comments and the configured rule

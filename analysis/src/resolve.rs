@@ -386,8 +386,10 @@ pub trait ItemSource {
     fn items(&self, path: &Path) -> Option<std::sync::Arc<FileItems>>;
 }
 
-/// The most modules a crate may have (a `#[path]` loop stops here).
+/// The most modules a crate may have.
 const MAX_MODULES: usize = 10_000;
+/// The deepest module nesting followed across files (real crates nest a handful deep).
+const MAX_DEPTH: usize = 64;
 
 impl DefMap {
     /// Builds the crates (the first is the one analysed) and resolves every import.
@@ -424,6 +426,16 @@ impl DefMap {
         files: &dyn ItemSource,
         cache: &mut HashMap<PathBuf, std::sync::Arc<FileItems>>,
     ) -> Option<usize> {
+        // A `#[path]` that leads back to a file of an enclosing module would nest forever.
+        let mut up = parent;
+        let mut depth = 0;
+        while let Some(p) = up {
+            if self.modules[p].file == file || depth >= MAX_DEPTH {
+                return None;
+            }
+            up = self.modules[p].parent;
+            depth += 1;
+        }
         let items = files.items(file)?;
         cache.insert(file.to_path_buf(), items.clone());
         let idx = self.push(file, 0, parent, krate);
@@ -943,6 +955,24 @@ mod tests {
         let (e, open) = map.env_text(m);
         assert!(e.contains("axes![A = 4];"), "{e}");
         assert_eq!(open, vec!["use half::*".to_string()]);
+    }
+
+    #[test]
+    fn a_path_attribute_leading_back_to_an_enclosing_file_is_not_followed() {
+        let fs = files(&[
+            (
+                "src/lib.rs",
+                "axes![A = 4];\n#[path = \"lib.rs\"] mod again;\nmod b;",
+            ),
+            ("src/b.rs", "#[path = \"b.rs\"] mod me; use super::*;"),
+        ]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        assert_eq!(map.modules.len(), 2);
+        assert!(env(&map, "src/b.rs", 0).contains("axes![A = 4]"));
     }
 
     #[test]

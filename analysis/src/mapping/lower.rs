@@ -83,7 +83,13 @@ impl Scope {
                     }
                 }
             };
-            if let Some(prev) = self.axes.get(&d.name.text) {
+            if let Some(prev) = self.axes.get_mut(&d.name.text) {
+                // The module's own declaration, met again in its environment (which carries
+                // no positions): it keeps this one's.
+                if prev.axis.size == axis.size && prev.decl == Span::default() {
+                    prev.decl = d.span;
+                    continue;
+                }
                 if prev.axis.size != axis.size {
                     diags.push(
                         Diagnostic::new(

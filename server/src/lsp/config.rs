@@ -64,6 +64,29 @@ impl Settings {
                 },
                 Err(e) => problems.push(format!("{FILE_NAME}: {e}")),
             }
+        } else if let Ok(text) = std::fs::read_to_string(root.join("Cargo.toml")) {
+            // Without a `visa-lint.toml`: `[workspace.metadata.visa-lint]` or
+            // `[package.metadata.visa-lint]`, as the CLI reads them.
+            match text.parse::<toml::Table>() {
+                Ok(table) => {
+                    let section = ["workspace", "package"].into_iter().find_map(|s| {
+                        let t = table.get(s)?.get("metadata")?.get("visa-lint")?;
+                        Some((s, t.clone()))
+                    });
+                    if let Some((s, t)) = section {
+                        match serde_json::to_value(t) {
+                            Ok(v) => problems.extend(
+                                settings
+                                    .merge(&v)
+                                    .into_iter()
+                                    .map(|p| format!("Cargo.toml [{s}.metadata.visa-lint]: {p}")),
+                            ),
+                            Err(e) => problems.push(format!("Cargo.toml: {e}")),
+                        }
+                    }
+                }
+                Err(e) => problems.push(format!("Cargo.toml: {e}")),
+            }
         }
         (settings, problems)
     }
@@ -189,5 +212,30 @@ mod tests {
                 "settings: unknown key `colour`",
             ]
         );
+    }
+
+    #[test]
+    fn cargo_metadata_configures_the_server_when_there_is_no_visa_lint_toml() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[workspace]\nmembers = []\n[workspace.metadata.visa-lint]\ntarget = \"rngd-s\"\n\
+             rules-doc-url = \"https://example.invalid/rules.md\"\nrules = { MAP = \"allow\" }\n",
+        )
+        .expect("write");
+        let (s, problems) = Settings::for_workspace(Some(dir.path()));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(s.target, TargetName::RngdS);
+        assert_eq!(
+            s.rules_doc_url.as_deref(),
+            Some("https://example.invalid/rules.md")
+        );
+        assert_eq!(s.rules, vec![("MAP".to_string(), Level::Allow)]);
+        // The CLI reads the same table (its engine configuration accepts the editor's key).
+        let text = std::fs::read_to_string(dir.path().join("Cargo.toml")).expect("read");
+        let config = Config::from_cargo_toml(&text)
+            .expect("valid")
+            .expect("present");
+        assert_eq!(config.target, TargetName::RngdS);
     }
 }
