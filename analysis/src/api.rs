@@ -457,7 +457,7 @@ fn hover(text: &str, analysis: &db::FileAnalysis, offset: u32) -> Option<Hover> 
     {
         let layout = mapping::parse::parse_mapping(&site.body)
             .ok()
-            .and_then(|e| mapping::lower::lower(&e, &scope, &mut Vec::new()))?;
+            .and_then(|e| mapping::lower::lower(&e, scope, &mut Vec::new()))?;
         return Some(Hover {
             range: site.span,
             content: mapping_content(text.get(site.span.range())?, &layout, None),
