@@ -226,6 +226,23 @@ pub fn configure(
                         parts.push(Entry { size, stride: st });
                         break;
                     }
+                    // Reads may overfetch, writes may not (L1830-L1835, L2199-L2207): a read
+                    // whose last valid position starts inside the axis's outermost buffer
+                    // digit runs on past its end, and what it reads there lands in the
+                    // stream's padding (`m![A # 1024 / 8]` over a buffer `m![A]`, A = 1020).
+                    let outermost = !digits.iter().any(|d| {
+                        d.f.axis.as_ref().is_some_and(|b| b.name == a.name) && d.f.coef >= top
+                    });
+                    if dir == Direction::Read
+                        && outermost
+                        && c.saturating_mul(v.saturating_sub(1)) < top
+                    {
+                        parts.push(Entry {
+                            size: e,
+                            stride: st,
+                        });
+                        break;
+                    }
                     if !top.is_multiple_of(c) {
                         return Err(DeriveError::Incompatible {
                             axis: a.name.to_string(),
