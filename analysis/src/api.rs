@@ -548,7 +548,7 @@ mod tests {
         #[device(chip = 1)]\n\
         fn first(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {\n\
         \x20   let x = ctx.main.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().collect::<m![1], m![A % 8 # 32]>();\n\
-        \x20   let y = ctx.sub.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().commit::<m![A % 8]>(0);\n\
+        \x20   let y = ctx.sub.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().to_trf::<m![1], m![A % 8]>(TrfAddress::Full);\n\
         }\n";
 
     fn at(needle: &str) -> u32 {
@@ -570,7 +570,7 @@ mod tests {
                 .map(|d| d.iter().map(|d| d.code()).collect())
                 .unwrap_or_default()
         };
-        // KRN-002 (the sub context commits without a collect) is shown; MAP-001 is suppressed
+        // KRN-002 (the sub context loads the TRF without a collect) is shown; MAP-001 is suppressed
         // by its comment.
         let before = codes(&host);
         assert_eq!(before, ["KRN-002"]);

@@ -577,7 +577,7 @@ fn first(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], 
 
 #[device(chip = 1)]
 fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>) {
-    let y = ctx.sub.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().commit::<m![A % 8]>(0);
+    let y = ctx.sub.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().to_trf::<m![1], m![A % 8]>(TrfAddress::Full);
 }
 "#;
 
@@ -630,7 +630,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
             .iter()
             .find(|d| d.code() == "KRN-002")
             .map(|d| d.span);
-        assert_eq!(d.map(|s| &edited[s.range()]), Some("commit"));
+        assert_eq!(d.map(|s| &edited[s.range()]), Some("to_trf"));
 
         // Editing a module-level declaration re-analyses both.
         file.set_text(&mut db)

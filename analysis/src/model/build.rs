@@ -1064,11 +1064,7 @@ impl Builder<'_> {
         let needs_collect = matches!(input.kind, Kind::Fetch | Kind::Switch)
             && matches!(
                 engine,
-                Engine::Contraction
-                    | Engine::Vector
-                    | Engine::Cast
-                    | Engine::Transpose
-                    | Engine::Commit
+                Engine::Contraction | Engine::Vector | Engine::Cast | Engine::Transpose
             )
             || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_trf")
             || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_vrf");

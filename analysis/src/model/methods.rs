@@ -84,9 +84,11 @@ use Slot::*;
 const SPATIAL: &[Slot] = &[D, Chip, Cluster, Slice];
 const ALL_STREAM: &[Slot] = &[D, Chip, Cluster, Slice, Row, Time, Packet];
 
-/// A stream that has been through `collect()` (what Commit takes, KRN-002).
-fn collected(k: Kind) -> bool {
-    k.is_stream() && !matches!(k, Kind::Begin | Kind::Fetch | Kind::Switch)
+/// A stream Commit takes: the library defines `commit`/`commit_view` on every stream position
+/// (a fetched or switched stream too: its packet must then be a full flit, CMT-001), so only a
+/// stream that was never fetched is refused (KRN-001).
+fn committable(k: Kind) -> bool {
+    k.is_stream() && k != Kind::Begin
 }
 
 macro_rules! method {
@@ -257,7 +259,9 @@ pub fn method(name: &str) -> Option<Method> {
             "to_vrf",
             Collect,
             Tensor,
-            |k| (k == Kind::Collect).then_some(Kind::Vrf),
+            // `CollectTensor::to_vrf`, and `VectorFinalTensor::to_vrf` (a Vector Engine result
+            // loaded into the VRF for the next pass; the manual lists only the first).
+            |k| matches!(k, Kind::Collect | Kind::Vector(VeStage::Final)).then_some(Kind::Vrf),
             [],
             SPATIAL,
             false,
@@ -319,7 +323,7 @@ pub fn method(name: &str) -> Option<Method> {
             "commit",
             Commit,
             Tensor,
-            |k| collected(k).then_some(Kind::Dm),
+            |k| committable(k).then_some(Kind::Dm),
             [Element],
             SPATIAL,
             false,
@@ -329,7 +333,7 @@ pub fn method(name: &str) -> Option<Method> {
             "commit_view",
             Commit,
             Tensor,
-            |k| collected(k).then_some(Kind::Dm),
+            |k| committable(k).then_some(Kind::Dm),
             [],
             SPATIAL
         ),

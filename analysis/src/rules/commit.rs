@@ -15,10 +15,13 @@ pub const CMT_001: Rule = Rule {
     severity: Severity::Error,
     status: Status::Implemented,
     summary: "The commit input packet is a full 32-byte flit",
-    docs: "The Commit Engine takes one 32-byte flit per step. Collect, Cast and Transpose produce \
-           flits (COL-001 and their own rules report those); this rule checks commits whose input \
-           comes from elsewhere, such as a hand-typed stream parameter or a `let` annotation. \
-           Pad the packet to 32 bytes (`m![A # 8]` for f32) and truncate at the commit instead.",
+    docs: "The Commit Engine takes one 32-byte flit per step; the library asserts \
+           \"Commit input packet must be exactly 32 bytes (one flit)\" at every commit, so this is \
+           an error. Collect, Cast and Transpose produce flits (COL-001 and their own rules report \
+           those); this rule checks commits whose input comes from elsewhere: straight after a \
+           fetch or switch (the library allows `fetch → commit`, so the fetched packet must be a \
+           full flit), a hand-typed stream parameter or a `let` annotation. Pad the packet to 32 \
+           bytes (`m![A # 8]` for f32) and truncate at the commit instead.",
     bad: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 4]>) { s.commit::<m![B, A]>(0); }",
     good: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 8]>) { s.commit::<m![B, A]>(0); }",
     manual: "L2192, L2328",
@@ -503,8 +506,10 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let Some(ty) = step.input.as_ref() else {
                 continue;
             };
-            // A commit straight after fetch or switch lacks its collect: KRN-002.
-            if matches!(ty.kind, Kind::Fetch | Kind::Switch | Kind::Begin) {
+            // A commit of a stream that was never fetched is KRN-001. A commit straight after
+            // fetch or switch is allowed (the library defines commit on every stream position)
+            // and is checked here: its packet is the fetched one.
+            if ty.kind == Kind::Begin {
                 continue;
             }
             let Some((d, n, bytes)) = slot_bytes(ty, Slot::Packet) else {

@@ -142,8 +142,10 @@ pub const CON_008: Rule = Rule {
            reorder Time. The TRF Sequencer reorders and broadcasts Time with its nested-loop \
            entries, but must find every OutTime factor it reads in the TRF Element, and fills the \
            packet only by repeating one contiguous read: the packet's TRF factors must be the \
-           Element's innermost factors. Packet-size and collection problems are CON-004/005, the \
-           read size CON-009.",
+           Element's innermost factors. A tiling axis (an OutTime factor absent from the collected \
+           stream) must be in the TRF Element: the library asserts \"tiling axes must be present \
+           in TRF\" in `align`, so an axis in neither the stream nor the TRF panics, an error. \
+           Packet-size and collection problems are CON-004/005, the read size CON-009.",
     bad: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![O, M], m![K # 32], _, _>(&trf)",
     good: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![M, O], m![K # 32], _, _>(&trf)",
     manual: "L3778, L3791, L3899-L3910, L4081-L4085",
@@ -1152,6 +1154,38 @@ fn check_stream_time(
         }
         out.push(diag);
         return;
+    }
+    // Tiling axes repeat a packet the TRF Sequencer reads; the library asserts "tiling axes
+    // must be present in TRF" (an axis in neither the stream nor the TRF Element is data
+    // neither side has).
+    if let Some(e) = e.filter(|e| e.dims.iter().all(|d| matches!(d, Dim::Factor(_)))) {
+        let held = axes(e);
+        let missing: Vec<String> = ot
+            .dims
+            .iter()
+            .filter(|d| tiling(d) && factor_axis(d).is_some_and(|a| !held.contains(a)))
+            .map(dim_text)
+            .collect();
+        if !missing.is_empty() {
+            out.push(Diagnostic::new(
+                &CON_008,
+                span,
+                format!(
+                    "OutTime `{}` tiles over `{}`, which is in neither the collected stream (Time \
+                     {}, Packet {}) nor the TRF Element `{}`: tiling axes must be present in TRF \
+                     (the TRF Sequencer repeats each packet over them); drop {} from OutTime or \
+                     load the TRF with {}",
+                    text(output, Slot::Time),
+                    missing.join("`, `"),
+                    text(input, Slot::Time),
+                    text(input, Slot::Packet),
+                    m(e),
+                    if missing.len() == 1 { "it" } else { "them" },
+                    if missing.len() == 1 { "it" } else { "them" },
+                ),
+            ));
+            return;
+        }
     }
     let kept: Vec<Dim> = ot.dims.iter().filter(|d| !tiling(d)).cloned().collect();
     let Ok(kept) = Layout::from_dims(kept) else {

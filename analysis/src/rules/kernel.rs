@@ -12,7 +12,11 @@ pub const KRN_001: Rule = Rule {
     summary: "Engines are chained in hardware order, each at most once",
     docs: "A Tensor Unit pass visits Fetch → (Switch) → Collect → (Contraction: align, contract, \
            accumulate) → (Vector) → (Cast) → (Transpose) → Commit. rustc reports a misordered \
-           chain as a missing method on a typestate; visa-lint names the engines instead.",
+           chain as a missing method on a typestate (so an error); visa-lint names the engines \
+           instead. The order follows the library's typestates, which allow two detours the \
+           manual's order does not show: `vector_final().to_vrf(..)` (`VectorFinalTensor::to_vrf`, \
+           a Vector Engine result loaded into the VRF for the next pass) and `commit` straight \
+           after fetch or switch (see KRN-002).",
     bad: ".collect::<T, P>().cast::<bf16, _>().vector_init()",
     good: ".collect::<T, P>().vector_init() /* ... */ .vector_final().cast::<bf16, _>().commit(a)",
     manual: "L131, L3011, L4553, L1113-L1123",
@@ -23,11 +27,18 @@ pub const KRN_002: Rule = Rule {
     name: "collect-is-mandatory",
     severity: Severity::Error,
     status: Status::Implemented,
-    summary: "`collect()` comes before Contraction, TRF/VRF loads, Vector, Cast, Transpose and Commit",
-    docs: "Every downstream engine consumes exactly-32-byte flits, so every pass goes fetch → \
-           [switch →] collect first. Insert `.collect::<Time, Packet>()` after the fetch or switch.",
-    bad: "ctx.main.begin(a.view()).fetch::<i8, T, P>().commit::<m![A]>(0)",
-    good: "ctx.main.begin(a.view()).fetch::<i8, T, P>().collect::<T, P>().commit::<m![A]>(0)",
+    summary: "`collect()` comes before Contraction, TRF/VRF loads, Vector, Cast and Transpose",
+    docs: "The downstream engines consume exactly-32-byte flits, so a pass goes fetch → [switch →] \
+           collect before them. In the library `to_trf`, `to_vrf`, `align`, `vector_init`, `cast` \
+           and `transpose` exist only on `CollectTensor` (and later stages): on a fetched or \
+           switched stream they are a missing method, a compilation error, hence an error here. \
+           Insert `.collect::<Time, Packet>()` after the fetch or switch. Commit is not part of \
+           this rule: the library defines `commit`/`commit_view` on every stream position and \
+           only asserts \"Commit input packet must be exactly 32 bytes (one flit)\", so `fetch → \
+           commit` with a full-flit packet is accepted and a short packet is CMT-001 (the manual, \
+           L3605, says collect is mandatory for commit too).",
+    bad: "ctx.sub.begin(a.view()).fetch::<i8, T, P>().to_trf::<R, E>(TrfAddress::Full)",
+    good: "ctx.sub.begin(a.view()).fetch::<i8, T, P>().collect::<T, P>().to_trf::<R, E>(TrfAddress::Full)",
     manual: "L3605",
 };
 

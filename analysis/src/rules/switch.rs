@@ -5,8 +5,8 @@
 //! Time2). For the four regular topologies the manual defines the output from the input and
 //! the config's parameters ([`expected`]): the input Slice is read as `[slice2, slice1, slice0]`
 //! and the Time as `[time1, time0]` (or `[time2, time1, time0]`), and the parts are moved as
-//! the topology's table says, with fresh broadcast axes (`tile`, written as a new axis such
-//! as `X`) where data is replicated. Layouts are compared by equivalence (MAP-007). Custom
+//! the topology's table says, with broadcast positions (`tile`, written as a new axis such
+//! as `X` or as padding `1 # n`) where data is replicated. Layouts are compared by equivalence (MAP-007). Custom
 //! topologies (`CustomBroadcast { ring_size }`) accept any output that follows the two custom
 //! constraints (order preservation, innermost Time position) and conserves the data.
 
@@ -45,12 +45,19 @@ pub const SWI_002: Rule = Rule {
     docs: "Regular topologies only reshape (Slice, Time) in their predefined way. With the input \
            Slice read as `[slice2, slice1, slice0]` and Time as `[time1, time0]`: Broadcast01 gives \
            `[slice2, tile, tile] | [time1, slice1, time0, slice0]`; Broadcast1 gives \
-           `[slice2, tile, slice0] | [time, slice1]`; Transpose gives `[slice2, slice0, slice1] | \
-           time`; InterTranspose (Time `[time2, time1, time0]`, time1 = slice1) gives \
-           `[slice2, time1, slice0] | [time2, time0, slice1]`. `tile` is a broadcast: a new axis \
-           (`X`) not in the input. The output is compared by meaning (MAP-007) and the message \
-           shows the expected `Slice2`/`Time2`; the fix writes them. Parameters that do not \
-           divide the sizes are SWI-003/SWI-004 instead.",
+           `[slice2, tile, slice0] | [time, slice1]`; TransposedBroadcast1 (a library topology \
+           the manual does not describe) gives `[slice2, tile, slice1] | [time, slice0]`; \
+           Transpose gives `[slice2, slice0, slice1] | time`; InterTranspose (Time `[time2, \
+           time1, time0]`, time1 = slice1) gives `[slice2, time1, slice0] | [time2, time0, \
+           slice1]`. `tile` is a broadcast: the manual writes a new axis (`X`); the library \
+           (`SwitchConfig::verify`) asserts only \"OutSlice broadcast axes must be new axes\", i.e. \
+           that no axis of the input Slice or Time appears in those positions, so padding \
+           (`1 # 4`), a new axis, or a mix of both is a broadcast. Every other position is \
+           asserted equal to the input part (\"OutSlice must preserve slice2 from InSlice\", \
+           \"OutTime does not match expected layout\", …), so a mismatch panics: an error. The \
+           output is compared by meaning (MAP-007) and the message shows the expected \
+           `Slice2`/`Time2`; the fix writes them. Parameters that do not divide the sizes are \
+           SWI-003/SWI-004 instead.",
     bad: "axes![A = 256, B = 64, C = 64, X = 4];\nfetched.switch::<m![A / 4, X], m![B / 4, A % 2, B % 4, A / 2 % 2]>(SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 })",
     good: "axes![A = 256, B = 64, C = 64, X = 4];\nfetched.switch::<m![A / 4, X], m![B / 4, A / 2 % 2, B % 4, A % 2]>(SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 })",
     manual: "L3091, L3143-L3157, L3182, L3189-L3203, L3223-L3234, L3256-L3263, L3290-L3303, L3499-L3500",
@@ -231,6 +238,12 @@ pub(crate) enum Topology {
         slice1: u64,
         slice0: u64,
     },
+    /// Broadcast1 with the roles of the two slice parts exchanged (the library's
+    /// `TransposedBroadcast1`; the manual does not describe it).
+    TransposedBroadcast1 {
+        slice1: u64,
+        slice0: u64,
+    },
     Transpose {
         slice1: u64,
         slice0: u64,
@@ -251,6 +264,7 @@ impl Topology {
         match self {
             Topology::Broadcast01 { slice1, slice0, .. }
             | Topology::Broadcast1 { slice1, slice0 }
+            | Topology::TransposedBroadcast1 { slice1, slice0 }
             | Topology::Transpose { slice1, slice0 }
             | Topology::InterTranspose { slice1, slice0, .. } => slice1.checked_mul(slice0),
             Topology::Custom { ring_size } => Some(ring_size),
@@ -266,6 +280,9 @@ impl Topology {
             } => format!("Broadcast01 {{ slice1: {slice1}, slice0: {slice0}, time0: {time0} }}"),
             Topology::Broadcast1 { slice1, slice0 } => {
                 format!("Broadcast1 {{ slice1: {slice1}, slice0: {slice0} }}")
+            }
+            Topology::TransposedBroadcast1 { slice1, slice0 } => {
+                format!("TransposedBroadcast1 {{ slice1: {slice1}, slice0: {slice0} }}")
             }
             Topology::Transpose { slice1, slice0 } => {
                 format!("Transpose {{ slice1: {slice1}, slice0: {slice0} }}")
@@ -341,6 +358,10 @@ fn parse_config(arg: &Arg) -> Option<Config> {
             time0: get("time0")?,
         },
         "Broadcast1" => Topology::Broadcast1 {
+            slice1: get("slice1")?,
+            slice0: get("slice0")?,
+        },
+        "TransposedBroadcast1" => Topology::TransposedBroadcast1 {
             slice1: get("slice1")?,
             slice0: get("slice0")?,
         },
@@ -494,6 +515,10 @@ pub(crate) fn expected(
             let (s2, s1, s0) = slice_split(slice, slice1, slice0)?;
             cat(&[&s2, &tile(slice1), &s0]).zip(cat(&[time, &s1]))
         }
+        Topology::TransposedBroadcast1 { slice1, slice0 } => {
+            let (s2, s1, s0) = slice_split(slice, slice1, slice0)?;
+            cat(&[&s2, &tile(slice0), &s1]).zip(cat(&[time, &s0]))
+        }
         Topology::Transpose { slice1, slice0 } => {
             let (s2, s1, s0) = slice_split(slice, slice1, slice0)?;
             cat(&[&s2, &s0, &s1]).map(|s| (s, time.clone()))
@@ -563,6 +588,42 @@ fn tiled(l: &Layout, known: &BTreeSet<String>) -> Option<Layout> {
         dims.extend(tile(n).dims);
     }
     Layout::from_dims(dims).ok()
+}
+
+/// Where a broadcast topology writes its broadcast (`tile`) slices in the output Slice:
+/// `(n, inner)`, the `n` slices just above the innermost `inner` ones.
+fn tile_positions(topo: Topology) -> Option<(u64, u64)> {
+    match topo {
+        Topology::Broadcast01 { slice1, slice0, .. } => Some((slice1.checked_mul(slice0)?, 1)),
+        Topology::Broadcast1 { slice1, slice0 } => Some((slice1, slice0)),
+        Topology::TransposedBroadcast1 { slice1, slice0 } => Some((slice0, slice1)),
+        Topology::Transpose { .. } | Topology::InterTranspose { .. } | Topology::Custom { .. } => {
+            None
+        }
+    }
+}
+
+/// The written output Slice with its broadcast positions read as one broadcast when they
+/// carry no axis of the input: a new axis, padding (`1 # 4`) or a mix of both. This is the
+/// library's test (no symbol of InSlice or InTime in the broadcast positions); anything else
+/// is returned as written and compared factor by factor.
+fn broadcast_read(topo: Topology, out_slice: &Layout, known: &BTreeSet<String>) -> Layout {
+    let as_written = || out_slice.clone();
+    let Some((n, inner)) = tile_positions(topo) else {
+        return as_written();
+    };
+    let Some(ni) = n.checked_mul(inner) else {
+        return as_written();
+    };
+    if n <= 1 || inner == 0 || !out_slice.size.is_multiple_of(ni) {
+        return as_written();
+    }
+    let region = out_slice.stride(inner).window(n);
+    match axes_of(&region) {
+        Some(a) if a.is_disjoint(known) => {}
+        _ => return as_written(),
+    }
+    cat(&[&out_slice.stride(ni), &tile(n), &out_slice.window(inner)]).unwrap_or_else(as_written)
 }
 
 /// Renders `l`, naming its broadcast placeholders after the fresh axes written in `written`
@@ -889,8 +950,10 @@ fn check_regular(
             return;
         }
     };
-    let (Some(want_slice), Some(have_slice)) = (tiled(&exp.0, known), tiled(sw.out_slice, known))
-    else {
+    let (Some(want_slice), Some(have_slice)) = (
+        tiled(&exp.0, known),
+        tiled(&broadcast_read(topo, sw.out_slice, known), known),
+    ) else {
         return;
     };
     let slice_ok = want_slice == have_slice;
@@ -923,7 +986,7 @@ fn check_regular(
         .iter()
         .any(|d| matches!(d, Dim::Factor(Factor { axis: Some(a), .. }) if &*a.name == TILE))
     {
-        msg.push_str(" (a new axis marks the broadcast slices)");
+        msg.push_str(" (a new axis or padding marks the broadcast slices)");
     }
     let mut d = Diagnostic::new(&SWI_002, span, msg);
     let mut edits = Vec::new();
@@ -1489,6 +1552,39 @@ mod tests {
         };
         let got = out(axes, "A", "B", topo);
         same(axes, &got, "A / 2, X", "B / 2, B % 2, A % 2");
+    }
+
+    #[test]
+    fn transposed_broadcast1_moves_slice0_to_time() {
+        // The library's TransposedBroadcast1 { slice1: 8, slice0: 8 } (no manual page): Slice
+        // [slice2, slice1, slice0] becomes [slice2, tile, slice1], Time [time, slice0].
+        let axes = "A = 256, B = 64, X = 8";
+        let topo = Topology::TransposedBroadcast1 {
+            slice1: 8,
+            slice0: 8,
+        };
+        let got = out(axes, "A", "B", topo);
+        same(axes, &got, "A / 64, X, A / 8 % 8", "B, A % 8");
+    }
+
+    #[test]
+    fn padding_in_broadcast_positions_is_a_broadcast() {
+        let axes = "A = 256, B = 64, X = 4";
+        let known: BTreeSet<String> = ["A", "B"].iter().map(|s| s.to_string()).collect();
+        let topo = Topology::Broadcast1 {
+            slice1: 4,
+            slice0: 4,
+        };
+        let (want, _) = expected(topo, &l(axes, "A"), &l(axes, "B"))
+            .expect("parameters fit")
+            .expect("regular");
+        let read = |m: &str| tiled(&broadcast_read(topo, &l(axes, m), &known), &known);
+        let want = tiled(&want, &known);
+        assert_eq!(read("A / 16, 1 # 4, A % 4"), want);
+        assert_eq!(read("A / 16, X, A % 4"), want);
+        // Padding elsewhere, or an input axis in the broadcast positions, is not.
+        assert_ne!(read("A / 16, A % 4, 1 # 4"), want);
+        assert_ne!(read("A / 16, A / 4 % 4, A % 4"), want);
     }
 
     #[test]

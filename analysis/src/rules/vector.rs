@@ -109,7 +109,15 @@ pub const VEC_006: Rule = Rule {
            and concat undoes it; trim keeps lanes 0-3 ([P] → [P = 4]) and pad_way8 pads them back \
            to 8 ([P] → [P # 8]). Mixing the two pairs, widening a stream that was never narrowed, \
            or a Narrow packet that is not 4 lanes (Widen: 8 lanes) does not describe the hardware \
-           flit. Pad the packet: `m![A % 2 # 4]` after trim, `m![A % 2 # 8]` after pad_way8.",
+           flit. Pad the packet: `m![A % 2 # 4]` after trim, `m![A % 2 # 8]` after pad_way8. \
+           One mix is accepted: `vector_pad_way8` after `vector_split` once an op in between \
+           (such as `vector_intra_slice_reduce`) has removed the Time factor the split made, so \
+           there is nothing left for concat to join. The library checks the shapes only \
+           (\"vector_pad_way8: input Packet must have 4 elements\", \"Packet2 must be Packet padded \
+           to 8\", \"Concat requires Packet of 4 elements\"), not the pairing; the pairing stays an \
+           error here because a pad_way8 that leaves the split's lanes in Time (or a concat that \
+           joins a Time factor trim never made) produces a different layout from the one the \
+           narrowing started from, which is what the manual's pairs are for.",
     bad: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Exp).vector_pad_way8::<m![A % 2]>()",
     good: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Exp).vector_pad_way8::<m![A % 2 # 8]>()",
     manual: "L4843-L4873, L4919-L4947",
@@ -1143,7 +1151,10 @@ fn way<'a>(
                     } else {
                         "vector_pad_way8"
                     };
-                    if m != want {
+                    let split_gone = n.method == "vector_split"
+                        && m == "vector_pad_way8"
+                        && !split_lanes_in_time(n, step);
+                    if m != want && !split_gone {
                         out.push(
                             Diagnostic::new(
                                 &VEC_006,
@@ -1230,6 +1241,23 @@ fn way<'a>(
         }
         _ => {}
     }
+}
+
+/// Whether the Time that reaches `widen` still ends with the factor `split` moved out of the
+/// packet (its output Time's innermost 2 positions), i.e. whether `vector_concat` could put
+/// lanes 4-7 back. An op in between (`vector_intra_slice_reduce`) may have reduced it away;
+/// then `vector_pad_way8` is the only widen. Unknown layouts count as gone (no finding).
+fn split_lanes_in_time(split: &Step, widen: &Step) -> bool {
+    let (Some(after_split), Some(now)) = (
+        layout(split.output.as_ref(), Slot::Time),
+        layout(widen.input.as_ref(), Slot::Time),
+    ) else {
+        return false;
+    };
+    if !after_split.size.is_multiple_of(2) || !now.size.is_multiple_of(2) {
+        return false;
+    }
+    after_split.window(2) == now.window(2)
 }
 
 /// VEC-006 packet of a Narrow step (at most 4 lanes; the manual's reduce examples narrow to
