@@ -282,14 +282,17 @@ def main() -> int:
             min(inner, key=lambda f: f.end - f.start).errors.append(d)
 
     def errors_of(f: Fn, seen=None) -> list:
-        """Errors in `f` and in the functions of the crate it calls (by name)."""
+        """Errors in `f` and in the functions of the crate it calls (by name; a function of
+        the same file wins over same-named ones elsewhere, e.g. two `reduce_over_cluster`)."""
         seen = seen if seen is not None else set()
         if id(f) in seen:
             return []
         seen.add(id(f))
         errs = list(f.errors)
         for callee in set(re.findall(r"\b([a-z_][a-z_0-9]*)\s*(?:::<[^(]*>)?\s*\(", f.body)):
-            for g in by_name.get(callee, []):
+            candidates = by_name.get(callee, [])
+            local = [g for g in candidates if g.file == f.file]
+            for g in local or candidates:
                 if g is not f and not g.device:
                     errs += errors_of(g, seen)
         return errs

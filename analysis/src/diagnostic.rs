@@ -89,6 +89,14 @@ impl Diagnostic {
         }
     }
 
+    /// This diagnostic at `severity` instead of its rule's default: for a rule whose condition
+    /// the vendor library asserts in some cases only (an error there) and the manual states for
+    /// all (a warning elsewhere). A configured level (`[rules]`) still overrides it.
+    pub fn with_severity(mut self, severity: Severity) -> Diagnostic {
+        self.severity = severity;
+        self
+    }
+
     pub fn code(&self) -> &'static str {
         self.rule.code
     }

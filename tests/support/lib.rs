@@ -19,11 +19,29 @@ pub struct Expectation {
     pub start: u32,
     pub end: u32,
     pub code: String,
+    /// `^^^ CODE (warning)`: the severity the diagnostic must have; `None` when the annotation
+    /// does not say (any severity matches).
+    pub severity: Option<String>,
+}
+
+impl Expectation {
+    /// Whether `got` (an actual diagnostic) meets this expectation.
+    pub fn matches(&self, got: &Expectation) -> bool {
+        (self.line, self.start, self.end, &self.code) == (got.line, got.start, got.end, &got.code)
+            && self
+                .severity
+                .as_ref()
+                .is_none_or(|s| got.severity.as_ref() == Some(s))
+    }
 }
 
 impl fmt::Display for Expectation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}-{} {}", self.line, self.start, self.end, self.code)
+        write!(f, "{}:{}-{} {}", self.line, self.start, self.end, self.code)?;
+        match &self.severity {
+            Some(s) => write!(f, " ({s})"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -34,13 +52,14 @@ pub fn expectations(text: &str) -> Vec<Expectation> {
     for (k, line) in text.lines().enumerate() {
         let line_no = k as u32 + 1;
         match parse_annotation(line) {
-            Some((start, end, code)) => {
+            Some((start, end, code, severity)) => {
                 if let Some(t) = target {
                     out.push(Expectation {
                         line: t,
                         start,
                         end,
                         code,
+                        severity,
                     });
                 }
             }
@@ -50,8 +69,9 @@ pub fn expectations(text: &str) -> Vec<Expectation> {
     out
 }
 
-/// `//    ^^^^ MAP-001` -> (start column, end column, code).
-fn parse_annotation(line: &str) -> Option<(u32, u32, String)> {
+/// `//    ^^^^ MAP-001` -> (start column, end column, code, None);
+/// `//    ^^^^ MAP-010 (warning)` -> (.., Some("warning")).
+fn parse_annotation(line: &str) -> Option<(u32, u32, String, Option<String>)> {
     let trimmed = line.trim_start();
     let rest = trimmed.strip_prefix("//")?;
     let chars: Vec<char> = line.chars().collect();
@@ -65,7 +85,17 @@ fn parse_annotation(line: &str) -> Option<(u32, u32, String)> {
     while end < chars.len() && chars[end] == '^' {
         end += 1;
     }
-    let code: String = chars[end..].iter().collect::<String>().trim().to_string();
+    let tail: String = chars[end..].iter().collect::<String>().trim().to_string();
+    let (code, severity) = match tail.split_once(' ') {
+        Some((code, sev)) => {
+            let sev = sev.trim().strip_prefix('(')?.strip_suffix(')')?;
+            if !["error", "warning", "perf", "info"].contains(&sev) {
+                return None;
+            }
+            (code.to_string(), Some(sev.to_string()))
+        }
+        None => (tail, None),
+    };
     let valid = code.split_once('-').is_some_and(|(f, n)| {
         !f.is_empty()
             && f.chars().all(|c| c.is_ascii_uppercase())
@@ -73,7 +103,7 @@ fn parse_annotation(line: &str) -> Option<(u32, u32, String)> {
             && n.chars().all(|c| c.is_ascii_digit())
     });
     let _ = rest;
-    valid.then_some((caret as u32 + 1, end as u32 + 1, code))
+    valid.then_some((caret as u32 + 1, end as u32 + 1, code, severity))
 }
 
 /// Converts a diagnostic's primary span to the annotation form (a multi-line span is cut at
@@ -93,6 +123,7 @@ pub fn actual(text: &str, d: &visa_analysis::Diagnostic) -> Expectation {
         start: s.column,
         end,
         code: d.code().to_string(),
+        severity: Some(d.severity.as_str().to_string()),
     }
 }
 
@@ -183,8 +214,7 @@ mod tests {
 
     #[test]
     fn annotations_attach_to_the_line_above() {
-        let text =
-            "type E = m![A / 8];\n//          ^^^^^ MAP-001\n//       ^ VL-001\nlet x = 1;\n";
+        let text = "type E = m![A / 8];\n//          ^^^^^ MAP-001\n//       ^ VL-001 (warning)\nlet x = 1;\n";
         assert_eq!(
             expectations(text),
             vec![
@@ -192,16 +222,29 @@ mod tests {
                     line: 1,
                     start: 13,
                     end: 18,
-                    code: "MAP-001".into()
+                    code: "MAP-001".into(),
+                    severity: None,
                 },
                 Expectation {
                     line: 1,
                     start: 10,
                     end: 11,
-                    code: "VL-001".into()
+                    code: "VL-001".into(),
+                    severity: Some("warning".into()),
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_stated_severity_must_match() {
+        let e = &expectations("x\n// ^ MAP-010 (warning)\n")[0];
+        let mut got = e.clone();
+        got.severity = Some("error".into());
+        assert!(!e.matches(&got));
+        got.severity = Some("warning".into());
+        assert!(e.matches(&got));
+        assert!(expectations("x\n// ^ MAP-010 (fatal)\n").is_empty());
     }
 
     #[test]

@@ -67,7 +67,8 @@ pub enum Expr {
     Symbol(Name),
     /// `{ Alias }`; the span covers the braces.
     Escape(Name, Span),
-    /// `[ ... ]`; the span covers the brackets.
+    /// `[ ... ]` or `( ... )` (the vendor's grammar groups with both); the span covers the
+    /// delimiters.
     Group(Box<Expr>, Span),
     /// `e1, e2, ...` (two or more terms, outermost first).
     Pair(Vec<Expr>, Span),

@@ -517,15 +517,24 @@ impl P<'_> {
             return Ok(Expr::LinComb(terms, span));
         }
         if input.peek(syn::token::Paren) {
-            return Err(ParseProblem::Syntax(
-                self.next_span(input),
-                "parentheses do not group mappings: use `[ ... ]`".into(),
-            ));
+            // The vendor's grammar (furiosa-mapping's parser) groups with `( ... )` exactly as
+            // with `[ ... ]`: `([A, B] # 64 % 4) = 3 # 4` resizes the grouped mapping.
+            let (content, delim) = group(input, |i| {
+                let c;
+                let p = parenthesized!(c in i);
+                Ok((c, p.span))
+            })
+            .map_err(|e| self.err(e))?;
+            let content = &content;
+            let span = self.span(delim.join());
+            let inner = self.mapping(content)?;
+            self.expect_end(content, "expected `,`, `)` or a postfix operator")?;
+            return Ok(Expr::Group(Box::new(inner), span));
         }
         self.check_unsupported(input)?;
         Err(ParseProblem::Syntax(
             self.next_span(input),
-            "expected an axis, `1`, `[ ... ]`, `{ Alias }` or `$( ... )`".into(),
+            "expected an axis, `1`, `[ ... ]`, `( ... )`, `{ Alias }` or `$( ... )`".into(),
         ))
     }
 
@@ -691,11 +700,52 @@ mod tests {
     }
 
     #[test]
+    fn parentheses_group_like_brackets() {
+        // The vendor's mapping grammar reads `( ... )` and `[ ... ]` alike; its examples write
+        // `([A, B] # 64 % 4) = 3 # 4` (a resize of a grouped, padded mapping).
+        let e = parse_mapping("[A, B] # 64 / 4 % 2, ([A, B] # 64 % 4) = 3 # 4").unwrap();
+        let Expr::Pair(terms, _) = e else {
+            panic!("{e:?}")
+        };
+        let Expr::Op {
+            inner, op: Op::Pad, ..
+        } = &terms[1]
+        else {
+            panic!("{:?}", terms[1])
+        };
+        let Expr::Op {
+            inner,
+            op: Op::Resize,
+            ..
+        } = &**inner
+        else {
+            panic!("{inner:?}")
+        };
+        assert!(
+            matches!(&**inner, Expr::Group(g, _) if matches!(&**g, Expr::Op { op: Op::Modulo, .. }))
+        );
+        for (grouped, plain) in [
+            ("([A, B] # 64 % 4) = 3 # 4", "[A, B] # 64 % 4 = 3 # 4"),
+            ("(A, B) # 64 / 2", "[A, B] # 64 / 2"),
+            ("((A)), B", "A, B"),
+        ] {
+            let (g, p) = (
+                crate::mapping::evaluate("A = 9, B = 7", grouped),
+                crate::mapping::evaluate("A = 9, B = 7", plain),
+            );
+            assert!(g.diagnostics.is_empty(), "{grouped}: {:?}", g.diagnostics);
+            assert_eq!(g.layout, p.layout, "{grouped}");
+        }
+        assert_eq!(syntax_at("(A, B").0, "(");
+        assert_eq!(syntax_at("()").0, ")");
+    }
+
+    #[test]
     fn errors_point_at_the_offending_token() {
         assert_eq!(syntax_at("A / , B").0, ",");
         assert_eq!(syntax_at("A B").0, "B");
         assert_eq!(syntax_at("A, 2").0, "2");
-        assert_eq!(syntax_at("(A)").0, "(A)");
+        assert_eq!(syntax_at("(A B)").0, "B");
         assert_eq!(syntax_at("A /").0, "/");
         assert_eq!(syntax_at("[A, B").0, "[");
     }

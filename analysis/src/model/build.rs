@@ -977,6 +977,10 @@ impl Builder<'_> {
                 };
             }
             (Recv::Tensor, Val::Tensor { ty, tu, engines }) => (ty.clone(), *tu, engines.clone()),
+            (Recv::FirstArg, Val::TuCtx(_) | Val::Dma(_)) => match arg_vals.first() {
+                Some(Val::Tensor { ty, .. }) => (ty.clone(), None, Vec::new()),
+                _ => return Val::Unknown,
+            },
             _ => return Val::Unknown,
         };
 

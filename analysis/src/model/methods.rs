@@ -59,6 +59,9 @@ pub enum Recv {
     TuContext,
     /// A tensor value.
     Tensor,
+    /// A context (`ctx.sub`, `ctx.tdma`) running a memory operation on the tensor (view) given
+    /// as the first argument: `parallel_copy_*_slice`, `dm_*_shuffle`.
+    FirstArg,
 }
 
 /// A method's transfer rule.
@@ -202,6 +205,27 @@ pub fn method(name: &str) -> Option<Method> {
             |k| matches!(k, Kind::HbmView | Kind::DmView).then_some(k),
             [Other, Other, Element],
             &[D, Chip, Cluster, Slice]
+        ),
+        // Copies between DM tensors run by a context on its first argument (the library's
+        // context.rs): the result keeps the input's Chip, Cluster and Slice; a slice copy
+        // takes its Element from the fourth type parameter (`<N, AxisToSlice,
+        // AxisSlicedElement, Element2, D, Chip, Cluster, Slice, Element>`), a shuffle keeps
+        // the input's (`<D, N, Chip, Cluster, Slice, Element>`).
+        "parallel_copy_chip_slice" | "parallel_copy_cluster_slice" => method!(
+            "parallel_copy_slice",
+            Memory,
+            FirstArg,
+            |k| matches!(k, Kind::DmView | Kind::Dm).then_some(Kind::Dm),
+            [Other, Other, Other, Element, D, Chip, Cluster, Slice, Other],
+            &[D, Chip, Cluster, Slice]
+        ),
+        "dm_chip_shuffle" | "dm_cluster_shuffle" => method!(
+            "dm_shuffle",
+            Memory,
+            FirstArg,
+            |k| matches!(k, Kind::DmView | Kind::Dm).then_some(Kind::Dm),
+            [D, Other, Chip, Cluster, Slice, Element],
+            &[D, Chip, Cluster, Slice, Element]
         ),
         // The Tensor Unit pipeline (api.md §3.3).
         "begin" => method!("begin", Begin, TuContext, |_| Some(Kind::Begin), [], &[]),

@@ -12,7 +12,7 @@ use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::pad_edit;
 use crate::model::types::dtype_bits;
-use crate::model::{Arg, Chain, FnKind, Kind, MapVal, Origin, Slot, Step, TensorTy};
+use crate::model::{Arg, Chain, Engine, FnKind, Kind, MapVal, Origin, Slot, Step, TensorTy};
 use std::collections::HashSet;
 
 pub const CAP_001: Rule = Rule {
@@ -41,9 +41,16 @@ pub const CAP_002: Rule = Rule {
     severity: Severity::Error,
     status: Status::Implemented,
     summary: "Every Cluster mapping of a device kernel has size exactly 2",
-    docs: "A chip has 2 clusters and the runtime uses both; `BeginTensor::fetch` asserts \
+    docs: "A chip has 2 clusters and the runtime uses both (L1080). `furiosa_visa_std` asserts \
+           it where a tensor enters the Tensor Unit: `BeginTensor::fetch` panics with \
            \"Cluster size must be 2, got {n}\". A single-cluster kernel writes `m![1 # 2]`. \
-           Checked in `#[device]` kernels (see CAP-001 for helper functions).",
+           Checked in `#[device]` kernels (see CAP-001 for helper functions). Severity: an \
+           error for a Cluster mapping that reaches the Tensor Unit (a `begin`/fetch, switch, \
+           collect, contraction, vector, cast, transpose or commit step, or the tensor a commit \
+           produces); a warning for a DM or HBM tensor that only DMA, views and tiles touch, \
+           which the library does not check (its transfers never look at the Cluster size, and \
+           the vendor's tested examples move such tensors). The warning names the risk: the \
+           manual states the size for every tensor, and fetching that tensor later panics.",
     bad: "a: &DmTensor<i8, m![1], m![1], m![A / 8 # 256], m![A % 8]>",
     good: "a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>",
     manual: "L1080, L1091-L1092, L1709, L130",
@@ -55,11 +62,16 @@ pub const CAP_003: Rule = Rule {
     severity: Severity::Error,
     status: Status::Implemented,
     summary: "Every Slice mapping of a device kernel has size exactly 256",
-    docs: "A cluster has 256 slices and partial-cluster operation is not supported: \
-           `BeginTensor::fetch` asserts \"Slice size must be 256, got {n}\" and the Switch \
-           Engine requires `InSlice::SIZE = OutSlice::SIZE = 256`. Pad a smaller mapping \
-           (`m![A / 8]` of size 64 → `m![A / 8 # 256]`); a larger one must move factors into \
-           Time or Element. Checked in `#[device]` kernels (see CAP-001).",
+    docs: "A cluster has 256 slices and partial-cluster operation is not supported (L1081): \
+           `furiosa_visa_std`'s `BeginTensor::fetch` asserts \"Slice size must be 256, got \
+           {n}\" and the Switch Engine requires `InSlice::SIZE = OutSlice::SIZE`. Pad a \
+           smaller mapping (`m![A / 8]` of size 64 → `m![A / 8 # 256]`); a larger one must \
+           move factors into Time or Element. Checked in `#[device]` kernels (see CAP-001). \
+           Severity: an error for a Slice mapping that reaches the Tensor Unit (as CAP-002); a \
+           warning for a DM or HBM tensor only DMA, views and tiles touch: the library does not \
+           check those (the vendor's tested `view_padding` example keeps a DM tensor of 4 \
+           slices), but the manual states the size for every tensor and fetching it later \
+           panics.",
     bad: "axes![A = 512];\ntype Slice = m![A / 8];",
     good: "axes![A = 512];\ntype Slice = m![A / 8 # 256];",
     manual: "L1081, L1710, L3501-L3502",
@@ -91,7 +103,11 @@ pub const CAP_005: Rule = Rule {
            size_of::<D>()` (i4 counts half a byte). The Element of every DmTensor type is \
            checked against 512 KB, and `to_dm(.., addr)` / `commit(addr)` with a constant \
            address against the end of the slice. Tile along Time, or distribute more factors \
-           over Slice, Cluster or Chip.",
+           over Slice, Cluster or Chip. `furiosa_visa_std` does not check it (its CPU backend \
+           keeps every tensor in host memory and ignores DM addresses), so a kernel breaking it \
+           can pass the library's tests; the rule stays an error because the size is the \
+           hardware's (L1088): such a tensor does not fit the slice's DM. The one vendor \
+           example that breaks it (`matmul_16384`, 1 MB per slice) has its test ignored.",
     bad: "axes![A = 1024, B = 1024];\nlet a: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A, B]> = hbm.to_dm(&mut ctx.tdma, 0); // 1 MiB",
     good: "axes![A = 1024, B = 1024];\nlet a: DmTensor<i8, m![1], m![1 # 2], m![A / 4], m![A % 4, B]> = hbm.to_dm(&mut ctx.tdma, 0); // 4 KiB",
     manual: "L1088, L1093, L1075, L2863-L2879, L2874",
@@ -232,12 +248,90 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             )),
             Some(n) => spatial(cx, &sites, Slot::Chip, &CAP_001, n, out),
         }
-        spatial(cx, &sites, Slot::Cluster, &CAP_002, cx.target.clusters, out);
-        spatial(cx, &sites, Slot::Slice, &CAP_003, cx.target.slices, out);
+        let reached = tensor_unit_sites(cx);
+        for (slot, rule, want) in [
+            (Slot::Cluster, &CAP_002, cx.target.clusters),
+            (Slot::Slice, &CAP_003, cx.target.slices),
+        ] {
+            let mut found = Vec::new();
+            spatial(cx, &sites, slot, rule, want, &mut found);
+            for d in found {
+                let at_tu = reached.contains(&d.span)
+                    || sites.iter().any(|s| {
+                        s.at == d.span
+                            && (!is_dma_kind(s.kind)
+                                || alias(cx, s.map)
+                                    .is_some_and(|a| reached_alias(cx, &reached, a, slot)))
+                    });
+                out.push(if at_tu {
+                    d
+                } else {
+                    let mut d = d.with_severity(Severity::Warning);
+                    d.message.push_str(
+                        "; only DMA, views and tiles use this tensor, which the library does not \
+                         check: fetching it would panic",
+                    );
+                    d
+                });
+            }
+        }
     }
     rows(cx, &sites, out);
     capacities(cx, out);
     trf_regions(cx, out);
+}
+
+/// A memory tensor kind (HBM, DM, host): the library checks its Cluster and Slice only when
+/// it enters the Tensor Unit.
+fn is_dma_kind(k: Kind) -> bool {
+    matches!(
+        k,
+        Kind::Host | Kind::Hbm | Kind::HbmView | Kind::Dm | Kind::DmView | Kind::DmViewMut
+    )
+}
+
+/// The spans of the mappings that reach the Tensor Unit, where `furiosa_visa_std` checks the
+/// Cluster and Slice sizes (CAP-002/003): every mapping of a Tensor Unit step's input and
+/// output (types flow with their written spans, so the `to_dm` turbofish that made a fetched
+/// tensor is among them), and the declared type of a chain that runs a Tensor Unit step (the
+/// annotation of a commit's result).
+fn tensor_unit_sites(cx: &FnContext<'_>) -> HashSet<Span> {
+    let mut out = HashSet::new();
+    let mut add = |ty: &TensorTy| {
+        out.extend(ty.maps.values().filter_map(|m| m.span));
+    };
+    for chain in &cx.model.chains {
+        let mut tu = false;
+        for step in &chain.steps {
+            if step.engine.is_some_and(|e| e != Engine::Memory) {
+                tu = true;
+                step.input
+                    .iter()
+                    .chain(step.output.iter())
+                    .for_each(&mut add);
+            }
+        }
+        if tu && let Some(d) = &chain.declared {
+            add(d);
+        }
+    }
+    out
+}
+
+/// Whether some use of the alias `name` in `slot` reaches the Tensor Unit.
+fn reached_alias(cx: &FnContext<'_>, reached: &HashSet<Span>, name: &str, slot: Slot) -> bool {
+    let types = cx.model.tensors.iter().map(|t| &t.ty).chain(
+        cx.model
+            .chains
+            .iter()
+            .flat_map(|c| c.steps.iter())
+            .filter_map(|s| s.output.as_ref()),
+    );
+    types
+        .filter_map(|ty| ty.get(slot))
+        .filter(|m| m.text.trim() == name)
+        .filter_map(|m| m.span)
+        .any(|sp| reached.contains(&sp))
 }
 
 /// A mapping written in the function (a parameter type, a `let` annotation, a turbofish

@@ -42,14 +42,19 @@ pub const XSL_002: Rule = Rule {
 pub const XSL_003: Rule = Rule {
     code: "XSL-003",
     name: "inter-slice-scope",
-    severity: Severity::Error,
+    severity: Severity::Warning,
     status: Status::Implemented,
     summary: "The inter-slice reduce reduces Slice factors within one 256-slice cluster",
     docs: "The Inter-Slice Block aggregates the 256 slices of one cluster; Chip and Cluster pass \
            through. When the reduced axis (the Slice factor SliceOut drops) is also spread over \
            Cluster or Chip, each cluster or chip ends with its own partial result. Combine them \
            with the chip/cluster reduce pattern (DMA, an interleaved fetch and a Vector Engine \
-           binary op), or map the axis to Slice only.",
+           binary op), or map the axis to Slice only. Severity: a warning. Nothing fails: \
+           `furiosa_visa_std` reduces each cluster's slices and keeps Chip and Cluster, with no \
+           assertion on where the reduced axis lives, and the vendor's examples reduce an axis \
+           split over Slice and Cluster on purpose before a cluster reduce (matmul_16384). The \
+           warning names the risk: a result read as complete holds one partial sum per cluster \
+           or chip.",
     bad: "// R = 8: Cluster m![R / 4], Slice m![A / 8, R % 4]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
     good: "// R = 4: Cluster m![1 # 2], Slice m![A / 8, R]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
     manual: "L6584, L6736, L7081, L7383-L7386",

@@ -156,14 +156,23 @@ pub const MAP_010: Rule = Rule {
     summary: "A storage mapping must place every element of the logical tensor",
     docs: "Chip x Cluster x Slice x Element together must give every element of the tensor one \
            position (L149). visa-lint accounts the factors of each axis over all of a type's \
-           mappings: an HBM tensor must hold every axis it mentions whole, and the DM \
-           destination of `to_dm` must hold whole every axis its source holds whole (`A / 8` in \
-           Slice without `A % 8` anywhere drops 7 of every 8 rows); a DMA whose destination \
-           iterates a factor the source holds only in part (`A / 8` of a source with `A % 8`) \
-           is reported too. Axes present only in the destination are broadcasts (replicated, \
-           stride 0, L1557): the manual uses them deliberately (GEMM L497 keeps `J / 32` in \
-           `a`'s Slice), so they are accepted and not reported. The fetch/commit and \
-           `BufTensor` cases of an insufficient source are SEQ-006's.",
+           mappings and reports three cases. (1) Error: the DM destination of `to_dm` must hold \
+           whole every axis its source holds whole (`A / 8` in Slice without `A % 8` anywhere \
+           drops 7 of every 8 rows). This is what `furiosa_visa_std` asserts on every transfer: \
+           the destination mapping must divide by the source's, or it panics with \
+           \"[TensorViewMut::write_transpose] failed to divide mapping expressions for \
+           transpose\". (2) Warning: an HBM tensor type that holds only part of an axis it \
+           mentions (`m![R / 4, B]` with R = 8 keeps rows 0 and 4). The library does not check \
+           this, a partial axis is a sub-sampled tensor, and the vendor's tested examples use \
+           it on purpose; the warning names the risk that the other elements are silently not \
+           there. (3) Warning: a DMA whose destination iterates a factor the source holds only \
+           in part (`A / 8` of a source with `A % 8`). The library's transfers allow this as a \
+           broadcast (the destination repeats what the source has), so it runs; the warning \
+           names the risk that the destination's extra positions are copies, not data. Axes \
+           present only in the destination are broadcasts too (replicated, stride 0, L1557): \
+           the manual uses them deliberately (GEMM L497 keeps `J / 32` in `a`'s Slice), so they \
+           are accepted and not reported. The fetch/commit and `BufTensor` cases of an \
+           insufficient source are SEQ-006's.",
     bad: "axes![A = 2048, B = 16];\nlet dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![B]> = a.to_dm(&mut ctx.tdma, 0); // a: m![A, B]",
     good: "let dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8, B]> = a.to_dm(&mut ctx.tdma, 0);",
     manual: "L149, L1155-L1159, L1557",
@@ -420,6 +429,7 @@ fn coverage(
     logical: &[(String, u64)],
     fallback: Span,
     who: &str,
+    severity: Severity,
     out: &mut Vec<Diagnostic>,
 ) {
     let Some(per) = placed(ty) else { return };
@@ -434,16 +444,23 @@ fn coverage(
             .and_then(|mv| mv.span)
             .unwrap_or(fallback);
         let missing = digit_text(axis, lo, hi, *size);
+        let why = if severity == Severity::Error {
+            "so those elements have no position"
+        } else {
+            "so the tensor is sub-sampled: the library accepts it, but only the placed elements \
+             exist"
+        };
         let mut d = Diagnostic::new(
             &MAP_010,
             span,
             format!(
                 "{who} places {} of `{axis}` ({axis} = {size}): no mapping of its Chip, \
-                 Cluster, Slice or Element holds `{missing}`, so those elements have no position; \
-                 add `{missing}` (for example to the Element)",
+                 Cluster, Slice or Element holds `{missing}`, {why}; add `{missing}` (for \
+                 example to the Element) if every element is meant",
                 if slot.is_some() { "only part" } else { "none" }
             ),
-        );
+        )
+        .with_severity(severity);
         if let Some(e) = ty.get(Slot::Element)
             && let Some(sp) = e.span
             && let Some((_, b)) = body(&e.text)
@@ -460,9 +477,10 @@ fn coverage(
     }
 }
 
-/// MAP-010 for the model: HBM tensors hold their whole tensor (every axis they mention), and a
-/// DMA destination in DM holds every axis its source holds whole. Axes only in the destination
-/// are broadcasts (stride 0, L1557) and are accepted.
+/// MAP-010 for the model: HBM tensors hold their whole tensor (every axis they mention; a
+/// warning, the library accepts sub-sampled tensors), and a DMA destination in DM holds every
+/// axis its source holds whole (an error: the library's transfer asserts it). Axes only in the
+/// destination are broadcasts (stride 0, L1557) and are accepted.
 fn check_coverage(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for t in &cx.model.tensors {
         if t.ty.kind != Kind::Hbm {
@@ -471,7 +489,14 @@ fn check_coverage(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         let Some(per) = placed(&t.ty) else { continue };
         let logical: Vec<(String, u64)> =
             per.iter().map(|(a, (s, _, _))| (a.clone(), *s)).collect();
-        coverage(&t.ty, &logical, t.span, &format!("`{}`", t.name), out);
+        coverage(
+            &t.ty,
+            &logical,
+            t.span,
+            &format!("`{}`", t.name),
+            Severity::Warning,
+            out,
+        );
     }
     for chain in &cx.model.chains {
         for step in &chain.steps {
@@ -494,6 +519,7 @@ fn check_coverage(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 &logical,
                 step.span,
                 &format!("the `{}` destination", step.method),
+                Severity::Error,
                 out,
             );
         }
@@ -530,13 +556,16 @@ fn check_moves(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             }
             Err(DeriveError::Insufficient {
                 axis, needed, have, ..
-            }) => out.push(Diagnostic::new(
-                &MAP_010,
-                op.span,
-                format!(
-                    "this {what} transfer's destination iterates `{needed}`, but the source holds only `{have}` of `{axis}`: those elements are not in the source"
-                ),
-            )),
+            }) => out.push(
+                Diagnostic::new(
+                    &MAP_010,
+                    op.span,
+                    format!(
+                        "this {what} transfer's destination iterates `{needed}`, but the source holds only `{have}` of `{axis}`: the library copies it as a broadcast, so the destination's extra positions repeat the source's elements instead of holding new ones"
+                    ),
+                )
+                .with_severity(Severity::Warning),
+            ),
             _ => {}
         }
     }
