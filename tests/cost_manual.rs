@@ -218,10 +218,13 @@ fn example2(ctx: &mut Context, input: &HbmTensor<i8, m![1], m![B, A, C]>) {
     );
 }
 
+/// One derived DMA step: (read, write, stride0, requests per engine, engines).
+type DmaRow = (String, String, u64, u64, u64);
+
 /// The DMA steps of `text`'s first kernel as the engine derives them (`derive::dma::ops`, the
 /// stream the simulator and the rules read), each as (read, write, stride0, requests per engine,
 /// engines), and that kernel's cost.
-fn derived_dma(text: &str) -> (Vec<(String, String, u64, u64, u64)>, KernelCost) {
+fn derived_dma(text: &str) -> (Vec<DmaRow>, KernelCost) {
     let a = visa_analysis::db::analyse_text(text);
     let f = &a.fns.first().expect("a kernel").1;
     let ops = visa_analysis::derive::dma::ops(&f.model, &RNGD)
