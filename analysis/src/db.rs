@@ -459,6 +459,7 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         local_types: base.local_types.clone(),
         consts: base.consts.clone(),
         fns: base.fns.clone(),
+        tensor_aliases: base.tensor_aliases.clone(),
     };
     for node in tree.syntax().descendants() {
         if let Some(c) = ra::Const::cast(node.clone()) {
@@ -470,6 +471,17 @@ fn env_on(base: &Env, env_text: &str) -> Env {
             }
         } else if let Some(name) = local_type_name(&node) {
             env.local_types.insert(name);
+        } else if let Some(a) = ra::TypeAlias::cast(node.clone())
+            && let (Some(name), Some(ty)) = (a.name(), a.ty())
+        {
+            // `type Weights = TrfTensor<...>;`: a whole tensor type under another name. Its
+            // mappings are written in the environment, not in the function, so carry no span.
+            if let Some(mut t) = build::tensor_type(&ty, &env, &env.scope, &mut Vec::new()) {
+                for m in t.maps.values_mut() {
+                    m.span = None;
+                }
+                env.tensor_aliases.insert(name.text().to_string(), t);
+            }
         } else if let Some(f) = ra::Fn::cast(node)
             && let Some(name) = f.name()
         {

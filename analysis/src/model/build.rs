@@ -5,7 +5,7 @@
 use super::consts;
 use super::methods::{self, Engine, Recv};
 use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
-use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar};
+use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::mapping::{self, Layout, Scope, parse};
 use crate::rules::kernel::{
@@ -25,6 +25,8 @@ pub struct Env {
     pub local_types: std::collections::HashSet<String>,
     pub consts: HashMap<String, u64>,
     pub fns: HashMap<String, FnSig>,
+    /// Whole tensor type aliases (`type Weights = TrfTensor<...>;`): the type each names.
+    pub tensor_aliases: HashMap<String, TensorTy>,
 }
 
 /// A helper function's signature, for chains that cross function boundaries.
@@ -57,6 +59,18 @@ pub struct Builder<'a> {
     env: &'a Env,
     scope: Scope,
     vars: HashMap<String, Val>,
+    /// Chains are values: for a variable holding a Tensor Unit stream in mid-pass, the ends of
+    /// the chains that made it (chain index, steps so far). Continuing the variable extends
+    /// those chains, so a pass split over `let` bindings, blocks or `if`/`match` arms is one
+    /// chain, as if written in one expression.
+    ends: HashMap<String, Vec<(usize, usize)>>,
+    /// The chain ends of the variable the expression being evaluated starts from.
+    root: Option<Vec<(usize, usize)>>,
+    /// The chain ends of the value the last [`Builder::top`] produced.
+    last_ends: Vec<(usize, usize)>,
+    /// The constants in scope: the module's `const` items and the immutable `let` bindings of
+    /// constant expressions (shadowing and block scoping as in Rust).
+    consts: HashMap<String, u64>,
     model: FnModel,
     ret: Option<TensorTy>,
 }
@@ -77,6 +91,15 @@ pub fn tensor_type(
             let name = seg.name_ref()?.text().to_string();
             if env.local_types.contains(&name) {
                 return None;
+            }
+            if let Some(t) = env.tensor_aliases.get(&name) {
+                // The alias's mappings are written where it is used.
+                let mut t = t.clone();
+                let at = span_of(seg.syntax().text_range());
+                for m in t.maps.values_mut() {
+                    m.span = Some(at);
+                }
+                return Some(t);
             }
             let Some(kind) = Kind::from_name(&name) else {
                 if name.ends_with("Tensor") {
@@ -268,6 +291,10 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
         env,
         scope,
         vars: HashMap::new(),
+        ends: HashMap::new(),
+        root: None,
+        last_ends: Vec::new(),
+        consts: env.consts.clone(),
         model: FnModel {
             name,
             span: name_span,
@@ -312,7 +339,8 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
         .and_then(|r| r.ty())
         .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.diagnostics));
     if let Some(body) = f.body() {
-        b.block(&body, true);
+        let ret = b.ret.clone();
+        b.block(&body, ret, None);
     }
     if env.local_types.contains("BufTensor") {
         let chains = buf_tensor_chains(f, &b.scope);
@@ -471,10 +499,19 @@ fn pat_name(p: &ast::Pat) -> Option<String> {
 }
 
 impl Builder<'_> {
-    fn block(&mut self, block: &ast::BlockExpr, fn_body: bool) -> Val {
+    /// Evaluates a block; its tail takes `expected` and `binding` (a function body's tail takes
+    /// the return type).
+    fn block(
+        &mut self,
+        block: &ast::BlockExpr,
+        expected: Option<TensorTy>,
+        binding: Option<String>,
+    ) -> Val {
         let Some(list) = block.stmt_list() else {
+            self.last_ends.clear();
             return Val::Unknown;
         };
+        let outer_consts = self.consts.clone();
         for stmt in list.statements() {
             match stmt {
                 ast::Stmt::LetStmt(l) => self.let_stmt(&l),
@@ -486,13 +523,92 @@ impl Builder<'_> {
                 ast::Stmt::Item(_) => {}
             }
         }
-        match list.tail_expr() {
-            Some(tail) => {
-                let expected = if fn_body { self.ret.clone() } else { None };
-                self.top(&tail, expected, None)
-            }
+        self.last_ends.clear();
+        let val = match list.tail_expr() {
+            Some(tail) => self.top(&tail, expected, binding),
             None => Val::Unknown,
+        };
+        self.consts = outer_consts;
+        val
+    }
+
+    /// The arms of an `if`/`match` used as a value: a tensor when every arm gives one of the
+    /// same kind in the same context (what the arms disagree on is unknown), continuing every
+    /// arm's chain; anything else is unknown.
+    fn join(&mut self, arms: Vec<(Val, Vec<(usize, usize)>)>, complete: bool) -> Val {
+        self.last_ends.clear();
+        if !complete || arms.is_empty() {
+            return Val::Unknown;
         }
+        let mut joined: Option<(TensorTy, Option<Tu>, Vec<Engine>)> = None;
+        let mut ends = Vec::new();
+        for (v, e) in arms {
+            let Val::Tensor { ty, tu, engines } = v else {
+                return Val::Unknown;
+            };
+            ends.extend(e);
+            match joined.as_mut() {
+                None => joined = Some((ty, tu, engines)),
+                Some((jt, jtu, jen)) => {
+                    if jt.kind != ty.kind || *jtu != tu {
+                        return Val::Unknown;
+                    }
+                    if jt.dtype != ty.dtype {
+                        jt.dtype = None;
+                    }
+                    jt.maps.retain(|s, m| {
+                        ty.maps
+                            .get(s)
+                            .is_some_and(|o| o.layout.is_some() && o.layout == m.layout)
+                    });
+                    if *jen != engines {
+                        jen.retain(|e| engines.contains(e));
+                    }
+                }
+            }
+        }
+        let Some((ty, tu, engines)) = joined else {
+            return Val::Unknown;
+        };
+        if tu.is_some() {
+            self.last_ends = ends;
+        }
+        Val::Tensor { ty, tu, engines }
+    }
+
+    /// An `if` expression's arms, `else if` included; `complete` when it has a final `else`.
+    fn if_arms(
+        &mut self,
+        i: &ast::IfExpr,
+        expected: &Option<TensorTy>,
+        binding: &Option<String>,
+        arms: &mut Vec<(Val, Vec<(usize, usize)>)>,
+    ) -> bool {
+        if let Some(c) = i.condition() {
+            self.arg_expr(&c);
+        }
+        if let Some(b) = i.then_branch() {
+            let v = self.block(&b, expected.clone(), binding.clone());
+            arms.push((v, std::mem::take(&mut self.last_ends)));
+        }
+        match i.else_branch() {
+            Some(ast::ElseBranch::Block(b)) => {
+                let v = self.block(&b, expected.clone(), binding.clone());
+                arms.push((v, std::mem::take(&mut self.last_ends)));
+                true
+            }
+            Some(ast::ElseBranch::IfExpr(e)) => self.if_arms(&e, expected, binding, arms),
+            None => false,
+        }
+    }
+
+    /// Evaluates an expression that is not the start of the chain being built (an argument):
+    /// it neither starts nor continues that chain.
+    fn arg_expr(&mut self, e: &ast::Expr) -> Val {
+        let saved = self.root.take();
+        let v = self.expr(e, &mut Vec::new(), false);
+        self.root = saved;
+        v
     }
 
     fn let_stmt(&mut self, l: &ast::LetStmt) {
@@ -501,6 +617,21 @@ impl Builder<'_> {
             .as_ref()
             .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.diagnostics));
         let name = l.pat().as_ref().and_then(pat_name);
+        let immutable = matches!(l.pat(), Some(ast::Pat::IdentPat(ref i)) if i.mut_token().is_none() && i.ref_token().is_none());
+        let constant = l
+            .initializer()
+            .filter(|_| immutable)
+            .and_then(|init| consts::eval(&init, &self.consts));
+        if let Some(n) = &name {
+            match constant {
+                Some(v) => {
+                    self.consts.insert(n.clone(), v);
+                }
+                None => {
+                    self.consts.remove(n);
+                }
+            }
+        }
         let val = match l.initializer() {
             Some(init) => self.top(&init, expected.clone(), name.clone()),
             None => match &expected {
@@ -512,7 +643,13 @@ impl Builder<'_> {
                 None => Val::Unknown,
             },
         };
+        let ends = std::mem::take(&mut self.last_ends);
         let Some(name) = name else { return };
+        if ends.is_empty() {
+            self.ends.remove(&name);
+        } else {
+            self.ends.insert(name.clone(), ends);
+        }
         if let Val::Tensor { ty, tu, .. } = &val {
             let address = self
                 .model
@@ -536,57 +673,152 @@ impl Builder<'_> {
         self.vars.insert(name, val);
     }
 
-    /// Evaluates a statement-level expression, recording its chain.
+    /// Evaluates a statement-level expression, recording its chain: a new one, or the chains
+    /// of the variable it continues, extended (see [`Builder::ends`]).
     fn top(&mut self, e: &ast::Expr, expected: Option<TensorTy>, binding: Option<String>) -> Val {
+        self.last_ends.clear();
         match e {
-            ast::Expr::BlockExpr(b) if b.unsafe_token().is_none() => return self.block(b, false),
+            ast::Expr::BlockExpr(b) if b.unsafe_token().is_none() => {
+                return self.block(b, expected, binding);
+            }
+            ast::Expr::ParenExpr(p) => {
+                if let Some(inner) = p.expr() {
+                    return self.top(&inner, expected, binding);
+                }
+            }
             ast::Expr::ForExpr(f) => {
                 if let Some(b) = f.loop_body() {
-                    self.block(&b, false);
+                    self.block(&b, None, None);
                 }
+                self.last_ends.clear();
                 return Val::Unknown;
             }
             ast::Expr::WhileExpr(w) => {
                 if let Some(b) = w.loop_body() {
-                    self.block(&b, false);
+                    self.block(&b, None, None);
                 }
+                self.last_ends.clear();
                 return Val::Unknown;
             }
             ast::Expr::LoopExpr(l) => {
                 if let Some(b) = l.loop_body() {
-                    self.block(&b, false);
+                    self.block(&b, None, None);
                 }
+                self.last_ends.clear();
                 return Val::Unknown;
             }
             ast::Expr::IfExpr(i) => {
-                for b in i.syntax().children().filter_map(ast::BlockExpr::cast) {
-                    self.block(&b, false);
+                let mut arms = Vec::new();
+                let complete = self.if_arms(i, &expected, &binding, &mut arms);
+                return self.join(arms, complete);
+            }
+            ast::Expr::MatchExpr(m) => {
+                if let Some(scrutinee) = m.expr() {
+                    self.arg_expr(&scrutinee);
                 }
-                return Val::Unknown;
+                let mut arms = Vec::new();
+                for arm in m.match_arm_list().into_iter().flat_map(|l| l.arms()) {
+                    if let Some(x) = arm.expr() {
+                        let v = self.top(&x, expected.clone(), binding.clone());
+                        arms.push((v, std::mem::take(&mut self.last_ends)));
+                    }
+                }
+                return self.join(arms, true);
             }
             _ => {}
         }
+        let saved = self.root.take();
         let mut steps = Vec::new();
         let mut val = self.expr(e, &mut steps, false);
+        let origin = std::mem::replace(&mut self.root, saved).unwrap_or_default();
+        // The chains this expression continues, each with its steps so far.
+        let prefixes: Vec<(usize, usize)> = origin
+            .into_iter()
+            .filter(|(i, n)| {
+                self.model
+                    .chains
+                    .get(*i)
+                    .is_some_and(|c| c.steps.len() >= *n)
+            })
+            .collect();
+        let mid_pass = matches!(val, Val::Tensor { tu: Some(_), .. });
+        if steps.is_empty() {
+            if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
+                self.unify(ty, exp, &mut []);
+            }
+            // A variable passed on (`let b = a;`, a block's tail): its chains go with it.
+            if mid_pass {
+                self.last_ends = prefixes;
+            }
+            return val;
+        }
+        let mut whole: Vec<Vec<Step>> = if prefixes.is_empty() {
+            vec![steps]
+        } else {
+            prefixes
+                .iter()
+                .map(|(i, n)| {
+                    let mut w = self.model.chains[*i].steps[..*n].to_vec();
+                    w.extend(steps.iter().cloned());
+                    w
+                })
+                .collect()
+        };
         if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
-            self.unify(ty, exp, &mut steps);
-        } else if let (Some(exp), Val::Unknown) = (&expected, &val)
-            && !steps.is_empty()
-        {
+            for w in &mut whole {
+                self.unify(ty, exp, w);
+            }
+        } else if let (Some(exp), Val::Unknown) = (&expected, &val) {
             val = Val::Tensor {
                 ty: exp.clone(),
                 tu: None,
                 engines: Vec::new(),
             };
         }
-        if !steps.is_empty() {
-            self.model.chains.push(Chain {
-                span: span_of(e.syntax().text_range()),
-                binding,
-                declared: expected,
-                receiver: root_var(e),
-                steps,
-            });
+        let span = span_of(e.syntax().text_range());
+        let mut ends = Vec::new();
+        for (k, w) in whole.into_iter().enumerate() {
+            let n = w.len();
+            match prefixes.get(k) {
+                // The first continuation of a chain end extends that chain in place.
+                Some(&(i, len)) if self.model.chains[i].steps.len() == len => {
+                    let c = &mut self.model.chains[i];
+                    c.steps = w;
+                    c.span = Span::new(
+                        c.span.start.min(span.start) as usize,
+                        span.end.max(c.span.end) as usize,
+                    );
+                    c.binding = binding.clone();
+                    c.declared = expected.clone();
+                    ends.push((i, n));
+                }
+                // A second continuation of the same end (another arm): a chain of its own.
+                Some(&(i, _)) => {
+                    let c = &self.model.chains[i];
+                    let chain = Chain {
+                        span: Span::new(c.span.start.min(span.start) as usize, span.end as usize),
+                        binding: binding.clone(),
+                        declared: expected.clone(),
+                        receiver: c.receiver.clone(),
+                        steps: w,
+                    };
+                    self.model.chains.push(chain);
+                    ends.push((self.model.chains.len() - 1, n));
+                }
+                None => {
+                    self.model.chains.push(Chain {
+                        span,
+                        binding: binding.clone(),
+                        declared: expected.clone(),
+                        receiver: root_var(e),
+                        steps: w,
+                    });
+                    ends.push((self.model.chains.len() - 1, n));
+                }
+            }
+        }
+        if mid_pass {
+            self.last_ends = ends;
         }
         val
     }
@@ -595,6 +827,27 @@ impl Builder<'_> {
     fn unify(&mut self, ty: &mut TensorTy, exp: &TensorTy, steps: &mut [Step]) {
         if ty.kind != exp.kind {
             return; // a different type: rustc reports that
+        }
+        // A `fetch()` without a written element type takes it from what the chain's result is
+        // declared as (rustc infers the cast from the annotation or the return type), when every
+        // step after it keeps the element type.
+        if let Some(want) = &exp.dtype
+            && ty.dtype.as_ref() != Some(want)
+            && let Some(f) = steps.iter().rposition(|s| s.method == "fetch")
+            && written(&steps[f], 0).is_none()
+            && steps[f + 1..].iter().all(|s| s.keep.contains(&Slot::D))
+        {
+            for (k, s) in steps[f..].iter_mut().enumerate() {
+                if k > 0
+                    && let Some(i) = s.input.as_mut()
+                {
+                    i.dtype = Some(want.clone());
+                }
+                if let Some(o) = s.output.as_mut() {
+                    o.dtype = Some(want.clone());
+                }
+            }
+            ty.dtype = Some(want.clone());
         }
         if ty.dtype.is_none() {
             ty.dtype = exp.dtype.clone();
@@ -710,8 +963,15 @@ impl Builder<'_> {
                     .segment()
                     .and_then(|s| s.name_ref())
                     .map(|n| n.text().to_string());
-                name.and_then(|n| self.vars.get(&n).cloned())
-                    .unwrap_or(Val::Unknown)
+                let Some(n) = name else {
+                    return Val::Unknown;
+                };
+                if steps.is_empty()
+                    && let Some(ends) = self.ends.get(&n)
+                {
+                    self.root = Some(ends.clone());
+                }
+                self.vars.get(&n).cloned().unwrap_or(Val::Unknown)
             }
             ast::Expr::FieldExpr(f) => {
                 let field = f
@@ -757,7 +1017,7 @@ impl Builder<'_> {
                 apply_generics(&mut ty, kind.params(), &ga, &self.scope);
             }
             for a in &args {
-                self.expr(a, &mut Vec::new(), false);
+                self.arg_expr(a);
             }
             return Val::Tensor {
                 ty,
@@ -792,7 +1052,7 @@ impl Builder<'_> {
             };
         }
         for a in &args {
-            self.expr(a, &mut Vec::new(), false);
+            self.arg_expr(a);
         }
         Val::Unknown
     }
@@ -882,10 +1142,7 @@ impl Builder<'_> {
                     .collect()
             })
             .unwrap_or_default();
-        let arg_vals: Vec<Val> = args
-            .iter()
-            .map(|a| self.expr(a, &mut Vec::new(), false))
-            .collect();
+        let arg_vals: Vec<Val> = args.iter().map(|a| self.arg_expr(a)).collect();
         let Some(spec) = methods::method(&name) else {
             if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_)) && !methods::is_std_method(&name)
             {
@@ -919,7 +1176,7 @@ impl Builder<'_> {
         let address = spec
             .address_arg
             .and_then(|k| args.get(k))
-            .and_then(|a| consts::eval(a, &self.env.consts));
+            .and_then(|a| consts::eval(a, &self.consts));
 
         // The input stream and its context.
         let (input, tu, mut engines) = match (spec.recv, &recv) {
