@@ -34,8 +34,21 @@ fn every_fixture_crate_produces_exactly_its_expected_diagnostics() {
         for (path, text) in &files {
             let id = host.file_id(path).expect("loaded");
             let diags = analysis.diagnostics(id).expect("not cancelled");
-            let mut got: Vec<Expectation> = diags.iter().map(|d| actual(text, d)).collect();
             let mut expected = expectations(text);
+            // As in tests/fixtures.rs: a severity is compared only where the caret states one.
+            let mut got: Vec<Expectation> = diags
+                .iter()
+                .map(|d| {
+                    let mut g = actual(text, d);
+                    if !expected
+                        .iter()
+                        .any(|e| e.severity.is_some() && e.matches(&g))
+                    {
+                        g.severity = None;
+                    }
+                    g
+                })
+                .collect();
             got.sort();
             expected.sort();
             if got != expected {
