@@ -69,29 +69,15 @@ impl AnalysisHost {
 
     /// Adds a file or replaces its text (a no-op when the text is unchanged).
     pub fn set_file(&mut self, path: &Path, text: String) -> FileId {
-        use salsa::Setter;
-        if let Some(&id) = self.by_path.get(path) {
-            let input = self.files[id.0 as usize].1;
-            if *input.text(&self.db) != text {
-                input.set_text(&mut self.db).to(text);
-            }
-            return id;
-        }
-        let id = FileId(u32::try_from(self.files.len()).unwrap_or(u32::MAX));
-        let absolute = absolute(path);
-        let input = SourceFile::new(&self.db, text, absolute.clone());
-        self.files.push((path.to_path_buf(), input));
-        self.by_path.insert(path.to_path_buf(), id);
-        let mut files = (**self.workspace.files(&self.db)).clone();
-        files.insert(absolute, input);
-        self.workspace.set_files(&mut self.db).to(Arc::new(files));
-        id
+        self.set_files([(path.to_path_buf(), text)]);
+        self.by_path.get(path).copied().unwrap_or(FileId(u32::MAX))
     }
 
     /// Adds many files at once (one change of the workspace's file set, not one per file).
     pub fn set_files(&mut self, files: impl IntoIterator<Item = (PathBuf, String)>) {
         use salsa::Setter;
         let mut map = (**self.workspace.files(&self.db)).clone();
+        let mut added = false;
         for (path, text) in files {
             if let Some(&id) = self.by_path.get(&path) {
                 let input = self.files[id.0 as usize].1;
@@ -101,13 +87,14 @@ impl AnalysisHost {
                 continue;
             }
             let id = FileId(u32::try_from(self.files.len()).unwrap_or(u32::MAX));
-            let abs = absolute(&path);
+            let abs = crate::project::absolute(&path);
             let input = SourceFile::new(&self.db, text, abs.clone());
             self.files.push((path.clone(), input));
             self.by_path.insert(path, id);
             map.insert(abs, input);
+            added = true;
         }
-        if map.len() != self.workspace.files(&self.db).len() {
+        if added {
             self.workspace.set_files(&mut self.db).to(Arc::new(map));
         }
     }
@@ -159,10 +146,6 @@ impl AnalysisHost {
             files: self.files.iter().map(|(_, f)| *f).collect(),
         }
     }
-}
-
-fn absolute(p: &Path) -> PathBuf {
-    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// A snapshot of the host: every question about the files it held when it was taken.

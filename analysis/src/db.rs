@@ -86,11 +86,16 @@ impl resolve::ItemSource for DbItems<'_> {
     }
 }
 
+/// The workspace's files (none for a database without a workspace).
+fn workspace_files(db: &dyn salsa::Database) -> &BTreeMap<PathBuf, SourceFile> {
+    static EMPTY: BTreeMap<PathBuf, SourceFile> = BTreeMap::new();
+    Workspace::try_get(db).map_or(&EMPTY, |w| &**w.files(db))
+}
+
 /// A crate's module tree with every scope resolved.
 #[salsa::tracked(returns(ref))]
 pub fn def_map<'db>(db: &'db dyn salsa::Database, key: CrateKey<'db>) -> Arc<DefMap> {
-    let empty = BTreeMap::new();
-    let files = Workspace::try_get(db).map_or(&empty, |w| &**w.files(db));
+    let files = workspace_files(db);
     let specs: Vec<CrateSpec> = key
         .specs(db)
         .iter()
@@ -152,8 +157,7 @@ pub fn module_envs(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<(Strin
         name,
         root: path.clone(),
     };
-    let empty = BTreeMap::new();
-    let files = Workspace::try_get(db).map_or(&empty, |w| &**w.files(db));
+    let files = workspace_files(db);
     let alone = Some(file);
     let map = DefMap::build(&[spec], &DbItems { db, files, alone });
     Arc::new(from(&map).unwrap_or_default())

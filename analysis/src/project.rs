@@ -50,7 +50,8 @@ pub fn discover(file: &Path) -> Option<Package> {
     None
 }
 
-fn absolute(p: &Path) -> PathBuf {
+/// `p` made absolute against the working directory (no file-system access).
+pub fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 

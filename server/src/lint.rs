@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use visa_analysis::config::{Level, check_selector};
-use visa_analysis::project::{self, Package};
+use visa_analysis::project::{self, Package, absolute};
 use visa_analysis::{AnalysisHost, Config, Diagnostic, LineIndex, Severity, Span};
 
 /// How one text is analysed under a configuration: [`analyse`] in production, anything in
@@ -112,10 +112,6 @@ pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
         .diagnostics(file)
         .map(|d| d.to_vec())
         .unwrap_or_default()
-}
-
-fn absolute(p: &Path) -> PathBuf {
-    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// Finds and reads the package of every file, once per package.
