@@ -13,7 +13,7 @@ use crate::resolve::{self, CrateSpec, DefMap, FileItems};
 use crate::syntax::{self, MacroKind};
 use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
-use ra_ap_syntax::{AstNode, Edition, Parse, SourceFile as RaFile, TextRange};
+use ra_ap_syntax::{AstNode, Edition, GreenNode, Parse, SourceFile as RaFile, TextRange};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,7 +58,7 @@ pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parse<RaFile> {
 /// the crate's module tree and scopes are not rebuilt).
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> {
-    Arc::new(resolve::file_items(&parse(db, file).tree()))
+    Arc::new(resolve::file_items(&parse(db, file).tree(), file.text(db)))
 }
 
 /// The crates a def map is built from: the crate analysed, then the crates it reaches by
@@ -169,8 +169,10 @@ pub fn module_envs(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<(Strin
 /// function's input costs the size of the function, not of the file.
 #[salsa::interned]
 pub struct FnInput<'db> {
+    /// The function's syntax, shared with the file's tree (never parsed again): equal when
+    /// the function's text is.
     #[returns(ref)]
-    pub text: String,
+    pub green: GreenNode,
     pub module_env: EnvText<'db>,
     pub local_env: EnvText<'db>,
     pub target: TargetName,
@@ -264,8 +266,9 @@ pub fn fn_env<'db>(
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
 #[salsa::tracked(returns(ref))]
 pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Arc<FnAnalysis> {
+    let root = ra_ap_syntax::SyntaxNode::new_root(input.green(db).clone());
     Arc::new(analyse_fn(
-        input.text(db),
+        &root,
         fn_env(db, *input.module_env(db), *input.local_env(db)),
         input.target(db).target(),
     ))
@@ -326,15 +329,13 @@ pub fn file_analysis(
     for f in tree.syntax().descendants().filter_map(ra::Fn::cast) {
         let range = f.syntax().text_range();
         let span = span_of(range);
-        let Some(fn_text) = text.get(span.range()) else {
-            continue;
-        };
         let local = EnvText::new(db, in_bodies.visible_in(&f), Vec::new());
         let module_env = env_texts
             .get(module_at(span.start))
             .copied()
             .unwrap_or_else(|| EnvText::new(db, String::new(), Vec::new()));
-        let input = FnInput::new(db, fn_text.to_string(), module_env, local, target);
+        let green = f.syntax().green().to_owned();
+        let input = FnInput::new(db, green, module_env, local, target);
         let analysis = fn_analysis(db, input).clone();
         diagnostics.extend(
             analysis
@@ -526,15 +527,15 @@ fn strip_spans(mut scope: Scope) -> Scope {
     scope
 }
 
-/// Analyses one function from its text and its environment's text.
-pub fn analyse_fn(text: &str, env: &Env, target: &Target) -> FnAnalysis {
-    let tree = RaFile::parse(text, Edition::Edition2024).tree();
-    let model = syntax::file_model_of(&tree);
-    let root = Span::new(0, text.len());
+/// Analyses one function from its own syntax tree (rooted at the function, offsets relative
+/// to its start) and its environment.
+pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -> FnAnalysis {
+    let model = syntax::model_of(tree);
+    let root = Span::new(0, usize::from(tree.text_range().len()));
     // Only the sites directly in this function; nested functions are analysed on their own.
     let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
     let (mut diagnostics, scope) = syntax::check_sites(&model, &env.scope, direct, Some(root));
-    let Some(f) = tree.syntax().descendants().find_map(ra::Fn::cast) else {
+    let Some(f) = tree.descendants().find_map(ra::Fn::cast) else {
         let model = FnModel {
             name: String::new(),
             span: root,

@@ -103,14 +103,24 @@ pub struct ModDecl {
 }
 
 /// What a file declares (the tree is the file's one parse).
-pub fn file_items(root: &ast::SourceFile) -> FileItems {
+pub fn file_items(root: &ast::SourceFile, src: &str) -> FileItems {
     let mut out = FileItems::default();
     out.modules.push(ModItems {
         end: u32::from(root.syntax().text_range().end()),
         ..ModItems::default()
     });
-    collect(root.items(), 0, &mut out);
+    collect(root.items(), 0, src, &mut out);
     out
+}
+
+/// A node's text, sliced from the file's text (the tree was parsed from it), instead of
+/// walking the node's tokens.
+fn text_of(node: &SyntaxNode, src: &str) -> String {
+    let r = node.text_range();
+    match src.get(usize::from(r.start())..usize::from(r.end())) {
+        Some(t) => t.to_string(),
+        None => node.text().to_string(),
+    }
 }
 
 fn public(v: &impl HasVisibility) -> bool {
@@ -119,8 +129,15 @@ fn public(v: &impl HasVisibility) -> bool {
 }
 
 fn idents(node: &SyntaxNode, own: &str) -> Vec<String> {
+    idents_in(node.descendants_with_tokens(), own)
+}
+
+fn idents_in(
+    elements: impl Iterator<Item = ra_ap_syntax::SyntaxElement>,
+    own: &str,
+) -> Vec<String> {
     let mut seen = HashSet::new();
-    node.descendants_with_tokens()
+    elements
         .filter_map(|e| e.into_token())
         .filter(|t| t.kind() == SyntaxKind::IDENT && t.text() != own)
         .filter(|t| seen.insert(t.text().to_string()))
@@ -129,10 +146,21 @@ fn idents(node: &SyntaxNode, own: &str) -> Vec<String> {
 }
 
 fn item(name: ast::Name, kind: ItemKind, public: bool, text: String, node: &SyntaxNode) -> Item {
+    let refs = idents(node, &name.text());
+    item_with_refs(name, kind, public, text, node, refs)
+}
+
+fn item_with_refs(
+    name: ast::Name,
+    kind: ItemKind,
+    public: bool,
+    text: String,
+    node: &SyntaxNode,
+    refs: Vec<String>,
+) -> Item {
     let start = u32::from(name.syntax().text_range().start() - node.text_range().start());
     let end = start + u32::from(name.syntax().text_range().len());
     let name = name.text().to_string();
-    let refs = idents(node, &name);
     Item {
         name,
         kind,
@@ -143,7 +171,7 @@ fn item(name: ast::Name, kind: ItemKind, public: bool, text: String, node: &Synt
     }
 }
 
-fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItems) {
+fn collect(items: impl Iterator<Item = ast::Item>, at: usize, src: &str, out: &mut FileItems) {
     for it in items {
         let node = it.syntax().clone();
         let m = &mut out.modules[at];
@@ -152,15 +180,14 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
                 if let Some(n) = c.name() {
                     let p = public(&c);
                     m.items
-                        .push(item(n, ItemKind::Const, p, node.text().to_string(), &node));
+                        .push(item(n, ItemKind::Const, p, text_of(&node, src), &node));
                 }
             }
             ast::Item::Static(s) => {
                 // A static is a named constant for the address rules.
                 if let Some(n) = s.name() {
                     let p = public(&s);
-                    let text = node.text().to_string();
-                    let text = text
+                    let text = text_of(&node, src)
                         .replacen("static", "const", 1)
                         .replace("const mut", "const");
                     let mut it = item(n, ItemKind::Const, p, text, &node);
@@ -172,29 +199,35 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
                 if let Some(n) = a.name() {
                     let p = public(&a);
                     m.items
-                        .push(item(n, ItemKind::Alias, p, node.text().to_string(), &node));
+                        .push(item(n, ItemKind::Alias, p, text_of(&node, src), &node));
                 }
             }
             ast::Item::Fn(f) => {
                 if let Some(n) = f.name() {
                     let p = public(&f);
-                    let end = f
-                        .body()
-                        .map_or(node.text_range().end(), |b| b.syntax().text_range().start());
-                    let len = usize::from(end - node.text_range().start());
-                    let full = node.text().to_string();
-                    let sig = full.get(..len).unwrap_or(&full).trim_end();
-                    let mut it = item(n, ItemKind::Fn, p, format!("{sig};"), &node);
-                    // The references of the signature only (a body's names are its own).
-                    if let Some(b) = f.body() {
-                        let inner: HashSet<String> = idents(b.syntax(), "").into_iter().collect();
-                        let sig_ids: HashSet<String> = sig
-                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                            .map(str::to_string)
-                            .collect();
-                        it.refs
-                            .retain(|r| sig_ids.contains(r) || !inner.contains(r));
-                    }
+                    let body = f.body().map(|b| b.syntax().clone());
+                    let end = body
+                        .as_ref()
+                        .map_or(node.text_range().end(), |b| b.text_range().start());
+                    let start = node.text_range().start();
+                    let sig = src
+                        .get(usize::from(start)..usize::from(end))
+                        .map_or_else(|| node.text().to_string(), str::to_string);
+                    let sig = sig.trim_end();
+                    // The references of the signature only (a body's names are its own): the
+                    // body is not walked at all.
+                    let refs = idents_in(
+                        node.children_with_tokens()
+                            .filter(|c| body.as_ref().is_none_or(|b| c.as_node() != Some(b)))
+                            .flat_map(|c| match c {
+                                ra_ap_syntax::NodeOrToken::Node(n) => {
+                                    n.descendants_with_tokens().collect::<Vec<_>>()
+                                }
+                                token => vec![token],
+                            }),
+                        &n.text(),
+                    );
+                    let it = item_with_refs(n, ItemKind::Fn, p, format!("{sig};"), &node, refs);
                     m.items.push(it);
                 }
             }
@@ -220,7 +253,7 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
                         end: u32::from(md.syntax().text_range().end()),
                         ..ModItems::default()
                     });
-                    collect(list.items(), idx, out);
+                    collect(list.items(), idx, src, out);
                     idx
                 });
                 out.modules[at].mods.push(ModDecl {
@@ -856,7 +889,7 @@ mod tests {
             list.iter()
                 .map(|(p, t)| {
                     let tree = SourceFile::parse(t, Edition::Edition2024).tree();
-                    (PathBuf::from(p), Arc::new(file_items(&tree)))
+                    (PathBuf::from(p), Arc::new(file_items(&tree, t)))
                 })
                 .collect(),
         )

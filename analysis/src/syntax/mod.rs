@@ -127,9 +127,14 @@ pub fn file_model(text: &str) -> FileModel {
 
 /// Collects the mapping-level model of an already parsed file.
 pub fn file_model_of(root: &SourceFile) -> FileModel {
+    model_of(root.syntax())
+}
+
+/// [`file_model_of`] for any root: a file, or a function's subtree of it.
+pub fn model_of(root: &SyntaxNode) -> FileModel {
     let mut model = FileModel::default();
     let mut site_of_call: HashMap<TextRange, usize> = HashMap::new();
-    for node in root.syntax().descendants() {
+    for node in root.descendants() {
         if let Some(call) = ra::MacroCall::cast(node.clone()) {
             let Some(kind) = macro_kind(&call) else {
                 // `assert_eq!(<m![B / 64]>::map(0), Some(i![..]))`: look inside other macros.
@@ -175,7 +180,7 @@ pub fn file_model_of(root: &SourceFile) -> FileModel {
                 .insert(span_of(f.syntax().text_range()), names);
         }
     }
-    for node in root.syntax().descendants() {
+    for node in root.descendants() {
         let Some(alias) = ra::TypeAlias::cast(node) else {
             continue;
         };
