@@ -146,7 +146,7 @@ fn idents_in(
 }
 
 fn item(name: ast::Name, kind: ItemKind, public: bool, text: String, node: &SyntaxNode) -> Item {
-    let refs = idents(node, &name.text());
+    let refs = idents(node, name.text());
     item_with_refs(name, kind, public, text, node, refs)
 }
 
@@ -225,7 +225,7 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, src: &str, out: &m
                                 }
                                 token => vec![token],
                             }),
-                        &n.text(),
+                        n.text(),
                     );
                     let it = item_with_refs(n, ItemKind::Fn, p, format!("{sig};"), &node, refs);
                     m.items.push(it);
