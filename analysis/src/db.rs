@@ -284,6 +284,7 @@ pub fn file_analysis(
 ) -> Arc<FileAnalysis> {
     let target = target_name(db, settings);
     let text = file.text(db);
+    mapping::parse::forget_parsed();
     if let Some(too_deep) = syntax::limits::check_nesting(text) {
         let (diagnostics, fns, modules) = (vec![too_deep], Vec::new(), Vec::new());
         return Arc::new(FileAnalysis {

@@ -6,7 +6,8 @@
 use super::ast::*;
 use crate::diagnostic::Span;
 use proc_macro2::TokenStream;
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use syn::parse::{ParseStream, Parser};
 use syn::{Token, braced, bracketed, parenthesized};
@@ -31,8 +32,40 @@ pub enum ParseProblem {
 /// end of the stack.
 pub const MAX_MAPPING_NESTING: u32 = 64;
 
+thread_local! {
+    /// Bodies this thread parsed since [`forget_parsed`]: one file's analysis reads the same
+    /// mapping text several times (its declaration, the environment of every function, the
+    /// types of the function that uses it), and a body always parses to the same expression.
+    static PARSED: RefCell<HashMap<String, Result<Expr, ParseProblem>>> =
+        RefCell::new(HashMap::new());
+}
+
+/// How many parsed bodies a thread keeps at most (a file with more starts over).
+const PARSED_LIMIT: usize = 4096;
+
+/// Forgets the bodies parsed so far on this thread (each file's analysis starts with it, so
+/// the memo never carries one file's work into another's measurements or memory).
+pub fn forget_parsed() {
+    PARSED.with(|m| m.borrow_mut().clear());
+}
+
 /// Parses the body of `m![...]`.
 pub fn parse_mapping(body: &str) -> Result<Expr, ParseProblem> {
+    if let Some(hit) = PARSED.with(|m| m.borrow().get(body).cloned()) {
+        return hit;
+    }
+    let parsed = parse_mapping_uncached(body);
+    PARSED.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= PARSED_LIMIT {
+            m.clear();
+        }
+        m.insert(body.to_string(), parsed.clone());
+    });
+    parsed
+}
+
+fn parse_mapping_uncached(body: &str) -> Result<Expr, ParseProblem> {
     run(body, |p, input| {
         let e = p.mapping(input)?;
         p.expect_end(
