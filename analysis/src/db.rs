@@ -491,8 +491,8 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         } else if let Some(f) = ra::Fn::cast(node)
             && let Some(name) = f.name()
         {
-            let sig = build::signature(&f, &env);
-            env.fns.insert(name.text().to_string(), sig);
+            env.fns
+                .insert(name.text().to_string(), f.syntax().green().to_owned());
         }
     }
     env

@@ -24,9 +24,19 @@ pub struct Env {
     /// `BufTensor` and 4-parameter `StreamTensor`).
     pub local_types: std::collections::HashSet<String>,
     pub consts: HashMap<String, u64>,
-    pub fns: HashMap<String, FnSig>,
+    /// The functions it can call, by name: their syntax, read into a [`FnSig`] only when a
+    /// call is met ([`Env::signature`]); most are never called from the function analysed.
+    pub fns: HashMap<String, ra_ap_syntax::GreenNode>,
     /// Whole tensor type aliases (`type Weights = TrfTensor<...>;`): the type each names.
     pub tensor_aliases: HashMap<String, TensorTy>,
+}
+
+impl Env {
+    /// The signature of the function `name` visible here, read in this environment.
+    pub fn signature(&self, name: &str) -> Option<FnSig> {
+        let node = ra_ap_syntax::SyntaxNode::new_root(self.fns.get(name)?.clone());
+        Some(signature(&ast::Fn::cast(node)?, self))
+    }
 }
 
 /// A helper function's signature, for chains that cross function boundaries.
@@ -1036,7 +1046,7 @@ impl Builder<'_> {
             return self.launch(&args);
         }
         if path.qualifier().is_none()
-            && let Some(sig) = self.env.fns.get(&fname).cloned()
+            && let Some(sig) = self.env.signature(&fname)
         {
             for (k, a) in args.iter().enumerate() {
                 let expected = sig.params.get(k).cloned().flatten();
@@ -1070,7 +1080,7 @@ impl Builder<'_> {
         else {
             return Val::Unknown;
         };
-        let Some(sig) = self.env.fns.get(kname.text()).cloned() else {
+        let Some(sig) = self.env.signature(kname.text()) else {
             return Val::Unknown;
         };
         if let Some(ast::Expr::TupleExpr(t)) = args.get(1) {
