@@ -26,6 +26,11 @@ pub struct SourceFile {
     /// Its absolute path (`<text>` and the like for texts that are not files).
     #[returns(ref)]
     pub path: PathBuf,
+    /// The parse of `text` when the host made it from the previous text's parse (see
+    /// [`reparse`]); `None`: [`parse`] parses the text.
+    #[default]
+    #[returns(ref)]
+    pub reparsed: Option<Parse<RaFile>>,
 }
 
 /// The workspace: every file the host holds, by absolute path, and the Cargo packages around
@@ -51,7 +56,42 @@ pub struct EnvText<'db> {
 /// A file's one parse.
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parse<RaFile> {
-    RaFile::parse(file.text(db), Edition::Edition2024)
+    match file.reparsed(db) {
+        Some(p) => p.clone(),
+        None => RaFile::parse(file.text(db), Edition::Edition2024),
+    }
+}
+
+/// The parse of `new`, made from `old`'s parse by reparsing only what changed: the edit is
+/// the span between the texts' common prefix and common suffix, and ra_ap_syntax relexes one
+/// token or reparses the smallest block around it when it can (a keystroke inside a function
+/// body), the whole text otherwise.
+pub fn reparse(old_parse: &Parse<RaFile>, old: &str, new: &str) -> Parse<RaFile> {
+    let mut prefix = old
+        .bytes()
+        .zip(new.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
+        prefix -= 1;
+    }
+    let most = old.len().min(new.len()) - prefix;
+    let mut suffix = old
+        .bytes()
+        .rev()
+        .zip(new.bytes().rev())
+        .take(most)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !(old.is_char_boundary(old.len() - suffix) && new.is_char_boundary(new.len() - suffix)) {
+        suffix -= 1;
+    }
+    let (Ok(start), Ok(end)) = (u32::try_from(prefix), u32::try_from(old.len() - suffix)) else {
+        return RaFile::parse(new, Edition::Edition2024);
+    };
+    let delete = TextRange::new(start.into(), end.into());
+    let insert = &new[prefix..new.len() - suffix];
+    old_parse.reparse(delete, insert, Edition::Edition2024)
 }
 
 /// What a file declares, module by module (equal after an edit inside a function body, so
@@ -296,7 +336,7 @@ pub fn file_analysis(
     // The file is parsed once; its functions are re-parsed from their own text by their own
     // queries (which keeps their analyses independent of where they sit in the file).
     let tree = parse(db, file).tree();
-    let model = syntax::file_model_of(&tree);
+    let model = syntax::model_of(tree.syntax(), Some(text));
     let items = file_items(db, file);
     let envs = module_envs(db, file);
     let env_texts: Vec<EnvText> = (0..items.modules.len())
@@ -458,7 +498,7 @@ fn env_from_text(env_text: &str) -> Env {
 /// `base` with the declarations of `env_text` added (as if that text followed base's).
 fn env_on(base: &Env, env_text: &str) -> Env {
     let tree = RaFile::parse(env_text, Edition::Edition2024).tree();
-    let model = syntax::file_model_of(&tree);
+    let model = syntax::model_of(tree.syntax(), Some(env_text));
     let (_, scope) = syntax::check_sites(&model, &base.scope, |_| true, None);
     let mut env = Env {
         scope: strip_spans(scope),
@@ -531,7 +571,7 @@ fn strip_spans(mut scope: Scope) -> Scope {
 /// Analyses one function from its own syntax tree (rooted at the function, offsets relative
 /// to its start) and its environment.
 pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -> FnAnalysis {
-    let model = syntax::model_of(tree);
+    let model = syntax::model_of(tree, None);
     let root = Span::new(0, usize::from(tree.text_range().len()));
     // Only the sites directly in this function; nested functions are analysed on their own.
     let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
@@ -598,6 +638,35 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
     let y = ctx.sub.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().to_trf::<m![1], m![A % 8]>(TrfAddress::Full);
 }
 "#;
+
+    /// An edit's parse, made from the previous parse, is the parse of the new text: the same
+    /// tree as parsing it from scratch, for edits inside a body, across items, of whole lines,
+    /// with non-ASCII text, at either end, and for a text that becomes empty.
+    #[test]
+    fn an_incremental_reparse_is_the_full_parse_of_the_new_text() {
+        let base = KERNEL.replace("let y", "// é∀ comment\n    let y");
+        let edits: Vec<String> = vec![
+            base.replace("A % 8]>().collect", "A % 4]>().collect"),
+            base.replace("let x = ", "let xx = "),
+            base.replace("// é∀ comment", "// é comment ∀∀"),
+            base.replace("fn second", "fn third"),
+            base.replace("}\n\n#[device", "}\n#[device"),
+            format!("{base}\nfn tail() {{}}\n"),
+            format!("// head\n{base}"),
+            base.replace("{\n    let x", "{\n    {\n    let x"),
+            String::new(),
+        ];
+        for new in edits {
+            let old = RaFile::parse(&base, Edition::Edition2024);
+            let incremental = reparse(&old, &base, &new);
+            let full = RaFile::parse(&new, Edition::Edition2024);
+            assert_eq!(
+                format!("{:#?}", incremental.tree().syntax()),
+                format!("{:#?}", full.tree().syntax()),
+                "{new}"
+            );
+        }
+    }
 
     /// Which functions' analyses executed since the last call.
     fn executed(log: &Mutex<Vec<String>>) -> Vec<String> {

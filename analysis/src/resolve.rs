@@ -132,6 +132,30 @@ fn idents(node: &SyntaxNode, own: &str) -> Vec<String> {
     idents_in(node.descendants_with_tokens(), own)
 }
 
+/// The identifiers of a function's signature: its tokens in order, the body skipped unwalked.
+fn signature_idents(node: &SyntaxNode, body: Option<&SyntaxNode>, own: &str) -> Vec<String> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    let mut walk = node.preorder_with_tokens();
+    while let Some(event) = walk.next() {
+        match event {
+            ra_ap_syntax::WalkEvent::Enter(ra_ap_syntax::NodeOrToken::Node(n))
+                if Some(&n) == body =>
+            {
+                walk.skip_subtree();
+            }
+            ra_ap_syntax::WalkEvent::Enter(ra_ap_syntax::NodeOrToken::Token(t))
+                if t.kind() == SyntaxKind::IDENT && t.text() != own && !seen.contains(t.text()) =>
+            {
+                seen.insert(t.text().to_string());
+                out.push(t.text().to_string());
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 fn idents_in(
     elements: impl Iterator<Item = ra_ap_syntax::SyntaxElement>,
     own: &str,
@@ -216,17 +240,7 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, src: &str, out: &m
                     let sig = sig.trim_end();
                     // The references of the signature only (a body's names are its own): the
                     // body is not walked at all.
-                    let refs = idents_in(
-                        node.children_with_tokens()
-                            .filter(|c| body.as_ref().is_none_or(|b| c.as_node() != Some(b)))
-                            .flat_map(|c| match c {
-                                ra_ap_syntax::NodeOrToken::Node(n) => {
-                                    n.descendants_with_tokens().collect::<Vec<_>>()
-                                }
-                                token => vec![token],
-                            }),
-                        n.text(),
-                    );
+                    let refs = signature_idents(&node, body.as_ref(), n.text());
                     let it = item_with_refs(n, ItemKind::Fn, p, format!("{sig};"), &node, refs);
                     m.items.push(it);
                 }
@@ -898,6 +912,17 @@ mod tests {
     fn env(map: &DefMap, file: &str, in_file: usize) -> String {
         let m = map.module_of(Path::new(file), in_file).expect("module");
         map.env_text(m).0
+    }
+
+    #[test]
+    fn a_functions_references_are_its_signatures_names_not_its_bodys() {
+        let text =
+            "/// Uses `Doc`.\npub fn f(a: &Tensor<A>) -> Out { let x: Inner = helper(a); x }";
+        let tree = SourceFile::parse(text, Edition::Edition2024).tree();
+        let items = file_items(&tree, text);
+        let f = &items.modules[0].items[0];
+        assert_eq!(f.text, "/// Uses `Doc`.\npub fn f(a: &Tensor<A>) -> Out;");
+        assert_eq!(f.refs, ["a", "Tensor", "A", "Out"]);
     }
 
     #[test]

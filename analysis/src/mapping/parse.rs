@@ -38,7 +38,11 @@ thread_local! {
     /// types of the function that uses it), and a body always parses to the same expression.
     static PARSED: RefCell<HashMap<String, Result<Expr, ParseProblem>>> =
         RefCell::new(HashMap::new());
+    /// The same for `axes![...]` bodies (read by the file's items and by its scopes).
+    static PARSED_AXES: RefCell<HashMap<String, AxesParse>> = RefCell::new(HashMap::new());
 }
+
+type AxesParse = (Vec<AxisDecl>, Vec<ParseProblem>);
 
 /// How many parsed bodies a thread keeps at most (a file with more starts over).
 const PARSED_LIMIT: usize = 4096;
@@ -47,6 +51,7 @@ const PARSED_LIMIT: usize = 4096;
 /// the memo never carries one file's work into another's measurements or memory).
 pub fn forget_parsed() {
     PARSED.with(|m| m.borrow_mut().clear());
+    PARSED_AXES.with(|m| m.borrow_mut().clear());
 }
 
 /// Parses the body of `m![...]`.
@@ -79,6 +84,21 @@ fn parse_mapping_uncached(body: &str) -> Result<Expr, ParseProblem> {
 /// Parses the body of `axes![...]`. Entries are independent: a bad entry is reported and
 /// skipped, the others are still declared.
 pub fn parse_axes(body: &str) -> (Vec<AxisDecl>, Vec<ParseProblem>) {
+    if let Some(hit) = PARSED_AXES.with(|m| m.borrow().get(body).cloned()) {
+        return hit;
+    }
+    let parsed = parse_axes_uncached(body);
+    PARSED_AXES.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= PARSED_LIMIT {
+            m.clear();
+        }
+        m.insert(body.to_string(), parsed.clone());
+    });
+    parsed
+}
+
+fn parse_axes_uncached(body: &str) -> (Vec<AxisDecl>, Vec<ParseProblem>) {
     let mut problems = Vec::new();
     let decls = run(body, |p, input| {
         let mut decls = Vec::new();

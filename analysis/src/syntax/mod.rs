@@ -8,7 +8,9 @@ pub mod limits;
 
 use crate::diagnostic::{Diagnostic, Span};
 use crate::mapping::{self, Scope, ast, parse};
-use ra_ap_syntax::{AstNode, Edition, SourceFile, SyntaxNode, TextRange, ast as ra};
+use ra_ap_syntax::{
+    AstNode, Edition, SourceFile, SyntaxKind, SyntaxNode, TextRange, TextSize, ast as ra,
+};
 use std::collections::HashMap;
 
 /// Which of the crate's three macros a call is.
@@ -70,9 +72,23 @@ const MAX_MACRO_NESTING: u32 = 8;
 
 /// Finds `m!`/`i!` calls in the arguments of another macro by parsing the arguments as
 /// expressions (which is what `assert_eq!`, `assert!`, `vec!` and friends take).
-fn nested_sites(call: &ra::MacroCall, fns: Vec<Span>, depth: u32, model: &mut FileModel) {
+/// A node's text: sliced from the text its tree was parsed from when the caller has it (cheap),
+/// else gathered from its tokens.
+fn text_of(node: &SyntaxNode, src: Option<&str>) -> String {
+    let r = node.text_range();
+    src.and_then(|s| s.get(usize::from(r.start())..usize::from(r.end())))
+        .map_or_else(|| node.text().to_string(), str::to_string)
+}
+
+fn nested_sites(
+    call: &ra::MacroCall,
+    src: Option<&str>,
+    fns: Vec<Span>,
+    depth: u32,
+    model: &mut FileModel,
+) {
     let Some(tt) = call.token_tree() else { return };
-    let text = tt.syntax().text().to_string();
+    let text = text_of(tt.syntax(), src);
     if depth >= MAX_MACRO_NESTING || !(text.contains("m!") || text.contains("i!")) {
         return;
     }
@@ -92,11 +108,11 @@ fn nested_sites(call: &ra::MacroCall, fns: Vec<Span>, depth: u32, model: &mut Fi
             continue;
         };
         let Some(kind) = macro_kind(&c) else {
-            nested_sites(&c, fns.clone(), depth + 1, model);
+            nested_sites(&c, Some(&wrapped), fns.clone(), depth + 1, model);
             continue;
         };
         let Some(ctt) = c.token_tree() else { continue };
-        let ctext = ctt.syntax().text().to_string();
+        let ctext = text_of(ctt.syntax(), Some(&wrapped));
         let mut body = ctext.get(1..).unwrap_or("");
         if let Some(last) = body.chars().last()
             && matches!(last, ']' | ')' | '}')
@@ -125,27 +141,82 @@ pub fn file_model(text: &str) -> FileModel {
     file_model_of(&SourceFile::parse(text, Edition::Edition2024).tree())
 }
 
-/// Collects the mapping-level model of an already parsed file.
-pub fn file_model_of(root: &SourceFile) -> FileModel {
-    model_of(root.syntax())
+/// The nodes of the given kinds under `root` (itself included), in preorder. The walk goes over
+/// the green tree, which makes no cursor for the nodes it passes (a cursor per node was most of
+/// a file's traversal time); a cursor is made for each node found.
+pub fn nodes_of_kinds(root: &SyntaxNode, kinds: &[SyntaxKind]) -> Vec<SyntaxNode> {
+    use rowan::Language;
+    fn walk(
+        green: &rowan::GreenNodeData,
+        at: TextSize,
+        kinds: &[rowan::SyntaxKind],
+        out: &mut Vec<TextRange>,
+    ) {
+        if kinds.contains(&green.kind()) {
+            out.push(TextRange::at(at, green.text_len()));
+        }
+        let mut offset = at;
+        for child in green.children() {
+            match child {
+                rowan::NodeOrToken::Node(n) => {
+                    walk(n, offset, kinds, out);
+                    offset += n.text_len();
+                }
+                rowan::NodeOrToken::Token(t) => offset += t.text_len(),
+            }
+        }
+    }
+    let raw: Vec<rowan::SyntaxKind> = kinds
+        .iter()
+        .map(|k| ra_ap_syntax::RustLanguage::kind_to_raw(*k))
+        .collect();
+    let mut ranges = Vec::new();
+    walk(&root.green(), root.text_range().start(), &raw, &mut ranges);
+    ranges
+        .into_iter()
+        .filter_map(|range| {
+            let start = match root.covering_element(range) {
+                rowan::NodeOrToken::Node(n) => n,
+                rowan::NodeOrToken::Token(t) => t.parent()?,
+            };
+            start
+                .ancestors()
+                .take_while(|n| n.text_range() == range)
+                .find(|n| kinds.contains(&n.kind()))
+        })
+        .collect()
 }
 
-/// [`file_model_of`] for any root: a file, or a function's subtree of it.
-pub fn model_of(root: &SyntaxNode) -> FileModel {
+/// Collects the mapping-level model of an already parsed file.
+pub fn file_model_of(root: &SourceFile) -> FileModel {
+    model_of(root.syntax(), None)
+}
+
+/// [`file_model_of`] for any root: a file, or a function's subtree of it; `src` is the text
+/// the root was parsed from, when the caller has it.
+pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
     let mut model = FileModel::default();
     let mut site_of_call: HashMap<TextRange, usize> = HashMap::new();
-    for node in root.descendants() {
+    let nodes = nodes_of_kinds(
+        root,
+        &[
+            SyntaxKind::MACRO_CALL,
+            SyntaxKind::FN,
+            SyntaxKind::TYPE_ALIAS,
+        ],
+    );
+    for node in nodes.iter().cloned() {
         if let Some(call) = ra::MacroCall::cast(node.clone()) {
             let Some(kind) = macro_kind(&call) else {
                 // `assert_eq!(<m![B / 64]>::map(0), Some(i![..]))`: look inside other macros.
-                nested_sites(&call, enclosing_fns(call.syntax()), 0, &mut model);
+                nested_sites(&call, src, enclosing_fns(call.syntax()), 0, &mut model);
                 continue;
             };
             let Some(tt) = call.token_tree() else {
                 continue;
             };
             let tt_range = tt.syntax().text_range();
-            let tt_text = tt.syntax().text().to_string();
+            let tt_text = text_of(tt.syntax(), src);
             // Strip the delimiters; a half-typed call may lack the closing one.
             let mut body = tt_text.get(1..).unwrap_or("");
             if let Some(last) = body.chars().last()
@@ -180,7 +251,7 @@ pub fn model_of(root: &SyntaxNode) -> FileModel {
                 .insert(span_of(f.syntax().text_range()), names);
         }
     }
-    for node in root.descendants() {
+    for node in nodes {
         let Some(alias) = ra::TypeAlias::cast(node) else {
             continue;
         };
