@@ -171,7 +171,8 @@ pub fn nodes_of_kinds(root: &SyntaxNode, kinds: &[SyntaxKind]) -> Vec<SyntaxNode
         .map(|k| ra_ap_syntax::RustLanguage::kind_to_raw(*k))
         .collect();
     let mut ranges = Vec::new();
-    walk(&root.green(), root.text_range().start(), &raw, &mut ranges);
+    let green = root.green();
+    walk(&green, root.text_range().start(), &raw, &mut ranges);
     ranges
         .into_iter()
         .filter_map(|range| {
@@ -205,7 +206,7 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
             SyntaxKind::TYPE_ALIAS,
         ],
     );
-    for node in nodes.iter().cloned() {
+    for node in &nodes {
         if let Some(call) = ra::MacroCall::cast(node.clone()) {
             let Some(kind) = macro_kind(&call) else {
                 // `assert_eq!(<m![B / 64]>::map(0), Some(i![..]))`: look inside other macros.
