@@ -172,7 +172,7 @@ pub fn nodes_of_kinds(root: &SyntaxNode, kinds: &[SyntaxKind]) -> Vec<SyntaxNode
         .collect();
     let mut ranges = Vec::new();
     let green = root.green();
-    walk(&green, root.text_range().start(), &raw, &mut ranges);
+    walk(green, root.text_range().start(), &raw, &mut ranges);
     ranges
         .into_iter()
         .filter_map(|range| {
