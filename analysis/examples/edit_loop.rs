@@ -50,6 +50,24 @@ fn main() {
         .unwrap_or(300);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let text = kernel_file(&root, 2000);
+    if std::env::args().nth(2).as_deref() == Some("--memory") {
+        // 50 such files open in one host, each analysed (the protocol benchmark's memory case).
+        let mut host = AnalysisHost::new();
+        for k in 0..50 {
+            let path = PathBuf::from(format!("/bench/k{k}.rs"));
+            let file = host.set_file(&path, text.replace("_a_", &format!("_f{k}_")));
+            let n = host.snapshot().diagnostics(file).map_or(0, |d| d.len());
+            std::hint::black_box(n);
+        }
+        let rss = std::fs::read_to_string("/proc/self/status")
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .map(str::to_string)
+            .unwrap_or_default();
+        println!("50 files of {} bytes open: {rss}", text.len());
+        return;
+    }
     let lines: Vec<&str> = text.split('\n').collect();
     let target = lines
         .iter()
