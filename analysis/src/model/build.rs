@@ -1270,7 +1270,22 @@ impl Builder<'_> {
             return Val::Unknown;
         };
         if spec.engine != Engine::Memory {
-            self.context_rules(&name, spec.engine, &input, tu, &engines, &generics, span);
+            // The step a sub-context commit cannot follow (KRN-006 points at it).
+            let offender = steps
+                .iter()
+                .rev()
+                .find(|s| matches!(s.engine, Some(Engine::Cast | Engine::Transpose)))
+                .map(|s| (s.method.clone(), s.span));
+            self.context_rules(
+                &name,
+                spec.engine,
+                &input,
+                tu,
+                &engines,
+                &generics,
+                span,
+                offender,
+            );
             if engines.last() != Some(&spec.engine) {
                 engines.push(spec.engine);
             }
@@ -1389,6 +1404,7 @@ impl Builder<'_> {
         engines: &[Engine],
         generics: &[ast::GenericArg],
         span: Span,
+        offender: Option<(String, Span)>,
     ) {
         if tu != Some(Tu::Sub) {
             return;
@@ -1414,11 +1430,19 @@ impl Builder<'_> {
                     .iter()
                     .any(|e| matches!(e, Engine::Cast | Engine::Transpose)) =>
             {
-                self.model.diagnostics.push(Diagnostic::new(
-                    &KRN_006,
-                    span,
-                    "a sub-context commit can only follow fetch (and collect): remove the Cast/Transpose, or run this chain on `ctx.main`",
-                ));
+                // At the Cast/Transpose that breaks the rule (ARCHITECTURE.md, "Where a
+                // diagnostic points"), the commit related; at the commit when the offending step
+                // is in another chain.
+                let msg = "a sub-context commit can only follow fetch (and collect): remove the Cast/Transpose, or run this chain on `ctx.main`";
+                self.model.diagnostics.push(match offender {
+                    Some((method, at)) => Diagnostic::new(
+                        &KRN_006,
+                        at,
+                        format!("`.{method}()` on the sub context: {msg}"),
+                    )
+                    .with_related(span, "the sub-context commit that cannot follow it"),
+                    None => Diagnostic::new(&KRN_006, span, msg),
+                });
             }
             Engine::Fetch => {
                 let casting = name == "fetch"

@@ -6,8 +6,8 @@
 //! is written; a mapping alias (`type Slice = m![...]`) is reported once per function, at its
 //! first use, naming the alias (its definition is what to edit).
 
-use super::FnContext;
 use super::registry::{Rule, Status};
+use super::{FnContext, at_arg};
 use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::pad_edit;
@@ -759,14 +759,15 @@ fn capacities(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             } else {
                 ""
             };
-            out.push(Diagnostic::new(
-                code,
-                s.at,
-                format!(
-                    "{what} holds {amount} per {unit}{combined}; a {unit} has {} {space}{mode}: {advice}",
-                    human(cap)
-                ),
-            ));
+            let msg = format!(
+                "{what} holds {amount} per {unit}{combined}; a {unit} has {} {space}{mode}: {advice}",
+                human(cap)
+            );
+            // At the Element where it is written; the storing call beside it when elsewhere.
+            out.push(match s.step {
+                Some(step) => at_arg(code, step, Some(s.at), msg),
+                None => Diagnostic::new(code, s.at, msg),
+            });
             continue;
         }
         let Some(step) = s.step else { continue };
@@ -867,10 +868,12 @@ fn trf_regions(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 .iter()
                 .find(|s| s.args.iter().any(|a| mentions(&a.text, name)))
                 .map_or(used.span, |s| s.span);
+            // The region argument is what the fix changes (the call when it is not written).
+            let region_at = |l: &TrfLoad<'_>| l.step.args.first().map_or(l.step.span, |a| a.span);
             out.push(
                 Diagnostic::new(
                     &CAP_010,
-                    second.step.span,
+                    region_at(second),
                     format!(
                         "this TrfAddress::{} load overlaps TrfAddress::{} of `{name}`, which is still \
                          used later: {}; the second load overwrites it",
@@ -883,7 +886,7 @@ fn trf_regions(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                         }
                     ),
                 )
-                .with_related(first.step.span, format!("`{name}` is loaded into TrfAddress::{} here", first.region))
+                .with_related(region_at(first), format!("`{name}` is loaded into TrfAddress::{} here", first.region))
                 .with_related(use_span, format!("`{name}` is used here")),
             );
             break;

@@ -78,7 +78,8 @@ pub const KRN_006: Rule = Rule {
     status: Status::Implemented,
     summary: "A sub-context commit can only follow fetch: no Cast or Transpose before it",
     docs: "Sub-context commits cannot be preceded by Cast Engine or Transpose Engine operations. \
-           Run the chain on `ctx.main`, or commit without the cast.",
+           visa-lint points at the `cast` (or `transpose`) the commit cannot follow, with the \
+           commit as a related span. Run the chain on `ctx.main`, or commit without the cast.",
     bad: "ctx.sub.begin(a.view()).fetch::<..>().collect::<..>().cast::<i8, _>().commit(0)",
     good: "ctx.main.begin(a.view()).fetch::<..>().collect::<..>().cast::<i8, _>().commit(0)",
     manual: "L2337-L2338",
