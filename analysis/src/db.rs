@@ -13,7 +13,9 @@ use crate::resolve::{self, CrateSpec, DefMap, FileItems};
 use crate::syntax::{self, MacroKind};
 use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
-use ra_ap_syntax::{AstNode, Edition, GreenNode, Parse, SourceFile as RaFile, TextRange};
+use ra_ap_syntax::{
+    AstNode, Edition, GreenNode, Parse, SourceFile as RaFile, SyntaxKind, TextRange,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -367,7 +369,8 @@ pub fn file_analysis(
     }
     let in_bodies = BodyDecls::new(text, &tree, &model);
     let mut fns = Vec::new();
-    for f in tree.syntax().descendants().filter_map(ra::Fn::cast) {
+    let fn_nodes = syntax::nodes_of_kinds(tree.syntax(), &[SyntaxKind::FN]);
+    for f in fn_nodes.into_iter().filter_map(ra::Fn::cast) {
         let range = f.syntax().text_range();
         let span = span_of(range);
         let local = EnvText::new(db, in_bodies.visible_in(&f), Vec::new());
@@ -445,7 +448,14 @@ impl BodyDecls {
                 .or_default()
                 .push((site.span.start, decl));
         }
-        for node in tree.syntax().descendants() {
+        // Declarations inside function bodies only matter to the functions nested there.
+        let kinds = [
+            SyntaxKind::STRUCT,
+            SyntaxKind::ENUM,
+            SyntaxKind::TRAIT,
+            SyntaxKind::FN,
+        ];
+        for node in syntax::nodes_of_kinds(tree.syntax(), &kinds) {
             let decl = if let Some(name) = local_type_name(&node) {
                 format!("struct {name};\n")
             } else if let Some(sig) = ra::Fn::cast(node.clone())
