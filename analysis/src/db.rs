@@ -61,6 +61,24 @@ pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> 
     Arc::new(resolve::file_items(&parse(db, file).tree()))
 }
 
+/// The qualified paths written in each module of a file (index as in
+/// [`FileItems::modules`]), outside `use` items: what its functions name by path
+/// (`consts::BASE`), which [`module_envs`] resolves. Tracked apart from [`file_items`] so that
+/// writing a path in a function body does not rebuild the crate's module tree.
+#[salsa::tracked(returns(ref))]
+pub fn file_paths(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<Vec<Vec<String>>>> {
+    let tree = parse(db, file).tree();
+    let items = file_items(db, file);
+    let mut per: Vec<std::collections::BTreeSet<Vec<String>>> =
+        vec![Default::default(); items.modules.len()];
+    for p in resolve::qualified_paths(tree.syntax(), true) {
+        if let Some(set) = per.get_mut(DefMap::innermost(items, p.start)) {
+            set.insert(p.names(p.segs.len()));
+        }
+    }
+    Arc::new(per.into_iter().map(|s| s.into_iter().collect()).collect())
+}
+
 /// The crates a def map is built from: the crate analysed, then the crates it reaches by
 /// name (name, root path).
 #[salsa::interned]
@@ -114,13 +132,15 @@ pub fn def_map<'db>(db: &'db dyn salsa::Database, key: CrateKey<'db>) -> Arc<Def
 pub fn module_envs(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<(String, Vec<String>)>> {
     let path = file.path(db);
     let items = file_items(db, file);
+    let paths = file_paths(db, file);
     let from = |map: &DefMap| -> Option<Vec<(String, Vec<String>)>> {
         map.module_of(path, 0)?;
         Some(
             (0..items.modules.len())
                 .map(|i| {
+                    let written = paths.get(i).map_or(&[][..], Vec::as_slice);
                     map.module_of(path, i)
-                        .map(|m| map.env_text(m))
+                        .map(|m| map.env_text(m, written))
                         .unwrap_or_default()
                 })
                 .collect(),
@@ -466,7 +486,13 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         tensor_aliases: base.tensor_aliases.clone(),
     };
     for node in tree.syntax().descendants() {
-        if let Some(c) = ra::Const::cast(node.clone()) {
+        if let Some(u) = ra::Use::cast(node.clone()) {
+            // `use consts::BASE as BASE;`: the environment's way of saying that the qualified
+            // path names what `BASE` is (see `DefMap::env_text`).
+            if let Some((path, name)) = path_binding(&u) {
+                bind_path(&mut env, &path, &name);
+            }
+        } else if let Some(c) = ra::Const::cast(node.clone()) {
             if let (Some(name), Some(body)) = (c.name(), c.body()) {
                 // Consts may refer to earlier consts.
                 if let Some(v) = model::consts::eval(&body, &env.consts) {
@@ -494,6 +520,40 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         }
     }
     env
+}
+
+/// `use a::b::C as N;` in an environment text: the path (`a::b::C`) and the name.
+fn path_binding(u: &ra::Use) -> Option<(String, String)> {
+    let tree = u.use_tree()?;
+    let path: String = tree
+        .path()?
+        .syntax()
+        .text()
+        .to_string()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let name = tree.rename()?.name()?.text().to_string();
+    Some((path, name))
+}
+
+/// Binds a qualified path to everything `name` is in the environment: a const, an axis, a
+/// mapping alias, a tensor type alias, a helper's signature or a type of the crate. Every
+/// lookup then finds the path by its text, as it finds a plain name.
+fn bind_path(env: &mut Env, path: &str, name: &str) {
+    if let Some(v) = env.consts.get(name).copied() {
+        env.consts.insert(path.to_string(), v);
+    }
+    if let Some(t) = env.tensor_aliases.get(name).cloned() {
+        env.tensor_aliases.insert(path.to_string(), t);
+    }
+    if let Some(f) = env.fns.get(name).cloned() {
+        env.fns.insert(path.to_string(), f);
+    }
+    if env.local_types.contains(name) {
+        env.local_types.insert(path.to_string());
+    }
+    env.scope.bind_path(path, name);
 }
 
 /// A function's signature as written, without its body.

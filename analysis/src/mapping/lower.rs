@@ -41,6 +41,17 @@ pub struct Alias {
 }
 
 impl Scope {
+    /// Binds a qualified path (`layouts::Slice`, `super::A`) to the axis or alias `name` is,
+    /// so that `{ layouts::Slice }` and `layouts::A::SIZE` find it as the plain name would.
+    pub fn bind_path(&mut self, path: &str, name: &str) {
+        if let Some(a) = self.axes.get(name).cloned() {
+            self.axes.insert(path.to_string(), a);
+        }
+        if let Some(a) = self.aliases.get(name).cloned() {
+            self.aliases.insert(path.to_string(), a);
+        }
+    }
+
     /// Adds the declarations of one `axes![...]`, reporting bad sizes and conflicting
     /// redeclarations (MAP-005) and sizes beyond 64 bits (VL-003).
     pub fn declare_axes(&mut self, decls: &[AxisDecl], diags: &mut Vec<Diagnostic>) {

@@ -2,7 +2,7 @@
 //! its root and backward from `let` annotations, parameter and return types, as rustc would.
 //! The pipeline state machine (KRN-*) is checked on the way.
 
-use super::consts;
+use super::consts::{self, path_key};
 use super::methods::{self, Engine, Recv};
 use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
 use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
@@ -87,12 +87,15 @@ pub fn tensor_type(
         ast::Type::RefType(r) => tensor_type(&r.ty()?, env, scope, diags),
         ast::Type::ParenType(p) => tensor_type(&p.ty()?, env, scope, diags),
         ast::Type::PathType(p) => {
-            let seg = p.path()?.segment()?;
+            let path = p.path()?;
+            let seg = path.segment()?;
             let name = seg.name_ref()?.text().to_string();
-            if env.local_types.contains(&name) {
+            // The name as the environment binds it: plain or by its qualified path.
+            let key = path_key(&path).unwrap_or_else(|| name.clone());
+            if env.local_types.contains(&key) {
                 return None;
             }
-            if let Some(t) = env.tensor_aliases.get(&name) {
+            if let Some(t) = env.tensor_aliases.get(&key) {
                 // The alias's mappings are written where it is used.
                 let mut t = t.clone();
                 let at = span_of(seg.syntax().text_range());
@@ -181,18 +184,20 @@ fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
             }
             ast::Type::PathType(p) => {
                 let at = span_of(p.syntax().text_range());
-                alias_val(p.path()?.segment()?.name_ref()?.text(), scope, at)
+                alias_val(&path_key(&p.path()?)?, scope, at)
             }
             _ => None,
         },
         ast::GenericArg::ConstArg(c) => {
             // `{ Alias }`
-            let text = c.syntax().text().to_string();
-            let inner = text
-                .trim()
-                .trim_start_matches('{')
-                .trim_end_matches('}')
-                .trim();
+            let text: String = c
+                .syntax()
+                .text()
+                .to_string()
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            let inner = text.trim_start_matches('{').trim_end_matches('}');
             alias_val(inner, scope, span_of(c.syntax().text_range()))
         }
         _ => None,
@@ -1025,6 +1030,7 @@ impl Builder<'_> {
                 engines: Vec::new(),
             };
         }
+        let key = path_key(&path);
         if path.qualifier().is_none() && fname == "launch" {
             if !awaited {
                 self.model.diagnostics.push(Diagnostic::new(
@@ -1035,9 +1041,7 @@ impl Builder<'_> {
             }
             return self.launch(&args);
         }
-        if path.qualifier().is_none()
-            && let Some(sig) = self.env.fns.get(&fname).cloned()
-        {
+        if let Some(sig) = key.and_then(|k| self.env.fns.get(&k)).cloned() {
             for (k, a) in args.iter().enumerate() {
                 let expected = sig.params.get(k).cloned().flatten();
                 self.top(a, expected, None);
@@ -1063,14 +1067,10 @@ impl Builder<'_> {
         let Some(ast::Expr::PathExpr(k)) = args.first() else {
             return Val::Unknown;
         };
-        let Some(kname) = k
-            .path()
-            .and_then(|p| p.segment())
-            .and_then(|s| s.name_ref())
-        else {
+        let Some(kname) = k.path().as_ref().and_then(path_key) else {
             return Val::Unknown;
         };
-        let Some(sig) = self.env.fns.get(kname.text()).cloned() else {
+        let Some(sig) = self.env.fns.get(&kname).cloned() else {
             return Val::Unknown;
         };
         if let Some(ast::Expr::TupleExpr(t)) = args.get(1) {
@@ -1504,7 +1504,7 @@ fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
     let ast::Type::PathType(p) = ta.ty()? else {
         return None;
     };
-    let name = p.path()?.segment()?.name_ref()?.text().to_string();
+    let name = path_key(&p.path()?)?;
     let axis = scope.axes.get(&name)?;
     Some(MapVal::unplaced(
         format!("m![{name}]"),

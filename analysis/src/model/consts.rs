@@ -1,7 +1,7 @@
 //! Constant evaluation of addresses and sizes: literals, `const` items and integer arithmetic.
 //! Anything else is unknown (`None`) and the rules that need it stay silent.
 
-use ra_ap_syntax::ast::{self, ArithOp, BinaryOp, LiteralKind};
+use ra_ap_syntax::ast::{self, ArithOp, BinaryOp, HasGenericArgs, LiteralKind};
 use std::collections::HashMap;
 
 /// Evaluates an integer expression with the given `const` values in scope.
@@ -13,15 +13,7 @@ pub fn eval(e: &ast::Expr, consts: &HashMap<String, u64>) -> Option<u64> {
         },
         ast::Expr::ParenExpr(p) => eval(&p.expr()?, consts),
         ast::Expr::CastExpr(c) => eval(&c.expr()?, consts),
-        ast::Expr::PathExpr(p) => {
-            let path = p.path()?;
-            if path.qualifier().is_some() {
-                return None;
-            }
-            consts
-                .get(path.segment()?.name_ref()?.text().as_str_compat())
-                .copied()
-        }
+        ast::Expr::PathExpr(p) => consts.get(&path_key(&p.path()?)?).copied(),
         ast::Expr::BinExpr(b) => {
             let l = eval(&b.lhs()?, consts)?;
             let r = eval(&b.rhs()?, consts)?;
@@ -48,15 +40,29 @@ pub fn eval(e: &ast::Expr, consts: &HashMap<String, u64>) -> Option<u64> {
     }
 }
 
-/// `SmolStr`/`String` text as `&str` across ra_ap_syntax versions.
-trait AsStrCompat {
-    fn as_str_compat(&self) -> &str;
-}
-
-impl<T: std::ops::Deref<Target = str>> AsStrCompat for T {
-    fn as_str_compat(&self) -> &str {
-        self
+/// The key a path is looked up by in the environment: a plain name (`BASE`) or a qualified
+/// path written without spaces (`consts::BASE`, `crate::layouts::Slice`), which the
+/// environment binds to what the path names (`db::bind_path`). `None` for paths with generic
+/// arguments (`HbmTensor::<..>::from_addr`) or a leading `::`.
+pub fn path_key(path: &ast::Path) -> Option<String> {
+    let mut key = String::new();
+    for seg in path.segments() {
+        if seg.generic_arg_list().is_some() || seg.coloncolon_token().is_some() && key.is_empty() {
+            return None;
+        }
+        let text = match seg.kind()? {
+            ast::PathSegmentKind::Name(n) => n.text().to_string(),
+            ast::PathSegmentKind::CrateKw => "crate".to_string(),
+            ast::PathSegmentKind::SelfKw => "self".to_string(),
+            ast::PathSegmentKind::SuperKw => "super".to_string(),
+            _ => return None,
+        };
+        if !key.is_empty() {
+            key.push_str("::");
+        }
+        key.push_str(&text);
     }
+    (!key.is_empty()).then_some(key)
 }
 
 #[cfg(test)]
@@ -68,7 +74,10 @@ mod tests {
         let file =
             SourceFile::parse(&format!("const X: u64 = {src};"), Edition::Edition2024).tree();
         let c = file.syntax().descendants().find_map(ast::Const::cast)?;
-        let consts = HashMap::from([("BASE".to_string(), 4096u64)]);
+        let consts = HashMap::from([
+            ("BASE".to_string(), 4096u64),
+            ("consts::BASE".to_string(), 4096u64),
+        ]);
         eval(&c.body()?, &consts)
     }
 
@@ -81,6 +90,8 @@ mod tests {
         assert_eq!(value("BASE + 8"), Some(4104));
         assert_eq!(value("1_024usize"), Some(1024));
         assert_eq!(value("(BASE as u64) * 2"), Some(8192));
+        assert_eq!(value("consts::BASE + 8"), Some(4104));
+        assert_eq!(value("consts :: BASE"), Some(4096));
     }
 
     #[test]
