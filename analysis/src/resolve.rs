@@ -912,12 +912,11 @@ impl DefMap {
                 (b.def == Def::Item { module, index }).then(|| (it.name.clone(), b.def))
             })
             .collect();
+        // Everything else the scope binds, `use self::Slice as Strip;` included.
         let imported: Vec<(String, Def)> = m
             .scope
             .iter()
-            .filter(|(_, b)| {
-                b.from != module || !matches!(b.def, Def::Item { module: o, .. } if o == module)
-            })
+            .filter(|(n, b)| !own.iter().any(|(o, d)| o == *n && *d == b.def))
             .map(|(n, b)| (n.clone(), b.def))
             .collect();
         for (name, def) in own.into_iter().chain(imported) {
@@ -1023,6 +1022,18 @@ impl DefMap {
             if let Some((module, index)) = dep {
                 self.emit(r, module, index, at, emitted, out, depth + 1);
             }
+        }
+        // A mapping alias already written under its own name and bound here under another
+        // (`use self::Tile as Block;`) is an alias of it, so both are one alias (a cycle
+        // through the rename is still a cycle).
+        let is_mapping = it.kind == ItemKind::Alias
+            && it
+                .text
+                .split_once('=')
+                .is_some_and(|(_, ty)| ty.trim_start().starts_with("m!"));
+        if is_mapping && it.name != name && emitted.get(&it.name) == Some(&(dm, index)) {
+            out.push_str(&format!("type {name} = m![{{ {} }}];\n", it.name));
+            return;
         }
         // Its qualified paths, resolved where it is declared, and its name: the edits that
         // write it under the names this environment knows.

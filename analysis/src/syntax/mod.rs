@@ -274,7 +274,7 @@ pub fn check_sites(
             },
         })
         .collect();
-    diags.extend(mapping::lower::alias_cycles(&aliases));
+    diags.extend(mapping::lower::alias_cycles(&aliases, &base.aliases));
     for a in aliases {
         scope.aliases.insert(a.name.text.clone(), a);
     }
