@@ -575,7 +575,7 @@ impl Builder<'_> {
         let Some((ty, tu, engines)) = joined else {
             return Val::Unknown;
         };
-        if tu.is_some() {
+        if ty.kind.is_stream() {
             self.last_ends = ends;
         }
         Val::Tensor { ty, tu, engines }
@@ -746,7 +746,8 @@ impl Builder<'_> {
                     .is_some_and(|c| c.steps.len() >= *n)
             })
             .collect();
-        let mid_pass = matches!(val, Val::Tensor { tu: Some(_), .. });
+        // A stream in mid-pass (from a context, or a stream-typed parameter of a helper).
+        let mid_pass = matches!(&val, Val::Tensor { ty, .. } if ty.kind.is_stream());
         if steps.is_empty() {
             if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
                 self.unify(ty, exp, &mut []);
