@@ -484,6 +484,7 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         consts: base.consts.clone(),
         fns: base.fns.clone(),
         tensor_aliases: base.tensor_aliases.clone(),
+        const_fns: base.const_fns.clone(),
     };
     for node in tree.syntax().descendants() {
         if let Some(u) = ra::Use::cast(node.clone()) {
@@ -494,8 +495,8 @@ fn env_on(base: &Env, env_text: &str) -> Env {
             }
         } else if let Some(c) = ra::Const::cast(node.clone()) {
             if let (Some(name), Some(body)) = (c.name(), c.body()) {
-                // Consts may refer to earlier consts.
-                if let Some(v) = model::consts::eval(&body, &env.consts) {
+                // Consts may refer to earlier consts and call `const fn`s.
+                if let Some(v) = model::consts::eval_in(&body, &env.consts, &env.const_fns) {
                     env.consts.insert(name.text().to_string(), v);
                 }
             }
@@ -517,9 +518,30 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         {
             let sig = build::signature(&f, &env);
             env.fns.insert(name.text().to_string(), sig);
+            if let Some(c) = const_fn(&f) {
+                env.const_fns.insert(name.text().to_string(), c);
+            }
         }
     }
     env
+}
+
+/// A `const fn` whose body is a single expression, with plain parameters.
+fn const_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
+    f.const_token()?;
+    let list = f.body()?.stmt_list()?;
+    if list.statements().next().is_some() {
+        return None;
+    }
+    let body = list.tail_expr()?.syntax().text().to_string();
+    let mut params = Vec::new();
+    for p in f.param_list()?.params() {
+        let ra::Pat::IdentPat(i) = p.pat()? else {
+            return None;
+        };
+        params.push(i.name()?.text().to_string());
+    }
+    Some(model::consts::ConstFn { params, body })
 }
 
 /// `use a::b::C as N;` in an environment text: the path (`a::b::C`) and the name.
@@ -549,6 +571,9 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
     }
     if let Some(f) = env.fns.get(name).cloned() {
         env.fns.insert(path.to_string(), f);
+    }
+    if let Some(f) = env.const_fns.get(name).cloned() {
+        env.const_fns.insert(path.to_string(), f);
     }
     if env.local_types.contains(name) {
         env.local_types.insert(path.to_string());

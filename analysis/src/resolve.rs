@@ -294,9 +294,16 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
                     let len = usize::from(end - node.text_range().start());
                     let full = node.text().to_string();
                     let sig = full.get(..len).unwrap_or(&full).trim_end();
-                    let mut it = item(n, ItemKind::Fn, p, format!("{sig};"), &node);
+                    // A `const fn` keeps its body: calls of it with constant arguments are
+                    // constant addresses.
+                    let text = if f.const_token().is_some() && f.body().is_some() {
+                        full.clone()
+                    } else {
+                        format!("{sig};")
+                    };
+                    let mut it = item(n, ItemKind::Fn, p, text, &node);
                     // The references of the signature only (a body's names are its own).
-                    if let Some(b) = f.body() {
+                    if let Some(b) = f.body().filter(|_| f.const_token().is_none()) {
                         let inner: HashSet<String> = idents(b.syntax(), "").into_iter().collect();
                         let sig_ids: HashSet<String> = sig
                             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
