@@ -62,10 +62,10 @@ enum Val {
     Dma(&'static str),
     /// `(a, b)`, or what a helper returning a tuple gives.
     Tuple(Vec<Val>),
-    /// Tensors of one type: a slice, an array or a `Vec` of them (`enumerated`: paired with
-    /// their index by `.enumerate()`).
+    /// Values of one type: a slice, an array or a `Vec` of tensors (or of tuples holding
+    /// them); `enumerated`: paired with their index by `.enumerate()`.
     Many {
-        ty: TensorTy,
+        elem: Box<Val>,
         enumerated: bool,
     },
     /// A closure, with the value its body gives.
@@ -75,7 +75,24 @@ enum Val {
     /// What a construct the model does not follow gives: it may be a tensor. Used as one, it
     /// is reported once at the construct (VL-009).
     Lost(Construct),
+    /// An expression that never gives a value (`todo!()`, `panic!(..)`, `return`): a type
+    /// written for it is not a tensor that exists.
+    Never,
     Unknown,
+}
+
+impl Val {
+    /// An array of tensors of one type.
+    fn many(ty: TensorTy) -> Val {
+        Val::Many {
+            elem: Box::new(Val::Tensor {
+                ty,
+                tu: None,
+                engines: Vec::new(),
+            }),
+            enumerated: false,
+        }
+    }
 }
 
 /// A construct whose value the model does not follow (a closure parameter, a macro, a field,
@@ -521,13 +538,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
                     .ty()
                     .and_then(|t| many_type(&t, b.env, &b.scope, &mut b.model.diagnostics))
             {
-                b.vars.insert(
-                    pname,
-                    Val::Many {
-                        ty: many,
-                        enumerated: false,
-                    },
-                );
+                b.vars.insert(pname, Val::many(many));
                 continue;
             }
             if let Some(ty) = ty {
@@ -547,6 +558,12 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
                         engines: Vec::new(),
                     },
                 );
+            } else if p.ty().is_some_and(|t| !plain(&t)) {
+                // A parameter of a type visa-lint cannot type (a generic, a struct): a tensor
+                // in it is not followed.
+                let what = format!("the parameter `{}`", snippet(p.syntax()));
+                b.vars
+                    .insert(pname, Val::Lost(Construct::new(p.syntax(), what)));
             }
         }
     }
@@ -728,12 +745,14 @@ impl Builder<'_> {
             return Val::Unknown;
         };
         let outer_consts = self.consts.clone();
+        let mut diverges = false;
         for stmt in list.statements() {
+            diverges = false;
             match stmt {
                 ast::Stmt::LetStmt(l) => self.let_stmt(&l),
                 ast::Stmt::ExprStmt(e) => {
                     if let Some(e) = e.expr() {
-                        self.top(&e, None, None);
+                        diverges = matches!(self.top(&e, None, None), Val::Never);
                     }
                 }
                 ast::Stmt::Item(_) => {}
@@ -742,6 +761,8 @@ impl Builder<'_> {
         self.last_ends.clear();
         let val = match list.tail_expr() {
             Some(tail) => self.top(&tail, expected, binding),
+            // `{ ..; return x; }`
+            None if diverges => Val::Never,
             None => Val::Unknown,
         };
         self.consts = outer_consts;
@@ -758,6 +779,14 @@ impl Builder<'_> {
         }
         let mut joined: Option<(TensorTy, Option<Tu>, Vec<Engine>)> = None;
         let mut ends = Vec::new();
+        // An arm that returns or panics gives no value to join.
+        let arms: Vec<_> = arms
+            .into_iter()
+            .filter(|(v, _)| !matches!(v, Val::Never))
+            .collect();
+        if arms.is_empty() {
+            return Val::Never;
+        }
         for (v, e) in arms {
             let Val::Tensor { ty, tu, engines } = v else {
                 return Val::Unknown;
@@ -892,10 +921,7 @@ impl Builder<'_> {
         let val = match (val, annotation.as_ref()) {
             (Val::Unknown | Val::Lost(_), Some(t)) => {
                 match many_type(t, self.env, &self.scope, &mut self.model.diagnostics) {
-                    Some(ty) => Val::Many {
-                        ty,
-                        enumerated: false,
-                    },
+                    Some(ty) => Val::many(ty),
                     None => Val::Unknown,
                 }
             }
@@ -1023,11 +1049,7 @@ impl Builder<'_> {
             }
             ast::Pat::SlicePat(sp) => {
                 let elem = match val {
-                    Val::Many { ty, .. } => Val::Tensor {
-                        ty,
-                        tu: None,
-                        engines: Vec::new(),
-                    },
+                    Val::Many { elem, .. } => *elem,
                     Val::Lost(c) => Val::Lost(c),
                     Val::Unknown => Val::Unknown,
                     _ => {
@@ -1117,16 +1139,11 @@ impl Builder<'_> {
             ast::Expr::ForExpr(f) => {
                 let it = f.iterable().map_or(Val::Unknown, |i| self.arg_expr(&i));
                 let elem = match it {
-                    Val::Many { ty, enumerated } => {
-                        let t = Val::Tensor {
-                            ty,
-                            tu: None,
-                            engines: Vec::new(),
-                        };
+                    Val::Many { elem, enumerated } => {
                         if enumerated {
-                            Val::Tuple(vec![Val::Unknown, t])
+                            Val::Tuple(vec![Val::Unknown, *elem])
                         } else {
-                            t
+                            *elem
                         }
                     }
                     Val::Lost(c) => Val::Lost(c),
@@ -1217,7 +1234,7 @@ impl Builder<'_> {
                     self.top(&v, ret, None);
                 }
                 self.last_ends.clear();
-                return Val::Unknown;
+                return Val::Never;
             }
             ast::Expr::BreakExpr(b) => {
                 if let Some(v) = b.expr() {
@@ -1276,6 +1293,15 @@ impl Builder<'_> {
             if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
                 self.unify(ty, exp, &mut []);
             }
+            // `let w: Weights = load(..);`: what the model does not follow is the type the
+            // annotation (or the return type) gives it, as rustc types it.
+            if let (Some(exp), Val::Unknown | Val::Lost(_)) = (&expected, &val) {
+                val = Val::Tensor {
+                    ty: exp.clone(),
+                    tu: None,
+                    engines: Vec::new(),
+                };
+            }
             // A variable passed on (`let b = a;`, a block's tail): its chains go with it.
             if mid_pass {
                 self.last_ends = prefixes;
@@ -1298,7 +1324,7 @@ impl Builder<'_> {
             for w in &mut whole {
                 self.unify(ty, exp, w);
             }
-        } else if let (Some(exp), Val::Unknown) = (&expected, &val) {
+        } else if let (Some(exp), Val::Unknown | Val::Lost(_)) = (&expected, &val) {
             val = Val::Tensor {
                 ty: exp.clone(),
                 tu: None,
@@ -1549,11 +1575,7 @@ impl Builder<'_> {
                     self.arg_expr(&ix);
                 }
                 match base {
-                    Val::Many { ty, .. } => Val::Tensor {
-                        ty,
-                        tu: None,
-                        engines: Vec::new(),
-                    },
+                    Val::Many { elem, .. } => *elem,
                     _ => {
                         let what = format!("the index `{}`", snippet(i.syntax()));
                         Val::Lost(Construct::new(i.syntax(), what))
@@ -1714,6 +1736,12 @@ impl Builder<'_> {
             .unwrap_or_default();
         if matches!(name.as_str(), "m" | "i" | "axes") {
             return Val::Unknown;
+        }
+        if matches!(
+            name.as_str(),
+            "todo" | "unimplemented" | "panic" | "unreachable"
+        ) {
+            return Val::Never;
         }
         let end = call
             .excl_token()
@@ -1966,16 +1994,16 @@ impl Builder<'_> {
         let Some(spec) = spec else {
             // Arrays of tensors iterate; values not followed stay so.
             match &recv {
-                Val::Many { ty, enumerated } => {
+                Val::Many { elem, enumerated } => {
                     return match name.as_str() {
                         "iter" | "iter_mut" | "into_iter" | "copied" | "cloned" | "clone" => {
                             Val::Many {
-                                ty: ty.clone(),
+                                elem: elem.clone(),
                                 enumerated: *enumerated,
                             }
                         }
                         "enumerate" => Val::Many {
-                            ty: ty.clone(),
+                            elem: elem.clone(),
                             enumerated: true,
                         },
                         "len" | "is_empty" => Val::Unknown,
@@ -2446,9 +2474,7 @@ fn passes_a_chain(e: &ast::Expr) -> bool {
     while let Some(x) = cur {
         cur = match x {
             ast::Expr::MethodCallExpr(m) => {
-                let engine = m
-                    .name_ref()
-                    .and_then(|n| methods::method(n.text()));
+                let engine = m.name_ref().and_then(|n| methods::method(n.text()));
                 if engine.is_some_and(|s| s.engine != Engine::Memory || s.name.starts_with("to_")) {
                     return true;
                 }
@@ -2464,36 +2490,58 @@ fn passes_a_chain(e: &ast::Expr) -> bool {
     false
 }
 
-/// An array of values: tensors of one kind make an array of tensors (what its elements
-/// disagree on is unknown); otherwise unknown, or not followed if an element is not.
+/// An array of values: values of one type (tensors of one kind, tuples of them) make an array
+/// of them (what the elements disagree on is unknown); otherwise unknown, or not followed if an
+/// element is not.
 fn array_of(vals: Vec<Val>) -> Val {
-    let mut ty: Option<TensorTy> = None;
-    for v in &vals {
-        match v {
-            Val::Tensor { ty: t, .. } => match &mut ty {
-                None => ty = Some(t.clone()),
-                Some(j) if j.kind == t.kind => {
-                    if j.dtype != t.dtype {
-                        j.dtype = None;
-                    }
-                    j.maps.retain(|s, m| {
-                        t.maps
-                            .get(s)
-                            .is_some_and(|o| o.layout.is_some() && o.layout == m.layout)
-                    });
-                }
-                Some(_) => return Val::Unknown,
-            },
-            Val::Lost(c) => return Val::Lost(c.clone()),
-            _ => return Val::Unknown,
+    let mut it = vals.into_iter();
+    let Some(first) = it.next() else {
+        return Val::Unknown;
+    };
+    let mut acc = first;
+    for v in it {
+        match join_elem(acc, v) {
+            Some(j) => acc = j,
+            None => return Val::Unknown,
         }
     }
-    match ty {
-        Some(ty) => Val::Many {
-            ty,
+    match acc {
+        Val::Unknown => Val::Unknown,
+        Val::Lost(c) => Val::Lost(c),
+        elem => Val::Many {
+            elem: Box::new(elem),
             enumerated: false,
         },
-        None => Val::Unknown,
+    }
+}
+
+/// Two elements of one array as one type.
+fn join_elem(a: Val, b: Val) -> Option<Val> {
+    match (a, b) {
+        (Val::Lost(c), _) | (_, Val::Lost(c)) => Some(Val::Lost(c)),
+        (Val::Tensor { ty: mut j, .. }, Val::Tensor { ty: t, .. }) if j.kind == t.kind => {
+            if j.dtype != t.dtype {
+                j.dtype = None;
+            }
+            j.maps.retain(|s, m| {
+                t.maps
+                    .get(s)
+                    .is_some_and(|o| o.layout.is_some() && o.layout == m.layout)
+            });
+            Some(Val::Tensor {
+                ty: j,
+                tu: None,
+                engines: Vec::new(),
+            })
+        }
+        (Val::Tuple(x), Val::Tuple(y)) if x.len() == y.len() => x
+            .into_iter()
+            .zip(y)
+            .map(|(a, b)| join_elem(a, b))
+            .collect::<Option<Vec<Val>>>()
+            .map(Val::Tuple),
+        (Val::Unknown, Val::Unknown) => Some(Val::Unknown),
+        _ => None,
     }
 }
 
