@@ -485,6 +485,7 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         fns: base.fns.clone(),
         tensor_aliases: base.tensor_aliases.clone(),
         const_fns: base.const_fns.clone(),
+        methods: base.methods.clone(),
     };
     for node in tree.syntax().descendants() {
         if let Some(u) = ra::Use::cast(node.clone()) {
@@ -517,6 +518,11 @@ fn env_on(base: &Env, env_text: &str) -> Env {
             && let Some(name) = f.name()
         {
             let sig = build::signature(&f, &env);
+            if f.param_list().and_then(|p| p.self_param()).is_some() {
+                // A method of an `impl` of the crate (see `resolve::fn_item`).
+                env.methods.insert(name.text().to_string(), sig);
+                continue;
+            }
             env.fns.insert(name.text().to_string(), sig);
             if let Some(c) = const_fn(&f) {
                 env.const_fns.insert(name.text().to_string(), c);

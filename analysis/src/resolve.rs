@@ -286,33 +286,31 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
                 }
             }
             ast::Item::Fn(f) => {
-                if let Some(n) = f.name() {
-                    let p = public(&f);
-                    let end = f
-                        .body()
-                        .map_or(node.text_range().end(), |b| b.syntax().text_range().start());
-                    let len = usize::from(end - node.text_range().start());
-                    let full = node.text().to_string();
-                    let sig = full.get(..len).unwrap_or(&full).trim_end();
-                    // A `const fn` keeps its body: calls of it with constant arguments are
-                    // constant addresses.
-                    let text = if f.const_token().is_some() && f.body().is_some() {
-                        full.clone()
-                    } else {
-                        format!("{sig};")
-                    };
-                    let mut it = item(n, ItemKind::Fn, p, text, &node);
-                    // The references of the signature only (a body's names are its own).
-                    if let Some(b) = f.body().filter(|_| f.const_token().is_none()) {
-                        let inner: HashSet<String> = idents(b.syntax(), "").into_iter().collect();
-                        let sig_ids: HashSet<String> = sig
-                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                            .map(str::to_string)
-                            .collect();
-                        it.refs
-                            .retain(|r| sig_ids.contains(r) || !inner.contains(r));
-                    }
+                if let Some(it) = fn_item(&f, None) {
                     m.items.push(it);
+                }
+            }
+            ast::Item::Impl(imp) => {
+                // Methods (with a `self` parameter), by `Type::name`: calls on values the
+                // model cannot type (`self.apply(..)`) take their signatures.
+                let ty = imp.self_ty().and_then(|t| match t {
+                    ast::Type::PathType(p) => {
+                        Some(p.path()?.segment()?.name_ref()?.text().to_string())
+                    }
+                    _ => None,
+                });
+                let Some(ty) = ty else { continue };
+                for a in imp
+                    .assoc_item_list()
+                    .into_iter()
+                    .flat_map(|l| l.assoc_items())
+                {
+                    if let ast::AssocItem::Fn(f) = a
+                        && f.param_list().and_then(|p| p.self_param()).is_some()
+                        && let Some(it) = fn_item(&f, Some(&ty))
+                    {
+                        m.items.push(it);
+                    }
                 }
             }
             ast::Item::Struct(s) => type_item(s.name(), public(&s), &node, m),
@@ -350,6 +348,45 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
             _ => {}
         }
     }
+}
+
+/// A function's item: its signature (a `const fn` keeps its body), named `Type::name` for a
+/// method of `Type`.
+fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
+    let n = f.name()?;
+    let node = f.syntax().clone();
+    let p = of.is_some() || public(f);
+    let end = f
+        .body()
+        .map_or(node.text_range().end(), |b| b.syntax().text_range().start());
+    let len = usize::from(end - node.text_range().start());
+    let full = node.text().to_string();
+    let sig = full.get(..len).unwrap_or(&full).trim_end();
+    // A `const fn` keeps its body: calls of it with constant arguments are constant addresses.
+    let text = if f.const_token().is_some() && f.body().is_some() && of.is_none() {
+        full.clone()
+    } else {
+        format!("{sig};")
+    };
+    let mut it = item(n, ItemKind::Fn, p, text, &node);
+    // The references of the signature only (a body's names are its own).
+    if let Some(b) = f
+        .body()
+        .filter(|_| f.const_token().is_none() || of.is_some())
+    {
+        let inner: HashSet<String> = idents(b.syntax(), "").into_iter().collect();
+        let sig_ids: HashSet<String> = sig
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map(str::to_string)
+            .collect();
+        it.refs
+            .retain(|r| sig_ids.contains(r) || !inner.contains(r));
+    }
+    if let Some(ty) = of {
+        it.name = format!("{ty}::{}", it.name);
+        it.refs.retain(|r| r != ty);
+    }
+    Some(it)
 }
 
 fn type_item(name: Option<ast::Name>, public: bool, node: &SyntaxNode, m: &mut ModItems) {

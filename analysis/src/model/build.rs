@@ -29,6 +29,9 @@ pub struct Env {
     pub tensor_aliases: HashMap<String, TensorTy>,
     /// `const fn`s whose body is one expression (addresses computed by calls of them).
     pub const_fns: HashMap<String, consts::ConstFn>,
+    /// Methods of the crate's `impl` blocks, by name (a call on a value the model cannot type
+    /// takes the signature of the method of that name).
+    pub methods: HashMap<String, FnSig>,
 }
 
 /// A helper function's signature, for chains that cross function boundaries.
@@ -1850,25 +1853,8 @@ impl Builder<'_> {
                 let expected = sig.params.get(k).cloned().flatten();
                 self.top(a, expected, None);
             }
-            let tensor = |ty| Val::Tensor {
-                ty,
-                tu: None,
-                engines: Vec::new(),
-            };
-            return match sig.ret {
-                Some(ty) => tensor(ty),
-                None if !sig.rets.is_empty() => Val::Tuple(
-                    sig.rets
-                        .into_iter()
-                        .map(|t| t.map_or(Val::Unknown, tensor))
-                        .collect(),
-                ),
-                None if sig.opaque => {
-                    let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
-                    Val::Lost(Construct::new(callee.syntax(), what))
-                }
-                None => Val::Unknown,
-            };
+            let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
+            return sig_value(sig, Construct::new(callee.syntax(), what));
         }
         // A closure bound to a variable: every call gives what its body gives.
         if path.qualifier().is_none()
@@ -1992,6 +1978,19 @@ impl Builder<'_> {
         let spec = methods::method(&name)
             .filter(|_| !(shared && matches!(recv, Val::Lost(_) | Val::Many { .. })));
         let Some(spec) = spec else {
+            // A method of the crate's `impl` blocks on a value the model cannot type
+            // (`self.apply(ctx, a)`): its signature.
+            if !matches!(recv, Val::Tensor { .. } | Val::TuCtx(_) | Val::Many { .. })
+                && let Some(sig) = self.env.methods.get(&name).cloned()
+            {
+                for (k, a) in args.iter().enumerate() {
+                    let expected = sig.params.get(k).cloned().flatten();
+                    self.top(a, expected, None);
+                }
+                self.last_ends.clear();
+                let what = format!("the result of `{}`", snippet(m.syntax()));
+                return sig_value(sig, Construct::new(m.syntax(), what));
+            }
             // Arrays of tensors iterate; values not followed stay so.
             match &recv {
                 Val::Many { elem, enumerated } => {
@@ -2464,6 +2463,27 @@ fn arg_of(node: &ra_ap_syntax::SyntaxNode) -> Arg {
     Arg {
         text: node.text().to_string(),
         span: span_of(node.text_range()),
+    }
+}
+
+/// What a call of a helper or method with this signature gives; `lost` names the call for an
+/// opaque result.
+fn sig_value(sig: FnSig, lost: Construct) -> Val {
+    let tensor = |ty| Val::Tensor {
+        ty,
+        tu: None,
+        engines: Vec::new(),
+    };
+    match sig.ret {
+        Some(ty) => tensor(ty),
+        None if !sig.rets.is_empty() => Val::Tuple(
+            sig.rets
+                .into_iter()
+                .map(|t| t.map_or(Val::Unknown, tensor))
+                .collect(),
+        ),
+        None if sig.opaque => Val::Lost(lost),
+        None => Val::Unknown,
     }
 }
 
