@@ -415,7 +415,7 @@ fn renamed(src: &str, file: &SourceFile) -> Option<Rewritten> {
         .syntax()
         .descendants()
         .filter_map(ast::Name::cast)
-        .filter(|n| names.contains_key(&n.text().to_string()))
+        .filter(|n| names.contains_key(n.text()))
         .count()
         > names.len();
     let all_text: BTreeSet<&str> = src
