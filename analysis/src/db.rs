@@ -100,7 +100,25 @@ pub fn reparse(old_parse: &Parse<RaFile>, old: &str, new: &str) -> Parse<RaFile>
 /// the crate's module tree and scopes are not rebuilt).
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> {
-    Arc::new(resolve::file_items(&parse(db, file).tree(), file.text(db)))
+    Arc::new(resolve::file_items(&parse(db, file).tree()))
+}
+
+/// The qualified paths written in each module of a file (index as in
+/// [`FileItems::modules`]), outside `use` items: what its functions name by path
+/// (`consts::BASE`), which [`module_envs`] resolves. Tracked apart from [`file_items`] so that
+/// writing a path in a function body does not rebuild the crate's module tree.
+#[salsa::tracked(returns(ref))]
+pub fn file_paths(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<Vec<Vec<String>>>> {
+    let tree = parse(db, file).tree();
+    let items = file_items(db, file);
+    let mut per: Vec<std::collections::BTreeSet<Vec<String>>> =
+        vec![Default::default(); items.modules.len()];
+    for p in resolve::qualified_paths(tree.syntax(), true) {
+        if let Some(set) = per.get_mut(DefMap::innermost(items, p.start)) {
+            set.insert(p.names(p.segs.len()));
+        }
+    }
+    Arc::new(per.into_iter().map(|s| s.into_iter().collect()).collect())
 }
 
 /// The crates a def map is built from: the crate analysed, then the crates it reaches by
@@ -156,13 +174,15 @@ pub fn def_map<'db>(db: &'db dyn salsa::Database, key: CrateKey<'db>) -> Arc<Def
 pub fn module_envs(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<(String, Vec<String>)>> {
     let path = file.path(db);
     let items = file_items(db, file);
+    let paths = file_paths(db, file);
     let from = |map: &DefMap| -> Option<Vec<(String, Vec<String>)>> {
         map.module_of(path, 0)?;
         Some(
             (0..items.modules.len())
                 .map(|i| {
+                    let written = paths.get(i).map_or(&[][..], Vec::as_slice);
                     map.module_of(path, i)
-                        .map(|m| map.env_text(m))
+                        .map(|m| map.env_text(m, written))
                         .unwrap_or_default()
                 })
                 .collect(),
@@ -516,12 +536,20 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         consts: base.consts.clone(),
         fns: base.fns.clone(),
         tensor_aliases: base.tensor_aliases.clone(),
+        const_fns: base.const_fns.clone(),
+        methods: base.methods.clone(),
     };
     for node in tree.syntax().descendants() {
-        if let Some(c) = ra::Const::cast(node.clone()) {
+        if let Some(u) = ra::Use::cast(node.clone()) {
+            // `use consts::BASE as BASE;`: the environment's way of saying that the qualified
+            // path names what `BASE` is (see `DefMap::env_text`).
+            if let Some((path, name)) = path_binding(&u) {
+                bind_path(&mut env, &path, &name);
+            }
+        } else if let Some(c) = ra::Const::cast(node.clone()) {
             if let (Some(name), Some(body)) = (c.name(), c.body()) {
-                // Consts may refer to earlier consts.
-                if let Some(v) = model::consts::eval(&body, &env.consts) {
+                // Consts may refer to earlier consts and call `const fn`s.
+                if let Some(v) = model::consts::eval_in(&body, &env.consts, &env.const_fns) {
                     env.consts.insert(name.text().to_string(), v);
                 }
             }
@@ -541,11 +569,74 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         } else if let Some(f) = ra::Fn::cast(node)
             && let Some(name) = f.name()
         {
-            env.fns
-                .insert(name.text().to_string(), f.syntax().green().to_owned());
+            let sig = build::signature(&f, &env);
+            if f.param_list().and_then(|p| p.self_param()).is_some() {
+                // A method of an `impl` of the crate (see `resolve::fn_item`).
+                env.methods.insert(name.text().to_string(), sig);
+                continue;
+            }
+            env.fns.insert(name.text().to_string(), sig);
+            if let Some(c) = const_fn(&f) {
+                env.const_fns.insert(name.text().to_string(), c);
+            }
         }
     }
     env
+}
+
+/// A `const fn` whose body is a single expression, with plain parameters.
+fn const_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
+    f.const_token()?;
+    let list = f.body()?.stmt_list()?;
+    if list.statements().next().is_some() {
+        return None;
+    }
+    let body = list.tail_expr()?.syntax().text().to_string();
+    let mut params = Vec::new();
+    for p in f.param_list()?.params() {
+        let ra::Pat::IdentPat(i) = p.pat()? else {
+            return None;
+        };
+        params.push(i.name()?.text().to_string());
+    }
+    Some(model::consts::ConstFn { params, body })
+}
+
+/// `use a::b::C as N;` in an environment text: the path (`a::b::C`) and the name.
+fn path_binding(u: &ra::Use) -> Option<(String, String)> {
+    let tree = u.use_tree()?;
+    let path: String = tree
+        .path()?
+        .syntax()
+        .text()
+        .to_string()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let name = tree.rename()?.name()?.text().to_string();
+    Some((path, name))
+}
+
+/// Binds a qualified path to everything `name` is in the environment: a const, an axis, a
+/// mapping alias, a tensor type alias, a helper's signature or a type of the crate. Every
+/// lookup then finds the path by its text, as it finds a plain name.
+fn bind_path(env: &mut Env, path: &str, name: &str) {
+    if let Some(v) = env.consts.get(name).copied() {
+        env.consts.insert(path.to_string(), v);
+    }
+    if let Some(t) = env.tensor_aliases.get(name).cloned() {
+        env.tensor_aliases.insert(path.to_string(), t);
+    }
+    if let Some(f) = env.fns.get(name).cloned() {
+        env.fns.insert(path.to_string(), f);
+    }
+    if let Some(f) = env.const_fns.get(name).cloned() {
+        env.const_fns.insert(path.to_string(), f);
+    }
+    if env.local_types.contains(name) {
+        env.local_types.insert(path.to_string());
+    }
+    env.scope.bind_path(path, name);
 }
 
 /// A function's signature as written, without its body.

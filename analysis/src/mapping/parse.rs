@@ -9,6 +9,7 @@ use proc_macro2::TokenStream;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
+use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Token, braced, bracketed, parenthesized};
 
@@ -353,6 +354,37 @@ impl P<'_> {
         Name { text, span }
     }
 
+    /// `name::next` as one name, written without spaces (the key the environment binds a
+    /// qualified path under).
+    fn joined(&self, name: &Name, next: &syn::Ident) -> Name {
+        let next = self.name(next);
+        Name {
+            text: format!("{}::{}", name.text, next.text),
+            span: name.span.cover(next.span),
+        }
+    }
+
+    /// The whole content of an escape as a path of two or more segments (`layouts::Slice`,
+    /// `crate::a::T`), or `None`.
+    fn escaped_path(&self, content: ParseStream<'_>) -> Option<Name> {
+        let fork = content.fork();
+        let first = syn::Ident::parse_any(&fork).ok()?;
+        let mut name = self.name(&first);
+        let mut segments = 1;
+        while fork.peek(Token![::]) {
+            fork.parse::<Token![::]>().ok()?;
+            let next = syn::Ident::parse_any(&fork).ok()?;
+            name = self.joined(&name, &next);
+            segments += 1;
+        }
+        if segments < 2 || !fork.is_empty() {
+            return None;
+        }
+        use syn::parse::discouraged::Speculative;
+        content.advance_to(&fork);
+        Some(name)
+    }
+
     fn is_primed(&self, name: &Name) -> bool {
         name.span.end > 0 && self.primes.contains(&(name.span.end as usize - 1))
     }
@@ -524,6 +556,10 @@ impl P<'_> {
                 let ident: syn::Ident = content.parse().map_err(|e| self.err(e))?;
                 return Ok(Expr::Escape(self.name(&ident), span));
             }
+            // `{ layouts::Slice }`, `{ super::Tile }`: an alias named by its path.
+            if let Some(name) = self.escaped_path(content) {
+                return Ok(Expr::Escape(name, span));
+            }
             return Err(ParseProblem::Unsupported(
                 span,
                 "escapes of anything but a type alias or generic parameter name are not evaluated"
@@ -597,12 +633,18 @@ impl P<'_> {
             let lit: syn::LitInt = input.parse().map_err(|e| self.err(e))?;
             return Ok(SizeExpr::Lit(self.int(&lit)?, self.span(lit.span())));
         }
-        if input.peek(syn::Ident) {
-            let ident: syn::Ident = input.parse().map_err(|e| self.err(e))?;
-            let name = self.name(&ident);
+        if input.peek(syn::Ident::peek_any) {
+            let ident = syn::Ident::parse_any(input).map_err(|e| self.err(e))?;
+            let mut name = self.name(&ident);
             if input.peek(Token![::]) {
                 input.parse::<Token![::]>().map_err(|e| self.err(e))?;
-                let field: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+                let mut field = syn::Ident::parse_any(input).map_err(|e| self.err(e))?;
+                // `layouts::Tile::SIZE`: the alias or axis is named by its path.
+                while input.peek(Token![::]) {
+                    name = self.joined(&name, &field);
+                    input.parse::<Token![::]>().map_err(|e| self.err(e))?;
+                    field = syn::Ident::parse_any(input).map_err(|e| self.err(e))?;
+                }
                 let span = name.span.cover(self.span(field.span()));
                 if field == "SIZE" {
                     return Ok(SizeExpr::SizeOf(name, span));

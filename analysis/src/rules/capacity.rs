@@ -351,7 +351,9 @@ fn alias<'s>(cx: &FnContext<'_>, map: &'s MapVal) -> Option<&'s str> {
 
 /// Every mapping written in the function, once per place (an alias once per function).
 fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
-    let mut seen: HashSet<Span> = HashSet::new();
+    // By place and slot: the mappings of a whole tensor alias (`a: &Input`) are all written
+    // where the alias is named, one place for several slots.
+    let mut seen: HashSet<(Span, Slot)> = HashSet::new();
     let mut aliases: HashSet<(String, Slot)> = HashSet::new();
     let mut out = Vec::new();
     // The Slice written in a `switch` turbofish is SWI-001's (the Switch Engine's own rule).
@@ -376,7 +378,7 @@ fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
             if *slot == Slot::Slice && switch_slices.contains(&at) {
                 continue;
             }
-            if seen.insert(at) {
+            if seen.insert((at, *slot)) {
                 out.push(Site {
                     kind: ty.kind,
                     slot: *slot,

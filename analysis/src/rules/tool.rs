@@ -114,5 +114,34 @@ pub const VL_008: Rule = Rule {
     manual: "(the tool's own rule)",
 };
 
+pub const VL_009: Rule = Rule {
+    code: "VL-009",
+    name: "construct-not-analysed",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "A tensor or an address passes through a construct visa-lint does not follow, so what uses it is not checked",
+    docs: "visa-lint follows tensors the way rustc types them: through `let` bindings and \
+           assignments, blocks, `if`/`match`, loops, `return`, `?`, helper functions (by their \
+           signatures, tuples of tensors included), tuple and struct literals, arrays and slices \
+           of tensors iterated or indexed, tensors a closure captures or receives through an \
+           annotated parameter, and `const fn` addresses. A few forms it does not follow: a \
+           tensor passed into a closure through an unannotated parameter, the value of a macro \
+           other than `m!`, `axes!` and `i!` (and an engine chain written inside one), a field \
+           of a value it cannot type (`self.weights`), an index into something that is not an \
+           array of tensors, a destructuring of something that is not a tuple or struct \
+           literal, the result of a function it does not know, and an address computed by a \
+           call it cannot evaluate. Where such a value is used as a tensor (the receiver of an \
+           engine method, the tensor a pass begins from or aligns with), or such an address is \
+           passed to `to_dm`, `commit` or `to_hbm`, this note names the construct once, so a \
+           clean verdict never silently means that nothing was checked. Annotate the closure's \
+           parameter, bind the value with a typed `let`, or compute the address in a `const` \
+           (or a `const fn` with a single expression) to have it checked.",
+    bad: "let stage = |t| ctx.main.begin(t.view()).fetch::<i8, m![1], m![A % 8]>();",
+    good: "let stage = |t: &Input| ctx.main.begin(t.view()).fetch::<i8, m![1], m![A % 8]>();",
+    manual: "(the tool's own rule)",
+};
+
 /// Every rule of this family, in code order.
-pub const RULES: &[Rule] = &[VL_001, VL_002, VL_003, VL_004, VL_005, VL_006, VL_008];
+pub const RULES: &[Rule] = &[
+    VL_001, VL_002, VL_003, VL_004, VL_005, VL_006, VL_008, VL_009,
+];

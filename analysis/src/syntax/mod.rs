@@ -43,11 +43,25 @@ pub struct AliasSite {
     pub site: usize,
 }
 
+/// `type Strip = Slice;` or `type Strip = layouts::Slice;`: another name for whatever the
+/// path names (a mapping alias, when it names one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenameSite {
+    pub name: ast::Name,
+    /// The named path as the environment keys it (`Slice`, `layouts::Slice`).
+    pub target: String,
+    /// Where the path is written.
+    pub target_span: Span,
+    /// Enclosing functions, innermost first.
+    pub fns: Vec<Span>,
+}
+
 /// The mapping-level model of one file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileModel {
     pub sites: Vec<MacroSite>,
     pub aliases: Vec<AliasSite>,
+    pub renames: Vec<RenameSite>,
     /// Generic type and const parameter names per function.
     pub generics: HashMap<Span, Vec<String>>,
 }
@@ -256,6 +270,21 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
         let Some(alias) = ra::TypeAlias::cast(node) else {
             continue;
         };
+        if let (Some(name), Some(ra::Type::PathType(p))) = (ra::HasName::name(&alias), alias.ty())
+            && let Some(path) = p.path()
+            && let Some(target) = crate::model::consts::path_key(&path)
+        {
+            model.renames.push(RenameSite {
+                name: ast::Name {
+                    text: name.text().to_string(),
+                    span: span_of(name.syntax().text_range()),
+                },
+                target,
+                target_span: span_of(path.syntax().text_range()),
+                fns: enclosing_fns(alias.syntax()),
+            });
+            continue;
+        }
         let (Some(name), Some(ra::Type::MacroType(mt))) = (ra::HasName::name(&alias), alias.ty())
         else {
             continue;
@@ -339,7 +368,7 @@ pub fn check_sites(
             scope.declare_axes(decls, &mut diags);
         }
     }
-    let aliases: Vec<mapping::lower::Alias> = model
+    let mut aliases: Vec<mapping::lower::Alias> = model
         .aliases
         .iter()
         .filter(|a| take(&model.sites[a.site]))
@@ -351,7 +380,51 @@ pub fn check_sites(
             },
         })
         .collect();
-    diags.extend(mapping::lower::alias_cycles(&aliases));
+    // `type Strip = Slice;` naming a mapping alias is a mapping alias: `m![{ Slice }]`. Renames
+    // of renames resolve in rounds.
+    let renames: Vec<&RenameSite> = model
+        .renames
+        .iter()
+        .filter(|r| {
+            take(&MacroSite {
+                kind: MacroKind::Mapping,
+                body: String::new(),
+                body_start: r.name.span.start,
+                span: r.name.span,
+                fns: r.fns.clone(),
+            })
+        })
+        .collect();
+    let mut known: std::collections::HashSet<String> = base
+        .aliases
+        .keys()
+        .cloned()
+        .chain(aliases.iter().map(|a| a.name.text.clone()))
+        .collect();
+    let mut done = vec![false; renames.len()];
+    for _round in 0..=renames.len().min(64) {
+        let mut changed = false;
+        for (k, r) in renames.iter().enumerate() {
+            if done[k] || !known.contains(&r.target) {
+                continue;
+            }
+            done[k] = true;
+            changed = true;
+            known.insert(r.name.text.clone());
+            let target = ast::Name {
+                text: r.target.clone(),
+                span: r.target_span,
+            };
+            aliases.push(mapping::lower::Alias {
+                name: r.name.clone(),
+                body: Some(ast::Expr::Escape(target, r.target_span)),
+            });
+        }
+        if !changed {
+            break;
+        }
+    }
+    diags.extend(mapping::lower::alias_cycles(&aliases, &base.aliases));
     for a in aliases {
         scope.aliases.insert(a.name.text.clone(), a);
     }
@@ -435,6 +508,12 @@ fn g() {
                 ("B / 7".to_string(), "MAP-001")
             ]
         );
+    }
+
+    #[test]
+    fn a_plain_type_naming_a_mapping_alias_is_that_alias() {
+        let text = "axes![A = 8];\ntype L = m![A];\ntype R = L;\ntype S = R;\ntype E = m![{ S } # 4];\ntype N = u64;";
+        assert_eq!(codes(text), vec![("{ S } # 4".to_string(), "MAP-003")]);
     }
 
     #[test]
