@@ -860,7 +860,14 @@ fn split_into_passes(
         step.method, step.method
     );
     edits.sort_by_key(|e| e.span);
-    out.push(Diagnostic::new(&VEC_015, at, msg).with_fix(
+    let d = Diagnostic::new(&VEC_015, at, msg);
+    // The edit rewrites the chain as one statement: a pass written over several `let`s or
+    // `match` arms gets the advice without it.
+    if chain.written_apart {
+        out.push(d);
+        return;
+    }
+    out.push(d.with_fix(
         format!("split into two Tensor Unit passes through DM {addr:#x}"),
         false,
         edits,
