@@ -709,6 +709,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
             binding: None,
             declared: None,
             receiver: m.receiver().and_then(|r| var_name(&r)),
+            written_apart: false,
             steps: vec![Step {
                 method: name,
                 span,
@@ -1349,6 +1350,7 @@ impl Builder<'_> {
                     );
                     c.binding = binding.clone();
                     c.declared = expected.clone();
+                    c.written_apart = true;
                     ends.push((i, n));
                 }
                 // A second continuation of the same end (another arm): a chain of its own.
@@ -1360,6 +1362,7 @@ impl Builder<'_> {
                         declared: expected.clone(),
                         receiver: c.receiver.clone(),
                         steps: w,
+                        written_apart: true,
                     };
                     self.model.chains.push(chain);
                     ends.push((self.model.chains.len() - 1, n));
@@ -1371,6 +1374,7 @@ impl Builder<'_> {
                         declared: expected.clone(),
                         receiver: root_var(e),
                         steps: w,
+                        written_apart: false,
                     });
                     ends.push((self.model.chains.len() - 1, n));
                 }

@@ -55,6 +55,9 @@ pub struct Chain {
     /// name; `None` for `ctx.main.begin(…)` and other roots.
     pub receiver: Option<String>,
     pub steps: Vec<Step>,
+    /// Written over several statements or arms (it continues a variable's chain): a fix that
+    /// rewrites it as one statement does not apply.
+    pub written_apart: bool,
 }
 
 /// Where a tensor value comes from.

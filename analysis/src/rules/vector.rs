@@ -869,6 +869,12 @@ fn split_into_passes(
             format!("the conflict ({}) this split resolves", conflict.code()),
         );
     }
+    // The edit rewrites the chain as one statement: a pass written over several `let`s or
+    // `match` arms gets the advice without it.
+    if chain.written_apart {
+        out.push(d);
+        return;
+    }
     out.push(d.with_fix(
         format!("split into two Tensor Unit passes through DM {addr:#x}"),
         false,
