@@ -1,10 +1,5 @@
 use clap::Parser;
 
-// mimalloc: the analysis allocates many small, short-lived nodes (syntax trees, layouts);
-// the system allocator spent about a quarter of the corpus benchmark in malloc and free.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     let cli = visa_server::cli::Cli::parse();
     // Analysis runs on a thread with the documented stack (docs/robustness.md), not on

@@ -3,11 +3,6 @@
 //! It reads only what the client sends and the workspace's `visa-lint.toml`; it never runs
 //! cargo, build scripts or proc macros.
 
-// mimalloc: the analysis allocates many small, short-lived nodes (syntax trees, layouts);
-// the system allocator spent about a quarter of the corpus benchmark in malloc and free.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[tokio::main]
 async fn main() {
     visa_server::lsp::run_stdio().await;
