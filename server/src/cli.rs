@@ -111,7 +111,7 @@ fn eval(
     mapping_text: &str,
     indices: &[u64],
 ) -> std::io::Result<u8> {
-    let ev = mapping::evaluate(axes, mapping_text);
+    let ev = visa_analysis::evaluate(axes, mapping_text);
     let has_error = ev.diagnostics.iter().any(|d| d.severity == Severity::Error);
     let src = Source {
         name: "<command line>",

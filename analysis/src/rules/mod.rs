@@ -1,5 +1,9 @@
 //! Rule families. Each module declares its rules (code, name, severity, docs, examples,
 //! manual lines) next to the code that checks them; [`registry`] lists them all.
+//!
+//! The mapping engine reports what it finds as typed problems, never as diagnostics:
+//! [`mapping_diagnostic`] hands each to the family whose rule it is, which writes its
+//! message, related spans and fixes.
 
 pub mod alignment;
 pub mod bank;
@@ -52,8 +56,17 @@ impl<'a> FnContext<'a> {
     }
 }
 
+/// The diagnostic of a problem found while mappings were parsed, declared or lowered.
+pub fn mapping_diagnostic(p: &crate::mapping::Problem) -> Diagnostic {
+    use crate::mapping::Problem;
+    match p {
+        Problem::Invalid(p) => mapping::diagnostic(p),
+        Problem::Unevaluated(p) => tool::mapping_diagnostic(p),
+    }
+}
+
 /// Runs every model-level rule family over one function. (KRN rules run while the model is
-/// built; MAP rules while mappings are lowered.)
+/// built; MAP-001..008 are found while mappings are lowered: see [`mapping_diagnostic`].)
 pub fn check_fn(cx: &FnContext<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     mapping::check(cx, &mut out);
