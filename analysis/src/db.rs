@@ -548,7 +548,7 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
             kind: model::FnKind::Plain,
             tensors: Vec::new(),
             chains: Vec::new(),
-            diagnostics: Vec::new(),
+            problems: Vec::new(),
         };
         let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {
@@ -558,7 +558,7 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
         };
     };
     let fn_model = build::build_fn(&f, env, scope.clone());
-    diagnostics.extend(fn_model.diagnostics.iter().cloned());
+    diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
     // The function's derived facts, once: every rule family and the simulator read them.
     let cx = crate::rules::FnContext::new(&fn_model, &scope, target);
     diagnostics.extend(crate::rules::check_fn(&cx));

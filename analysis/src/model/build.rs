@@ -1,17 +1,15 @@
 //! Builds a [`FnModel`] from one function's syntax: types flow forward along each chain from
 //! its root and backward from `let` annotations, parameter and return types, as rustc would.
-//! The pipeline state machine (KRN-*) is checked on the way.
+//! The pipeline state machine is checked on the way: what goes wrong is recorded as a
+//! [`Problem`] where the pipeline state is known.
 
 use super::consts;
 use super::methods::{self, Engine, Recv};
+use super::problem::{Kernel, Primitive, Problem, Unknown};
 use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
 use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
-use crate::diagnostic::{Diagnostic, Span};
+use crate::diagnostic::Span;
 use crate::mapping::{self, Layout, Scope, parse};
-use crate::rules::kernel::{
-    KRN_001, KRN_002, KRN_004, KRN_005, KRN_006, KRN_008, KRN_009, KRN_011,
-};
-use crate::rules::tool::VL_004;
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody};
 use ra_ap_syntax::{AstNode, TextRange, ast};
 use std::collections::HashMap;
@@ -91,11 +89,11 @@ pub fn tensor_type(
     ty: &ast::Type,
     env: &Env,
     scope: &Scope,
-    diags: &mut Vec<Diagnostic>,
+    problems: &mut Vec<Problem>,
 ) -> Option<TensorTy> {
     match ty {
-        ast::Type::RefType(r) => tensor_type(&r.ty()?, env, scope, diags),
-        ast::Type::ParenType(p) => tensor_type(&p.ty()?, env, scope, diags),
+        ast::Type::RefType(r) => tensor_type(&r.ty()?, env, scope, problems),
+        ast::Type::ParenType(p) => tensor_type(&p.ty()?, env, scope, problems),
         ast::Type::PathType(p) => {
             let seg = p.path()?.segment()?;
             let name = seg.name_ref()?.text().to_string();
@@ -113,10 +111,13 @@ pub fn tensor_type(
             }
             let Some(kind) = Kind::from_name(&name) else {
                 if name.ends_with("Tensor") {
-                    diags.push(unknown_primitive(
-                        span_of(seg.syntax().text_range()),
-                        &format!("type `{name}`"),
-                    ));
+                    problems.push(
+                        Unknown {
+                            at: span_of(seg.syntax().text_range()),
+                            primitive: Primitive::Type(name),
+                        }
+                        .into(),
+                    );
                 }
                 return None;
             };
@@ -221,16 +222,6 @@ fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
     })
 }
 
-fn unknown_primitive(span: Span, what: &str) -> Diagnostic {
-    Diagnostic::new(
-        &VL_004,
-        span,
-        format!(
-            "unknown primitive: {what} is not part of the furiosa_visa_std API visa-lint knows; it is not checked"
-        ),
-    )
-}
-
 /// `#[device(chip = N)]` on a function.
 fn device_chips(f: &ast::Fn) -> Option<Option<u64>> {
     for attr in ast::HasAttrs::attrs(f) {
@@ -311,7 +302,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
             kind,
             tensors: Vec::new(),
             chains: Vec::new(),
-            diagnostics: Vec::new(),
+            problems: Vec::new(),
         },
         ret: None,
     };
@@ -323,7 +314,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
             };
             let ty = p
                 .ty()
-                .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.diagnostics));
+                .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
             if let Some(ty) = ty {
                 b.model.tensors.push(TensorVar {
                     name: pname.clone(),
@@ -347,7 +338,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
     b.ret = f
         .ret_type()
         .and_then(|r| r.ty())
-        .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.diagnostics));
+        .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
     if let Some(body) = f.body() {
         let ret = b.ret.clone();
         b.block(&body, ret, None);
@@ -625,7 +616,7 @@ impl Builder<'_> {
         let annotation = l.ty();
         let expected = annotation
             .as_ref()
-            .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.diagnostics));
+            .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.problems));
         let name = l.pat().as_ref().and_then(pat_name);
         let immutable = matches!(l.pat(), Some(ast::Pat::IdentPat(ref i)) if i.mut_token().is_none() && i.ref_token().is_none());
         let constant = l
@@ -872,16 +863,15 @@ impl Builder<'_> {
                         matches!((&have.layout, &want.layout), (Some(a), Some(b)) if a != b);
                     if differs && slot.is_spatial() && kept_through_stream(steps, *slot) {
                         let at = steps.last().map_or(Span::default(), |s| s.span);
-                        self.model.diagnostics.push(Diagnostic::new(
-                            &KRN_004,
-                            at,
-                            format!(
-                                "{} changes from `{}` to `{}` across this chain, but the Tensor Unit keeps Chip and Cluster, and changes Slice only at `.switch()` or the inter-slice reduce",
-                                capitalized(slot.name()),
-                                have.text,
-                                want.text
-                            ),
-                        ));
+                        self.model.problems.push(
+                            Kernel::SpatialChange {
+                                at,
+                                slot: *slot,
+                                from: have.text.clone(),
+                                to: want.text.clone(),
+                            }
+                            .into(),
+                        );
                     }
                 }
             }
@@ -1037,11 +1027,12 @@ impl Builder<'_> {
         }
         if path.qualifier().is_none() && fname == "launch" {
             if !awaited {
-                self.model.diagnostics.push(Diagnostic::new(
-                    &KRN_009,
-                    span_of(last.syntax().text_range()),
-                    "`launch(...)` returns a future: the host must `.await` it for the kernel to run",
-                ));
+                self.model.problems.push(
+                    Kernel::LaunchNotAwaited {
+                        at: span_of(last.syntax().text_range()),
+                    }
+                    .into(),
+                );
             }
             return self.launch(&args);
         }
@@ -1156,9 +1147,13 @@ impl Builder<'_> {
         let Some(spec) = methods::method(&name) else {
             if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_)) && !methods::is_std_method(&name)
             {
-                self.model
-                    .diagnostics
-                    .push(unknown_primitive(span, &format!("method `.{name}()`")));
+                self.model.problems.push(
+                    Unknown {
+                        at: span,
+                        primitive: Primitive::Method(name.clone()),
+                    }
+                    .into(),
+                );
                 steps.push(Step {
                     method: name,
                     span,
@@ -1194,10 +1189,13 @@ impl Builder<'_> {
                 let Some(Val::Tensor { ty: src, .. }) = arg_vals.first() else {
                     if args.is_empty() {
                         // `begin_interleaved().fetch(&a, &b)`: the pseudo-API of the Kernel Examples.
-                        self.model.diagnostics.push(unknown_primitive(
-                            span,
-                            &format!("`.{name}()` without tensor arguments"),
-                        ));
+                        self.model.problems.push(
+                            Unknown {
+                                at: span,
+                                primitive: Primitive::WithoutTensors(name.clone()),
+                            }
+                            .into(),
+                        );
                     }
                     return Val::Unknown;
                 };
@@ -1324,7 +1322,7 @@ impl Builder<'_> {
         }
     }
 
-    /// KRN-001 / KRN-002: a method the receiver's pipeline position does not have.
+    /// A method the receiver's pipeline position does not have.
     fn order_error(&mut self, name: &str, engine: Engine, input: &TensorTy, span: Span) {
         let Some(at) = Engine::of_kind(input.kind) else {
             return;
@@ -1339,46 +1337,34 @@ impl Builder<'_> {
             )
             || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_trf")
             || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_vrf");
-        let (code, msg) = if needs_collect {
-            (
-                &KRN_002,
-                format!(
-                    "`.{name}()` needs `.collect()` first: every Tensor Unit pass goes fetch → [switch →] collect before {}",
-                    engine_phrase(engine, name)
-                ),
-            )
+        let method = name.to_string();
+        let problem = if needs_collect {
+            Kernel::NeedsCollect {
+                at: span,
+                method,
+                engine,
+            }
         } else if input.kind == Kind::Begin {
-            (
-                &KRN_001,
-                format!(
-                    "`.{name}()` needs a fetch first: the pipeline starts with the Fetch Engine"
-                ),
-            )
+            Kernel::NeedsFetch { at: span, method }
         } else if engine <= at && !(engine == Engine::Contraction && at == Engine::Contraction) {
-            (
-                &KRN_001,
-                format!(
-                    "the {} (`.{name}()`) cannot come after the {}: the Tensor Unit runs Fetch → Switch → Collect → Contraction → Vector → Cast → Transpose → Commit, each engine at most once",
-                    engine.name(),
-                    at.name()
-                ),
-            )
+            Kernel::OutOfOrder {
+                at: span,
+                method,
+                engine,
+                after: at,
+            }
         } else {
-            (
-                &KRN_001,
-                format!(
-                    "`.{name}()` is not available on `{}` (after the {})",
-                    input.kind.type_name(),
-                    at.name()
-                ),
-            )
+            Kernel::NotAvailable {
+                at: span,
+                method,
+                on: input.kind,
+                after: at,
+            }
         };
-        self.model
-            .diagnostics
-            .push(Diagnostic::new(code, span, msg));
+        self.model.problems.push(problem.into());
     }
 
-    /// KRN-005, KRN-006, KRN-008: what the sub context may do.
+    /// What the sub context may do.
     #[allow(clippy::too_many_arguments)]
     fn context_rules(
         &mut self,
@@ -1400,25 +1386,23 @@ impl Builder<'_> {
                     Kind::AlignedPair | Kind::Contraction | Kind::Vector(_)
                 ) =>
             {
-                self.model.diagnostics.push(Diagnostic::new(
-                    &KRN_005,
-                    span,
-                    format!(
-                        "the sub context leaves the {} idle: `.{name}()` belongs on `ctx.main`; sub is for data movement (fetch → [switch] → collect → to_trf / to_vrf / commit)",
-                        engine.name()
-                    ),
-                ));
+                self.model.problems.push(
+                    Kernel::SubCompute {
+                        at: span,
+                        method: name.to_string(),
+                        engine,
+                    }
+                    .into(),
+                );
             }
             Engine::Commit
                 if engines
                     .iter()
                     .any(|e| matches!(e, Engine::Cast | Engine::Transpose)) =>
             {
-                self.model.diagnostics.push(Diagnostic::new(
-                    &KRN_006,
-                    span,
-                    "a sub-context commit can only follow fetch (and collect): remove the Cast/Transpose, or run this chain on `ctx.main`",
-                ));
+                self.model
+                    .problems
+                    .push(Kernel::SubCommitAfterCast { at: span }.into());
             }
             Engine::Fetch => {
                 let casting = name == "fetch"
@@ -1428,23 +1412,16 @@ impl Builder<'_> {
                         .zip(input.dtype.clone())
                         .is_some_and(|(d2, d)| d2 != d);
                 if name == "fetch_with_table" || casting {
-                    let what = if casting {
-                        "type casting"
-                    } else {
-                        "table indexing"
-                    };
-                    self.model.diagnostics.push(Diagnostic::new(
-                        &KRN_008,
-                        span,
-                        format!("the sub-context fetch adapter only subtracts zero points; {what} needs `ctx.main`"),
-                    ));
+                    self.model
+                        .problems
+                        .push(Kernel::SubFetchAdapter { at: span, casting }.into());
                 }
             }
             _ => {}
         }
     }
 
-    /// KRN-009: DMA contexts and `.await`.
+    /// DMA contexts and `.await`.
     fn dma_rules(&mut self, name: &str, is_async: bool, awaited: bool, args: &[Val], span: Span) {
         let host_side = matches!(self.model.kind, FnKind::Host | FnKind::Plain);
         let dma = args.iter().find_map(|a| match a {
@@ -1452,56 +1429,63 @@ impl Builder<'_> {
             _ => None,
         });
         match (name, dma) {
-            ("to_dm", Some("pdma")) => self.model.diagnostics.push(Diagnostic::new(
-                &KRN_009,
-                span,
-                "HBM → DM transfers use the Tensor DMA: pass `&mut ctx.tdma`, not `ctx.pdma` (PCIe DMA is for host ↔ HBM)",
-            )),
-            ("to_host", Some("tdma")) => self.model.diagnostics.push(Diagnostic::new(
-                &KRN_009,
-                span,
-                "HBM → host transfers use the PCIe DMA: pass `&mut ctx.pdma`, not `ctx.tdma`",
-            )),
+            ("to_dm", Some("pdma")) => self
+                .model
+                .problems
+                .push(Kernel::DmOverPcie { at: span }.into()),
+            ("to_host", Some("tdma")) => self
+                .model
+                .problems
+                .push(Kernel::HostOverTensorDma { at: span }.into()),
             _ => {}
         }
         if is_async && dma == Some("pdma") && !awaited && host_side {
-            self.model.diagnostics.push(Diagnostic::new(
-                &KRN_009,
-                span,
-                format!("`.{name}()` over PCIe DMA returns a future: `.await` it in host code"),
-            ));
+            self.model.problems.push(
+                Kernel::PcieNotAwaited {
+                    at: span,
+                    method: name.to_string(),
+                }
+                .into(),
+            );
         }
         if awaited
             && matches!(self.model.kind, FnKind::Device { .. })
             && (dma == Some("tdma") || !is_async)
         {
-            self.model.diagnostics.push(Diagnostic::new(
-                &KRN_009,
-                span,
-                format!("`.{name}()` is synchronous inside a `#[device]` kernel: remove `.await`"),
-            ));
+            self.model.problems.push(
+                Kernel::AwaitedInDevice {
+                    at: span,
+                    method: name.to_string(),
+                }
+                .into(),
+            );
         }
     }
 
-    /// KRN-011: two tensors, and an interleave axis of size 2.
+    /// Two tensors, and an interleave axis of size 2.
     fn check_interleave(&mut self, generics: &[ast::GenericArg], args: &[ast::Expr], span: Span) {
         if args.len() != 2 {
-            self.model.diagnostics.push(Diagnostic::new(
-                &KRN_011,
-                span,
-                format!("`begin_interleaved` interleaves exactly two tensors, got {}; use several passes", args.len()),
-            ));
+            self.model.problems.push(
+                Kernel::InterleaveCount {
+                    at: span,
+                    count: args.len(),
+                }
+                .into(),
+            );
         }
         if let Some(g) = generics.first()
             && let Some(v) = interleave_axis(g, &self.scope)
             && let Some(l) = &v.layout
             && l.size != 2
         {
-            self.model.diagnostics.push(Diagnostic::new(
-                &KRN_011,
-                span,
-                format!("the interleave axis `{}` has size {}; interleaving pairs two tensors, so it must have size 2", v.text, l.size),
-            ));
+            self.model.problems.push(
+                Kernel::InterleaveAxis {
+                    at: span,
+                    axis: v.text,
+                    size: l.size,
+                }
+                .into(),
+            );
         }
     }
 }
@@ -1570,20 +1554,4 @@ fn kept_through_stream(steps: &[Step], slot: Slot) -> bool {
         && steps
             .iter()
             .all(|s| s.keep.contains(&slot) || s.engine == Some(Engine::Begin))
-}
-
-fn engine_phrase(engine: Engine, name: &str) -> String {
-    match name {
-        "to_trf" => "loading the TRF".into(),
-        "to_vrf" => "loading the VRF".into(),
-        _ => format!("the {}", engine.name()),
-    }
-}
-
-fn capitalized(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }

@@ -1,9 +1,9 @@
 //! Rule families. Each module declares its rules (code, name, severity, docs, examples,
 //! manual lines) next to the code that checks them; [`registry`] lists them all.
 //!
-//! The mapping engine reports what it finds as typed problems, never as diagnostics:
-//! [`mapping_diagnostic`] hands each to the family whose rule it is, which writes its
-//! message, related spans and fixes.
+//! The layers below report what they find as typed problems, never as diagnostics:
+//! [`mapping_diagnostic`] and [`model_diagnostic`] hand each to the family whose rule it is,
+//! which writes its message, related spans and fixes.
 
 pub mod alignment;
 pub mod bank;
@@ -65,8 +65,18 @@ pub fn mapping_diagnostic(p: &crate::mapping::Problem) -> Diagnostic {
     }
 }
 
-/// Runs every model-level rule family over one function. (KRN rules run while the model is
-/// built; MAP-001..008 are found while mappings are lowered: see [`mapping_diagnostic`].)
+/// The diagnostic of a problem found while a function's model was built.
+pub fn model_diagnostic(p: &crate::model::Problem) -> Diagnostic {
+    use crate::model::Problem;
+    match p {
+        Problem::Kernel(p) => kernel::diagnostic(p),
+        Problem::Unknown(p) => tool::unknown_primitive(p),
+    }
+}
+
+/// Runs every model-level rule family over one function. (KRN-001..011 are found while the
+/// model is built and MAP-001..008 while mappings are lowered: see [`model_diagnostic`] and
+/// [`mapping_diagnostic`].)
 pub fn check_fn(cx: &FnContext<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     mapping::check(cx, &mut out);

@@ -1,12 +1,14 @@
 //! The tool's own diagnostics: problems in the text itself rather than hardware rules. The
 //! layers below find most of them and record them as data (a mapping visa-lint does not
-//! evaluate, a file nested too deep); the functions at the end of this module report them.
+//! evaluate, an unknown primitive of the model, a file nested too deep); the functions at the
+//! end of this module report them.
 
 use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::ast::BinOp;
 use crate::mapping::parse::ParseProblem;
 use crate::mapping::problem::Unevaluated;
+use crate::model::problem::{Primitive, Unknown};
 use crate::syntax::limits::TooDeep;
 
 pub const VL_001: Rule = Rule {
@@ -190,6 +192,22 @@ pub fn mapping_diagnostic(p: &Unevaluated) -> Diagnostic {
             ),
         ),
     }
+}
+
+/// The diagnostic of a type or method the model builder does not know (VL-004).
+pub fn unknown_primitive(u: &Unknown) -> Diagnostic {
+    let what = match &u.primitive {
+        Primitive::Type(name) => format!("type `{name}`"),
+        Primitive::Method(name) => format!("method `.{name}()`"),
+        Primitive::WithoutTensors(name) => format!("`.{name}()` without tensor arguments"),
+    };
+    Diagnostic::new(
+        &VL_004,
+        u.at,
+        format!(
+            "unknown primitive: {what} is not part of the furiosa_visa_std API visa-lint knows; it is not checked"
+        ),
+    )
 }
 
 /// The diagnostic of a file nested too deep to analyse (VL-005), found by the pre-scan.
