@@ -4,14 +4,14 @@
 //!
 //! Also holds the small byte-size and padding-fix helpers the FET/COL/CMT/DMA families share.
 
-use super::FnContext;
-use super::registry::{Rule, Status};
+use super::context::FnContext;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::types::dtype_bits;
 use crate::model::{
     Arg, Kind, Slot, Step, TensorTy, canonical, elems_for, pad_edit, size_bytes, slot_bytes,
     written,
 };
+use crate::rule::{Rule, Status};
 
 pub const ALN_001: Rule = Rule {
     code: "ALN-001",

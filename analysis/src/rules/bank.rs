@@ -10,14 +10,14 @@
 //! nothing is enumerated element by element. Concurrency with DMA comes from the SCH family's
 //! [`Timeline`].
 
-use super::FnContext;
-use super::registry::{Rule, Status};
+use super::context::FnContext;
 use crate::derive::banks::{Runs, accesses, runs};
 use crate::derive::timeline::{Resource, Timeline};
 use crate::derive::{self, Config, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Tu, types::dtype_bits};
+use crate::rule::{Rule, Status};
 use crate::target::Target;
 
 pub const BNK_001: Rule = Rule {

@@ -2,13 +2,13 @@
 //! decided from dtypes and literals are checked here; the ones that need the derived
 //! `fetch_size` stay planned until `crate::derive` provides it.
 
-use super::FnContext;
-use super::registry::{Rule, Status};
+use super::context::FnContext;
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::types::dtype_bits;
 use crate::model::{Step, Tu};
 use crate::model::{canonical, written};
+use crate::rule::{Rule, Status};
 use crate::target::Target;
 
 pub const FET_001: Rule = Rule {

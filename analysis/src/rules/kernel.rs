@@ -2,10 +2,10 @@
 //! while the kernel model is built (`crate::model::build`), where the pipeline state is known;
 //! the builder records a [`Kernel`] problem and [`diagnostic`] reports it.
 
-use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::Engine;
 use crate::model::problem::Kernel;
+use crate::rule::{Rule, Status};
 
 pub const KRN_001: Rule = Rule {
     code: "KRN-001",

@@ -5,8 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::FnContext;
-use super::registry::{Rule, Status};
+use super::context::FnContext;
 use crate::derive::DeriveError;
 use crate::derive::dma::Media;
 use crate::diagnostic::{Diagnostic, Severity, Span};
@@ -15,6 +14,7 @@ use crate::mapping::layout::Dim;
 use crate::mapping::problem::Invalid;
 use crate::mapping::{lower, parse};
 use crate::model::{Kind, Slot, Step, TensorTy};
+use crate::rule::{Rule, Status};
 
 pub const MAP_001: Rule = Rule {
     code: "MAP-001",

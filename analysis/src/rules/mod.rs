@@ -11,6 +11,7 @@ pub mod capacity;
 pub mod cast;
 pub mod collect;
 pub mod commit;
+pub mod context;
 pub mod contraction;
 pub mod dma;
 pub mod fetch;
@@ -26,35 +27,9 @@ pub mod tool;
 pub mod transpose;
 pub mod vector;
 
+pub use context::FnContext;
+
 use crate::diagnostic::Diagnostic;
-use crate::mapping::Scope;
-use crate::model::FnModel;
-use crate::target::Target;
-
-/// What a rule family's check sees of one function.
-pub struct FnContext<'a> {
-    pub model: &'a FnModel,
-    /// The derived sequencer operations of the function (computed once for every family).
-    pub ops: Vec<crate::derive::Op<'a>>,
-    /// The derived DMA transfers (read/write sequencer pairs) of the function, also once.
-    pub dma_ops: Vec<crate::derive::dma::DmaOp<'a>>,
-    /// The axes and aliases in scope for the function.
-    pub scope: &'a Scope,
-    pub target: &'a Target,
-}
-
-impl<'a> FnContext<'a> {
-    /// The context of one function, with its derivations computed once for every family.
-    pub fn new(model: &'a FnModel, scope: &'a Scope, target: &'a Target) -> Self {
-        FnContext {
-            model,
-            ops: crate::derive::ops(model, target),
-            dma_ops: crate::derive::dma::ops(model, target),
-            scope,
-            target,
-        }
-    }
-}
 
 /// The diagnostic of a problem found while mappings were parsed, declared or lowered.
 pub fn mapping_diagnostic(p: &crate::mapping::Problem) -> Diagnostic {

@@ -3,12 +3,12 @@
 //! evaluate, an unknown primitive of the model, a file nested too deep); the functions at the
 //! end of this module report them.
 
-use super::registry::{Rule, Status};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::ast::BinOp;
 use crate::mapping::parse::ParseProblem;
 use crate::mapping::problem::Unevaluated;
 use crate::model::problem::{Primitive, Unknown};
+use crate::rule::{Rule, Status};
 use crate::syntax::limits::TooDeep;
 
 pub const VL_001: Rule = Rule {
