@@ -111,6 +111,22 @@ impl Scope {
     }
 }
 
+impl Scope {
+    /// Lowers each top-level term of a written mapping (`m![A / 8, B]`) on its own, with its
+    /// text; `None` when a term does not parse or lower (its problems are reported where the
+    /// mapping is written).
+    pub fn lowered_terms(&self, text: &str) -> Option<Vec<(String, Layout)>> {
+        super::edit::top_terms(text)
+            .into_iter()
+            .map(|(_, t)| {
+                let e = super::parse::parse_mapping(t).ok()?;
+                let l = lower(&e, self, &mut Vec::new())?;
+                Some((t.to_string(), l))
+            })
+            .collect()
+    }
+}
+
 /// Lowers a mapping, reporting its problems into `diags`.
 pub fn lower(expr: &Expr, scope: &Scope, diags: &mut Vec<Problem>) -> Option<Layout> {
     let l = Lowerer {
