@@ -123,7 +123,7 @@ fn cost_timeline_is_an_svg_gantt_chart() {
     assert_eq!(
         labels,
         [
-            "L62 fetch+collect+contraction+cast+commit",
+            "L63 fetch+collect+contraction+cast+commit",
             "L53 fetch+collect+to_trf",
             "L46 dma_read+dma_write",
             "L47 dma_read+dma_write",

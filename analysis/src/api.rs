@@ -82,7 +82,11 @@ impl AnalysisHost {
             if let Some(&id) = self.by_path.get(&path) {
                 let input = self.files[id.0 as usize].1;
                 if *input.text(&self.db) != text {
+                    // An edit reparses what it touched, not the whole file.
+                    let parsed =
+                        db::reparse(db::parse(&self.db, input), input.text(&self.db), &text);
                     input.set_text(&mut self.db).to(text);
+                    input.set_reparsed(&mut self.db).to(Some(parsed));
                 }
                 continue;
             }

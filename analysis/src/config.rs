@@ -8,7 +8,8 @@
 //!
 //! ```toml
 //! target = "rngd"              # or "rngd-s"
-//! strict-bank-rule = false     # true: BNK-001 is an error (constraints.md §22 A-27)
+//! strict-bank-rule = false     # true: BNK-001 is an error (constraints.md §22 A-27), also
+//!                              # where the concurrency with DMA is unknown (a helper)
 //! perf-severity = "information" # how editors show `perf` findings: "information" or "hint"
 //! inlay-hints = false
 //!
@@ -85,7 +86,9 @@ pub struct Config {
     /// Rule selections (code, name or family) with their level; later entries win over earlier
     /// ones, and `Deny` over `Warn` among entries of the same source, as clippy does.
     pub levels: Vec<(String, Level)>,
-    /// BNK-001 as an error (the strict reading of the 64-access rule).
+    /// BNK-001 as an error (the strict reading of the 64-access rule, L2909: "never"): every
+    /// BNK-001, where a DMA may run alongside and where the function issues none so that
+    /// whether one does is unknown.
     pub strict_bank: bool,
     pub perf_severity: PerfSeverity,
     pub inlay_hints: bool,

@@ -13,7 +13,9 @@ use crate::resolve::{self, CrateSpec, DefMap, FileItems};
 use crate::syntax::{self, MacroKind};
 use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
-use ra_ap_syntax::{AstNode, Edition, GreenNode, Parse, SourceFile as RaFile, TextRange};
+use ra_ap_syntax::{
+    AstNode, Edition, GreenNode, Parse, SourceFile as RaFile, SyntaxKind, TextRange,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +28,11 @@ pub struct SourceFile {
     /// Its absolute path (`<text>` and the like for texts that are not files).
     #[returns(ref)]
     pub path: PathBuf,
+    /// The parse of `text` when the host made it from the previous text's parse (see
+    /// [`reparse`]); `None`: [`parse`] parses the text.
+    #[default]
+    #[returns(ref)]
+    pub reparsed: Option<Parse<RaFile>>,
 }
 
 /// The workspace: every file the host holds, by absolute path, and the Cargo packages around
@@ -51,14 +58,67 @@ pub struct EnvText<'db> {
 /// A file's one parse.
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parse<RaFile> {
-    RaFile::parse(file.text(db), Edition::Edition2024)
+    match file.reparsed(db) {
+        Some(p) => p.clone(),
+        None => RaFile::parse(file.text(db), Edition::Edition2024),
+    }
+}
+
+/// The parse of `new`, made from `old`'s parse by reparsing only what changed: the edit is
+/// the span between the texts' common prefix and common suffix, and ra_ap_syntax relexes one
+/// token or reparses the smallest block around it when it can (a keystroke inside a function
+/// body), the whole text otherwise.
+pub fn reparse(old_parse: &Parse<RaFile>, old: &str, new: &str) -> Parse<RaFile> {
+    let mut prefix = old
+        .bytes()
+        .zip(new.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
+        prefix -= 1;
+    }
+    let most = old.len().min(new.len()) - prefix;
+    let mut suffix = old
+        .bytes()
+        .rev()
+        .zip(new.bytes().rev())
+        .take(most)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !(old.is_char_boundary(old.len() - suffix) && new.is_char_boundary(new.len() - suffix)) {
+        suffix -= 1;
+    }
+    let (Ok(start), Ok(end)) = (u32::try_from(prefix), u32::try_from(old.len() - suffix)) else {
+        return RaFile::parse(new, Edition::Edition2024);
+    };
+    let delete = TextRange::new(start.into(), end.into());
+    let insert = &new[prefix..new.len() - suffix];
+    old_parse.reparse(delete, insert, Edition::Edition2024)
 }
 
 /// What a file declares, module by module (equal after an edit inside a function body, so
 /// the crate's module tree and scopes are not rebuilt).
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> {
-    Arc::new(resolve::file_items(&parse(db, file).tree(), file.text(db)))
+    Arc::new(resolve::file_items(&parse(db, file).tree()))
+}
+
+/// The qualified paths written in each module of a file (index as in
+/// [`FileItems::modules`]), outside `use` items: what its functions name by path
+/// (`consts::BASE`), which [`module_envs`] resolves. Tracked apart from [`file_items`] so that
+/// writing a path in a function body does not rebuild the crate's module tree.
+#[salsa::tracked(returns(ref))]
+pub fn file_paths(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<Vec<Vec<String>>>> {
+    let tree = parse(db, file).tree();
+    let items = file_items(db, file);
+    let mut per: Vec<std::collections::BTreeSet<Vec<String>>> =
+        vec![Default::default(); items.modules.len()];
+    for p in resolve::qualified_paths(tree.syntax(), true) {
+        if let Some(set) = per.get_mut(DefMap::innermost(items, p.start)) {
+            set.insert(p.names(p.segs.len()));
+        }
+    }
+    Arc::new(per.into_iter().map(|s| s.into_iter().collect()).collect())
 }
 
 /// The crates a def map is built from: the crate analysed, then the crates it reaches by
@@ -114,13 +174,15 @@ pub fn def_map<'db>(db: &'db dyn salsa::Database, key: CrateKey<'db>) -> Arc<Def
 pub fn module_envs(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<(String, Vec<String>)>> {
     let path = file.path(db);
     let items = file_items(db, file);
+    let paths = file_paths(db, file);
     let from = |map: &DefMap| -> Option<Vec<(String, Vec<String>)>> {
         map.module_of(path, 0)?;
         Some(
             (0..items.modules.len())
                 .map(|i| {
+                    let written = paths.get(i).map_or(&[][..], Vec::as_slice);
                     map.module_of(path, i)
-                        .map(|m| map.env_text(m))
+                        .map(|m| map.env_text(m, written))
                         .unwrap_or_default()
                 })
                 .collect(),
@@ -297,7 +359,7 @@ pub fn file_analysis(
     // The file is parsed once; its functions are re-parsed from their own text by their own
     // queries (which keeps their analyses independent of where they sit in the file).
     let tree = parse(db, file).tree();
-    let model = syntax::file_model_of(&tree);
+    let model = syntax::model_of(tree.syntax(), Some(text));
     let items = file_items(db, file);
     let envs = module_envs(db, file);
     let env_texts: Vec<EnvText> = (0..items.modules.len())
@@ -328,7 +390,8 @@ pub fn file_analysis(
     }
     let in_bodies = BodyDecls::new(text, &tree, &model);
     let mut fns = Vec::new();
-    for f in tree.syntax().descendants().filter_map(ra::Fn::cast) {
+    let fn_nodes = syntax::nodes_of_kinds(tree.syntax(), &[SyntaxKind::FN]);
+    for f in fn_nodes.into_iter().filter_map(ra::Fn::cast) {
         let range = f.syntax().text_range();
         let span = span_of(range);
         let local = EnvText::new(db, in_bodies.visible_in(&f), Vec::new());
@@ -406,7 +469,14 @@ impl BodyDecls {
                 .or_default()
                 .push((site.span.start, decl));
         }
-        for node in tree.syntax().descendants() {
+        // Declarations inside function bodies only matter to the functions nested there.
+        let kinds = [
+            SyntaxKind::STRUCT,
+            SyntaxKind::ENUM,
+            SyntaxKind::TRAIT,
+            SyntaxKind::FN,
+        ];
+        for node in syntax::nodes_of_kinds(tree.syntax(), &kinds) {
             let decl = if let Some(name) = local_type_name(&node) {
                 format!("struct {name};\n")
             } else if let Some(sig) = ra::Fn::cast(node.clone())
@@ -459,7 +529,7 @@ fn env_from_text(env_text: &str) -> Env {
 /// `base` with the declarations of `env_text` added (as if that text followed base's).
 fn env_on(base: &Env, env_text: &str) -> Env {
     let tree = RaFile::parse(env_text, Edition::Edition2024).tree();
-    let model = syntax::file_model_of(&tree);
+    let model = syntax::model_of(tree.syntax(), Some(env_text));
     let (_, scope) = syntax::check_sites(&model, &base.scope, |_| true, None);
     let mut env = Env {
         scope: strip_spans(scope),
@@ -467,12 +537,20 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         consts: base.consts.clone(),
         fns: base.fns.clone(),
         tensor_aliases: base.tensor_aliases.clone(),
+        const_fns: base.const_fns.clone(),
+        methods: base.methods.clone(),
     };
     for node in tree.syntax().descendants() {
-        if let Some(c) = ra::Const::cast(node.clone()) {
+        if let Some(u) = ra::Use::cast(node.clone()) {
+            // `use consts::BASE as BASE;`: the environment's way of saying that the qualified
+            // path names what `BASE` is (see `DefMap::env_text`).
+            if let Some((path, name)) = path_binding(&u) {
+                bind_path(&mut env, &path, &name);
+            }
+        } else if let Some(c) = ra::Const::cast(node.clone()) {
             if let (Some(name), Some(body)) = (c.name(), c.body()) {
-                // Consts may refer to earlier consts.
-                if let Some(v) = model::consts::eval(&body, &env.consts) {
+                // Consts may refer to earlier consts and call `const fn`s.
+                if let Some(v) = model::consts::eval_in(&body, &env.consts, &env.const_fns) {
                     env.consts.insert(name.text().to_string(), v);
                 }
             }
@@ -492,11 +570,74 @@ fn env_on(base: &Env, env_text: &str) -> Env {
         } else if let Some(f) = ra::Fn::cast(node)
             && let Some(name) = f.name()
         {
-            env.fns
-                .insert(name.text().to_string(), f.syntax().green().to_owned());
+            let sig = build::signature(&f, &env);
+            if f.param_list().and_then(|p| p.self_param()).is_some() {
+                // A method of an `impl` of the crate (see `resolve::fn_item`).
+                env.methods.insert(name.text().to_string(), sig);
+                continue;
+            }
+            env.fns.insert(name.text().to_string(), sig);
+            if let Some(c) = const_fn(&f) {
+                env.const_fns.insert(name.text().to_string(), c);
+            }
         }
     }
     env
+}
+
+/// A `const fn` whose body is a single expression, with plain parameters.
+fn const_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
+    f.const_token()?;
+    let list = f.body()?.stmt_list()?;
+    if list.statements().next().is_some() {
+        return None;
+    }
+    let body = list.tail_expr()?.syntax().text().to_string();
+    let mut params = Vec::new();
+    for p in f.param_list()?.params() {
+        let ra::Pat::IdentPat(i) = p.pat()? else {
+            return None;
+        };
+        params.push(i.name()?.text().to_string());
+    }
+    Some(model::consts::ConstFn { params, body })
+}
+
+/// `use a::b::C as N;` in an environment text: the path (`a::b::C`) and the name.
+fn path_binding(u: &ra::Use) -> Option<(String, String)> {
+    let tree = u.use_tree()?;
+    let path: String = tree
+        .path()?
+        .syntax()
+        .text()
+        .to_string()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let name = tree.rename()?.name()?.text().to_string();
+    Some((path, name))
+}
+
+/// Binds a qualified path to everything `name` is in the environment: a const, an axis, a
+/// mapping alias, a tensor type alias, a helper's signature or a type of the crate. Every
+/// lookup then finds the path by its text, as it finds a plain name.
+fn bind_path(env: &mut Env, path: &str, name: &str) {
+    if let Some(v) = env.consts.get(name).copied() {
+        env.consts.insert(path.to_string(), v);
+    }
+    if let Some(t) = env.tensor_aliases.get(name).cloned() {
+        env.tensor_aliases.insert(path.to_string(), t);
+    }
+    if let Some(f) = env.fns.get(name).cloned() {
+        env.fns.insert(path.to_string(), f);
+    }
+    if let Some(f) = env.const_fns.get(name).cloned() {
+        env.const_fns.insert(path.to_string(), f);
+    }
+    if env.local_types.contains(name) {
+        env.local_types.insert(path.to_string());
+    }
+    env.scope.bind_path(path, name);
 }
 
 /// A function's signature as written, without its body.
@@ -532,7 +673,7 @@ fn strip_spans(mut scope: Scope) -> Scope {
 /// Analyses one function from its own syntax tree (rooted at the function, offsets relative
 /// to its start) and its environment.
 pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -> FnAnalysis {
-    let model = syntax::model_of(tree);
+    let model = syntax::model_of(tree, None);
     let root = Span::new(0, usize::from(tree.text_range().len()));
     // Only the sites directly in this function; nested functions are analysed on their own.
     let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
@@ -603,6 +744,35 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
     let y = ctx.sub.begin(a.view()).fetch::<i8, m![1], m![A % 8]>().to_trf::<m![1], m![A % 8]>(TrfAddress::Full);
 }
 "#;
+
+    /// An edit's parse, made from the previous parse, is the parse of the new text: the same
+    /// tree as parsing it from scratch, for edits inside a body, across items, of whole lines,
+    /// with non-ASCII text, at either end, and for a text that becomes empty.
+    #[test]
+    fn an_incremental_reparse_is_the_full_parse_of_the_new_text() {
+        let base = KERNEL.replace("let y", "// é∀ comment\n    let y");
+        let edits: Vec<String> = vec![
+            base.replace("A % 8]>().collect", "A % 4]>().collect"),
+            base.replace("let x = ", "let xx = "),
+            base.replace("// é∀ comment", "// é comment ∀∀"),
+            base.replace("fn second", "fn third"),
+            base.replace("}\n\n#[device", "}\n#[device"),
+            format!("{base}\nfn tail() {{}}\n"),
+            format!("// head\n{base}"),
+            base.replace("{\n    let x", "{\n    {\n    let x"),
+            String::new(),
+        ];
+        for new in edits {
+            let old = RaFile::parse(&base, Edition::Edition2024);
+            let incremental = reparse(&old, &base, &new);
+            let full = RaFile::parse(&new, Edition::Edition2024);
+            assert_eq!(
+                format!("{:#?}", incremental.tree().syntax()),
+                format!("{:#?}", full.tree().syntax()),
+                "{new}"
+            );
+        }
+    }
 
     /// Which functions' analyses executed since the last call.
     fn executed(log: &Mutex<Vec<String>>) -> Vec<String> {

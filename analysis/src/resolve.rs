@@ -72,6 +72,93 @@ pub struct Item {
     /// Identifiers the text refers to (other items it needs: an alias's axes, a const's
     /// operands, a signature's types).
     pub refs: Vec<String>,
+    /// The qualified paths in `text` (`consts::BASE`, `{ layouts::Slice }`), resolved from
+    /// the item's own module when the item is written into an environment.
+    pub paths: Vec<QPath>,
+}
+
+/// A path of two or more segments as written (`consts::BASE`, `crate::layouts::Slice`,
+/// `super::Tile` inside `m![{ super::Tile }]`), found token by token so that paths in macro
+/// bodies count too. Offsets are relative to the text scanned.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct QPath {
+    /// Where the first segment starts.
+    pub start: u32,
+    /// Each segment with the offset where it ends.
+    pub segs: Vec<(String, u32)>,
+}
+
+impl QPath {
+    /// The first `k` segments' names.
+    pub fn names(&self, k: usize) -> Vec<String> {
+        self.segs.iter().take(k).map(|(s, _)| s.clone()).collect()
+    }
+}
+
+/// The qualified paths written in `node` (offsets relative to its start); with `skip_use`,
+/// not those of `use` items (imports are resolved on their own).
+pub fn qualified_paths(node: &SyntaxNode, skip_use: bool) -> Vec<QPath> {
+    let base = node.text_range().start();
+    let tokens: Vec<ra_ap_syntax::SyntaxToken> = node
+        .descendants_with_tokens()
+        .filter_map(|e| e.into_token())
+        .filter(|t| !t.kind().is_trivia())
+        .collect();
+    let segment = |t: &ra_ap_syntax::SyntaxToken| {
+        matches!(
+            t.kind(),
+            SyntaxKind::IDENT | SyntaxKind::CRATE_KW | SyntaxKind::SELF_KW | SyntaxKind::SUPER_KW
+        )
+    };
+    // `::` is one token in the tree and two adjacent `:` inside macro bodies.
+    let sep = |i: usize| -> Option<usize> {
+        let t = tokens.get(i)?;
+        match t.kind() {
+            SyntaxKind::COLON2 => Some(1),
+            SyntaxKind::COLON => {
+                let n = tokens.get(i + 1)?;
+                (n.kind() == SyntaxKind::COLON && n.text_range().start() == t.text_range().end())
+                    .then_some(2)
+            }
+            _ => None,
+        }
+    };
+    let offset = |r: ra_ap_syntax::TextSize| u32::from(r - base);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        // A path's first segment: not the continuation of another path (`<X>::SIZE`,
+        // `Foo::<T>::bar`) nor a field or method name.
+        let continues = i > 0
+            && (sep(i - 1).is_some()
+                || (i > 1 && sep(i - 2) == Some(2))
+                || tokens[i - 1].kind() == SyntaxKind::DOT);
+        if !segment(t) || continues {
+            i += 1;
+            continue;
+        }
+        let mut segs = vec![(t.text().to_string(), offset(t.text_range().end()))];
+        let mut j = i + 1;
+        while let Some(w) = sep(j) {
+            match tokens.get(j + w) {
+                Some(n) if segment(n) => {
+                    segs.push((n.text().to_string(), offset(n.text_range().end())));
+                    j += w + 1;
+                }
+                _ => break,
+            }
+        }
+        let in_use = skip_use && t.parent_ancestors().any(|n| n.kind() == SyntaxKind::USE);
+        if segs.len() >= 2 && !in_use {
+            out.push(QPath {
+                start: offset(t.text_range().start()),
+                segs,
+            });
+        }
+        i = j.max(i + 1);
+    }
+    out
 }
 
 /// One leaf of a `use` tree.
@@ -103,24 +190,14 @@ pub struct ModDecl {
 }
 
 /// What a file declares (the tree is the file's one parse).
-pub fn file_items(root: &ast::SourceFile, src: &str) -> FileItems {
+pub fn file_items(root: &ast::SourceFile) -> FileItems {
     let mut out = FileItems::default();
     out.modules.push(ModItems {
         end: u32::from(root.syntax().text_range().end()),
         ..ModItems::default()
     });
-    collect(root.items(), 0, src, &mut out);
+    collect(root.items(), 0, &mut out);
     out
-}
-
-/// A node's text, sliced from the file's text (the tree was parsed from it), instead of
-/// walking the node's tokens.
-fn text_of(node: &SyntaxNode, src: &str) -> String {
-    let r = node.text_range();
-    match src.get(usize::from(r.start())..usize::from(r.end())) {
-        Some(t) => t.to_string(),
-        None => node.text().to_string(),
-    }
 }
 
 fn public(v: &impl HasVisibility) -> bool {
@@ -129,15 +206,8 @@ fn public(v: &impl HasVisibility) -> bool {
 }
 
 fn idents(node: &SyntaxNode, own: &str) -> Vec<String> {
-    idents_in(node.descendants_with_tokens(), own)
-}
-
-fn idents_in(
-    elements: impl Iterator<Item = ra_ap_syntax::SyntaxElement>,
-    own: &str,
-) -> Vec<String> {
     let mut seen = HashSet::new();
-    elements
+    node.descendants_with_tokens()
         .filter_map(|e| e.into_token())
         .filter(|t| t.kind() == SyntaxKind::IDENT && t.text() != own)
         .filter(|t| seen.insert(t.text().to_string()))
@@ -146,21 +216,18 @@ fn idents_in(
 }
 
 fn item(name: ast::Name, kind: ItemKind, public: bool, text: String, node: &SyntaxNode) -> Item {
-    let refs = idents(node, name.text());
-    item_with_refs(name, kind, public, text, node, refs)
-}
-
-fn item_with_refs(
-    name: ast::Name,
-    kind: ItemKind,
-    public: bool,
-    text: String,
-    node: &SyntaxNode,
-    refs: Vec<String>,
-) -> Item {
     let start = u32::from(name.syntax().text_range().start() - node.text_range().start());
     let end = start + u32::from(name.syntax().text_range().len());
     let name = name.text().to_string();
+    let refs = idents(node, &name);
+    let paths = qualified_paths(node, false)
+        .into_iter()
+        .filter(|p| {
+            p.segs
+                .last()
+                .is_some_and(|(_, end)| *end as usize <= text.len())
+        })
+        .collect();
     Item {
         name,
         kind,
@@ -168,10 +235,11 @@ fn item_with_refs(
         text,
         name_at: (start, end),
         refs,
+        paths,
     }
 }
 
-fn collect(items: impl Iterator<Item = ast::Item>, at: usize, src: &str, out: &mut FileItems) {
+fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItems) {
     for it in items {
         let node = it.syntax().clone();
         let m = &mut out.modules[at];
@@ -180,18 +248,33 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, src: &str, out: &m
                 if let Some(n) = c.name() {
                     let p = public(&c);
                     m.items
-                        .push(item(n, ItemKind::Const, p, text_of(&node, src), &node));
+                        .push(item(n, ItemKind::Const, p, node.text().to_string(), &node));
                 }
             }
             ast::Item::Static(s) => {
                 // A static is a named constant for the address rules.
                 if let Some(n) = s.name() {
                     let p = public(&s);
-                    let text = text_of(&node, src)
+                    let text = node.text().to_string();
+                    let name = n.text().to_string();
+                    let text = text
                         .replacen("static", "const", 1)
                         .replace("const mut", "const");
                     let mut it = item(n, ItemKind::Const, p, text, &node);
-                    it.name_at = (0, 0);
+                    // Positions in the rewritten text: its name and paths found again.
+                    let tree =
+                        ast::SourceFile::parse(&it.text, ra_ap_syntax::Edition::Edition2024).tree();
+                    it.name_at = tree
+                        .syntax()
+                        .descendants()
+                        .find_map(ast::Const::cast)
+                        .and_then(|c| c.name())
+                        .filter(|c| c.text() == name.as_str())
+                        .map_or((0, 0), |c| {
+                            let r = c.syntax().text_range();
+                            (u32::from(r.start()), u32::from(r.end()))
+                        });
+                    it.paths = qualified_paths(tree.syntax(), false);
                     m.items.push(it);
                 }
             }
@@ -199,36 +282,35 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, src: &str, out: &m
                 if let Some(n) = a.name() {
                     let p = public(&a);
                     m.items
-                        .push(item(n, ItemKind::Alias, p, text_of(&node, src), &node));
+                        .push(item(n, ItemKind::Alias, p, node.text().to_string(), &node));
                 }
             }
             ast::Item::Fn(f) => {
-                if let Some(n) = f.name() {
-                    let p = public(&f);
-                    let body = f.body().map(|b| b.syntax().clone());
-                    let end = body
-                        .as_ref()
-                        .map_or(node.text_range().end(), |b| b.text_range().start());
-                    let start = node.text_range().start();
-                    let sig = src
-                        .get(usize::from(start)..usize::from(end))
-                        .map_or_else(|| node.text().to_string(), str::to_string);
-                    let sig = sig.trim_end();
-                    // The references of the signature only (a body's names are its own): the
-                    // body is not walked at all.
-                    let refs = idents_in(
-                        node.children_with_tokens()
-                            .filter(|c| body.as_ref().is_none_or(|b| c.as_node() != Some(b)))
-                            .flat_map(|c| match c {
-                                ra_ap_syntax::NodeOrToken::Node(n) => {
-                                    n.descendants_with_tokens().collect::<Vec<_>>()
-                                }
-                                token => vec![token],
-                            }),
-                        n.text(),
-                    );
-                    let it = item_with_refs(n, ItemKind::Fn, p, format!("{sig};"), &node, refs);
+                if let Some(it) = fn_item(&f, None) {
                     m.items.push(it);
+                }
+            }
+            ast::Item::Impl(imp) => {
+                // Methods (with a `self` parameter), by `Type::name`: calls on values the
+                // model cannot type (`self.apply(..)`) take their signatures.
+                let ty = imp.self_ty().and_then(|t| match t {
+                    ast::Type::PathType(p) => {
+                        Some(p.path()?.segment()?.name_ref()?.text().to_string())
+                    }
+                    _ => None,
+                });
+                let Some(ty) = ty else { continue };
+                for a in imp
+                    .assoc_item_list()
+                    .into_iter()
+                    .flat_map(|l| l.assoc_items())
+                {
+                    if let ast::AssocItem::Fn(f) = a
+                        && f.param_list().and_then(|p| p.self_param()).is_some()
+                        && let Some(it) = fn_item(&f, Some(&ty))
+                    {
+                        m.items.push(it);
+                    }
                 }
             }
             ast::Item::Struct(s) => type_item(s.name(), public(&s), &node, m),
@@ -253,7 +335,7 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, src: &str, out: &m
                         end: u32::from(md.syntax().text_range().end()),
                         ..ModItems::default()
                     });
-                    collect(list.items(), idx, src, out);
+                    collect(list.items(), idx, out);
                     idx
                 });
                 out.modules[at].mods.push(ModDecl {
@@ -268,12 +350,52 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, src: &str, out: &m
     }
 }
 
+/// A function's item: its signature (a `const fn` keeps its body), named `Type::name` for a
+/// method of `Type`.
+fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
+    let n = f.name()?;
+    let node = f.syntax().clone();
+    let p = of.is_some() || public(f);
+    let end = f
+        .body()
+        .map_or(node.text_range().end(), |b| b.syntax().text_range().start());
+    let len = usize::from(end - node.text_range().start());
+    let full = node.text().to_string();
+    let sig = full.get(..len).unwrap_or(&full).trim_end();
+    // A `const fn` keeps its body: calls of it with constant arguments are constant addresses.
+    let text = if f.const_token().is_some() && f.body().is_some() && of.is_none() {
+        full.clone()
+    } else {
+        format!("{sig};")
+    };
+    let mut it = item(n, ItemKind::Fn, p, text, &node);
+    // The references of the signature only (a body's names are its own).
+    if let Some(b) = f
+        .body()
+        .filter(|_| f.const_token().is_none() || of.is_some())
+    {
+        let inner: HashSet<String> = idents(b.syntax(), "").into_iter().collect();
+        let sig_ids: HashSet<String> = sig
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map(str::to_string)
+            .collect();
+        it.refs
+            .retain(|r| sig_ids.contains(r) || !inner.contains(r));
+    }
+    if let Some(ty) = of {
+        it.name = format!("{ty}::{}", it.name);
+        it.refs.retain(|r| r != ty);
+    }
+    Some(it)
+}
+
 fn type_item(name: Option<ast::Name>, public: bool, node: &SyntaxNode, m: &mut ModItems) {
     if let Some(n) = name {
         let text = format!("struct {};", n.text());
         let mut it = item(n, ItemKind::Type, public, text, node);
         it.name_at = (7, 7 + it.name.len() as u32);
         it.refs.clear();
+        it.paths.clear();
         m.items.push(it);
     }
 }
@@ -309,6 +431,7 @@ fn axes_items(call: &ast::MacroCall, m: &mut ModItems) {
             kind: ItemKind::Axis,
             public,
             refs,
+            paths: Vec::new(),
         });
     }
 }
@@ -793,14 +916,38 @@ impl DefMap {
         self.items.get(module).and_then(|(_, _, it)| it.get(index))
     }
 
+    /// The item a qualified path written in module `from` names (`consts::BASE`,
+    /// `crate::layouts::Slice`, `super::A`), if it names one of the crate's items.
+    pub fn resolve_item(&self, from: usize, segs: &[String]) -> Option<(usize, usize)> {
+        let (leaf, prefix) = segs.split_last()?;
+        let Some(Def::Module(t)) = self.walk(from, prefix) else {
+            return None;
+        };
+        match self.modules.get(t)?.scope.get(leaf) {
+            Some(b) if self.visible(b, from) => match b.def {
+                Def::Item { module, index } => Some((module, index)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The declarations visible in `module` as Rust text (dependencies before the items that
     /// need them), and the glob imports that could not be read.
-    pub fn env_text(&self, module: usize) -> (String, Vec<String>) {
+    ///
+    /// `paths` are the qualified paths written in the module's functions (`consts::BASE`):
+    /// each that names an item of the crate is written as `use consts::BASE as NAME;` after
+    /// the item, declared under `NAME` (its own name unless that is taken by another item,
+    /// then the path joined with `·`). The environment binds the path to what `NAME` is, so
+    /// a qualified path resolves exactly as the plain imported name does. Paths inside the
+    /// declarations themselves are resolved from the module that declares them and replaced
+    /// by the name they are written under.
+    pub fn env_text(&self, module: usize, paths: &[Vec<String>]) -> (String, Vec<String>) {
         let Some(m) = self.modules.get(module) else {
             return (String::new(), Vec::new());
         };
         let mut out = String::new();
-        let mut emitted: HashSet<String> = HashSet::new();
+        let mut emitted: HashMap<String, (usize, usize)> = HashMap::new();
         // Own items in source order, then imports by name.
         let own: Vec<(String, Def)> = (0..self.items[module].2.len())
             .filter_map(|index| {
@@ -809,12 +956,11 @@ impl DefMap {
                 (b.def == Def::Item { module, index }).then(|| (it.name.clone(), b.def))
             })
             .collect();
+        // Everything else the scope binds, `use self::Slice as Strip;` included.
         let imported: Vec<(String, Def)> = m
             .scope
             .iter()
-            .filter(|(_, b)| {
-                b.from != module || !matches!(b.def, Def::Item { module: o, .. } if o == module)
-            })
+            .filter(|(n, b)| !own.iter().any(|(o, d)| o == *n && *d == b.def))
             .map(|(n, b)| (n.clone(), b.def))
             .collect();
         for (name, def) in own.into_iter().chain(imported) {
@@ -822,7 +968,69 @@ impl DefMap {
                 self.emit(&name, dm, index, module, &mut emitted, &mut out, 0);
             }
         }
+        for p in paths {
+            // The longest prefix that names an item (`layouts::Tile` of `layouts::Tile::SIZE`).
+            for k in (2..=p.len()).rev() {
+                let segs = &p[..k];
+                if let Some(name) = self.emit_path(module, segs, module, &mut emitted, &mut out, 0)
+                {
+                    out.push_str(&format!("use {} as {name};\n", segs.join("::")));
+                    break;
+                }
+            }
+        }
         (out, m.unresolved.clone())
+    }
+
+    /// Writes the item a qualified path written in module `from` names into the environment
+    /// of `at` (once), and returns the name it is written under there.
+    fn emit_path(
+        &self,
+        from: usize,
+        segs: &[String],
+        at: usize,
+        emitted: &mut HashMap<String, (usize, usize)>,
+        out: &mut String,
+        depth: usize,
+    ) -> Option<String> {
+        let def = self.resolve_item(from, segs)?;
+        let it = self.item(def.0, def.1)?;
+        let leaf = segs.last()?;
+        let renamable = it.name_at.0 != it.name_at.1;
+        let plain = if renamable { leaf } else { &it.name };
+        // Another item of the environment under that name: this module's own binding, or one
+        // already written.
+        let taken = |n: &str, emitted: &HashMap<String, (usize, usize)>| {
+            emitted.get(n).is_some_and(|d| *d != def)
+                || self.modules[at].scope.get(n).is_some_and(
+                    |b| matches!(b.def, Def::Item { module, index } if (module, index) != def),
+                )
+        };
+        // Already written under another name (an import's rename, another path to it).
+        let written = emitted
+            .iter()
+            .filter(|(_, d)| **d == def)
+            .map(|(n, _)| n)
+            .min()
+            .cloned();
+        let name = if let Some(n) = written {
+            n
+        } else if !taken(plain, emitted) {
+            plain.clone()
+        } else if renamable {
+            let base = segs.join("·");
+            let mut name = base.clone();
+            let mut k = 2;
+            while taken(&name, emitted) {
+                name = format!("{base}·{k}");
+                k += 1;
+            }
+            name
+        } else {
+            return None;
+        };
+        self.emit(&name, def.0, def.1, at, emitted, out, depth + 1);
+        (emitted.get(&name) == Some(&def)).then_some(name)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -832,19 +1040,20 @@ impl DefMap {
         dm: usize,
         index: usize,
         at: usize,
-        emitted: &mut HashSet<String>,
+        emitted: &mut HashMap<String, (usize, usize)>,
         out: &mut String,
         depth: usize,
     ) {
-        if depth > 64 || !emitted.insert(name.to_string()) {
+        if depth > 64 || emitted.contains_key(name) {
             return;
         }
+        emitted.insert(name.to_string(), (dm, index));
         let Some(it) = self.item(dm, index) else {
             return;
         };
         // Its dependencies, as its own module sees them, unless this module binds the name.
         for r in &it.refs {
-            if emitted.contains(r) {
+            if emitted.contains_key(r) {
                 continue;
             }
             let here = self.modules[at].scope.get(r).map(|b| b.def);
@@ -858,14 +1067,47 @@ impl DefMap {
                 self.emit(r, module, index, at, emitted, out, depth + 1);
             }
         }
-        if it.name == name || it.name_at.0 == it.name_at.1 {
-            out.push_str(&it.text);
-        } else {
-            let (a, b) = (it.name_at.0 as usize, it.name_at.1 as usize);
-            out.push_str(it.text.get(..a).unwrap_or(""));
-            out.push_str(name);
-            out.push_str(it.text.get(b..).unwrap_or(""));
+        // A mapping alias already written under its own name and bound here under another
+        // (`use self::Tile as Block;`) is an alias of it, so both are one alias (a cycle
+        // through the rename is still a cycle).
+        let is_mapping = it.kind == ItemKind::Alias
+            && it
+                .text
+                .split_once('=')
+                .is_some_and(|(_, ty)| ty.trim_start().starts_with("m!"));
+        if is_mapping && it.name != name && emitted.get(&it.name) == Some(&(dm, index)) {
+            out.push_str(&format!("type {name} = m![{{ {} }}];\n", it.name));
+            return;
         }
+        // Its qualified paths, resolved where it is declared, and its name: the edits that
+        // write it under the names this environment knows.
+        let mut edits: Vec<(usize, usize, String)> = Vec::new();
+        if it.name != name && it.name_at.0 != it.name_at.1 {
+            edits.push((
+                it.name_at.0 as usize,
+                it.name_at.1 as usize,
+                name.to_string(),
+            ));
+        }
+        for p in &it.paths {
+            for k in (2..=p.segs.len()).rev() {
+                if let Some(n) = self.emit_path(dm, &p.names(k), at, emitted, out, depth + 1) {
+                    edits.push((p.start as usize, p.segs[k - 1].1 as usize, n));
+                    break;
+                }
+            }
+        }
+        edits.sort();
+        let mut at_byte = 0;
+        for (a, b, with) in edits {
+            if a < at_byte {
+                continue;
+            }
+            out.push_str(it.text.get(at_byte..a).unwrap_or(""));
+            out.push_str(&with);
+            at_byte = b;
+        }
+        out.push_str(it.text.get(at_byte..).unwrap_or(""));
         out.push('\n');
     }
 }
@@ -889,7 +1131,7 @@ mod tests {
             list.iter()
                 .map(|(p, t)| {
                     let tree = SourceFile::parse(t, Edition::Edition2024).tree();
-                    (PathBuf::from(p), Arc::new(file_items(&tree, t)))
+                    (PathBuf::from(p), Arc::new(file_items(&tree)))
                 })
                 .collect(),
         )
@@ -897,7 +1139,7 @@ mod tests {
 
     fn env(map: &DefMap, file: &str, in_file: usize) -> String {
         let m = map.module_of(Path::new(file), in_file).expect("module");
-        map.env_text(m).0
+        map.env_text(m, &[]).0
     }
 
     #[test]
@@ -985,7 +1227,7 @@ mod tests {
         };
         let map = DefMap::build(&[test, lib], &fs);
         let m = map.module_of(Path::new("tests/t.rs"), 0).expect("module");
-        let (e, open) = map.env_text(m);
+        let (e, open) = map.env_text(m, &[]);
         assert!(e.contains("axes![A = 4];"), "{e}");
         assert_eq!(open, vec!["use half::*".to_string()]);
     }
@@ -1006,6 +1248,61 @@ mod tests {
         let map = DefMap::build(&[spec], &fs);
         assert_eq!(map.modules.len(), 2);
         assert!(env(&map, "src/b.rs", 0).contains("axes![A = 4]"));
+    }
+
+    #[test]
+    fn qualified_paths_are_found_in_code_and_macro_bodies() {
+        let text = "use crate::a::B;\nfn f() { let x = consts::BASE + super::X; type T = m![{ layouts::Tile } / layouts::A::SIZE]; HbmTensor::<u8>::from_addr(0); y.z::<q::R>(); }";
+        let tree = SourceFile::parse(text, Edition::Edition2024).tree();
+        let found: Vec<String> = qualified_paths(tree.syntax(), true)
+            .iter()
+            .map(|p| p.names(p.segs.len()).join("::"))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "consts::BASE",
+                "super::X",
+                "layouts::Tile",
+                "layouts::A::SIZE",
+                "q::R"
+            ]
+        );
+        // Offsets point at the written text.
+        let p = &qualified_paths(tree.syntax(), true)[2];
+        let end = p.segs[1].1 as usize;
+        assert_eq!(&text[p.start as usize..end], "layouts::Tile");
+    }
+
+    #[test]
+    fn qualified_paths_resolve_to_the_items_they_name_under_a_free_name() {
+        let fs = files(&[(
+            "src/lib.rs",
+            "pub mod a { pub const BASE: u64 = 8; pub const TOP: u64 = super::b::BASE + 1; }\npub mod b { pub const BASE: u64 = 16; }\nmod k { use crate::a::BASE; }",
+        )]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        let k = map.module_of(Path::new("src/lib.rs"), 3).expect("module k");
+        let path = |p: &str| p.split("::").map(str::to_string).collect::<Vec<_>>();
+        let (e, _) = map.env_text(
+            k,
+            &[
+                path("crate::b::BASE"),
+                path("super::a::TOP"),
+                path("std::u64::MAX"),
+            ],
+        );
+        // `BASE` is `a::BASE` here, so `b::BASE` is written under its path's name, and `TOP`'s
+        // own `super::b::BASE` (from module `a`) is the same item under the same name.
+        assert!(e.contains("const BASE: u64 = 8;"), "{e}");
+        assert!(e.contains("const crate·b·BASE: u64 = 16;"), "{e}");
+        assert!(e.contains("use crate::b::BASE as crate·b·BASE;"), "{e}");
+        assert!(e.contains("const TOP: u64 = crate·b·BASE + 1;"), "{e}");
+        assert!(e.contains("use super::a::TOP as TOP;"), "{e}");
+        assert!(!e.contains("MAX"), "{e}");
     }
 
     #[test]

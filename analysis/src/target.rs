@@ -98,6 +98,9 @@ pub struct Target {
     /// Consecutive same-bank fetch/commit accesses allowed while DMA is active (the 64-access
     /// rule, L2898, L2906, L2938-L2939).
     pub bank_max_consecutive: u64,
+    /// Cycles a DMA request may wait for a response before the NoC declares it dead and only a
+    /// cluster-domain reset recovers (L2905, L2940).
+    pub noc_timeout_cycles: u64,
     /// Slices per Data Memory Network (L2868, L2858).
     pub slices_per_dmn: u64,
     /// DM bytes per cycle of one DMN, and of a DMA interleaving two DMNs (L2881, L2883, L2933).
@@ -271,6 +274,7 @@ pub const RNGD: Target = Target {
     dm_bank_bytes: 8,
     dm_banks: 16,
     bank_max_consecutive: 64,
+    noc_timeout_cycles: 4096,
     slices_per_dmn: 32,
     dmn_bytes_per_cycle: 128,
     dma_dm_bytes_per_cycle: 256,

@@ -40,6 +40,17 @@ pub struct Alias {
 }
 
 impl Scope {
+    /// Binds a qualified path (`layouts::Slice`, `super::A`) to the axis or alias `name` is,
+    /// so that `{ layouts::Slice }` and `layouts::A::SIZE` find it as the plain name would.
+    pub fn bind_path(&mut self, path: &str, name: &str) {
+        if let Some(a) = self.axes.get(name).cloned() {
+            self.axes.insert(path.to_string(), a);
+        }
+        if let Some(a) = self.aliases.get(name).cloned() {
+            self.aliases.insert(path.to_string(), a);
+        }
+    }
+
     /// Adds the declarations of one `axes![...]`, reporting bad sizes, conflicting
     /// redeclarations and sizes beyond 64 bits.
     pub fn declare_axes(&mut self, decls: &[AxisDecl], diags: &mut Vec<Problem>) {
@@ -505,8 +516,10 @@ pub fn eval_size(
 }
 
 /// Reports each cycle among mapping aliases once, at the escape in the body of the cycle's
-/// first alias (in the order given) that starts it.
-pub fn alias_cycles(aliases: &[Alias]) -> Vec<Problem> {
+/// first alias (in the order given) that starts it. An escape of an alias of the environment
+/// (`outer`, e.g. `use self::Loop2 as Other;`, written `type Other = m![{ Loop2 }]`) is followed
+/// through to the given aliases it reaches.
+pub fn alias_cycles(aliases: &[Alias], outer: &HashMap<String, Alias>) -> Vec<Problem> {
     fn escapes(e: &Expr, out: &mut Vec<(String, Span)>) {
         match e {
             Expr::Escape(n, s) => out.push((n.text.clone(), *s)),
@@ -521,6 +534,26 @@ pub fn alias_cycles(aliases: &[Alias]) -> Vec<Problem> {
         .enumerate()
         .map(|(k, a)| (a.name.text.as_str(), k))
         .collect();
+    // The given aliases an escape of `name` reaches: itself, or through aliases of the
+    // environment (each entered once).
+    let reach = |name: &str| -> Vec<usize> {
+        let mut found = Vec::new();
+        let mut todo = vec![name.to_string()];
+        let mut seen: HashSet<String> = HashSet::new();
+        while let Some(n) = todo.pop() {
+            if !seen.insert(n.clone()) || seen.len() > 4 * MAX_ALIAS_NESTING {
+                continue;
+            }
+            if let Some(&k) = order.get(n.as_str()) {
+                found.push(k);
+            } else if let Some(body) = outer.get(&n).and_then(|a| a.body.as_ref()) {
+                let mut inner = Vec::new();
+                escapes(body, &mut inner);
+                todo.extend(inner.into_iter().map(|(m, _)| m));
+            }
+        }
+        found
+    };
     let edges: Vec<Vec<(usize, Span)>> = aliases
         .iter()
         .map(|a| {
@@ -529,7 +562,7 @@ pub fn alias_cycles(aliases: &[Alias]) -> Vec<Problem> {
                 escapes(b, &mut out);
             }
             out.into_iter()
-                .filter_map(|(n, s)| order.get(n.as_str()).map(|&k| (k, s)))
+                .flat_map(|(n, s)| reach(&n).into_iter().map(move |k| (k, s)))
                 .collect()
         })
         .collect();

@@ -9,6 +9,7 @@ use proc_macro2::TokenStream;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
+use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Token, braced, bracketed, parenthesized};
 
@@ -50,7 +51,11 @@ thread_local! {
     /// types of the function that uses it), and a body always parses to the same expression.
     static PARSED: RefCell<HashMap<String, Result<Expr, ParseProblem>>> =
         RefCell::new(HashMap::new());
+    /// The same for `axes![...]` bodies (read by the file's items and by its scopes).
+    static PARSED_AXES: RefCell<HashMap<String, AxesParse>> = RefCell::new(HashMap::new());
 }
+
+type AxesParse = (Vec<AxisDecl>, Vec<ParseProblem>);
 
 /// How many parsed bodies a thread keeps at most (a file with more starts over).
 const PARSED_LIMIT: usize = 4096;
@@ -59,6 +64,7 @@ const PARSED_LIMIT: usize = 4096;
 /// the memo never carries one file's work into another's measurements or memory).
 pub fn forget_parsed() {
     PARSED.with(|m| m.borrow_mut().clear());
+    PARSED_AXES.with(|m| m.borrow_mut().clear());
 }
 
 /// Parses the body of `m![...]`.
@@ -91,6 +97,21 @@ fn parse_mapping_uncached(body: &str) -> Result<Expr, ParseProblem> {
 /// Parses the body of `axes![...]`. Entries are independent: a bad entry is reported and
 /// skipped, the others are still declared.
 pub fn parse_axes(body: &str) -> (Vec<AxisDecl>, Vec<ParseProblem>) {
+    if let Some(hit) = PARSED_AXES.with(|m| m.borrow().get(body).cloned()) {
+        return hit;
+    }
+    let parsed = parse_axes_uncached(body);
+    PARSED_AXES.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= PARSED_LIMIT {
+            m.clear();
+        }
+        m.insert(body.to_string(), parsed.clone());
+    });
+    parsed
+}
+
+fn parse_axes_uncached(body: &str) -> (Vec<AxisDecl>, Vec<ParseProblem>) {
     let mut problems = Vec::new();
     let decls = run(body, |p, input| {
         let mut decls = Vec::new();
@@ -345,6 +366,37 @@ impl P<'_> {
         Name { text, span }
     }
 
+    /// `name::next` as one name, written without spaces (the key the environment binds a
+    /// qualified path under).
+    fn joined(&self, name: &Name, next: &syn::Ident) -> Name {
+        let next = self.name(next);
+        Name {
+            text: format!("{}::{}", name.text, next.text),
+            span: name.span.cover(next.span),
+        }
+    }
+
+    /// The whole content of an escape as a path of two or more segments (`layouts::Slice`,
+    /// `crate::a::T`), or `None`.
+    fn escaped_path(&self, content: ParseStream<'_>) -> Option<Name> {
+        let fork = content.fork();
+        let first = syn::Ident::parse_any(&fork).ok()?;
+        let mut name = self.name(&first);
+        let mut segments = 1;
+        while fork.peek(Token![::]) {
+            fork.parse::<Token![::]>().ok()?;
+            let next = syn::Ident::parse_any(&fork).ok()?;
+            name = self.joined(&name, &next);
+            segments += 1;
+        }
+        if segments < 2 || !fork.is_empty() {
+            return None;
+        }
+        use syn::parse::discouraged::Speculative;
+        content.advance_to(&fork);
+        Some(name)
+    }
+
     fn is_primed(&self, name: &Name) -> bool {
         name.span.end > 0 && self.primes.contains(&(name.span.end as usize - 1))
     }
@@ -516,6 +568,10 @@ impl P<'_> {
                 let ident: syn::Ident = content.parse().map_err(|e| self.err(e))?;
                 return Ok(Expr::Escape(self.name(&ident), span));
             }
+            // `{ layouts::Slice }`, `{ super::Tile }`: an alias named by its path.
+            if let Some(name) = self.escaped_path(content) {
+                return Ok(Expr::Escape(name, span));
+            }
             return Err(ParseProblem::Unsupported(
                 span,
                 "escapes of anything but a type alias or generic parameter name are not evaluated"
@@ -589,12 +645,18 @@ impl P<'_> {
             let lit: syn::LitInt = input.parse().map_err(|e| self.err(e))?;
             return Ok(SizeExpr::Lit(self.int(&lit)?, self.span(lit.span())));
         }
-        if input.peek(syn::Ident) {
-            let ident: syn::Ident = input.parse().map_err(|e| self.err(e))?;
-            let name = self.name(&ident);
+        if input.peek(syn::Ident::peek_any) {
+            let ident = syn::Ident::parse_any(input).map_err(|e| self.err(e))?;
+            let mut name = self.name(&ident);
             if input.peek(Token![::]) {
                 input.parse::<Token![::]>().map_err(|e| self.err(e))?;
-                let field: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+                let mut field = syn::Ident::parse_any(input).map_err(|e| self.err(e))?;
+                // `layouts::Tile::SIZE`: the alias or axis is named by its path.
+                while input.peek(Token![::]) {
+                    name = self.joined(&name, &field);
+                    input.parse::<Token![::]>().map_err(|e| self.err(e))?;
+                    field = syn::Ident::parse_any(input).map_err(|e| self.err(e))?;
+                }
                 let span = name.span.cover(self.span(field.span()));
                 if field == "SIZE" {
                     return Ok(SizeExpr::SizeOf(name, span));

@@ -3,9 +3,9 @@
 //! The pipeline state machine is checked on the way: what goes wrong is recorded as a
 //! [`Problem`] where the pipeline state is known.
 
-use super::consts;
+use super::consts::{self, path_key};
 use super::methods::{self, Engine, Recv};
-use super::problem::{Kernel, Primitive, Problem, Unknown};
+use super::problem::{Kernel, NotFollowed, Primitive, Problem, Unknown};
 use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
 use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
 use crate::diagnostic::Span;
@@ -22,26 +22,28 @@ pub struct Env {
     /// `BufTensor` and 4-parameter `StreamTensor`).
     pub local_types: std::collections::HashSet<String>,
     pub consts: HashMap<String, u64>,
-    /// The functions it can call, by name: their syntax, read into a [`FnSig`] only when a
-    /// call is met ([`Env::signature`]); most are never called from the function analysed.
-    pub fns: HashMap<String, ra_ap_syntax::GreenNode>,
+    pub fns: HashMap<String, FnSig>,
     /// Whole tensor type aliases (`type Weights = TrfTensor<...>;`): the type each names.
     pub tensor_aliases: HashMap<String, TensorTy>,
-}
-
-impl Env {
-    /// The signature of the function `name` visible here, read in this environment.
-    pub fn signature(&self, name: &str) -> Option<FnSig> {
-        let node = ra_ap_syntax::SyntaxNode::new_root(self.fns.get(name)?.clone());
-        Some(signature(&ast::Fn::cast(node)?, self))
-    }
+    /// `const fn`s whose body is one expression (addresses computed by calls of them).
+    pub const_fns: HashMap<String, consts::ConstFn>,
+    /// Methods of the crate's `impl` blocks, by name (a call on a value the model cannot type
+    /// takes the signature of the method of that name).
+    pub methods: HashMap<String, FnSig>,
 }
 
 /// A helper function's signature, for chains that cross function boundaries.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FnSig {
     pub params: Vec<Option<TensorTy>>,
+    /// The tensor it returns (also through `Option`/`Result`, which `?` and `unwrap` see
+    /// through).
     pub ret: Option<TensorTy>,
+    /// A tuple it returns, element by element (`(DmTensor<..>, HbmTensor<..>)`).
+    pub rets: Vec<Option<TensorTy>>,
+    /// It returns something visa-lint cannot type that may hold a tensor (a struct, a
+    /// generic, `impl Trait`): its result is not followed (VL-009 where it is used as one).
+    pub opaque: bool,
 }
 
 fn span_of(r: TextRange) -> Span {
@@ -59,7 +61,69 @@ enum Val {
     },
     TuCtx(Tu),
     Dma(&'static str),
+    /// `(a, b)`, or what a helper returning a tuple gives.
+    Tuple(Vec<Val>),
+    /// Values of one type: a slice, an array or a `Vec` of tensors (or of tuples holding
+    /// them); `enumerated`: paired with their index by `.enumerate()`.
+    Many {
+        elem: Box<Val>,
+        enumerated: bool,
+    },
+    /// A closure, with the value its body gives.
+    Closure(Box<Val>),
+    /// A struct literal's fields.
+    Struct(Vec<(String, Val)>),
+    /// What a construct the model does not follow gives: it may be a tensor. Used as one, it
+    /// is reported once at the construct (VL-009).
+    Lost(Construct),
+    /// An expression that never gives a value (`todo!()`, `panic!(..)`, `return`): a type
+    /// written for it is not a tensor that exists.
+    Never,
     Unknown,
+}
+
+impl Val {
+    /// An array of tensors of one type.
+    fn many(ty: TensorTy) -> Val {
+        Val::Many {
+            elem: Box::new(Val::Tensor {
+                ty,
+                tu: None,
+                engines: Vec::new(),
+            }),
+            enumerated: false,
+        }
+    }
+}
+
+/// A construct whose value the model does not follow (a closure parameter, a macro, a field,
+/// an index, a destructuring, an unknown function's result).
+#[derive(Clone, Debug)]
+struct Construct {
+    span: Span,
+    /// What it is, for the message: "the field `self.weights`".
+    what: String,
+}
+
+impl Construct {
+    fn new(node: &ra_ap_syntax::SyntaxNode, what: impl Into<String>) -> Construct {
+        Construct {
+            span: span_of(node.text_range()),
+            what: what.into(),
+        }
+    }
+}
+
+/// A construct's text for a message: its first line, at most 40 characters.
+fn snippet(node: &ra_ap_syntax::SyntaxNode) -> String {
+    let text = node.text().to_string();
+    let line = text.lines().next().unwrap_or("").trim();
+    let short: String = line.chars().take(40).collect();
+    if short.len() < text.trim().len() {
+        format!("{short}..")
+    } else {
+        short
+    }
 }
 
 /// Type-level knowledge for one function body.
@@ -81,6 +145,8 @@ pub struct Builder<'a> {
     consts: HashMap<String, u64>,
     model: FnModel,
     ret: Option<TensorTy>,
+    /// Constructs already reported as not analysed (VL-009), once each.
+    lost_reported: std::collections::HashSet<Span>,
 }
 
 /// Parses a type; tensor types become [`TensorTy`] (unknown mappings stay unset). Types the
@@ -95,12 +161,15 @@ pub fn tensor_type(
         ast::Type::RefType(r) => tensor_type(&r.ty()?, env, scope, problems),
         ast::Type::ParenType(p) => tensor_type(&p.ty()?, env, scope, problems),
         ast::Type::PathType(p) => {
-            let seg = p.path()?.segment()?;
+            let path = p.path()?;
+            let seg = path.segment()?;
             let name = seg.name_ref()?.text().to_string();
-            if env.local_types.contains(&name) {
+            // The name as the environment binds it: plain or by its qualified path.
+            let key = path_key(&path).unwrap_or_else(|| name.clone());
+            if env.local_types.contains(&key) {
                 return None;
             }
-            if let Some(t) = env.tensor_aliases.get(&name) {
+            if let Some(t) = env.tensor_aliases.get(&key) {
                 // The alias's mappings are written where it is used.
                 let mut t = t.clone();
                 let at = span_of(seg.syntax().text_range());
@@ -192,18 +261,20 @@ fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
             }
             ast::Type::PathType(p) => {
                 let at = span_of(p.syntax().text_range());
-                alias_val(p.path()?.segment()?.name_ref()?.text(), scope, at)
+                alias_val(&path_key(&p.path()?)?, scope, at)
             }
             _ => None,
         },
         ast::GenericArg::ConstArg(c) => {
             // `{ Alias }`
-            let text = c.syntax().text().to_string();
-            let inner = text
-                .trim()
-                .trim_start_matches('{')
-                .trim_end_matches('}')
-                .trim();
+            let text: String = c
+                .syntax()
+                .text()
+                .to_string()
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            let inner = text.trim_start_matches('{').trim_end_matches('}');
             alias_val(inner, scope, span_of(c.syntax().text_range()))
         }
         _ => None,
@@ -266,17 +337,157 @@ pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
             );
         }
     }
-    sig.ret = f
-        .ret_type()
-        .and_then(|r| r.ty())
-        .and_then(|t| tensor_type(&t, env, &env.scope, &mut Vec::new()))
+    let ret = f.ret_type().and_then(|r| r.ty()).map(|t| unwrapped(&t));
+    sig.ret = ret
+        .as_ref()
+        .and_then(|t| tensor_type(t, env, &env.scope, &mut Vec::new()))
         .map(unplaced);
+    if let Some(ast::Type::TupleType(t)) = &ret {
+        sig.rets = t
+            .fields()
+            .map(|f| tensor_type(&f, env, &env.scope, &mut Vec::new()).map(unplaced))
+            .collect();
+    }
+    sig.opaque =
+        sig.ret.is_none() && sig.rets.is_empty() && ret.as_ref().is_some_and(|t| !plain(t));
     sig
+}
+
+/// `Option<T>`, `Result<T, E>`, `Box<T>` and references: `T` (`?`, `unwrap` and
+/// dereferences see through them).
+fn unwrapped(ty: &ast::Type) -> ast::Type {
+    match ty {
+        ast::Type::RefType(r) => r.ty().map_or_else(|| ty.clone(), |t| unwrapped(&t)),
+        ast::Type::PathType(p) => {
+            let Some(seg) = p.path().and_then(|p| p.segment()) else {
+                return ty.clone();
+            };
+            let wrapper = seg.name_ref().is_some_and(|n| {
+                matches!(n.text().to_string().as_str(), "Option" | "Result" | "Box")
+            });
+            let inner = seg.generic_arg_list().and_then(|g| {
+                g.generic_args().find_map(|a| match a {
+                    ast::GenericArg::TypeArg(t) => t.ty(),
+                    _ => None,
+                })
+            });
+            match inner {
+                Some(t) if wrapper => unwrapped(&t),
+                _ => ty.clone(),
+            }
+        }
+        _ => ty.clone(),
+    }
+}
+
+/// A type that cannot hold a tensor: a number, `bool`, `char`, a string, `()`, a reference
+/// to one, or an array of them.
+fn plain(ty: &ast::Type) -> bool {
+    match ty {
+        ast::Type::RefType(r) => r.ty().is_some_and(|t| plain(&t)),
+        ast::Type::TupleType(t) => t.fields().all(|f| plain(&f)),
+        ast::Type::ArrayType(a) => a.ty().is_some_and(|t| plain(&t)),
+        ast::Type::SliceType(a) => a.ty().is_some_and(|t| plain(&t)),
+        ast::Type::NeverType(_) => true,
+        ast::Type::PathType(p) => p
+            .path()
+            .and_then(|p| p.segment())
+            .and_then(|s| s.name_ref())
+            .is_some_and(|n| {
+                matches!(
+                    n.text().to_string().as_str(),
+                    "u8" | "u16"
+                        | "u32"
+                        | "u64"
+                        | "u128"
+                        | "usize"
+                        | "i8"
+                        | "i16"
+                        | "i32"
+                        | "i64"
+                        | "i128"
+                        | "isize"
+                        | "f32"
+                        | "f64"
+                        | "bool"
+                        | "char"
+                        | "str"
+                        | "String"
+                )
+            }),
+        _ => false,
+    }
+}
+
+/// `&[T]`, `[T; N]`, `Vec<T>` of a tensor type `T`: the element's type.
+fn many_type(
+    ty: &ast::Type,
+    env: &Env,
+    scope: &Scope,
+    diags: &mut Vec<Problem>,
+) -> Option<TensorTy> {
+    match ty {
+        ast::Type::RefType(r) => many_type(&r.ty()?, env, scope, diags),
+        ast::Type::SliceType(s) => tensor_type(&s.ty()?, env, scope, diags),
+        ast::Type::ArrayType(a) => tensor_type(&a.ty()?, env, scope, diags),
+        ast::Type::PathType(p) => {
+            let seg = p.path()?.segment()?;
+            if seg.name_ref()?.text() != "Vec" {
+                return None;
+            }
+            let inner = seg
+                .generic_arg_list()?
+                .generic_args()
+                .find_map(|a| match a {
+                    ast::GenericArg::TypeArg(t) => t.ty(),
+                    _ => None,
+                })?;
+            tensor_type(&inner, env, scope, diags)
+        }
+        _ => None,
+    }
 }
 
 /// Builds the model of one function. `scope` holds the module's axes and aliases plus the
 /// function's own (and its generic parameters).
 pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
+    // Whole tensor type aliases declared in the body (`type Out = DmTensor<..>;`) are the
+    // types they name there.
+    let local: Vec<ast::TypeAlias> = f
+        .body()
+        .map(|b| {
+            b.syntax()
+                .descendants()
+                .filter_map(ast::TypeAlias::cast)
+                .filter(|a| {
+                    a.syntax()
+                        .ancestors()
+                        .skip(1)
+                        .find_map(ast::Fn::cast)
+                        .is_some_and(|g| g.syntax() == f.syntax())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let with_local;
+    let env = if local.is_empty() {
+        env
+    } else {
+        let mut e = env.clone();
+        e.scope = scope.clone();
+        for a in &local {
+            if let (Some(n), Some(ty)) = (ast::HasName::name(a), a.ty())
+                && let Some(mut t) = tensor_type(&ty, &e, &scope, &mut Vec::new())
+            {
+                for m in t.maps.values_mut() {
+                    m.span = None;
+                }
+                e.tensor_aliases.insert(n.text().to_string(), t);
+            }
+        }
+        with_local = e;
+        &with_local
+    };
     let name = ast::HasName::name(f)
         .map(|n| n.text().to_string())
         .unwrap_or_default();
@@ -305,6 +516,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
             problems: Vec::new(),
         },
         ret: None,
+        lost_reported: std::collections::HashSet::new(),
     };
     if let Some(pl) = f.param_list() {
         for p in pl.params() {
@@ -315,6 +527,14 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
             let ty = p
                 .ty()
                 .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
+            if ty.is_none()
+                && let Some(many) = p
+                    .ty()
+                    .and_then(|t| many_type(&t, b.env, &b.scope, &mut b.model.problems))
+            {
+                b.vars.insert(pname, Val::many(many));
+                continue;
+            }
             if let Some(ty) = ty {
                 b.model.tensors.push(TensorVar {
                     name: pname.clone(),
@@ -332,6 +552,12 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
                         engines: Vec::new(),
                     },
                 );
+            } else if p.ty().is_some_and(|t| !plain(&t)) {
+                // A parameter of a type visa-lint cannot type (a generic, a struct): a tensor
+                // in it is not followed.
+                let what = format!("the parameter `{}`", snippet(p.syntax()));
+                b.vars
+                    .insert(pname, Val::Lost(Construct::new(p.syntax(), what)));
             }
         }
     }
@@ -474,6 +700,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
             binding: None,
             declared: None,
             receiver: m.receiver().and_then(|r| var_name(&r)),
+            written_apart: false,
             steps: vec![Step {
                 method: name,
                 span,
@@ -513,12 +740,14 @@ impl Builder<'_> {
             return Val::Unknown;
         };
         let outer_consts = self.consts.clone();
+        let mut diverges = false;
         for stmt in list.statements() {
+            diverges = false;
             match stmt {
                 ast::Stmt::LetStmt(l) => self.let_stmt(&l),
                 ast::Stmt::ExprStmt(e) => {
                     if let Some(e) = e.expr() {
-                        self.top(&e, None, None);
+                        diverges = matches!(self.top(&e, None, None), Val::Never);
                     }
                 }
                 ast::Stmt::Item(_) => {}
@@ -527,6 +756,8 @@ impl Builder<'_> {
         self.last_ends.clear();
         let val = match list.tail_expr() {
             Some(tail) => self.top(&tail, expected, binding),
+            // `{ ..; return x; }`
+            None if diverges => Val::Never,
             None => Val::Unknown,
         };
         self.consts = outer_consts;
@@ -543,6 +774,14 @@ impl Builder<'_> {
         }
         let mut joined: Option<(TensorTy, Option<Tu>, Vec<Engine>)> = None;
         let mut ends = Vec::new();
+        // An arm that returns or panics gives no value to join.
+        let arms: Vec<_> = arms
+            .into_iter()
+            .filter(|(v, _)| !matches!(v, Val::Never))
+            .collect();
+        if arms.is_empty() {
+            return Val::Never;
+        }
         for (v, e) in arms {
             let Val::Tensor { ty, tu, engines } = v else {
                 return Val::Unknown;
@@ -571,7 +810,7 @@ impl Builder<'_> {
         let Some((ty, tu, engines)) = joined else {
             return Val::Unknown;
         };
-        if tu.is_some() {
+        if ty.kind.is_stream() {
             self.last_ends = ends;
         }
         Val::Tensor { ty, tu, engines }
@@ -586,7 +825,7 @@ impl Builder<'_> {
         arms: &mut Vec<(Val, Vec<(usize, usize)>)>,
     ) -> bool {
         if let Some(c) = i.condition() {
-            self.arg_expr(&c);
+            self.condition(&c);
         }
         if let Some(b) = i.then_branch() {
             let v = self.block(&b, expected.clone(), binding.clone());
@@ -622,7 +861,7 @@ impl Builder<'_> {
         let constant = l
             .initializer()
             .filter(|_| immutable)
-            .and_then(|init| consts::eval(&init, &self.consts));
+            .and_then(|init| consts::eval_in(&init, &self.consts, &self.env.const_fns));
         if let Some(n) = &name {
             match constant {
                 Some(v) => {
@@ -645,7 +884,44 @@ impl Builder<'_> {
             },
         };
         let ends = std::mem::take(&mut self.last_ends);
-        let Some(name) = name else { return };
+        let Some(name) = name else {
+            // `let (a, b) = ..`, `let Pair { a, b } = ..`, `let Some(t) = .. else { .. }`.
+            if let Some(pat) = l.pat() {
+                let val = match (val, annotation.as_ref()) {
+                    (Val::Tuple(mut vs), Some(ast::Type::TupleType(t))) => {
+                        for (v, f) in vs.iter_mut().zip(t.fields()) {
+                            if matches!(v, Val::Unknown)
+                                && let Some(ty) = tensor_type(
+                                    &f,
+                                    self.env,
+                                    &self.scope,
+                                    &mut self.model.problems,
+                                )
+                            {
+                                *v = Val::Tensor {
+                                    ty,
+                                    tu: None,
+                                    engines: Vec::new(),
+                                };
+                            }
+                        }
+                        Val::Tuple(vs)
+                    }
+                    (v, _) => v,
+                };
+                self.bind_pat(&pat, val);
+            }
+            return;
+        };
+        let val = match (val, annotation.as_ref()) {
+            (Val::Unknown | Val::Lost(_), Some(t)) => {
+                match many_type(t, self.env, &self.scope, &mut self.model.problems) {
+                    Some(ty) => Val::many(ty),
+                    None => Val::Unknown,
+                }
+            }
+            (v, _) => v,
+        };
         if ends.is_empty() {
             self.ends.remove(&name);
         } else {
@@ -674,6 +950,257 @@ impl Builder<'_> {
         self.vars.insert(name, val);
     }
 
+    /// Binds a variable to a value outside a `let` of a plain name (a pattern's part, a loop
+    /// variable, a closure parameter, an assignment).
+    fn set_var(&mut self, name: String, val: Val, span: Span) {
+        self.consts.remove(&name);
+        self.ends.remove(&name);
+        if let Val::Tensor { ty, tu, .. } = &val {
+            self.model.tensors.push(TensorVar {
+                name: name.clone(),
+                span,
+                origin: Origin::Let,
+                ty: ty.clone(),
+                context: *tu,
+                address: None,
+            });
+        }
+        self.vars.insert(name, val);
+    }
+
+    /// Binds a pattern to a value: tuples and struct literals part by part, `Some(t)`/`Ok(t)`
+    /// to the value itself (the model sees through `Option`/`Result`); a part it cannot
+    /// follow is [`Val::Lost`] at the pattern.
+    fn bind_pat(&mut self, pat: &ast::Pat, val: Val) {
+        let at = span_of(pat.syntax().text_range());
+        match pat {
+            ast::Pat::IdentPat(i) => {
+                if let Some(n) = ast::HasName::name(i) {
+                    self.set_var(n.text().to_string(), val, at);
+                }
+            }
+            ast::Pat::RefPat(r) => {
+                if let Some(p) = r.pat() {
+                    self.bind_pat(&p, val);
+                }
+            }
+            ast::Pat::ParenPat(p) => {
+                if let Some(p) = p.pat() {
+                    self.bind_pat(&p, val);
+                }
+            }
+            ast::Pat::TuplePat(t) => {
+                let fields: Vec<ast::Pat> = t.fields().collect();
+                let rest = fields.iter().any(|f| matches!(f, ast::Pat::RestPat(_)));
+                match val {
+                    Val::Tuple(vs) if vs.len() == fields.len() && !rest => {
+                        for (f, v) in fields.iter().zip(vs) {
+                            self.bind_pat(f, v);
+                        }
+                    }
+                    Val::Unknown => self.bind_all(pat, Val::Unknown),
+                    Val::Lost(c) => self.bind_all(pat, Val::Lost(c)),
+                    _ => {
+                        let what = format!("the destructuring `{}`", snippet(pat.syntax()));
+                        self.bind_all(pat, Val::Lost(Construct::new(pat.syntax(), what)));
+                    }
+                }
+            }
+            ast::Pat::RecordPat(r) => {
+                let Val::Struct(fields) = val else {
+                    let lost = match val {
+                        Val::Unknown => Val::Unknown,
+                        Val::Lost(c) => Val::Lost(c),
+                        _ => {
+                            let what = format!("the destructuring `{}`", snippet(pat.syntax()));
+                            Val::Lost(Construct::new(pat.syntax(), what))
+                        }
+                    };
+                    self.bind_all(pat, lost);
+                    return;
+                };
+                for f in r
+                    .record_pat_field_list()
+                    .into_iter()
+                    .flat_map(|l| l.fields())
+                {
+                    let Some(p) = f.pat() else { continue };
+                    let name = f
+                        .field_name()
+                        .map(|n| n.to_string())
+                        .or_else(|| pat_name(&p));
+                    let v = name
+                        .and_then(|n| fields.iter().find(|(k, _)| *k == n))
+                        .map_or(Val::Unknown, |(_, v)| v.clone());
+                    self.bind_pat(&p, v);
+                }
+            }
+            ast::Pat::TupleStructPat(t) => {
+                let fields: Vec<ast::Pat> = t.fields().collect();
+                match fields.as_slice() {
+                    [one] => self.bind_pat(one, val),
+                    _ => self.bind_all(pat, Val::Unknown),
+                }
+            }
+            ast::Pat::SlicePat(sp) => {
+                let elem = match val {
+                    Val::Many { elem, .. } => *elem,
+                    Val::Lost(c) => Val::Lost(c),
+                    Val::Unknown => Val::Unknown,
+                    _ => {
+                        let what = format!("the destructuring `{}`", snippet(pat.syntax()));
+                        Val::Lost(Construct::new(pat.syntax(), what))
+                    }
+                };
+                for p in sp.pats() {
+                    if !matches!(p, ast::Pat::RestPat(_)) {
+                        self.bind_pat(&p, elem.clone());
+                    }
+                }
+            }
+            _ => self.bind_all(pat, Val::Unknown),
+        }
+    }
+
+    /// Binds every name a pattern introduces to one value.
+    fn bind_all(&mut self, pat: &ast::Pat, val: Val) {
+        for i in pat.syntax().descendants().filter_map(ast::IdentPat::cast) {
+            if let Some(n) = ast::HasName::name(&i) {
+                let at = span_of(i.syntax().text_range());
+                self.set_var(n.text().to_string(), val.clone(), at);
+            }
+        }
+    }
+
+    /// Reports a value the model did not follow where it is used as a tensor: once per
+    /// construct.
+    fn lost_use(&mut self, c: &Construct, at: Span) {
+        if !self.lost_reported.insert(c.span) {
+            return;
+        }
+        self.model.problems.push(
+            NotFollowed::Lost {
+                at: c.span,
+                what: c.what.clone(),
+                used: at,
+            }
+            .into(),
+        );
+    }
+
+    /// A construct reported as soon as it is met (an engine chain inside a macro, an address
+    /// computed by a call): once.
+    fn not_analysed(&mut self, p: NotFollowed) {
+        if self.lost_reported.insert(p.at()) {
+            self.model.problems.push(p.into());
+        }
+    }
+
+    /// An `if`/`while` condition: `let` patterns bind what they match.
+    fn condition(&mut self, c: &ast::Expr) {
+        match c {
+            ast::Expr::LetExpr(l) => {
+                let v = l.expr().map_or(Val::Unknown, |e| self.arg_expr(&e));
+                if let Some(p) = l.pat() {
+                    self.bind_pat(&p, v);
+                }
+            }
+            ast::Expr::BinExpr(b)
+                if matches!(b.op_kind(), Some(ast::BinaryOp::LogicOp(ast::LogicOp::And))) =>
+            {
+                if let Some(l) = b.lhs() {
+                    self.condition(&l);
+                }
+                if let Some(r) = b.rhs() {
+                    self.condition(&r);
+                }
+            }
+            other => {
+                self.arg_expr(other);
+            }
+        }
+    }
+
+    /// A loop: its pattern bound to the elements of what it iterates (a tensor of an array
+    /// or slice of them), its body evaluated once (Rust gives a variable one type, so what
+    /// flows around the back edge has the type it had before the loop).
+    fn loop_expr(&mut self, e: &ast::Expr) -> Val {
+        match e {
+            ast::Expr::ForExpr(f) => {
+                let it = f.iterable().map_or(Val::Unknown, |i| self.arg_expr(&i));
+                let elem = match it {
+                    Val::Many { elem, enumerated } => {
+                        if enumerated {
+                            Val::Tuple(vec![Val::Unknown, *elem])
+                        } else {
+                            *elem
+                        }
+                    }
+                    Val::Lost(c) => Val::Lost(c),
+                    _ => Val::Unknown,
+                };
+                if let Some(p) = f.pat() {
+                    self.bind_pat(&p, elem);
+                }
+                if let Some(b) = f.loop_body() {
+                    self.block(&b, None, None);
+                }
+            }
+            ast::Expr::WhileExpr(w) => {
+                if let Some(c) = w.condition() {
+                    self.condition(&c);
+                }
+                if let Some(b) = w.loop_body() {
+                    self.block(&b, None, None);
+                }
+            }
+            ast::Expr::LoopExpr(l) => {
+                if let Some(b) = l.loop_body() {
+                    self.block(&b, None, None);
+                }
+            }
+            _ => {}
+        }
+        self.last_ends.clear();
+        Val::Unknown
+    }
+
+    /// `x = e`: the variable takes the new value (its chain, if it is a stream in mid-pass);
+    /// `x += e` and assignments to fields or indices only evaluate the right-hand side.
+    fn assign(&mut self, b: &ast::BinExpr) -> Val {
+        let plain = matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { op: None }));
+        let target = b.lhs().as_ref().and_then(var_name);
+        let Some(rhs) = b.rhs() else {
+            return Val::Unknown;
+        };
+        match target {
+            Some(name) if plain => {
+                let expected = match self.vars.get(&name) {
+                    Some(Val::Tensor { ty, .. }) => Some(ty.clone()),
+                    _ => None,
+                };
+                let val = self.top(&rhs, expected, Some(name.clone()));
+                let ends = std::mem::take(&mut self.last_ends);
+                let at = b.lhs().map_or(span_of(b.syntax().text_range()), |l| {
+                    span_of(l.syntax().text_range())
+                });
+                self.set_var(name.clone(), val, at);
+                if !ends.is_empty() {
+                    self.ends.insert(name, ends);
+                }
+            }
+            Some(name) => {
+                self.consts.remove(&name);
+                self.arg_expr(&rhs);
+            }
+            None => {
+                self.top(&rhs, None, None);
+            }
+        }
+        self.last_ends.clear();
+        Val::Unknown
+    }
+
     /// Evaluates a statement-level expression, recording its chain: a new one, or the chains
     /// of the variable it continues, extended (see [`Builder::ends`]).
     fn top(&mut self, e: &ast::Expr, expected: Option<TensorTy>, binding: Option<String>) -> Val {
@@ -687,26 +1214,34 @@ impl Builder<'_> {
                     return self.top(&inner, expected, binding);
                 }
             }
-            ast::Expr::ForExpr(f) => {
-                if let Some(b) = f.loop_body() {
-                    self.block(&b, None, None);
+            ast::Expr::ForExpr(_) | ast::Expr::WhileExpr(_) | ast::Expr::LoopExpr(_) => {
+                return self.loop_expr(e);
+            }
+            ast::Expr::ReturnExpr(r) => {
+                // `return x.to_hbm(..)`: the value takes the function's return type.
+                if let Some(v) = r.expr() {
+                    let ret = self.ret.clone();
+                    self.top(&v, ret, None);
+                }
+                self.last_ends.clear();
+                return Val::Never;
+            }
+            ast::Expr::BreakExpr(b) => {
+                if let Some(v) = b.expr() {
+                    self.top(&v, None, None);
                 }
                 self.last_ends.clear();
                 return Val::Unknown;
             }
-            ast::Expr::WhileExpr(w) => {
-                if let Some(b) = w.loop_body() {
-                    self.block(&b, None, None);
-                }
-                self.last_ends.clear();
-                return Val::Unknown;
+            ast::Expr::BinExpr(b)
+                if matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { .. })) =>
+            {
+                return self.assign(b);
             }
-            ast::Expr::LoopExpr(l) => {
-                if let Some(b) = l.loop_body() {
-                    self.block(&b, None, None);
-                }
+            ast::Expr::TupleExpr(t) => {
+                let vals = t.fields().map(|f| self.top(&f, None, None)).collect();
                 self.last_ends.clear();
-                return Val::Unknown;
+                return Val::Tuple(vals);
             }
             ast::Expr::IfExpr(i) => {
                 let mut arms = Vec::new();
@@ -742,10 +1277,20 @@ impl Builder<'_> {
                     .is_some_and(|c| c.steps.len() >= *n)
             })
             .collect();
-        let mid_pass = matches!(val, Val::Tensor { tu: Some(_), .. });
+        // A stream in mid-pass (from a context, or a stream-typed parameter of a helper).
+        let mid_pass = matches!(&val, Val::Tensor { ty, .. } if ty.kind.is_stream());
         if steps.is_empty() {
             if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
                 self.unify(ty, exp, &mut []);
+            }
+            // `let w: Weights = load(..);`: what the model does not follow is the type the
+            // annotation (or the return type) gives it, as rustc types it.
+            if let (Some(exp), Val::Unknown | Val::Lost(_)) = (&expected, &val) {
+                val = Val::Tensor {
+                    ty: exp.clone(),
+                    tu: None,
+                    engines: Vec::new(),
+                };
             }
             // A variable passed on (`let b = a;`, a block's tail): its chains go with it.
             if mid_pass {
@@ -769,7 +1314,7 @@ impl Builder<'_> {
             for w in &mut whole {
                 self.unify(ty, exp, w);
             }
-        } else if let (Some(exp), Val::Unknown) = (&expected, &val) {
+        } else if let (Some(exp), Val::Unknown | Val::Lost(_)) = (&expected, &val) {
             val = Val::Tensor {
                 ty: exp.clone(),
                 tu: None,
@@ -791,6 +1336,7 @@ impl Builder<'_> {
                     );
                     c.binding = binding.clone();
                     c.declared = expected.clone();
+                    c.written_apart = true;
                     ends.push((i, n));
                 }
                 // A second continuation of the same end (another arm): a chain of its own.
@@ -802,6 +1348,7 @@ impl Builder<'_> {
                         declared: expected.clone(),
                         receiver: c.receiver.clone(),
                         steps: w,
+                        written_apart: true,
                     };
                     self.model.chains.push(chain);
                     ends.push((self.model.chains.len() - 1, n));
@@ -813,6 +1360,7 @@ impl Builder<'_> {
                         declared: expected.clone(),
                         receiver: root_var(e),
                         steps: w,
+                        written_apart: false,
                     });
                     ends.push((self.model.chains.len() - 1, n));
                 }
@@ -959,6 +1507,13 @@ impl Builder<'_> {
                 if path.qualifier().is_some() {
                     return Val::Unknown;
                 }
+                if path
+                    .segment()
+                    .is_some_and(|s| s.kind() == Some(ast::PathSegmentKind::SelfKw))
+                {
+                    // A method's receiver: what its fields and methods give is not followed.
+                    return Val::Lost(Construct::new(p.syntax(), "`self`"));
+                }
                 let name = path
                     .segment()
                     .and_then(|s| s.name_ref())
@@ -983,12 +1538,240 @@ impl Builder<'_> {
                     "sub" => Val::TuCtx(Tu::Sub),
                     "pdma" => Val::Dma("pdma"),
                     "tdma" => Val::Dma("tdma"),
-                    _ => Val::Unknown,
+                    _ => {
+                        let recv = f.expr().map_or(Val::Unknown, |r| self.arg_expr(&r));
+                        match recv {
+                            Val::Tuple(vs) => field
+                                .parse::<usize>()
+                                .ok()
+                                .and_then(|i| vs.get(i).cloned())
+                                .unwrap_or(Val::Unknown),
+                            Val::Struct(fs) => fs
+                                .into_iter()
+                                .find(|(n, _)| *n == field)
+                                .map_or(Val::Unknown, |(_, v)| v),
+                            _ => {
+                                let what = format!("the field `{}`", snippet(f.syntax()));
+                                Val::Lost(Construct::new(f.syntax(), what))
+                            }
+                        }
+                    }
                 }
             }
             ast::Expr::CallExpr(c) => self.call(c, awaited),
+            ast::Expr::ClosureExpr(c) => self.closure(c),
+            ast::Expr::MacroExpr(m) => self.macro_expr(m),
+            ast::Expr::IndexExpr(i) => {
+                let base = i.base().map_or(Val::Unknown, |b| self.arg_expr(&b));
+                if let Some(ix) = i.index() {
+                    self.arg_expr(&ix);
+                }
+                match base {
+                    Val::Many { elem, .. } => *elem,
+                    _ => {
+                        let what = format!("the index `{}`", snippet(i.syntax()));
+                        Val::Lost(Construct::new(i.syntax(), what))
+                    }
+                }
+            }
+            ast::Expr::ArrayExpr(a) => {
+                let vals: Vec<Val> = a.exprs().map(|x| self.top(&x, None, None)).collect();
+                self.last_ends.clear();
+                array_of(vals)
+            }
+            ast::Expr::TupleExpr(_)
+            | ast::Expr::ReturnExpr(_)
+            | ast::Expr::BreakExpr(_)
+            | ast::Expr::ForExpr(_)
+            | ast::Expr::WhileExpr(_)
+            | ast::Expr::LoopExpr(_) => self.top(e, None, None),
+            ast::Expr::BinExpr(b)
+                if matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { .. })) =>
+            {
+                self.assign(b)
+            }
+            ast::Expr::IfExpr(_) | ast::Expr::MatchExpr(_) => {
+                // Used as a value inside an expression (`(if c { a } else { b }).view()`): the
+                // arms are evaluated as at statement level, and the chain continues from them.
+                let v = self.top(e, None, None);
+                let ends = std::mem::take(&mut self.last_ends);
+                if steps.is_empty() && !ends.is_empty() {
+                    self.root = Some(ends);
+                }
+                v
+            }
+            ast::Expr::RecordExpr(r) => {
+                let mut fields = Vec::new();
+                for f in r
+                    .record_expr_field_list()
+                    .into_iter()
+                    .flat_map(|l| l.fields())
+                {
+                    let Some(x) = f.expr() else { continue };
+                    let name = f
+                        .field_name()
+                        .map(|n| n.to_string())
+                        .or_else(|| var_name(&x));
+                    let v = self.top(&x, None, None);
+                    if let Some(n) = name {
+                        fields.push((n, v));
+                    }
+                }
+                self.last_ends.clear();
+                Val::Struct(fields)
+            }
+            ast::Expr::PrefixExpr(p) => {
+                // `*t` of a reference to a tensor is the tensor.
+                let v = p.expr().map_or(Val::Unknown, |x| self.arg_expr(&x));
+                match p.op_kind() {
+                    Some(ast::UnaryOp::Deref) => v,
+                    _ => Val::Unknown,
+                }
+            }
             _ => Val::Unknown,
         }
+    }
+
+    /// An engine chain written inside a macro's arguments (read as expressions, as
+    /// `assert!`, `dbg!` and `vec!` take them): a pass or a device DMA transfer from
+    /// `ctx.main`/`ctx.sub` or a tensor variable. Its first engine method's name.
+    fn engine_chain_in(&self, tt: &ast::TokenTree) -> Option<String> {
+        let text = tt.syntax().text().to_string();
+        let inner = text.get(1..text.len().saturating_sub(1))?;
+        let wrapped = format!("fn __visa_lint() {{ ({inner}); }}");
+        let file =
+            ra_ap_syntax::SourceFile::parse(&wrapped, ra_ap_syntax::Edition::Edition2024).tree();
+        for m in file
+            .syntax()
+            .descendants()
+            .filter_map(ast::MethodCallExpr::cast)
+        {
+            let Some(name) = m.name_ref().map(|n| n.text().to_string()) else {
+                continue;
+            };
+            let device = methods::method(&name).is_some_and(|s| {
+                s.engine != Engine::Memory || matches!(s.name, "to_dm" | "to_hbm")
+            });
+            if !device {
+                continue;
+            }
+            // The spine's root: `ctx.main`, `ctx.sub`, or a tensor variable.
+            let mut root = m.receiver();
+            while let Some(r) = root.clone() {
+                root = match r {
+                    ast::Expr::MethodCallExpr(x) => x.receiver(),
+                    ast::Expr::AwaitExpr(x) => x.expr(),
+                    ast::Expr::TryExpr(x) => x.expr(),
+                    ast::Expr::ParenExpr(x) => x.expr(),
+                    ast::Expr::RefExpr(x) => x.expr(),
+                    _ => break,
+                };
+            }
+            let from_context = matches!(&root, Some(ast::Expr::FieldExpr(f)) if f.name_ref().is_some_and(|n| matches!(n.text().to_string().as_str(), "main" | "sub")));
+            let from_tensor = root
+                .as_ref()
+                .and_then(var_name)
+                .is_some_and(|v| matches!(self.vars.get(&v), Some(Val::Tensor { .. })));
+            if from_context || from_tensor {
+                return Some(name);
+            }
+        }
+        None
+    }
+
+    /// A closure: evaluated where it is written (its chains are checked there), with its
+    /// parameters typed by their annotations; an unannotated parameter is not followed. The
+    /// closure's value is what its body gives, which every call returns (a closure has one
+    /// type).
+    fn closure(&mut self, c: &ast::ClosureExpr) -> Val {
+        let saved = (self.vars.clone(), self.ends.clone(), self.consts.clone());
+        for p in c.param_list().into_iter().flat_map(|l| l.params()) {
+            let Some(pat) = p.pat() else { continue };
+            let annotated = p
+                .ty()
+                .and_then(|t| tensor_type(&t, self.env, &self.scope, &mut self.model.problems));
+            let v = match annotated {
+                Some(ty) => Val::Tensor {
+                    ty,
+                    tu: None,
+                    engines: Vec::new(),
+                },
+                None => {
+                    let what = format!(
+                        "a tensor passed into a closure through `{}`",
+                        snippet(pat.syntax())
+                    );
+                    Val::Lost(Construct::new(pat.syntax(), what))
+                }
+            };
+            self.bind_pat(&pat, v);
+        }
+        let body = c.body().map_or(Val::Unknown, |b| self.top(&b, None, None));
+        (self.vars, self.ends, self.consts) = saved;
+        self.last_ends.clear();
+        Val::Closure(Box::new(body))
+    }
+
+    /// A macro call used as a value (`m!`, `axes!` and `i!` are types and declarations, read
+    /// elsewhere): `vec![a, b]` of tensors is an array of them; an engine chain written
+    /// inside any other macro is not checked, which is said at once; the value is not
+    /// followed.
+    fn macro_expr(&mut self, m: &ast::MacroExpr) -> Val {
+        let Some(call) = m.macro_call() else {
+            return Val::Unknown;
+        };
+        let name = call
+            .path()
+            .and_then(|p| p.segment())
+            .and_then(|s| s.name_ref())
+            .map(|n| n.text().to_string())
+            .unwrap_or_default();
+        if matches!(name.as_str(), "m" | "i" | "axes") {
+            return Val::Unknown;
+        }
+        if matches!(
+            name.as_str(),
+            "todo" | "unimplemented" | "panic" | "unreachable"
+        ) {
+            return Val::Never;
+        }
+        let end = call
+            .excl_token()
+            .map_or(call.syntax().text_range().end(), |t| t.text_range().end());
+        let at = Span::new(
+            u32::from(call.syntax().text_range().start()) as usize,
+            u32::from(end) as usize,
+        );
+        let tokens: Vec<ra_ap_syntax::SyntaxToken> = call
+            .token_tree()
+            .map(|t| {
+                t.syntax()
+                    .descendants_with_tokens()
+                    .filter_map(|e| e.into_token())
+                    .filter(|t| !t.kind().is_trivia())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(method) = call.token_tree().and_then(|t| self.engine_chain_in(&t)) {
+            self.not_analysed(NotFollowed::InMacro {
+                at,
+                name: name.to_string(),
+                method: method.to_string(),
+            });
+        }
+        if name == "vec" {
+            // `vec![a, b]` of tensor variables.
+            let vals: Vec<Val> = tokens
+                .iter()
+                .filter(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT)
+                .map(|t| self.vars.get(t.text()).cloned().unwrap_or(Val::Unknown))
+                .collect();
+            if let v @ Val::Many { .. } = array_of(vals) {
+                return v;
+            }
+        }
+        let what = format!("the value of `{name}!`");
+        Val::Lost(Construct { span: at, what })
     }
 
     fn call(&mut self, c: &ast::CallExpr, awaited: bool) -> Val {
@@ -1006,7 +1789,24 @@ impl Builder<'_> {
             .map(|n| n.text().to_string())
             .unwrap_or_default();
         let args: Vec<ast::Expr> = c.arg_list().map(|a| a.args().collect()).unwrap_or_default();
-        // `HbmTensor::<D, Chip, Element>::from_addr(a)`, `HostTensor::<D, M>::rand(..)`.
+        // `HbmTensor::<D, Chip, Element>::from_addr(a)`, `HostTensor::<D, M>::rand(..)`,
+        // `Output::from_addr(a)` of a whole tensor type alias.
+        let aliased = path
+            .qualifier()
+            .as_ref()
+            .and_then(path_key)
+            .and_then(|k| self.env.tensor_aliases.get(&k))
+            .cloned();
+        if let Some(ty) = aliased {
+            for a in &args {
+                self.arg_expr(a);
+            }
+            return Val::Tensor {
+                ty,
+                tu: None,
+                engines: Vec::new(),
+            };
+        }
         if let Some(q) = path.qualifier()
             && let Some(seg) = q.segment()
             && let Some(tname) = seg.name_ref().map(|n| n.text().to_string())
@@ -1025,6 +1825,7 @@ impl Builder<'_> {
                 engines: Vec::new(),
             };
         }
+        let key = path_key(&path);
         if path.qualifier().is_none() && fname == "launch" {
             if !awaited {
                 self.model.problems.push(
@@ -1036,26 +1837,46 @@ impl Builder<'_> {
             }
             return self.launch(&args);
         }
-        if path.qualifier().is_none()
-            && let Some(sig) = self.env.signature(&fname)
-        {
+        if let Some(sig) = key.as_ref().and_then(|k| self.env.fns.get(k)).cloned() {
             for (k, a) in args.iter().enumerate() {
                 let expected = sig.params.get(k).cloned().flatten();
                 self.top(a, expected, None);
             }
-            return match sig.ret {
-                Some(ty) => Val::Tensor {
-                    ty,
-                    tu: None,
-                    engines: Vec::new(),
-                },
-                None => Val::Unknown,
+            let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
+            return sig_value(sig, Construct::new(callee.syntax(), what));
+        }
+        // A closure bound to a variable: every call gives what its body gives.
+        if path.qualifier().is_none()
+            && let Some(v) = self.vars.get(&fname).cloned()
+        {
+            for a in &args {
+                self.arg_expr(a);
+            }
+            return match v {
+                Val::Closure(body) => *body,
+                Val::Lost(c) => Val::Lost(c),
+                _ => Val::Unknown,
             };
         }
-        for a in &args {
-            self.arg_expr(a);
+        // Wrappers the model sees through (`Ok(t)` as a helper's tail, `Some(t)`).
+        let through = matches!(
+            key.as_deref(),
+            Some("Some" | "Ok" | "Box::new" | "Rc::new" | "Arc::new" | "std::hint::black_box")
+        );
+        if through && let [a] = args.as_slice() {
+            return self.top(a, None, None);
         }
-        Val::Unknown
+        // An engine chain passed straight to a function is still a chain.
+        for a in &args {
+            if passes_a_chain(a) {
+                self.top(a, None, None);
+            } else {
+                self.arg_expr(a);
+            }
+        }
+        self.last_ends.clear();
+        let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
+        Val::Lost(Construct::new(callee.syntax(), what))
     }
 
     /// `launch(kernel, (&mut ctx, &a, &b))`: the tuple takes the kernel's parameter types (as
@@ -1064,14 +1885,10 @@ impl Builder<'_> {
         let Some(ast::Expr::PathExpr(k)) = args.first() else {
             return Val::Unknown;
         };
-        let Some(kname) = k
-            .path()
-            .and_then(|p| p.segment())
-            .and_then(|s| s.name_ref())
-        else {
+        let Some(kname) = k.path().as_ref().and_then(path_key) else {
             return Val::Unknown;
         };
-        let Some(sig) = self.env.signature(kname.text()) else {
+        let Some(sig) = self.env.fns.get(&kname).cloned() else {
             return Val::Unknown;
         };
         if let Some(ast::Expr::TupleExpr(t)) = args.get(1) {
@@ -1144,7 +1961,65 @@ impl Builder<'_> {
             })
             .unwrap_or_default();
         let arg_vals: Vec<Val> = args.iter().map(|a| self.arg_expr(a)).collect();
-        let Some(spec) = methods::method(&name) else {
+        // On a value not followed, or an array of tensors, the methods other types have too
+        // (`Iterator::collect`, `Option::transpose`, `clone`) are not taken for engine calls.
+        let shared = matches!(name.as_str(), "clone" | "collect" | "transpose");
+        let spec = methods::method(&name)
+            .filter(|_| !(shared && matches!(recv, Val::Lost(_) | Val::Many { .. })));
+        let Some(spec) = spec else {
+            // A method of the crate's `impl` blocks on a value the model cannot type
+            // (`self.apply(ctx, a)`): its signature.
+            if !matches!(recv, Val::Tensor { .. } | Val::TuCtx(_) | Val::Many { .. })
+                && let Some(sig) = self.env.methods.get(&name).cloned()
+            {
+                for (k, a) in args.iter().enumerate() {
+                    let expected = sig.params.get(k).cloned().flatten();
+                    self.top(a, expected, None);
+                }
+                self.last_ends.clear();
+                let what = format!("the result of `{}`", snippet(m.syntax()));
+                return sig_value(sig, Construct::new(m.syntax(), what));
+            }
+            // Arrays of tensors iterate; values not followed stay so.
+            match &recv {
+                Val::Many { elem, enumerated } => {
+                    return match name.as_str() {
+                        "iter" | "iter_mut" | "into_iter" | "copied" | "cloned" | "clone" => {
+                            Val::Many {
+                                elem: elem.clone(),
+                                enumerated: *enumerated,
+                            }
+                        }
+                        "enumerate" => Val::Many {
+                            elem: elem.clone(),
+                            enumerated: true,
+                        },
+                        "len" | "is_empty" => Val::Unknown,
+                        _ => {
+                            let what = format!("`.{name}()` of an array of tensors");
+                            Val::Lost(Construct::new(m.syntax(), what))
+                        }
+                    };
+                }
+                Val::Lost(c) => {
+                    let of_self = matches!(m.receiver(), Some(ast::Expr::PathExpr(ref p)) if p.syntax().text() == "self");
+                    return if of_self {
+                        let what = format!("the result of `{}`", snippet(m.syntax()));
+                        Val::Lost(Construct::new(m.syntax(), what))
+                    } else {
+                        Val::Lost(c.clone())
+                    };
+                }
+                Val::Tensor { .. }
+                    if matches!(
+                        name.as_str(),
+                        "clone" | "to_owned" | "borrow" | "as_ref" | "unwrap" | "expect"
+                    ) =>
+                {
+                    return recv;
+                }
+                _ => {}
+            }
             if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_)) && !methods::is_std_method(&name)
             {
                 self.model.problems.push(
@@ -1155,7 +2030,7 @@ impl Builder<'_> {
                     .into(),
                 );
                 steps.push(Step {
-                    method: name,
+                    method: name.clone(),
                     span,
                     engine: None,
                     input: None,
@@ -1168,6 +2043,12 @@ impl Builder<'_> {
                     args: val_args.clone(),
                 });
             }
+            // A method of a value the model cannot type (`loader.load(ctx)`): what it gives
+            // may be a tensor.
+            if matches!(recv, Val::Unknown) && !methods::is_std_method(&name) {
+                let what = format!("the result of `{}`", snippet(m.syntax()));
+                return Val::Lost(Construct::new(m.syntax(), what));
+            }
             return Val::Unknown;
         };
         let generics: Vec<ast::GenericArg> = m
@@ -1178,10 +2059,36 @@ impl Builder<'_> {
                     .collect()
             })
             .unwrap_or_default();
-        let address = spec
-            .address_arg
-            .and_then(|k| args.get(k))
-            .and_then(|a| consts::eval(a, &self.consts));
+        // A tensor the model did not follow, used here as one (the receiver, or the tensor a
+        // pass begins from or aligns with).
+        if let Val::Lost(c) = &recv {
+            let c = c.clone();
+            self.lost_use(&c, span);
+            return Val::Unknown;
+        }
+        if matches!(spec.recv, Recv::TuContext | Recv::FirstArg) || name == "align" {
+            let lost: Vec<Construct> = arg_vals
+                .iter()
+                .filter_map(|v| match v {
+                    Val::Lost(c) => Some(c.clone()),
+                    _ => None,
+                })
+                .collect();
+            for c in &lost {
+                self.lost_use(c, span);
+            }
+            if !lost.is_empty() {
+                return Val::Unknown;
+            }
+        }
+        let address_expr = spec.address_arg.and_then(|k| args.get(k));
+        let address =
+            address_expr.and_then(|a| consts::eval_in(a, &self.consts, &self.env.const_fns));
+        if address.is_none()
+            && let Some(a) = address_expr
+        {
+            self.address_call(a);
+        }
 
         // The input stream and its context.
         let (input, tu, mut engines) = match (spec.recv, &recv) {
@@ -1268,7 +2175,31 @@ impl Builder<'_> {
             return Val::Unknown;
         };
         if spec.engine != Engine::Memory {
-            self.context_rules(&name, spec.engine, &input, tu, &engines, &generics, span);
+            // The step a sub-context commit cannot follow (KRN-006 points at it).
+            // This expression's steps first, then those of the chain it continues (a pass
+            // split over `let` bindings is one chain).
+            let breaks = |s: &&Step| matches!(s.engine, Some(Engine::Cast | Engine::Transpose));
+            let offender = steps
+                .iter()
+                .rev()
+                .find(breaks)
+                .or_else(|| {
+                    self.root.iter().flatten().find_map(|(i, n)| {
+                        let earlier = self.model.chains.get(*i)?.steps.get(..*n)?;
+                        earlier.iter().rev().find(breaks)
+                    })
+                })
+                .map(|s| (s.method.clone(), s.span));
+            self.context_rules(
+                &name,
+                spec.engine,
+                &input,
+                tu,
+                &engines,
+                &generics,
+                span,
+                offender,
+            );
             if engines.last() != Some(&spec.engine) {
                 engines.push(spec.engine);
             }
@@ -1319,6 +2250,32 @@ impl Builder<'_> {
             ty: out,
             tu,
             engines,
+        }
+    }
+
+    /// An address computed by a call visa-lint cannot evaluate, with constant arguments (so
+    /// it would be a constant if the call were followed): once.
+    fn address_call(&mut self, a: &ast::Expr) {
+        let calls = std::iter::once(a.syntax().clone())
+            .chain(a.syntax().descendants().skip(1))
+            .filter_map(ast::CallExpr::cast);
+        for c in calls {
+            let Some(ast::Expr::PathExpr(callee)) = c.expr() else {
+                continue;
+            };
+            let constant_args = c.arg_list().is_some_and(|l| {
+                l.args()
+                    .all(|x| consts::eval_in(&x, &self.consts, &self.env.const_fns).is_some())
+            });
+            if !constant_args {
+                continue;
+            }
+            let name = snippet(callee.syntax());
+            self.not_analysed(NotFollowed::AddressCall {
+                at: span_of(c.syntax().text_range()),
+                name,
+            });
+            return;
         }
     }
 
@@ -1375,6 +2332,7 @@ impl Builder<'_> {
         engines: &[Engine],
         generics: &[ast::GenericArg],
         span: Span,
+        offender: Option<(String, Span)>,
     ) {
         if tu != Some(Tu::Sub) {
             return;
@@ -1400,9 +2358,13 @@ impl Builder<'_> {
                     .iter()
                     .any(|e| matches!(e, Engine::Cast | Engine::Transpose)) =>
             {
-                self.model
-                    .problems
-                    .push(Kernel::SubCommitAfterCast { at: span }.into());
+                self.model.problems.push(
+                    Kernel::SubCommitAfterCast {
+                        at: span,
+                        offender,
+                    }
+                    .into(),
+                );
             }
             Engine::Fetch => {
                 let casting = name == "fetch"
@@ -1498,7 +2460,7 @@ fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
     let ast::Type::PathType(p) = ta.ty()? else {
         return None;
     };
-    let name = p.path()?.segment()?.name_ref()?.text().to_string();
+    let name = path_key(&p.path()?)?;
     let axis = scope.axes.get(&name)?;
     Some(MapVal::unplaced(
         format!("m![{name}]"),
@@ -1510,6 +2472,105 @@ fn arg_of(node: &ra_ap_syntax::SyntaxNode) -> Arg {
     Arg {
         text: node.text().to_string(),
         span: span_of(node.text_range()),
+    }
+}
+
+/// What a call of a helper or method with this signature gives; `lost` names the call for an
+/// opaque result.
+fn sig_value(sig: FnSig, lost: Construct) -> Val {
+    let tensor = |ty| Val::Tensor {
+        ty,
+        tu: None,
+        engines: Vec::new(),
+    };
+    match sig.ret {
+        Some(ty) => tensor(ty),
+        None if !sig.rets.is_empty() => Val::Tuple(
+            sig.rets
+                .into_iter()
+                .map(|t| t.map_or(Val::Unknown, tensor))
+                .collect(),
+        ),
+        None if sig.opaque => Val::Lost(lost),
+        None => Val::Unknown,
+    }
+}
+
+/// Whether an argument is an engine chain (a pass, or a DMA transfer), which is recorded as a
+/// chain even when the function it is passed to is unknown.
+fn passes_a_chain(e: &ast::Expr) -> bool {
+    let mut cur = Some(e.clone());
+    while let Some(x) = cur {
+        cur = match x {
+            ast::Expr::MethodCallExpr(m) => {
+                let engine = m.name_ref().and_then(|n| methods::method(n.text()));
+                if engine.is_some_and(|s| s.engine != Engine::Memory || s.name.starts_with("to_")) {
+                    return true;
+                }
+                m.receiver()
+            }
+            ast::Expr::AwaitExpr(a) => a.expr(),
+            ast::Expr::TryExpr(t) => t.expr(),
+            ast::Expr::RefExpr(r) => r.expr(),
+            ast::Expr::ParenExpr(p) => p.expr(),
+            _ => None,
+        };
+    }
+    false
+}
+
+/// An array of values: values of one type (tensors of one kind, tuples of them) make an array
+/// of them (what the elements disagree on is unknown); otherwise unknown, or not followed if an
+/// element is not.
+fn array_of(vals: Vec<Val>) -> Val {
+    let mut it = vals.into_iter();
+    let Some(first) = it.next() else {
+        return Val::Unknown;
+    };
+    let mut acc = first;
+    for v in it {
+        match join_elem(acc, v) {
+            Some(j) => acc = j,
+            None => return Val::Unknown,
+        }
+    }
+    match acc {
+        Val::Unknown => Val::Unknown,
+        Val::Lost(c) => Val::Lost(c),
+        elem => Val::Many {
+            elem: Box::new(elem),
+            enumerated: false,
+        },
+    }
+}
+
+/// Two elements of one array as one type.
+fn join_elem(a: Val, b: Val) -> Option<Val> {
+    match (a, b) {
+        (Val::Lost(c), _) | (_, Val::Lost(c)) => Some(Val::Lost(c)),
+        (Val::Tensor { ty: mut j, .. }, Val::Tensor { ty: t, .. }) if j.kind == t.kind => {
+            if j.dtype != t.dtype {
+                j.dtype = None;
+            }
+            j.maps.retain(|s, m| {
+                t.maps
+                    .get(s)
+                    .is_some_and(|o| o.layout.is_some() && o.layout == m.layout)
+            });
+            Some(Val::Tensor {
+                ty: j,
+                tu: None,
+                engines: Vec::new(),
+            })
+        }
+        (Val::Tuple(x), Val::Tuple(y)) if x.len() == y.len() => x
+            .into_iter()
+            .zip(y)
+            .map(|(a, b)| join_elem(a, b))
+            .collect::<Option<Vec<Val>>>()
+            .map(Val::Tuple),
+        (Val::Unknown, Val::Unknown) => Some(Val::Unknown),
+        _ => None,
     }
 }
 

@@ -1,27 +1,91 @@
 //! Constant evaluation of addresses and sizes: literals, `const` items and integer arithmetic.
 //! Anything else is unknown (`None`) and the rules that need it stay silent.
 
-use ra_ap_syntax::ast::{self, ArithOp, BinaryOp, LiteralKind};
+use ra_ap_syntax::AstNode;
+use ra_ap_syntax::ast::{self, ArithOp, BinaryOp, HasArgList, HasGenericArgs, LiteralKind};
 use std::collections::HashMap;
+
+/// A `const fn` whose body is one expression (`const fn tile(i: u64) -> u64 { BASE + i *
+/// 0x1000 }`): its parameters and the body's text, evaluated at each call with constant
+/// arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConstFn {
+    pub params: Vec<String>,
+    pub body: String,
+}
+
+/// How deep `const fn` calls are followed.
+const MAX_CALL_DEPTH: u32 = 16;
 
 /// Evaluates an integer expression with the given `const` values in scope.
 pub fn eval(e: &ast::Expr, consts: &HashMap<String, u64>) -> Option<u64> {
+    eval_in(e, consts, &HashMap::new())
+}
+
+/// Evaluates an integer expression with the given `const` values and `const fn`s in scope.
+pub fn eval_in(
+    e: &ast::Expr,
+    consts: &HashMap<String, u64>,
+    fns: &HashMap<String, ConstFn>,
+) -> Option<u64> {
+    eval_depth(e, consts, fns, 0)
+}
+
+/// A call of a `const fn` with constant arguments.
+fn call(
+    c: &ast::CallExpr,
+    consts: &HashMap<String, u64>,
+    fns: &HashMap<String, ConstFn>,
+    depth: u32,
+) -> Option<u64> {
+    if depth >= MAX_CALL_DEPTH {
+        return None;
+    }
+    let ast::Expr::PathExpr(callee) = c.expr()? else {
+        return None;
+    };
+    let f = fns.get(&path_key(&callee.path()?)?)?;
+    let args: Vec<ast::Expr> = c.arg_list()?.args().collect();
+    if args.len() != f.params.len() {
+        return None;
+    }
+    let mut scope = consts.clone();
+    for (p, a) in f.params.iter().zip(&args) {
+        let v = eval_depth(a, consts, fns, depth + 1)?;
+        scope.insert(p.clone(), v);
+    }
+    let file = ra_ap_syntax::SourceFile::parse(
+        &format!("const _: u64 = {};", f.body),
+        ra_ap_syntax::Edition::Edition2024,
+    )
+    .tree();
+    let body = file
+        .syntax()
+        .descendants()
+        .find_map(ast::Const::cast)?
+        .body()?;
+    eval_depth(&body, &scope, fns, depth + 1)
+}
+
+fn eval_depth(
+    e: &ast::Expr,
+    consts: &HashMap<String, u64>,
+    fns: &HashMap<String, ConstFn>,
+    depth: u32,
+) -> Option<u64> {
+    let eval = |e: &ast::Expr, consts: &HashMap<String, u64>| eval_depth(e, consts, fns, depth);
     match e {
+        ast::Expr::CallExpr(c) => call(c, consts, fns, depth),
+        ast::Expr::BlockExpr(b) if b.stmt_list()?.statements().next().is_none() => {
+            eval(&b.stmt_list()?.tail_expr()?, consts)
+        }
         ast::Expr::Literal(l) => match l.kind() {
             LiteralKind::IntNumber(n) => n.value().ok().and_then(|v| u64::try_from(v).ok()),
             _ => None,
         },
         ast::Expr::ParenExpr(p) => eval(&p.expr()?, consts),
         ast::Expr::CastExpr(c) => eval(&c.expr()?, consts),
-        ast::Expr::PathExpr(p) => {
-            let path = p.path()?;
-            if path.qualifier().is_some() {
-                return None;
-            }
-            consts
-                .get(path.segment()?.name_ref()?.text().as_str_compat())
-                .copied()
-        }
+        ast::Expr::PathExpr(p) => consts.get(&path_key(&p.path()?)?).copied(),
         ast::Expr::BinExpr(b) => {
             let l = eval(&b.lhs()?, consts)?;
             let r = eval(&b.rhs()?, consts)?;
@@ -48,15 +112,29 @@ pub fn eval(e: &ast::Expr, consts: &HashMap<String, u64>) -> Option<u64> {
     }
 }
 
-/// `SmolStr`/`String` text as `&str` across ra_ap_syntax versions.
-trait AsStrCompat {
-    fn as_str_compat(&self) -> &str;
-}
-
-impl<T: std::ops::Deref<Target = str>> AsStrCompat for T {
-    fn as_str_compat(&self) -> &str {
-        self
+/// The key a path is looked up by in the environment: a plain name (`BASE`) or a qualified
+/// path written without spaces (`consts::BASE`, `crate::layouts::Slice`), which the
+/// environment binds to what the path names (`db::bind_path`). `None` for paths with generic
+/// arguments (`HbmTensor::<..>::from_addr`) or a leading `::`.
+pub fn path_key(path: &ast::Path) -> Option<String> {
+    let mut key = String::new();
+    for seg in path.segments() {
+        if seg.generic_arg_list().is_some() || seg.coloncolon_token().is_some() && key.is_empty() {
+            return None;
+        }
+        let text = match seg.kind()? {
+            ast::PathSegmentKind::Name(n) => n.text().to_string(),
+            ast::PathSegmentKind::CrateKw => "crate".to_string(),
+            ast::PathSegmentKind::SelfKw => "self".to_string(),
+            ast::PathSegmentKind::SuperKw => "super".to_string(),
+            _ => return None,
+        };
+        if !key.is_empty() {
+            key.push_str("::");
+        }
+        key.push_str(&text);
     }
+    (!key.is_empty()).then_some(key)
 }
 
 #[cfg(test)]
@@ -68,7 +146,10 @@ mod tests {
         let file =
             SourceFile::parse(&format!("const X: u64 = {src};"), Edition::Edition2024).tree();
         let c = file.syntax().descendants().find_map(ast::Const::cast)?;
-        let consts = HashMap::from([("BASE".to_string(), 4096u64)]);
+        let consts = HashMap::from([
+            ("BASE".to_string(), 4096u64),
+            ("consts::BASE".to_string(), 4096u64),
+        ]);
         eval(&c.body()?, &consts)
     }
 
@@ -81,6 +162,41 @@ mod tests {
         assert_eq!(value("BASE + 8"), Some(4104));
         assert_eq!(value("1_024usize"), Some(1024));
         assert_eq!(value("(BASE as u64) * 2"), Some(8192));
+        assert_eq!(value("consts::BASE + 8"), Some(4104));
+        assert_eq!(value("consts :: BASE"), Some(4096));
+    }
+
+    #[test]
+    fn const_fns_with_one_expression_are_evaluated() {
+        let file = SourceFile::parse("const X: u64 = tile(2) + 1;", Edition::Edition2024).tree();
+        let c = file
+            .syntax()
+            .descendants()
+            .find_map(ast::Const::cast)
+            .and_then(|c| c.body());
+        let consts = HashMap::from([("BASE".to_string(), 4096u64)]);
+        let tile = ConstFn {
+            params: vec!["i".into()],
+            body: "BASE + i * 0x1000".into(),
+        };
+        let fns = HashMap::from([("tile".to_string(), tile)]);
+        assert_eq!(
+            c.and_then(|c| eval_in(&c, &consts, &fns)),
+            Some(4096 + 8192 + 1)
+        );
+        // Recursion is bounded.
+        let looping = ConstFn {
+            params: vec![],
+            body: "again()".into(),
+        };
+        let fns = HashMap::from([("again".to_string(), looping)]);
+        let file = SourceFile::parse("const X: u64 = again();", Edition::Edition2024).tree();
+        let c = file
+            .syntax()
+            .descendants()
+            .find_map(ast::Const::cast)
+            .and_then(|c| c.body());
+        assert_eq!(c.and_then(|c| eval_in(&c, &consts, &fns)), None);
     }
 
     #[test]

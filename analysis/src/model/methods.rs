@@ -545,7 +545,17 @@ pub fn method(name: &str) -> Option<Method> {
 pub fn is_std_method(name: &str) -> bool {
     matches!(
         name,
-        "clone" | "to_owned" | "as_ref" | "borrow" | "into" | "unwrap" | "expect" | "iter" | "len"
+        "clone"
+            | "to_owned"
+            | "as_ref"
+            | "borrow"
+            | "into"
+            | "unwrap"
+            | "expect"
+            | "iter"
+            | "len"
+            // The vendor's accessors that give no tensor (a tensor's DM or HBM address).
+            | "address"
     )
 }
 

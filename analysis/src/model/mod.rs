@@ -57,6 +57,9 @@ pub struct Chain {
     /// name; `None` for `ctx.main.begin(…)` and other roots.
     pub receiver: Option<String>,
     pub steps: Vec<Step>,
+    /// Written over several statements or arms (it continues a variable's chain): a fix that
+    /// rewrites it as one statement does not apply.
+    pub written_apart: bool,
 }
 
 /// Where a tensor value comes from.
@@ -104,6 +107,67 @@ pub struct FnModel {
 /// The turbofish argument at `i` when it is written out (not `_`).
 pub fn written(step: &Step, i: usize) -> Option<&Arg> {
     step.generics.get(i).filter(|a| a.text.trim() != "_")
+}
+
+/// A mapping as the argument it is written as (its text and where), when it is written
+/// somewhere in the function; `None` for a mapping the model inferred.
+pub fn placed(m: &MapVal) -> Option<Arg> {
+    m.span.map(|span| Arg {
+        text: m.text.clone(),
+        span,
+    })
+}
+
+/// Where the `slot` mapping of `step`'s result is written: its turbofish argument `generic`
+/// when written out, else where the result's mapping comes from (a `let` annotation, the
+/// function's signature, another call's turbofish); `None` when it is written nowhere.
+/// Diagnostics about that mapping point here (ARCHITECTURE.md, "Where a diagnostic points").
+pub fn output_arg(step: &Step, generic: Option<usize>, slot: Slot) -> Option<Arg> {
+    generic
+        .and_then(|i| written(step, i))
+        .cloned()
+        .or_else(|| step.output.as_ref()?.get(slot).and_then(placed))
+}
+
+/// Where the `slot` mapping of `step`'s input is written (the signature, a `let` annotation,
+/// the call that produced it), when it is.
+pub fn input_arg(step: &Step, slot: Slot) -> Option<Arg> {
+    step.input.as_ref()?.get(slot).and_then(placed)
+}
+
+/// The smallest mapping written in `model` (a type's `m![...]` or alias, a turbofish argument)
+/// that contains `span`: where a diagnostic points when its fix edits inside that mapping.
+pub fn mapping_around(model: &FnModel, span: Span) -> Option<Span> {
+    let within = |outer: Span| outer.start <= span.start && span.end <= outer.end;
+    let types = model
+        .tensors
+        .iter()
+        .map(|t| &t.ty)
+        .chain(model.chains.iter().flat_map(|c| {
+            c.declared.iter().chain(
+                c.steps
+                    .iter()
+                    .flat_map(|s| s.input.iter().chain(s.output.iter())),
+            )
+        }));
+    let generics = model
+        .chains
+        .iter()
+        .flat_map(|c| c.steps.iter())
+        .flat_map(|s| s.generics.iter().map(|a| a.span));
+    types
+        .flat_map(|t| t.maps.values().filter_map(|m| m.span))
+        .chain(generics)
+        .filter(|sp| within(*sp))
+        .min_by_key(|sp| sp.end - sp.start)
+}
+
+/// Whether `span` lies within the call of `step`: its method name or one of its arguments.
+pub fn in_call(step: &Step, span: Span) -> bool {
+    let within = |outer: Span| outer.start <= span.start && span.end <= outer.end;
+    within(step.span)
+        || step.generics.iter().any(|a| within(a.span))
+        || step.args.iter().any(|a| within(a.span))
 }
 
 /// The edit that pads a written `m![...]` argument to `n` positions (see

@@ -18,6 +18,8 @@ pub enum Problem {
     /// A type or method outside the furiosa_visa_std API visa-lint knows: what uses it is not
     /// typed further.
     Unknown(Unknown),
+    /// A value from a form the model does not follow: what uses it is not checked.
+    NotFollowed(NotFollowed),
 }
 
 /// A finding about the structure of a kernel. `at` is the method (or function) name token of
@@ -60,8 +62,12 @@ pub enum Kernel {
         method: String,
         engine: Engine,
     },
-    /// A sub-context commit after a Cast or Transpose.
-    SubCommitAfterCast { at: Span },
+    /// A sub-context commit (`at`) after a Cast or Transpose: `offender` is that step's
+    /// method and name token when it is in the commit's own chain (or the chain it continues).
+    SubCommitAfterCast {
+        at: Span,
+        offender: Option<(String, Span)>,
+    },
     /// A sub-context fetch that casts its type (`casting`) or indexes a table.
     SubFetchAdapter { at: Span, casting: bool },
     /// `launch(...)` (`at`: `launch`) without `.await`.
@@ -97,6 +103,39 @@ pub enum Primitive {
     /// A context method called without tensor arguments (the Kernel Examples' pseudo-API
     /// `begin_interleaved().fetch(&a, &b)`).
     WithoutTensors(String),
+}
+
+/// A construct the model does not follow, reported once where it matters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NotFollowed {
+    /// A value from the construct at `at` (`what`, e.g. "the field `self.weights`"), used as
+    /// a tensor at `used`.
+    Lost { at: Span, what: String, used: Span },
+    /// An engine chain (`.method()`, at its name token) inside the macro `name!`.
+    InMacro {
+        at: Span,
+        name: String,
+        method: String,
+    },
+    /// An address computed by a call of `name` (`at`: the call) with constant arguments.
+    AddressCall { at: Span, name: String },
+}
+
+impl NotFollowed {
+    /// Where it is reported.
+    pub fn at(&self) -> Span {
+        match self {
+            NotFollowed::Lost { at, .. }
+            | NotFollowed::InMacro { at, .. }
+            | NotFollowed::AddressCall { at, .. } => *at,
+        }
+    }
+}
+
+impl From<NotFollowed> for Problem {
+    fn from(p: NotFollowed) -> Problem {
+        Problem::NotFollowed(p)
+    }
 }
 
 impl From<Kernel> for Problem {

@@ -4,12 +4,12 @@
 //!
 //! Also holds the small byte-size and padding-fix helpers the FET/COL/CMT/DMA families share.
 
-use super::context::FnContext;
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::types::dtype_bits;
 use crate::model::{
-    Arg, Kind, Slot, Step, TensorTy, canonical, elems_for, pad_edit, size_bytes, slot_bytes,
-    written,
+    Arg, Kind, Slot, Step, TensorTy, canonical, elems_for, output_arg, pad_edit, size_bytes,
+    slot_bytes, written,
 };
 use crate::rule::{Rule, Status};
 
@@ -305,14 +305,12 @@ fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             .map(|en| format!("{} : {} B", en.size, stride_bytes(en.stride)))
             .collect::<Vec<_>>()
             .join(", ");
-        let span = var
-            .ty
-            .get(Slot::Element)
-            .and_then(|m| m.span)
-            .unwrap_or(step.span);
-        let mut diag = Diagnostic::new(
+        // The Element the fix pads is at fault: written where the TRF tensor is declared.
+        let at = var.ty.get(Slot::Element).and_then(|m| m.span);
+        let mut diag = at_arg(
             &ALN_009,
-            step.span,
+            step,
+            at,
             format!(
                 "reg_read_size is {mac} bytes (the TRF Element {e_text} and OutPacket share {} × \
                  {d}), so every TRF Sequencer stride must be a multiple of {mac} bytes; reading \
@@ -325,7 +323,9 @@ fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             ),
         )
         .with_related(var.span, "the TRF tensor is declared here");
-        if let Some((new, at)) = trf_pad_fix(cx, e_text.as_str(), span, d, ot, mac, limit) {
+        if let Some((new, at)) =
+            at.and_then(|span| trf_pad_fix(cx, e_text.as_str(), span, d, ot, mac, limit))
+        {
             diag = diag.with_edit(
                 format!("make the TRF Element's inner row whole {mac}-byte units: {new}"),
                 false,
@@ -475,9 +475,10 @@ fn check_tail_padding(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             .max()
             .unwrap_or(1);
         let full = round_up(row, flit).unwrap_or(flit);
-        let mut diag = Diagnostic::new(
+        let mut diag = at_arg(
             &ALN_012,
-            span,
+            op.step,
+            Some(span),
             format!(
                 "the padded innermost axis is {} × {d} = {row} bytes per row, so fetches and commits \
                  of it move {best} bytes at a time ({} per row); padding the row to {full} bytes \
@@ -622,10 +623,11 @@ fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     } else {
         None
     };
-    let span = arg.map_or(step.span, |a| a.span);
-    let mut diag = Diagnostic::new(
+    let at = output_arg(step, (step.method == "fetch").then_some(2), Slot::Packet);
+    let mut diag = at_arg(
         &ALN_005,
-        span,
+        step,
+        at.map(|a| a.span),
         format!(
             "Fetch output packet must be {a}-byte aligned, got {bytes} bytes ({n} × {d}{})",
             if d == "i4" { ", two i4 per byte" } else { "" }
@@ -662,12 +664,13 @@ fn check_commit_units(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
         return;
     }
     let arg = written(step, 0);
-    let span = arg.map_or(step.span, |a| a.span);
+    let at = output_arg(step, Some(0), Slot::Element);
     let text = ty.get(Slot::Element).map_or("", |m| m.text.as_str());
     let full = round_up(bytes, u).unwrap_or(u);
-    let mut diag = Diagnostic::new(
+    let mut diag = at_arg(
         &ALN_007,
-        span,
+        step,
+        at.map(|a| a.span),
         format!(
             "the committed Element {text} is {bytes} bytes ({n} × {d}); commits write whole {u}-byte units, \
              so the compiler adds a {}-byte dummy tail past the tensor",

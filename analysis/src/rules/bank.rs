@@ -7,8 +7,9 @@
 //! chunks; the longest run of consecutive same-bank accesses is the product of the innermost
 //! loops whose byte stride is a multiple of 128 (`dm_bank_bytes × dm_banks`), stride 0
 //! included. Which banks those runs hit is a set of residues modulo 128, computed loop by loop:
-//! nothing is enumerated element by element. Concurrency with DMA comes from the SCH family's
-//! [`Timeline`].
+//! nothing is enumerated element by element. Concurrency with DMA comes from the
+//! [`Timeline`]: every function is checked, kernels and helpers alike; a function that issues no
+//! DMA itself leaves the concurrency unknown (its callers decide), which BNK-001 reports as such.
 
 use super::context::FnContext;
 use crate::derive::banks::{Runs, accesses, runs};
@@ -30,16 +31,23 @@ pub const BNK_001: Rule = Rule {
            (L2875-L2879). DMA has the lowest DM priority, and a DMA request that waits 4096 \
            cycles makes the NoC declare it dead and reset the cluster (L2905). Fetch and \
            commit commands must therefore not access one bank 64 or more times in a row \
-           while a DMA is active (L2898, L2906-L2909; (256/128) × 64 × 32 < 4096, L2938). \
-           visa-lint derives each command's sequencer and reports the longest run: \
-           consecutive accesses stay in one bank when their byte stride is a multiple of 128 \
-           (for example a column of a row-major matrix with a 256-byte row pitch) or 0 \
-           (a Time broadcast re-reading the same address). It reports the command only when \
-           a DMA may run at the same time (one the schedule does not order before or after \
-           it). The compiler then serializes the command with DMA, so this is a warning by \
-           default (constraints.md §22 A-27); `--deny BNK-001` (or `--deny warnings`) makes it an error. Fix: pad \
-           the row pitch so it is not a multiple of 128 bytes (`m![A, B # 136]`), or \
-           reorder Time so the innermost loop walks contiguous memory.",
+           while a DMA is active (L2898, L2906-L2909; (256/128) × 64 × 32 < 4096, L2938), \
+           and the manual asks to treat this as a hard constraint (L2909, L2352). visa-lint \
+           derives each command's sequencer and reports the longest run: consecutive \
+           accesses stay in one bank when their byte stride is a multiple of 128 (for example \
+           a column of a row-major matrix with a 256-byte row pitch) or 0 (a Time broadcast \
+           re-reading the same address). Whether a DMA may run at the same time comes from \
+           the function's schedule. Where the function issues DMA, the command is reported \
+           when one of those DMAs may overlap it (the schedule does not order it before or \
+           after), and not when every one is ordered around it. Where the function issues no \
+           DMA at all (typically a helper taking `&mut Context` and tensors), what runs \
+           alongside is decided by its callers: the concurrency is unknown there, and the \
+           command is reported with a message that says so. The compiler serializes such a \
+           command with DMA, so both are warnings by default (constraints.md §22 A-27); \
+           `strict-bank-rule = true`, `--deny BNK-001` or `--deny warnings` make both errors \
+           (the strict reading: never, whatever runs alongside). Fix: pad the row pitch so it \
+           is not a multiple of 128 bytes (`m![A, B # 136]`), or reorder Time so the \
+           innermost loop walks contiguous memory.",
     bad: "axes![R = 128, C = 128]; // bf16 rows of 256 bytes at DM 0\n\
           ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>()… // column walk: bank 0, 128 times\n\
           let w = w.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 1 << 17); // independent DMA",
@@ -264,14 +272,15 @@ const MIN_DMA_BYTES: u64 = 64 * 1024;
 const STARVE: u64 = 8;
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    if !matches!(cx.model.kind, crate::model::FnKind::Device { .. }) {
-        return;
-    }
     let Some(t) = Timeline::build(cx.model) else {
         return;
     };
     let limit = cx.target.bank_max_consecutive;
     let cmds = commands(cx, &t);
+    // Whether the function issues a DMA itself. When it does not, what runs alongside its
+    // commands is decided where it is called (a helper) or by code visa-lint cannot see: the
+    // concurrency with DMA is unknown here, not absent (BNK-001's unknown case).
+    let dma_visible = t.nodes.iter().any(|n| n.resource == Some(Resource::Dma));
     let mut in_pair = vec![false; cmds.len()];
     // Node pairs already reported (BNK-002 first, then BNK-005 once per pair of chains).
     let mut starved: Vec<(usize, usize)> = Vec::new();
@@ -362,6 +371,10 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
     // BNK-001 and BNK-004: single commands.
     for (i, c) in cmds.iter().enumerate() {
+        if !dma_visible && c.runs.run >= limit {
+            out.push(unknown_concurrency(cx, c, limit));
+            continue;
+        }
         let Some(d) = concurrent_dma(&t, c.node) else {
             continue;
         };
@@ -406,6 +419,35 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
     }
     check_dmn(cx, &t, out);
+}
+
+/// BNK-001 where the function issues no DMA: a helper whose caller may have one in flight.
+/// Reported at the rule's severity, like the visible case; what it would cost is said as a
+/// condition (L2909: the pattern is to be avoided whatever runs alongside).
+fn unknown_concurrency(cx: &FnContext<'_>, c: &Cmd<'_>, limit: u64) -> Diagnostic {
+    Diagnostic::new(
+        &BNK_001,
+        c.span,
+        format!(
+            "{} is accessed {} times in a row by this {} (sequencer {}: {}); `{}` issues no DMA, \
+             so whether one is active meanwhile is unknown here (its callers decide). If one \
+             is, the compiler serializes this command with it and the overlap is lost: {limit} \
+             or more consecutive same-bank accesses could otherwise starve the DMA until the \
+             NoC's {}-cycle timeout resets the cluster. Pad the stride so it is not a multiple \
+             of 128 bytes, or make the innermost loop walk contiguous memory",
+            bank_name(c, cx.target),
+            c.runs.run,
+            c.kind.as_str(),
+            c.cfg,
+            why(c),
+            cx.model.name,
+            cx.target.noc_timeout_cycles,
+        ),
+    )
+    .with_related(
+        cx.model.span,
+        "issues no DMA: what runs alongside it depends on where it is called",
+    )
 }
 
 /// BNK-006: DM tensors moved by DMA whose data sits in one DMN.
@@ -603,6 +645,7 @@ mod tests {
         let cycles = t.dma_dm_bytes_per_cycle / t.dmn_bytes_per_cycle
             * t.bank_max_consecutive
             * t.slices_per_dmn;
+        assert_eq!(cycles, t.noc_timeout_cycles);
         assert_eq!(cycles, 4096);
         assert_eq!(t.dm_bank_bytes * t.dm_banks, 128); // L2876: 128 B over 16 banks
     }
@@ -648,6 +691,49 @@ fn kernel(ctx: &mut Context, m: &HbmTensor<bf16, m![1], m![S, R, C]>, w: &HbmTen
         assert!(column_walk("").is_empty());
         // A DMA that moves the fetch's result out waits for it.
         assert!(column_walk("cols.to_hbm(&mut ctx.tdma, 0);").is_empty());
+    }
+
+    /// The column walk in a helper that issues no DMA, `rows` rows of 256 bytes.
+    fn helper_walk(rows: u64) -> String {
+        format!(
+            "axes![S = 256, R = {rows}, C = 128];
+fn walk(ctx: &mut Context, m: &DmTensor<bf16, m![1], m![1 # 2], m![S], m![R, C]>) {{
+    let cols = ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>().collect::<m![C / 16, R], m![C % 16]>().commit::<m![C / 16, R, C % 16]>(1 << 16);
+}}"
+        )
+    }
+
+    /// No DMA in the function: concurrency is unknown, not absent; 64 in a row is reported
+    /// (a warning saying so), 63 is not (L2898: 64 or more).
+    #[test]
+    fn helper_without_dma_is_unknown_concurrency() {
+        let d: Vec<Diagnostic> = crate::check_text(&helper_walk(64))
+            .into_iter()
+            .filter(|d| d.code().starts_with("BNK"))
+            .collect();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code(), "BNK-001");
+        assert_eq!(d[0].severity, Severity::Warning);
+        assert!(d[0].message.contains("unknown here"), "{}", d[0].message);
+        assert!(d[0].message.contains("4096-cycle"), "{}", d[0].message);
+        assert!(
+            crate::check_text(&helper_walk(63))
+                .iter()
+                .all(|d| !d.code().starts_with("BNK"))
+        );
+    }
+
+    /// `strict-bank-rule` makes every BNK-001 an error, the unknown case included (L2909).
+    #[test]
+    fn strict_bank_rule_denies_the_unknown_case() {
+        let strict = crate::config::Config {
+            strict_bank: true,
+            ..Default::default()
+        };
+        let d = strict.apply(crate::check_text(&helper_walk(64)));
+        let bnk: Vec<_> = d.iter().filter(|d| d.code() == "BNK-001").collect();
+        assert_eq!(bnk.len(), 1, "{d:?}");
+        assert_eq!(bnk[0].severity, Severity::Error);
     }
 
     #[test]

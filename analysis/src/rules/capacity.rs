@@ -6,7 +6,7 @@
 //! is written; a mapping alias (`type Slice = m![...]`) is reported once per function, at its
 //! first use, naming the alias (its definition is what to edit).
 
-use super::context::FnContext;
+use super::context::{FnContext, at_arg};
 use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::pad_edit;
@@ -351,7 +351,9 @@ fn alias<'s>(cx: &FnContext<'_>, map: &'s MapVal) -> Option<&'s str> {
 
 /// Every mapping written in the function, once per place (an alias once per function).
 fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
-    let mut seen: HashSet<Span> = HashSet::new();
+    // By place and slot: the mappings of a whole tensor alias (`a: &Input`) are all written
+    // where the alias is named, one place for several slots.
+    let mut seen: HashSet<(Span, Slot)> = HashSet::new();
     let mut aliases: HashSet<(String, Slot)> = HashSet::new();
     let mut out = Vec::new();
     // The Slice written in a `switch` turbofish is SWI-001's (the Switch Engine's own rule).
@@ -376,7 +378,7 @@ fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
             if *slot == Slot::Slice && switch_slices.contains(&at) {
                 continue;
             }
-            if seen.insert(at) {
+            if seen.insert((at, *slot)) {
                 out.push(Site {
                     kind: ty.kind,
                     slot: *slot,
@@ -759,14 +761,15 @@ fn capacities(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             } else {
                 ""
             };
-            out.push(Diagnostic::new(
-                code,
-                s.at,
-                format!(
-                    "{what} holds {amount} per {unit}{combined}; a {unit} has {} {space}{mode}: {advice}",
-                    human(cap)
-                ),
-            ));
+            let msg = format!(
+                "{what} holds {amount} per {unit}{combined}; a {unit} has {} {space}{mode}: {advice}",
+                human(cap)
+            );
+            // At the Element where it is written; the storing call beside it when elsewhere.
+            out.push(match s.step {
+                Some(step) => at_arg(code, step, Some(s.at), msg),
+                None => Diagnostic::new(code, s.at, msg),
+            });
             continue;
         }
         let Some(step) = s.step else { continue };
@@ -867,10 +870,12 @@ fn trf_regions(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 .iter()
                 .find(|s| s.args.iter().any(|a| mentions(&a.text, name)))
                 .map_or(used.span, |s| s.span);
+            // The region argument is what the fix changes (the call when it is not written).
+            let region_at = |l: &TrfLoad<'_>| l.step.args.first().map_or(l.step.span, |a| a.span);
             out.push(
                 Diagnostic::new(
                     &CAP_010,
-                    second.step.span,
+                    region_at(second),
                     format!(
                         "this TrfAddress::{} load overlaps TrfAddress::{} of `{name}`, which is still \
                          used later: {}; the second load overwrites it",
@@ -883,7 +888,7 @@ fn trf_regions(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                         }
                     ),
                 )
-                .with_related(first.step.span, format!("`{name}` is loaded into TrfAddress::{} here", first.region))
+                .with_related(region_at(first), format!("`{name}` is loaded into TrfAddress::{} here", first.region))
                 .with_related(use_span, format!("`{name}` is used here")),
             );
             break;

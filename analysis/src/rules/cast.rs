@@ -1,11 +1,11 @@
 //! CST: the Cast Engine, which lowers i32/f32 stream elements to narrower types flit by flit
 //! (constraints.md §15, manual L6756-L6819).
 
-use super::context::FnContext;
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::{Arg, Chain, Kind, MapVal, Slot, Step, Tu};
-use crate::model::{canonical, elems_for, pad_edit, slot_bytes, written};
 use crate::rule::{Rule, Status};
+use super::context::{FnContext, at_arg};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::{Chain, Kind, Slot, Step, Tu};
+use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
 
 pub const CST_001: Rule = Rule {
     code: "CST-001",
@@ -64,24 +64,6 @@ pub const CST_003: Rule = Rule {
 
 /// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[CST_001, CST_002, CST_003];
-
-/// An argument-like view of a mapping written in the function (for [`pad_edit`]).
-fn placed(m: &MapVal) -> Option<Arg> {
-    m.span.map(|span| Arg {
-        text: m.text.clone(),
-        span,
-    })
-}
-
-/// Where OutPacket is written: the turbofish, else the annotation the model merged in.
-fn out_packet_arg(step: &Step) -> Option<Arg> {
-    written(step, 1).cloned().or_else(|| {
-        step.output
-            .as_ref()
-            .and_then(|t| t.get(Slot::Packet))
-            .and_then(placed)
-    })
-}
 
 /// Whether `d2` is a type `d1` lowers to on `target`. `f8` stands for either f8 format.
 fn supported(pairs: &[(&str, &str)], d1: &str, d2: &str) -> bool {
@@ -175,14 +157,15 @@ fn check_packet(
     let expected = pin.window(n2);
     let out_text = output.get(Slot::Packet).map_or("", |m| m.text.as_str());
     let in_text = input.get(Slot::Packet).map_or("", |m| m.text.as_str());
-    let arg = out_packet_arg(step);
-    let span = arg.as_ref().map_or(step.span, |a| a.span);
+    let arg = output_arg(step, Some(1), Slot::Packet);
+    let span = arg.as_ref().map(|a| a.span);
     if *pout != expected {
         let same_elements = pout.window(n2) == expected;
         let mut diag = if same_elements {
             let bytes = slot_bytes(output, Slot::Packet).map_or(0, |(_, _, b)| b);
-            Diagnostic::new(
+            at_arg(
                 &CST_002,
+                step,
                 span,
                 format!(
                     "the cast output packet {out_text} is {bytes} bytes ({} × {d2}); the Cast Engine \
@@ -191,8 +174,9 @@ fn check_packet(
                 ),
             )
         } else {
-            Diagnostic::new(
+            at_arg(
                 &CST_002,
+                step,
                 span,
                 format!(
                     "the cast output packet {out_text} does not hold the input packet's elements: \
@@ -230,9 +214,10 @@ fn check_packet(
         && let (Some(a), Some(b)) = (tin.layout.as_ref(), tdecl.layout.as_ref())
         && a != b
     {
-        out.push(Diagnostic::new(
+        out.push(at_arg(
             &CST_002,
-            tdecl.span.unwrap_or(step.span),
+            step,
+            tdecl.span,
             format!(
                 "Time passes through the Cast Engine unchanged: the input Time is {}, not {}",
                 tin.text, tdecl.text

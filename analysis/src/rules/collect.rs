@@ -1,12 +1,12 @@
 //! COL: the Collect Engine, which normalizes packets to 32-byte flits (constraints.md §9).
 
-use super::context::FnContext;
+use crate::rule::{Rule, Status};
+use super::context::{FnContext, at_arg};
 use crate::derive::collect::normalize;
 use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::model::types::dtype_bits;
 use crate::model::{Slot, Step};
-use crate::model::{canonical, elems_for, pad_edit, slot_bytes, written};
-use crate::rule::{Rule, Status};
+use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
 
 pub const COL_001: Rule = Rule {
     code: "COL-001",
@@ -111,11 +111,12 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 continue;
             }
             let arg = written(step, 1);
-            let span = arg.map_or(step.span, |a| a.span);
+            let span = output_arg(step, Some(1), Slot::Packet).map(|a| a.span);
             let text = ty.get(Slot::Packet).map_or("", |m| m.text.as_str());
             let mut diag = if bytes < flit {
-                Diagnostic::new(
+                at_arg(
                     &COL_001,
+                    step,
                     span,
                     format!(
                         "the collect output packet {text} is {bytes} bytes ({n} × {d}); it must be \
@@ -126,8 +127,9 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 )
             } else {
                 let per = elems_for(d, flit);
-                Diagnostic::new(
+                at_arg(
                     &COL_001,
+                    step,
                     span,
                     format!(
                         "the collect output packet {text} is {bytes} bytes ({n} × {d}); it must be \
@@ -172,11 +174,11 @@ fn check_derived(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         return;
     };
     if f.flits > 1 && f.pad_bytes > 0 {
-        let span = written(step, 1).map_or(step.span, |a| a.span);
         let total = f.flits.saturating_mul(flit);
-        out.push(Diagnostic::new(
+        out.push(at_arg(
             &COL_004,
-            span,
+            step,
+            output_arg(step, Some(1), Slot::Packet).map(|a| a.span),
             format!(
                 "the {}-byte packet `{}` becomes {} flits ({total} bytes) with {} bytes of zero padding: {}% of the flit bandwidth after Collect is wasted. Make the packet a multiple of {flit} bytes",
                 f.packet_bytes,
@@ -212,9 +214,10 @@ fn check_derived(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     };
     let slot = if k == 0 { "Time2" } else { "Packet2" };
     out.push(
-        Diagnostic::new(
+        at_arg(
             &COL_002,
-            span,
+            step,
+            Some(span),
             format!(
                 "collect derives {slot} = `m![{want}]` from Time `{}` and the {}-byte Packet `{}` ({} flit{}: the outer flit count is the innermost Time factor, the inner {flit} bytes the packet), not `{text}`",
                 t.text,

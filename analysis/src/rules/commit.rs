@@ -1,13 +1,13 @@
 //! CMT: the Commit Engine, which writes flits back to DM (constraints.md §17). The packet check
 //! is decided from types; commit_in_size / commit_size need the commit-sequencer derivation.
 
-use super::context::FnContext;
+use crate::rule::{Rule, Status};
+use super::context::{FnContext, at_arg};
 use crate::derive::{self, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Step, Tu};
-use crate::model::{elems_for, slot_bytes, written};
-use crate::rule::{Rule, Status};
+use crate::model::{elems_for, output_arg, slot_bytes};
 
 pub const CMT_001: Rule = Rule {
     code: "CMT-001",
@@ -176,11 +176,7 @@ pub const RULES: &[Rule] = &[
 /// The Element mapping of a commit as written: the turbofish argument, else the annotation the
 /// output type came from (a `let` type or the function's return type).
 pub(crate) fn element_written(step: &Step) -> Option<(Span, String)> {
-    if let Some(a) = written(step, 0) {
-        return Some((a.span, a.text.clone()));
-    }
-    let mv = step.output.as_ref()?.get(Slot::Element)?;
-    Some((mv.span?, mv.text.clone()))
+    output_arg(step, Some(0), Slot::Element).map(|a| (a.span, a.text))
 }
 
 fn dtype_name(op: &Op<'_>) -> String {
@@ -239,9 +235,11 @@ fn check_stride_zero(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             || "the Element".to_string(),
             |(_, t)| format!("the Element `{t}`"),
         );
-        let mut d = Diagnostic::new(
+        // The Element the fix extends is at fault; the commit when it is written nowhere.
+        let mut d = at_arg(
             &CMT_006,
-            op.span,
+            op.step,
+            written_el.as_ref().map(|w| w.0),
             format!(
                 "the commit sequencer would store {what} with stride 0 (commit sequencer {cfg}): \
                  {el_text} does not hold {it}, and a write sequencer needs non-zero strides, so a \
@@ -297,13 +295,14 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
         let d = dtype_name(op);
         let written_el = element_written(op.step);
-        let span = written_el.as_ref().map_or(op.span, |w| w.0);
+        let span = written_el.as_ref().map(|w| w.0);
         let kept = derive::bytes(cfg.packet_size, bits);
         let cin = commit_in_size(&op.buf, op.packet.size, cfg, bits, allowed);
         let cin_ok = allowed.contains(&cin);
         if !cin_ok {
-            let mut diag = Diagnostic::new(
+            let mut diag = at_arg(
                 &CMT_002,
+                op.step,
                 span,
                 format!(
                     "the commit keeps {} × {d} = {kept} bytes of each {flit}-byte flit (commit \
@@ -332,8 +331,9 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             && let Some(sub) = cx.target.commit_sizes_sub.iter().copied().max()
             && !run.is_multiple_of(sub)
         {
-            out.push(Diagnostic::new(
+            out.push(at_arg(
                 &CMT_003,
+                op.step,
                 span,
                 format!(
                     "a sub-context commit writes {sub} bytes at a time, but the Element's \
@@ -367,8 +367,9 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         });
         if let Some((_, e)) = bad {
             let sb = e.stride.saturating_mul(u64::from(bits)) as f64 / 8.0;
-            out.push(Diagnostic::new(
+            out.push(at_arg(
                 &CMT_005,
+                op.step,
                 span,
                 format!(
                     "the commit sequencer {cfg} steps {sb} bytes in its {} : {} entry; \
@@ -390,7 +391,7 @@ fn check_full_flit(
     op: &Op<'_>,
     cfg: &derive::Config,
     cin: u64,
-    span: Span,
+    span: Option<Span>,
     out: &mut Vec<Diagnostic>,
 ) {
     if op.context == Some(Tu::Sub) || cin == 0 {
@@ -407,8 +408,9 @@ fn check_full_flit(
     }
     let steps = derive::time_steps(cfg);
     let per = cin / cs;
-    out.push(Diagnostic::new(
+    out.push(at_arg(
         &CMT_009,
+        op.step,
         span,
         format!(
             "the packet's {cin} bytes lie in {}-byte contiguous pieces of the Element (commit \
@@ -432,11 +434,12 @@ fn check_tail(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             else {
                 continue;
             };
-            let span = element_written(step).map_or(step.span, |w| w.0);
+            let span = element_written(step).map(|w| w.0);
             let Some(addr) = step.address else { continue };
             out.push(
-                Diagnostic::new(
+                at_arg(
                     &CMT_007,
+                    step,
                     span,
                     format!(
                         "the commit writes {} bytes at {addr} plus a {}-byte dummy tail up to \

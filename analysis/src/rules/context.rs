@@ -2,8 +2,10 @@
 //! it once for every family (and the simulator), its scope and the target. Families import
 //! this and the layers below, never one another.
 
+use crate::diagnostic::{Diagnostic, Span};
 use crate::mapping::Scope;
-use crate::model::FnModel;
+use crate::model::{FnModel, Step, in_call};
+use crate::rule::Rule;
 use crate::target::Target;
 
 /// What a rule family's check sees of one function.
@@ -28,5 +30,23 @@ impl<'a> FnContext<'a> {
             scope,
             target,
         }
+    }
+}
+
+/// A diagnostic of `rule` about what `step` does, whose fault lies in the argument written at
+/// `at` (ARCHITECTURE.md, "Where a diagnostic points"): the primary span is `at`, with the call
+/// as a related span when `at` is written away from it (a `let` annotation, the signature,
+/// another call); the call's method name when the argument is written nowhere (`None`).
+pub fn at_arg(
+    rule: &'static Rule,
+    step: &Step,
+    at: Option<Span>,
+    message: impl Into<String>,
+) -> Diagnostic {
+    match at {
+        Some(span) if !in_call(step, span) => Diagnostic::new(rule, span, message)
+            .with_related(step.span, format!("checked at this `{}`", step.method)),
+        Some(span) => Diagnostic::new(rule, span, message),
+        None => Diagnostic::new(rule, step.span, message),
     }
 }

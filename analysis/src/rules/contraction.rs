@@ -6,15 +6,15 @@
 //! sequencer's time loop, derived with [`crate::derive::configure`]); `.contract()` against the
 //! reduction tree and `.accumulate()` against the accumulator's modes and 1024 slots.
 
-use super::context::FnContext;
+use crate::rule::{Rule, Status};
+use super::context::{FnContext, at_arg};
 use crate::derive::{DeriveError, Direction, Entry, bytes, configure, trf};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Kind, Slot, Step, TensorTy, TensorVar, Tu};
-use crate::model::{canonical, elems_for, pad_edit, size_bytes, written};
-use crate::rule::{Rule, Status};
+use crate::model::{canonical, elems_for, output_arg, pad_edit, size_bytes, written};
 use crate::target::Target;
 use std::sync::Arc;
 
@@ -443,13 +443,10 @@ fn overlaps(a: &Dim, b: &Dim) -> bool {
     }
 }
 
-/// The span of turbofish argument `i` when written, else where the result's mapping is written,
-/// else the method name.
-fn at(step: &Step, i: usize, slot: Slot) -> Span {
-    written(step, i)
-        .map(|a| a.span)
-        .or_else(|| step.output.as_ref()?.get(slot)?.span)
-        .unwrap_or(step.span)
+/// Where the result's `slot` mapping is written: turbofish argument `i`, else the annotation or
+/// signature it comes from ([`at_arg`] falls back to the method name).
+fn at(step: &Step, i: usize, slot: Slot) -> Option<Span> {
+    output_arg(step, Some(i), slot).map(|a| a.span)
 }
 
 /// The TRF tensor passed to `.align(&trf)`: the nearest parameter or `let` of that name.
@@ -679,8 +676,9 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let mut packet_ok = false;
     match c {
         Some(c) if c > max_flits => {
-            out.push(Diagnostic::new(
+            out.push(at_arg(
                 &CON_018,
+                step,
                 op_span,
                 format!(
                     "OutPacket {op_text} collects {c} flits ({} bytes) of the stream; the Stream \
@@ -691,8 +689,9 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             ));
         }
         _ if op_bytes != mac => {
-            let mut diag = Diagnostic::new(
+            let mut diag = at_arg(
                 &CON_004,
+                step,
                 op_span,
                 format!(
                     "OutPacket {op_text} is {op_bytes} bytes ({} × {d}); the computation packet is \
@@ -722,8 +721,9 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 .is_multiple_of(2)
                 .then(|| t.window(2).pair(p).ok())
                 .flatten();
-            out.push(Diagnostic::new(
+            out.push(at_arg(
                 &CON_005,
+                step,
                 op_span,
                 format!(
                     "the Stream Adapter builds the {mac}-byte packet from the collected flit {} alone \
@@ -783,8 +783,9 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         let e_text = text(&var.ty, Slot::Element);
         if let Some(stray) = read.stray {
             out.push(
-                Diagnostic::new(
+                at_arg(
                     &CON_008,
+                    step,
                     op_span,
                     format!(
                         "the TRF Sequencer fills the {mac}-byte packet by repeating one contiguous read \
@@ -800,12 +801,10 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 Ok(reg) => read64 = reg == mac,
                 Err(bytes) => {
                     let want = bytes.checked_next_power_of_two().unwrap_or(mac);
-                    let mut diag = Diagnostic::new(
+                    let mut diag = at_arg(
                         &CON_009,
-                        var.ty
-                            .get(Slot::Element)
-                            .and_then(|mv| mv.span)
-                            .unwrap_or(step.span),
+                        step,
+                        var.ty.get(Slot::Element).and_then(|mv| mv.span),
                         format!(
                             "reg_read_size, the contiguous TRF read common to the Element {e_text} \
                              and OutPacket {op_text}, is {} × {d} = {bytes} bytes; it must be 1, 2, \
@@ -838,8 +837,9 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         Err(DeriveError::Insufficient {
             axis, needed, have, ..
         }) => out.push(
-            Diagnostic::new(
+            at_arg(
                 &CON_008,
+                step,
                 at(step, 0, Slot::Time),
                 format!(
                     "the TRF Sequencer cannot produce OutTime {}: it needs `{needed}` of {axis} from \
@@ -855,8 +855,9 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             buf_split,
             stream_split,
         }) => out.push(
-            Diagnostic::new(
+            at_arg(
                 &CON_008,
+                step,
                 at(step, 0, Slot::Time),
                 format!(
                     "the TRF Sequencer cannot produce OutTime {} from the TRF Element {}: {axis} is \
@@ -895,8 +896,9 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                     })
             };
             if let Some(problem) = problem {
-                out.push(Diagnostic::new(
+                out.push(at_arg(
                     &SEQ_010,
+                    step,
                     at(step, 0, Slot::Time),
                     format!(
                         "reading the TRF Element {} as OutTime {} takes the TRF Sequencer {problem}",
@@ -1040,8 +1042,9 @@ fn check_stream_time(
                 .filter(|d| tiling(d))
                 .all(|d| factor_axis(d).is_some_and(|a| held.contains(a)))
         });
-        let mut diag = Diagnostic::new(
+        let mut diag = at_arg(
             &CON_007,
+            step,
             span,
             format!(
                 "`{}` {} absent from the collected stream (Time {}, Packet {}){}: tiling axes repeat \
@@ -1058,11 +1061,11 @@ fn check_stream_time(
                 m(&fixed)
             ),
         );
-        if written(step, 0).is_some_and(|a| a.text.trim().starts_with("m![")) {
+        if let Some(a) = written(step, 0).filter(|a| a.text.trim().starts_with("m![")) {
             diag = diag.with_edit(
                 "move the tiling axes to the end of OutTime",
                 false,
-                span,
+                a.span,
                 m(&fixed),
             );
         }
@@ -1081,8 +1084,9 @@ fn check_stream_time(
             .map(Dim::to_expr)
             .collect();
         if !missing.is_empty() {
-            out.push(Diagnostic::new(
+            out.push(at_arg(
                 &CON_008,
+                step,
                 span,
                 format!(
                     "OutTime `{}` tiles over `{}`, which is in neither the collected stream (Time \
@@ -1112,8 +1116,9 @@ fn check_stream_time(
     if same_data(&kept, &expected) {
         return;
     }
-    out.push(Diagnostic::new(
+    out.push(at_arg(
         &CON_008,
+        step,
         span,
         format!(
             "the Stream Adapter keeps the collected Time order: with collect_flits = {c}, OutTime \
@@ -1154,8 +1159,9 @@ fn check_contract(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     match spatial_depth(p, q, depth) {
         Some(n) => {
             if q.size > cols {
-                out.push(Diagnostic::new(
+                out.push(at_arg(
                     &CON_012,
+                    step,
                     span,
                     format!(
                         "contract OutPacket {} has {} elements (tree depth {n}); the Reducer resizes \
@@ -1176,8 +1182,9 @@ fn check_contract(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 .take(4)
                 .map(|(n, l)| format!("{} (depth {n})", strip(l).map_or_else(|| m(l), |s| m(&s))))
                 .collect();
-            out.push(Diagnostic::new(
+            out.push(at_arg(
                 &CON_011,
+                step,
                 span,
                 format!(
                     "the reduction tree removes the innermost 2^n positions of the packet {} (n ≤ {depth} \
@@ -1261,8 +1268,9 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
             if r.size <= rows && (op.size != rows || !same_data(op, r)) {
                 shape_ok = false;
                 let want = r.window(rows);
-                let mut diag = Diagnostic::new(
+                let mut diag = at_arg(
                     &CON_015,
+                    step,
                     op_span,
                     format!(
                         "Interleaved accumulation outputs one value of each of the {rows} accumulator \
@@ -1296,8 +1304,9 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                     let k = ot.size / t_kept.size.max(1);
                     let dropped = !same_data(&q.window(k), q);
                     if dropped {
-                        out.push(Diagnostic::new(
+                        out.push(at_arg(
                             &CON_017,
+                            step,
                             ot_span,
                             format!(
                                 "OutTime {ot_text} slices the surviving packet {} to {k} positions; \
@@ -1309,8 +1318,9 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                     }
                 } else {
                     shape_ok = false;
-                    out.push(Diagnostic::new(
+                    out.push(at_arg(
                         &CON_015,
+                        step,
                         ot_span,
                         format!(
                             "Interleaved accumulation keeps the Time order without the reduced axes \
@@ -1330,8 +1340,9 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
             if !size_ok || !data_ok {
                 shape_ok = false;
                 let padded = op.size.div_ceil(bus).saturating_mul(bus);
-                let mut diag = Diagnostic::new(
+                let mut diag = at_arg(
                     &CON_016,
+                    step,
                     if data_ok { op_span } else { ot_span },
                     if data_ok {
                         format!(
@@ -1397,8 +1408,9 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
     };
     let used = per.saturating_mul(inner);
     if used > slots {
-        out.push(Diagnostic::new(
+        out.push(at_arg(
             &CON_014,
+            step,
             ot_span,
             format!(
                 "{mode:?} accumulation buffers the {inner} positions inner to the reduced `{}` ({}); \

@@ -1,6 +1,6 @@
 //! DMA: the DMA engines between HBM and DM (constraints.md §18). Address alignment is ALN-002.
 
-use super::context::FnContext;
+use super::context::{FnContext, at_arg};
 use crate::derive::dma::{DmaOp, DmaPair, Media, toggles_stack_bit};
 use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
@@ -372,9 +372,10 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
             let row = row_bytes(op).unwrap_or(run);
             if run < row {
                 // The layouts disagree on the innermost axis: padding cannot help.
-                out.push(Diagnostic::new(
+                out.push(at_arg(
                     &ALN_003,
-                    dm_element(op).map_or(op.span, |w| w.0),
+                    op.step,
+                    dm_element(op).map(|w| w.0),
                     format!(
                         "the DMA moves {run}-byte runs that are contiguous in both layouts (read \
                          {}, write {}): the DM layout reorders the source's innermost axis, and a \
@@ -386,9 +387,10 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
                 return;
             }
             let up = row.div_ceil(op.align).saturating_mul(op.align);
-            let diag = Diagnostic::new(
+            let diag = at_arg(
                 &ALN_003,
-                dm_element(op).map_or(op.span, |w| w.0),
+                op.step,
+                dm_element(op).map(|w| w.0),
                 format!(
                     "the DMA moves {run}-byte runs that are contiguous in both layouts (read \
                      {}, write {}); a DMA writing DM needs packets that are multiples of {} bytes, \
@@ -416,9 +418,11 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
         if stride0 < req {
             let row = row_bytes(op).unwrap_or(run);
             let up = row.div_ceil(max).saturating_mul(max);
-            let diag = Diagnostic::new(
+            // At the DM Element the fix pads (the call when it is written nowhere).
+            let diag = at_arg(
                 &DMA_010,
-                op.span,
+                op.step,
+                dm_element(op).map(|w| w.0),
                 format!(
                     "the {run}-byte contiguous run has no divisor between {req} and {max} bytes, so \
                      the DMA moves {stride0}-byte packets: {packets} packets of one {req}-byte \

@@ -2,13 +2,13 @@
 //! decided from dtypes and literals are checked here; the ones that need the derived
 //! `fetch_size` stay planned until `crate::derive` provides it.
 
-use super::context::FnContext;
+use crate::rule::{Rule, Status};
+use super::context::{FnContext, at_arg};
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::types::dtype_bits;
-use crate::model::{Step, Tu};
-use crate::model::{canonical, written};
-use crate::rule::{Rule, Status};
+use crate::model::{Slot, Step, Tu};
+use crate::model::{canonical, output_arg, written};
 use crate::target::Target;
 
 pub const FET_001: Rule = Rule {
@@ -314,9 +314,16 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let out_bytes = derive::bytes(op.packet.size, out_bits);
             if out_bytes.is_multiple_of(cx.target.fetch_align_bytes) {
                 let steps = derive::time_steps(cfg);
-                out.push(Diagnostic::new(
+                // The packet the fix pads, where it is written.
+                let at = output_arg(
+                    op.step,
+                    (op.step.method == "fetch").then_some(2),
+                    Slot::Packet,
+                );
+                out.push(at_arg(
                     &FET_006,
-                    op.span,
+                    op.step,
+                    at.map(|a| a.span),
                     format!(
                         "the {}-byte packet is {} of the sub context's {required}-byte fetches: the batching factor (fetches_per_packet) is not whole, so the sequencer's fetch steps (Time::SIZE {steps} × {} / {required} = {}) cannot be grouped into packets (sequencer {cfg}); pad the packet to a multiple of {required} bytes or fetch on ctx.main",
                         sizes.packet_bytes,
@@ -328,15 +335,15 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             }
             continue;
         }
-        let arg = if op.step.method == "fetch" {
-            written(op.step, 2)
-        } else {
-            None
-        };
-        let span = arg.map_or(op.span, |a| a.span);
-        out.push(Diagnostic::new(
+        let at = output_arg(
+            op.step,
+            (op.step.method == "fetch").then_some(2),
+            Slot::Packet,
+        );
+        out.push(at_arg(
             &FET_002,
-            span,
+            op.step,
+            at.map(|a| a.span),
             format!(
                 "a sub-context fetch reads {required} bytes at a time, which must divide the {}-byte \
                  packet and the {}-byte contiguous DM run (sequencer {cfg}); pad both to a multiple \
@@ -420,9 +427,16 @@ fn check_fetch_perf(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let total = steps.saturating_mul(f.packet_bytes);
             let best = total.div_ceil(best_fetch);
             if best.saturating_mul(4) <= cycles && bits >= 8 {
-                let mut d = Diagnostic::new(
+                // The small packet the fix grows (and the call when it is written nowhere).
+                let at = output_arg(
+                    op.step,
+                    (op.step.method == "fetch").then_some(2),
+                    Slot::Packet,
+                );
+                let mut d = at_arg(
                     &FET_003,
-                    op.span,
+                    op.step,
+                    at.map(|a| a.span),
                     format!(
                         "fetch_size is {fetch} bytes (the {}-byte packet; the DM run is {} contiguous bytes, sequencer {cfg}): {cycles} cycles; moving the innermost Time factors into the Packet (padded to {best_fetch} bytes) would take about {best}",
                         f.packet_bytes, f.contiguous_bytes
@@ -453,7 +467,6 @@ fn grow_packet(
     bits: u32,
     allowed: &[u64],
 ) -> Option<(Vec<crate::diagnostic::Edit>, u64, String)> {
-    use crate::model::Slot;
     if op.step.method != "fetch" {
         return None;
     }
@@ -600,14 +613,15 @@ fn check_masking(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if rightmost <= max {
             continue;
         }
-        let arg = if op.step.method == "fetch" {
-            written(op.step, 2)
-        } else {
-            None
-        };
-        out.push(Diagnostic::new(
+        let at = output_arg(
+            op.step,
+            (op.step.method == "fetch").then_some(2),
+            Slot::Packet,
+        );
+        out.push(at_arg(
             &FET_008,
-            arg.map_or(op.span, |a| a.span),
+            op.step,
+            at.map(|a| a.span),
             format!(
                 "masking the padded `{}` leaves {rightmost} valid {dtype} elements in the last {}-element packet row (last_dim_rightmost_valid_count); the Fetch Engine counts 0-{max} for {dtype} (L1902, constraints.md §22 A-25). Split the axis so a packet row holds at most {max} of its elements",
                 axis.name, f.extent
@@ -619,7 +633,6 @@ fn check_masking(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// FET-010: the interleave axis stays in Time; two zero points need an interleaved input.
 fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     use crate::mapping::layout::Dim;
-    use crate::model::Slot;
     let axes = |l: &crate::mapping::Layout| -> Vec<String> {
         l.dims
             .iter()
@@ -688,7 +701,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                             t2.text
                         )
                     };
-                    out.push(Diagnostic::new(&FET_010, sp, msg));
+                    out.push(at_arg(&FET_010, step, Some(sp), msg));
                 }
             }
         }

@@ -2,13 +2,13 @@
 //! (constraints.md §14): ops per element type, the stages it may follow, and the output mapping
 //! rules (Broadcast, Dummy, Promotion).
 
-use super::context::FnContext;
+use crate::rule::{Rule, Status};
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
 use crate::model::ops::op_problem;
-use crate::model::{Chain, Kind, Slot, Step, VeStage};
-use crate::rule::{Rule, Status};
+use crate::model::{Chain, Kind, Slot, Step, VeStage, output_arg};
 
 pub const XSL_001: Rule = Rule {
     code: "XSL-001",
@@ -378,8 +378,8 @@ fn check_output(step: &Step, out: &mut Vec<Diagnostic>) {
              m![{dummy}]) or a Time axis (Promotion)",
             slice2.size, slice.size
         );
-        let span = arg_slice.map_or(step.span, |a| a.span);
-        let mut d = Diagnostic::new(&XSL_005, span, msg);
+        let at = output_arg(step, Some(0), Slot::Slice).map(|a| a.span);
+        let mut d = at_arg(&XSL_005, step, at, msg);
         if let Some(a) = arg_slice {
             d = d.with_edit(
                 format!("fill the reduced positions with padding: m![{dummy}]"),
@@ -441,8 +441,8 @@ fn check_output(step: &Step, out: &mut Vec<Diagnostic>) {
         )
     };
     let msg = format!("TimeOut m![{time2}] does not follow the output rule: {what}, m![{want}]");
-    let span = arg_time.map_or(step.span, |a| a.span);
-    let mut d = Diagnostic::new(&XSL_005, span, msg);
+    let at = output_arg(step, Some(1), Slot::Time).map(|a| a.span);
+    let mut d = at_arg(&XSL_005, step, at, msg);
     if let Some(a) = arg_time {
         d = d.with_edit(
             format!("write TimeOut = m![{want}]"),

@@ -81,7 +81,8 @@ pub const KRN_006: Rule = Rule {
     status: Status::Implemented,
     summary: "A sub-context commit can only follow fetch: no Cast or Transpose before it",
     docs: "Sub-context commits cannot be preceded by Cast Engine or Transpose Engine operations. \
-           Run the chain on `ctx.main`, or commit without the cast.",
+           visa-lint points at the `cast` (or `transpose`) the commit cannot follow, with the \
+           commit as a related span. Run the chain on `ctx.main`, or commit without the cast.",
     bad: "ctx.sub.begin(a.view()).fetch::<..>().collect::<..>().cast::<i8, _>().commit(0)",
     good: "ctx.main.begin(a.view()).fetch::<..>().collect::<..>().cast::<i8, _>().commit(0)",
     manual: "L2337-L2338",
@@ -224,11 +225,21 @@ pub fn diagnostic(p: &Kernel) -> Diagnostic {
                 engine.name()
             ),
         ),
-        Kernel::SubCommitAfterCast { at } => Diagnostic::new(
-            &KRN_006,
-            *at,
-            "a sub-context commit can only follow fetch (and collect): remove the Cast/Transpose, or run this chain on `ctx.main`",
-        ),
+        Kernel::SubCommitAfterCast { at, offender } => {
+            // At the Cast/Transpose that breaks the rule (ARCHITECTURE.md, "Where a
+            // diagnostic points"), the commit related; at the commit when the offending step
+            // is in another chain.
+            let msg = "a sub-context commit can only follow fetch (and collect): remove the Cast/Transpose, or run this chain on `ctx.main`";
+            match offender {
+                Some((method, cast)) => Diagnostic::new(
+                    &KRN_006,
+                    *cast,
+                    format!("`.{method}()` on the sub context: {msg}"),
+                )
+                .with_related(*at, "the sub-context commit that cannot follow it"),
+                None => Diagnostic::new(&KRN_006, *at, msg),
+            }
+        }
         Kernel::SubFetchAdapter { at, casting } => {
             let what = if *casting {
                 "type casting"

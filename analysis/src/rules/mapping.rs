@@ -614,10 +614,12 @@ fn whole_axes(ty: &TensorTy) -> Option<Vec<(String, u64)>> {
 
 /// MAP-010: every element of the logical tensor `logical` (axes and sizes) has a position in
 /// `ty`; reports the first unplaced digit range of each axis.
+#[allow(clippy::too_many_arguments)]
 fn coverage(
     ty: &TensorTy,
     logical: &[(String, u64)],
     fallback: Span,
+    call: Option<&Step>,
     who: &str,
     severity: Severity,
     out: &mut Vec<Diagnostic>,
@@ -629,10 +631,9 @@ fn coverage(
             None => (Some((1, *size)), None),
         };
         let Some((lo, hi)) = range else { continue };
-        let span = ty
-            .get(slot.unwrap_or(Slot::Element))
-            .and_then(|mv| mv.span)
-            .unwrap_or(fallback);
+        // Where the axis is placed in part; the fix below adds the rest to the Element.
+        let holder = slot.and_then(|s| ty.get(s)).and_then(|mv| mv.span);
+        let element = ty.get(Slot::Element).filter(|e| e.span.is_some());
         let missing = digit_text(axis, lo, hi, *size);
         let why = if severity == Severity::Error {
             "so those elements have no position"
@@ -640,18 +641,32 @@ fn coverage(
             "so the tensor is sub-sampled: the library accepts it, but only the placed elements \
              exist"
         };
-        let mut d = Diagnostic::new(
-            &MAP_010,
-            span,
-            format!(
-                "{who} places {} of `{axis}` ({axis} = {size}): no mapping of its Chip, \
-                 Cluster, Slice or Element holds `{missing}`, {why}; add `{missing}` (for \
-                 example to the Element) if every element is meant",
-                if slot.is_some() { "only part" } else { "none" }
-            ),
-        )
+        let msg = format!(
+            "{who} places {} of `{axis}` ({axis} = {size}): no mapping of its Chip, Cluster, \
+             Slice or Element holds `{missing}`, {why}; add `{missing}` (for example to the \
+             Element) if every element is meant",
+            if slot.is_some() { "only part" } else { "none" }
+        );
+        // The Element the fix extends is the primary span (ARCHITECTURE.md, "Where a diagnostic
+        // points"); the mapping that holds the rest of the axis is related.
+        let fixable = element.is_some_and(|e| body(&e.text).is_some());
+        let at = if fixable {
+            element.and_then(|e| e.span)
+        } else {
+            holder.or_else(|| element.and_then(|e| e.span))
+        };
+        let mut d = match call {
+            Some(step) => super::context::at_arg(&MAP_010, step, at, msg),
+            None => Diagnostic::new(&MAP_010, at.unwrap_or(fallback), msg),
+        }
         .with_severity(severity);
-        if let Some(e) = ty.get(Slot::Element)
+        if let Some(h) = holder
+            && Some(h) != at
+        {
+            d = d.with_related(h, format!("`{axis}` is placed here only in part"));
+        }
+        if fixable
+            && let Some(e) = element
             && let Some(sp) = e.span
             && let Some((_, b)) = body(&e.text)
         {
@@ -683,6 +698,7 @@ fn check_coverage(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             &t.ty,
             &logical,
             t.span,
+            None,
             &format!("`{}`", t.name),
             Severity::Warning,
             out,
@@ -708,6 +724,7 @@ fn check_coverage(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 o,
                 &logical,
                 step.span,
+                Some(step),
                 &format!("the `{}` destination", step.method),
                 Severity::Error,
                 out,

@@ -27,7 +27,7 @@ pub mod tool;
 pub mod transpose;
 pub mod vector;
 
-pub use context::FnContext;
+pub use context::{FnContext, at_arg};
 
 use crate::diagnostic::Diagnostic;
 
@@ -46,11 +46,12 @@ pub fn model_diagnostic(p: &crate::model::Problem) -> Diagnostic {
     match p {
         Problem::Kernel(p) => kernel::diagnostic(p),
         Problem::Unknown(p) => tool::unknown_primitive(p),
+        Problem::NotFollowed(p) => tool::not_followed(p),
     }
 }
 
-/// Runs every model-level rule family over one function. (KRN-001..011 are found while the
-/// model is built and MAP-001..008 while mappings are lowered: see [`model_diagnostic`] and
+/// Runs every model-level rule family over one function. (KRN-001..011, VL-004 and VL-009 are
+/// found while the model is built and MAP-001..008 while mappings are lowered: see [`model_diagnostic`] and
 /// [`mapping_diagnostic`].)
 pub fn check_fn(cx: &FnContext<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();

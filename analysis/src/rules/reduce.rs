@@ -6,13 +6,13 @@
 //! axis is `R`. The VCG sees 8-way flits, so its Time and Packet are taken before the Narrow
 //! stage (`vector_trim_way4` / `vector_split`) that precedes the reduce.
 
-use super::context::FnContext;
+use crate::rule::{Rule, Status};
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
 use crate::model::ops::{op_problem, split_op};
-use crate::model::{Chain, Slot, Step};
-use crate::rule::{Rule, Status};
+use crate::model::{Chain, Slot, Step, mapping_around, output_arg};
 
 pub const ISR_001: Rule = Rule {
     code: "ISR-001",
@@ -437,8 +437,9 @@ fn check_shape(step: &Step, r: &str, lanes: u64, out: &mut Vec<Diagnostic>) {
         && want != *t_out
     {
         let arg = step.generics.get(1);
+        let at = output_arg(step, Some(1), Slot::Time).map(|a| a.span);
         out.push(shape_diag(
-            step, arg, "OTime", "Time", r, t_in, &want, t_out,
+            step, arg, at, "OTime", "Time", r, t_in, &want, t_out,
         ));
     }
     if let (Some(p_in), Some(p_out)) = (
@@ -453,8 +454,9 @@ fn check_shape(step: &Step, r: &str, lanes: u64, out: &mut Vec<Diagnostic>) {
         } else {
             want
         };
+        let at = output_arg(step, Some(2), Slot::Packet).map(|a| a.span);
         out.push(shape_diag(
-            step, arg, "OPacket", "Packet", r, p_in, &want, p_out,
+            step, arg, at, "OPacket", "Packet", r, p_in, &want, p_out,
         ));
     }
 }
@@ -463,6 +465,7 @@ fn check_shape(step: &Step, r: &str, lanes: u64, out: &mut Vec<Diagnostic>) {
 fn shape_diag(
     step: &Step,
     arg: Option<&crate::model::Arg>,
+    at: Option<Span>,
     what: &str,
     slot: &str,
     r: &str,
@@ -470,15 +473,11 @@ fn shape_diag(
     want: &Layout,
     got: &Layout,
 ) -> Diagnostic {
-    let span = match arg {
-        Some(a) if a.text.trim() != "_" => a.span,
-        _ => step.span,
-    };
     let msg = format!(
         "{what} must be the input {slot} m![{input}] with every factor of {r} removed, i.e. \
          m![{want}]; it is m![{got}]"
     );
-    let mut d = Diagnostic::new(&ISR_002, span, msg);
+    let mut d = at_arg(&ISR_002, step, at, msg);
     if let Some(a) = arg
         && a.text.trim() != "_"
     {
@@ -829,8 +828,8 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                 written.join(", "),
                 fixed.join(", "),
             );
-            let mut d = Diagnostic::new(&VCG_003, span, msg);
             let edits = rewrite_mapping(cx.model, slice, &format!("m![{}]", fixed.join(", ")));
+            let mut d = at_fix(cx, &VCG_003, step, &edits, msg);
             if !edits.is_empty() {
                 d = d.with_fix(
                     format!("order {r}'s Slice factors outer to inner"),
@@ -866,8 +865,8 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
                  {slice_size}) = {need}, so the VCG counts padding-only time steps as valid. Pad \
                  {r} to {good} instead ({r} # {good}){more}"
             );
-            let mut d = Diagnostic::new(&VCG_007, span, msg);
             let edits = pad_edits(cx.model, r, written, good);
+            let mut d = at_fix(cx, &VCG_007, step, &edits, msg);
             if !edits.is_empty() {
                 d = d.with_fix(
                     format!(
@@ -919,22 +918,37 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
          the standard split, outer part in Slice and inner part in Time: Slice {new_slice}, Time \
          {new_time}{more}"
     );
-    let mut d = Diagnostic::new(&VCG_006, span, msg);
     // Only where the Time the VCG sees is the stream's (no `vector_split` rewrote it).
+    let mut edits = Vec::new();
     if narrow.is_none_or(|n| n.method == "vector_trim_way4") {
-        let mut edits = rewrite_mapping(cx.model, slice, &new_slice);
+        edits = rewrite_mapping(cx.model, slice, &new_slice);
         edits.extend(rewrite_mapping(cx.model, time, &new_time));
         edits.sort_by_key(|e| e.span);
         edits.dedup();
-        if !edits.is_empty() {
-            d = d.with_fix(
-                format!("use the standard split: Slice {new_slice}, Time {new_time}"),
-                false,
-                edits,
-            );
-        }
+    }
+    let mut d = at_fix(cx, &VCG_006, step, &edits, msg);
+    if !edits.is_empty() {
+        d = d.with_fix(
+            format!("use the standard split: Slice {new_slice}, Time {new_time}"),
+            false,
+            edits,
+        );
     }
     out.push(d);
+}
+
+/// A VCG placement diagnostic whose fix rewrites the mappings: at the first mapping the fix
+/// edits (ARCHITECTURE.md, "Where a diagnostic points"), the reduce call related; at the call
+/// when there is no fix.
+fn at_fix(
+    cx: &FnContext<'_>,
+    rule: &'static Rule,
+    step: &Step,
+    edits: &[Edit],
+    msg: String,
+) -> Diagnostic {
+    let at = edits.first().and_then(|e| mapping_around(cx.model, e.span));
+    at_arg(rule, step, at, msg)
 }
 
 /// SEQ-011: the VCG's sequencer decomposes the flit time into at most 8 nested counters, one per

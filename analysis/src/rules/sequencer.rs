@@ -3,13 +3,13 @@
 //! `write` is derived with [`crate::derive`] (the manual's term-by-term algorithm, L1337-L1627)
 //! and checked against the hardware limits.
 
-use super::context::FnContext;
+use crate::rule::{Rule, Status};
+use super::context::{FnContext, at_arg};
 use crate::derive::{self, Config, DeriveError, Direction, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::mapping::{lower, parse};
-use crate::model::{Slot, Tu};
-use crate::rule::{Rule, Status};
+use crate::model::{Slot, Tu, mapping_around};
 
 pub const SEQ_001: Rule = Rule {
     code: "SEQ-001",
@@ -254,9 +254,12 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         };
         let limit = cx.target.sequencer_entries;
         if cfg.entries.len() > limit {
-            let mut d = Diagnostic::new(
+            // At the Time mapping the fix reorders; the call when there is no fix.
+            let fix = reorder_fix(cx, op, limit);
+            let mut d = at_arg(
                 &SEQ_001,
-                span,
+                op.step,
+                fix.as_ref().and_then(|f| mapping_around(cx.model, f.0)),
                 format!(
                     "{} needs {} entries after merging ({cfg}); the hardware has {limit}. Order the Time factors as in {} so adjacent ones merge, or split the operation",
                     who(op),
@@ -264,7 +267,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                     buffer_name(op)
                 ),
             );
-            if let Some((sp, text, n)) = reorder_fix(cx, op, limit) {
+            if let Some((sp, text, n)) = fix {
                 d = d.with_edit(
                     format!(
                         "order the Time factors as in the buffer ({n} entr{} after merging)",
@@ -279,9 +282,14 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
         let max = cx.target.sequencer_entry_size;
         if let Some(e) = cfg.entries.iter().find(|e| e.size > max) {
-            let mut d = Diagnostic::new(
+            // At the Time mapping the fix splits the factor in; the call when there is no fix.
+            let fix = (cfg.entries.len() < limit)
+                .then(|| split_fix(cx, op, e.size, max))
+                .flatten();
+            let mut d = at_arg(
                 &SEQ_002,
-                span,
+                op.step,
+                fix.as_ref().and_then(|f| mapping_around(cx.model, f.1)),
                 format!(
                     "{} has an entry of {} iterations ({} : {}); an entry counts at most {max} (the manual also says < 65536, constraints.md §22 A-5). Split that factor in Time",
                     who(op),
@@ -290,9 +298,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                     e.stride
                 ),
             );
-            if cfg.entries.len() < limit
-                && let Some((title, sp, text)) = split_fix(cx, op, e.size, max)
-            {
+            if let Some((title, sp, text)) = fix {
                 d = d.with_edit(title, false, sp, text);
             }
             out.push(d);

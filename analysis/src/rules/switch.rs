@@ -10,13 +10,13 @@
 //! topologies (`CustomBroadcast { ring_size }`) accept any output that follows the two custom
 //! constraints (order preservation, innermost Time position) and conserves the data.
 
-use super::context::FnContext;
+use crate::rule::{Rule, Status};
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Axis, Dim, Factor};
 use crate::model::{Arg, Chain, Slot, Step, TensorTy};
-use crate::model::{pad_edit, slot_bytes};
-use crate::rule::{Rule, Status};
+use crate::model::{input_arg, output_arg, pad_edit, slot_bytes};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const SWI_001: Rule = Rule {
@@ -708,7 +708,7 @@ fn show(l: &Layout) -> String {
 /// the declared type of the chain's result when the switch ends the chain and says the same.
 fn out_edits(sw: &Switch<'_>, i: usize, slot: Slot, new_text: &str) -> Vec<Edit> {
     let mut edits = Vec::new();
-    let Some(a) = out_arg(sw.step, i, slot) else {
+    let Some(a) = output_arg(sw.step, Some(i), slot) else {
         return edits;
     };
     edits.push(Edit {
@@ -728,18 +728,6 @@ fn out_edits(sw: &Switch<'_>, i: usize, slot: Slot, new_text: &str) -> Vec<Edit>
         });
     }
     edits
-}
-
-/// Where the output Slice (`i == 0`) or Time (`i == 1`) of a switch is written, with its text.
-fn out_arg(step: &Step, i: usize, slot: Slot) -> Option<Arg> {
-    if let Some(a) = step.generics.get(i).filter(|a| a.text.trim() != "_") {
-        return Some(a.clone());
-    }
-    let m = step.output.as_ref()?.get(slot)?;
-    Some(Arg {
-        text: m.text.clone(),
-        span: m.span?,
-    })
 }
 
 fn layout(ty: &TensorTy, slot: Slot) -> Option<&Layout> {
@@ -774,11 +762,11 @@ struct Switch<'a> {
 
 impl Switch<'_> {
     fn slice_span(&self) -> Span {
-        out_arg(self.step, 0, Slot::Slice).map_or(self.step.span, |a| a.span)
+        output_arg(self.step, Some(0), Slot::Slice).map_or(self.step.span, |a| a.span)
     }
 
     fn time_span(&self) -> Span {
-        out_arg(self.step, 1, Slot::Time).map_or(self.step.span, |a| a.span)
+        output_arg(self.step, Some(1), Slot::Time).map_or(self.step.span, |a| a.span)
     }
 
     /// `ring_size × input_time × packet_flits`, when the packet size is known.
@@ -893,28 +881,30 @@ fn full_cluster(sw: &Switch<'_>, slices: u64) -> Diagnostic {
         (
             sw.slice_span(),
             "output Slice",
-            out_arg(sw.step, 0, Slot::Slice)
+            output_arg(sw.step, Some(0), Slot::Slice)
                 .map_or_else(|| text(sw.output, Slot::Slice), |a| a.text),
             sw.out_slice.size,
         )
     } else {
         (
-            sw.step.span,
+            // The input Slice the fix pads, where it is written.
+            input_arg(sw.step, Slot::Slice).map_or(sw.step.span, |a| a.span),
             "input Slice",
             text(sw.input, Slot::Slice),
             sw.in_slice.size,
         )
     };
-    let mut d = Diagnostic::new(
+    let mut d = at_arg(
         &SWI_001,
-        span,
+        sw.step,
+        Some(span),
         format!(
             "the switch {which} `{text_}` has size {size}; the Switch Engine's ring runs through all {slices} slices of a cluster, so InSlice::SIZE and OutSlice::SIZE must both be {slices}"
         ),
     );
     if size < slices {
         let arg = if out_short {
-            out_arg(sw.step, 0, Slot::Slice)
+            output_arg(sw.step, Some(0), Slot::Slice)
         } else {
             sw.input.get(Slot::Slice).and_then(|m| {
                 Some(Arg {
@@ -977,8 +967,10 @@ fn check_regular(
         text(sw.input, Slot::Time),
         shown_slice,
         shown_time,
-        out_arg(sw.step, 0, Slot::Slice).map_or_else(|| text(sw.output, Slot::Slice), |a| a.text),
-        out_arg(sw.step, 1, Slot::Time).map_or_else(|| text(sw.output, Slot::Time), |a| a.text),
+        output_arg(sw.step, Some(0), Slot::Slice)
+            .map_or_else(|| text(sw.output, Slot::Slice), |a| a.text),
+        output_arg(sw.step, Some(1), Slot::Time)
+            .map_or_else(|| text(sw.output, Slot::Time), |a| a.text),
     );
     if exp
         .0
@@ -988,7 +980,7 @@ fn check_regular(
     {
         msg.push_str(" (a new axis or padding marks the broadcast slices)");
     }
-    let mut d = Diagnostic::new(&SWI_002, span, msg);
+    let mut d = at_arg(&SWI_002, sw.step, Some(span), msg);
     let mut edits = Vec::new();
     if !slice_ok && let Some(t) = render(&exp.0, sw.out_slice, known) {
         edits.extend(out_edits(sw, 0, Slot::Slice, &t));
@@ -1074,7 +1066,7 @@ fn check_custom(
             format!(
                 "ring_size {ring_size} is too small: from Slice `{}` to `{}` only the outer {} slice groups keep their data, so data crosses {n} consecutive slices; use ring_size: {n}",
                 text(sw.input, Slot::Slice),
-                out_arg(sw.step, 0, Slot::Slice).map_or_else(|| text(sw.output, Slot::Slice), |a| a.text),
+                output_arg(sw.step, Some(0), Slot::Slice).map_or_else(|| text(sw.output, Slot::Slice), |a| a.text),
                 slices / n,
             ),
         ));
@@ -1137,9 +1129,10 @@ fn conservation(sw: &Switch<'_>, known: &BTreeSet<String>, out: &mut Vec<Diagnos
         })
         .collect();
     if let Some(name) = fresh_in_time.first() {
-        out.push(Diagnostic::new(
+        out.push(at_arg(
             &SWI_009,
-            sw.time_span(),
+            sw.step,
+            Some(sw.time_span()),
             format!(
                 "Time2 holds `{name}`, an axis the input (Slice `{}`, Time `{}`) does not have: a switch only rearranges its data, and new axes appear only in Slice, as broadcast copies",
                 text(sw.input, Slot::Slice),
@@ -1159,9 +1152,10 @@ fn conservation(sw: &Switch<'_>, known: &BTreeSet<String>, out: &mut Vec<Diagnos
     for (axis, n) in &have {
         let m = got.get(axis).copied().unwrap_or(1);
         if *n > 1 && m == 1 {
-            out.push(Diagnostic::new(
+            out.push(at_arg(
                 &SWI_009,
-                sw.time_span(),
+                sw.step,
+                Some(sw.time_span()),
                 format!(
                     "axis `{axis}` ({n} values in the input Slice × Time) is missing from Slice2 `{}` and Time2 `{}`: a switch cannot drop data; move it to Time",
                     text(sw.output, Slot::Slice),
@@ -1171,9 +1165,10 @@ fn conservation(sw: &Switch<'_>, known: &BTreeSet<String>, out: &mut Vec<Diagnos
             return true;
         }
         if m > *n {
-            out.push(Diagnostic::new(
+            out.push(at_arg(
                 &SWI_009,
-                sw.time_span(),
+                sw.step,
+                Some(sw.time_span()),
                 format!(
                     "axis `{axis}` covers {m} values in Slice2 × Time2 but only {n} in the input: the same data cannot be both in Slice and in Time; broadcast with a new axis instead",
                 ),
@@ -1252,7 +1247,7 @@ fn moved_order(sw: &Switch<'_>, out: &mut Vec<Diagnostic>) -> bool {
         .filter_map(|(k, key)| key.map(|v| (*k, v)))
         .collect();
     let span = sw.time_span();
-    let written = out_arg(sw.step, 1, Slot::Time);
+    let written = output_arg(sw.step, Some(1), Slot::Time);
     // SWI-006: order preservation.
     if let Some(w) = keys.windows(2).find(|w| w[0].1 > w[1].1) {
         let mut sorted = keys.clone();
@@ -1266,9 +1261,10 @@ fn moved_order(sw: &Switch<'_>, out: &mut Vec<Diagnostic>) -> bool {
                 order.push(*k);
             }
         }
-        let mut d = Diagnostic::new(
+        let mut d = at_arg(
             &SWI_006,
-            span,
+            sw.step,
+            Some(span),
             format!(
                 "`{}` and `{}` move from Slice `{}` into Time in reversed order: axes moving from Slice to Time keep their input Slice order, the routers cannot reorder",
                 digit(sw.out_time, w[0].0),
@@ -1310,9 +1306,10 @@ fn moved_order(sw: &Switch<'_>, out: &mut Vec<Diagnostic>) -> bool {
                 .filter(|(_, key)| key.is_some())
                 .map(|(k, _)| *k),
         );
-        let mut d = Diagnostic::new(
+        let mut d = at_arg(
             &SWI_007,
-            span,
+            sw.step,
+            Some(span),
             format!(
                 "`{}` sits inside the axes moved from Slice `{}` (`{}` …): data from other slices arrives last within each packet, so the moved axes must be the innermost Time positions",
                 digit(sw.out_time, *k),

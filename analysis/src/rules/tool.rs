@@ -7,7 +7,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::ast::BinOp;
 use crate::mapping::parse::ParseProblem;
 use crate::mapping::problem::Unevaluated;
-use crate::model::problem::{Primitive, Unknown};
+use crate::model::problem::{NotFollowed, Primitive, Unknown};
 use crate::rule::{Rule, Status};
 use crate::syntax::limits::TooDeep;
 
@@ -122,8 +122,37 @@ pub const VL_008: Rule = Rule {
     manual: "(the tool's own rule)",
 };
 
+pub const VL_009: Rule = Rule {
+    code: "VL-009",
+    name: "construct-not-analysed",
+    severity: Severity::Info,
+    status: Status::Implemented,
+    summary: "A tensor or an address passes through a construct visa-lint does not follow, so what uses it is not checked",
+    docs: "visa-lint follows tensors the way rustc types them: through `let` bindings and \
+           assignments, blocks, `if`/`match`, loops, `return`, `?`, helper functions (by their \
+           signatures, tuples of tensors included), tuple and struct literals, arrays and slices \
+           of tensors iterated or indexed, tensors a closure captures or receives through an \
+           annotated parameter, and `const fn` addresses. A few forms it does not follow: a \
+           tensor passed into a closure through an unannotated parameter, the value of a macro \
+           other than `m!`, `axes!` and `i!` (and an engine chain written inside one), a field \
+           of a value it cannot type (`self.weights`), an index into something that is not an \
+           array of tensors, a destructuring of something that is not a tuple or struct \
+           literal, the result of a function it does not know, and an address computed by a \
+           call it cannot evaluate. Where such a value is used as a tensor (the receiver of an \
+           engine method, the tensor a pass begins from or aligns with), or such an address is \
+           passed to `to_dm`, `commit` or `to_hbm`, this note names the construct once, so a \
+           clean verdict never silently means that nothing was checked. Annotate the closure's \
+           parameter, bind the value with a typed `let`, or compute the address in a `const` \
+           (or a `const fn` with a single expression) to have it checked.",
+    bad: "let stage = |t| ctx.main.begin(t.view()).fetch::<i8, m![1], m![A % 8]>();",
+    good: "let stage = |t: &Input| ctx.main.begin(t.view()).fetch::<i8, m![1], m![A % 8]>();",
+    manual: "(the tool's own rule)",
+};
+
 /// Every rule of this family, in code order.
-pub const RULES: &[Rule] = &[VL_001, VL_002, VL_003, VL_004, VL_005, VL_006, VL_008];
+pub const RULES: &[Rule] = &[
+    VL_001, VL_002, VL_003, VL_004, VL_005, VL_006, VL_008, VL_009,
+];
 
 /// The diagnostic of a mapping visa-lint does not evaluate (VL-001, VL-002, VL-003, VL-005,
 /// VL-008), as parsing or lowering found it.
@@ -208,6 +237,34 @@ pub fn unknown_primitive(u: &Unknown) -> Diagnostic {
             "unknown primitive: {what} is not part of the furiosa_visa_std API visa-lint knows; it is not checked"
         ),
     )
+}
+
+/// The diagnostic of a construct the model does not follow (VL-009).
+pub fn not_followed(p: &NotFollowed) -> Diagnostic {
+    match p {
+        NotFollowed::Lost { at, what, used } => Diagnostic::new(
+            &VL_009,
+            *at,
+            format!(
+                "not checked: {what}: visa-lint does not follow a tensor through it, so the engine chain that uses it is not checked"
+            ),
+        )
+        .with_related(*used, "used as a tensor here"),
+        NotFollowed::InMacro { at, name, method } => Diagnostic::new(
+            &VL_009,
+            *at,
+            format!(
+                "not checked: the engine chain inside `{name}!` (`.{method}()`): visa-lint does not read macro bodies other than `m!`, `axes!` and `i!`; write the chain outside the macro and pass its result in to have it checked",
+            ),
+        ),
+        NotFollowed::AddressCall { at, name } => Diagnostic::new(
+            &VL_009,
+            *at,
+            format!(
+                "not checked: the address computed by `{name}(..)`: visa-lint evaluates constants and `const fn`s with one expression, not this call, so the rules that need the address (alignment, overlaps) skip it; compute it in a `const` to have it checked"
+            ),
+        ),
+    }
 }
 
 /// The diagnostic of a file nested too deep to analyse (VL-005), found by the pre-scan.

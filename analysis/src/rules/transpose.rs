@@ -7,15 +7,15 @@
 //! the transposed columns. The expected OutTime/OutPacket are rebuilt from the input layouts and
 //! compared by meaning (`Layout ==`), so the check never enumerates elements.
 
-use super::context::FnContext;
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::rule::{Rule, Status};
 
 use crate::derive::transpose::{Split, cycles, expected_time, find_split, used};
 use crate::model::types::dtype_bits;
-use crate::model::{Arg, Chain, MapVal, Slot, Step, TensorTy};
-use crate::model::{canonical, elems_for, pad_edit, slot_bytes, written};
+use crate::model::{Chain, Slot, Step, TensorTy};
+use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
 use crate::target::TransposeGeometry;
 
 pub const TRN_001: Rule = Rule {
@@ -104,23 +104,6 @@ pub(crate) fn geometry<'t>(cx: &'t FnContext<'_>, dtype: &str) -> Option<&'t Tra
     cx.target.transpose_geometry.iter().find(|g| g.bits == bits)
 }
 
-fn placed(m: &MapVal) -> Option<Arg> {
-    m.span.map(|span| Arg {
-        text: m.text.clone(),
-        span,
-    })
-}
-
-/// Where the `i`th turbofish mapping (OutTime 0, OutPacket 1) is written, else the annotation.
-fn out_arg(step: &Step, i: usize, slot: Slot) -> Option<Arg> {
-    written(step, i).cloned().or_else(|| {
-        step.output
-            .as_ref()
-            .and_then(|t| t.get(slot))
-            .and_then(placed)
-    })
-}
-
 fn layout(ty: &TensorTy, slot: Slot) -> Option<&Layout> {
     ty.get(slot).and_then(|m| m.layout.as_ref())
 }
@@ -187,15 +170,16 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     else {
         return;
     };
-    let packet_arg = out_arg(step, 1, Slot::Packet);
-    let packet_span = packet_arg.as_ref().map_or(step.span, |a| a.span);
+    let packet_arg = output_arg(step, Some(1), Slot::Packet);
+    let packet_span = packet_arg.as_ref().map(|a| a.span);
     // TRN-001, in_rows: the data of OutPacket.
     let Some(in_rows) = used(pout) else {
         return;
     };
     if in_rows > g.max_in_rows {
-        out.push(Diagnostic::new(
+        out.push(at_arg(
             &TRN_001,
+            step,
             packet_span,
             format!(
                 "OutPacket {} takes in_rows = {in_rows} time steps into the packet; the Transpose \
@@ -213,8 +197,9 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     let align = g.output_alignment;
     if pout.size != align {
         let bytes = slot_bytes(output, Slot::Packet).map_or(0, |(_, _, b)| b);
-        let mut diag = Diagnostic::new(
+        let mut diag = at_arg(
             &TRN_002,
+            step,
             packet_span,
             format!(
                 "the transpose output packet {} is {bytes} bytes ({} × {d}); the Align stage pads \
@@ -234,11 +219,12 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     }
     // TRN-003: OutTime/OutPacket must be the innermost swap.
     let Some(split) = find_split(g, tin, pin, tout, pout, in_rows.max(1)) else {
-        let time_arg = out_arg(step, 0, Slot::Time);
-        let span = time_arg.as_ref().map_or(step.span, |a| a.span);
+        let time_arg = output_arg(step, Some(0), Slot::Time);
+        let span = time_arg.as_ref().map(|a| a.span);
         let hint = expected_time(g, tin, pin, pout, in_rows.max(1));
-        let mut diag = Diagnostic::new(
+        let mut diag = at_arg(
             &TRN_003,
+            step,
             span,
             format!(
                 "Time {} × Packet {} → OutTime {} × OutPacket {} is not a transpose of the \
@@ -289,9 +275,10 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     }
     // TRN-002, Trim: out_rows <= in_cols.
     if split.out_rows > split.in_cols {
-        let span = out_arg(step, 0, Slot::Time).map_or(step.span, |a| a.span);
-        out.push(Diagnostic::new(
+        let span = output_arg(step, Some(0), Slot::Time).map(|a| a.span);
+        out.push(at_arg(
             &TRN_002,
+            step,
             span,
             format!(
                 "OutTime {} keeps out_rows = {} transposed rows, but the transposed matrix has \

@@ -860,7 +860,22 @@ fn split_into_passes(
         step.method, step.method
     );
     edits.sort_by_key(|e| e.span);
-    out.push(Diagnostic::new(&VEC_015, at, msg).with_fix(
+    // The fix cuts the chain in front of this call: the call is the primary span, the
+    // conflict it resolves a related one.
+    let mut d = Diagnostic::new(&VEC_015, step.span, msg);
+    if at != step.span {
+        d = d.with_related(
+            at,
+            format!("the conflict ({}) this split resolves", conflict.code()),
+        );
+    }
+    // The edit rewrites the chain as one statement: a pass written over several `let`s or
+    // `match` arms gets the advice without it.
+    if chain.written_apart {
+        out.push(d);
+        return;
+    }
+    out.push(d.with_fix(
         format!("split into two Tensor Unit passes through DM {addr:#x}"),
         false,
         edits,
@@ -936,31 +951,34 @@ fn init_dtype(before: &[Step], step: &Step, out: &mut Vec<Diagnostic>) {
     if matches!(d, "i32" | "f32") {
         return;
     }
-    let mut diag = Diagnostic::new(
-        &VEC_001,
-        step.span,
-        format!(
-            "the Vector Engine computes on i32 or f32 lanes only; this stream is {d}: widen it \
-             before `vector_init()` (a casting fetch or the Contraction Engine)"
-        ),
+    let msg = format!(
+        "the Vector Engine computes on i32 or f32 lanes only; this stream is {d}: widen it \
+         before `vector_init()` (a casting fetch or the Contraction Engine)"
     );
-    if let Some(w) = widened(d)
-        && let Some(fetch) = before
+    // With the widening fetch as the fix, the fetch's element type is the primary span and
+    // `vector_init` related; without it, `vector_init`.
+    let fix = widened(d).zip(
+        before
             .iter()
             .rev()
             .find(|s| s.engine == Some(Engine::Fetch))
-        && let Some(g) = fetch.generics.first()
-        && g.text.trim() == d
-    {
-        diag = diag
-            .with_related(g.span, format!("the stream is fetched as {d} here"))
+            .and_then(|f| f.generics.first())
+            .filter(|g| g.text.trim() == d),
+    );
+    let diag = match fix {
+        Some((w, g)) => Diagnostic::new(&VEC_001, g.span, msg)
+            .with_related(
+                step.span,
+                format!("the {d} stream enters the Vector Engine here"),
+            )
             .with_edit(
                 format!("fetch as {w} (a widening fetch cast; check the fetch size)"),
                 false,
                 g.span,
                 w.to_string(),
-            );
-    }
+            ),
+        None => Diagnostic::new(&VEC_001, step.span, msg),
+    };
     out.push(diag);
 }
 
@@ -1967,7 +1985,15 @@ mod tests {
         let diags = crate::check_text(text);
         let d = diags.iter().find(|d| d.code() == "VEC-015");
         let d = d.unwrap_or_else(|| panic!("{diags:?}"));
-        assert_eq!(&text[d.span.range()], "FxpBinaryOp::SubFxp");
+        // At the call the split cuts in front of; the conflicting op argument is related.
+        assert_eq!(&text[d.span.range()], "vector_fxp");
+        assert_eq!(
+            d.related
+                .iter()
+                .map(|r| &text[r.span.range()])
+                .collect::<Vec<_>>(),
+            ["FxpBinaryOp::SubFxp"]
+        );
         assert!(d.message.contains("32 bytes per slice"), "{}", d.message);
         let edits = &d.fixes[0].edits;
         assert_eq!(edits.len(), 1);
@@ -2095,12 +2121,12 @@ mod tests {
             ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2)\
              .vector_fxp(FxpBinaryOp::SubFxp, 5)",
         );
-        // VEC-015 offers the split at the same op.
+        // VEC-015 offers the split in front of the same call (its method name comes first).
         assert_eq!(
             got,
             vec![
-                ("VEC-004".into(), "FxpBinaryOp::SubFxp".into()),
-                ("VEC-015".into(), "FxpBinaryOp::SubFxp".into())
+                ("VEC-015".into(), "vector_fxp".into()),
+                ("VEC-004".into(), "FxpBinaryOp::SubFxp".into())
             ]
         );
     }

@@ -8,7 +8,9 @@ pub mod limits;
 
 use crate::diagnostic::Span;
 use crate::mapping::{self, Problem, Scope, ast, parse};
-use ra_ap_syntax::{AstNode, Edition, SourceFile, SyntaxNode, TextRange, ast as ra};
+use ra_ap_syntax::{
+    AstNode, Edition, SourceFile, SyntaxKind, SyntaxNode, TextRange, TextSize, ast as ra,
+};
 use std::collections::HashMap;
 
 /// Which of the crate's three macros a call is.
@@ -41,11 +43,25 @@ pub struct AliasSite {
     pub site: usize,
 }
 
+/// `type Strip = Slice;` or `type Strip = layouts::Slice;`: another name for whatever the
+/// path names (a mapping alias, when it names one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenameSite {
+    pub name: ast::Name,
+    /// The named path as the environment keys it (`Slice`, `layouts::Slice`).
+    pub target: String,
+    /// Where the path is written.
+    pub target_span: Span,
+    /// Enclosing functions, innermost first.
+    pub fns: Vec<Span>,
+}
+
 /// The mapping-level model of one file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileModel {
     pub sites: Vec<MacroSite>,
     pub aliases: Vec<AliasSite>,
+    pub renames: Vec<RenameSite>,
     /// Generic type and const parameter names per function.
     pub generics: HashMap<Span, Vec<String>>,
 }
@@ -70,9 +86,23 @@ const MAX_MACRO_NESTING: u32 = 8;
 
 /// Finds `m!`/`i!` calls in the arguments of another macro by parsing the arguments as
 /// expressions (which is what `assert_eq!`, `assert!`, `vec!` and friends take).
-fn nested_sites(call: &ra::MacroCall, fns: Vec<Span>, depth: u32, model: &mut FileModel) {
+/// A node's text: sliced from the text its tree was parsed from when the caller has it (cheap),
+/// else gathered from its tokens.
+fn text_of(node: &SyntaxNode, src: Option<&str>) -> String {
+    let r = node.text_range();
+    src.and_then(|s| s.get(usize::from(r.start())..usize::from(r.end())))
+        .map_or_else(|| node.text().to_string(), str::to_string)
+}
+
+fn nested_sites(
+    call: &ra::MacroCall,
+    src: Option<&str>,
+    fns: Vec<Span>,
+    depth: u32,
+    model: &mut FileModel,
+) {
     let Some(tt) = call.token_tree() else { return };
-    let text = tt.syntax().text().to_string();
+    let text = text_of(tt.syntax(), src);
     if depth >= MAX_MACRO_NESTING || !(text.contains("m!") || text.contains("i!")) {
         return;
     }
@@ -92,11 +122,11 @@ fn nested_sites(call: &ra::MacroCall, fns: Vec<Span>, depth: u32, model: &mut Fi
             continue;
         };
         let Some(kind) = macro_kind(&c) else {
-            nested_sites(&c, fns.clone(), depth + 1, model);
+            nested_sites(&c, Some(&wrapped), fns.clone(), depth + 1, model);
             continue;
         };
         let Some(ctt) = c.token_tree() else { continue };
-        let ctext = ctt.syntax().text().to_string();
+        let ctext = text_of(ctt.syntax(), Some(&wrapped));
         let mut body = ctext.get(1..).unwrap_or("");
         if let Some(last) = body.chars().last()
             && matches!(last, ']' | ')' | '}')
@@ -125,27 +155,83 @@ pub fn file_model(text: &str) -> FileModel {
     file_model_of(&SourceFile::parse(text, Edition::Edition2024).tree())
 }
 
-/// Collects the mapping-level model of an already parsed file.
-pub fn file_model_of(root: &SourceFile) -> FileModel {
-    model_of(root.syntax())
+/// The nodes of the given kinds under `root` (itself included), in preorder. The walk goes over
+/// the green tree, which makes no cursor for the nodes it passes (a cursor per node was most of
+/// a file's traversal time); a cursor is made for each node found.
+pub fn nodes_of_kinds(root: &SyntaxNode, kinds: &[SyntaxKind]) -> Vec<SyntaxNode> {
+    use rowan::Language;
+    fn walk(
+        green: &rowan::GreenNodeData,
+        at: TextSize,
+        kinds: &[rowan::SyntaxKind],
+        out: &mut Vec<TextRange>,
+    ) {
+        if kinds.contains(&green.kind()) {
+            out.push(TextRange::at(at, green.text_len()));
+        }
+        let mut offset = at;
+        for child in green.children() {
+            match child {
+                rowan::NodeOrToken::Node(n) => {
+                    walk(n, offset, kinds, out);
+                    offset += n.text_len();
+                }
+                rowan::NodeOrToken::Token(t) => offset += t.text_len(),
+            }
+        }
+    }
+    let raw: Vec<rowan::SyntaxKind> = kinds
+        .iter()
+        .map(|k| ra_ap_syntax::RustLanguage::kind_to_raw(*k))
+        .collect();
+    let mut ranges = Vec::new();
+    let green = root.green();
+    walk(green, root.text_range().start(), &raw, &mut ranges);
+    ranges
+        .into_iter()
+        .filter_map(|range| {
+            let start = match root.covering_element(range) {
+                rowan::NodeOrToken::Node(n) => n,
+                rowan::NodeOrToken::Token(t) => t.parent()?,
+            };
+            start
+                .ancestors()
+                .take_while(|n| n.text_range() == range)
+                .find(|n| kinds.contains(&n.kind()))
+        })
+        .collect()
 }
 
-/// [`file_model_of`] for any root: a file, or a function's subtree of it.
-pub fn model_of(root: &SyntaxNode) -> FileModel {
+/// Collects the mapping-level model of an already parsed file.
+pub fn file_model_of(root: &SourceFile) -> FileModel {
+    model_of(root.syntax(), None)
+}
+
+/// [`file_model_of`] for any root: a file, or a function's subtree of it; `src` is the text
+/// the root was parsed from, when the caller has it.
+pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
     let mut model = FileModel::default();
     let mut site_of_call: HashMap<TextRange, usize> = HashMap::new();
-    for node in root.descendants() {
+    let nodes = nodes_of_kinds(
+        root,
+        &[
+            SyntaxKind::MACRO_CALL,
+            SyntaxKind::FN,
+            SyntaxKind::TYPE_ALIAS,
+        ],
+    );
+    for node in &nodes {
         if let Some(call) = ra::MacroCall::cast(node.clone()) {
             let Some(kind) = macro_kind(&call) else {
                 // `assert_eq!(<m![B / 64]>::map(0), Some(i![..]))`: look inside other macros.
-                nested_sites(&call, enclosing_fns(call.syntax()), 0, &mut model);
+                nested_sites(&call, src, enclosing_fns(call.syntax()), 0, &mut model);
                 continue;
             };
             let Some(tt) = call.token_tree() else {
                 continue;
             };
             let tt_range = tt.syntax().text_range();
-            let tt_text = tt.syntax().text().to_string();
+            let tt_text = text_of(tt.syntax(), src);
             // Strip the delimiters; a half-typed call may lack the closing one.
             let mut body = tt_text.get(1..).unwrap_or("");
             if let Some(last) = body.chars().last()
@@ -180,10 +266,25 @@ pub fn model_of(root: &SyntaxNode) -> FileModel {
                 .insert(span_of(f.syntax().text_range()), names);
         }
     }
-    for node in root.descendants() {
+    for node in nodes {
         let Some(alias) = ra::TypeAlias::cast(node) else {
             continue;
         };
+        if let (Some(name), Some(ra::Type::PathType(p))) = (ra::HasName::name(&alias), alias.ty())
+            && let Some(path) = p.path()
+            && let Some(target) = crate::model::consts::path_key(&path)
+        {
+            model.renames.push(RenameSite {
+                name: ast::Name {
+                    text: name.text().to_string(),
+                    span: span_of(name.syntax().text_range()),
+                },
+                target,
+                target_span: span_of(path.syntax().text_range()),
+                fns: enclosing_fns(alias.syntax()),
+            });
+            continue;
+        }
         let (Some(name), Some(ra::Type::MacroType(mt))) = (ra::HasName::name(&alias), alias.ty())
         else {
             continue;
@@ -267,7 +368,7 @@ pub fn check_sites(
             scope.declare_axes(decls, &mut diags);
         }
     }
-    let aliases: Vec<mapping::lower::Alias> = model
+    let mut aliases: Vec<mapping::lower::Alias> = model
         .aliases
         .iter()
         .filter(|a| take(&model.sites[a.site]))
@@ -279,7 +380,51 @@ pub fn check_sites(
             },
         })
         .collect();
-    diags.extend(mapping::lower::alias_cycles(&aliases));
+    // `type Strip = Slice;` naming a mapping alias is a mapping alias: `m![{ Slice }]`. Renames
+    // of renames resolve in rounds.
+    let renames: Vec<&RenameSite> = model
+        .renames
+        .iter()
+        .filter(|r| {
+            take(&MacroSite {
+                kind: MacroKind::Mapping,
+                body: String::new(),
+                body_start: r.name.span.start,
+                span: r.name.span,
+                fns: r.fns.clone(),
+            })
+        })
+        .collect();
+    let mut known: std::collections::HashSet<String> = base
+        .aliases
+        .keys()
+        .cloned()
+        .chain(aliases.iter().map(|a| a.name.text.clone()))
+        .collect();
+    let mut done = vec![false; renames.len()];
+    for _round in 0..=renames.len().min(64) {
+        let mut changed = false;
+        for (k, r) in renames.iter().enumerate() {
+            if done[k] || !known.contains(&r.target) {
+                continue;
+            }
+            done[k] = true;
+            changed = true;
+            known.insert(r.name.text.clone());
+            let target = ast::Name {
+                text: r.target.clone(),
+                span: r.target_span,
+            };
+            aliases.push(mapping::lower::Alias {
+                name: r.name.clone(),
+                body: Some(ast::Expr::Escape(target, r.target_span)),
+            });
+        }
+        if !changed {
+            break;
+        }
+    }
+    diags.extend(mapping::lower::alias_cycles(&aliases, &base.aliases));
     for a in aliases {
         scope.aliases.insert(a.name.text.clone(), a);
     }
@@ -363,6 +508,12 @@ fn g() {
                 ("B / 7".to_string(), "MAP-001")
             ]
         );
+    }
+
+    #[test]
+    fn a_plain_type_naming_a_mapping_alias_is_that_alias() {
+        let text = "axes![A = 8];\ntype L = m![A];\ntype R = L;\ntype S = R;\ntype E = m![{ S } # 4];\ntype N = u64;";
+        assert_eq!(codes(text), vec![("{ S } # 4".to_string(), "MAP-003")]);
     }
 
     #[test]
