@@ -891,12 +891,8 @@ impl Builder<'_> {
                     (Val::Tuple(mut vs), Some(ast::Type::TupleType(t))) => {
                         for (v, f) in vs.iter_mut().zip(t.fields()) {
                             if matches!(v, Val::Unknown)
-                                && let Some(ty) = tensor_type(
-                                    &f,
-                                    self.env,
-                                    &self.scope,
-                                    &mut self.model.problems,
-                                )
+                                && let Some(ty) =
+                                    tensor_type(&f, self.env, &self.scope, &mut self.model.problems)
                             {
                                 *v = Val::Tensor {
                                     ty,
@@ -2358,13 +2354,9 @@ impl Builder<'_> {
                     .iter()
                     .any(|e| matches!(e, Engine::Cast | Engine::Transpose)) =>
             {
-                self.model.problems.push(
-                    Kernel::SubCommitAfterCast {
-                        at: span,
-                        offender,
-                    }
-                    .into(),
-                );
+                self.model
+                    .problems
+                    .push(Kernel::SubCommitAfterCast { at: span, offender }.into());
             }
             Engine::Fetch => {
                 let casting = name == "fetch"

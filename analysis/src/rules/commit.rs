@@ -1,13 +1,13 @@
 //! CMT: the Commit Engine, which writes flits back to DM (constraints.md §17). The packet check
 //! is decided from types; commit_in_size / commit_size need the commit-sequencer derivation.
 
-use crate::rule::{Rule, Status};
 use super::context::{FnContext, at_arg};
 use crate::derive::{self, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Step, Tu};
 use crate::model::{elems_for, output_arg, slot_bytes};
+use crate::rule::{Rule, Status};
 
 pub const CMT_001: Rule = Rule {
     code: "CMT-001",

@@ -6,7 +6,6 @@
 //! sequencer's time loop, derived with [`crate::derive::configure`]); `.contract()` against the
 //! reduction tree and `.accumulate()` against the accumulator's modes and 1024 slots.
 
-use crate::rule::{Rule, Status};
 use super::context::{FnContext, at_arg};
 use crate::derive::{DeriveError, Direction, Entry, bytes, configure, trf};
 use crate::diagnostic::{Diagnostic, Severity, Span};
@@ -15,6 +14,7 @@ use crate::mapping::layout::Dim;
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Kind, Slot, Step, TensorTy, TensorVar, Tu};
 use crate::model::{canonical, elems_for, output_arg, pad_edit, size_bytes, written};
+use crate::rule::{Rule, Status};
 use crate::target::Target;
 use std::sync::Arc;
 

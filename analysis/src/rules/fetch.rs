@@ -2,13 +2,13 @@
 //! decided from dtypes and literals are checked here; the ones that need the derived
 //! `fetch_size` stay planned until `crate::derive` provides it.
 
-use crate::rule::{Rule, Status};
 use super::context::{FnContext, at_arg};
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::types::dtype_bits;
 use crate::model::{Slot, Step, Tu};
 use crate::model::{canonical, output_arg, written};
+use crate::rule::{Rule, Status};
 use crate::target::Target;
 
 pub const FET_001: Rule = Rule {

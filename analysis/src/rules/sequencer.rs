@@ -3,13 +3,13 @@
 //! `write` is derived with [`crate::derive`] (the manual's term-by-term algorithm, L1337-L1627)
 //! and checked against the hardware limits.
 
-use crate::rule::{Rule, Status};
 use super::context::{FnContext, at_arg};
 use crate::derive::{self, Config, DeriveError, Direction, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::mapping::{lower, parse};
 use crate::model::{Slot, Tu, mapping_around};
+use crate::rule::{Rule, Status};
 
 pub const SEQ_001: Rule = Rule {
     code: "SEQ-001",
