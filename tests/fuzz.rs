@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 use visa_analysis::db::{self, Database, SourceFile};
 use visa_analysis::mapping::layout::MAX_PREIMAGES;
-use visa_analysis::mapping::{self, parse};
+use visa_analysis::mapping::parse;
 use visa_analysis::syntax::limits::MAX_NESTING;
 use visa_analysis::{Diagnostic, check_text};
 
@@ -361,7 +361,7 @@ proptest! {
         let text = format!("axes![{axes}];\ntype T = m![{alias}];\ntype E = m![{expr}];\n");
         let diags = on_8_mib(|| check_text(&text));
         spans_are_valid(&text, &diags)?;
-        let ev = on_8_mib(|| mapping::evaluate(&axes, &expr));
+        let ev = on_8_mib(|| visa_analysis::evaluate(&axes, &expr));
         spans_are_valid(&ev.source, &ev.diagnostics)?;
         if let Some(layout) = &ev.layout {
             for &i in at.iter().chain([0, layout.size.saturating_sub(1), layout.size].iter()) {
@@ -370,7 +370,7 @@ proptest! {
                 prop_assert!(all.len() <= MAX_PREIMAGES);
                 prop_assert_eq!(layout.map(i), all.into_iter().next());
             }
-            let again = on_8_mib(|| mapping::evaluate(&axes, &layout.to_expr()));
+            let again = on_8_mib(|| visa_analysis::evaluate(&axes, &layout.to_expr()));
             if let Some(l2) = &again.layout {
                 prop_assert_eq!(l2.size, layout.size, "{} -> {}", expr, layout.to_expr());
             }

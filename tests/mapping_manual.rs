@@ -19,7 +19,8 @@ use expect_test::expect;
 use visa_analysis::Span;
 use visa_analysis::mapping::describe::{describe, digits};
 use visa_analysis::mapping::lower::Alias;
-use visa_analysis::mapping::{Evaluation, Index, Layout, Scope, ast, evaluate, lower, parse};
+use visa_analysis::mapping::{Index, Layout, Scope, ast, lower, parse};
+use visa_analysis::{Evaluation, evaluate};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -166,7 +167,10 @@ fn with_aliases(axes: &str, aliases: &[(&str, &str)], mapping: &str) -> Layout {
     assert!(
         diags.is_empty(),
         "`{mapping}` should have no diagnostics, got {:?}",
-        diags.iter().map(|d| &d.message).collect::<Vec<_>>()
+        diags
+            .iter()
+            .map(|p| visa_analysis::rules::mapping_diagnostic(p).message)
+            .collect::<Vec<_>>()
     );
     l.unwrap_or_else(|| panic!("`{mapping}` should evaluate"))
 }

@@ -17,7 +17,8 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
 use visa_analysis::Severity;
-use visa_analysis::mapping::{Index, Layout, evaluate};
+use visa_analysis::evaluate;
+use visa_analysis::mapping::{Index, Layout};
 
 /// Axis names, by position in the axes table.
 const NAMES: [&str; 3] = ["A", "B", "C"];

@@ -245,6 +245,34 @@ fn line_index(db: &dyn salsa::Database, file: SourceFile) -> Arc<LineIndex> {
     Arc::new(LineIndex::new(file.text(db)))
 }
 
+/// One mapping evaluated on its own, as `visa-lint eval` and the mapping hovers show it: the
+/// mapping engine's [`mapping::Evaluation`] with its problems reported as diagnostics.
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    /// `axes![<axes>];\nm![<mapping>]`: what diagnostic spans point into.
+    pub source: String,
+    pub layout: Option<Layout>,
+    /// The size of the innermost term as written (`m![B / 4, B % 4]` -> 4), for tables.
+    pub inner_term_size: Option<u64>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Evaluates `mapping` (with or without the `m![...]` wrapper) under the axes `axes`
+/// (`A = 8, B = 512`, with or without `axes![...]`), with the diagnostics of what is wrong.
+pub fn evaluate(axes: &str, mapping: &str) -> Evaluation {
+    let ev = mapping::evaluate(axes, mapping);
+    Evaluation {
+        diagnostics: ev
+            .problems
+            .iter()
+            .map(crate::rules::mapping_diagnostic)
+            .collect(),
+        source: ev.source,
+        layout: ev.layout,
+        inner_term_size: ev.inner_term_size,
+    }
+}
+
 /// Structured hover content; surfaces render it ([`Hover::markdown`] is one rendering).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hover {
@@ -528,6 +556,19 @@ fn word_at(text: &str, offset: u32) -> Option<Span> {
 mod tests {
     use super::*;
     use crate::config::Level;
+
+    #[test]
+    fn evaluation_spans_point_into_the_virtual_source() {
+        let ev = evaluate("A = 63", "m![A / 8]");
+        assert!(ev.layout.is_none());
+        let d = &ev.diagnostics[0];
+        assert_eq!(d.code(), "MAP-001");
+        assert_eq!(&ev.source[d.span.range()], "A / 8");
+        let fix = &d.fixes[0].edits[0];
+        let mut fixed = ev.source.clone();
+        fixed.replace_range(fix.span.range(), &fix.new_text);
+        assert!(fixed.ends_with("m![A # 64 / 8]"), "{fixed}");
+    }
 
     const KERNEL: &str = "axes![A = 2048, K = 63];\n\
         type Blocks = m![K / 8]; // visa-lint: allow(MAP-001)\n\

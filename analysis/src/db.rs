@@ -348,7 +348,8 @@ pub fn file_analysis(
     let text = file.text(db);
     mapping::parse::forget_parsed();
     if let Some(too_deep) = syntax::limits::check_nesting(text) {
-        let (diagnostics, fns, modules) = (vec![too_deep], Vec::new(), Vec::new());
+        let diagnostics = vec![crate::rules::tool::nesting_too_deep(&too_deep)];
+        let (fns, modules) = (Vec::new(), Vec::new());
         return Arc::new(FileAnalysis {
             diagnostics,
             fns,
@@ -373,13 +374,13 @@ pub fn file_analysis(
     let mut modules = Vec::new();
     for (i, module_env) in env_texts.iter().enumerate() {
         let base = &env(db, *module_env).scope;
-        let (d, scope) = syntax::check_sites(
+        let (problems, scope) = syntax::check_sites(
             &model,
             base,
             |s| s.fns.is_empty() && module_at(s.span.start) == i,
             None,
         );
-        diagnostics.extend(d);
+        diagnostics.extend(problems.iter().map(crate::rules::mapping_diagnostic));
         if let Some(m) = items.modules.get(i) {
             modules.push((
                 Span::new(m.offset as usize, m.end as usize),
@@ -676,7 +677,11 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
     let root = Span::new(0, usize::from(tree.text_range().len()));
     // Only the sites directly in this function; nested functions are analysed on their own.
     let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
-    let (mut diagnostics, scope) = syntax::check_sites(&model, &env.scope, direct, Some(root));
+    let (problems, scope) = syntax::check_sites(&model, &env.scope, direct, Some(root));
+    let mut diagnostics: Vec<Diagnostic> = problems
+        .iter()
+        .map(crate::rules::mapping_diagnostic)
+        .collect();
     let Some(f) = tree.descendants().find_map(ra::Fn::cast) else {
         let model = FnModel {
             name: String::new(),
@@ -684,7 +689,7 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
             kind: model::FnKind::Plain,
             tensors: Vec::new(),
             chains: Vec::new(),
-            diagnostics: Vec::new(),
+            problems: Vec::new(),
         };
         let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {
@@ -694,7 +699,7 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
         };
     };
     let fn_model = build::build_fn(&f, env, scope.clone());
-    diagnostics.extend(fn_model.diagnostics.iter().cloned());
+    diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
     // The function's derived facts, once: every rule family and the simulator read them.
     let cx = crate::rules::FnContext::new(&fn_model, &scope, target);
     diagnostics.extend(crate::rules::check_fn(&cx));

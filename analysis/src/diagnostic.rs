@@ -76,6 +76,16 @@ pub struct Diagnostic {
     pub fixes: Vec<Fix>,
 }
 
+/// Salsa keeps a function's diagnostics in its hashed analysis; equal diagnostics hash equal
+/// (rule, place and message identify one).
+impl std::hash::Hash for Diagnostic {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.rule.code.hash(state);
+        self.span.hash(state);
+        self.message.hash(state);
+    }
+}
+
 impl Diagnostic {
     /// A diagnostic of `rule` at its default severity.
     pub fn new(rule: &'static Rule, span: Span, message: impl Into<String>) -> Diagnostic {

@@ -20,7 +20,10 @@ pub mod suppress;
 pub mod syntax;
 pub mod target;
 
-pub use api::{Analysis, AnalysisHost, Cancellable, CostHint, FileId, Hover, HoverContent};
+pub use api::{
+    Analysis, AnalysisHost, Cancellable, CostHint, Evaluation, FileId, Hover, HoverContent,
+    evaluate,
+};
 pub use config::{Config, ConfigError};
 pub use diagnostic::{Diagnostic, Edit, Fix, LineIndex, Severity, Span};
 pub use line_index::{Encoding, Position};

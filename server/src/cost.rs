@@ -1,7 +1,7 @@
 //! `visa-lint cost FILE [--format json] [--timeline out.svg]`: what each engine operation and
 //! each kernel of a file costs, in cycles, why, and what to change.
 
-use crate::cli::Format;
+use crate::args::Format;
 use codespan_reporting::term::termcolor::WriteColor;
 use serde_json::{Value, json};
 use std::path::Path;

@@ -1,6 +1,7 @@
 //! visa-server: the `visa-lint` command line (and, later, the `visa-lsp` language server)
 //! over the `visa-analysis` engine.
 
+pub mod args;
 pub mod cli;
 pub mod config;
 pub mod cost;

@@ -1,9 +1,9 @@
 //! `visa-lint PATHS...`: collecting the files, checking them in parallel, fixing them, and
 //! reporting in every output format.
 
-use crate::cli::{Cli, Format, INTERNAL_ERROR};
+use crate::args::{Cli, Format};
 use crate::fix::{self, Applicability};
-use crate::output::{self, Source};
+use crate::output::{self, INTERNAL_ERROR, Source};
 use crate::sarif;
 use crate::walk;
 use codespan_reporting::term::termcolor::WriteColor;

@@ -1,10 +1,28 @@
-//! Rendering diagnostics for people (codespan-reporting) and for tools (JSON, DESIGN.md §4).
+//! Rendering diagnostics for people (codespan-reporting) and for tools (JSON, DESIGN.md §4),
+//! and the one rule the surfaces report themselves ([`INTERNAL_ERROR`]).
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity as CsSeverity};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::WriteColor};
 use serde_json::{Value, json};
+use visa_analysis::rules::registry::{Rule, Status};
 use visa_analysis::{Diagnostic, LineIndex, Severity, Span};
+
+/// The diagnostic reported when the analysis of one file fails inside visa-lint itself: the
+/// surfaces' own rule, beside the registry's (the SARIF driver lists it too).
+pub static INTERNAL_ERROR: Rule = Rule {
+    code: "VL-000",
+    name: "internal-error",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "visa-lint failed while checking this file",
+    docs: "The analysis of the file stopped on a bug in visa-lint. The file is reported with \
+           this diagnostic and the other files are checked as usual. Please report it with the \
+           file (or the smallest part of it that still fails).",
+    bad: "",
+    good: "",
+    manual: "",
+};
 
 /// One checked text: its name as given and its contents.
 pub struct Source<'a> {

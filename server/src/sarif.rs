@@ -33,7 +33,7 @@ pub fn help_uri(code: &str) -> String {
 /// Every rule the driver describes, in `--list-rules` order, then the tool's internal error.
 fn rules() -> Vec<&'static Rule> {
     registry::all()
-        .chain(std::iter::once(&crate::cli::INTERNAL_ERROR))
+        .chain(std::iter::once(&crate::output::INTERNAL_ERROR))
         .collect()
 }
 

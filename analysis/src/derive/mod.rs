@@ -25,6 +25,8 @@
 //!   fetch: the context's sizes, and a casting main fetch's only up to 32 bytes of output
 //!   (L1996-L2021). Reads of a padded contiguous sub-mapping (`m![[A, B, C] # 32]`) become one
 //!   overfetching entry (L1830); a commit's truncation drops the packet's padding (L2199).
+//! - [`trf::read`]`(packet, element)` -> [`trf::TrfRead`]: the TRF Sequencer's contiguous read
+//!   (L4104-L4108) and [`trf::reg_read_size`] in bytes.
 //! - [`collect::normalize`]`(time, packet, bits, flit_bytes)`: Collect's flit normalization
 //!   (padding, flit count, Time2 = Time ++ [outer flit], Packet2 = the inner flit; L3561).
 //! - [`Config`]'s `Display` prints the manual's notation `[8 : 32, 8 : 256, 16 : 1] : 16`.
@@ -48,8 +50,9 @@ pub mod ops;
 pub mod sequencer;
 pub mod timeline;
 pub mod transpose;
+pub mod trf;
 
-pub use ops::{Op, OpKind, ops};
+pub use ops::{Op, OpKind, commit_tail_victim, ops};
 pub use sequencer::{
     CommitSizes, Config, DeriveError, Direction, Entry, FetchSizes, bytes, commit_sizes, configure,
     contiguous_elements, fetch_size_choices, fetch_sizes, largest_divisor, time_steps,

@@ -8,7 +8,10 @@ use crate::mapping::ast::Expr;
 use crate::mapping::layout::Dim;
 use crate::mapping::lower::AxisEntry;
 use crate::mapping::{Layout, Scope, lower, parse};
-use crate::model::{Engine, FnModel, MapVal, Slot, Step, TensorTy, Tu, types::dtype_bits};
+use crate::model::{
+    Engine, FnModel, Kind, MapVal, Slot, Step, TensorTy, TensorVar, Tu, slot_bytes,
+    types::dtype_bits,
+};
 use crate::target::Target;
 
 /// Which sequencer an operation drives.
@@ -54,6 +57,44 @@ pub struct Op<'a> {
     pub bits: Option<u32>,
     pub context: Option<Tu>,
     pub config: Result<Config, DeriveError>,
+}
+
+impl Op<'_> {
+    /// The axes of the stream's Time and Packet that the buffer does not hold, in stream
+    /// order.
+    pub fn missing_axes(&self) -> Vec<String> {
+        let in_buf = |name: &str| {
+            self.buf.dims.iter().any(
+                |d| matches!(d, Dim::Factor(f) if f.axis.as_ref().is_some_and(|a| &*a.name == name)),
+            )
+        };
+        let mut v: Vec<String> = Vec::new();
+        for d in self.time.dims.iter().chain(self.packet.dims.iter()) {
+            if let Dim::Factor(f) = d
+                && let Some(a) = &f.axis
+                && !in_buf(&a.name)
+                && !v.iter().any(|n| n == &*a.name)
+            {
+                v.push(a.name.to_string());
+            }
+        }
+        v
+    }
+
+    /// The stream factors a write sequencer (`BufTensor::write` or a commit) would store with
+    /// stride 0 under `cfg`, named (`` `T` ``, or "padding of the stream"), when it has one.
+    /// SEQ-008 reports writes, CMT-006 commits.
+    pub fn stride_zero(&self, cfg: &Config) -> Option<String> {
+        if self.kind.direction() != Direction::Write || !cfg.entries.iter().any(|e| e.stride == 0) {
+            return None;
+        }
+        let missing = self.missing_axes();
+        Some(if missing.is_empty() {
+            "padding of the stream".to_string()
+        } else {
+            format!("`{}`", missing.join("`, `"))
+        })
+    }
 }
 
 fn layout(t: Option<&TensorTy>, s: Slot) -> Option<Layout> {
@@ -172,4 +213,43 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<Op<'a>> {
         }
     }
     out
+}
+
+/// A commit whose dummy tail (commits write whole units of the smallest main commit size, so
+/// the last unit is padded) reaches another DM tensor with a constant address, while its exact
+/// bytes do not (CMT-007; the alignment rules leave such a commit to it). `binding` is the
+/// chain's own binding, never a victim. Returns the tensor, the commit's exact end and the end
+/// of its footprint.
+pub fn commit_tail_victim<'m>(
+    model: &'m FnModel,
+    target: &Target,
+    binding: Option<&str>,
+    step: &Step,
+) -> Option<(&'m TensorVar, u64, u64)> {
+    let addr = step.address?;
+    let ty = step.output.as_ref()?;
+    let (_, _, b) = slot_bytes(ty, Slot::Element)?;
+    let unit = target.commit_sizes_main.iter().copied().min()?;
+    if b.is_multiple_of(unit) {
+        return None;
+    }
+    let end = addr.checked_add(b)?;
+    let dend = addr.checked_add(b.div_ceil(unit).checked_mul(unit)?)?;
+    model
+        .tensors
+        .iter()
+        .find(|t| {
+            if Some(t.name.as_str()) == binding || t.ty.kind != Kind::Dm {
+                return false;
+            }
+            let Some(a) = t.address else { return false };
+            let Some((_, _, tb)) = slot_bytes(&t.ty, Slot::Element) else {
+                return false;
+            };
+            let tend = a.saturating_add(tb);
+            let hits_exact = a < end && addr < tend;
+            let hits_tail = a < dend && end < tend;
+            !hits_exact && hits_tail
+        })
+        .map(|t| (t, end, dend))
 }

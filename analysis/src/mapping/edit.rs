@@ -1,5 +1,5 @@
-//! Fixes that edit a written mapping: every `# N` padding fix of every rule family is built
-//! here, so the families agree on how a padded mapping is spelled.
+//! Reading and editing a written mapping: its top-level terms, and every `# N` padding fix of
+//! every rule family, built here so the families agree on how a padded mapping is spelled.
 
 use crate::diagnostic::{Edit, Span};
 
@@ -75,9 +75,57 @@ pub fn pad_last_term(text: &str, n: u64) -> Option<String> {
     Some(format!("m![{head}{sep}{base} # {n}]"))
 }
 
+/// The top-level terms of a written `m![...]` mapping with their offsets in `text`.
+pub fn top_terms(text: &str) -> Vec<(usize, &str)> {
+    let Some(open) = text.find("m![") else {
+        return Vec::new();
+    };
+    let start = open + 3;
+    let Some(close) = text.rfind(']') else {
+        return Vec::new();
+    };
+    if close < start {
+        return Vec::new();
+    }
+    let body = &text[start..close];
+    let mut out = Vec::new();
+    let (mut depth, mut from) = (0i32, 0usize);
+    for (i, c) in body.char_indices() {
+        match c {
+            '[' | '(' | '{' => depth += 1,
+            ']' | ')' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push((start + from, &body[from..i]));
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push((start + from, &body[from..]));
+    out.into_iter()
+        .filter_map(|(o, t)| {
+            let lead = t.len() - t.trim_start().len();
+            let t = t.trim();
+            (!t.is_empty()).then_some((o + lead, t))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_terms_keep_offsets() {
+        let t = "m![A / 8, [B, C] # 16,  D]";
+        let got: Vec<(usize, &str)> = top_terms(t);
+        assert_eq!(got, [(3, "A / 8"), (10, "[B, C] # 16"), (24, "D")]);
+        for (o, term) in &got {
+            assert_eq!(&t[*o..*o + term.len()], *term);
+        }
+        assert!(top_terms("_").is_empty());
+        assert!(top_terms("m![]").is_empty());
+    }
 
     #[test]
     fn pads_the_innermost_term() {

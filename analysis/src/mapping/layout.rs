@@ -11,7 +11,7 @@
 //! kept exactly as [`Opaque`] dims: `map` stays exact for them, and equality of normal forms is
 //! then sufficient but not necessary for equivalence.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
@@ -105,6 +105,11 @@ impl Dim {
             Dim::Factor(f) => f.extent,
             Dim::Opaque(o) => o.extent,
         }
+    }
+
+    /// This digit alone as an `m![...]` body (`A / 8 % 4`), for messages.
+    pub fn to_expr(&self) -> String {
+        Layout::from_dims(vec![self.clone()]).map_or_else(|_| "?".into(), |l| l.to_expr())
     }
 }
 
@@ -335,6 +340,17 @@ impl Layout {
                     }
             }
         })
+    }
+
+    /// The axes the plain factors read.
+    pub fn axis_names(&self) -> BTreeSet<Arc<str>> {
+        self.dims
+            .iter()
+            .filter_map(|d| match d {
+                Dim::Factor(f) => f.axis.as_ref().map(|a| a.name.clone()),
+                Dim::Opaque(_) => None,
+            })
+            .collect()
     }
 
     /// True when every dim is a plain factor (the mapping is a product of axis factors).

@@ -1,14 +1,13 @@
 //! Lowering: a parsed mapping plus the axes and aliases in scope -> its normal form
-//! ([`Layout`]), with the MAP-* diagnostics found on the way.
+//! ([`Layout`]), with the [`Problem`]s found on the way.
 //!
 //! A mapping that cannot be evaluated (an error, a generic escape such as `{ Time }`, an
 //! unsupported notation) lowers to `None`; rules that need its value then stay silent.
 
 use super::ast::*;
 use super::layout::{Axis, Layout, Skew};
-use crate::diagnostic::{Diagnostic, Span};
-use crate::rules::mapping::{MAP_001, MAP_002, MAP_003, MAP_004, MAP_005, MAP_006, MAP_008};
-use crate::rules::tool::{VL_003, VL_005};
+use super::problem::{Invalid, Problem, Unevaluated};
+use crate::diagnostic::Span;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -52,9 +51,9 @@ impl Scope {
         }
     }
 
-    /// Adds the declarations of one `axes![...]`, reporting bad sizes and conflicting
-    /// redeclarations (MAP-005) and sizes beyond 64 bits (VL-003).
-    pub fn declare_axes(&mut self, decls: &[AxisDecl], diags: &mut Vec<Diagnostic>) {
+    /// Adds the declarations of one `axes![...]`, reporting bad sizes, conflicting
+    /// redeclarations and sizes beyond 64 bits.
+    pub fn declare_axes(&mut self, decls: &[AxisDecl], diags: &mut Vec<Problem>) {
         for d in decls {
             let axis = match &d.def {
                 AxisDef::Size(size) => {
@@ -62,11 +61,13 @@ impl Scope {
                         continue;
                     };
                     if n == 0 {
-                        diags.push(Diagnostic::new(
-                            &MAP_005,
-                            size.span(),
-                            format!("axis `{}` is declared with size 0; an axis needs at least one index", d.name.text),
-                        ));
+                        diags.push(
+                            Invalid::ZeroSizeAxis {
+                                name: d.name.text.clone(),
+                                at: size.span(),
+                            }
+                            .into(),
+                        );
                         continue;
                     }
                     Axis::new(&d.name.text, n)
@@ -103,15 +104,14 @@ impl Scope {
                 }
                 if prev.axis.size != axis.size {
                     diags.push(
-                        Diagnostic::new(
-                            &MAP_005,
-                            d.span,
-                            format!(
-                                "axis `{}` is declared again with size {} (it was {})",
-                                d.name.text, axis.size, prev.axis.size
-                            ),
-                        )
-                        .with_related(prev.decl, "first declared here"),
+                        Invalid::AxisRedeclared {
+                            name: d.name.text.clone(),
+                            at: d.span,
+                            size: axis.size,
+                            was: prev.axis.size,
+                            first: prev.decl,
+                        }
+                        .into(),
                     );
                 }
                 continue;
@@ -122,8 +122,24 @@ impl Scope {
     }
 }
 
-/// Lowers a mapping, reporting its diagnostics into `diags`.
-pub fn lower(expr: &Expr, scope: &Scope, diags: &mut Vec<Diagnostic>) -> Option<Layout> {
+impl Scope {
+    /// Lowers each top-level term of a written mapping (`m![A / 8, B]`) on its own, with its
+    /// text; `None` when a term does not parse or lower (its problems are reported where the
+    /// mapping is written).
+    pub fn lowered_terms(&self, text: &str) -> Option<Vec<(String, Layout)>> {
+        super::edit::top_terms(text)
+            .into_iter()
+            .map(|(_, t)| {
+                let e = super::parse::parse_mapping(t).ok()?;
+                let l = lower(&e, self, &mut Vec::new())?;
+                Some((t.to_string(), l))
+            })
+            .collect()
+    }
+}
+
+/// Lowers a mapping, reporting its problems into `diags`.
+pub fn lower(expr: &Expr, scope: &Scope, diags: &mut Vec<Problem>) -> Option<Layout> {
     let l = Lowerer {
         scope,
         aliases: RefCell::new(HashMap::new()),
@@ -135,7 +151,7 @@ pub fn lower(expr: &Expr, scope: &Scope, diags: &mut Vec<Diagnostic>) -> Option<
 
 struct Lowerer<'a> {
     scope: &'a Scope,
-    /// Values of aliases already lowered (their own diagnostics are reported at the alias).
+    /// Values of aliases already lowered (their own problems are reported at the alias).
     aliases: RefCell<HashMap<String, Option<Layout>>>,
     /// Aliases being lowered, for cycle detection.
     stack: RefCell<Vec<String>>,
@@ -152,64 +168,44 @@ pub const MAX_ALIAS_NESTING: usize = 64;
 /// levels that no single mapping body shows.
 pub const MAX_LAYOUT_NESTING: u32 = 64;
 
-fn undeclared(name: &Name, scope: &Scope) -> Diagnostic {
+fn undeclared(name: &Name, scope: &Scope) -> Problem {
+    let alias = scope.aliases.contains_key(&name.text);
     if let Some(from) = scope.unresolved.first()
-        && !scope.aliases.contains_key(&name.text)
+        && !alias
     {
-        let more = match scope.unresolved.len() {
-            1 => String::new(),
-            n => format!(" (or one of {} other glob imports)", n - 1),
-        };
-        return Diagnostic::new(
-            &crate::rules::tool::VL_008,
-            name.span,
-            format!(
-                "`{}` is not declared in this crate; it may come from `{from}`{more}, which visa-lint cannot read, so this mapping is not checked",
-                name.text
-            ),
-        );
+        return Unevaluated::NotRead {
+            name: name.clone(),
+            from: from.clone(),
+            others: scope.unresolved.len() - 1,
+        }
+        .into();
     }
-    let mut msg = format!("undeclared axis `{}`", name.text);
-    if scope.aliases.contains_key(&name.text) || scope.generics.contains(&name.text) {
-        msg.push_str(&format!(
-            "; `{0}` is a mapping: escape it as `{{ {0} }}`",
-            name.text
-        ));
-    } else {
-        msg.push_str(": declare it with its size in `axes![...]`");
+    Invalid::Undeclared {
+        name: name.clone(),
+        alias,
+        generic: scope.generics.contains(&name.text),
     }
-    let d = Diagnostic::new(&MAP_005, name.span, msg);
-    if scope.aliases.contains_key(&name.text) {
-        return d.with_edit(
-            format!("escape the alias: `{{ {} }}`", name.text),
-            true,
-            name.span,
-            format!("{{ {} }}", name.text),
-        );
-    }
-    d
+    .into()
 }
 
 impl Lowerer<'_> {
-    /// Keeps `l` when its nesting is within [`MAX_LAYOUT_NESTING`]; otherwise reports VL-005
-    /// at `span`.
-    fn within_nesting(&self, l: &Layout, span: Span, diags: &mut Vec<Diagnostic>) -> bool {
+    /// Keeps `l` when its nesting is within [`MAX_LAYOUT_NESTING`]; otherwise reports it at
+    /// `span`.
+    fn within_nesting(&self, l: &Layout, span: Span, diags: &mut Vec<Problem>) -> bool {
         if l.nesting_exceeds(MAX_LAYOUT_NESTING) {
-            diags.push(Diagnostic::new(
-                &VL_005,
-                span,
-                format!(
-                    "mapping nested too deep: its value nests windows, strides and linear \
-                     combinations more than {MAX_LAYOUT_NESTING} levels (through aliases); \
-                     visa-lint does not evaluate it"
-                ),
-            ));
+            diags.push(
+                Unevaluated::LayoutTooDeep {
+                    at: span,
+                    limit: MAX_LAYOUT_NESTING,
+                }
+                .into(),
+            );
             return false;
         }
         true
     }
 
-    fn expr(&self, e: &Expr, diags: &mut Vec<Diagnostic>, sized_skew: bool) -> Option<Layout> {
+    fn expr(&self, e: &Expr, diags: &mut Vec<Problem>, sized_skew: bool) -> Option<Layout> {
         let v = self.expr_unbounded(e, diags, sized_skew)?;
         // Only operators and linear combinations add a level.
         if matches!(e, Expr::Op { .. } | Expr::LinComb(..))
@@ -223,7 +219,7 @@ impl Lowerer<'_> {
     fn expr_unbounded(
         &self,
         e: &Expr,
-        diags: &mut Vec<Diagnostic>,
+        diags: &mut Vec<Problem>,
         sized_skew: bool,
     ) -> Option<Layout> {
         match e {
@@ -234,14 +230,13 @@ impl Lowerer<'_> {
                     return None;
                 };
                 if entry.axis.skew.is_some() && !sized_skew {
-                    diags.push(Diagnostic::new(
-                        &MAP_008,
-                        name.span,
-                        format!(
-                            "skewed axis `{0}` needs an explicit logical size, e.g. `{0} = {1}`",
-                            name.text, entry.axis.size
-                        ),
-                    ));
+                    diags.push(
+                        Invalid::UnsizedSkew {
+                            name: name.clone(),
+                            size: entry.axis.size,
+                        }
+                        .into(),
+                    );
                 }
                 Some(Layout::symbol(entry.axis.clone()))
             }
@@ -259,14 +254,14 @@ impl Lowerer<'_> {
                         (true, Some(v)) => match acc.pair(&v) {
                             Ok(p) => acc = p,
                             Err(_) => {
-                                diags.push(Diagnostic::new(
-                                    &VL_003,
-                                    span,
-                                    format!(
-                                        "mapping size overflows 64 bits: {} × {} > 2^64 - 1",
-                                        acc.size, v.size
-                                    ),
-                                ));
+                                diags.push(
+                                    Unevaluated::PairOverflow {
+                                        at: span,
+                                        left: acc.size,
+                                        right: v.size,
+                                    }
+                                    .into(),
+                                );
                                 ok = false;
                             }
                         },
@@ -305,11 +300,7 @@ impl Lowerer<'_> {
                 match Layout::lin_comb(lowered) {
                     Ok(l) => Some(l),
                     Err(_) => {
-                        diags.push(Diagnostic::new(
-                            &VL_003,
-                            *span,
-                            "linear combination size overflows 64 bits",
-                        ));
+                        diags.push(Unevaluated::LinCombOverflow { at: *span }.into());
                         None
                     }
                 }
@@ -327,42 +318,28 @@ impl Lowerer<'_> {
         n: u64,
         arg: &SizeExpr,
         span: Span,
-        diags: &mut Vec<Diagnostic>,
+        diags: &mut Vec<Problem>,
     ) -> Option<Layout> {
         let size = v.size;
         match op {
             Op::Stride | Op::Modulo => {
-                let code = if op == Op::Stride { &MAP_001 } else { &MAP_002 };
-                let what = if op == Op::Stride { "Stride" } else { "Modulo" };
                 if n == 0 {
-                    diags.push(Diagnostic::new(
-                        code,
-                        arg.span(),
-                        format!("{what} by 0 is undefined"),
-                    ));
+                    diags.push(Invalid::DivideByZero { op, at: arg.span() }.into());
                     return None;
                 }
                 if !size.is_multiple_of(n) {
-                    let padded = size.div_ceil(n).checked_mul(n);
-                    let mut d = Diagnostic::new(
-                        code,
-                        span,
-                        format!(
-                            "{what} size must divide the original size: `{}` has size {size}, which {n} does not divide",
-                            what_of(inner)
-                        ),
-                    )
-                    .with_related(op_span, format!("`{} {n}`", op.symbol()));
-                    if let Some(k) = padded {
-                        let end = inner.span().end;
-                        d = d.with_edit(
-                            format!("pad to {k} first: `# {k} {} {n}`", op.symbol()),
-                            true,
-                            Span { start: end, end },
-                            format!(" # {k}"),
-                        );
-                    }
-                    diags.push(d);
+                    diags.push(
+                        Invalid::NotDivisible {
+                            op,
+                            at: span,
+                            op_span,
+                            operand: what_of(inner),
+                            operand_end: inner.span().end,
+                            size,
+                            n,
+                        }
+                        .into(),
+                    );
                     return None;
                 }
                 Some(if op == Op::Stride {
@@ -373,32 +350,17 @@ impl Lowerer<'_> {
             }
             Op::Pad => {
                 if n < size {
-                    let mut d = Diagnostic::new(
-                        &MAP_003,
-                        span,
-                        format!(
-                            "`# {n}` pads *to* {n} positions, but `{}` already has {size}; did you mean `# {}` (add {n}), or resize `= {n}`?",
-                            what_of(inner),
-                            size.saturating_add(n)
-                        ),
-                    );
-                    if let Some(total) = size.checked_add(n) {
-                        d = d.with_edit(
-                            format!("add {n} padding positions: `# {total}`"),
-                            false,
-                            arg.span(),
-                            total.to_string(),
-                        );
-                    }
-                    if n > 0 {
-                        d = d.with_edit(
-                            format!("keep the first {n} positions: `= {n}`"),
-                            false,
+                    diags.push(
+                        Invalid::ShortPad {
+                            at: span,
+                            arg: arg.span(),
                             op_span,
-                            "=",
-                        );
-                    }
-                    diags.push(d);
+                            operand: what_of(inner),
+                            size,
+                            n,
+                        }
+                        .into(),
+                    );
                     if n == 0 {
                         return None;
                     }
@@ -408,31 +370,27 @@ impl Lowerer<'_> {
             }
             Op::Resize => {
                 if n == 0 {
-                    diags.push(Diagnostic::new(
-                        &MAP_004,
-                        arg.span(),
-                        "resize to 0 leaves no positions",
-                    ));
+                    diags.push(Invalid::ZeroResize { at: arg.span() }.into());
                     return None;
                 }
                 if n > size {
-                    let d = Diagnostic::new(
-                        &MAP_004,
-                        span,
-                        format!(
-                            "resize `= {n}` can only shrink, but `{}` has size {size}; use padding `# {n}` to grow it",
-                            what_of(inner)
-                        ),
-                    )
-                    .with_edit(format!("pad to {n}: `# {n}`"), true, op_span, "#");
-                    diags.push(d);
+                    diags.push(
+                        Invalid::GrowingResize {
+                            at: span,
+                            op_span,
+                            operand: what_of(inner),
+                            size,
+                            n,
+                        }
+                        .into(),
+                    );
                 }
                 Some(v.window(n))
             }
         }
     }
 
-    fn escape(&self, name: &Name, span: Span, diags: &mut Vec<Diagnostic>) -> Option<Layout> {
+    fn escape(&self, name: &Name, span: Span, diags: &mut Vec<Problem>) -> Option<Layout> {
         if let Some(alias) = self.scope.aliases.get(&name.text) {
             if let Some(v) = self.aliases.borrow().get(&name.text) {
                 return v.clone();
@@ -447,22 +405,21 @@ impl Lowerer<'_> {
                 return None;
             }
             self.stack.borrow_mut().push(name.text.clone());
-            // The alias body's own diagnostics are reported where the alias is defined.
+            // The alias body's own problems are reported where the alias is defined.
             let v = alias
                 .body
                 .as_ref()
                 .and_then(|b| self.expr(b, &mut Vec::new(), false));
             self.stack.borrow_mut().pop();
             if self.stack.borrow().is_empty() && self.too_deep.replace(false) {
-                diags.push(Diagnostic::new(
-                    &VL_005,
-                    span,
-                    format!(
-                        "mapping aliases nested too deep: `{}` escapes aliases that escape aliases \
-                         more than {MAX_ALIAS_NESTING} levels down; visa-lint does not evaluate it",
-                        name.text
-                    ),
-                ));
+                diags.push(
+                    Unevaluated::AliasesTooDeep {
+                        at: span,
+                        name: name.text.clone(),
+                        limit: MAX_ALIAS_NESTING,
+                    }
+                    .into(),
+                );
             }
             let v = v.filter(|l| self.within_nesting(l, span, diags));
             self.aliases
@@ -473,21 +430,19 @@ impl Lowerer<'_> {
         if self.scope.generics.contains(&name.text) {
             return None;
         }
-        let mut msg = format!("unknown mapping alias `{}`", name.text);
-        if self.scope.axes.contains_key(&name.text) {
-            msg.push_str(&format!(
-                "; `{0}` is an axis: write it without braces",
-                name.text
-            ));
-        } else {
-            msg.push_str(&format!("; define it with `type {} = m![...];`", name.text));
-        }
-        diags.push(Diagnostic::new(&MAP_006, span, msg));
+        diags.push(
+            Invalid::UnknownAlias {
+                at: span,
+                name: name.text.clone(),
+                axis: self.scope.axes.contains_key(&name.text),
+            }
+            .into(),
+        );
         None
     }
 }
 
-/// A short description of an operand for messages.
+/// A short description of an operand, as messages name it.
 fn what_of(e: &Expr) -> String {
     match e {
         Expr::Symbol(n) => n.text.clone(),
@@ -502,7 +457,7 @@ pub fn eval_size(
     e: &SizeExpr,
     scope: &Scope,
     stack: &mut Vec<String>,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) -> Option<u64> {
     match e {
         SizeExpr::Lit(v, _) => Some(*v),
@@ -512,23 +467,17 @@ pub fn eval_size(
             }
             if let Some(alias) = scope.aliases.get(&name.text) {
                 if stack.contains(&name.text) {
-                    diags.push(Diagnostic::new(
-                        &MAP_006,
-                        name.span,
-                        format!("`{}::SIZE` refers to the alias being defined", name.text),
-                    ));
+                    diags.push(Invalid::SizeOfOwnAlias { name: name.clone() }.into());
                     return None;
                 }
                 if stack.len() >= MAX_ALIAS_NESTING {
-                    diags.push(Diagnostic::new(
-                        &VL_005,
-                        name.span,
-                        format!(
-                            "`{}::SIZE` reaches aliases nested more than {MAX_ALIAS_NESTING} \
-                             levels deep; visa-lint does not evaluate it",
-                            name.text
-                        ),
-                    ));
+                    diags.push(
+                        Unevaluated::SizeOfTooDeep {
+                            name: name.clone(),
+                            limit: MAX_ALIAS_NESTING,
+                        }
+                        .into(),
+                    );
                     return None;
                 }
                 let body = alias.body.as_ref()?;
@@ -546,14 +495,7 @@ pub fn eval_size(
             if scope.generics.contains(&name.text) {
                 return None;
             }
-            diags.push(Diagnostic::new(
-                &MAP_005,
-                name.span,
-                format!(
-                    "`{}::SIZE`: `{}` is neither a declared axis nor a mapping alias",
-                    name.text, name.text
-                ),
-            ));
+            diags.push(Invalid::SizeOfUnknown { name: name.clone() }.into());
             None
         }
         SizeExpr::Bin(l, op, r, span) => {
@@ -566,23 +508,18 @@ pub fn eval_size(
                 BinOp::Div => a.checked_div(b),
             };
             if v.is_none() {
-                let why = match op {
-                    BinOp::Sub => "is negative",
-                    BinOp::Div => "divides by zero",
-                    _ => "overflows 64 bits",
-                };
-                diags.push(Diagnostic::new(&VL_003, *span, format!("this size {why}")));
+                diags.push(Unevaluated::SizeArithmetic { at: *span, op: *op }.into());
             }
             v
         }
     }
 }
 
-/// Reports each cycle among mapping aliases once (MAP-006), at the escape in the body of the
-/// cycle's first alias (in the order given) that starts it. An escape of an alias of the
-/// environment (`outer`, e.g. `use self::Loop2 as Other;`, written `type Other = m![{ Loop2 }]`)
-/// is followed through to the given aliases it reaches.
-pub fn alias_cycles(aliases: &[Alias], outer: &HashMap<String, Alias>) -> Vec<Diagnostic> {
+/// Reports each cycle among mapping aliases once, at the escape in the body of the cycle's
+/// first alias (in the order given) that starts it. An escape of an alias of the environment
+/// (`outer`, e.g. `use self::Loop2 as Other;`, written `type Other = m![{ Loop2 }]`) is followed
+/// through to the given aliases it reaches.
+pub fn alias_cycles(aliases: &[Alias], outer: &HashMap<String, Alias>) -> Vec<Problem> {
     fn escapes(e: &Expr, out: &mut Vec<(String, Span)>) {
         match e {
             Expr::Escape(n, s) => out.push((n.text.clone(), *s)),
@@ -657,21 +594,13 @@ pub fn alias_cycles(aliases: &[Alias], outer: &HashMap<String, Alias>) -> Vec<Di
                 let mut members: Vec<usize> = frames.iter().map(|f| f.0).collect();
                 members.sort_unstable();
                 if reported.insert(members) {
-                    let mut names: Vec<&str> = frames
-                        .iter()
-                        .map(|f| aliases[f.0].name.text.as_str())
-                        .collect();
-                    names.push(aliases[start].name.text.as_str());
-                    let mut d = Diagnostic::new(
-                        &MAP_006,
-                        first_span.unwrap_or(span),
-                        format!("mapping alias cycle: {}", names.join(" -> ")),
+                    diags.push(
+                        Invalid::AliasCycle {
+                            at: first_span.unwrap_or(span),
+                            cycle: frames.iter().map(|f| aliases[f.0].name.clone()).collect(),
+                        }
+                        .into(),
                     );
-                    for f in &frames[1..] {
-                        let n = &aliases[f.0].name;
-                        d = d.with_related(n.span, format!("`{}` is part of the cycle", n.text));
-                    }
-                    diags.push(d);
                 }
             } else if to > start && !on_path && !entered[to] {
                 entered[to] = true;

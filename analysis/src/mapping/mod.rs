@@ -1,5 +1,6 @@
 //! The `m!` mapping engine: grammar ([`parse`]), names ([`lower::Scope`]), symbolic
-//! semantics and canonical normal form ([`layout`]), and descriptions ([`describe`]).
+//! semantics and canonical normal form ([`layout`]), and descriptions ([`describe`]). What it
+//! finds wrong is a [`Problem`] (data); the rules layer makes it a diagnostic.
 
 pub mod ast;
 pub mod describe;
@@ -7,26 +8,15 @@ pub mod edit;
 pub mod layout;
 pub mod lower;
 pub mod parse;
+pub mod problem;
 #[cfg(test)]
 pub mod testing;
 
 pub use layout::{Axis, Index, Layout};
 pub use lower::{Scope, lower};
+pub use problem::Problem;
 
-use crate::diagnostic::{Diagnostic, Span};
-use crate::rules::tool::{VL_001, VL_002, VL_003, VL_005};
-use parse::ParseProblem;
-
-/// Turns a parse problem into its diagnostic, with spans lifted by `base`.
-pub fn problem_diagnostic(p: ParseProblem, base: u32) -> Diagnostic {
-    let d = match p {
-        ParseProblem::Syntax(span, msg) => Diagnostic::new(&VL_001, span, msg),
-        ParseProblem::Unsupported(span, msg) => Diagnostic::new(&VL_002, span, msg),
-        ParseProblem::Overflow(span, msg) => Diagnostic::new(&VL_003, span, msg),
-        ParseProblem::TooDeep(span, msg) => Diagnostic::new(&VL_005, span, msg),
-    };
-    d.shifted(base)
-}
+use crate::diagnostic::Span;
 
 /// Lifts every span of an expression by `base` bytes (macro body -> file coordinates).
 pub fn shift_expr(e: &mut ast::Expr, base: u32) {
@@ -98,15 +88,16 @@ pub fn shift_axes(decls: &mut [ast::AxisDecl], base: u32) {
 }
 
 /// A standalone evaluation, as `visa-lint eval` does it: an axes table and one mapping, laid
-/// out in a small virtual source so diagnostics can point into it.
+/// out in a small virtual source so problems can point into it. (`crate::api::evaluate`
+/// reports the problems as diagnostics.)
 #[derive(Clone, Debug)]
 pub struct Evaluation {
-    /// `axes![<axes>];\nm![<mapping>]`: what diagnostic spans point into.
+    /// `axes![<axes>];\nm![<mapping>]`: what problem spans point into.
     pub source: String,
     pub layout: Option<Layout>,
     /// The size of the innermost term as written (`m![B / 4, B % 4]` -> 4), for tables.
     pub inner_term_size: Option<u64>,
-    pub diagnostics: Vec<Diagnostic>,
+    pub problems: Vec<Problem>,
 }
 
 /// Evaluates `mapping` (with or without the `m![...]` wrapper) under the axes `axes`
@@ -119,16 +110,16 @@ pub fn evaluate(axes: &str, mapping: &str) -> Evaluation {
     let source = format!("{prefix}{axes_body}{mid}{map_body}]");
     let axes_base = prefix.len() as u32;
     let map_base = (prefix.len() + axes_body.len() + mid.len()) as u32;
-    let mut diagnostics = Vec::new();
+    let mut problems = Vec::new();
     let mut scope = Scope::default();
-    let (mut decls, problems) = parse::parse_axes(axes_body);
-    diagnostics.extend(
-        problems
+    let (mut decls, parse_problems) = parse::parse_axes(axes_body);
+    problems.extend(
+        parse_problems
             .into_iter()
-            .map(|p| problem_diagnostic(p, axes_base)),
+            .map(|p| Problem::parse(p, axes_base)),
     );
     shift_axes(&mut decls, axes_base);
-    scope.declare_axes(&decls, &mut diagnostics);
+    scope.declare_axes(&decls, &mut problems);
     let mut inner_term_size = None;
     let layout = match parse::parse_mapping(map_body) {
         Ok(mut e) => {
@@ -138,10 +129,10 @@ pub fn evaluate(axes: &str, mapping: &str) -> Evaluation {
             {
                 inner_term_size = lower(last, &scope, &mut Vec::new()).map(|l| l.size);
             }
-            lower(&e, &scope, &mut diagnostics)
+            lower(&e, &scope, &mut problems)
         }
         Err(p) => {
-            diagnostics.push(problem_diagnostic(p, map_base));
+            problems.push(Problem::parse(p, map_base));
             None
         }
     };
@@ -149,7 +140,7 @@ pub fn evaluate(axes: &str, mapping: &str) -> Evaluation {
         source,
         layout,
         inner_term_size,
-        diagnostics,
+        problems,
     }
 }
 
@@ -192,18 +183,5 @@ mod tests {
         assert_eq!(strip_macro(" axes![A = 8]; ", "axes"), "A = 8");
         assert_eq!(strip_macro("A, B", "m"), "A, B");
         assert_eq!(strip_macro("mx![A]", "m"), "mx![A]");
-    }
-
-    #[test]
-    fn evaluation_spans_point_into_the_virtual_source() {
-        let ev = evaluate("A = 63", "m![A / 8]");
-        assert!(ev.layout.is_none());
-        let d = &ev.diagnostics[0];
-        assert_eq!(d.code(), "MAP-001");
-        assert_eq!(&ev.source[d.span.range()], "A / 8");
-        let fix = &d.fixes[0].edits[0];
-        let mut fixed = ev.source.clone();
-        fixed.replace_range(fix.span.range(), &fix.new_text);
-        assert!(fixed.ends_with("m![A # 64 / 8]"), "{fixed}");
     }
 }

@@ -26,6 +26,18 @@ pub enum ParseProblem {
     TooDeep(Span, String),
 }
 
+impl ParseProblem {
+    /// The same problem with its span lifted by `by` bytes (body -> file coordinates).
+    pub fn shifted(self, by: u32) -> ParseProblem {
+        match self {
+            ParseProblem::Syntax(s, m) => ParseProblem::Syntax(s.shift(by), m),
+            ParseProblem::Unsupported(s, m) => ParseProblem::Unsupported(s.shift(by), m),
+            ParseProblem::Overflow(s, m) => ParseProblem::Overflow(s.shift(by), m),
+            ParseProblem::TooDeep(s, m) => ParseProblem::TooDeep(s.shift(by), m),
+        }
+    }
+}
+
 /// How deep a mapping body may nest, estimated as the file pre-scan does
 /// ([`crate::syntax::limits`]): each `[`, `(`, `{` and each postfix or arithmetic operator of a
 /// term counts one level. Real mappings stay below 10; the bound keeps the parser, its
@@ -828,7 +840,7 @@ mod tests {
                 crate::mapping::evaluate("A = 9, B = 7", grouped),
                 crate::mapping::evaluate("A = 9, B = 7", plain),
             );
-            assert!(g.diagnostics.is_empty(), "{grouped}: {:?}", g.diagnostics);
+            assert!(g.problems.is_empty(), "{grouped}: {:?}", g.problems);
             assert_eq!(g.layout, p.layout, "{grouped}");
         }
         assert_eq!(syntax_at("(A, B").0, "(");

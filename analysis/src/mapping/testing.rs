@@ -2,10 +2,10 @@
 
 use super::layout::{Dim, Layout};
 
-/// The layout of `mapping` (an `m!` body) under `axes`; panics on any diagnostic.
+/// The layout of `mapping` (an `m!` body) under `axes`; panics on any problem.
 pub fn lay(axes: &str, mapping: &str) -> Layout {
     let e = super::evaluate(axes, mapping);
-    assert!(e.diagnostics.is_empty(), "{mapping}: {:?}", e.diagnostics);
+    assert!(e.problems.is_empty(), "{mapping}: {:?}", e.problems);
     e.layout.expect("layout")
 }
 

@@ -1,17 +1,15 @@
 //! Builds a [`FnModel`] from one function's syntax: types flow forward along each chain from
 //! its root and backward from `let` annotations, parameter and return types, as rustc would.
-//! The pipeline state machine (KRN-*) is checked on the way.
+//! The pipeline state machine is checked on the way: what goes wrong is recorded as a
+//! [`Problem`] where the pipeline state is known.
 
 use super::consts::{self, path_key};
 use super::methods::{self, Engine, Recv};
+use super::problem::{Kernel, NotFollowed, Primitive, Problem, Unknown};
 use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
 use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
-use crate::diagnostic::{Diagnostic, Span};
+use crate::diagnostic::Span;
 use crate::mapping::{self, Layout, Scope, parse};
-use crate::rules::kernel::{
-    KRN_001, KRN_002, KRN_004, KRN_005, KRN_006, KRN_008, KRN_009, KRN_011,
-};
-use crate::rules::tool::{VL_004, VL_009};
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody};
 use ra_ap_syntax::{AstNode, TextRange, ast};
 use std::collections::HashMap;
@@ -157,11 +155,11 @@ pub fn tensor_type(
     ty: &ast::Type,
     env: &Env,
     scope: &Scope,
-    diags: &mut Vec<Diagnostic>,
+    problems: &mut Vec<Problem>,
 ) -> Option<TensorTy> {
     match ty {
-        ast::Type::RefType(r) => tensor_type(&r.ty()?, env, scope, diags),
-        ast::Type::ParenType(p) => tensor_type(&p.ty()?, env, scope, diags),
+        ast::Type::RefType(r) => tensor_type(&r.ty()?, env, scope, problems),
+        ast::Type::ParenType(p) => tensor_type(&p.ty()?, env, scope, problems),
         ast::Type::PathType(p) => {
             let path = p.path()?;
             let seg = path.segment()?;
@@ -182,10 +180,13 @@ pub fn tensor_type(
             }
             let Some(kind) = Kind::from_name(&name) else {
                 if name.ends_with("Tensor") {
-                    diags.push(unknown_primitive(
-                        span_of(seg.syntax().text_range()),
-                        &format!("type `{name}`"),
-                    ));
+                    problems.push(
+                        Unknown {
+                            at: span_of(seg.syntax().text_range()),
+                            primitive: Primitive::Type(name),
+                        }
+                        .into(),
+                    );
                 }
                 return None;
             };
@@ -290,16 +291,6 @@ fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
         layout,
         span: Some(at),
     })
-}
-
-fn unknown_primitive(span: Span, what: &str) -> Diagnostic {
-    Diagnostic::new(
-        &VL_004,
-        span,
-        format!(
-            "unknown primitive: {what} is not part of the furiosa_visa_std API visa-lint knows; it is not checked"
-        ),
-    )
 }
 
 /// `#[device(chip = N)]` on a function.
@@ -433,7 +424,7 @@ fn many_type(
     ty: &ast::Type,
     env: &Env,
     scope: &Scope,
-    diags: &mut Vec<Diagnostic>,
+    diags: &mut Vec<Problem>,
 ) -> Option<TensorTy> {
     match ty {
         ast::Type::RefType(r) => many_type(&r.ty()?, env, scope, diags),
@@ -522,7 +513,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
             kind,
             tensors: Vec::new(),
             chains: Vec::new(),
-            diagnostics: Vec::new(),
+            problems: Vec::new(),
         },
         ret: None,
         lost_reported: std::collections::HashSet::new(),
@@ -535,11 +526,11 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
             };
             let ty = p
                 .ty()
-                .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.diagnostics));
+                .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
             if ty.is_none()
                 && let Some(many) = p
                     .ty()
-                    .and_then(|t| many_type(&t, b.env, &b.scope, &mut b.model.diagnostics))
+                    .and_then(|t| many_type(&t, b.env, &b.scope, &mut b.model.problems))
             {
                 b.vars.insert(pname, Val::many(many));
                 continue;
@@ -573,7 +564,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
     b.ret = f
         .ret_type()
         .and_then(|r| r.ty())
-        .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.diagnostics));
+        .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
     if let Some(body) = f.body() {
         let ret = b.ret.clone();
         b.block(&body, ret, None);
@@ -864,7 +855,7 @@ impl Builder<'_> {
         let annotation = l.ty();
         let expected = annotation
             .as_ref()
-            .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.diagnostics));
+            .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.problems));
         let name = l.pat().as_ref().and_then(pat_name);
         let immutable = matches!(l.pat(), Some(ast::Pat::IdentPat(ref i)) if i.mut_token().is_none() && i.ref_token().is_none());
         let constant = l
@@ -900,12 +891,8 @@ impl Builder<'_> {
                     (Val::Tuple(mut vs), Some(ast::Type::TupleType(t))) => {
                         for (v, f) in vs.iter_mut().zip(t.fields()) {
                             if matches!(v, Val::Unknown)
-                                && let Some(ty) = tensor_type(
-                                    &f,
-                                    self.env,
-                                    &self.scope,
-                                    &mut self.model.diagnostics,
-                                )
+                                && let Some(ty) =
+                                    tensor_type(&f, self.env, &self.scope, &mut self.model.problems)
                             {
                                 *v = Val::Tensor {
                                     ty,
@@ -924,7 +911,7 @@ impl Builder<'_> {
         };
         let val = match (val, annotation.as_ref()) {
             (Val::Unknown | Val::Lost(_), Some(t)) => {
-                match many_type(t, self.env, &self.scope, &mut self.model.diagnostics) {
+                match many_type(t, self.env, &self.scope, &mut self.model.problems) {
                     Some(ty) => Val::many(ty),
                     None => Val::Unknown,
                 }
@@ -1082,31 +1069,26 @@ impl Builder<'_> {
     }
 
     /// Reports a value the model did not follow where it is used as a tensor: once per
-    /// construct (VL-009).
+    /// construct.
     fn lost_use(&mut self, c: &Construct, at: Span) {
         if !self.lost_reported.insert(c.span) {
             return;
         }
-        self.model.diagnostics.push(
-            Diagnostic::new(
-                &VL_009,
-                c.span,
-                format!(
-                    "not checked: {}: visa-lint does not follow a tensor through it, so the engine chain that uses it is not checked",
-                    c.what
-                ),
-            )
-            .with_related(at, "used as a tensor here"),
+        self.model.problems.push(
+            NotFollowed::Lost {
+                at: c.span,
+                what: c.what.clone(),
+                used: at,
+            }
+            .into(),
         );
     }
 
     /// A construct reported as soon as it is met (an engine chain inside a macro, an address
-    /// computed by a call): once, with the reason.
-    fn not_analysed(&mut self, span: Span, message: String) {
-        if self.lost_reported.insert(span) {
-            self.model
-                .diagnostics
-                .push(Diagnostic::new(&VL_009, span, message));
+    /// computed by a call): once.
+    fn not_analysed(&mut self, p: NotFollowed) {
+        if self.lost_reported.insert(p.at()) {
+            self.model.problems.push(p.into());
         }
     }
 
@@ -1425,16 +1407,15 @@ impl Builder<'_> {
                         matches!((&have.layout, &want.layout), (Some(a), Some(b)) if a != b);
                     if differs && slot.is_spatial() && kept_through_stream(steps, *slot) {
                         let at = steps.last().map_or(Span::default(), |s| s.span);
-                        self.model.diagnostics.push(Diagnostic::new(
-                            &KRN_004,
-                            at,
-                            format!(
-                                "{} changes from `{}` to `{}` across this chain, but the Tensor Unit keeps Chip and Cluster, and changes Slice only at `.switch()` or the inter-slice reduce",
-                                capitalized(slot.name()),
-                                have.text,
-                                want.text
-                            ),
-                        ));
+                        self.model.problems.push(
+                            Kernel::SpatialChange {
+                                at,
+                                slot: *slot,
+                                from: have.text.clone(),
+                                to: want.text.clone(),
+                            }
+                            .into(),
+                        );
                     }
                 }
             }
@@ -1704,7 +1685,7 @@ impl Builder<'_> {
             let Some(pat) = p.pat() else { continue };
             let annotated = p
                 .ty()
-                .and_then(|t| tensor_type(&t, self.env, &self.scope, &mut self.model.diagnostics));
+                .and_then(|t| tensor_type(&t, self.env, &self.scope, &mut self.model.problems));
             let v = match annotated {
                 Some(ty) => Val::Tensor {
                     ty,
@@ -1768,12 +1749,11 @@ impl Builder<'_> {
             })
             .unwrap_or_default();
         if let Some(method) = call.token_tree().and_then(|t| self.engine_chain_in(&t)) {
-            self.not_analysed(
+            self.not_analysed(NotFollowed::InMacro {
                 at,
-                format!(
-                    "not checked: the engine chain inside `{name}!` (`.{method}()`): visa-lint does not read macro bodies other than `m!`, `axes!` and `i!`; write the chain outside the macro and pass its result in to have it checked",
-                ),
-            );
+                name: name.to_string(),
+                method: method.to_string(),
+            });
         }
         if name == "vec" {
             // `vec![a, b]` of tensor variables.
@@ -1844,11 +1824,12 @@ impl Builder<'_> {
         let key = path_key(&path);
         if path.qualifier().is_none() && fname == "launch" {
             if !awaited {
-                self.model.diagnostics.push(Diagnostic::new(
-                    &KRN_009,
-                    span_of(last.syntax().text_range()),
-                    "`launch(...)` returns a future: the host must `.await` it for the kernel to run",
-                ));
+                self.model.problems.push(
+                    Kernel::LaunchNotAwaited {
+                        at: span_of(last.syntax().text_range()),
+                    }
+                    .into(),
+                );
             }
             return self.launch(&args);
         }
@@ -2037,9 +2018,13 @@ impl Builder<'_> {
             }
             if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_)) && !methods::is_std_method(&name)
             {
-                self.model
-                    .diagnostics
-                    .push(unknown_primitive(span, &format!("method `.{name}()`")));
+                self.model.problems.push(
+                    Unknown {
+                        at: span,
+                        primitive: Primitive::Method(name.clone()),
+                    }
+                    .into(),
+                );
                 steps.push(Step {
                     method: name.clone(),
                     span,
@@ -2107,10 +2092,13 @@ impl Builder<'_> {
                 let Some(Val::Tensor { ty: src, .. }) = arg_vals.first() else {
                     if args.is_empty() {
                         // `begin_interleaved().fetch(&a, &b)`: the pseudo-API of the Kernel Examples.
-                        self.model.diagnostics.push(unknown_primitive(
-                            span,
-                            &format!("`.{name}()` without tensor arguments"),
-                        ));
+                        self.model.problems.push(
+                            Unknown {
+                                at: span,
+                                primitive: Primitive::WithoutTensors(name.clone()),
+                            }
+                            .into(),
+                        );
                     }
                     return Val::Unknown;
                 };
@@ -2262,7 +2250,7 @@ impl Builder<'_> {
     }
 
     /// An address computed by a call visa-lint cannot evaluate, with constant arguments (so
-    /// it would be a constant if the call were followed): VL-009, once.
+    /// it would be a constant if the call were followed): once.
     fn address_call(&mut self, a: &ast::Expr) {
         let calls = std::iter::once(a.syntax().clone())
             .chain(a.syntax().descendants().skip(1))
@@ -2279,17 +2267,15 @@ impl Builder<'_> {
                 continue;
             }
             let name = snippet(callee.syntax());
-            self.not_analysed(
-                span_of(c.syntax().text_range()),
-                format!(
-                    "not checked: the address computed by `{name}(..)`: visa-lint evaluates constants and `const fn`s with one expression, not this call, so the rules that need the address (alignment, overlaps) skip it; compute it in a `const` to have it checked"
-                ),
-            );
+            self.not_analysed(NotFollowed::AddressCall {
+                at: span_of(c.syntax().text_range()),
+                name,
+            });
             return;
         }
     }
 
-    /// KRN-001 / KRN-002: a method the receiver's pipeline position does not have.
+    /// A method the receiver's pipeline position does not have.
     fn order_error(&mut self, name: &str, engine: Engine, input: &TensorTy, span: Span) {
         let Some(at) = Engine::of_kind(input.kind) else {
             return;
@@ -2304,46 +2290,34 @@ impl Builder<'_> {
             )
             || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_trf")
             || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_vrf");
-        let (code, msg) = if needs_collect {
-            (
-                &KRN_002,
-                format!(
-                    "`.{name}()` needs `.collect()` first: every Tensor Unit pass goes fetch → [switch →] collect before {}",
-                    engine_phrase(engine, name)
-                ),
-            )
+        let method = name.to_string();
+        let problem = if needs_collect {
+            Kernel::NeedsCollect {
+                at: span,
+                method,
+                engine,
+            }
         } else if input.kind == Kind::Begin {
-            (
-                &KRN_001,
-                format!(
-                    "`.{name}()` needs a fetch first: the pipeline starts with the Fetch Engine"
-                ),
-            )
+            Kernel::NeedsFetch { at: span, method }
         } else if engine <= at && !(engine == Engine::Contraction && at == Engine::Contraction) {
-            (
-                &KRN_001,
-                format!(
-                    "the {} (`.{name}()`) cannot come after the {}: the Tensor Unit runs Fetch → Switch → Collect → Contraction → Vector → Cast → Transpose → Commit, each engine at most once",
-                    engine.name(),
-                    at.name()
-                ),
-            )
+            Kernel::OutOfOrder {
+                at: span,
+                method,
+                engine,
+                after: at,
+            }
         } else {
-            (
-                &KRN_001,
-                format!(
-                    "`.{name}()` is not available on `{}` (after the {})",
-                    input.kind.type_name(),
-                    at.name()
-                ),
-            )
+            Kernel::NotAvailable {
+                at: span,
+                method,
+                on: input.kind,
+                after: at,
+            }
         };
-        self.model
-            .diagnostics
-            .push(Diagnostic::new(code, span, msg));
+        self.model.problems.push(problem.into());
     }
 
-    /// KRN-005, KRN-006, KRN-008: what the sub context may do.
+    /// What the sub context may do.
     #[allow(clippy::too_many_arguments)]
     fn context_rules(
         &mut self,
@@ -2366,33 +2340,23 @@ impl Builder<'_> {
                     Kind::AlignedPair | Kind::Contraction | Kind::Vector(_)
                 ) =>
             {
-                self.model.diagnostics.push(Diagnostic::new(
-                    &KRN_005,
-                    span,
-                    format!(
-                        "the sub context leaves the {} idle: `.{name}()` belongs on `ctx.main`; sub is for data movement (fetch → [switch] → collect → to_trf / to_vrf / commit)",
-                        engine.name()
-                    ),
-                ));
+                self.model.problems.push(
+                    Kernel::SubCompute {
+                        at: span,
+                        method: name.to_string(),
+                        engine,
+                    }
+                    .into(),
+                );
             }
             Engine::Commit
                 if engines
                     .iter()
                     .any(|e| matches!(e, Engine::Cast | Engine::Transpose)) =>
             {
-                // At the Cast/Transpose that breaks the rule (ARCHITECTURE.md, "Where a
-                // diagnostic points"), the commit related; at the commit when the offending step
-                // is in another chain.
-                let msg = "a sub-context commit can only follow fetch (and collect): remove the Cast/Transpose, or run this chain on `ctx.main`";
-                self.model.diagnostics.push(match offender {
-                    Some((method, at)) => Diagnostic::new(
-                        &KRN_006,
-                        at,
-                        format!("`.{method}()` on the sub context: {msg}"),
-                    )
-                    .with_related(span, "the sub-context commit that cannot follow it"),
-                    None => Diagnostic::new(&KRN_006, span, msg),
-                });
+                self.model
+                    .problems
+                    .push(Kernel::SubCommitAfterCast { at: span, offender }.into());
             }
             Engine::Fetch => {
                 let casting = name == "fetch"
@@ -2402,23 +2366,16 @@ impl Builder<'_> {
                         .zip(input.dtype.clone())
                         .is_some_and(|(d2, d)| d2 != d);
                 if name == "fetch_with_table" || casting {
-                    let what = if casting {
-                        "type casting"
-                    } else {
-                        "table indexing"
-                    };
-                    self.model.diagnostics.push(Diagnostic::new(
-                        &KRN_008,
-                        span,
-                        format!("the sub-context fetch adapter only subtracts zero points; {what} needs `ctx.main`"),
-                    ));
+                    self.model
+                        .problems
+                        .push(Kernel::SubFetchAdapter { at: span, casting }.into());
                 }
             }
             _ => {}
         }
     }
 
-    /// KRN-009: DMA contexts and `.await`.
+    /// DMA contexts and `.await`.
     fn dma_rules(&mut self, name: &str, is_async: bool, awaited: bool, args: &[Val], span: Span) {
         let host_side = matches!(self.model.kind, FnKind::Host | FnKind::Plain);
         let dma = args.iter().find_map(|a| match a {
@@ -2426,56 +2383,63 @@ impl Builder<'_> {
             _ => None,
         });
         match (name, dma) {
-            ("to_dm", Some("pdma")) => self.model.diagnostics.push(Diagnostic::new(
-                &KRN_009,
-                span,
-                "HBM → DM transfers use the Tensor DMA: pass `&mut ctx.tdma`, not `ctx.pdma` (PCIe DMA is for host ↔ HBM)",
-            )),
-            ("to_host", Some("tdma")) => self.model.diagnostics.push(Diagnostic::new(
-                &KRN_009,
-                span,
-                "HBM → host transfers use the PCIe DMA: pass `&mut ctx.pdma`, not `ctx.tdma`",
-            )),
+            ("to_dm", Some("pdma")) => self
+                .model
+                .problems
+                .push(Kernel::DmOverPcie { at: span }.into()),
+            ("to_host", Some("tdma")) => self
+                .model
+                .problems
+                .push(Kernel::HostOverTensorDma { at: span }.into()),
             _ => {}
         }
         if is_async && dma == Some("pdma") && !awaited && host_side {
-            self.model.diagnostics.push(Diagnostic::new(
-                &KRN_009,
-                span,
-                format!("`.{name}()` over PCIe DMA returns a future: `.await` it in host code"),
-            ));
+            self.model.problems.push(
+                Kernel::PcieNotAwaited {
+                    at: span,
+                    method: name.to_string(),
+                }
+                .into(),
+            );
         }
         if awaited
             && matches!(self.model.kind, FnKind::Device { .. })
             && (dma == Some("tdma") || !is_async)
         {
-            self.model.diagnostics.push(Diagnostic::new(
-                &KRN_009,
-                span,
-                format!("`.{name}()` is synchronous inside a `#[device]` kernel: remove `.await`"),
-            ));
+            self.model.problems.push(
+                Kernel::AwaitedInDevice {
+                    at: span,
+                    method: name.to_string(),
+                }
+                .into(),
+            );
         }
     }
 
-    /// KRN-011: two tensors, and an interleave axis of size 2.
+    /// Two tensors, and an interleave axis of size 2.
     fn check_interleave(&mut self, generics: &[ast::GenericArg], args: &[ast::Expr], span: Span) {
         if args.len() != 2 {
-            self.model.diagnostics.push(Diagnostic::new(
-                &KRN_011,
-                span,
-                format!("`begin_interleaved` interleaves exactly two tensors, got {}; use several passes", args.len()),
-            ));
+            self.model.problems.push(
+                Kernel::InterleaveCount {
+                    at: span,
+                    count: args.len(),
+                }
+                .into(),
+            );
         }
         if let Some(g) = generics.first()
             && let Some(v) = interleave_axis(g, &self.scope)
             && let Some(l) = &v.layout
             && l.size != 2
         {
-            self.model.diagnostics.push(Diagnostic::new(
-                &KRN_011,
-                span,
-                format!("the interleave axis `{}` has size {}; interleaving pairs two tensors, so it must have size 2", v.text, l.size),
-            ));
+            self.model.problems.push(
+                Kernel::InterleaveAxis {
+                    at: span,
+                    axis: v.text,
+                    size: l.size,
+                }
+                .into(),
+            );
         }
     }
 }
@@ -2643,20 +2607,4 @@ fn kept_through_stream(steps: &[Step], slot: Slot) -> bool {
         && steps
             .iter()
             .all(|s| s.keep.contains(&slot) || s.engine == Some(Engine::Begin))
-}
-
-fn engine_phrase(engine: Engine, name: &str) -> String {
-    match name {
-        "to_trf" => "loading the TRF".into(),
-        "to_vrf" => "loading the VRF".into(),
-        _ => format!("the {}", engine.name()),
-    }
-}
-
-fn capitalized(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }

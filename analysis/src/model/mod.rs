@@ -5,10 +5,12 @@ pub mod build;
 pub mod consts;
 pub mod methods;
 pub mod ops;
+pub mod problem;
 pub mod types;
 
-use crate::diagnostic::{Diagnostic, Span};
+use crate::diagnostic::Span;
 pub use methods::Engine;
+pub use problem::Problem;
 pub use types::{
     Kind, MapVal, Slot, TensorTy, Tu, VeStage, canonical, elems_for, size_bytes, slot_bytes,
 };
@@ -98,16 +100,8 @@ pub struct FnModel {
     pub kind: FnKind,
     pub tensors: Vec<TensorVar>,
     pub chains: Vec<Chain>,
-    /// KRN-* and VL-004 findings made while building the model.
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl std::hash::Hash for Diagnostic {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.rule.code.hash(state);
-        self.span.hash(state);
-        self.message.hash(state);
-    }
+    /// What building the model found (the rules layer reports each).
+    pub problems: Vec<Problem>,
 }
 
 /// The turbofish argument at `i` when it is written out (not `_`).

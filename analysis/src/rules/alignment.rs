@@ -4,14 +4,14 @@
 //!
 //! Also holds the small byte-size and padding-fix helpers the FET/COL/CMT/DMA families share.
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::types::dtype_bits;
 use crate::model::{
     Arg, Kind, Slot, Step, TensorTy, canonical, elems_for, output_arg, pad_edit, size_bytes,
     slot_bytes, written,
 };
+use crate::rule::{Rule, Status};
 
 pub const ALN_001: Rule = Rule {
     code: "ALN-001",
@@ -225,7 +225,13 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                     check_flit_fill(cx, step, chain.steps.get(i + 1), out);
                 }
                 "commit"
-                    if super::commit::tail_victim(cx, chain.binding.as_deref(), step).is_none() =>
+                    if crate::derive::commit_tail_victim(
+                        cx.model,
+                        cx.target,
+                        chain.binding.as_deref(),
+                        step,
+                    )
+                    .is_none() =>
                 {
                     check_commit_units(cx, step, out);
                 }
@@ -240,8 +246,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// ALN-009: a 64-byte TRF read (reg_read_size = mac_width) whose TRF Sequencer strides are not
 /// multiples of 64 bytes.
 fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    use super::contraction::{reg_read_size, trf_read};
-    use crate::derive::{Direction, configure};
+    use crate::derive::{Direction, configure, trf};
     let mac = cx.target.mac_width_bytes;
     for step in cx.model.chains.iter().flat_map(|c| c.steps.iter()) {
         if step.method != "align" {
@@ -272,10 +277,10 @@ fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         ) else {
             continue;
         };
-        let Some(read) = trf_read(op, e) else {
+        let Some(read) = trf::read(op, e) else {
             continue;
         };
-        if read.stray.is_some() || reg_read_size(&read, d, mac) != Some(Ok(mac)) {
+        if read.stray.is_some() || trf::reg_read_size(&read, d, mac) != Some(Ok(mac)) {
             continue;
         }
         let limit = cx.target.sequencer_entries;
@@ -348,7 +353,7 @@ fn trf_pad_fix(
     limit: usize,
 ) -> Option<(String, crate::diagnostic::Span)> {
     use crate::mapping::layout::Dim;
-    let terms = super::sequencer::lowered_terms(cx, e_text)?;
+    let terms = cx.scope.lowered_terms(e_text)?;
     let (_, last) = terms.last()?;
     let mut real: u64 = 1;
     for dim in &last.dims {
@@ -363,7 +368,9 @@ fn trf_pad_fix(
     } else {
         padded
     };
-    let dims: Vec<Dim> = super::sequencer::lowered_terms(cx, &new)?
+    let dims: Vec<Dim> = cx
+        .scope
+        .lowered_terms(&new)?
         .into_iter()
         .flat_map(|(_, l)| l.dims)
         .collect();

@@ -11,14 +11,14 @@
 //! [`Timeline`]: every function is checked, kernels and helpers alike; a function that issues no
 //! DMA itself leaves the concurrency unknown (its callers decide), which BNK-001 reports as such.
 
-use super::FnContext;
-use super::registry::{Rule, Status};
+use super::context::FnContext;
 use crate::derive::banks::{Runs, accesses, runs};
 use crate::derive::timeline::{Resource, Timeline};
 use crate::derive::{self, Config, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Tu, types::dtype_bits};
+use crate::rule::{Rule, Status};
 use crate::target::Target;
 
 pub const BNK_001: Rule = Rule {

@@ -6,13 +6,13 @@
 //! is written; a mapping alias (`type Slice = m![...]`) is reported once per function, at its
 //! first use, naming the alias (its definition is what to edit).
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::pad_edit;
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Chain, Engine, FnKind, Kind, MapVal, Origin, Slot, Step, TensorTy};
+use crate::rule::{Rule, Status};
 use std::collections::HashSet;
 
 pub const CAP_001: Rule = Rule {

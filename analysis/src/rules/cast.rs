@@ -1,11 +1,11 @@
 //! CST: the Cast Engine, which lowers i32/f32 stream elements to narrower types flit by flit
 //! (constraints.md §15, manual L6756-L6819).
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Chain, Kind, Slot, Step, Tu};
 use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
+use crate::rule::{Rule, Status};
 
 pub const CST_001: Rule = Rule {
     code: "CST-001",

@@ -1,12 +1,12 @@
 //! COL: the Collect Engine, which normalizes packets to 32-byte flits (constraints.md §9).
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::derive::collect::normalize;
 use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::model::types::dtype_bits;
 use crate::model::{Slot, Step};
 use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
+use crate::rule::{Rule, Status};
 
 pub const COL_001: Rule = Rule {
     code: "COL-001",

@@ -1,13 +1,13 @@
 //! CMT: the Commit Engine, which writes flits back to DM (constraints.md §17). The packet check
 //! is decided from types; commit_in_size / commit_size need the commit-sequencer derivation.
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::derive::{self, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
-use crate::model::{Kind, Slot, Step, TensorVar, Tu};
+use crate::model::{Kind, Slot, Step, Tu};
 use crate::model::{elems_for, output_arg, slot_bytes};
+use crate::rule::{Rule, Status};
 
 pub const CMT_001: Rule = Rule {
     code: "CMT-001",
@@ -225,10 +225,10 @@ fn check_stride_zero(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let Ok(cfg) = &op.config else { continue };
-        let Some(what) = super::sequencer::stride_zero(op, cfg) else {
+        let Some(what) = op.stride_zero(cfg) else {
             continue;
         };
-        let missing = super::sequencer::missing_axes(op);
+        let missing = op.missing_axes();
         let it = if missing.len() > 1 { "them" } else { "it" };
         let written_el = element_written(op.step);
         let el_text = written_el.as_ref().map_or_else(
@@ -423,48 +423,15 @@ fn check_full_flit(
     ));
 }
 
-/// CMT-007: the commit's 8-byte tail dummy (and only the tail) reaches another DM tensor with a
-/// constant address. Returns the tensor, the commit's exact end and its footprint end.
-pub(crate) fn tail_victim<'m>(
-    cx: &FnContext<'m>,
-    binding: Option<&str>,
-    step: &Step,
-) -> Option<(&'m TensorVar, u64, u64)> {
-    let addr = step.address?;
-    let ty = step.output.as_ref()?;
-    let (_, _, b) = slot_bytes(ty, Slot::Element)?;
-    let unit = cx.target.commit_sizes_main.iter().copied().min()?;
-    if b.is_multiple_of(unit) {
-        return None;
-    }
-    let end = addr.checked_add(b)?;
-    let dend = addr.checked_add(b.div_ceil(unit).checked_mul(unit)?)?;
-    cx.model
-        .tensors
-        .iter()
-        .find(|t| {
-            if Some(t.name.as_str()) == binding || t.ty.kind != Kind::Dm {
-                return false;
-            }
-            let Some(a) = t.address else { return false };
-            let Some((_, _, tb)) = slot_bytes(&t.ty, Slot::Element) else {
-                return false;
-            };
-            let tend = a.saturating_add(tb);
-            let hits_exact = a < end && addr < tend;
-            let hits_tail = a < dend && end < tend;
-            !hits_exact && hits_tail
-        })
-        .map(|t| (t, end, dend))
-}
-
 fn check_tail(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for step in &chain.steps {
             if step.method != "commit" {
                 continue;
             }
-            let Some((victim, end, dend)) = tail_victim(cx, chain.binding.as_deref(), step) else {
+            let Some((victim, end, dend)) =
+                derive::commit_tail_victim(cx.model, cx.target, chain.binding.as_deref(), step)
+            else {
                 continue;
             };
             let span = element_written(step).map(|w| w.0);

@@ -6,17 +6,16 @@
 //! sequencer's time loop, derived with [`crate::derive::configure`]); `.contract()` against the
 //! reduction tree and `.accumulate()` against the accumulator's modes and 1024 slots.
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
-use crate::derive::{DeriveError, Direction, Entry, bytes, configure};
+use super::context::{FnContext, at_arg};
+use crate::derive::{DeriveError, Direction, Entry, bytes, configure, trf};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Kind, Slot, Step, TensorTy, TensorVar, Tu};
 use crate::model::{canonical, elems_for, output_arg, pad_edit, size_bytes, written};
+use crate::rule::{Rule, Status};
 use crate::target::Target;
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 pub const CON_001: Rule = Rule {
@@ -422,25 +421,11 @@ fn same_data(a: &Layout, b: &Layout) -> bool {
     a == b || matches!((strip(a), strip(b)), (Some(x), Some(y)) if x == y)
 }
 
-fn axes(l: &Layout) -> BTreeSet<Arc<str>> {
-    l.dims
-        .iter()
-        .filter_map(|d| match d {
-            Dim::Factor(f) => f.axis.as_ref().map(|a| a.name.clone()),
-            Dim::Opaque(_) => None,
-        })
-        .collect()
-}
-
 fn factor_axis(d: &Dim) -> Option<&Arc<str>> {
     match d {
         Dim::Factor(f) => f.axis.as_ref().map(|a| &a.name),
         Dim::Opaque(_) => None,
     }
-}
-
-fn dim_text(d: &Dim) -> String {
-    Layout::from_dims(vec![d.clone()]).map_or_else(|_| "?".into(), |l| l.to_expr())
 }
 
 /// Two factors of the same axis covering overlapping coordinates.
@@ -473,77 +458,6 @@ fn trf_var<'a>(cx: &'a FnContext<'_>, step: &Step) -> Option<&'a TensorVar> {
         .iter()
         .rev()
         .find(|t| t.name == name && t.ty.kind == Kind::Trf && t.span.start <= step.span.start)
-}
-
-/// The part of the TRF Element the TRF Sequencer reads contiguously each cycle.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct TrfRead {
-    /// Elements the packet needs from one contiguous TRF run (the data part).
-    pub elems: u64,
-    /// Elements the run may span: up to the end of the common digits (padding included).
-    pub max_elems: u64,
-    /// A packet factor held by the TRF that the contiguous read does not cover.
-    pub stray: Option<String>,
-}
-
-/// The contiguous TRF read behind reg_read_size (manual L4104-L4108): the innermost part common
-/// to the TRF Element `e` and the computation packet `packet`; the rest of the packet must be
-/// broadcast (axes the TRF lacks) or padding. `None` for irregular layouts.
-pub(crate) fn trf_read(packet: &Layout, e: &Layout) -> Option<TrfRead> {
-    let mut inner: u64 = 1;
-    let (mut lo, mut hi) = (None, None);
-    let mut k = packet.dims.len();
-    let mut j = e.dims.len();
-    let mut partial: Option<String> = None;
-    while k > 0 && j > 0 {
-        let (Dim::Factor(p), Dim::Factor(q)) = (&packet.dims[k - 1], &e.dims[j - 1]) else {
-            return None;
-        };
-        let same = matches!((&p.axis, &q.axis), (Some(a), Some(b)) if a.name == b.name)
-            && p.coef == q.coef;
-        if !same {
-            break;
-        }
-        if p.extent == q.extent && p.valid == q.valid {
-            inner = inner.checked_mul(p.extent)?;
-            k -= 1;
-            j -= 1;
-            continue;
-        }
-        if p.valid <= q.valid {
-            lo = Some(inner.checked_mul(p.valid)?);
-            hi = Some(inner.checked_mul(p.extent.min(q.extent))?);
-        } else {
-            partial = Some(dim_text(&packet.dims[k - 1]));
-        }
-        k -= 1;
-        break;
-    }
-    let held = axes(e);
-    let stray = partial.or_else(|| {
-        packet.dims[..k].iter().find_map(|d| match d {
-            Dim::Factor(f) => f
-                .axis
-                .as_ref()
-                .filter(|a| held.contains(&a.name))
-                .map(|_| dim_text(d)),
-            Dim::Opaque(_) => Some(dim_text(d)),
-        })
-    });
-    Some(TrfRead {
-        elems: lo.unwrap_or(inner),
-        max_elems: hi.unwrap_or(inner),
-        stray,
-    })
-}
-
-/// reg_read_size in bytes: the smallest power of two covering the packet's TRF data within the
-/// contiguous run; `Err(bytes)` with the data's bytes when no power of two fits.
-pub(crate) fn reg_read_size(read: &TrfRead, d: &str, mac: u64) -> Option<Result<u64, u64>> {
-    let lo = size_bytes(d, read.elems)?;
-    let hi = size_bytes(d, read.max_elems)?.min(mac);
-    let reg = lo.checked_next_power_of_two()?;
-    Some(if reg <= hi { Ok(reg) } else { Err(lo) })
 }
 
 /// How many 32-byte flits the Stream Adapter collects to build `packet` from the collected
@@ -833,7 +747,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             .dims
             .iter()
             .filter(|d| t.dims.iter().chain(p.dims.iter()).any(|s| overlaps(d, s)))
-            .map(dim_text)
+            .map(Dim::to_expr)
             .collect();
         if !shared.is_empty() {
             out.push(
@@ -865,7 +779,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let Some((var, e)) = trf_e else { return };
     // TRF side: the packet.
     let mut read64 = false;
-    if packet_ok && let Some(read) = trf_read(op, e) {
+    if packet_ok && let Some(read) = trf::read(op, e) {
         let e_text = text(&var.ty, Slot::Element);
         if let Some(stray) = read.stray {
             out.push(
@@ -882,7 +796,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 )
                 .with_related(var.span, "the TRF tensor is declared here"),
             );
-        } else if let Some(reg) = reg_read_size(&read, d, mac) {
+        } else if let Some(reg) = trf::reg_read_size(&read, d, mac) {
             match reg {
                 Ok(reg) => read64 = reg == mac,
                 Err(bytes) => {
@@ -1000,7 +914,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         if let Dim::Factor(f) = dim
             && f.valid < f.extent
             && let Some(a) = &f.axis
-            && axes(op).contains(&a.name)
+            && op.axis_names().contains(&a.name)
             && e.dims.iter().any(|x| {
                 matches!(x, Dim::Factor(g) if g.valid < g.extent
                     && g.axis.as_ref().is_some_and(|b| b.name == a.name))
@@ -1025,9 +939,9 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     if let Some(r) = layout(&var.ty, Slot::Row)
         && r.size < cx.target.trf_rows
     {
-        let mut stream_axes = axes(t);
-        stream_axes.extend(axes(p));
-        let time_axes = axes(ot);
+        let mut stream_axes = t.axis_names();
+        stream_axes.extend(p.axis_names());
+        let time_axes = ot.axis_names();
         if let Some(dim) = e.dims.iter().find(|x| {
             x.extent() >= 2
                 && factor_axis(x).is_some_and(|a| time_axes.contains(a) && !stream_axes.contains(a))
@@ -1044,7 +958,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                      Time: moving it to Row would use {used} Rows",
                     r.size,
                     r.size,
-                    dim_text(dim),
+                    dim.to_expr(),
                     text(&var.ty, Slot::Element)
                 ),
             ));
@@ -1106,8 +1020,8 @@ fn check_stream_time(
     if ot.dims.iter().any(|d| matches!(d, Dim::Opaque(_))) {
         return;
     }
-    let mut stream_axes = axes(t);
-    stream_axes.extend(axes(p));
+    let mut stream_axes = t.axis_names();
+    stream_axes.extend(p.axis_names());
     let tiling = |d: &Dim| factor_axis(d).is_some_and(|a| !stream_axes.contains(a));
     let span = at(step, 0, Slot::Time);
     if let Some(first) = ot.dims.iter().position(tiling)
@@ -1115,14 +1029,14 @@ fn check_stream_time(
     {
         let mut dims: Vec<Dim> = ot.dims.iter().filter(|d| !tiling(d)).cloned().collect();
         let moved: Vec<Dim> = ot.dims.iter().filter(|d| tiling(d)).cloned().collect();
-        let names: Vec<String> = moved.iter().map(dim_text).collect();
+        let names: Vec<String> = moved.iter().map(Dim::to_expr).collect();
         dims.extend(moved);
         let fixed = Layout {
             size: ot.size,
             dims,
         };
         let in_trf = e.is_some_and(|e| {
-            let held = axes(e);
+            let held = e.axis_names();
             ot.dims
                 .iter()
                 .filter(|d| tiling(d))
@@ -1162,12 +1076,12 @@ fn check_stream_time(
     // must be present in TRF" (an axis in neither the stream nor the TRF Element is data
     // neither side has).
     if let Some(e) = e.filter(|e| e.dims.iter().all(|d| matches!(d, Dim::Factor(_)))) {
-        let held = axes(e);
+        let held = e.axis_names();
         let missing: Vec<String> = ot
             .dims
             .iter()
             .filter(|d| tiling(d) && factor_axis(d).is_some_and(|a| !held.contains(a)))
-            .map(dim_text)
+            .map(Dim::to_expr)
             .collect();
         if !missing.is_empty() {
             out.push(at_arg(
@@ -1477,7 +1391,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
             continue;
         }
         inner = inner.saturating_mul(d.extent());
-        inner_names.push(dim_text(d));
+        inner_names.push(d.to_expr());
     }
     let slots = rows
         .saturating_mul(cols)
@@ -1502,7 +1416,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                 "{mode:?} accumulation buffers the {inner} positions inner to the reduced `{}` ({}); \
                  {formula} × {inner} = {per} × {inner} = {used} slots, over the {slots}-slot \
                  accumulator ({rows} rows × {cols} columns × {} registers): at most {} inner positions",
-                dim_text(&t.dims[first]),
+                t.dims[first].to_expr(),
                 if inner_names.is_empty() {
                     "none".to_string()
                 } else {
@@ -1537,9 +1451,9 @@ mod tests {
     }
 
     fn reg(axes: &str, packet: &str, element: &str, d: &str) -> Option<Result<u64, u64>> {
-        let read = trf_read(&lay(axes, packet), &lay(axes, element))?;
+        let read = trf::read(&lay(axes, packet), &lay(axes, element))?;
         assert_eq!(read.stray, None);
-        reg_read_size(&read, d, RNGD.mac_width_bytes)
+        trf::reg_read_size(&read, d, RNGD.mac_width_bytes)
     }
 
     #[test]

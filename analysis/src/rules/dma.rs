@@ -1,7 +1,6 @@
 //! DMA: the DMA engines between HBM and DM (constraints.md §18). Address alignment is ALN-002.
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::derive::dma::{DmaOp, DmaPair, Media, toggles_stack_bit};
 use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
@@ -9,6 +8,7 @@ use crate::mapping::edit::pad_last_term;
 use crate::mapping::layout::Dim;
 use crate::model::{Kind, Slot, Step};
 use crate::model::{canonical, elems_for, written};
+use crate::rule::{Rule, Status};
 
 pub const DMA_001: Rule = Rule {
     code: "DMA-001",

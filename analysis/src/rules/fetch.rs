@@ -2,13 +2,13 @@
 //! decided from dtypes and literals are checked here; the ones that need the derived
 //! `fetch_size` stay planned until `crate::derive` provides it.
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::model::types::dtype_bits;
 use crate::model::{Slot, Step, Tu};
 use crate::model::{canonical, output_arg, written};
+use crate::rule::{Rule, Status};
 use crate::target::Target;
 
 pub const FET_001: Rule = Rule {
@@ -467,15 +467,14 @@ fn grow_packet(
     bits: u32,
     allowed: &[u64],
 ) -> Option<(Vec<crate::diagnostic::Edit>, u64, String)> {
-    use super::sequencer::lowered_terms;
     if op.step.method != "fetch" {
         return None;
     }
     let (ta, pa) = (written(op.step, 1)?, written(op.step, 2)?);
     let ty = op.step.output.as_ref()?;
     let (tm, pm) = (ty.get(Slot::Time)?, ty.get(Slot::Packet)?);
-    let mut time = lowered_terms(cx, &tm.text)?;
-    let packet = lowered_terms(cx, &pm.text)?;
+    let mut time = cx.scope.lowered_terms(&tm.text)?;
+    let packet = cx.scope.lowered_terms(&pm.text)?;
     let mut moved: Vec<String> = packet.iter().map(|(t, _)| t.clone()).collect();
     let mut size = packet
         .iter()
@@ -498,7 +497,7 @@ fn grow_packet(
         let simple = !t.contains(['%', '#', '[', ',', '=', '(']);
         if simple && room > 1 && l.size > room && l.size.is_multiple_of(room) {
             let inner = format!("{t} % {room}");
-            let lowered = lowered_terms(cx, &format!("m![{t} / {room}]"))?;
+            let lowered = cx.scope.lowered_terms(&format!("m![{t} / {room}]"))?;
             time.pop();
             time.extend(
                 lowered
@@ -535,7 +534,7 @@ fn grow_packet(
         )
     };
     // Check the new configuration and its cycles.
-    let new_packet = lowered_terms(cx, &packet_text)?;
+    let new_packet = cx.scope.lowered_terms(&packet_text)?;
     let time_dims: Vec<_> = time.iter().flat_map(|(_, l)| l.dims.clone()).collect();
     let packet_dims: Vec<_> = new_packet.into_iter().flat_map(|(_, l)| l.dims).collect();
     let cfg = derive::configure(

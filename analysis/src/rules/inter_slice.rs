@@ -2,13 +2,13 @@
 //! (constraints.md §14): ops per element type, the stages it may follow, and the output mapping
 //! rules (Broadcast, Dummy, Promotion).
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
 use crate::model::ops::op_problem;
 use crate::model::{Chain, Kind, Slot, Step, VeStage, output_arg};
+use crate::rule::{Rule, Status};
 
 pub const XSL_001: Rule = Rule {
     code: "XSL-001",

@@ -1,8 +1,11 @@
 //! KRN: kernel and pipeline structure, execution contexts (constraints.md §2). The checks run
-//! while the kernel model is built (`crate::model::build`), where the pipeline state is known.
+//! while the kernel model is built (`crate::model::build`), where the pipeline state is known;
+//! the builder records a [`Kernel`] problem and [`diagnostic`] reports it.
 
-use super::registry::{Rule, Status};
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::Engine;
+use crate::model::problem::Kernel;
+use crate::rule::{Rule, Status};
 
 pub const KRN_001: Rule = Rule {
     code: "KRN-001",
@@ -161,3 +164,151 @@ pub const KRN_012: Rule = Rule {
 pub const RULES: &[Rule] = &[
     KRN_001, KRN_002, KRN_004, KRN_005, KRN_006, KRN_007, KRN_008, KRN_009, KRN_011, KRN_012,
 ];
+
+/// The diagnostic of a structural problem the model builder found.
+pub fn diagnostic(p: &Kernel) -> Diagnostic {
+    match p {
+        Kernel::NeedsCollect { at, method, engine } => Diagnostic::new(
+            &KRN_002,
+            *at,
+            format!(
+                "`.{method}()` needs `.collect()` first: every Tensor Unit pass goes fetch → [switch →] collect before {}",
+                engine_phrase(*engine, method)
+            ),
+        ),
+        Kernel::NeedsFetch { at, method } => Diagnostic::new(
+            &KRN_001,
+            *at,
+            format!("`.{method}()` needs a fetch first: the pipeline starts with the Fetch Engine"),
+        ),
+        Kernel::OutOfOrder {
+            at,
+            method,
+            engine,
+            after,
+        } => Diagnostic::new(
+            &KRN_001,
+            *at,
+            format!(
+                "the {} (`.{method}()`) cannot come after the {}: the Tensor Unit runs Fetch → Switch → Collect → Contraction → Vector → Cast → Transpose → Commit, each engine at most once",
+                engine.name(),
+                after.name()
+            ),
+        ),
+        Kernel::NotAvailable {
+            at,
+            method,
+            on,
+            after,
+        } => Diagnostic::new(
+            &KRN_001,
+            *at,
+            format!(
+                "`.{method}()` is not available on `{}` (after the {})",
+                on.type_name(),
+                after.name()
+            ),
+        ),
+        Kernel::SpatialChange { at, slot, from, to } => Diagnostic::new(
+            &KRN_004,
+            *at,
+            format!(
+                "{} changes from `{from}` to `{to}` across this chain, but the Tensor Unit keeps Chip and Cluster, and changes Slice only at `.switch()` or the inter-slice reduce",
+                capitalized(slot.name())
+            ),
+        ),
+        Kernel::SubCompute { at, method, engine } => Diagnostic::new(
+            &KRN_005,
+            *at,
+            format!(
+                "the sub context leaves the {} idle: `.{method}()` belongs on `ctx.main`; sub is for data movement (fetch → [switch] → collect → to_trf / to_vrf / commit)",
+                engine.name()
+            ),
+        ),
+        Kernel::SubCommitAfterCast { at, offender } => {
+            // At the Cast/Transpose that breaks the rule (ARCHITECTURE.md, "Where a
+            // diagnostic points"), the commit related; at the commit when the offending step
+            // is in another chain.
+            let msg = "a sub-context commit can only follow fetch (and collect): remove the Cast/Transpose, or run this chain on `ctx.main`";
+            match offender {
+                Some((method, cast)) => Diagnostic::new(
+                    &KRN_006,
+                    *cast,
+                    format!("`.{method}()` on the sub context: {msg}"),
+                )
+                .with_related(*at, "the sub-context commit that cannot follow it"),
+                None => Diagnostic::new(&KRN_006, *at, msg),
+            }
+        }
+        Kernel::SubFetchAdapter { at, casting } => {
+            let what = if *casting {
+                "type casting"
+            } else {
+                "table indexing"
+            };
+            Diagnostic::new(
+                &KRN_008,
+                *at,
+                format!(
+                    "the sub-context fetch adapter only subtracts zero points; {what} needs `ctx.main`"
+                ),
+            )
+        }
+        Kernel::LaunchNotAwaited { at } => Diagnostic::new(
+            &KRN_009,
+            *at,
+            "`launch(...)` returns a future: the host must `.await` it for the kernel to run",
+        ),
+        Kernel::DmOverPcie { at } => Diagnostic::new(
+            &KRN_009,
+            *at,
+            "HBM → DM transfers use the Tensor DMA: pass `&mut ctx.tdma`, not `ctx.pdma` (PCIe DMA is for host ↔ HBM)",
+        ),
+        Kernel::HostOverTensorDma { at } => Diagnostic::new(
+            &KRN_009,
+            *at,
+            "HBM → host transfers use the PCIe DMA: pass `&mut ctx.pdma`, not `ctx.tdma`",
+        ),
+        Kernel::PcieNotAwaited { at, method } => Diagnostic::new(
+            &KRN_009,
+            *at,
+            format!("`.{method}()` over PCIe DMA returns a future: `.await` it in host code"),
+        ),
+        Kernel::AwaitedInDevice { at, method } => Diagnostic::new(
+            &KRN_009,
+            *at,
+            format!("`.{method}()` is synchronous inside a `#[device]` kernel: remove `.await`"),
+        ),
+        Kernel::InterleaveCount { at, count } => Diagnostic::new(
+            &KRN_011,
+            *at,
+            format!(
+                "`begin_interleaved` interleaves exactly two tensors, got {count}; use several passes"
+            ),
+        ),
+        Kernel::InterleaveAxis { at, axis, size } => Diagnostic::new(
+            &KRN_011,
+            *at,
+            format!(
+                "the interleave axis `{axis}` has size {size}; interleaving pairs two tensors, so it must have size 2"
+            ),
+        ),
+    }
+}
+
+/// What a method that needs `.collect()` first does, in KRN-002's message.
+fn engine_phrase(engine: Engine, method: &str) -> String {
+    match method {
+        "to_trf" => "loading the TRF".into(),
+        "to_vrf" => "loading the VRF".into(),
+        _ => format!("the {}", engine.name()),
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

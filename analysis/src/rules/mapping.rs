@@ -1,18 +1,20 @@
-//! MAP: well-formedness of mapping expressions (constraints.md §3). MAP-001..008 run while a
-//! mapping is lowered to its normal form (`crate::mapping::lower`); MAP-009 (tile views),
-//! MAP-010 (storage coverage) and MAP-011 (DMA factorization) read the function's model.
+//! MAP: well-formedness of mapping expressions (constraints.md §3). MAP-001..008 are found
+//! while a mapping is lowered to its normal form (`crate::mapping::lower`), which records an
+//! [`Invalid`] problem; [`diagnostic`] reports it. MAP-009 (tile views), MAP-010 (storage
+//! coverage) and MAP-011 (DMA factorization) read the function's model.
 
 use std::collections::BTreeMap;
 
-use super::FnContext;
-use super::registry::{Rule, Status};
+use super::context::FnContext;
 use crate::derive::DeriveError;
 use crate::derive::dma::Media;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::ast::{Expr, Op as MapOp, SizeExpr};
 use crate::mapping::layout::Dim;
+use crate::mapping::problem::Invalid;
 use crate::mapping::{lower, parse};
 use crate::model::{Kind, Slot, Step, TensorTy};
+use crate::rule::{Rule, Status};
 
 pub const MAP_001: Rule = Rule {
     code: "MAP-001",
@@ -201,8 +203,196 @@ pub const RULES: &[Rule] = &[
     MAP_011,
 ];
 
+/// The diagnostic of a mapping that breaks the notation's rules (MAP-001..006, MAP-008), as
+/// lowering found it.
+pub fn diagnostic(p: &Invalid) -> Diagnostic {
+    match p {
+        Invalid::ZeroSizeAxis { name, at } => Diagnostic::new(
+            &MAP_005,
+            *at,
+            format!("axis `{name}` is declared with size 0; an axis needs at least one index"),
+        ),
+        Invalid::AxisRedeclared {
+            name,
+            at,
+            size,
+            was,
+            first,
+        } => Diagnostic::new(
+            &MAP_005,
+            *at,
+            format!("axis `{name}` is declared again with size {size} (it was {was})"),
+        )
+        .with_related(*first, "first declared here"),
+        Invalid::Undeclared {
+            name,
+            alias,
+            generic,
+        } => {
+            let n = &name.text;
+            let msg = if *alias || *generic {
+                format!("undeclared axis `{n}`; `{n}` is a mapping: escape it as `{{ {n} }}`")
+            } else {
+                format!("undeclared axis `{n}`: declare it with its size in `axes![...]`")
+            };
+            let d = Diagnostic::new(&MAP_005, name.span, msg);
+            if *alias {
+                return d.with_edit(
+                    format!("escape the alias: `{{ {n} }}`"),
+                    true,
+                    name.span,
+                    format!("{{ {n} }}"),
+                );
+            }
+            d
+        }
+        Invalid::UnsizedSkew { name, size } => Diagnostic::new(
+            &MAP_008,
+            name.span,
+            format!(
+                "skewed axis `{0}` needs an explicit logical size, e.g. `{0} = {size}`",
+                name.text
+            ),
+        ),
+        Invalid::DivideByZero { op, at } => {
+            let (rule, what) = divide_rule(*op);
+            Diagnostic::new(rule, *at, format!("{what} by 0 is undefined"))
+        }
+        Invalid::NotDivisible {
+            op,
+            at,
+            op_span,
+            operand,
+            operand_end,
+            size,
+            n,
+        } => {
+            let (rule, what) = divide_rule(*op);
+            let sym = op.symbol();
+            let d = Diagnostic::new(
+                rule,
+                *at,
+                format!(
+                    "{what} size must divide the original size: `{operand}` has size {size}, which {n} does not divide"
+                ),
+            )
+            .with_related(*op_span, format!("`{sym} {n}`"));
+            match size.div_ceil(*n).checked_mul(*n) {
+                Some(k) => d.with_edit(
+                    format!("pad to {k} first: `# {k} {sym} {n}`"),
+                    true,
+                    Span {
+                        start: *operand_end,
+                        end: *operand_end,
+                    },
+                    format!(" # {k}"),
+                ),
+                None => d,
+            }
+        }
+        Invalid::ShortPad {
+            at,
+            arg,
+            op_span,
+            operand,
+            size,
+            n,
+        } => {
+            let mut d = Diagnostic::new(
+                &MAP_003,
+                *at,
+                format!(
+                    "`# {n}` pads *to* {n} positions, but `{operand}` already has {size}; did you mean `# {}` (add {n}), or resize `= {n}`?",
+                    size.saturating_add(*n)
+                ),
+            );
+            if let Some(total) = size.checked_add(*n) {
+                d = d.with_edit(
+                    format!("add {n} padding positions: `# {total}`"),
+                    false,
+                    *arg,
+                    total.to_string(),
+                );
+            }
+            if *n > 0 {
+                d = d.with_edit(
+                    format!("keep the first {n} positions: `= {n}`"),
+                    false,
+                    *op_span,
+                    "=",
+                );
+            }
+            d
+        }
+        Invalid::ZeroResize { at } => {
+            Diagnostic::new(&MAP_004, *at, "resize to 0 leaves no positions")
+        }
+        Invalid::GrowingResize {
+            at,
+            op_span,
+            operand,
+            size,
+            n,
+        } => Diagnostic::new(
+            &MAP_004,
+            *at,
+            format!(
+                "resize `= {n}` can only shrink, but `{operand}` has size {size}; use padding `# {n}` to grow it"
+            ),
+        )
+        .with_edit(format!("pad to {n}: `# {n}`"), true, *op_span, "#"),
+        Invalid::UnknownAlias { at, name, axis } => {
+            let msg = if *axis {
+                format!("unknown mapping alias `{name}`; `{name}` is an axis: write it without braces")
+            } else {
+                format!(
+                    "unknown mapping alias `{name}`; define it with `type {name} = m![...];`"
+                )
+            };
+            Diagnostic::new(&MAP_006, *at, msg)
+        }
+        Invalid::SizeOfOwnAlias { name } => Diagnostic::new(
+            &MAP_006,
+            name.span,
+            format!("`{}::SIZE` refers to the alias being defined", name.text),
+        ),
+        Invalid::SizeOfUnknown { name } => Diagnostic::new(
+            &MAP_005,
+            name.span,
+            format!(
+                "`{0}::SIZE`: `{0}` is neither a declared axis nor a mapping alias",
+                name.text
+            ),
+        ),
+        Invalid::AliasCycle { at, cycle } => {
+            let names: Vec<&str> = cycle
+                .iter()
+                .chain(cycle.first())
+                .map(|n| n.text.as_str())
+                .collect();
+            let d = Diagnostic::new(
+                &MAP_006,
+                *at,
+                format!("mapping alias cycle: {}", names.join(" -> ")),
+            );
+            cycle.iter().skip(1).fold(d, |d, n| {
+                d.with_related(n.span, format!("`{}` is part of the cycle", n.text))
+            })
+        }
+    }
+}
+
+/// The rule of a stride (MAP-001) or a modulo (MAP-002), and its name in messages.
+fn divide_rule(op: MapOp) -> (&'static Rule, &'static str) {
+    if op == MapOp::Stride {
+        (&MAP_001, "Stride")
+    } else {
+        (&MAP_002, "Modulo")
+    }
+}
+
 /// The MAP rules that need a function's model (views, storage coverage, moves between
-/// layouts); MAP-001..008 are checked while mappings are lowered.
+/// layouts); MAP-001..008 are found while mappings are lowered ([`diagnostic`]).
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for step in &chain.steps {
@@ -466,7 +656,7 @@ fn coverage(
             holder.or_else(|| element.and_then(|e| e.span))
         };
         let mut d = match call {
-            Some(step) => super::at_arg(&MAP_010, step, at, msg),
+            Some(step) => super::context::at_arg(&MAP_010, step, at, msg),
             None => Diagnostic::new(&MAP_010, at.unwrap_or(fallback), msg),
         }
         .with_severity(severity);

@@ -1,5 +1,9 @@
 //! Rule families. Each module declares its rules (code, name, severity, docs, examples,
 //! manual lines) next to the code that checks them; [`registry`] lists them all.
+//!
+//! The layers below report what they find as typed problems, never as diagnostics:
+//! [`mapping_diagnostic`] and [`model_diagnostic`] hand each to the family whose rule it is,
+//! which writes its message, related spans and fixes.
 
 pub mod alignment;
 pub mod bank;
@@ -7,6 +11,7 @@ pub mod capacity;
 pub mod cast;
 pub mod collect;
 pub mod commit;
+pub mod context;
 pub mod contraction;
 pub mod dma;
 pub mod fetch;
@@ -22,57 +27,32 @@ pub mod tool;
 pub mod transpose;
 pub mod vector;
 
-use crate::diagnostic::{Diagnostic, Span};
-use crate::mapping::Scope;
-use crate::model::{FnModel, Step, in_call};
-use crate::rule::Rule;
-use crate::target::Target;
+pub use context::{FnContext, at_arg};
 
-/// What a rule family's check sees of one function.
-pub struct FnContext<'a> {
-    pub model: &'a FnModel,
-    /// The derived sequencer operations of the function (computed once for every family).
-    pub ops: Vec<crate::derive::Op<'a>>,
-    /// The derived DMA transfers (read/write sequencer pairs) of the function, also once.
-    pub dma_ops: Vec<crate::derive::dma::DmaOp<'a>>,
-    /// The axes and aliases in scope for the function.
-    pub scope: &'a Scope,
-    pub target: &'a Target,
-}
+use crate::diagnostic::Diagnostic;
 
-impl<'a> FnContext<'a> {
-    /// The context of one function, with its derivations computed once for every family.
-    pub fn new(model: &'a FnModel, scope: &'a Scope, target: &'a Target) -> Self {
-        FnContext {
-            model,
-            ops: crate::derive::ops(model, target),
-            dma_ops: crate::derive::dma::ops(model, target),
-            scope,
-            target,
-        }
+/// The diagnostic of a problem found while mappings were parsed, declared or lowered.
+pub fn mapping_diagnostic(p: &crate::mapping::Problem) -> Diagnostic {
+    use crate::mapping::Problem;
+    match p {
+        Problem::Invalid(p) => mapping::diagnostic(p),
+        Problem::Unevaluated(p) => tool::mapping_diagnostic(p),
     }
 }
 
-/// A diagnostic of `rule` about what `step` does, whose fault lies in the argument written at
-/// `at` (ARCHITECTURE.md, "Where a diagnostic points"): the primary span is `at`, with the call
-/// as a related span when `at` is written away from it (a `let` annotation, the signature,
-/// another call); the call's method name when the argument is written nowhere (`None`).
-pub fn at_arg(
-    rule: &'static Rule,
-    step: &Step,
-    at: Option<Span>,
-    message: impl Into<String>,
-) -> Diagnostic {
-    match at {
-        Some(span) if !in_call(step, span) => Diagnostic::new(rule, span, message)
-            .with_related(step.span, format!("checked at this `{}`", step.method)),
-        Some(span) => Diagnostic::new(rule, span, message),
-        None => Diagnostic::new(rule, step.span, message),
+/// The diagnostic of a problem found while a function's model was built.
+pub fn model_diagnostic(p: &crate::model::Problem) -> Diagnostic {
+    use crate::model::Problem;
+    match p {
+        Problem::Kernel(p) => kernel::diagnostic(p),
+        Problem::Unknown(p) => tool::unknown_primitive(p),
+        Problem::NotFollowed(p) => tool::not_followed(p),
     }
 }
 
-/// Runs every model-level rule family over one function. (KRN rules run while the model is
-/// built; MAP rules while mappings are lowered.)
+/// Runs every model-level rule family over one function. (KRN-001..011, VL-004 and VL-009 are
+/// found while the model is built and MAP-001..008 while mappings are lowered: see [`model_diagnostic`] and
+/// [`mapping_diagnostic`].)
 pub fn check_fn(cx: &FnContext<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     mapping::check(cx, &mut out);

@@ -6,13 +6,13 @@
 //! axis is `R`. The VCG sees 8-way flits, so its Time and Packet are taken before the Narrow
 //! stage (`vector_trim_way4` / `vector_split`) that precedes the reduce.
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
 use crate::model::ops::{op_problem, split_op};
 use crate::model::{Chain, Slot, Step, mapping_around, output_arg};
+use crate::rule::{Rule, Status};
 
 pub const ISR_001: Rule = Rule {
     code: "ISR-001",

@@ -6,12 +6,12 @@
 //! models exactly that, one node per chain, and the BNK family reads it to decide which
 //! fetch/commit commands may run while a DMA is active.
 
-use super::FnContext;
-use super::registry::{Rule, Status};
+use super::context::FnContext;
 use crate::derive;
 use crate::derive::timeline::{MAX_NODES, Node, Resource, Timeline, Var, Write, scan};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::Origin;
+use crate::rule::{Rule, Status};
 use std::collections::{BTreeSet, HashSet};
 
 pub const SCH_001: Rule = Rule {

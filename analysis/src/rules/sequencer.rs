@@ -3,13 +3,13 @@
 //! `write` is derived with [`crate::derive`] (the manual's term-by-term algorithm, L1337-L1627)
 //! and checked against the hardware limits.
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::derive::{self, Config, DeriveError, Direction, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::mapping::{lower, parse};
 use crate::model::{Slot, Tu, mapping_around};
+use crate::rule::{Rule, Status};
 
 pub const SEQ_001: Rule = Rule {
     code: "SEQ-001",
@@ -306,9 +306,9 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         packet_checks(cx, op, cfg, out);
         bounds_check(op, cfg, out);
         if op.kind == OpKind::Write
-            && let Some(what) = stride_zero(op, cfg)
+            && let Some(what) = op.stride_zero(cfg)
         {
-            let it = if missing_axes(op).len() > 1 {
+            let it = if op.missing_axes().len() > 1 {
                 "them"
             } else {
                 "it"
@@ -324,80 +324,6 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             ));
         }
     }
-}
-
-/// The stream factors a write sequencer (`BufTensor::write` or a commit) would store with
-/// stride 0, named (`` `T` ``, or "padding of the stream"), when its configuration has one.
-/// SEQ-008 reports writes, CMT-006 commits.
-pub(crate) fn stride_zero(op: &Op<'_>, cfg: &Config) -> Option<String> {
-    if op.kind.direction() != Direction::Write || !cfg.entries.iter().any(|e| e.stride == 0) {
-        return None;
-    }
-    Some(format_missing(&missing_axes(op)))
-}
-
-/// The axes of the stream's Time and Packet that the written buffer does not hold, in stream order.
-pub(crate) fn missing_axes(op: &Op<'_>) -> Vec<String> {
-    let in_buf = |name: &str| {
-        op.buf.dims.iter().any(
-            |d| matches!(d, Dim::Factor(f) if f.axis.as_ref().is_some_and(|a| &*a.name == name)),
-        )
-    };
-    let mut v: Vec<String> = Vec::new();
-    for d in op.time.dims.iter().chain(op.packet.dims.iter()) {
-        if let Dim::Factor(f) = d
-            && let Some(a) = &f.axis
-            && !in_buf(&a.name)
-            && !v.iter().any(|n| n == &*a.name)
-        {
-            v.push(a.name.to_string());
-        }
-    }
-    v
-}
-
-fn format_missing(missing: &[String]) -> String {
-    if missing.is_empty() {
-        "padding of the stream".to_string()
-    } else {
-        format!("`{}`", missing.join("`, `"))
-    }
-}
-
-/// The top-level terms of a written `m![...]` mapping with their offsets in `text`.
-pub(crate) fn top_terms(text: &str) -> Vec<(usize, &str)> {
-    let Some(open) = text.find("m![") else {
-        return Vec::new();
-    };
-    let start = open + 3;
-    let Some(close) = text.rfind(']') else {
-        return Vec::new();
-    };
-    if close < start {
-        return Vec::new();
-    }
-    let body = &text[start..close];
-    let mut out = Vec::new();
-    let (mut depth, mut from) = (0i32, 0usize);
-    for (i, c) in body.char_indices() {
-        match c {
-            '[' | '(' | '{' => depth += 1,
-            ']' | ')' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push((start + from, &body[from..i]));
-                from = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push((start + from, &body[from..]));
-    out.into_iter()
-        .filter_map(|(o, t)| {
-            let lead = t.len() - t.trim_start().len();
-            let t = t.trim();
-            (!t.is_empty()).then_some((o + lead, t))
-        })
-        .collect()
 }
 
 /// SEQ-002's fix: the written Time term of `size` iterations split as `t / outer, t % inner`
@@ -420,7 +346,7 @@ fn split_fix(
     if outer <= 1 {
         return None;
     }
-    for (off, term) in top_terms(&mv.text) {
+    for (off, term) in crate::mapping::edit::top_terms(&mv.text) {
         let Ok(e) = parse::parse_mapping(term) else {
             continue;
         };
@@ -458,28 +384,13 @@ fn stream_ty<'a>(op: &Op<'a>) -> Option<&'a crate::model::TensorTy> {
     }
 }
 
-/// Lowers each top-level term of a written mapping on its own.
-pub(crate) fn lowered_terms(
-    cx: &FnContext<'_>,
-    text: &str,
-) -> Option<Vec<(String, crate::mapping::Layout)>> {
-    top_terms(text)
-        .into_iter()
-        .map(|(_, t)| {
-            let e = parse::parse_mapping(t).ok()?;
-            let l = lower(&e, cx.scope, &mut Vec::new())?;
-            Some((t.to_string(), l))
-        })
-        .collect()
-}
-
 /// SEQ-001's fix: the written Time terms sorted by their stride in the buffer (outermost
 /// first), when that configuration fits in `limit` entries.
 fn reorder_fix(cx: &FnContext<'_>, op: &Op<'_>, limit: usize) -> Option<(Span, String, usize)> {
     let ty = stream_ty(op)?;
     let tm = ty.get(Slot::Time)?;
     let at = tm.span?;
-    let terms = lowered_terms(cx, &tm.text)?;
+    let terms = cx.scope.lowered_terms(&tm.text)?;
     if terms.len() < 2 {
         return None;
     }
@@ -517,7 +428,7 @@ fn reorder_fix(cx: &FnContext<'_>, op: &Op<'_>, limit: usize) -> Option<(Span, S
     let time_dims: Vec<Dim> = sorted.iter().flat_map(|(_, l)| l.dims.clone()).collect();
     let packet_dims = ty
         .get(Slot::Packet)
-        .and_then(|p| lowered_terms(cx, &p.text))
+        .and_then(|p| cx.scope.lowered_terms(&p.text))
         .map_or_else(
             || op.packet.dims.clone(),
             |v| v.into_iter().flat_map(|(_, l)| l.dims).collect(),
@@ -718,20 +629,6 @@ fn bounds_check(op: &Op<'_>, cfg: &Config, out: &mut Vec<Diagnostic>) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    #[test]
-    fn top_terms_keep_offsets() {
-        let t = "m![A / 8, [B, C] # 16,  D]";
-        let got: Vec<(usize, &str)> = top_terms(t);
-        assert_eq!(got, [(3, "A / 8"), (10, "[B, C] # 16"), (24, "D")]);
-        for (o, term) in &got {
-            assert_eq!(&t[*o..*o + term.len()], *term);
-        }
-        assert!(top_terms("_").is_empty());
-        assert!(top_terms("m![]").is_empty());
-    }
-
     /// Runs the analysis of `src` and returns the codes of SEQ/FET/COL diagnostics.
     fn codes(src: &str) -> Vec<String> {
         let a = crate::db::analyse_text(src);

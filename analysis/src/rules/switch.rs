@@ -10,13 +10,13 @@
 //! topologies (`CustomBroadcast { ring_size }`) accept any output that follows the two custom
 //! constraints (order preservation, innermost Time position) and conserves the data.
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Axis, Dim, Factor};
 use crate::model::{Arg, Chain, Slot, Step, TensorTy};
 use crate::model::{input_arg, output_arg, pad_edit, slot_bytes};
+use crate::rule::{Rule, Status};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const SWI_001: Rule = Rule {

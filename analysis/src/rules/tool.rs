@@ -1,7 +1,15 @@
-//! The tool's own diagnostics: problems in the text itself rather than hardware rules.
+//! The tool's own diagnostics: problems in the text itself rather than hardware rules. The
+//! layers below find most of them and record them as data (a mapping visa-lint does not
+//! evaluate, an unknown primitive of the model, a file nested too deep); the functions at the
+//! end of this module report them.
 
-use super::registry::{Rule, Status};
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::mapping::ast::BinOp;
+use crate::mapping::parse::ParseProblem;
+use crate::mapping::problem::Unevaluated;
+use crate::model::problem::{NotFollowed, Primitive, Unknown};
+use crate::rule::{Rule, Status};
+use crate::syntax::limits::TooDeep;
 
 pub const VL_001: Rule = Rule {
     code: "VL-001",
@@ -145,3 +153,148 @@ pub const VL_009: Rule = Rule {
 pub const RULES: &[Rule] = &[
     VL_001, VL_002, VL_003, VL_004, VL_005, VL_006, VL_008, VL_009,
 ];
+
+/// The diagnostic of a mapping visa-lint does not evaluate (VL-001, VL-002, VL-003, VL-005,
+/// VL-008), as parsing or lowering found it.
+pub fn mapping_diagnostic(p: &Unevaluated) -> Diagnostic {
+    match p {
+        Unevaluated::Parse(p) => match p {
+            ParseProblem::Syntax(at, msg) => Diagnostic::new(&VL_001, *at, msg.as_str()),
+            ParseProblem::Unsupported(at, msg) => Diagnostic::new(&VL_002, *at, msg.as_str()),
+            ParseProblem::Overflow(at, msg) => Diagnostic::new(&VL_003, *at, msg.as_str()),
+            ParseProblem::TooDeep(at, msg) => Diagnostic::new(&VL_005, *at, msg.as_str()),
+        },
+        Unevaluated::NotRead { name, from, others } => {
+            let more = match others {
+                0 => String::new(),
+                n => format!(" (or one of {n} other glob imports)"),
+            };
+            Diagnostic::new(
+                &VL_008,
+                name.span,
+                format!(
+                    "`{}` is not declared in this crate; it may come from `{from}`{more}, which visa-lint cannot read, so this mapping is not checked",
+                    name.text
+                ),
+            )
+        }
+        Unevaluated::PairOverflow { at, left, right } => Diagnostic::new(
+            &VL_003,
+            *at,
+            format!("mapping size overflows 64 bits: {left} × {right} > 2^64 - 1"),
+        ),
+        Unevaluated::LinCombOverflow { at } => {
+            Diagnostic::new(&VL_003, *at, "linear combination size overflows 64 bits")
+        }
+        Unevaluated::SizeArithmetic { at, op } => {
+            let why = match op {
+                BinOp::Sub => "is negative",
+                BinOp::Div => "divides by zero",
+                BinOp::Add | BinOp::Mul => "overflows 64 bits",
+            };
+            Diagnostic::new(&VL_003, *at, format!("this size {why}"))
+        }
+        Unevaluated::LayoutTooDeep { at, limit } => Diagnostic::new(
+            &VL_005,
+            *at,
+            format!(
+                "mapping nested too deep: its value nests windows, strides and linear \
+                 combinations more than {limit} levels (through aliases); visa-lint does not \
+                 evaluate it"
+            ),
+        ),
+        Unevaluated::AliasesTooDeep { at, name, limit } => Diagnostic::new(
+            &VL_005,
+            *at,
+            format!(
+                "mapping aliases nested too deep: `{name}` escapes aliases that escape aliases \
+                 more than {limit} levels down; visa-lint does not evaluate it"
+            ),
+        ),
+        Unevaluated::SizeOfTooDeep { name, limit } => Diagnostic::new(
+            &VL_005,
+            name.span,
+            format!(
+                "`{}::SIZE` reaches aliases nested more than {limit} levels deep; visa-lint does \
+                 not evaluate it",
+                name.text
+            ),
+        ),
+    }
+}
+
+/// The diagnostic of a type or method the model builder does not know (VL-004).
+pub fn unknown_primitive(u: &Unknown) -> Diagnostic {
+    let what = match &u.primitive {
+        Primitive::Type(name) => format!("type `{name}`"),
+        Primitive::Method(name) => format!("method `.{name}()`"),
+        Primitive::WithoutTensors(name) => format!("`.{name}()` without tensor arguments"),
+    };
+    Diagnostic::new(
+        &VL_004,
+        u.at,
+        format!(
+            "unknown primitive: {what} is not part of the furiosa_visa_std API visa-lint knows; it is not checked"
+        ),
+    )
+}
+
+/// The diagnostic of a construct the model does not follow (VL-009).
+pub fn not_followed(p: &NotFollowed) -> Diagnostic {
+    match p {
+        NotFollowed::Lost { at, what, used } => Diagnostic::new(
+            &VL_009,
+            *at,
+            format!(
+                "not checked: {what}: visa-lint does not follow a tensor through it, so the engine chain that uses it is not checked"
+            ),
+        )
+        .with_related(*used, "used as a tensor here"),
+        NotFollowed::InMacro { at, name, method } => Diagnostic::new(
+            &VL_009,
+            *at,
+            format!(
+                "not checked: the engine chain inside `{name}!` (`.{method}()`): visa-lint does not read macro bodies other than `m!`, `axes!` and `i!`; write the chain outside the macro and pass its result in to have it checked",
+            ),
+        ),
+        NotFollowed::AddressCall { at, name } => Diagnostic::new(
+            &VL_009,
+            *at,
+            format!(
+                "not checked: the address computed by `{name}(..)`: visa-lint evaluates constants and `const fn`s with one expression, not this call, so the rules that need the address (alignment, overlaps) skip it; compute it in a `const` to have it checked"
+            ),
+        ),
+    }
+}
+
+/// The diagnostic of a file nested too deep to analyse (VL-005), found by the pre-scan.
+pub fn nesting_too_deep(t: &TooDeep) -> Diagnostic {
+    let TooDeep { at, depth, limit } = *t;
+    Diagnostic::new(
+        &VL_005,
+        at,
+        format!(
+            "nesting too deep: brackets, operators and chained calls reach an estimated depth of \
+             {depth} here; visa-lint analyses files nested up to {limit} levels and does not \
+             analyse this file"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_too_deep_is_reported_at_the_token_past_the_limit() {
+        let text = "fn f() { [[[[[[[[ ]]]]]]]] }";
+        let t = crate::syntax::limits::check_nesting_with(text, 5).expect("too deep");
+        let d = nesting_too_deep(&t);
+        assert_eq!(d.code(), "VL-005");
+        assert_eq!(d.span.start, 12);
+        expect_test::expect![[r#"
+            "nesting too deep: brackets, operators and chained calls reach an estimated depth of 6 here; visa-lint analyses files nested up to 5 levels and does not analyse this file"
+        "#]]
+        .assert_debug_eq(&d.message);
+    }
+}

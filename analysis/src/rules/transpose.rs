@@ -7,10 +7,10 @@
 //! the transposed columns. The expected OutTime/OutPacket are rebuilt from the input layouts and
 //! compared by meaning (`Layout ==`), so the check never enumerates elements.
 
-use super::registry::{Rule, Status};
-use super::{FnContext, at_arg};
+use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
+use crate::rule::{Rule, Status};
 
 use crate::derive::transpose::{Split, cycles, expected_time, find_split, used};
 use crate::model::types::dtype_bits;

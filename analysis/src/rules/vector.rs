@@ -8,13 +8,13 @@
 //! `vector_inter_slice_reduce` may follow are XSL-002 (other families), so they are not
 //! reported here.
 
-use super::FnContext;
-use super::registry::{Rule, Status};
+use super::context::FnContext;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
 use crate::model::types::widened;
 use crate::model::{Arg, Engine, Kind, Slot, Step, TensorTy, VeStage};
+use crate::rule::{Rule, Status};
 
 pub const VEC_001: Rule = Rule {
     code: "VEC-001",

@@ -4,7 +4,8 @@
 //! of ten thousand nested braces, or a method chain of ten thousand calls, would overflow the
 //! stack and take the process (or a language server) down with it. Before anything parses a
 //! file, [`check_nesting`] estimates, in one pass over the text, how deep the syntax tree can
-//! get, and past [`MAX_NESTING`] the file is reported once (`VL-005`) instead of analysed.
+//! get, and past [`MAX_NESTING`] the file is reported once ([`TooDeep`], VL-005) instead of
+//! analysed.
 //!
 //! The estimate is conservative: it is never smaller than the depth of the tree the parser
 //! builds, for every construct that nests. Strings, characters and comments are skipped. Each
@@ -16,8 +17,7 @@
 //! element starts afresh), and so does a `}` that is not followed by an operator (a statement
 //! ended by a block). The documented limit is in `docs/robustness.md`.
 
-use crate::diagnostic::{Diagnostic, Span};
-use crate::rules::tool::VL_005;
+use crate::diagnostic::Span;
 
 /// The deepest estimated nesting visa-lint analyses. Real kernels stay below 100; the tests
 /// in `tests/robustness.rs` check that every nesting shape analyses without overflow on an
@@ -39,24 +39,25 @@ impl Level {
     }
 }
 
+/// A file nested past the limit: the token where the estimate goes past it, the estimate
+/// there, and the limit. (`rules::tool` reports it as VL-005.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooDeep {
+    pub at: Span,
+    pub depth: u32,
+    pub limit: u32,
+}
+
 /// The nesting estimate of `text` (see the module documentation) goes past [`MAX_NESTING`]:
-/// one `VL-005` diagnostic at the token where it does.
-pub fn check_nesting(text: &str) -> Option<Diagnostic> {
+/// where it does.
+pub fn check_nesting(text: &str) -> Option<TooDeep> {
     check_nesting_with(text, MAX_NESTING)
 }
 
 /// [`check_nesting`] with another limit.
-pub fn check_nesting_with(text: &str, limit: u32) -> Option<Diagnostic> {
-    let (span, depth) = first_too_deep(text, limit)?;
-    Some(Diagnostic::new(
-        &VL_005,
-        span,
-        format!(
-            "nesting too deep: brackets, operators and chained calls reach an estimated depth of \
-             {depth} here; visa-lint analyses files nested up to {limit} levels and does not \
-             analyse this file"
-        ),
-    ))
+pub fn check_nesting_with(text: &str, limit: u32) -> Option<TooDeep> {
+    let (at, depth) = first_too_deep(text, limit)?;
+    Some(TooDeep { at, depth, limit })
 }
 
 /// Where the nesting estimate of `text` first goes past `limit`: the token, and the estimate
@@ -374,7 +375,7 @@ mod tests {
     use super::*;
 
     fn depth_at(text: &str, limit: u32) -> Option<String> {
-        check_nesting_with(text, limit).map(|d| text[d.span.range()].to_string())
+        check_nesting_with(text, limit).map(|t| text[t.at.range()].to_string())
     }
 
     #[test]
@@ -431,15 +432,11 @@ mod tests {
     }
 
     #[test]
-    fn the_diagnostic_points_at_the_token_past_the_limit() {
+    fn the_finding_points_at_the_token_past_the_limit() {
         let text = "fn f() { [[[[[[[[ ]]]]]]]] }";
-        let d = check_nesting_with(text, 5).expect("too deep");
-        assert_eq!(d.code(), "VL-005");
-        assert_eq!(d.span.start, 12);
-        expect_test::expect![[r#"
-            "nesting too deep: brackets, operators and chained calls reach an estimated depth of 6 here; visa-lint analyses files nested up to 5 levels and does not analyse this file"
-        "#]]
-        .assert_debug_eq(&d.message);
+        let t = check_nesting_with(text, 5).expect("too deep");
+        assert_eq!(t.at.start, 12);
+        assert_eq!((t.depth, t.limit), (6, 5));
     }
 
     #[test]

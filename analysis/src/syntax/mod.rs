@@ -6,8 +6,8 @@
 
 pub mod limits;
 
-use crate::diagnostic::{Diagnostic, Span};
-use crate::mapping::{self, Scope, ast, parse};
+use crate::diagnostic::Span;
+use crate::mapping::{self, Problem, Scope, ast, parse};
 use ra_ap_syntax::{
     AstNode, Edition, SourceFile, SyntaxKind, SyntaxNode, TextRange, TextSize, ast as ra,
 };
@@ -317,13 +317,13 @@ enum Parsed {
 
 /// Parses the bodies of the sites `take` selects, adds their axes and aliases (and the
 /// generic parameters of `generics_of`) to `base`, and lowers their mappings. Returns the
-/// diagnostics and the resulting scope.
+/// problems found (file coordinates) and the resulting scope.
 pub fn check_sites(
     model: &FileModel,
     base: &Scope,
     take: impl Fn(&MacroSite) -> bool,
     generics_of: Option<Span>,
-) -> (Vec<Diagnostic>, Scope) {
+) -> (Vec<Problem>, Scope) {
     let mut diags = Vec::new();
     let mut parsed = Vec::with_capacity(model.sites.len());
     for site in &model.sites {
@@ -337,7 +337,7 @@ pub fn check_sites(
                 diags.extend(
                     problems
                         .into_iter()
-                        .map(|p| mapping::problem_diagnostic(p, site.body_start)),
+                        .map(|p| Problem::parse(p, site.body_start)),
                 );
                 mapping::shift_axes(&mut decls, site.body_start);
                 Ok(Parsed::Axes(decls))
@@ -356,7 +356,7 @@ pub fn check_sites(
         parsed.push(match p {
             Ok(p) => p,
             Err(problem) => {
-                diags.push(mapping::problem_diagnostic(problem, site.body_start));
+                diags.push(Problem::parse(problem, site.body_start));
                 Parsed::Failed
             }
         });

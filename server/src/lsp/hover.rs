@@ -8,7 +8,7 @@ use super::complete::{self, DeclKind, Symbols};
 use super::engine::{Cancellable, HoverContent, Snapshot};
 use tower_lsp_server::ls_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 use visa_analysis::Span;
-use visa_analysis::mapping::{self, describe};
+use visa_analysis::mapping::describe;
 use visa_analysis::syntax::{self, MacroKind};
 
 fn markdown(value: String, range: Option<tower_lsp_server::ls_types::Range>) -> Hover {
@@ -84,7 +84,7 @@ fn layout_markdown(syms: &Symbols, mapping_text: &str, at: Span) -> String {
             axes.push(format!("{} = {size}", d.name));
         }
     }
-    let ev = mapping::evaluate(&axes.join(", "), mapping_text);
+    let ev = visa_analysis::evaluate(&axes.join(", "), mapping_text);
     match ev.layout {
         Some(layout) => format!(
             "size: {}\n\nnormal form: `m![{}]`\n\n```text\n{}```",
