@@ -356,8 +356,8 @@ pub fn file_analysis(
             modules,
         });
     }
-    // The file is parsed once; its functions are re-parsed from their own text by their own
-    // queries (which keeps their analyses independent of where they sit in the file).
+    // The file is parsed once; each function is analysed by its own query on its subtree of
+    // this tree, rooted at offset 0 (which keeps its analysis independent of where it sits).
     let tree = parse(db, file).tree();
     let model = syntax::model_of(tree.syntax(), Some(text));
     let items = file_items(db, file);
