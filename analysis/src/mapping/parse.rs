@@ -55,7 +55,8 @@ thread_local! {
     static PARSED_AXES: RefCell<HashMap<String, AxesParse>> = RefCell::new(HashMap::new());
 }
 
-type AxesParse = (Vec<AxisDecl>, Vec<ParseProblem>);
+/// The declarations of an `axes![...]` body and the problems of the entries that failed.
+pub type AxesParse = (Vec<AxisDecl>, Vec<ParseProblem>);
 
 /// How many parsed bodies a thread keeps at most (a file with more starts over).
 const PARSED_LIMIT: usize = 4096;
@@ -69,11 +70,20 @@ pub fn forget_parsed() {
 
 /// Parses the body of `m![...]`.
 pub fn parse_mapping(body: &str) -> Result<Expr, ParseProblem> {
-    if let Some(hit) = PARSED.with(|m| m.borrow().get(body).cloned()) {
+    memoized(&PARSED, body, parse_mapping_uncached)
+}
+
+/// `parse(body)` through this thread's memo `memo` (bounded by [`PARSED_LIMIT`]).
+fn memoized<T: Clone + 'static>(
+    memo: &'static std::thread::LocalKey<RefCell<HashMap<String, T>>>,
+    body: &str,
+    parse: fn(&str) -> T,
+) -> T {
+    if let Some(hit) = memo.with(|m| m.borrow().get(body).cloned()) {
         return hit;
     }
-    let parsed = parse_mapping_uncached(body);
-    PARSED.with(|m| {
+    let parsed = parse(body);
+    memo.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= PARSED_LIMIT {
             m.clear();
@@ -96,22 +106,11 @@ fn parse_mapping_uncached(body: &str) -> Result<Expr, ParseProblem> {
 
 /// Parses the body of `axes![...]`. Entries are independent: a bad entry is reported and
 /// skipped, the others are still declared.
-pub fn parse_axes(body: &str) -> (Vec<AxisDecl>, Vec<ParseProblem>) {
-    if let Some(hit) = PARSED_AXES.with(|m| m.borrow().get(body).cloned()) {
-        return hit;
-    }
-    let parsed = parse_axes_uncached(body);
-    PARSED_AXES.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.len() >= PARSED_LIMIT {
-            m.clear();
-        }
-        m.insert(body.to_string(), parsed.clone());
-    });
-    parsed
+pub fn parse_axes(body: &str) -> AxesParse {
+    memoized(&PARSED_AXES, body, parse_axes_uncached)
 }
 
-fn parse_axes_uncached(body: &str) -> (Vec<AxisDecl>, Vec<ParseProblem>) {
+fn parse_axes_uncached(body: &str) -> AxesParse {
     let mut problems = Vec::new();
     let decls = run(body, |p, input| {
         let mut decls = Vec::new();
