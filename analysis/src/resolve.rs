@@ -20,7 +20,8 @@
 
 use crate::mapping::parse;
 use ra_ap_syntax::ast::{self, HasAttrs, HasModuleItem, HasName, HasVisibility};
-use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode};
+use crate::syntax::{self, Tok};
+use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode, TextSize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -98,32 +99,32 @@ impl QPath {
 /// The qualified paths written in `node` (offsets relative to its start); with `skip_use`,
 /// not those of `use` items (imports are resolved on their own).
 pub fn qualified_paths(node: &SyntaxNode, skip_use: bool) -> Vec<QPath> {
-    let base = node.text_range().start();
-    let tokens: Vec<ra_ap_syntax::SyntaxToken> = node
-        .descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .filter(|t| !t.kind().is_trivia())
-        .collect();
-    let segment = |t: &ra_ap_syntax::SyntaxToken| {
+    let green = node.green();
+    let mark = skip_use.then_some(SyntaxKind::USE);
+    let tokens = syntax::green_tokens(&green, TextSize::from(0), &[], mark);
+    paths_in(&tokens)
+}
+
+/// The qualified paths among `tokens` (offsets as theirs), leaving out marked tokens.
+fn paths_in(tokens: &[Tok<'_>]) -> Vec<QPath> {
+    let segment = |t: &Tok<'_>| {
         matches!(
-            t.kind(),
+            t.kind,
             SyntaxKind::IDENT | SyntaxKind::CRATE_KW | SyntaxKind::SELF_KW | SyntaxKind::SUPER_KW
         )
     };
     // `::` is one token in the tree and two adjacent `:` inside macro bodies.
     let sep = |i: usize| -> Option<usize> {
         let t = tokens.get(i)?;
-        match t.kind() {
+        match t.kind {
             SyntaxKind::COLON2 => Some(1),
             SyntaxKind::COLON => {
                 let n = tokens.get(i + 1)?;
-                (n.kind() == SyntaxKind::COLON && n.text_range().start() == t.text_range().end())
-                    .then_some(2)
+                (n.kind == SyntaxKind::COLON && n.start == t.end()).then_some(2)
             }
             _ => None,
         }
     };
-    let offset = |r: ra_ap_syntax::TextSize| u32::from(r - base);
     let mut out = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
@@ -133,26 +134,25 @@ pub fn qualified_paths(node: &SyntaxNode, skip_use: bool) -> Vec<QPath> {
         let continues = i > 0
             && (sep(i - 1).is_some()
                 || (i > 1 && sep(i - 2) == Some(2))
-                || tokens[i - 1].kind() == SyntaxKind::DOT);
+                || tokens[i - 1].kind == SyntaxKind::DOT);
         if !segment(t) || continues {
             i += 1;
             continue;
         }
-        let mut segs = vec![(t.text().to_string(), offset(t.text_range().end()))];
+        let mut segs = vec![(t.text.to_string(), u32::from(t.end()))];
         let mut j = i + 1;
         while let Some(w) = sep(j) {
             match tokens.get(j + w) {
                 Some(n) if segment(n) => {
-                    segs.push((n.text().to_string(), offset(n.text_range().end())));
+                    segs.push((n.text.to_string(), u32::from(n.end())));
                     j += w + 1;
                 }
                 _ => break,
             }
         }
-        let in_use = skip_use && t.parent_ancestors().any(|n| n.kind() == SyntaxKind::USE);
-        if segs.len() >= 2 && !in_use {
+        if segs.len() >= 2 && !t.marked {
             out.push(QPath {
-                start: offset(t.text_range().start()),
+                start: u32::from(t.start),
                 segs,
             });
         }
@@ -205,22 +205,34 @@ fn public(v: &impl HasVisibility) -> bool {
         .is_some_and(|v| v.syntax().text().to_string().replace(' ', "") != "pub(self)")
 }
 
-fn idents(node: &SyntaxNode, own: &str) -> Vec<String> {
+/// The identifiers among `tokens` other than `own`, each once, in order.
+fn idents(tokens: &[Tok<'_>], own: &str) -> Vec<String> {
     let mut seen = HashSet::new();
-    node.descendants_with_tokens()
-        .filter_map(|e| e.into_token())
-        .filter(|t| t.kind() == SyntaxKind::IDENT && t.text() != own)
-        .filter(|t| seen.insert(t.text().to_string()))
-        .map(|t| t.text().to_string())
+    tokens
+        .iter()
+        .filter(|t| t.kind == SyntaxKind::IDENT && t.text != own)
+        .filter(|t| seen.insert(t.text))
+        .map(|t| t.text.to_string())
         .collect()
 }
 
-fn item(name: ast::Name, kind: ItemKind, public: bool, text: String, node: &SyntaxNode) -> Item {
+/// An item named `name` declared by `node`, whose references and paths are read from the
+/// node's tokens less its direct children of the kinds in `skip` (a function's body).
+fn item(
+    name: ast::Name,
+    kind: ItemKind,
+    public: bool,
+    text: String,
+    node: &SyntaxNode,
+    skip: &[SyntaxKind],
+) -> Item {
     let start = u32::from(name.syntax().text_range().start() - node.text_range().start());
     let end = start + u32::from(name.syntax().text_range().len());
     let name = name.text().to_string();
-    let refs = idents(node, &name);
-    let paths = qualified_paths(node, false)
+    let green = node.green();
+    let tokens = syntax::green_tokens(&green, TextSize::from(0), skip, None);
+    let refs = idents(&tokens, &name);
+    let paths = paths_in(&tokens)
         .into_iter()
         .filter(|p| {
             p.segs
@@ -247,8 +259,8 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
             ast::Item::Const(c) => {
                 if let Some(n) = c.name() {
                     let p = public(&c);
-                    m.items
-                        .push(item(n, ItemKind::Const, p, node.text().to_string(), &node));
+                    let text = node.text().to_string();
+                    m.items.push(item(n, ItemKind::Const, p, text, &node, &[]));
                 }
             }
             ast::Item::Static(s) => {
@@ -260,7 +272,7 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
                     let text = text
                         .replacen("static", "const", 1)
                         .replace("const mut", "const");
-                    let mut it = item(n, ItemKind::Const, p, text, &node);
+                    let mut it = item(n, ItemKind::Const, p, text, &node, &[]);
                     // Positions in the rewritten text: its name and paths found again.
                     let tree =
                         ast::SourceFile::parse(&it.text, ra_ap_syntax::Edition::Edition2024).tree();
@@ -281,8 +293,8 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
             ast::Item::TypeAlias(a) => {
                 if let Some(n) = a.name() {
                     let p = public(&a);
-                    m.items
-                        .push(item(n, ItemKind::Alias, p, node.text().to_string(), &node));
+                    let text = node.text().to_string();
+                    m.items.push(item(n, ItemKind::Alias, p, text, &node, &[]));
                 }
             }
             ast::Item::Fn(f) => {
@@ -351,37 +363,22 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
 }
 
 /// A function's item: its signature (a `const fn` keeps its body), named `Type::name` for a
-/// method of `Type`.
+/// method of `Type`. Only what the item keeps is read: a body's names are its own.
 fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     let n = f.name()?;
     let node = f.syntax().clone();
     let p = of.is_some() || public(f);
-    let end = f
-        .body()
-        .map_or(node.text_range().end(), |b| b.syntax().text_range().start());
-    let len = usize::from(end - node.text_range().start());
-    let full = node.text().to_string();
-    let sig = full.get(..len).unwrap_or(&full).trim_end();
-    // A `const fn` keeps its body: calls of it with constant arguments are constant addresses.
-    let text = if f.const_token().is_some() && f.body().is_some() && of.is_none() {
-        full.clone()
+    let keeps_body = f.const_token().is_some() && f.body().is_some() && of.is_none();
+    let (text, skip): (String, &[SyntaxKind]) = if keeps_body {
+        (node.text().to_string(), &[])
     } else {
-        format!("{sig};")
+        let end = f
+            .body()
+            .map_or(node.text_range().end(), |b| b.syntax().text_range().start());
+        let sig = node.text().slice(..end - node.text_range().start()).to_string();
+        (format!("{};", sig.trim_end()), &[SyntaxKind::BLOCK_EXPR])
     };
-    let mut it = item(n, ItemKind::Fn, p, text, &node);
-    // The references of the signature only (a body's names are its own).
-    if let Some(b) = f
-        .body()
-        .filter(|_| f.const_token().is_none() || of.is_some())
-    {
-        let inner: HashSet<String> = idents(b.syntax(), "").into_iter().collect();
-        let sig_ids: HashSet<String> = sig
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .map(str::to_string)
-            .collect();
-        it.refs
-            .retain(|r| sig_ids.contains(r) || !inner.contains(r));
-    }
+    let mut it = item(n, ItemKind::Fn, p, text, &node, skip);
     if let Some(ty) = of {
         it.name = format!("{ty}::{}", it.name);
         it.refs.retain(|r| r != ty);
@@ -392,7 +389,7 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
 fn type_item(name: Option<ast::Name>, public: bool, node: &SyntaxNode, m: &mut ModItems) {
     if let Some(n) = name {
         let text = format!("struct {};", n.text());
-        let mut it = item(n, ItemKind::Type, public, text, node);
+        let mut it = item(n, ItemKind::Type, public, text, node, &[]);
         it.name_at = (7, 7 + it.name.len() as u32);
         it.refs.clear();
         it.paths.clear();

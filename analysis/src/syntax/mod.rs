@@ -202,6 +202,73 @@ pub fn nodes_of_kinds(root: &SyntaxNode, kinds: &[SyntaxKind]) -> Vec<SyntaxNode
         .collect()
 }
 
+/// One token met by [`green_tokens`]: its kind, its text, where it starts and whether it
+/// lies inside a node of the kind the walk marks.
+#[derive(Clone, Copy, Debug)]
+pub struct Tok<'g> {
+    pub kind: SyntaxKind,
+    pub text: &'g str,
+    pub start: TextSize,
+    pub marked: bool,
+}
+
+impl Tok<'_> {
+    pub fn end(&self) -> TextSize {
+        self.start + TextSize::of(self.text)
+    }
+}
+
+/// The non-trivia tokens of a green tree starting at `at`, in order, over the green tree
+/// itself (a cursor per token was most of the cost of scanning a file). A direct child node of
+/// a kind in `skip` is left out (a function's body, when only its signature matters); tokens
+/// under a node of kind `mark` are marked.
+pub fn green_tokens<'g>(
+    green: &'g rowan::GreenNodeData,
+    at: TextSize,
+    skip: &[SyntaxKind],
+    mark: Option<SyntaxKind>,
+) -> Vec<Tok<'g>> {
+    use rowan::Language;
+    fn walk<'g>(
+        green: &'g rowan::GreenNodeData,
+        at: TextSize,
+        skip: &[SyntaxKind],
+        mark: Option<SyntaxKind>,
+        marked: bool,
+        out: &mut Vec<Tok<'g>>,
+    ) {
+        let mut offset = at;
+        for child in green.children() {
+            match child {
+                rowan::NodeOrToken::Node(n) => {
+                    let kind = ra_ap_syntax::RustLanguage::kind_from_raw(n.kind());
+                    if !skip.contains(&kind) {
+                        let marked = marked || mark == Some(kind);
+                        walk(n, offset, &[], mark, marked, out);
+                    }
+                    offset += n.text_len();
+                }
+                rowan::NodeOrToken::Token(t) => {
+                    let kind = ra_ap_syntax::RustLanguage::kind_from_raw(t.kind());
+                    if !kind.is_trivia() {
+                        out.push(Tok {
+                            kind,
+                            text: t.text(),
+                            start: offset,
+                            marked,
+                        });
+                    }
+                    offset += t.text_len();
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let kind = ra_ap_syntax::RustLanguage::kind_from_raw(green.kind());
+    walk(green, at, skip, mark, mark == Some(kind), &mut out);
+    out
+}
+
 /// Collects the mapping-level model of an already parsed file.
 pub fn file_model_of(root: &SourceFile) -> FileModel {
     model_of(root.syntax(), None)
