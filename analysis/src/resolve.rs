@@ -19,8 +19,8 @@
 //! *open*: names it does not declare may come from there, so they are unknown, not errors.
 
 use crate::mapping::parse;
-use ra_ap_syntax::ast::{self, HasAttrs, HasModuleItem, HasName, HasVisibility};
 use crate::syntax::{self, Tok};
+use ra_ap_syntax::ast::{self, HasAttrs, HasModuleItem, HasName, HasVisibility};
 use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode, TextSize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -101,7 +101,7 @@ impl QPath {
 pub fn qualified_paths(node: &SyntaxNode, skip_use: bool) -> Vec<QPath> {
     let green = node.green();
     let mark = skip_use.then_some(SyntaxKind::USE);
-    let tokens = syntax::green_tokens(&green, TextSize::from(0), &[], mark);
+    let tokens = syntax::green_tokens(green, TextSize::from(0), &[], mark);
     paths_in(&tokens)
 }
 
@@ -202,7 +202,7 @@ pub fn file_items(root: &ast::SourceFile) -> FileItems {
 
 fn public(v: &impl HasVisibility) -> bool {
     v.visibility()
-        .is_some_and(|v| v.syntax().text().to_string().replace(' ', "") != "pub(self)")
+        .is_some_and(|v| syntax::node_text(v.syntax()).replace(' ', "") != "pub(self)")
 }
 
 /// The identifiers among `tokens` other than `own`, each once, in order.
@@ -230,7 +230,7 @@ fn item(
     let end = start + u32::from(name.syntax().text_range().len());
     let name = name.text().to_string();
     let green = node.green();
-    let tokens = syntax::green_tokens(&green, TextSize::from(0), skip, None);
+    let tokens = syntax::green_tokens(green, TextSize::from(0), skip, None);
     let refs = idents(&tokens, &name);
     let paths = paths_in(&tokens)
         .into_iter()
@@ -259,7 +259,7 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
             ast::Item::Const(c) => {
                 if let Some(n) = c.name() {
                     let p = public(&c);
-                    let text = node.text().to_string();
+                    let text = syntax::node_text(&node);
                     m.items.push(item(n, ItemKind::Const, p, text, &node, &[]));
                 }
             }
@@ -293,7 +293,7 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
             ast::Item::TypeAlias(a) => {
                 if let Some(n) = a.name() {
                     let p = public(&a);
-                    let text = node.text().to_string();
+                    let text = syntax::node_text(&node);
                     m.items.push(item(n, ItemKind::Alias, p, text, &node, &[]));
                 }
             }
@@ -325,10 +325,10 @@ fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItem
                     }
                 }
             }
-            ast::Item::Struct(s) => type_item(s.name(), public(&s), &node, m),
-            ast::Item::Enum(e) => type_item(e.name(), public(&e), &node, m),
-            ast::Item::Union(u) => type_item(u.name(), public(&u), &node, m),
-            ast::Item::Trait(t) => type_item(t.name(), public(&t), &node, m),
+            ast::Item::Struct(s) => type_item(s.name(), public(&s), m),
+            ast::Item::Enum(e) => type_item(e.name(), public(&e), m),
+            ast::Item::Union(u) => type_item(u.name(), public(&u), m),
+            ast::Item::Trait(t) => type_item(t.name(), public(&t), m),
             ast::Item::MacroCall(call) => axes_items(&call, m),
             ast::Item::Use(u) => {
                 let p = public(&u);
@@ -370,12 +370,9 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     let p = of.is_some() || public(f);
     let keeps_body = f.const_token().is_some() && f.body().is_some() && of.is_none();
     let (text, skip): (String, &[SyntaxKind]) = if keeps_body {
-        (node.text().to_string(), &[])
+        (syntax::node_text(&node), &[])
     } else {
-        let end = f
-            .body()
-            .map_or(node.text_range().end(), |b| b.syntax().text_range().start());
-        let sig = node.text().slice(..end - node.text_range().start()).to_string();
+        let sig = syntax::text_before(&node, SyntaxKind::BLOCK_EXPR);
         (format!("{};", sig.trim_end()), &[SyntaxKind::BLOCK_EXPR])
     };
     let mut it = item(n, ItemKind::Fn, p, text, &node, skip);
@@ -386,14 +383,19 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     Some(it)
 }
 
-fn type_item(name: Option<ast::Name>, public: bool, node: &SyntaxNode, m: &mut ModItems) {
+fn type_item(name: Option<ast::Name>, public: bool, m: &mut ModItems) {
     if let Some(n) = name {
-        let text = format!("struct {};", n.text());
-        let mut it = item(n, ItemKind::Type, public, text, node, &[]);
-        it.name_at = (7, 7 + it.name.len() as u32);
-        it.refs.clear();
-        it.paths.clear();
-        m.items.push(it);
+        // Only the name matters: the type shadows the library's type of that name.
+        let name = n.text().to_string();
+        m.items.push(Item {
+            text: format!("struct {name};"),
+            name_at: (7, 7 + name.len() as u32),
+            name,
+            kind: ItemKind::Type,
+            public,
+            refs: Vec::new(),
+            paths: Vec::new(),
+        });
     }
 }
 

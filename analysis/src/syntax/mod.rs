@@ -157,26 +157,70 @@ pub fn file_model(text: &str) -> FileModel {
 
 /// The nodes of the given kinds under `root` (itself included), in preorder. The walk goes over
 /// the green tree, which makes no cursor for the nodes it passes (a cursor per node was most of
-/// a file's traversal time); a cursor is made for each node found.
+/// a file's traversal time); cursors are made for each node found and its ancestors, each
+/// ancestor once for all the nodes found under it.
 pub fn nodes_of_kinds(root: &SyntaxNode, kinds: &[SyntaxKind]) -> Vec<SyntaxNode> {
     use rowan::Language;
-    fn walk(
-        green: &rowan::GreenNodeData,
-        at: TextSize,
-        kinds: &[rowan::SyntaxKind],
-        out: &mut Vec<TextRange>,
-    ) {
-        if kinds.contains(&green.kind()) {
-            out.push(TextRange::at(at, green.text_len()));
+    struct Walk<'k> {
+        kinds: &'k [rowan::SyntaxKind],
+        /// The path from the root to the node visited: each node's range and, once made, its
+        /// cursor (the root's is always made).
+        path: Vec<(TextRange, Option<SyntaxNode>)>,
+        out: Vec<SyntaxNode>,
+    }
+    impl Walk<'_> {
+        /// The cursor of the node at the end of the path.
+        fn cursor(&mut self) -> Option<SyntaxNode> {
+            let made = self.path.iter().rposition(|(_, c)| c.is_some())?;
+            for k in made + 1..self.path.len() {
+                let parent = self.path[k - 1].1.clone()?;
+                let range = self.path[k].0;
+                // Siblings partition their parent's text, so the one child holding this
+                // non-empty range is the node itself.
+                let child = parent
+                    .child_or_token_at_range(range)
+                    .and_then(|c| c.into_node())
+                    .filter(|c| c.text_range() == range)?;
+                self.path[k].1 = Some(child);
+            }
+            self.path.last().and_then(|(_, c)| c.clone())
         }
-        let mut offset = at;
-        for child in green.children() {
-            match child {
-                rowan::NodeOrToken::Node(n) => {
-                    walk(n, offset, kinds, out);
-                    offset += n.text_len();
+        fn walk(&mut self, green: &rowan::GreenNodeData, at: TextSize) {
+            if self.kinds.contains(&green.kind()) {
+                let found = if green.text_len() == 0.into() {
+                    None
+                } else {
+                    self.cursor()
+                };
+                // A node the path cannot reach (an empty one): found from the root instead.
+                let found = found.or_else(|| {
+                    let range = TextRange::at(at, green.text_len());
+                    let root = self.path.first()?.1.clone()?;
+                    let start = match root.covering_element(range) {
+                        rowan::NodeOrToken::Node(n) => n,
+                        rowan::NodeOrToken::Token(t) => t.parent()?,
+                    };
+                    start
+                        .ancestors()
+                        .take_while(|n| n.text_range() == range)
+                        .find(|n| {
+                            let raw = ra_ap_syntax::RustLanguage::kind_to_raw(n.kind());
+                            self.kinds.contains(&raw)
+                        })
+                });
+                self.out.extend(found);
+            }
+            let mut offset = at;
+            for child in green.children() {
+                match child {
+                    rowan::NodeOrToken::Node(n) => {
+                        self.path.push((TextRange::at(offset, n.text_len()), None));
+                        self.walk(n, offset);
+                        self.path.pop();
+                        offset += n.text_len();
+                    }
+                    rowan::NodeOrToken::Token(t) => offset += t.text_len(),
                 }
-                rowan::NodeOrToken::Token(t) => offset += t.text_len(),
             }
         }
     }
@@ -184,22 +228,36 @@ pub fn nodes_of_kinds(root: &SyntaxNode, kinds: &[SyntaxKind]) -> Vec<SyntaxNode
         .iter()
         .map(|k| ra_ap_syntax::RustLanguage::kind_to_raw(*k))
         .collect();
-    let mut ranges = Vec::new();
-    let green = root.green();
-    walk(green, root.text_range().start(), &raw, &mut ranges);
-    ranges
-        .into_iter()
-        .filter_map(|range| {
-            let start = match root.covering_element(range) {
-                rowan::NodeOrToken::Node(n) => n,
-                rowan::NodeOrToken::Token(t) => t.parent()?,
-            };
-            start
-                .ancestors()
-                .take_while(|n| n.text_range() == range)
-                .find(|n| kinds.contains(&n.kind()))
-        })
-        .collect()
+    let mut walk = Walk {
+        kinds: &raw,
+        path: vec![(root.text_range(), Some(root.clone()))],
+        out: Vec::new(),
+    };
+    walk.walk(root.green(), root.text_range().start());
+    walk.out
+}
+
+/// A node's text, written from its green tree (`SyntaxNode::text` walks the tokens with a
+/// cursor each, several times slower).
+pub fn node_text(node: &SyntaxNode) -> String {
+    node.green().to_string()
+}
+
+/// A node's text up to its first direct child of kind `stop` (all of it when it has none):
+/// a function's signature, without its body.
+pub fn text_before(node: &SyntaxNode, stop: SyntaxKind) -> String {
+    use rowan::Language;
+    use std::fmt::Write;
+    let raw = ra_ap_syntax::RustLanguage::kind_to_raw(stop);
+    let mut out = String::new();
+    for child in node.green().children() {
+        let _ = match child {
+            rowan::NodeOrToken::Node(n) if n.kind() == raw => break,
+            rowan::NodeOrToken::Node(n) => write!(out, "{n}"),
+            rowan::NodeOrToken::Token(t) => write!(out, "{t}"),
+        };
+    }
+    out
 }
 
 /// One token met by [`green_tokens`]: its kind, its text, where it starts and whether it
