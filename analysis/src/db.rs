@@ -91,9 +91,20 @@ pub fn reparse(old_parse: &Parse<RaFile>, old: &str, new: &str) -> Parse<RaFile>
     let (Ok(start), Ok(end)) = (u32::try_from(prefix), u32::try_from(old.len() - suffix)) else {
         return RaFile::parse(new, Edition::Edition2024);
     };
-    let delete = TextRange::new(start.into(), end.into());
-    let insert = &new[prefix..new.len() - suffix];
-    old_parse.reparse(delete, insert, Edition::Edition2024)
+    let mut delete = TextRange::new(start.into(), end.into());
+    let mut insert = new[prefix..new.len() - suffix].to_string();
+    // An edit inside one token is widened to the next token too, so that ra_ap_syntax reparses
+    // the smallest block or token tree around it: its one-token path reads the character after
+    // the token through the whole file's text, which cost more than the block's parse.
+    if let rowan::NodeOrToken::Token(t) = old_parse.tree().syntax().covering_element(delete)
+        && let Some(next) = t.next_token()
+        && let Some(after) =
+            old.get(usize::from(delete.end())..usize::from(next.text_range().end()))
+    {
+        insert.push_str(after);
+        delete = TextRange::new(delete.start(), next.text_range().end());
+    }
+    old_parse.reparse(delete, &insert, Edition::Edition2024)
 }
 
 /// What a file declares, module by module (equal after an edit inside a function body, so
