@@ -333,7 +333,7 @@ pub fn fn_env<'db>(
     // The module's environment is built once; what enclosing bodies add is read on top of it
     // (parsing the module's text again for every nested function made one file of N kernels
     // cost N^2).
-    Arc::new(env_on(env(db, module), local.text(db)))
+    Arc::new(env_on(Some(env(db, module)), local.text(db)))
 }
 
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
@@ -534,22 +534,24 @@ impl BodyDecls {
 
 /// Builds the environment from its text.
 fn env_from_text(env_text: &str) -> Env {
-    env_on(&Env::default(), env_text)
+    env_on(None, env_text)
 }
 
-/// `base` with the declarations of `env_text` added (as if that text followed base's).
-fn env_on(base: &Env, env_text: &str) -> Env {
+/// The declarations of `env_text` in an environment over `base` (as if that text followed
+/// base's).
+fn env_on(base: Option<&Arc<Env>>, env_text: &str) -> Env {
     let tree = RaFile::parse(env_text, Edition::Edition2024).tree();
     let model = syntax::model_of(tree.syntax(), Some(env_text));
-    let (_, scope) = syntax::check_sites(&model, &base.scope, |_| true, None);
-    let mut env = Env {
-        scope: strip_spans(scope),
-        local_types: base.local_types.clone(),
-        consts: base.consts.clone(),
-        fns: base.fns.clone(),
-        tensor_aliases: base.tensor_aliases.clone(),
-        const_fns: base.const_fns.clone(),
-        methods: base.methods.clone(),
+    let empty = Scope::default();
+    let base_scope = base.map_or(&empty, |b| &b.scope);
+    let (_, scope) = syntax::check_sites(&model, base_scope, |_| true, None);
+    let scope = strip_spans(scope);
+    let mut env = match base {
+        Some(b) => Env::child_of(Arc::clone(b), scope),
+        None => Env {
+            scope,
+            ..Env::default()
+        },
     };
     for node in tree.syntax().descendants() {
         if let Some(u) = ra::Use::cast(node.clone()) {
@@ -636,16 +638,16 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
     if let Some(v) = env.consts.get(name).copied() {
         env.consts.insert(path.to_string(), v);
     }
-    if let Some(t) = env.tensor_aliases.get(name).cloned() {
+    if let Some(t) = env.tensor_alias(name).cloned() {
         env.tensor_aliases.insert(path.to_string(), t);
     }
-    if let Some(f) = env.fns.get(name).cloned() {
+    if let Some(f) = env.fn_sig(name).cloned() {
         env.fns.insert(path.to_string(), f);
     }
     if let Some(f) = env.const_fns.get(name).cloned() {
         env.const_fns.insert(path.to_string(), f);
     }
-    if env.local_types.contains(name) {
+    if env.is_local_type(name) {
         env.local_types.insert(path.to_string());
     }
     env.scope.bind_path(path, name);

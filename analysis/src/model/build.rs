@@ -18,18 +18,66 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Env {
     pub scope: Scope,
+    /// The environment this one adds to (a module's, under a function's local declarations):
+    /// its types, signatures and aliases are read through it, not copied (fifty open files
+    /// of a hundred kernels each held a copy of their module's signatures per function).
+    /// Read the four layered tables below through [`Env::is_local_type`],
+    /// [`Env::tensor_alias`], [`Env::fn_sig`] and [`Env::method`].
+    pub parent: Option<std::sync::Arc<Env>>,
     /// Types the file defines itself (they shadow the prelude: the Sequencer page's own
     /// `BufTensor` and 4-parameter `StreamTensor`).
     pub local_types: std::collections::HashSet<String>,
+    /// Every const in scope (copied from the parent: a number each).
     pub consts: HashMap<String, u64>,
     pub fns: HashMap<String, FnSig>,
     /// Whole tensor type aliases (`type Weights = TrfTensor<...>;`): the type each names.
     pub tensor_aliases: HashMap<String, TensorTy>,
-    /// `const fn`s whose body is one expression (addresses computed by calls of them).
+    /// `const fn`s whose body is one expression (addresses computed by calls of them); every
+    /// one in scope, copied from the parent.
     pub const_fns: HashMap<String, consts::ConstFn>,
     /// Methods of the crate's `impl` blocks, by name (a call on a value the model cannot type
     /// takes the signature of the method of that name).
     pub methods: HashMap<String, FnSig>,
+}
+
+impl Env {
+    /// An environment over `parent`, with `scope` (the parent's scope and what is added).
+    pub fn child_of(parent: std::sync::Arc<Env>, scope: Scope) -> Env {
+        Env {
+            scope,
+            consts: parent.consts.clone(),
+            const_fns: parent.const_fns.clone(),
+            parent: Some(parent),
+            ..Env::default()
+        }
+    }
+
+    /// Whether the crate defines a type of this name (or path).
+    pub fn is_local_type(&self, name: &str) -> bool {
+        self.local_types.contains(name)
+            || self.parent.as_ref().is_some_and(|p| p.is_local_type(name))
+    }
+
+    /// The tensor type a whole-type alias names.
+    pub fn tensor_alias(&self, name: &str) -> Option<&TensorTy> {
+        self.tensor_aliases
+            .get(name)
+            .or_else(|| self.parent.as_ref()?.tensor_alias(name))
+    }
+
+    /// A helper function's signature.
+    pub fn fn_sig(&self, name: &str) -> Option<&FnSig> {
+        self.fns
+            .get(name)
+            .or_else(|| self.parent.as_ref()?.fn_sig(name))
+    }
+
+    /// The signature of the crate's method of this name.
+    pub fn method(&self, name: &str) -> Option<&FnSig> {
+        self.methods
+            .get(name)
+            .or_else(|| self.parent.as_ref()?.method(name))
+    }
 }
 
 /// A helper function's signature, for chains that cross function boundaries.
@@ -166,10 +214,10 @@ pub fn tensor_type(
             let name = seg.name_ref()?.text().to_string();
             // The name as the environment binds it: plain or by its qualified path.
             let key = path_key(&path).unwrap_or_else(|| name.clone());
-            if env.local_types.contains(&key) {
+            if env.is_local_type(&key) {
                 return None;
             }
-            if let Some(t) = env.tensor_aliases.get(&key) {
+            if let Some(t) = env.tensor_alias(&key) {
                 // The alias's mappings are written where it is used.
                 let mut t = t.clone();
                 let at = span_of(seg.syntax().text_range());
@@ -569,7 +617,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
         let ret = b.ret.clone();
         b.block(&body, ret, None);
     }
-    if env.local_types.contains("BufTensor") {
+    if env.is_local_type("BufTensor") {
         let chains = buf_tensor_chains(f, &b.scope);
         b.model.chains.extend(chains);
     }
@@ -1791,7 +1839,7 @@ impl Builder<'_> {
             .qualifier()
             .as_ref()
             .and_then(path_key)
-            .and_then(|k| self.env.tensor_aliases.get(&k))
+            .and_then(|k| self.env.tensor_alias(&k))
             .cloned();
         if let Some(ty) = aliased {
             for a in &args {
@@ -1833,7 +1881,7 @@ impl Builder<'_> {
             }
             return self.launch(&args);
         }
-        if let Some(sig) = key.as_ref().and_then(|k| self.env.fns.get(k)).cloned() {
+        if let Some(sig) = key.as_ref().and_then(|k| self.env.fn_sig(k)).cloned() {
             for (k, a) in args.iter().enumerate() {
                 let expected = sig.params.get(k).cloned().flatten();
                 self.top(a, expected, None);
@@ -1884,7 +1932,7 @@ impl Builder<'_> {
         let Some(kname) = k.path().as_ref().and_then(path_key) else {
             return Val::Unknown;
         };
-        let Some(sig) = self.env.fns.get(&kname).cloned() else {
+        let Some(sig) = self.env.fn_sig(&kname).cloned() else {
             return Val::Unknown;
         };
         if let Some(ast::Expr::TupleExpr(t)) = args.get(1) {
@@ -1966,7 +2014,7 @@ impl Builder<'_> {
             // A method of the crate's `impl` blocks on a value the model cannot type
             // (`self.apply(ctx, a)`): its signature.
             if !matches!(recv, Val::Tensor { .. } | Val::TuCtx(_) | Val::Many { .. })
-                && let Some(sig) = self.env.methods.get(&name).cloned()
+                && let Some(sig) = self.env.method(&name).cloned()
             {
                 for (k, a) in args.iter().enumerate() {
                     let expected = sig.params.get(k).cloned().flatten();
