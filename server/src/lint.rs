@@ -104,14 +104,35 @@ pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
     if let (Some(path), Some(pkg)) = (&file.path, &file.package) {
         return pkg.diagnostics(config, &absolute(path), text);
     }
-    let mut host = AnalysisHost::new();
-    host.set_config(config.clone());
     let path = file.path.clone().unwrap_or_else(|| PathBuf::from("<text>"));
-    let file = host.set_file(&path, text.to_string());
-    host.snapshot()
-        .diagnostics(file)
-        .map(|d| d.to_vec())
-        .unwrap_or_default()
+    LONE_HOST.with_borrow_mut(|(host, served)| {
+        if *served == LONE_FILES_PER_HOST {
+            *host = AnalysisHost::new();
+            *served = 0;
+        }
+        *served += 1;
+        host.set_config(config.clone());
+        let id = host.set_file(&path, text.to_string());
+        let diagnostics = host
+            .snapshot()
+            .diagnostics(id)
+            .map(|d| d.to_vec())
+            .unwrap_or_default();
+        // The next file is a crate of its own: this one must not be among its neighbours.
+        host.remove_file(id);
+        diagnostics
+    })
+}
+
+/// How many files outside any package one host serves before a fresh one replaces it: a
+/// database per file cost more than a small file's analysis, and a host kept for good would
+/// hold what every file checked before interned.
+const LONE_FILES_PER_HOST: usize = 64;
+
+thread_local! {
+    /// The host that checks files outside any package, one at a time, on this thread.
+    static LONE_HOST: std::cell::RefCell<(AnalysisHost, usize)> =
+        std::cell::RefCell::new((AnalysisHost::new(), 0));
 }
 
 /// Finds and reads the package of every file, once per package.
