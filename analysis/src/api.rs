@@ -511,7 +511,7 @@ fn mapping_hover(ty: &TensorTy, offset: u32, shift: u32) -> Option<Hover> {
             continue;
         };
         if span.start <= offset && offset < span.end {
-            let layout = mv.layout.as_ref()?;
+            let layout = mv.layout.as_deref()?;
             let element = ty.dtype.as_ref().and_then(|d| {
                 let bits = crate::model::types::dtype_bits(d)?;
                 Some((d.clone(), crate::derive::bytes(layout.size, bits)))

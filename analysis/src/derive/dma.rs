@@ -161,7 +161,7 @@ fn media(t: &TensorTy) -> Option<Media> {
 }
 
 fn lay(t: &TensorTy, s: Slot) -> Option<Layout> {
-    t.get(s)?.layout.clone()
+    t.get(s)?.layout.as_deref().cloned()
 }
 
 /// The buffer a DMA sequencer addresses: HBM `Element`; DM `[Cluster, Slice, Element]` with the

@@ -98,7 +98,7 @@ impl Op<'_> {
 }
 
 fn layout(t: Option<&TensorTy>, s: Slot) -> Option<Layout> {
-    t?.get(s)?.layout.clone()
+    t?.get(s)?.layout.as_deref().cloned()
 }
 
 fn bits(t: Option<&TensorTy>) -> Option<u32> {

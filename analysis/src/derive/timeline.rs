@@ -110,7 +110,7 @@ fn step_footprint(step: &Step) -> Option<Footprint> {
 
 fn footprint(ty: &crate::model::TensorTy, addr: u64) -> Option<Footprint> {
     let bits = dtype_bits(ty.dtype.as_deref()?)?;
-    let size = ty.get(Slot::Element)?.layout.as_ref()?.size;
+    let size = ty.get(Slot::Element)?.layout.as_deref()?.size;
     let len = derive::bytes(size, bits).div_ceil(8).checked_mul(8)?;
     Some(Footprint {
         start: addr,

@@ -13,6 +13,7 @@ use crate::mapping::{self, Layout, Scope, parse};
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody};
 use ra_ap_syntax::{AstNode, TextRange, ast};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What a function can see of its module: mapping names, constants and helper signatures.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -303,7 +304,7 @@ fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
                     .and_then(|e| mapping::lower(&e, scope, &mut Vec::new()));
                 Some(MapVal {
                     text,
-                    layout,
+                    layout: layout.map(Arc::new),
                     span: Some(span_of(call.syntax().text_range())),
                 })
             }
@@ -336,7 +337,7 @@ fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
     let layout = mapping::lower(&e, scope, &mut Vec::new());
     Some(MapVal {
         text: name.to_string(),
-        layout,
+        layout: layout.map(Arc::new),
         span: Some(at),
     })
 }

@@ -251,7 +251,8 @@ impl Kind {
 #[derive(Clone, Debug)]
 pub struct MapVal {
     pub text: String,
-    pub layout: Option<Layout>,
+    /// Shared: a model copies its tensor types into every step that reads or writes them.
+    pub layout: Option<std::sync::Arc<Layout>>,
     pub span: Option<crate::diagnostic::Span>,
 }
 
@@ -260,7 +261,7 @@ impl MapVal {
     pub fn unplaced(text: impl Into<String>, layout: Option<Layout>) -> Self {
         MapVal {
             text: text.into(),
-            layout,
+            layout: layout.map(std::sync::Arc::new),
             span: None,
         }
     }
@@ -343,7 +344,7 @@ pub fn canonical(dtype: &str) -> &str {
 /// The dtype, element count and bytes of one slot of a type, when all are known.
 pub fn slot_bytes(ty: &TensorTy, slot: Slot) -> Option<(&str, u64, u64)> {
     let d = ty.dtype.as_deref()?;
-    let n = ty.get(slot)?.layout.as_ref()?.size;
+    let n = ty.get(slot)?.layout.as_deref()?.size;
     Some((d, n, size_bytes(d, n)?))
 }
 

@@ -338,7 +338,7 @@ fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 }
 
 fn slot_layout(ty: &TensorTy, slot: Slot) -> Option<&crate::mapping::Layout> {
-    ty.get(slot)?.layout.as_ref()
+    ty.get(slot)?.layout.as_deref()
 }
 
 /// ALN-009's fix: the TRF Element with its innermost term resized to the smallest whole number

@@ -472,7 +472,7 @@ fn check_dmn(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
             let Some(mv) = ty.get(Slot::Slice) else {
                 continue;
             };
-            let Some(layout) = mv.layout.as_ref() else {
+            let Some(layout) = mv.layout.as_deref() else {
                 continue;
             };
             if layout.size != cx.target.slices {
@@ -489,7 +489,7 @@ fn check_dmn(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
                 .dtype
                 .as_deref()
                 .and_then(dtype_bits)
-                .zip(ty.get(Slot::Element).and_then(|m| m.layout.as_ref()))
+                .zip(ty.get(Slot::Element).and_then(|m| m.layout.as_deref()))
                 .map(|(bits, l)| derive::bytes(l.size, bits).saturating_mul(slices));
             let Some(total) = total.filter(|&b| b >= MIN_DMA_BYTES) else {
                 continue;

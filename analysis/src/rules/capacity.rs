@@ -418,7 +418,7 @@ fn pad_fix(
 
 /// How a mapping is named in a message: `m![A / 8]`, or `Slice` (`= m![A / 8]`) for an alias.
 fn shown(cx: &FnContext<'_>, map: &MapVal) -> String {
-    match (alias(cx, map), map.layout.as_ref()) {
+    match (alias(cx, map), map.layout.as_deref()) {
         (Some(a), Some(l)) => format!("`{a}` (the alias for `m![{}]`)", l.to_expr()),
         _ => format!("`{}`", map.text.trim()),
     }
@@ -435,7 +435,7 @@ fn spatial(
     out: &mut Vec<Diagnostic>,
 ) {
     for site in sites.iter().filter(|s| s.slot == slot) {
-        let Some(n) = site.map.layout.as_ref().map(|l| l.size) else {
+        let Some(n) = site.map.layout.as_deref().map(|l| l.size) else {
             continue;
         };
         if n == want {
@@ -500,7 +500,7 @@ fn title(slot: Slot) -> &'static str {
 fn rows(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagnostic>) {
     let allowed = cx.target.trf_row_sizes;
     for site in sites.iter().filter(|s| s.slot == Slot::Row) {
-        let Some(n) = site.map.layout.as_ref().map(|l| l.size) else {
+        let Some(n) = site.map.layout.as_deref().map(|l| l.size) else {
             continue;
         };
         if allowed.contains(&n) {
@@ -637,7 +637,7 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
                 },
             };
             let Some(dtype) = dtype else { continue };
-            let elements = match element.and_then(|m| m.layout.as_ref()) {
+            let elements = match element.and_then(|m| m.layout.as_deref()) {
                 Some(l) => l.size,
                 // `to_vrf` stores the collected stream: Time × Packet per slice.
                 None if step.method == "to_vrf" => {
@@ -647,7 +647,7 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
                     let size = |s| {
                         input
                             .get(s)
-                            .and_then(|m: &MapVal| m.layout.as_ref())
+                            .and_then(|m: &MapVal| m.layout.as_deref())
                             .map(|l| l.size)
                     };
                     match (size(Slot::Time), size(Slot::Packet)) {
@@ -683,7 +683,9 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
         let Some(m) = tv.ty.get(Slot::Element) else {
             continue;
         };
-        let Some(l) = m.layout.as_ref() else { continue };
+        let Some(l) = m.layout.as_deref() else {
+            continue;
+        };
         let Some(dtype) = tv.ty.dtype.as_deref() else {
             continue;
         };

@@ -149,8 +149,8 @@ fn check_packet(
         return;
     };
     let (Some(pin), Some(pout)) = (
-        input.get(Slot::Packet).and_then(|m| m.layout.as_ref()),
-        output.get(Slot::Packet).and_then(|m| m.layout.as_ref()),
+        input.get(Slot::Packet).and_then(|m| m.layout.as_deref()),
+        output.get(Slot::Packet).and_then(|m| m.layout.as_deref()),
     ) else {
         return;
     };
@@ -211,7 +211,7 @@ fn check_packet(
         && let (Some(decl), Some(tin)) = (chain.declared.as_ref(), input.get(Slot::Time))
         && decl.kind == Kind::Cast
         && let Some(tdecl) = decl.get(Slot::Time)
-        && let (Some(a), Some(b)) = (tin.layout.as_ref(), tdecl.layout.as_ref())
+        && let (Some(a), Some(b)) = (tin.layout.as_deref(), tdecl.layout.as_deref())
         && a != b
     {
         out.push(at_arg(

@@ -167,7 +167,7 @@ fn check_derived(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(t), Some(p)) = (inp.get(Slot::Time), inp.get(Slot::Packet)) else {
         return;
     };
-    let (Some(tl), Some(pl)) = (t.layout.as_ref(), p.layout.as_ref()) else {
+    let (Some(tl), Some(pl)) = (t.layout.as_deref(), p.layout.as_deref()) else {
         return;
     };
     let Some(f) = normalize(tl, pl, bits, flit) else {
@@ -195,7 +195,7 @@ fn check_derived(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let mut edits = Vec::new();
     let mut first = None;
     for (k, mv, want) in [(0, t2, &f.time2), (1, p2, &f.packet2)] {
-        let Some(l) = mv.layout.as_ref() else {
+        let Some(l) = mv.layout.as_deref() else {
             continue;
         };
         let span = written(step, k).map(|a| a.span).or(mv.span);

@@ -386,7 +386,7 @@ fn tree_depth(target: &Target, d: &str) -> Option<u32> {
 }
 
 fn layout(ty: &TensorTy, slot: Slot) -> Option<&Layout> {
-    ty.get(slot)?.layout.as_ref()
+    ty.get(slot)?.layout.as_deref()
 }
 
 fn text(ty: &TensorTy, slot: Slot) -> String {

@@ -594,7 +594,7 @@ fn type_key(t: &crate::model::TensorTy) -> String {
 
 fn element_bytes(t: &crate::model::TensorTy) -> Option<u64> {
     let d = t.dtype.as_deref()?;
-    let n = t.get(Slot::Element)?.layout.as_ref()?.size;
+    let n = t.get(Slot::Element)?.layout.as_deref()?.size;
     crate::model::size_bytes(d, n)
 }
 
@@ -818,7 +818,7 @@ fn check_segmentation(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     else {
         return;
     };
-    let lay = |slot: Slot| ty.get(slot).and_then(|m| m.layout.as_ref());
+    let lay = |slot: Slot| ty.get(slot).and_then(|m| m.layout.as_deref());
     let (Some(slice), Some(element)) = (lay(Slot::Slice), lay(Slot::Element)) else {
         return;
     };

@@ -651,7 +651,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 .input
                 .as_ref()
                 .and_then(|t| t.get(Slot::Time))
-                .and_then(|m| m.layout.as_ref())
+                .and_then(|m| m.layout.as_deref())
             else {
                 continue;
             };
@@ -673,7 +673,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let (Some(t2), Some(p2)) = (out_ty.get(Slot::Time), out_ty.get(Slot::Packet)) else {
                 continue;
             };
-            let (Some(tl), Some(pl)) = (t2.layout.as_ref(), p2.layout.as_ref()) else {
+            let (Some(tl), Some(pl)) = (t2.layout.as_deref(), p2.layout.as_deref()) else {
                 continue;
             };
             let (in_t, in_p) = (axes(tl), axes(pl));

@@ -337,7 +337,7 @@ fn layout(step: &Step, out: bool, slot: Slot) -> Option<&Layout> {
     } else {
         step.input.as_ref()
     };
-    ty?.get(slot)?.layout.as_ref()
+    ty?.get(slot)?.layout.as_deref()
 }
 
 fn render(dims: &[Dim]) -> String {

@@ -561,7 +561,7 @@ fn placed(ty: &TensorTy) -> Option<Placed> {
         if !ty.kind.params().contains(&s) {
             continue;
         }
-        let l = ty.get(s)?.layout.as_ref()?;
+        let l = ty.get(s)?.layout.as_deref()?;
         for d in &l.dims {
             match d {
                 Dim::Opaque(_) => return None,

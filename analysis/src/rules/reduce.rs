@@ -377,7 +377,7 @@ fn way4(step: &Step, lanes: u64, out: &mut Vec<Diagnostic>) {
     );
     let mut d = Diagnostic::new(&ISR_001, step.span, msg);
     // `m![X # 8]` whose data fits 4 lanes: insert the trim.
-    if let Some(l) = packet.and_then(|p| p.layout.as_ref()) {
+    if let Some(l) = packet.and_then(|p| p.layout.as_deref()) {
         let c = core(l);
         if c.size <= lanes {
             let trimmed = if c.size < lanes { c.window(lanes) } else { c };
@@ -401,7 +401,7 @@ fn text_of(ty: Option<&crate::model::TensorTy>, slot: Slot, l: &Layout) -> Strin
 }
 
 fn layout_of(ty: Option<&crate::model::TensorTy>, slot: Slot) -> Option<&Layout> {
-    ty?.get(slot)?.layout.as_ref()
+    ty?.get(slot)?.layout.as_deref()
 }
 
 fn is_axis(d: &Dim, r: &str) -> bool {
@@ -1127,7 +1127,7 @@ fn rewrite_mapping(model: &crate::model::FnModel, old: &Layout, new_text: &str) 
     let mut add = |ty: Option<&crate::model::TensorTy>| {
         for v in ty.into_iter().flat_map(|t| t.maps.values()) {
             if let (Some(sp), Some(l)) = (v.span, &v.layout)
-                && l == old
+                && **l == *old
                 && v.text.trim_start().starts_with("m!")
             {
                 edits.push(Edit {

@@ -720,7 +720,7 @@ fn out_edits(sw: &Switch<'_>, i: usize, slot: Slot, new_text: &str) -> Vec<Edit>
         && let Some(span) = m.span
         && span != a.span
         && m.layout.is_some()
-        && m.layout.as_ref() == layout(sw.output, slot)
+        && m.layout.as_deref() == layout(sw.output, slot)
     {
         edits.push(Edit {
             span,
@@ -731,7 +731,7 @@ fn out_edits(sw: &Switch<'_>, i: usize, slot: Slot, new_text: &str) -> Vec<Edit>
 }
 
 fn layout(ty: &TensorTy, slot: Slot) -> Option<&Layout> {
-    ty.get(slot)?.layout.as_ref()
+    ty.get(slot)?.layout.as_deref()
 }
 
 fn text(ty: &TensorTy, slot: Slot) -> String {

@@ -105,7 +105,7 @@ pub(crate) fn geometry<'t>(cx: &'t FnContext<'_>, dtype: &str) -> Option<&'t Tra
 }
 
 fn layout(ty: &TensorTy, slot: Slot) -> Option<&Layout> {
-    ty.get(slot).and_then(|m| m.layout.as_ref())
+    ty.get(slot).and_then(|m| m.layout.as_deref())
 }
 
 fn text(ty: &TensorTy, slot: Slot) -> &str {

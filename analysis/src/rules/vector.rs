@@ -615,7 +615,7 @@ fn valid_lanes(l: &Layout) -> Option<Vec<u64>> {
 }
 
 fn layout(ty: Option<&TensorTy>, slot: Slot) -> Option<&Layout> {
-    ty?.get(slot)?.layout.as_ref()
+    ty?.get(slot)?.layout.as_deref()
 }
 
 /// The operands of a vector op: the value arguments after the op and the mode.
@@ -1213,7 +1213,7 @@ fn way<'a>(
                 ),
             );
             if let Some(pk) = step.input.as_ref().and_then(|t| t.get(Slot::Packet))
-                && let Some(l) = pk.layout.as_ref()
+                && let Some(l) = pk.layout.as_deref()
                 && let Some(lanes) = valid_lanes(l)
                 && lanes.iter().all(|&i| i < way4_lanes)
                 && let Some(p4) = with_pad(&pk.text, way4_lanes)
@@ -1301,7 +1301,7 @@ fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     }
     if step.method == "vector_trim_way4"
         && let Some(pk) = step.input.as_ref().and_then(|t| t.get(Slot::Packet))
-        && let Some(l) = pk.layout.as_ref()
+        && let Some(l) = pk.layout.as_deref()
         && let Some(lanes) = valid_lanes(l)
     {
         let lost: Vec<u64> = lanes.into_iter().filter(|&i| i >= n4).collect();
@@ -1342,7 +1342,7 @@ fn split_where_trim_suffices(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diag
     let Some(pk) = step.input.as_ref().and_then(|t| t.get(Slot::Packet)) else {
         return;
     };
-    let Some(lanes) = pk.layout.as_ref().and_then(valid_lanes) else {
+    let Some(lanes) = pk.layout.as_deref().and_then(valid_lanes) else {
         return;
     };
     if lanes.is_empty() || lanes.iter().any(|&i| i >= n4) {

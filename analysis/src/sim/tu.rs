@@ -18,7 +18,7 @@ fn bits_of(t: Option<&TensorTy>) -> Option<u32> {
 }
 
 fn size(t: Option<&TensorTy>, s: Slot) -> Option<u64> {
-    Some(t?.get(s)?.layout.as_ref()?.size)
+    Some(t?.get(s)?.layout.as_deref()?.size)
 }
 
 /// Slices that hold data: the used positions of Chip × Cluster × Slice (1 where unknown);
@@ -27,7 +27,7 @@ pub(crate) fn slices(t: Option<&TensorTy>) -> u64 {
     [Slot::Chip, Slot::Cluster, Slot::Slice]
         .iter()
         .map(|&s| {
-            t.and_then(|x| x.get(s)?.layout.as_ref())
+            t.and_then(|x| x.get(s)?.layout.as_deref())
                 .and_then(trn::used)
                 .unwrap_or(1)
                 .max(1)
