@@ -386,7 +386,7 @@ proptest! {
     #[test]
     fn whole_analysis_on_mutated_fixtures(text in mutated_fixture()) {
         let file = on_8_mib(|| db::analyse_text(&text));
-        spans_are_valid(&text, &file.diagnostics)?;
+        spans_are_valid(&text, &file.diagnostics())?;
         for (start, f) in &file.fns {
             let end = *start as usize + f.model.span.end as usize;
             prop_assert!(end <= text.len(), "{} ends past the text", f.model.name);
@@ -412,8 +412,8 @@ proptest! {
             for e in &edits {
                 text = apply(&text, e);
                 file.set_text(&mut db).to(text.clone());
-                let incremental = db::file_analysis(&db, file, settings).diagnostics.clone();
-                pairs.push((incremental, db::analyse_text(&text).diagnostics.clone()));
+                let incremental = db::file_analysis(&db, file, settings).diagnostics();
+                pairs.push((incremental, db::analyse_text(&text).diagnostics()));
             }
             pairs
         });

@@ -275,15 +275,31 @@ pub struct FnAnalysis {
     pub cost: crate::sim::KernelCost,
 }
 
-/// A file's analysis: its diagnostics (file positions, sorted) and its functions' models
-/// (each with the offset of its text).
+/// A file's analysis: its functions' analyses (each with the offset of its text) and the
+/// diagnostics found outside any function (file positions). [`FileAnalysis::diagnostics`]
+/// puts them together; they are not stored twice (a file's diagnostics, once per function,
+/// once for the file and once as the user sees them, were a tenth of an open file's memory).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileAnalysis {
-    pub diagnostics: Vec<Diagnostic>,
+    pub module_diagnostics: Vec<Diagnostic>,
     pub fns: Vec<(u32, Arc<FnAnalysis>)>,
     /// Each module of the file (its top level, then its inline modules) with what its
     /// module-level mappings see (hovers read it): the range it covers and its scope.
     pub modules: Vec<(Span, Arc<Scope>)>,
+}
+
+impl FileAnalysis {
+    /// Every raw finding of the file (file positions, sorted by position and code), before
+    /// suppression comments and rule levels.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut all = self.module_diagnostics.clone();
+        for (start, f) in &self.fns {
+            all.extend(f.diagnostics.iter().map(|d| d.clone().shifted(*start)));
+        }
+        all.sort_by_key(|d| (d.span, d.code()));
+        all.dedup();
+        all
+    }
 }
 
 /// The database. `Default` gives an empty one; [`Database::with_event_log`] records which
@@ -359,10 +375,10 @@ pub fn file_analysis(
     let text = file.text(db);
     mapping::parse::forget_parsed();
     if let Some(too_deep) = syntax::limits::check_nesting(text) {
-        let diagnostics = vec![crate::rules::tool::nesting_too_deep(&too_deep)];
+        let module_diagnostics = vec![crate::rules::tool::nesting_too_deep(&too_deep)];
         let (fns, modules) = (Vec::new(), Vec::new());
         return Arc::new(FileAnalysis {
-            diagnostics,
+            module_diagnostics,
             fns,
             modules,
         });
@@ -412,19 +428,10 @@ pub fn file_analysis(
             .unwrap_or_else(|| EnvText::new(db, String::new(), Vec::new()));
         let green = f.syntax().green().to_owned();
         let input = FnInput::new(db, green, module_env, local, target);
-        let analysis = fn_analysis(db, input).clone();
-        diagnostics.extend(
-            analysis
-                .diagnostics
-                .iter()
-                .map(|d| d.clone().shifted(span.start)),
-        );
-        fns.push((span.start, analysis));
+        fns.push((span.start, fn_analysis(db, input).clone()));
     }
-    diagnostics.sort_by_key(|d| (d.span, d.code()));
-    diagnostics.dedup();
     Arc::new(FileAnalysis {
-        diagnostics,
+        module_diagnostics: diagnostics,
         fns,
         modules,
     })
@@ -438,7 +445,7 @@ pub fn file_diagnostics(
     file: SourceFile,
     settings: Settings,
 ) -> Arc<[Diagnostic]> {
-    let raw = file_analysis(db, file, settings).diagnostics.clone();
+    let raw = file_analysis(db, file, settings).diagnostics();
     let suppressed = crate::suppress::apply(file.text(db), raw);
     settings.config(db).apply(suppressed).into()
 }
@@ -823,7 +830,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         let settings = Settings::new(&db, Config::default());
         let before = file_analysis(&db, file, settings).clone();
         assert_eq!(executed(&log).len(), 2, "both functions analysed once");
-        assert!(before.diagnostics.iter().any(|d| d.code() == "KRN-002"));
+        assert!(before.diagnostics().iter().any(|d| d.code() == "KRN-002"));
 
         // Edit the body of `first` only (and shift `second` down by a line).
         let edited = KERNEL.replace("let x = ctx.main", "let x =\n        ctx.main");
@@ -832,7 +839,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         assert_eq!(executed(&log).len(), 1, "only `first` is re-analysed");
         // `second`'s diagnostic moved with its text.
         let d = after
-            .diagnostics
+            .diagnostics()
             .iter()
             .find(|d| d.code() == "KRN-002")
             .map(|d| d.span);
@@ -896,11 +903,11 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         // The child sees the parent's axes: no undeclared axis, the mappings are checked.
         let before = file_analysis(&db, child, settings).clone();
         assert!(
-            before.diagnostics.iter().all(|d| d.code() != "MAP-005"),
+            before.diagnostics().iter().all(|d| d.code() != "MAP-005"),
             "{:?}",
-            before.diagnostics
+            before.diagnostics()
         );
-        assert!(before.diagnostics.iter().all(|d| d.code() != "MAP-003"));
+        assert!(before.diagnostics().iter().all(|d| d.code() != "MAP-003"));
         assert_eq!(executed(&log).len(), 2);
 
         // Editing a function body in the parent: the child's functions are not re-analysed.
@@ -917,7 +924,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         let after = file_analysis(&db, child, settings).clone();
         assert_eq!(executed(&log).len(), 2);
         // `A / 8 # 256` now pads 512 down to 256: the new size reached the child.s mappings.
-        assert!(after.diagnostics.iter().any(|d| d.code() == "MAP-003"));
+        assert!(after.diagnostics().iter().any(|d| d.code() == "MAP-003"));
 
         // Analysed alone (no workspace), the same child cannot see `A`, and says so: its
         // `use super::*` names a module it cannot read, so `A` is unknown, not an error.
@@ -925,7 +932,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         let alone = SourceFile::new(&alone_db, CHILD.to_string(), PathBuf::from("k.rs"));
         let s = Settings::new(&alone_db, Config::default());
         let alone = file_analysis(&alone_db, alone, s).clone();
-        assert!(alone.diagnostics.iter().any(|d| d.code() == "VL-008"));
-        assert!(alone.diagnostics.iter().all(|d| d.code() != "MAP-005"));
+        assert!(alone.diagnostics().iter().any(|d| d.code() == "VL-008"));
+        assert!(alone.diagnostics().iter().all(|d| d.code() != "MAP-005"));
     }
 }

@@ -705,7 +705,7 @@ mod tests {
              .accumulate::<m![M, J], m![N]>(AccumulationKind::Interleaved)\n}}\n"
         );
         crate::db::analyse_text(&src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .filter(|d| d.code() == "ALN-009")
             .cloned()
@@ -734,7 +734,7 @@ mod tests {
         // L4225-L4236: Element [K = 32] bf16, reg_read_size 64 B, entry M 32 : 0 -> aligned.
         let src = include_str!("../../../fixtures/manual/4203_trf_basic_weight_broadcast.rs");
         let a = crate::db::analyse_text(src);
-        assert!(a.diagnostics.iter().all(|d| d.code() != "ALN-009"));
+        assert!(a.diagnostics().iter().all(|d| d.code() != "ALN-009"));
     }
     use crate::diagnostic::Span;
 

@@ -907,7 +907,7 @@ mod tests {
     /// findings on the same kernels are not this module's business.
     fn diags(src: &str) -> Vec<(String, String)> {
         analyse_text(src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .filter(|d| d.code().starts_with("CAP-") || d.code() == "KRN-010")
             .map(|d| (d.code().to_string(), d.message.clone()))
@@ -920,7 +920,7 @@ mod tests {
 
     fn fix_texts(src: &str, code: &str) -> Vec<String> {
         analyse_text(src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .filter(|d| d.code() == code)
             .flat_map(|d| {

@@ -510,16 +510,16 @@ mod tests {
         // L7775: no broadcast during commit; the Sequencer page's BufTensor::write is SEQ-008.
         let commit = include_str!("../../../fixtures/rules/CMT-006.rs");
         let codes: Vec<&str> = crate::db::analyse_text(commit)
-            .diagnostics
+            .diagnostics()
             .iter()
             .map(|d| d.code())
             .collect();
         assert_eq!(codes, ["CMT-006"]);
         let a = crate::db::analyse_text(commit);
-        assert_eq!(a.diagnostics[0].fixes[0].edits[0].new_text, "m![T, A]");
+        assert_eq!(a.diagnostics()[0].fixes[0].edits[0].new_text, "m![T, A]");
         let write = include_str!("../../../fixtures/rules/SEQ-008.rs");
         let codes: Vec<&str> = crate::db::analyse_text(write)
-            .diagnostics
+            .diagnostics()
             .iter()
             .map(|d| d.code())
             .collect();

@@ -1443,7 +1443,7 @@ mod tests {
 
     fn codes(src: &str) -> Vec<String> {
         analyse_text(src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .filter(|d| d.code().starts_with("CON") || d.code() == "SEQ-010")
             .map(|d| d.code().to_string())

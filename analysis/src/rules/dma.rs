@@ -921,7 +921,7 @@ mod tests {
              dm.to_hbm(&mut ctx.tdma, 0);\n}}\n"
         );
         crate::db::analyse_text(&src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .filter(|d| d.code() == "DMA-008")
             .cloned()
@@ -973,7 +973,7 @@ mod tests {
              let r1 = s1.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, {d1});\n}}\n"
         );
         crate::db::analyse_text(&src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .filter(|d| d.code() == "DMA-009")
             .map(|d| d.message.clone())

@@ -463,7 +463,7 @@ mod tests {
             "axes![R = 4, A = 512, T0 = 2, T2 = 4];\nfn k<'l, const T: Tu>(input: CollectTensor<'l, T, {d}, m![1], m![1 # 2], m![A / 8, R], m![T0, T2], m![A % 8]>) {{\n    input.vector_init(){body}({op}).vector_final();\n}}\n"
         );
         analyse_text(&src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .map(|x| (x.code().to_string(), x.message.clone()))
             .collect()
@@ -488,7 +488,7 @@ mod tests {
 
     fn codes_of(src: &str) -> Vec<(String, String)> {
         analyse_text(src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .map(|x| (x.code().to_string(), x.message.clone()))
             .collect()

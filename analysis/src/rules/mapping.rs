@@ -784,7 +784,7 @@ mod tests {
 
     fn codes(src: &str) -> Vec<String> {
         crate::db::analyse_text(src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .map(|d| d.code().to_string())
             .filter(|c| c.starts_with("MAP"))

@@ -1191,7 +1191,7 @@ mod tests {
 
     fn codes(src: &str) -> Vec<(String, String)> {
         analyse_text(src)
-            .diagnostics
+            .diagnostics()
             .iter()
             .map(|d| (d.code().to_string(), d.message.clone()))
             .collect()
@@ -1399,9 +1399,9 @@ mod tests {
     fn vcg_007_fix_edits_padding_in_parameter_type() {
         // L5807: "Use R # 16 instead of R # 20", applied where the mapping is written.
         let src = "axes![A = 4, R = 14, X = 64];\nfn k<'l, const T: Tu>(c: CollectTensor<'l, T, i32, m![1], m![1 # 2], m![X, R # 20 % 4], m![R # 20 / 4], m![A # 8]>) {\n    c.vector_init().vector_intra_slice_branch(BranchMode::Unconditional).vector_trim_way4::<m![A]>().vector_intra_slice_reduce::<R, m![1], m![A]>(IntraSliceReduceOpI32::AddSat);\n    let d = c.vector_init().vector_intra_slice_branch(BranchMode::Unconditional);\n}\n";
-        let a = analyse_text(src);
-        let d = a.diagnostics.iter().find(|d| d.code() == "VCG-007");
-        assert!(d.is_some(), "{:?}", a.diagnostics);
+        let all = analyse_text(src).diagnostics();
+        let d = all.iter().find(|d| d.code() == "VCG-007");
+        assert!(d.is_some(), "{all:?}");
         // R # 20 is written twice in the parameter type: both are edited to R # 16.
         let fix = d.and_then(|d| d.fixes.first());
         let edits: Vec<(usize, &str)> = fix

@@ -632,7 +632,7 @@ mod tests {
     /// Runs the analysis of `src` and returns the codes of SEQ/FET/COL diagnostics.
     fn codes(src: &str) -> Vec<String> {
         let a = crate::db::analyse_text(src);
-        a.diagnostics
+        a.diagnostics()
             .iter()
             .map(|d| d.code().to_string())
             .filter(|c| c.starts_with("SEQ") || c.starts_with("FET") || c.starts_with("COL"))
