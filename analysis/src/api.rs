@@ -495,7 +495,7 @@ fn call_hover(step: &Step, range: Span, cost: Option<crate::sim::OpCost>) -> Hov
     Hover {
         range,
         content: HoverContent::Call {
-            method: step.method.clone(),
+            method: step.method.to_string(),
             engine: step.engine.map(|e| e.name().to_string()),
             context: step.context.map(|c| format!("{c:?}").to_lowercase()),
             input: ty(&step.input),

@@ -302,7 +302,7 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
         // Collect's flit normalization (L3561-L3564): Time2/Packet2 as derived.
         for step in f.model.chains.iter().flat_map(|c| c.steps.iter()) {
             use visa_analysis::model::Slot;
-            if step.method != "collect" {
+            if step.method != visa_analysis::model::Method::Collect {
                 continue;
             }
             let Some(inp) = step.input.as_ref() else {

@@ -68,7 +68,7 @@ pub fn model_json(text: &str, analysis: &FileAnalysis) -> Value {
                     .iter()
                     .map(|s| {
                         let mut o = Map::new();
-                        o.insert("method".into(), s.method.clone().into());
+                        o.insert("method".into(), s.method.to_string().into());
                         o.insert("line".into(), line(*offset, s.span.start).into());
                         o.insert(
                             "engine".into(),

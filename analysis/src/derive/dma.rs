@@ -421,7 +421,7 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
     let mut out = Vec::new();
     for chain in &model.chains {
         for step in &chain.steps {
-            if step.method != "to_dm" && step.method != "to_hbm" {
+            if !step.method.is_dm_hbm_dma() {
                 continue;
             }
             let (Some(i), Some(o)) = (step.input.as_ref(), step.output.as_ref()) else {

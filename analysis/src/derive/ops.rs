@@ -9,7 +9,7 @@ use crate::mapping::layout::Dim;
 use crate::mapping::lower::AxisEntry;
 use crate::mapping::{Layout, Scope, lower, parse};
 use crate::model::{
-    Engine, FnModel, Kind, MapVal, Slot, Step, TensorTy, TensorVar, Tu, slot_bytes,
+    Engine, FnModel, Kind, MapVal, Method, Slot, Step, TensorTy, TensorVar, Tu, slot_bytes,
     types::dtype_bits,
 };
 use crate::target::Target;
@@ -155,11 +155,11 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<Op<'a>> {
     for chain in &model.chains {
         for step in &chain.steps {
             let (i, o) = (step.input.as_ref(), step.output.as_ref());
-            let kind = match (step.engine, step.method.as_str()) {
+            let kind = match (step.engine, &step.method) {
                 (Some(Engine::Fetch), _) => OpKind::Fetch,
                 (Some(Engine::Commit), _) => OpKind::Commit,
-                (None, "read") => OpKind::Read,
-                (None, "write") => OpKind::Write,
+                (None, Method::Read) => OpKind::Read,
+                (None, Method::Write) => OpKind::Write,
                 _ => continue,
             };
             let (buf, time, packet, b) = match kind {

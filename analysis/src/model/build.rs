@@ -4,7 +4,7 @@
 //! [`Problem`] where the pipeline state is known.
 
 use super::consts::{self, path_key};
-use super::methods::{self, Engine, Recv};
+use super::methods::{Engine, Method, Recv};
 use super::problem::{Kernel, NotFollowed, Primitive, Problem, Unknown};
 use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
 use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
@@ -656,7 +656,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
         let Some(name_ref) = m.name_ref() else {
             continue;
         };
-        let name = name_ref.text().to_string();
+        let method = Method::from_name(&name_ref.text());
         let Some(buf) = m
             .receiver()
             .and_then(|r| var_name(&r))
@@ -673,8 +673,8 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
             })
             .unwrap_or_default();
         let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
-        let (input, output) = match name.as_str() {
-            "read" => {
+        let (input, output) = match method {
+            Method::Read => {
                 let out = if generics.len() == 2 {
                     let mut t = stream_ty(None, generics.first(), generics.get(1));
                     t.dtype = buf.dtype.clone();
@@ -684,7 +684,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
                 };
                 (Some(buf.clone()), out)
             }
-            "write" => {
+            Method::Write => {
                 let s = args
                     .first()
                     .and_then(var_name)
@@ -702,7 +702,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
             receiver: m.receiver().and_then(|r| var_name(&r)),
             written_apart: false,
             steps: vec![Step {
-                method: name,
+                method,
                 span,
                 engine: None,
                 input,
@@ -1378,7 +1378,7 @@ impl Builder<'_> {
         // step after it keeps the element type.
         if let Some(want) = &exp.dtype
             && ty.dtype.as_ref() != Some(want)
-            && let Some(f) = steps.iter().rposition(|s| s.method == "fetch")
+            && let Some(f) = steps.iter().rposition(|s| s.method == Method::Fetch)
             && written(&steps[f], 0).is_none()
             && steps[f + 1..].iter().all(|s| s.keep.contains(&Slot::D))
         {
@@ -1631,7 +1631,7 @@ impl Builder<'_> {
     /// An engine chain written inside a macro's arguments (read as expressions, as
     /// `assert!`, `dbg!` and `vec!` take them): a pass or a device DMA transfer from
     /// `ctx.main`/`ctx.sub` or a tensor variable. Its first engine method's name.
-    fn engine_chain_in(&self, tt: &ast::TokenTree) -> Option<String> {
+    fn engine_chain_in(&self, tt: &ast::TokenTree) -> Option<Method> {
         let text = tt.syntax().text().to_string();
         let inner = text.get(1..text.len().saturating_sub(1))?;
         let wrapped = format!("fn __visa_lint() {{ ({inner}); }}");
@@ -1642,12 +1642,13 @@ impl Builder<'_> {
             .descendants()
             .filter_map(ast::MethodCallExpr::cast)
         {
-            let Some(name) = m.name_ref().map(|n| n.text().to_string()) else {
+            let Some(method) = m.name_ref().map(|n| Method::from_name(&n.text())) else {
                 continue;
             };
-            let device = methods::method(&name).is_some_and(|s| {
-                s.engine != Engine::Memory || matches!(s.name, "to_dm" | "to_hbm")
-            });
+            let device = method
+                .transfer()
+                .is_some_and(|s| s.engine != Engine::Memory)
+                || method.is_dm_hbm_dma();
             if !device {
                 continue;
             }
@@ -1669,7 +1670,7 @@ impl Builder<'_> {
                 .and_then(var_name)
                 .is_some_and(|v| matches!(self.vars.get(&v), Some(Val::Tensor { .. })));
             if from_context || from_tensor {
-                return Some(name);
+                return Some(method);
             }
         }
         None
@@ -1752,7 +1753,7 @@ impl Builder<'_> {
             self.not_analysed(NotFollowed::InMacro {
                 at,
                 name: name.to_string(),
-                method: method.to_string(),
+                method,
             });
         }
         if name == "vec" {
@@ -1944,6 +1945,7 @@ impl Builder<'_> {
             return Val::Unknown;
         };
         let name = name_ref.text().to_string();
+        let method = Method::from_name(&name);
         let span = span_of(name_ref.syntax().text_range());
         let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
         let val_args: Vec<Arg> = args.iter().map(|a| arg_of(a.syntax())).collect();
@@ -1959,8 +1961,9 @@ impl Builder<'_> {
         let arg_vals: Vec<Val> = args.iter().map(|a| self.arg_expr(a)).collect();
         // On a value not followed, or an array of tensors, the methods other types have too
         // (`Iterator::collect`, `Option::transpose`, `clone`) are not taken for engine calls.
-        let shared = matches!(name.as_str(), "clone" | "collect" | "transpose");
-        let spec = methods::method(&name)
+        let shared = name == "clone" || matches!(method, Method::Collect | Method::Transpose);
+        let spec = method
+            .transfer()
             .filter(|_| !(shared && matches!(recv, Val::Lost(_) | Val::Many { .. })));
         let Some(spec) = spec else {
             // A method of the crate's `impl` blocks on a value the model cannot type
@@ -2016,7 +2019,8 @@ impl Builder<'_> {
                 }
                 _ => {}
             }
-            if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_)) && !methods::is_std_method(&name)
+            if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_))
+                && !super::methods::is_std_method(&name)
             {
                 self.model.problems.push(
                     Unknown {
@@ -2026,7 +2030,7 @@ impl Builder<'_> {
                     .into(),
                 );
                 steps.push(Step {
-                    method: name.clone(),
+                    method,
                     span,
                     engine: None,
                     input: None,
@@ -2041,7 +2045,7 @@ impl Builder<'_> {
             }
             // A method of a value the model cannot type (`loader.load(ctx)`): what it gives
             // may be a tensor.
-            if matches!(recv, Val::Unknown) && !methods::is_std_method(&name) {
+            if matches!(recv, Val::Unknown) && !super::methods::is_std_method(&name) {
                 let what = format!("the result of `{}`", snippet(m.syntax()));
                 return Val::Lost(Construct::new(m.syntax(), what));
             }
@@ -2062,7 +2066,7 @@ impl Builder<'_> {
             self.lost_use(&c, span);
             return Val::Unknown;
         }
-        if matches!(spec.recv, Recv::TuContext | Recv::FirstArg) || name == "align" {
+        if matches!(spec.recv, Recv::TuContext | Recv::FirstArg) || method == Method::Align {
             let lost: Vec<Construct> = arg_vals
                 .iter()
                 .filter_map(|v| match v {
@@ -2102,7 +2106,7 @@ impl Builder<'_> {
                     }
                     return Val::Unknown;
                 };
-                if name == "begin_interleaved" {
+                if method == Method::BeginInterleaved {
                     self.check_interleave(&generics, &args, span);
                 }
                 let mut ty = TensorTy::new(Kind::Begin);
@@ -2115,7 +2119,7 @@ impl Builder<'_> {
                 if let Some(v) = src.get(Slot::Element) {
                     ty.maps.insert(Slot::Packet, v.clone());
                 }
-                let time = if name == "begin_interleaved" {
+                let time = if method == Method::BeginInterleaved {
                     generics
                         .first()
                         .and_then(|g| interleave_axis(g, &self.scope))
@@ -2126,7 +2130,7 @@ impl Builder<'_> {
                     ty.maps.insert(Slot::Time, t);
                 }
                 steps.push(Step {
-                    method: name,
+                    method,
                     span,
                     engine: Some(Engine::Begin),
                     input: Some(src.clone()),
@@ -2154,9 +2158,9 @@ impl Builder<'_> {
 
         // The pipeline state machine.
         let Some(out_kind) = (spec.output)(input.kind) else {
-            self.order_error(&name, spec.engine, &input, span);
+            self.order_error(&method, spec.engine, &input, span);
             steps.push(Step {
-                method: name,
+                method,
                 span,
                 engine: Some(spec.engine),
                 input: Some(input),
@@ -2187,7 +2191,7 @@ impl Builder<'_> {
                 })
                 .map(|s| (s.method.clone(), s.span));
             self.context_rules(
-                &name,
+                &method,
                 spec.engine,
                 &input,
                 tu,
@@ -2200,7 +2204,7 @@ impl Builder<'_> {
                 engines.push(spec.engine);
             }
         } else {
-            self.dma_rules(&name, spec.is_async, awaited, &arg_vals, span);
+            self.dma_rules(&method, spec.is_async, awaited, &arg_vals, span);
         }
 
         let mut out = TensorTy::new(out_kind);
@@ -2214,11 +2218,13 @@ impl Builder<'_> {
         for (slot, g) in spec.generics.iter().zip(&generics) {
             set_slot(&mut out, *slot, g, &self.scope);
         }
-        match name.as_str() {
-            "contract" => out.dtype = input.dtype.as_deref().and_then(widened).map(str::to_string),
-            "vector_fxp_to_fp" => out.dtype = Some("f32".into()),
-            "vector_fp_to_fxp" => out.dtype = Some("i32".into()),
-            "align" => {
+        match method {
+            Method::Contract => {
+                out.dtype = input.dtype.as_deref().and_then(widened).map(str::to_string)
+            }
+            Method::VectorFxpToFp => out.dtype = Some("f32".into()),
+            Method::VectorFpToFxp => out.dtype = Some("i32".into()),
+            Method::Align => {
                 if !out.maps.contains_key(&Slot::Row)
                     && let Some(Val::Tensor { ty: trf, .. }) = arg_vals.first()
                     && let Some(r) = trf.get(Slot::Row)
@@ -2229,7 +2235,7 @@ impl Builder<'_> {
             _ => {}
         }
         steps.push(Step {
-            method: name,
+            method,
             span,
             engine: Some(spec.engine),
             input: Some(input),
@@ -2276,7 +2282,7 @@ impl Builder<'_> {
     }
 
     /// A method the receiver's pipeline position does not have.
-    fn order_error(&mut self, name: &str, engine: Engine, input: &TensorTy, span: Span) {
+    fn order_error(&mut self, method: &Method, engine: Engine, input: &TensorTy, span: Span) {
         let Some(at) = Engine::of_kind(input.kind) else {
             return;
         };
@@ -2288,9 +2294,9 @@ impl Builder<'_> {
                 engine,
                 Engine::Contraction | Engine::Vector | Engine::Cast | Engine::Transpose
             )
-            || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_trf")
-            || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_vrf");
-        let method = name.to_string();
+            || (matches!(input.kind, Kind::Fetch | Kind::Switch)
+                && matches!(method, Method::ToTrf | Method::ToVrf));
+        let method = method.clone();
         let problem = if needs_collect {
             Kernel::NeedsCollect {
                 at: span,
@@ -2321,14 +2327,14 @@ impl Builder<'_> {
     #[allow(clippy::too_many_arguments)]
     fn context_rules(
         &mut self,
-        name: &str,
+        method: &Method,
         engine: Engine,
         input: &TensorTy,
         tu: Option<Tu>,
         engines: &[Engine],
         generics: &[ast::GenericArg],
         span: Span,
-        offender: Option<(String, Span)>,
+        offender: Option<(Method, Span)>,
     ) {
         if tu != Some(Tu::Sub) {
             return;
@@ -2343,7 +2349,7 @@ impl Builder<'_> {
                 self.model.problems.push(
                     Kernel::SubCompute {
                         at: span,
-                        method: name.to_string(),
+                        method: method.clone(),
                         engine,
                     }
                     .into(),
@@ -2359,13 +2365,13 @@ impl Builder<'_> {
                     .push(Kernel::SubCommitAfterCast { at: span, offender }.into());
             }
             Engine::Fetch => {
-                let casting = name == "fetch"
+                let casting = *method == Method::Fetch
                     && generics
                         .first()
                         .and_then(dtype_of)
                         .zip(input.dtype.clone())
                         .is_some_and(|(d2, d)| d2 != d);
-                if name == "fetch_with_table" || casting {
+                if *method == Method::FetchWithTable || casting {
                     self.model
                         .problems
                         .push(Kernel::SubFetchAdapter { at: span, casting }.into());
@@ -2376,18 +2382,25 @@ impl Builder<'_> {
     }
 
     /// DMA contexts and `.await`.
-    fn dma_rules(&mut self, name: &str, is_async: bool, awaited: bool, args: &[Val], span: Span) {
+    fn dma_rules(
+        &mut self,
+        method: &Method,
+        is_async: bool,
+        awaited: bool,
+        args: &[Val],
+        span: Span,
+    ) {
         let host_side = matches!(self.model.kind, FnKind::Host | FnKind::Plain);
         let dma = args.iter().find_map(|a| match a {
             Val::Dma(d) => Some(*d),
             _ => None,
         });
-        match (name, dma) {
-            ("to_dm", Some("pdma")) => self
+        match (method, dma) {
+            (Method::ToDm, Some("pdma")) => self
                 .model
                 .problems
                 .push(Kernel::DmOverPcie { at: span }.into()),
-            ("to_host", Some("tdma")) => self
+            (Method::ToHost, Some("tdma")) => self
                 .model
                 .problems
                 .push(Kernel::HostOverTensorDma { at: span }.into()),
@@ -2397,7 +2410,7 @@ impl Builder<'_> {
             self.model.problems.push(
                 Kernel::PcieNotAwaited {
                     at: span,
-                    method: name.to_string(),
+                    method: method.clone(),
                 }
                 .into(),
             );
@@ -2409,7 +2422,7 @@ impl Builder<'_> {
             self.model.problems.push(
                 Kernel::AwaitedInDevice {
                     at: span,
-                    method: name.to_string(),
+                    method: method.clone(),
                 }
                 .into(),
             );
@@ -2495,8 +2508,11 @@ fn passes_a_chain(e: &ast::Expr) -> bool {
     while let Some(x) = cur {
         cur = match x {
             ast::Expr::MethodCallExpr(m) => {
-                let engine = m.name_ref().and_then(|n| methods::method(n.text()));
-                if engine.is_some_and(|s| s.engine != Engine::Memory || s.name.starts_with("to_")) {
+                let method = m.name_ref().map(|n| Method::from_name(&n.text()));
+                let transfer = method.as_ref().and_then(Method::transfer);
+                // A device engine, or a DMA transfer (`to_dm`, `to_hbm`, `to_host`).
+                let dma = matches!(method, Some(Method::ToDm | Method::ToHbm | Method::ToHost));
+                if transfer.is_some_and(|s| s.engine != Engine::Memory) || dma {
                     return true;
                 }
                 m.receiver()

@@ -9,7 +9,7 @@ pub mod problem;
 pub mod types;
 
 use crate::diagnostic::Span;
-pub use methods::Engine;
+pub use methods::{Engine, Method};
 pub use problem::Problem;
 pub use types::{
     Kind, MapVal, Slot, TensorTy, Tu, VeStage, canonical, elems_for, size_bytes, slot_bytes,
@@ -18,7 +18,7 @@ pub use types::{
 /// One method call of a chain.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Step {
-    pub method: String,
+    pub method: Method,
     /// The method name token.
     pub span: Span,
     pub engine: Option<Engine>,

@@ -6,6 +6,7 @@
 
 use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::Method;
 use crate::model::types::dtype_bits;
 use crate::model::{
     Arg, Kind, Slot, Step, TensorTy, canonical, elems_for, output_arg, pad_edit, size_bytes,
@@ -191,10 +192,10 @@ pub const RULES: &[Rule] = &[
 ];
 
 /// The index of the address argument of a method with a constant address.
-fn address_arg(method: &str) -> Option<usize> {
+fn address_arg(method: &Method) -> Option<usize> {
     match method {
-        "to_dm" | "to_hbm" => Some(1),
-        "commit" => Some(0),
+        Method::ToDm | Method::ToHbm => Some(1),
+        Method::Commit => Some(0),
         _ => None,
     }
 }
@@ -215,16 +216,16 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for (i, step) in chain.steps.iter().enumerate() {
             check_address(cx, step, out);
-            match step.method.as_str() {
-                "fetch"
-                | "fetch_with_table"
-                | "fetch_with_zero_point"
-                | "fetch_with_zero_points"
+            match step.method {
+                Method::Fetch
+                | Method::FetchWithTable
+                | Method::FetchWithZeroPoint
+                | Method::FetchWithZeroPoints
                     if !check_fetch_packet(cx, step, out) =>
                 {
                     check_flit_fill(cx, step, chain.steps.get(i + 1), out);
                 }
-                "commit"
+                Method::Commit
                     if crate::derive::commit_tail_victim(
                         cx.model,
                         cx.target,
@@ -249,7 +250,7 @@ fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     use crate::derive::{Direction, configure, trf};
     let mac = cx.target.mac_width_bytes;
     for step in cx.model.chains.iter().flat_map(|c| c.steps.iter()) {
-        if step.method != "align" {
+        if step.method != Method::Align {
             continue;
         }
         let Some(output) = &step.output else { continue };
@@ -398,7 +399,7 @@ fn check_flit_fill(
     next: Option<&Step>,
     out: &mut Vec<Diagnostic>,
 ) {
-    if step.method != "fetch" || next.is_none_or(|n| n.method != "collect") {
+    if step.method != Method::Fetch || next.is_none_or(|n| n.method != Method::Collect) {
         return;
     }
     let Some(arg) = written(step, 2) else { return };
@@ -528,7 +529,7 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let Some(dtype) = step.output.as_ref().and_then(|t| t.dtype.as_deref()) else {
         return;
     };
-    if step.method == "to_dm" {
+    if step.method == Method::ToDm {
         let a = cx.target.dma_dm_align_bytes;
         if !addr.is_multiple_of(a) {
             let mut d = Diagnostic::new(
@@ -561,13 +562,13 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         out.push(d);
         return;
     }
-    let (code, a, what) = match step.method.as_str() {
-        "commit" => (
+    let (code, a, what) = match step.method {
+        Method::Commit => (
             &ALN_008,
             cx.target.commit_stride_align_bytes,
             "commits write DM in 8-byte units from an 8-byte-aligned base address".to_string(),
         ),
-        "to_hbm" => (
+        Method::ToHbm => (
             &ALN_010,
             cx.target.hbm_align_bytes,
             "HBM is accessed in 256-byte units: an unaligned write costs a read-modify-write \
@@ -588,7 +589,9 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             .iter()
             .flat_map(|c| c.steps.iter())
             .any(|s| {
-                s.method == "to_dm" && s.input.is_some() && s.input.as_ref() == step.output.as_ref()
+                s.method == Method::ToDm
+                    && s.input.is_some()
+                    && s.input.as_ref() == step.output.as_ref()
             })
     {
         return;
@@ -618,12 +621,16 @@ fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     if bytes.is_multiple_of(a) {
         return false;
     }
-    let arg = if step.method == "fetch" {
+    let arg = if step.method == Method::Fetch {
         written(step, 2)
     } else {
         None
     };
-    let at = output_arg(step, (step.method == "fetch").then_some(2), Slot::Packet);
+    let at = output_arg(
+        step,
+        (step.method == Method::Fetch).then_some(2),
+        Slot::Packet,
+    );
     let mut diag = at_arg(
         &ALN_005,
         step,

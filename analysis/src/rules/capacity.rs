@@ -9,6 +9,7 @@
 use super::context::{FnContext, at_arg};
 use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::model::Method;
 use crate::model::pad_edit;
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Chain, Engine, FnKind, Kind, MapVal, Origin, Slot, Step, TensorTy};
@@ -362,7 +363,7 @@ fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
         .chains
         .iter()
         .flat_map(|c| c.steps.iter())
-        .filter(|s| s.method == "switch")
+        .filter(|s| s.method == Method::Switch)
         .filter_map(|s| s.output.as_ref()?.get(Slot::Slice)?.span)
         .collect();
     let types = cx.model.tensors.iter().map(|t| &t.ty).chain(
@@ -558,13 +559,13 @@ struct Store<'a> {
     interleaved: bool,
 }
 
-const STORING: &[&str] = &[
-    "to_dm",
-    "commit",
-    "commit_view",
-    "to_trf",
-    "to_vrf",
-    "to_hbm",
+const STORING: &[Method] = &[
+    Method::ToDm,
+    Method::Commit,
+    Method::CommitView,
+    Method::ToTrf,
+    Method::ToVrf,
+    Method::ToHbm,
 ];
 
 fn is_memory(k: Kind) -> bool {
@@ -618,12 +619,12 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
         let interleaved = chain
             .steps
             .first()
-            .is_some_and(|s| s.method == "begin_interleaved");
+            .is_some_and(|s| s.method == Method::BeginInterleaved);
         for step in &chain.steps {
             let Some(ty) = step.output.as_ref() else {
                 continue;
             };
-            if !is_memory(ty.kind) || !STORING.contains(&step.method.as_str()) {
+            if !is_memory(ty.kind) || !STORING.contains(&step.method) {
                 continue;
             }
             let own = ty.get(Slot::Element).filter(|m| m.layout.is_some());
@@ -640,7 +641,7 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
             let elements = match element.and_then(|m| m.layout.as_ref()) {
                 Some(l) => l.size,
                 // `to_vrf` stores the collected stream: Time × Packet per slice.
-                None if step.method == "to_vrf" => {
+                None if step.method == Method::ToVrf => {
                     let Some(input) = step.input.as_ref() else {
                         continue;
                     };
@@ -670,7 +671,7 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
                 element,
                 at,
                 step: Some(step),
-                half: step.method == "to_trf"
+                half: step.method == Method::ToTrf
                     && step.args.first().is_some_and(|a| a.text.contains("Half")),
                 interleaved,
             });
@@ -778,7 +779,9 @@ fn capacities(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if end.is_some_and(|e| e <= cap) {
             continue;
         }
-        let span = crate::model::methods::method(&step.method)
+        let span = step
+            .method
+            .transfer()
             .and_then(|m| m.address_arg)
             .and_then(|i| step.args.get(i))
             .map_or(step.span, |a| a.span);
@@ -817,7 +820,7 @@ fn trf_regions(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let chains = &cx.model.chains;
     let mut loads = Vec::new();
     for (i, c) in chains.iter().enumerate() {
-        for step in c.steps.iter().filter(|s| s.method == "to_trf") {
+        for step in c.steps.iter().filter(|s| s.method == Method::ToTrf) {
             let text = step.args.first().map_or("", |a| a.text.as_str());
             let region = if text.contains("FirstHalf") {
                 "FirstHalf"

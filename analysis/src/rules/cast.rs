@@ -3,6 +3,7 @@
 
 use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::Method;
 use crate::model::{Chain, Kind, Slot, Step, Tu};
 use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
 use crate::rule::{Rule, Status};
@@ -126,7 +127,7 @@ fn check_packet(
     let Some((d1, n1, in_bytes)) = slot_bytes(input, Slot::Packet) else {
         return;
     };
-    let from_collect = i > 0 && chain.steps[i - 1].method == "collect";
+    let from_collect = i > 0 && chain.steps[i - 1].method == Method::Collect;
     if in_bytes != flit {
         if !from_collect && !matches!(input.kind, Kind::Fetch | Kind::Switch | Kind::Begin) {
             let text = input.get(Slot::Packet).map_or("", |m| m.text.as_str());
@@ -238,7 +239,7 @@ fn check_position(
     if step.context != Some(Tu::Sub) {
         return;
     }
-    let is_commit = |s: &Step| s.method == "commit" || s.method == "commit_view";
+    let is_commit = |s: &Step| s.method.is_commit();
     if chain.steps[i + 1..].iter().any(is_commit) {
         return;
     }
@@ -267,7 +268,7 @@ fn check_position(
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for (ci, chain) in cx.model.chains.iter().enumerate() {
         for (i, step) in chain.steps.iter().enumerate() {
-            if step.method != "cast" {
+            if step.method != Method::Cast {
                 continue;
             }
             check_pair(cx, step, out);

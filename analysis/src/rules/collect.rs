@@ -3,6 +3,7 @@
 use super::context::{FnContext, at_arg};
 use crate::derive::collect::normalize;
 use crate::diagnostic::{Diagnostic, Edit, Severity};
+use crate::model::Method;
 use crate::model::types::dtype_bits;
 use crate::model::{Slot, Step};
 use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
@@ -99,7 +100,7 @@ pub const RULES: &[Rule] = &[COL_001, COL_002, COL_003, COL_004, COL_005];
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let flit = cx.target.flit_bytes;
     for chain in &cx.model.chains {
-        for step in chain.steps.iter().filter(|s| s.method == "collect") {
+        for step in chain.steps.iter().filter(|s| s.method == Method::Collect) {
             let Some(ty) = step.output.as_ref() else {
                 continue;
             };

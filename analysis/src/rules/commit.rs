@@ -5,6 +5,7 @@ use super::context::{FnContext, at_arg};
 use crate::derive::{self, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
+use crate::model::Method;
 use crate::model::{Kind, Slot, Step, Tu};
 use crate::model::{elems_for, output_arg, slot_bytes};
 use crate::rule::{Rule, Status};
@@ -426,7 +427,7 @@ fn check_full_flit(
 fn check_tail(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if step.method != "commit" {
+            if step.method != Method::Commit {
                 continue;
             }
             let Some((victim, end, dend)) =
@@ -458,7 +459,7 @@ fn check_tail(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 }
 
 /// Producers whose own rules (COL-001, CST, TRN) already check the flit.
-const FLIT_PRODUCERS: &[&str] = &["collect", "cast", "transpose"];
+const FLIT_PRODUCERS: &[Method] = &[Method::Collect, Method::Cast, Method::Transpose];
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     check_stride_zero(cx, out);
@@ -467,10 +468,10 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let flit = cx.target.flit_bytes;
     for chain in &cx.model.chains {
         for (i, step) in chain.steps.iter().enumerate() {
-            if step.method != "commit" && step.method != "commit_view" {
+            if !step.method.is_commit() {
                 continue;
             }
-            if i > 0 && FLIT_PRODUCERS.contains(&chain.steps[i - 1].method.as_str()) {
+            if i > 0 && FLIT_PRODUCERS.contains(&chain.steps[i - 1].method) {
                 continue;
             }
             let Some(ty) = step.input.as_ref() else {

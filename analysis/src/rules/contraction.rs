@@ -11,6 +11,7 @@ use crate::derive::{DeriveError, Direction, Entry, bytes, configure, trf};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
+use crate::model::Method;
 use crate::model::types::dtype_bits;
 use crate::model::{Arg, Kind, Slot, Step, TensorTy, TensorVar, Tu};
 use crate::model::{canonical, elems_for, output_arg, pad_edit, size_bytes, written};
@@ -485,11 +486,11 @@ pub(crate) fn collected_flits(
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            match step.method.as_str() {
-                "to_trf" => check_to_trf(cx, step, out),
-                "align" => check_align(cx, step, out),
-                "contract" => check_contract(cx, step, out),
-                "accumulate" => check_accumulate(cx, step, out),
+            match step.method {
+                Method::ToTrf => check_to_trf(cx, step, out),
+                Method::Align => check_align(cx, step, out),
+                Method::Contract => check_contract(cx, step, out),
+                Method::Accumulate => check_accumulate(cx, step, out),
                 _ => {}
             }
         }
@@ -564,7 +565,7 @@ fn check_widening(chain: &crate::model::Chain, out: &mut Vec<Diagnostic>) {
     let Some(last) = chain.steps.last() else {
         return;
     };
-    if !matches!(last.method.as_str(), "contract" | "accumulate") {
+    if !matches!(last.method, Method::Contract | Method::Accumulate) {
         return;
     }
     let Some(have) = last.output.as_ref() else {
@@ -582,7 +583,7 @@ fn check_widening(chain: &crate::model::Chain, out: &mut Vec<Diagnostic>) {
     let from = chain
         .steps
         .iter()
-        .find(|s| s.method == "contract")
+        .find(|s| s.method == Method::Contract)
         .and_then(|s| s.input.as_ref()?.dtype.clone())
         .unwrap_or_else(|| "its input".to_string());
     out.push(Diagnostic::new(
@@ -974,7 +975,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             .filter(|c| c.binding.as_deref() != Some(var.name.as_str()))
             .flat_map(|c| c.steps.iter())
             .find(|s| {
-                s.method == "to_trf"
+                s.method == Method::ToTrf
                     && s.context == Some(Tu::Sub)
                     && s.args.first().is_some_and(|a| {
                         a.text.contains("FirstHalf") || a.text.contains("SecondHalf")

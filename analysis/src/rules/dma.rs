@@ -6,6 +6,7 @@ use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::edit::pad_last_term;
 use crate::mapping::layout::Dim;
+use crate::model::Method;
 use crate::model::{Kind, Slot, Step};
 use crate::model::{canonical, elems_for, written};
 use crate::rule::{Rule, Status};
@@ -502,7 +503,7 @@ fn check_stack_bit(
 
 /// DMA-002: `to_dm` whose Cluster and Slice are written nowhere.
 fn check_spatial_written(step: &Step, out: &mut Vec<Diagnostic>) {
-    if step.method != "to_dm" || written(step, 0).is_some() || written(step, 1).is_some() {
+    if step.method != Method::ToDm || written(step, 0).is_some() || written(step, 1).is_some() {
         return;
     }
     let known = |s: Slot| {
@@ -540,7 +541,7 @@ fn check_hbm_read_address(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if step.method != "to_dm" {
+            if step.method != Method::ToDm {
                 continue;
             }
             let Some(i) = step.input.as_ref() else {
@@ -605,7 +606,7 @@ fn check_startup(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         let (Some(step), Some(recv)) = (chain.steps.first(), chain.receiver.as_deref()) else {
             continue;
         };
-        if step.method != "to_dm" && step.method != "to_hbm" {
+        if !step.method.is_dm_hbm_dma() {
             continue;
         }
         let (Some(i), Some(o), Some(dst)) = (&step.input, &step.output, step.address) else {
@@ -809,9 +810,9 @@ fn segments(size: u64, digits: &[AxisDigit]) -> Option<(u64, u64, u64)> {
 /// DMA-008: a DM-side layout whose padded axis leaves one DMA Engine a share that needs several
 /// commands (seed 000 L405-L454).
 fn check_segmentation(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
-    let ty = match step.method.as_str() {
-        "to_dm" => step.output.as_ref(),
-        "to_hbm" => step.input.as_ref(),
+    let ty = match step.method {
+        Method::ToDm => step.output.as_ref(),
+        Method::ToHbm => step.input.as_ref(),
         _ => None,
     };
     let Some(ty) = ty.filter(|t| matches!(t.kind, Kind::Dm | Kind::DmView | Kind::DmViewMut))
@@ -877,9 +878,9 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            let dma = match step.method.as_str() {
-                "to_dm" => true,
-                "to_hbm" => step.input.as_ref().is_some_and(|t| t.kind == Kind::Dm),
+            let dma = match step.method {
+                Method::ToDm => true,
+                Method::ToHbm => step.input.as_ref().is_some_and(|t| t.kind == Kind::Dm),
                 _ => false,
             };
             if !dma {

@@ -5,6 +5,7 @@
 use super::context::{FnContext, at_arg};
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::model::Method;
 use crate::model::types::dtype_bits;
 use crate::model::{Slot, Step, Tu};
 use crate::model::{canonical, output_arg, written};
@@ -267,11 +268,14 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     check_interleave(cx, out);
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if !step.method.starts_with("fetch") {
+            if !step.method.is_fetch() {
                 continue;
             }
             check_cast(cx, step, out);
-            if step.method.starts_with("fetch_with_zero_point") {
+            if matches!(
+                step.method,
+                Method::FetchWithZeroPoint | Method::FetchWithZeroPoints
+            ) {
                 check_zero_point(step, out);
             }
         }
@@ -317,7 +321,7 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 // The packet the fix pads, where it is written.
                 let at = output_arg(
                     op.step,
-                    (op.step.method == "fetch").then_some(2),
+                    (op.step.method == Method::Fetch).then_some(2),
                     Slot::Packet,
                 );
                 out.push(at_arg(
@@ -337,7 +341,7 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
         let at = output_arg(
             op.step,
-            (op.step.method == "fetch").then_some(2),
+            (op.step.method == Method::Fetch).then_some(2),
             Slot::Packet,
         );
         out.push(at_arg(
@@ -430,7 +434,7 @@ fn check_fetch_perf(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 // The small packet the fix grows (and the call when it is written nowhere).
                 let at = output_arg(
                     op.step,
-                    (op.step.method == "fetch").then_some(2),
+                    (op.step.method == Method::Fetch).then_some(2),
                     Slot::Packet,
                 );
                 let mut d = at_arg(
@@ -467,7 +471,7 @@ fn grow_packet(
     bits: u32,
     allowed: &[u64],
 ) -> Option<(Vec<crate::diagnostic::Edit>, u64, String)> {
-    if op.step.method != "fetch" {
+    if op.step.method != Method::Fetch {
         return None;
     }
     let (ta, pa) = (written(op.step, 1)?, written(op.step, 2)?);
@@ -615,7 +619,7 @@ fn check_masking(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
         let at = output_arg(
             op.step,
-            (op.step.method == "fetch").then_some(2),
+            (op.step.method == Method::Fetch).then_some(2),
             Slot::Packet,
         );
         out.push(at_arg(
@@ -644,7 +648,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     };
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if !step.method.starts_with("fetch") {
+            if !step.method.is_fetch() {
                 continue;
             }
             let Some(time_in) = step
@@ -656,7 +660,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 continue;
             };
             let inter = axes(time_in);
-            if step.method == "fetch_with_zero_points" && time_in.size == 1 {
+            if step.method == Method::FetchWithZeroPoints && time_in.size == 1 {
                 out.push(Diagnostic::new(
                     &FET_010,
                     step.span,
@@ -679,7 +683,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let (in_t, in_p) = (axes(tl), axes(pl));
             for a in &inter {
                 if in_p.contains(a) || !in_t.contains(a) {
-                    let arg = if step.method == "fetch" {
+                    let arg = if step.method == Method::Fetch {
                         written(step, if in_p.contains(a) { 2 } else { 1 })
                     } else {
                         None
@@ -722,7 +726,7 @@ fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     if converts(cx.target, from, to) {
         return;
     }
-    let span = if step.method == "fetch" {
+    let span = if step.method == Method::Fetch {
         written(step, 0).map_or(step.span, |a| a.span)
     } else {
         step.span

@@ -10,6 +10,7 @@
 use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
+use crate::model::Method;
 use crate::rule::{Rule, Status};
 
 use crate::derive::transpose::{Split, cycles, expected_time, find_split, used};
@@ -130,9 +131,9 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
         return;
     };
     // TRN-002, input: collect and cast report their own packets.
-    let producer = i.checked_sub(1).map(|p| chain.steps[p].method.as_str());
+    let producer = i.checked_sub(1).map(|p| &chain.steps[p].method);
     if pin.size != flit_elems {
-        if !matches!(producer, Some("collect" | "cast")) {
+        if !matches!(producer, Some(Method::Collect | Method::Cast)) {
             let bytes = slot_bytes(input, Slot::Packet).map_or(0, |(_, _, b)| b);
             out.push(Diagnostic::new(
                 &TRN_002,
@@ -308,7 +309,7 @@ fn check_buffering(
         return;
     }
     // Actionable only when this chain chooses the input Time order.
-    if !chain.steps[..i].iter().any(|s| s.method == "collect") {
+    if !chain.steps[..i].iter().any(|s| s.method == Method::Collect) {
         return;
     }
     let epp = g.elements_per_packet;
@@ -338,7 +339,7 @@ fn check_buffering(
     let collect_time = chain.steps[..i]
         .iter()
         .rev()
-        .find(|s| s.method == "collect")
+        .find(|s| s.method == Method::Collect)
         .and_then(|s| written(s, 0));
     let mut diag = Diagnostic::new(
         &TRN_004,
@@ -363,7 +364,7 @@ fn check_buffering(
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for (i, step) in chain.steps.iter().enumerate() {
-            if step.method == "transpose" {
+            if step.method == Method::Transpose {
                 check_step(cx, chain, i, step, out);
             }
         }

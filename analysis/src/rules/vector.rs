@@ -12,6 +12,7 @@ use super::context::FnContext;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
+use crate::model::Method;
 use crate::model::types::widened;
 use crate::model::{Arg, Engine, Kind, Slot, Step, TensorTy, VeStage};
 use crate::rule::{Rule, Status};
@@ -295,33 +296,34 @@ pub const RULES: &[Rule] = &[
 
 /// The intra-slice stage a method belongs to (L4733-L4747); `None` for the block entries
 /// other than Branch, `vector_stash` and non-vector methods.
-fn stage_of(method: &str) -> Option<VeStage> {
+fn stage_of(method: &Method) -> Option<VeStage> {
     Some(match method {
-        "vector_intra_slice_branch" => VeStage::Branch,
-        "vector_logic" | "vector_logic_with_mode" => VeStage::Logic,
-        "vector_fxp" | "vector_fxp_with_mode" | "vector_fxp_zip" | "vector_fxp_zip_with_mode" => {
-            VeStage::Fxp
-        }
-        "vector_fxp_to_fp" => VeStage::FxpToFp,
-        "vector_split" | "vector_trim_way4" => VeStage::Narrow,
-        "vector_fp_unary"
-        | "vector_fp_unary_with_mode"
-        | "vector_fp_binary"
-        | "vector_fp_binary_with_mode"
-        | "vector_fp_ternary"
-        | "vector_fp_ternary_with_mode"
-        | "vector_fp_zip"
-        | "vector_fp_zip_with_mode" => VeStage::Fp,
-        "vector_intra_slice_reduce" => VeStage::IntraSliceReduce,
-        "vector_fp_div" => VeStage::FpDiv,
-        "vector_concat" | "vector_pad_way8" => VeStage::Widen,
-        "vector_fp_to_fxp" => VeStage::FpToFxp,
-        "vector_clip"
-        | "vector_clip_zip"
-        | "vector_clip_with_mode"
-        | "vector_clip_zip_with_mode" => VeStage::Clip,
-        "vector_filter" => VeStage::Filter,
-        "vector_final" => VeStage::Final,
+        Method::VectorIntraSliceBranch => VeStage::Branch,
+        Method::VectorLogic | Method::VectorLogicWithMode => VeStage::Logic,
+        Method::VectorFxp
+        | Method::VectorFxpWithMode
+        | Method::VectorFxpZip
+        | Method::VectorFxpZipWithMode => VeStage::Fxp,
+        Method::VectorFxpToFp => VeStage::FxpToFp,
+        Method::VectorSplit | Method::VectorTrimWay4 => VeStage::Narrow,
+        Method::VectorFpUnary
+        | Method::VectorFpUnaryWithMode
+        | Method::VectorFpBinary
+        | Method::VectorFpBinaryWithMode
+        | Method::VectorFpTernary
+        | Method::VectorFpTernaryWithMode
+        | Method::VectorFpZip
+        | Method::VectorFpZipWithMode => VeStage::Fp,
+        Method::VectorIntraSliceReduce => VeStage::IntraSliceReduce,
+        Method::VectorFpDiv => VeStage::FpDiv,
+        Method::VectorConcat | Method::VectorPadWay8 => VeStage::Widen,
+        Method::VectorFpToFxp => VeStage::FpToFxp,
+        Method::VectorClip
+        | Method::VectorClipZip
+        | Method::VectorClipWithMode
+        | Method::VectorClipZipWithMode => VeStage::Clip,
+        Method::VectorFilter => VeStage::Filter,
+        Method::VectorFinal => VeStage::Final,
         _ => return None,
     })
 }
@@ -679,7 +681,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 }
                 continue;
             }
-            if step.method == "vector_init" {
+            if step.method == Method::VectorInit {
                 init_dtype(&chain.steps[..i], step, out);
                 pass = Some(Pass::at(VeStage::Init, true));
                 continue;
@@ -700,7 +702,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             cuttable[i] = match p.narrow {
                 _ if !free => None,
                 _ if !p.way4 => Some(Cut::Way8),
-                Some(n) if n.method == "vector_trim_way4" => n
+                Some(n) if n.method == Method::VectorTrimWay4 => n
                     .generics
                     .first()
                     .map(|g| Cut::Trimmed(g.text.trim().to_string())),
@@ -988,15 +990,16 @@ fn vector_step<'a>(
     step: &'a Step,
     out: &mut Vec<Diagnostic>,
 ) {
-    let m = step.method.as_str();
-    let entries = [
-        "vector_intra_slice_branch",
-        "vector_intra_slice_unzip",
-        "vector_inter_slice_reduce",
-    ];
+    let m = &step.method;
+    let entry = matches!(
+        m,
+        Method::VectorIntraSliceBranch
+            | Method::VectorIntraSliceUnzip
+            | Method::VectorInterSliceReduce
+    );
     // VEC-002: block entries.
     match p.stage {
-        VeStage::Init if !entries.contains(&m) => {
+        VeStage::Init if !entry => {
             out.push(Diagnostic::new(
                 &VEC_002,
                 step.span,
@@ -1008,7 +1011,9 @@ fn vector_step<'a>(
             ));
             p.stage = VeStage::Branch;
         }
-        VeStage::InterSliceReduce if !matches!(m, "vector_intra_slice_branch" | "vector_final") => {
+        VeStage::InterSliceReduce
+            if !matches!(m, Method::VectorIntraSliceBranch | Method::VectorFinal) =>
+        {
             out.push(Diagnostic::new(
                 &VEC_002,
                 step.span,
@@ -1022,7 +1027,7 @@ fn vector_step<'a>(
         _ => {}
     }
     match m {
-        "vector_intra_slice_unzip" => {
+        Method::VectorIntraSliceUnzip => {
             if p.stage != VeStage::Init {
                 out.push(Diagnostic::new(
                     &VEC_002,
@@ -1037,7 +1042,7 @@ fn vector_step<'a>(
             p.way4 = false;
             return;
         }
-        "vector_intra_slice_branch" => {
+        Method::VectorIntraSliceBranch => {
             if !matches!(p.stage, VeStage::Init | VeStage::InterSliceReduce) {
                 out.push(Diagnostic::new(
                     &VEC_002,
@@ -1056,14 +1061,14 @@ fn vector_step<'a>(
             p.way4 = false;
             return;
         }
-        "vector_inter_slice_reduce" => {
+        Method::VectorInterSliceReduce => {
             // Which intra-slice stages may precede it is XSL-002.
             p.stage = VeStage::InterSliceReduce;
             p.stage_step = Some(step);
             p.way4 = false;
             return;
         }
-        "vector_stash" => {
+        Method::VectorStash => {
             stash_point(p, step, out);
             return;
         }
@@ -1147,7 +1152,7 @@ fn way<'a>(
     step: &'a Step,
     out: &mut Vec<Diagnostic>,
 ) {
-    let m = step.method.as_str();
+    let m = &step.method;
     let way4_lanes = cx.target.ve_way4_lanes;
     let way8_lanes = cx.target.ve_way8_lanes;
     match stage {
@@ -1161,18 +1166,21 @@ fn way<'a>(
         VeStage::Widen => {
             match p.narrow {
                 Some(n) if p.way4 => {
-                    if n.method == "vector_split" && m == "vector_concat" && p.way4_ops == 0 {
+                    if n.method == Method::VectorSplit
+                        && *m == Method::VectorConcat
+                        && p.way4_ops == 0
+                    {
                         empty_detour(n, step, out);
                     }
-                    let want = if n.method == "vector_split" {
-                        "vector_concat"
+                    let want = if n.method == Method::VectorSplit {
+                        Method::VectorConcat
                     } else {
-                        "vector_pad_way8"
+                        Method::VectorPadWay8
                     };
-                    let split_gone = n.method == "vector_split"
-                        && m == "vector_pad_way8"
+                    let split_gone = n.method == Method::VectorSplit
+                        && *m == Method::VectorPadWay8
                         && !split_lanes_in_time(n, step);
-                    if m != want && !split_gone {
+                    if *m != want && !split_gone {
                         out.push(
                             Diagnostic::new(
                                 &VEC_006,
@@ -1243,7 +1251,7 @@ fn way<'a>(
             );
             if let Some(n) = p.narrow {
                 d = d.with_related(n.span, "narrowed to Way4 here");
-                if n.method == "vector_trim_way4"
+                if n.method == Method::VectorTrimWay4
                     && let Some(g) = n.generics.first()
                     && let Some(p8) = with_pad(&g.text, way8_lanes)
                 {
@@ -1282,8 +1290,8 @@ fn split_lanes_in_time(split: &Step, widen: &Step) -> bool {
 /// packets of 2 or 3 positions, so smaller ones are accepted) and VEC-007 (trim drops lanes 4..).
 fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let n4 = cx.target.ve_way4_lanes;
-    let arg = match step.method.as_str() {
-        "vector_trim_way4" => step.generics.first(),
+    let arg = match step.method {
+        Method::VectorTrimWay4 => step.generics.first(),
         _ => step.generics.get(1),
     };
     if let (Some(a), Some(l)) = (arg, layout(step.output.as_ref(), Slot::Packet))
@@ -1299,7 +1307,7 @@ fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             ),
         ));
     }
-    if step.method == "vector_trim_way4"
+    if step.method == Method::VectorTrimWay4
         && let Some(pk) = step.input.as_ref().and_then(|t| t.get(Slot::Packet))
         && let Some(l) = pk.layout.as_ref()
         && let Some(lanes) = valid_lanes(l)
@@ -1336,7 +1344,7 @@ fn flits(ty: Option<&TensorTy>) -> Option<u64> {
 /// packet count.
 fn split_where_trim_suffices(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let n4 = cx.target.ve_way4_lanes;
-    if step.method != "vector_split" {
+    if step.method != Method::VectorSplit {
         return;
     }
     let Some(pk) = step.input.as_ref().and_then(|t| t.get(Slot::Packet)) else {
@@ -1390,8 +1398,8 @@ fn empty_detour(narrow: &Step, widen: &Step, out: &mut Vec<Diagnostic>) {
 /// VEC-006 packet of a Widen step (8 lanes).
 fn widen_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let n8 = cx.target.ve_way8_lanes;
-    let arg = match step.method.as_str() {
-        "vector_pad_way8" => step.generics.first(),
+    let arg = match step.method {
+        Method::VectorPadWay8 => step.generics.first(),
         _ => step.generics.get(1),
     };
     if let (Some(a), Some(l)) = (arg, layout(step.output.as_ref(), Slot::Packet))
@@ -1807,8 +1815,8 @@ fn branch_mode(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
 
 /// VEC-014: the mode enum of `*_with_mode` ops.
 fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
-    let m = step.method.as_str();
-    if !m.ends_with("_with_mode") {
+    let m = &step.method;
+    if !m.is_with_mode() {
         return;
     }
     let Some(a) = step.args.iter().find(|a| a.text.contains("ArgMode::")) else {
@@ -1817,9 +1825,9 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
     let Some(op) = parse_op(&a.text) else {
         return;
     };
-    let (want, variants): (&str, &[&str]) = if m.starts_with("vector_fp_unary") {
+    let (want, variants): (&str, &[&str]) = if *m == Method::VectorFpUnaryWithMode {
         ("UnaryArgMode", &["Mode0", "Mode1"])
-    } else if m.starts_with("vector_fp_ternary") {
+    } else if *m == Method::VectorFpTernaryWithMode {
         (
             "TernaryArgMode",
             &[
@@ -1849,7 +1857,7 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
         ));
         return;
     }
-    let zip = m.contains("_zip");
+    let zip = m.is_zip();
     if !zip && op.variant.contains('1') && operands(step).next().is_none() {
         out.push(Diagnostic::new(
             &VEC_014,
@@ -1864,8 +1872,8 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
 
 /// VEC-013: the two-group pair, its `_zip` and what is unavailable around it.
 fn two_group<'a>(p: &mut Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec<Diagnostic>) {
-    let m = step.method.as_str();
-    if m.contains("_zip") {
+    let m = &step.method;
+    if m.is_zip() {
         if !p.paired {
             let msg = match p.zipped {
                 Some(_) => {

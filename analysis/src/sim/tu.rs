@@ -5,6 +5,7 @@
 use super::{Assumption, OpCost};
 use crate::derive::transpose as trn;
 use crate::derive::{self, Op, OpKind, collect};
+use crate::model::Method;
 use crate::model::types::dtype_bits;
 use crate::model::{Engine, Slot, Step, TensorTy, Tu, VeStage};
 use crate::target::Target;
@@ -119,7 +120,7 @@ fn fetch(step: &Step, ops: &[Op<'_>], t: &Target) -> OpCost {
     if from.is_some() && to.is_some() && from != to {
         o.latency = t.fetch_cast_latency_cycles;
     }
-    if step.method != "fetch" {
+    if step.method != Method::Fetch {
         o.assumptions.push(Assumption::new(format!(
             "{}: the table or zero-point lookup adds no cycles (unquantified, L1956)",
             step.method
@@ -204,9 +205,9 @@ fn switch(step: &Step, t: &Target) -> OpCost {
 
 /// Collect (F11) and the `to_trf` / `to_vrf` stores: one 32-byte flit per cycle.
 fn collect(step: &Step, t: &Target) -> OpCost {
-    let name = match step.method.as_str() {
-        "to_trf" => "to_trf",
-        "to_vrf" => "to_vrf",
+    let name = match step.method {
+        Method::ToTrf => "to_trf",
+        Method::ToVrf => "to_vrf",
         _ => "collect",
     };
     let mut o = op(step, name, "Collect Engine");
@@ -251,8 +252,8 @@ fn contraction(steps: &[&Step], t: &Target) -> OpCost {
     let mut lat = 0u64;
     let mut limit = String::new();
     for s in steps {
-        match s.method.as_str() {
-            "align" => {
+        match s.method {
+            Method::Align => {
                 let input = flits(s.input.as_ref(), t.flit_bytes);
                 let out = size(s.output.as_ref(), Slot::Time);
                 if let Some(f) = input {
@@ -272,7 +273,7 @@ fn contraction(steps: &[&Step], t: &Target) -> OpCost {
                         .saturating_mul(slices(s.input.as_ref())),
                 );
             }
-            "contract" => {
+            Method::Contract => {
                 let d = s.input.as_ref().and_then(|x| x.dtype.as_deref());
                 match tree_depth(t, d) {
                     Some(k) => lat = lat.saturating_add(k),
@@ -284,7 +285,7 @@ fn contraction(steps: &[&Step], t: &Target) -> OpCost {
                     work = work.max(n);
                 }
             }
-            "accumulate" => {
+            Method::Accumulate => {
                 let tin = size(s.input.as_ref(), Slot::Time);
                 let tout = size(s.output.as_ref(), Slot::Time);
                 if let (Some(a), Some(b)) = (tin, tout) {
@@ -345,11 +346,11 @@ fn vector(steps: &[&Step], t: &Target) -> OpCost {
             }
             _ => {}
         }
-        if is_alu(st) && s.method != "vector_split" && s.method != "vector_concat" {
+        if is_alu(st) && s.method != Method::VectorSplit && s.method != Method::VectorConcat {
             o.latency = o.latency.saturating_add(t.ve_alu_latency_cycles);
         }
     }
-    if steps.iter().any(|s| s.method == "vector_trim_way4") {
+    if steps.iter().any(|s| s.method == Method::VectorTrimWay4) {
         o.assumptions.push(Assumption::new(
             "vector_trim_way4 keeps the packet count: Way4 without extra cycles (cost model U-D)",
         ));
