@@ -512,10 +512,9 @@ fn mapping_hover(ty: &TensorTy, offset: u32, shift: u32) -> Option<Hover> {
         };
         if span.start <= offset && offset < span.end {
             let layout = mv.layout.as_ref()?;
-            let element = ty.dtype.as_ref().and_then(|d| {
-                let bits = crate::model::types::dtype_bits(d)?;
-                Some((d.clone(), crate::derive::bytes(layout.size, bits)))
-            });
+            let element = ty
+                .dtype
+                .map(|d| (d.to_string(), crate::derive::bytes(layout.size, d.bits())));
             return Some(Hover {
                 range: span,
                 content: mapping_content(&mv.text, layout, element),

@@ -242,8 +242,8 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
                             let allowed = d::fetch_size_choices(
                                 target,
                                 sub && op.kind == OpKind::Fetch,
-                                op.step.input.as_ref().and_then(|t| t.dtype.as_deref()),
-                                op.step.output.as_ref().and_then(|t| t.dtype.as_deref()),
+                                op.step.input.as_ref().and_then(|t| t.dtype),
+                                op.step.output.as_ref().and_then(|t| t.dtype),
                             );
                             let s = d::fetch_sizes(cfg, bits, &allowed);
                             (
@@ -309,10 +309,7 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
                 continue;
             };
             let layout = |s: Slot| inp.get(s).and_then(|m| m.layout.clone());
-            let bits = inp
-                .dtype
-                .as_deref()
-                .and_then(visa_analysis::model::types::dtype_bits);
+            let bits = inp.dtype.map(visa_analysis::model::Dtype::bits);
             let (Some(t), Some(p), Some(bits)) = (layout(Slot::Time), layout(Slot::Packet), bits)
             else {
                 continue;

@@ -10,7 +10,8 @@ fn ty_fields(ty: &TensorTy, out: &mut Map<String, Value>) {
     out.insert("tier".into(), ty.kind.tier().into());
     out.insert(
         "dtype".into(),
-        ty.dtype.clone().map_or(Value::Null, Value::String),
+        ty.dtype
+            .map_or(Value::Null, |d| Value::String(d.to_string())),
     );
     for slot in ty.kind.params() {
         if matches!(slot, Slot::D | Slot::Other) {

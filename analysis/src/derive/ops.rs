@@ -10,7 +10,6 @@ use crate::mapping::lower::AxisEntry;
 use crate::mapping::{Layout, Scope, lower, parse};
 use crate::model::{
     Engine, FnModel, Kind, MapVal, Method, Slot, Step, TensorTy, TensorVar, Tu, slot_bytes,
-    types::dtype_bits,
 };
 use crate::target::Target;
 
@@ -102,7 +101,7 @@ fn layout(t: Option<&TensorTy>, s: Slot) -> Option<Layout> {
 }
 
 fn bits(t: Option<&TensorTy>) -> Option<u32> {
-    dtype_bits(t?.dtype.as_deref()?)
+    Some(t?.dtype?.bits())
 }
 
 /// The stream digits term by term as written (`m![C / 2, C % 2]` stays two entries, as the

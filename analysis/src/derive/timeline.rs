@@ -6,7 +6,7 @@
 
 use crate::derive;
 use crate::diagnostic::Span;
-use crate::model::{Chain, Kind, Origin, Slot, Step, TensorVar, Tu, types::dtype_bits};
+use crate::model::{Chain, Kind, Origin, Slot, Step, TensorVar, Tu};
 use std::collections::HashMap;
 
 /// One of the three resources the scheduler tracks (L7058-L7070).
@@ -109,7 +109,7 @@ fn step_footprint(step: &Step) -> Option<Footprint> {
 }
 
 fn footprint(ty: &crate::model::TensorTy, addr: u64) -> Option<Footprint> {
-    let bits = dtype_bits(ty.dtype.as_deref()?)?;
+    let bits = ty.dtype?.bits();
     let size = ty.get(Slot::Element)?.layout.as_ref()?.size;
     let len = derive::bytes(size, bits).div_ceil(8).checked_mul(8)?;
     Some(Footprint {

@@ -6,7 +6,7 @@
 use super::consts::{self, path_key};
 use super::methods::{Engine, Method, Recv};
 use super::problem::{Kernel, NotFollowed, Primitive, Problem, Unknown};
-use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
+use super::types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu};
 use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
 use crate::diagnostic::Span;
 use crate::mapping::{self, Layout, Scope, parse};
@@ -227,15 +227,14 @@ fn set_slot(t: &mut TensorTy, slot: Slot, arg: &ast::GenericArg, scope: &Scope) 
     }
 }
 
-fn dtype_of(arg: &ast::GenericArg) -> Option<String> {
+fn dtype_of(arg: &ast::GenericArg) -> Option<Dtype> {
     let ast::GenericArg::TypeArg(ta) = arg else {
         return None;
     };
     let ast::Type::PathType(p) = ta.ty()? else {
         return None;
     };
-    let name = p.path()?.segment()?.name_ref()?.text().to_string();
-    dtype_bits(&name).map(|_| name)
+    Dtype::from_name(&p.path()?.segment()?.name_ref()?.text())
 }
 
 /// A mapping argument: `m![...]`, an alias name or `{ Alias }`; `_` and generics are unknown.
@@ -677,7 +676,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
             Method::Read => {
                 let out = if generics.len() == 2 {
                     let mut t = stream_ty(None, generics.first(), generics.get(1));
-                    t.dtype = buf.dtype.clone();
+                    t.dtype = buf.dtype;
                     Some(t)
                 } else {
                     ret.clone()
@@ -1395,7 +1394,7 @@ impl Builder<'_> {
             ty.dtype = Some(want.clone());
         }
         if ty.dtype.is_none() {
-            ty.dtype = exp.dtype.clone();
+            ty.dtype = exp.dtype;
         }
         for (slot, want) in &exp.maps {
             match ty.maps.get(slot) {
@@ -1436,7 +1435,7 @@ impl Builder<'_> {
             for s in &keep {
                 if *s == Slot::D {
                     if input.dtype.is_none() && out.dtype.is_some() {
-                        input.dtype = out.dtype.clone();
+                        input.dtype = out.dtype;
                         changed = true;
                     }
                 } else if let Some(v) = out.maps.get(s)
@@ -1455,7 +1454,7 @@ impl Builder<'_> {
                     prev.maps.entry(*s).or_insert_with(|| v.clone());
                 }
                 if prev.dtype.is_none() {
-                    prev.dtype = input.dtype.clone();
+                    prev.dtype = input.dtype;
                 }
             }
         }
@@ -2110,7 +2109,7 @@ impl Builder<'_> {
                     self.check_interleave(&generics, &args, span);
                 }
                 let mut ty = TensorTy::new(Kind::Begin);
-                ty.dtype = src.dtype.clone();
+                ty.dtype = src.dtype;
                 for s in [Slot::Chip, Slot::Cluster, Slot::Slice] {
                     if let Some(v) = src.get(s) {
                         ty.maps.insert(s, v.clone());
@@ -2210,7 +2209,7 @@ impl Builder<'_> {
         let mut out = TensorTy::new(out_kind);
         for s in spec.keep {
             if *s == Slot::D {
-                out.dtype = input.dtype.clone();
+                out.dtype = input.dtype;
             } else if let Some(v) = input.get(*s) {
                 out.maps.insert(*s, v.clone());
             }
@@ -2219,11 +2218,9 @@ impl Builder<'_> {
             set_slot(&mut out, *slot, g, &self.scope);
         }
         match method {
-            Method::Contract => {
-                out.dtype = input.dtype.as_deref().and_then(widened).map(str::to_string)
-            }
-            Method::VectorFxpToFp => out.dtype = Some("f32".into()),
-            Method::VectorFpToFxp => out.dtype = Some("i32".into()),
+            Method::Contract => out.dtype = input.dtype.and_then(Dtype::widened),
+            Method::VectorFxpToFp => out.dtype = Some(Dtype::F32),
+            Method::VectorFpToFxp => out.dtype = Some(Dtype::I32),
             Method::Align => {
                 if !out.maps.contains_key(&Slot::Row)
                     && let Some(Val::Tensor { ty: trf, .. }) = arg_vals.first()
@@ -2369,7 +2366,7 @@ impl Builder<'_> {
                     && generics
                         .first()
                         .and_then(dtype_of)
-                        .zip(input.dtype.clone())
+                        .zip(input.dtype)
                         .is_some_and(|(d2, d)| d2 != d);
                 if *method == Method::FetchWithTable || casting {
                     self.model
@@ -2585,7 +2582,7 @@ fn join_elem(a: Val, b: Val) -> Option<Val> {
 /// Copies what `want` knows and `ty` does not.
 fn fill(ty: &mut TensorTy, want: &TensorTy) {
     if ty.dtype.is_none() {
-        ty.dtype = want.dtype.clone();
+        ty.dtype = want.dtype;
     }
     for (s, v) in &want.maps {
         ty.maps.entry(*s).or_insert_with(|| v.clone());

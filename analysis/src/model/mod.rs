@@ -11,9 +11,7 @@ pub mod types;
 use crate::diagnostic::Span;
 pub use methods::{Engine, Method};
 pub use problem::Problem;
-pub use types::{
-    Kind, MapVal, Slot, TensorTy, Tu, VeStage, canonical, elems_for, size_bytes, slot_bytes,
-};
+pub use types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu, VeStage, slot_bytes};
 
 /// One method call of a chain.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

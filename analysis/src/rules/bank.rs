@@ -17,8 +17,7 @@ use crate::derive::timeline::{Resource, Timeline};
 use crate::derive::{self, Config, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
-use crate::model::Method;
-use crate::model::{Kind, Slot, Tu, types::dtype_bits};
+use crate::model::{Dtype, Kind, Method, Slot, Tu};
 use crate::rule::{Rule, Status};
 use crate::target::Target;
 
@@ -488,8 +487,7 @@ fn check_dmn(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
             // Only where the bandwidth matters: the DMA moves at least MIN_DMA_BYTES.
             let total = ty
                 .dtype
-                .as_deref()
-                .and_then(dtype_bits)
+                .map(Dtype::bits)
                 .zip(ty.get(Slot::Element).and_then(|m| m.layout.as_ref()))
                 .map(|(bits, l)| derive::bytes(l.size, bits).saturating_mul(slices));
             let Some(total) = total.filter(|&b| b >= MIN_DMA_BYTES) else {

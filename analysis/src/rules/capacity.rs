@@ -9,10 +9,9 @@
 use super::context::{FnContext, at_arg};
 use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::model::Method;
-use crate::model::pad_edit;
-use crate::model::types::dtype_bits;
-use crate::model::{Arg, Chain, Engine, FnKind, Kind, MapVal, Origin, Slot, Step, TensorTy};
+use crate::model::{
+    Arg, Chain, Dtype, Engine, FnKind, Kind, MapVal, Method, Origin, Slot, Step, TensorTy, pad_edit,
+};
 use crate::rule::{Rule, Status};
 use std::collections::HashSet;
 
@@ -546,7 +545,7 @@ fn rows(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagnostic>) {
 /// A tensor stored in DM, TRF, VRF or HBM, with its per-unit footprint.
 struct Store<'a> {
     kind: Kind,
-    dtype: &'a str,
+    dtype: Dtype,
     elements: u64,
     bytes: u64,
     /// The Element mapping as shown in messages (`None` when computed from the stream).
@@ -572,10 +571,9 @@ fn is_memory(k: Kind) -> bool {
     matches!(k, Kind::Dm | Kind::Trf | Kind::Vrf | Kind::Hbm)
 }
 
-/// Bytes of `n` elements of `dtype` (i4 is half a byte), when the dtype is known.
-fn bytes_of(dtype: &str, n: u64) -> Option<u64> {
-    let d = if dtype == "f8" { "f8e4m3" } else { dtype };
-    Some(derive::bytes(n, dtype_bits(d)?))
+/// Bytes of `n` elements of `dtype` (i4 is half a byte).
+fn bytes_of(dtype: Dtype, n: u64) -> u64 {
+    derive::bytes(n, dtype.bits())
 }
 
 /// `16384 bytes (16 KB)`.
@@ -629,12 +627,10 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
             }
             let own = ty.get(Slot::Element).filter(|m| m.layout.is_some());
             let (dtype, element) = match own {
-                Some(m) if m.span.is_some() => (ty.dtype.as_deref(), Some(m)),
+                Some(m) if m.span.is_some() => (ty.dtype, Some(m)),
                 _ => match binding_map(cx, chain, Slot::Element) {
-                    Some((t, m)) if t.kind == ty.kind => {
-                        (ty.dtype.as_deref().or(t.dtype.as_deref()), Some(m))
-                    }
-                    _ => (ty.dtype.as_deref(), own),
+                    Some((t, m)) if t.kind == ty.kind => (ty.dtype.or(t.dtype), Some(m)),
+                    _ => (ty.dtype, own),
                 },
             };
             let Some(dtype) = dtype else { continue };
@@ -658,9 +654,7 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
                 }
                 None => continue,
             };
-            let Some(bytes) = bytes_of(dtype, elements) else {
-                continue;
-            };
+            let bytes = bytes_of(dtype, elements);
             let at = element.and_then(|m| m.span).unwrap_or(step.span);
             seen.insert(at);
             out.push(Store {
@@ -685,12 +679,10 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
             continue;
         };
         let Some(l) = m.layout.as_ref() else { continue };
-        let Some(dtype) = tv.ty.dtype.as_deref() else {
+        let Some(dtype) = tv.ty.dtype else {
             continue;
         };
-        let Some(bytes) = bytes_of(dtype, l.size) else {
-            continue;
-        };
+        let bytes = bytes_of(dtype, l.size);
         // An unplaced Element was inferred from the chain that binds it (reported there).
         let Some(at) = m.span else {
             continue;

@@ -6,9 +6,7 @@ use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
-use crate::model::Method;
-use crate::model::ops::op_problem;
-use crate::model::{Chain, Kind, Slot, Step, VeStage, output_arg};
+use crate::model::{Chain, Kind, Method, Slot, Step, VeStage, ops::op_problem, output_arg};
 use crate::rule::{Rule, Status};
 
 pub const XSL_001: Rule = Rule {

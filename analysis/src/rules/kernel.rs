@@ -3,8 +3,7 @@
 //! the builder records a [`Kernel`] problem and [`diagnostic`] reports it.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::problem::Kernel;
-use crate::model::{Engine, Method};
+use crate::model::{Engine, Method, problem::Kernel};
 use crate::rule::{Rule, Status};
 
 pub const KRN_001: Rule = Rule {

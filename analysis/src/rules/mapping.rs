@@ -13,8 +13,7 @@ use crate::mapping::ast::{Expr, Op as MapOp, SizeExpr};
 use crate::mapping::layout::Dim;
 use crate::mapping::problem::Invalid;
 use crate::mapping::{lower, parse};
-use crate::model::Method;
-use crate::model::{Kind, Slot, Step, TensorTy};
+use crate::model::{Kind, Method, Slot, Step, TensorTy};
 use crate::rule::{Rule, Status};
 
 pub const MAP_001: Rule = Rule {

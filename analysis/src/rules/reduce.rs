@@ -10,9 +10,11 @@ use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
-use crate::model::Method;
-use crate::model::ops::{op_problem, split_op};
-use crate::model::{Chain, Slot, Step, mapping_around, output_arg};
+use crate::model::{
+    Chain, Method, Slot, Step, mapping_around,
+    ops::{op_problem, split_op},
+    output_arg,
+};
 use crate::rule::{Rule, Status};
 
 pub const ISR_001: Rule = Rule {

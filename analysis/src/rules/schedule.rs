@@ -10,8 +10,7 @@ use super::context::FnContext;
 use crate::derive;
 use crate::derive::timeline::{MAX_NODES, Node, Resource, Timeline, Var, Write, scan};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::Method;
-use crate::model::Origin;
+use crate::model::{Method, Origin};
 use crate::rule::{Rule, Status};
 use std::collections::{BTreeSet, HashSet};
 

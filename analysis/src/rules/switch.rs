@@ -14,9 +14,9 @@ use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Axis, Dim, Factor};
-use crate::model::Method;
-use crate::model::{Arg, Chain, Slot, Step, TensorTy};
-use crate::model::{input_arg, output_arg, pad_edit, slot_bytes};
+use crate::model::{
+    Arg, Chain, Method, Slot, Step, TensorTy, input_arg, output_arg, pad_edit, slot_bytes,
+};
 use crate::rule::{Rule, Status};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -10,13 +10,12 @@
 use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
-use crate::model::Method;
+use crate::model::{
+    Chain, Dtype, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes, written,
+};
 use crate::rule::{Rule, Status};
 
 use crate::derive::transpose::{Split, cycles, expected_time, find_split, used};
-use crate::model::types::dtype_bits;
-use crate::model::{Chain, Slot, Step, TensorTy};
-use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
 use crate::target::TransposeGeometry;
 
 pub const TRN_001: Rule = Rule {
@@ -100,8 +99,8 @@ pub const TRN_004: Rule = Rule {
 pub const RULES: &[Rule] = &[TRN_001, TRN_002, TRN_003, TRN_004];
 
 /// The geometry row for a dtype.
-pub(crate) fn geometry<'t>(cx: &'t FnContext<'_>, dtype: &str) -> Option<&'t TransposeGeometry> {
-    let bits = dtype_bits(canonical(dtype))?;
+pub(crate) fn geometry<'t>(cx: &'t FnContext<'_>, dtype: Dtype) -> Option<&'t TransposeGeometry> {
+    let bits = dtype.bits();
     cx.target.transpose_geometry.iter().find(|g| g.bits == bits)
 }
 
@@ -118,13 +117,13 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     let (Some(input), Some(output)) = (step.input.as_ref(), step.output.as_ref()) else {
         return;
     };
-    let Some(d) = input.dtype.as_deref() else {
+    let Some(d) = input.dtype else {
         return;
     };
     let Some(g) = geometry(cx, d) else {
         return;
     };
-    let Some(flit_elems) = elems_for(canonical(d), flit) else {
+    let Some(flit_elems) = d.elems_for(flit) else {
         return;
     };
     let (Some(tin), Some(pin)) = (layout(input, Slot::Time), layout(input, Slot::Packet)) else {

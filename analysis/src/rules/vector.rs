@@ -12,9 +12,7 @@ use super::context::FnContext;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
-use crate::model::Method;
-use crate::model::types::widened;
-use crate::model::{Arg, Engine, Kind, Slot, Step, TensorTy, VeStage};
+use crate::model::{Arg, Dtype, Engine, Kind, Method, Slot, Step, TensorTy, VeStage};
 use crate::rule::{Rule, Status};
 
 pub const VEC_001: Rule = Rule {
@@ -760,13 +758,13 @@ fn split_into_passes(
         return;
     };
     let (Some(d), Some(time), Some(packet)) = (
-        input.dtype.as_deref(),
+        input.dtype,
         layout(Some(input), Slot::Time),
         layout(Some(input), Slot::Packet),
     ) else {
         return;
     };
-    if !matches!(d, "i32" | "f32") || !time.is_regular() || !packet.is_regular() {
+    if !d.is_ve_scalar() || !time.is_regular() || !packet.is_regular() {
         return;
     }
     let text = |slot: Slot, l: &Layout| match input.get(slot) {
@@ -890,7 +888,7 @@ fn dm_ranges(cx: &FnContext<'_>) -> Vec<(u64, u64)> {
         if !matches!(ty.kind, Kind::Dm | Kind::DmView | Kind::DmViewMut) {
             return None;
         }
-        let bits = crate::model::types::dtype_bits(ty.dtype.as_deref()?)?;
+        let bits = ty.dtype?.bits();
         let n = layout(Some(ty), Slot::Element)?.size;
         n.checked_mul(u64::from(bits))?
             .checked_add(7)
@@ -947,10 +945,10 @@ fn init_dtype(before: &[Step], step: &Step, out: &mut Vec<Diagnostic>) {
         // Not a stream `vector_init()` takes: KRN-001.
         return;
     }
-    let Some(d) = step.input.as_ref().and_then(|t| t.dtype.as_deref()) else {
+    let Some(d) = step.input.as_ref().and_then(|t| t.dtype) else {
         return;
     };
-    if matches!(d, "i32" | "f32") {
+    if d.is_ve_scalar() {
         return;
     }
     let msg = format!(
@@ -959,13 +957,13 @@ fn init_dtype(before: &[Step], step: &Step, out: &mut Vec<Diagnostic>) {
     );
     // With the widening fetch as the fix, the fetch's element type is the primary span and
     // `vector_init` related; without it, `vector_init`.
-    let fix = widened(d).zip(
+    let fix = d.widened().zip(
         before
             .iter()
             .rev()
             .find(|s| s.engine == Some(Engine::Fetch))
             .and_then(|f| f.generics.first())
-            .filter(|g| g.text.trim() == d),
+            .filter(|g| Dtype::from_name(g.text.trim()) == Some(d)),
     );
     let diag = match fix {
         Some((w, g)) => Diagnostic::new(&VEC_001, g.span, msg)
@@ -1086,12 +1084,12 @@ fn vector_step<'a>(
     if !order(p, stage, step, out) {
         way(cx, p, stage, step, out);
     }
-    let dtype = step.input.as_ref().and_then(|t| t.dtype.clone());
-    stage_dtype(stage, dtype.as_deref(), step, out);
+    let dtype = step.input.as_ref().and_then(|t| t.dtype);
+    stage_dtype(stage, dtype, step, out);
     if has_alu_pool(stage) {
         alu_use(p, stage, step, out);
     }
-    operand_checks(cx, p, dtype.as_deref(), step, out);
+    operand_checks(cx, p, dtype, step, out);
     modes(step, out);
     two_group(p, stage, step, out);
     if rank(stage) >= rank(p.stage) {
@@ -1429,19 +1427,19 @@ fn widen_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
 }
 
 /// VEC-008 (stage dtype) and VEC-009 (f32 logic shifts).
-fn stage_dtype(stage: VeStage, d: Option<&str>, step: &Step, out: &mut Vec<Diagnostic>) {
+fn stage_dtype(stage: VeStage, d: Option<Dtype>, step: &Step, out: &mut Vec<Diagnostic>) {
     let Some(d) = d else {
         return;
     };
     let m = &step.method;
     let need = match stage {
-        VeStage::Fxp | VeStage::FxpToFp => Some("i32"),
-        VeStage::Fp | VeStage::FpDiv | VeStage::FpToFxp => Some("f32"),
+        VeStage::Fxp | VeStage::FxpToFp => Some(Dtype::I32),
+        VeStage::Fp | VeStage::FpDiv | VeStage::FpToFxp => Some(Dtype::F32),
         _ => None,
     };
     if let Some(need) = need
         && d != need
-        && matches!(d, "i32" | "f32")
+        && d.is_ve_scalar()
     {
         let hint = match stage {
             VeStage::Fxp => {
@@ -1469,12 +1467,12 @@ fn stage_dtype(stage: VeStage, d: Option<&str>, step: &Step, out: &mut Vec<Diagn
     };
     if stage == VeStage::Clip {
         let want = match op.ty {
-            "ClipBinaryOpI32" => "i32",
-            "ClipBinaryOpF32" => "f32",
+            "ClipBinaryOpI32" => Dtype::I32,
+            "ClipBinaryOpF32" => Dtype::F32,
             _ => return,
         };
-        if want != d && matches!(d, "i32" | "f32") {
-            let other = if d == "f32" {
+        if want != d && d.is_ve_scalar() {
+            let other = if d == Dtype::F32 {
                 "ClipBinaryOpF32"
             } else {
                 "ClipBinaryOpI32"
@@ -1490,7 +1488,7 @@ fn stage_dtype(stage: VeStage, d: Option<&str>, step: &Step, out: &mut Vec<Diagn
         }
     }
     if stage == VeStage::Logic
-        && d == "f32"
+        && d == Dtype::F32
         && matches!(
             op.variant,
             "LeftShift" | "LogicRightShift" | "ArithRightShift"
@@ -1622,7 +1620,7 @@ fn stash_point<'a>(p: &mut Pass<'a>, step: &'a Step, out: &mut Vec<Diagnostic>) 
 fn operand_checks<'a>(
     cx: &FnContext<'_>,
     p: &mut Pass<'a>,
-    d: Option<&str>,
+    d: Option<Dtype>,
     step: &'a Step,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -1638,7 +1636,7 @@ fn operand_checks<'a>(
             d
         };
         match (literal(&a.text), d) {
-            (Some(Lit::Float), Some("i32")) => out.push(Diagnostic::new(
+            (Some(Lit::Float), Some(Dtype::I32)) => out.push(Diagnostic::new(
                 &VEC_011,
                 a.span,
                 format!(
@@ -1646,7 +1644,7 @@ fn operand_checks<'a>(
                     a.text.trim()
                 ),
             )),
-            (Some(Lit::Int), Some("f32")) => {
+            (Some(Lit::Int), Some(Dtype::F32)) => {
                 let t = a.text.trim();
                 let fixed = format!("{}.0f32", t.trim_end_matches("i32"));
                 out.push(
@@ -1667,7 +1665,7 @@ fn operand_checks<'a>(
     }
 }
 
-fn stash_use<'a>(p: &mut Pass<'a>, d: Option<&str>, a: &'a Arg, out: &mut Vec<Diagnostic>) {
+fn stash_use<'a>(p: &mut Pass<'a>, d: Option<Dtype>, a: &'a Arg, out: &mut Vec<Diagnostic>) {
     if p.paired || p.zipped.is_some() {
         out.push(Diagnostic::new(
             &VEC_013,
@@ -1695,7 +1693,7 @@ fn stash_use<'a>(p: &mut Pass<'a>, d: Option<&str>, a: &'a Arg, out: &mut Vec<Di
              `vector_stash()` at an earlier Stashable stage",
         )),
         Some(s) => {
-            let sd = s.input.as_ref().and_then(|t| t.dtype.as_deref());
+            let sd = s.input.as_ref().and_then(|t| t.dtype);
             if let (Some(sd), Some(d)) = (sd, d)
                 && sd != d
             {

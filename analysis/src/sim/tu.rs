@@ -5,17 +5,11 @@
 use super::{Assumption, OpCost};
 use crate::derive::transpose as trn;
 use crate::derive::{self, Op, OpKind, collect};
-use crate::model::Method;
-use crate::model::types::dtype_bits;
-use crate::model::{Engine, Slot, Step, TensorTy, Tu, VeStage};
+use crate::model::{Engine, Method, Slot, Step, TensorTy, Tu, VeStage};
 use crate::target::Target;
 
-fn canon(d: &str) -> &str {
-    if d == "f8" { "f8e4m3" } else { d }
-}
-
 fn bits_of(t: Option<&TensorTy>) -> Option<u32> {
-    dtype_bits(canon(t?.dtype.as_deref()?))
+    Some(t?.dtype?.bits())
 }
 
 fn size(t: Option<&TensorTy>, s: Slot) -> Option<u64> {
@@ -101,8 +95,8 @@ fn fetch(step: &Step, ops: &[Op<'_>], t: &Target) -> OpCost {
         return unknown(o, "the fetch's sequencer configuration");
     };
     let sub = d.context == Some(Tu::Sub);
-    let from = step.input.as_ref().and_then(|x| x.dtype.as_deref());
-    let to = step.output.as_ref().and_then(|x| x.dtype.as_deref());
+    let from = step.input.as_ref().and_then(|x| x.dtype);
+    let to = step.output.as_ref().and_then(|x| x.dtype);
     let allowed = derive::fetch_size_choices(t, sub, from, to);
     let s = derive::fetch_sizes(cfg, bits, &allowed);
     let (Some(cycles), Some(fs)) = (s.cycles, s.fetch_size) else {
@@ -235,14 +229,6 @@ fn collect(step: &Step, t: &Target) -> OpCost {
     o
 }
 
-fn tree_depth(t: &Target, dtype: Option<&str>) -> Option<u64> {
-    let d = canon(dtype?);
-    t.reducer_tree_depth
-        .iter()
-        .find(|(n, _)| *n == d)
-        .map(|&(_, k)| u64::from(k))
-}
-
 /// Contraction (F13-F17): the Stream Adapter takes one input flit per cycle, the Reducer one
 /// OutPacket per Time step (Rows in parallel); latency = tree depth + temporal accumulation.
 fn contraction(steps: &[&Step], t: &Target) -> OpCost {
@@ -274,8 +260,8 @@ fn contraction(steps: &[&Step], t: &Target) -> OpCost {
                 );
             }
             Method::Contract => {
-                let d = s.input.as_ref().and_then(|x| x.dtype.as_deref());
-                match tree_depth(t, d) {
+                let d = s.input.as_ref().and_then(|x| x.dtype);
+                match d.and_then(|d| t.tree_depth(d)).map(u64::from) {
                     Some(k) => lat = lat.saturating_add(k),
                     None => o.assumptions.push(Assumption::new(
                         "the reducer tree depth of this dtype is not known: 0 cycles",
