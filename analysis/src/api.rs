@@ -497,7 +497,7 @@ fn call_hover(step: &Step, range: Span, cost: Option<crate::sim::OpCost>) -> Hov
         content: HoverContent::Call {
             method: step.method.to_string(),
             engine: step.engine.map(|e| e.name().to_string()),
-            context: step.context.map(|c| format!("{c:?}").to_lowercase()),
+            context: step.context.map(|c| c.as_str().to_string()),
             input: ty(&step.input),
             output: ty(&step.output),
             cost,

@@ -50,6 +50,13 @@ fn span_of(r: TextRange) -> Span {
     Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize)
 }
 
+/// A DMA context: `ctx.pdma` (PCIe, host <-> HBM) or `ctx.tdma` (the Tensor DMA).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dma {
+    Pcie,
+    Tensor,
+}
+
 /// A value during evaluation.
 #[derive(Clone, Debug)]
 enum Val {
@@ -60,7 +67,7 @@ enum Val {
         engines: Vec<Engine>,
     },
     TuCtx(Tu),
-    Dma(&'static str),
+    Dma(Dma),
     /// `(a, b)`, or what a helper returning a tuple gives.
     Tuple(Vec<Val>),
     /// Values of one type: a slice, an array or a `Vec` of tensors (or of tuples holding
@@ -1531,8 +1538,8 @@ impl Builder<'_> {
                 match field.as_str() {
                     "main" => Val::TuCtx(Tu::Main),
                     "sub" => Val::TuCtx(Tu::Sub),
-                    "pdma" => Val::Dma("pdma"),
-                    "tdma" => Val::Dma("tdma"),
+                    "pdma" => Val::Dma(Dma::Pcie),
+                    "tdma" => Val::Dma(Dma::Tensor),
                     _ => {
                         let recv = f.expr().map_or(Val::Unknown, |r| self.arg_expr(&r));
                         match recv {
@@ -2393,17 +2400,17 @@ impl Builder<'_> {
             _ => None,
         });
         match (method, dma) {
-            (Method::ToDm, Some("pdma")) => self
+            (Method::ToDm, Some(Dma::Pcie)) => self
                 .model
                 .problems
                 .push(Kernel::DmOverPcie { at: span }.into()),
-            (Method::ToHost, Some("tdma")) => self
+            (Method::ToHost, Some(Dma::Tensor)) => self
                 .model
                 .problems
                 .push(Kernel::HostOverTensorDma { at: span }.into()),
             _ => {}
         }
-        if is_async && dma == Some("pdma") && !awaited && host_side {
+        if is_async && dma == Some(Dma::Pcie) && !awaited && host_side {
             self.model.problems.push(
                 Kernel::PcieNotAwaited {
                     at: span,
@@ -2414,7 +2421,7 @@ impl Builder<'_> {
         }
         if awaited
             && matches!(self.model.kind, FnKind::Device { .. })
-            && (dma == Some("tdma") || !is_async)
+            && (dma == Some(Dma::Tensor) || !is_async)
         {
             self.model.problems.push(
                 Kernel::AwaitedInDevice {
