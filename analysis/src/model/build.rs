@@ -241,7 +241,7 @@ fn dtype_of(arg: &ast::GenericArg) -> Option<Dtype> {
     let ast::Type::PathType(p) = ta.ty()? else {
         return None;
     };
-    Dtype::from_name(&p.path()?.segment()?.name_ref()?.text())
+    Dtype::from_name(p.path()?.segment()?.name_ref()?.text())
 }
 
 /// A mapping argument: `m![...]`, an alias name or `{ Alias }`; `_` and generics are unknown.
@@ -662,7 +662,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
         let Some(name_ref) = m.name_ref() else {
             continue;
         };
-        let method = Method::from_name(&name_ref.text());
+        let method = Method::from_name(name_ref.text());
         let Some(buf) = m
             .receiver()
             .and_then(|r| var_name(&r))
@@ -1382,8 +1382,8 @@ impl Builder<'_> {
         // A `fetch()` without a written element type takes it from what the chain's result is
         // declared as (rustc infers the cast from the annotation or the return type), when every
         // step after it keeps the element type.
-        if let Some(want) = &exp.dtype
-            && ty.dtype.as_ref() != Some(want)
+        if let Some(want) = exp.dtype
+            && ty.dtype != Some(want)
             && let Some(f) = steps.iter().rposition(|s| s.method == Method::Fetch)
             && written(&steps[f], 0).is_none()
             && steps[f + 1..].iter().all(|s| s.keep.contains(&Slot::D))
@@ -1392,13 +1392,13 @@ impl Builder<'_> {
                 if k > 0
                     && let Some(i) = s.input.as_mut()
                 {
-                    i.dtype = Some(want.clone());
+                    i.dtype = Some(want);
                 }
                 if let Some(o) = s.output.as_mut() {
-                    o.dtype = Some(want.clone());
+                    o.dtype = Some(want);
                 }
             }
-            ty.dtype = Some(want.clone());
+            ty.dtype = Some(want);
         }
         if ty.dtype.is_none() {
             ty.dtype = exp.dtype;
@@ -1648,7 +1648,7 @@ impl Builder<'_> {
             .descendants()
             .filter_map(ast::MethodCallExpr::cast)
         {
-            let Some(method) = m.name_ref().map(|n| Method::from_name(&n.text())) else {
+            let Some(method) = m.name_ref().map(|n| Method::from_name(n.text())) else {
                 continue;
             };
             let device = method
@@ -2512,7 +2512,7 @@ fn passes_a_chain(e: &ast::Expr) -> bool {
     while let Some(x) = cur {
         cur = match x {
             ast::Expr::MethodCallExpr(m) => {
-                let method = m.name_ref().map(|n| Method::from_name(&n.text()));
+                let method = m.name_ref().map(|n| Method::from_name(n.text()));
                 let transfer = method.as_ref().and_then(Method::transfer);
                 // A device engine, or a DMA transfer (`to_dm`, `to_hbm`, `to_host`).
                 let dma = matches!(method, Some(Method::ToDm | Method::ToHbm | Method::ToHost));
