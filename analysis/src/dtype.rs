@@ -5,12 +5,12 @@
 
 /// Declares [`Dtype`] from its variants, their names and their widths in bits.
 macro_rules! dtypes {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal, $bits:literal;)*) => {
+    ($($variant:ident = $name:literal, $bits:literal;)*) => {
         /// An element type, by the name a kernel writes (`f8`, the manual's shorthand, is its own
         /// variant so it prints as written; [`Dtype::canonical`] measures it as `f8e4m3`).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Dtype {
-            $($(#[$doc])* $variant,)*
+            $($variant,)*
         }
 
         impl Dtype {
@@ -39,22 +39,12 @@ macro_rules! dtypes {
     };
 }
 
+// Integers (i5 and i9 are fetch-adapter conversion targets only, L1962-L1977), then the
+// floats: `f8` is the manual's shorthand for either 8-bit format (constraints.md §22 A-14).
 dtypes! {
-    I4 = "i4", 4;
-    /// A fetch-adapter conversion target only (L1962-L1977).
-    I5 = "i5", 5;
-    I8 = "i8", 8;
-    /// The manual's shorthand for an 8-bit float: either format (constraints.md §22 A-14).
-    F8 = "f8", 8;
-    F8e4m3 = "f8e4m3", 8;
-    F8e5m2 = "f8e5m2", 8;
-    /// A fetch-adapter conversion target only (L1962-L1977).
-    I9 = "i9", 9;
-    I16 = "i16", 16;
-    Bf16 = "bf16", 16;
-    F16 = "f16", 16;
-    I32 = "i32", 32;
-    F32 = "f32", 32;
+    I4 = "i4", 4; I5 = "i5", 5; I8 = "i8", 8; I9 = "i9", 9; I16 = "i16", 16; I32 = "i32", 32;
+    F8 = "f8", 8; F8e4m3 = "f8e4m3", 8; F8e5m2 = "f8e5m2", 8;
+    Bf16 = "bf16", 16; F16 = "f16", 16; F32 = "f32", 32;
 }
 
 impl std::fmt::Display for Dtype {

@@ -300,9 +300,75 @@ fn vec_stage(stage: VeStage) -> fn(Kind) -> Option<Kind> {
     }
 }
 
+/// A Vector Engine method's transfer rule: to the typestate `stage`, with the turbofish and the
+/// slots kept of its kind.
+fn vector(method: &Method, stage: VeStage) -> Transfer {
+    let (generics, keep): (&'static [Slot], &'static [Slot]) = match (stage, method) {
+        (VeStage::Pair, _) => (&[Other, Other, Time], &[D, Chip, Cluster, Slice, Packet]),
+        (VeStage::InterSliceReduce, _) => (&[Slice, Time], &[D, Chip, Cluster, Packet]),
+        (VeStage::FxpToFp | VeStage::FpToFxp, _) => (&[], &[Chip, Cluster, Slice, Time, Packet]),
+        (VeStage::Narrow, Method::VectorTrimWay4) | (VeStage::Widen, Method::VectorPadWay8) => {
+            (&[Packet], &[D, Chip, Cluster, Slice, Time])
+        }
+        (VeStage::Narrow | VeStage::Widen, _) => (&[Time, Packet], SPATIAL),
+        (VeStage::IntraSliceReduce, _) => (&[Other, Time, Packet], SPATIAL),
+        _ => (&[], ALL_STREAM),
+    };
+    Transfer {
+        engine: Engine::Vector,
+        recv: Recv::Tensor,
+        output: vec_stage(stage),
+        generics,
+        keep,
+        is_async: false,
+        address_arg: None,
+    }
+}
+
 impl Method {
+    /// The Vector Engine typestate this method moves a stream to (api.md §3.4, L4733-L4747);
+    /// `None` for `vector_stash` (which keeps it) and the methods of other engines.
+    pub fn ve_stage(&self) -> Option<VeStage> {
+        Some(match self {
+            Method::VectorInit => VeStage::Init,
+            Method::VectorIntraSliceBranch => VeStage::Branch,
+            Method::VectorIntraSliceUnzip => VeStage::Pair,
+            Method::VectorInterSliceReduce => VeStage::InterSliceReduce,
+            Method::VectorLogic | Method::VectorLogicWithMode => VeStage::Logic,
+            Method::VectorFxp
+            | Method::VectorFxpWithMode
+            | Method::VectorFxpZip
+            | Method::VectorFxpZipWithMode => VeStage::Fxp,
+            Method::VectorFxpToFp => VeStage::FxpToFp,
+            Method::VectorSplit | Method::VectorTrimWay4 => VeStage::Narrow,
+            Method::VectorFpUnary
+            | Method::VectorFpUnaryWithMode
+            | Method::VectorFpBinary
+            | Method::VectorFpBinaryWithMode
+            | Method::VectorFpTernary
+            | Method::VectorFpTernaryWithMode
+            | Method::VectorFpZip
+            | Method::VectorFpZipWithMode => VeStage::Fp,
+            Method::VectorIntraSliceReduce => VeStage::IntraSliceReduce,
+            Method::VectorFpDiv => VeStage::FpDiv,
+            Method::VectorConcat | Method::VectorPadWay8 => VeStage::Widen,
+            Method::VectorFpToFxp => VeStage::FpToFxp,
+            Method::VectorClip
+            | Method::VectorClipZip
+            | Method::VectorClipWithMode
+            | Method::VectorClipZipWithMode => VeStage::Clip,
+            Method::VectorFilter => VeStage::Filter,
+            Method::VectorFinal => VeStage::Final,
+            _ => return None,
+        })
+    }
+
     /// The method's transfer rule; `None` for a method the model does not know.
     pub fn transfer(&self) -> Option<Transfer> {
+        // The Vector Engine (api.md §3.4): typestates move forward; VEC rules check the order.
+        if let Some(stage) = self.ve_stage() {
+            return Some(vector(self, stage));
+        }
         let m = match self {
             // Host and DMA (api.md §3.1, §3.2).
             Method::ToHbm => method!(
@@ -498,108 +564,6 @@ impl Method {
                 [],
                 SPATIAL
             ),
-            // The Vector Engine (api.md §3.4): typestates move forward; VEC rules check the order.
-            Method::VectorInit => method!(Vector, Tensor, vec_stage(VeStage::Init), [], ALL_STREAM),
-            Method::VectorIntraSliceBranch => {
-                method!(Vector, Tensor, vec_stage(VeStage::Branch), [], ALL_STREAM)
-            }
-            Method::VectorIntraSliceUnzip => method!(
-                Vector,
-                Tensor,
-                vec_stage(VeStage::Pair),
-                [Other, Other, Time],
-                &[D, Chip, Cluster, Slice, Packet]
-            ),
-            Method::VectorInterSliceReduce => method!(
-                Vector,
-                Tensor,
-                vec_stage(VeStage::InterSliceReduce),
-                [Slice, Time],
-                &[D, Chip, Cluster, Packet]
-            ),
-            Method::VectorLogic | Method::VectorLogicWithMode => {
-                method!(Vector, Tensor, vec_stage(VeStage::Logic), [], ALL_STREAM)
-            }
-            Method::VectorFxp | Method::VectorFxpWithMode => {
-                method!(Vector, Tensor, vec_stage(VeStage::Fxp), [], ALL_STREAM)
-            }
-            Method::VectorFxpZip | Method::VectorFxpZipWithMode => {
-                method!(Vector, Tensor, vec_stage(VeStage::Fxp), [], ALL_STREAM)
-            }
-            Method::VectorFxpToFp => method!(
-                Vector,
-                Tensor,
-                vec_stage(VeStage::FxpToFp),
-                [],
-                &[Chip, Cluster, Slice, Time, Packet]
-            ),
-            Method::VectorSplit => method!(
-                Vector,
-                Tensor,
-                vec_stage(VeStage::Narrow),
-                [Time, Packet],
-                SPATIAL
-            ),
-            Method::VectorTrimWay4 => method!(
-                Vector,
-                Tensor,
-                vec_stage(VeStage::Narrow),
-                [Packet],
-                &[D, Chip, Cluster, Slice, Time]
-            ),
-            Method::VectorFpUnary
-            | Method::VectorFpUnaryWithMode
-            | Method::VectorFpBinary
-            | Method::VectorFpBinaryWithMode
-            | Method::VectorFpTernary
-            | Method::VectorFpTernaryWithMode
-            | Method::VectorFpZip
-            | Method::VectorFpZipWithMode => {
-                method!(Vector, Tensor, vec_stage(VeStage::Fp), [], ALL_STREAM)
-            }
-            Method::VectorIntraSliceReduce => method!(
-                Vector,
-                Tensor,
-                vec_stage(VeStage::IntraSliceReduce),
-                [Other, Time, Packet],
-                SPATIAL
-            ),
-            Method::VectorFpDiv => {
-                method!(Vector, Tensor, vec_stage(VeStage::FpDiv), [], ALL_STREAM)
-            }
-            Method::VectorConcat => method!(
-                Vector,
-                Tensor,
-                vec_stage(VeStage::Widen),
-                [Time, Packet],
-                SPATIAL
-            ),
-            Method::VectorPadWay8 => method!(
-                Vector,
-                Tensor,
-                vec_stage(VeStage::Widen),
-                [Packet],
-                &[D, Chip, Cluster, Slice, Time]
-            ),
-            Method::VectorFpToFxp => method!(
-                Vector,
-                Tensor,
-                vec_stage(VeStage::FpToFxp),
-                [],
-                &[Chip, Cluster, Slice, Time, Packet]
-            ),
-            Method::VectorClip
-            | Method::VectorClipZip
-            | Method::VectorClipWithMode
-            | Method::VectorClipZipWithMode => {
-                method!(Vector, Tensor, vec_stage(VeStage::Clip), [], ALL_STREAM)
-            }
-            Method::VectorFilter => {
-                method!(Vector, Tensor, vec_stage(VeStage::Filter), [], ALL_STREAM)
-            }
-            Method::VectorFinal => {
-                method!(Vector, Tensor, vec_stage(VeStage::Final), [], ALL_STREAM)
-            }
             Method::VectorStash => method!(
                 Vector,
                 Tensor,
@@ -608,7 +572,8 @@ impl Method {
                 ALL_STREAM
             ),
             // A buffer's `read`/`write` in a helper's body (`BufTensor`): not a chain transfer.
-            Method::Read | Method::Write | Method::Other(_) => return None,
+            // (The other Vector Engine methods are answered above.)
+            _ => return None,
         };
         Some(m)
     }

@@ -295,35 +295,9 @@ pub const RULES: &[Rule] = &[
 /// The intra-slice stage a method belongs to (L4733-L4747); `None` for the block entries
 /// other than Branch, `vector_stash` and non-vector methods.
 fn stage_of(method: &Method) -> Option<VeStage> {
-    Some(match method {
-        Method::VectorIntraSliceBranch => VeStage::Branch,
-        Method::VectorLogic | Method::VectorLogicWithMode => VeStage::Logic,
-        Method::VectorFxp
-        | Method::VectorFxpWithMode
-        | Method::VectorFxpZip
-        | Method::VectorFxpZipWithMode => VeStage::Fxp,
-        Method::VectorFxpToFp => VeStage::FxpToFp,
-        Method::VectorSplit | Method::VectorTrimWay4 => VeStage::Narrow,
-        Method::VectorFpUnary
-        | Method::VectorFpUnaryWithMode
-        | Method::VectorFpBinary
-        | Method::VectorFpBinaryWithMode
-        | Method::VectorFpTernary
-        | Method::VectorFpTernaryWithMode
-        | Method::VectorFpZip
-        | Method::VectorFpZipWithMode => VeStage::Fp,
-        Method::VectorIntraSliceReduce => VeStage::IntraSliceReduce,
-        Method::VectorFpDiv => VeStage::FpDiv,
-        Method::VectorConcat | Method::VectorPadWay8 => VeStage::Widen,
-        Method::VectorFpToFxp => VeStage::FpToFxp,
-        Method::VectorClip
-        | Method::VectorClipZip
-        | Method::VectorClipWithMode
-        | Method::VectorClipZipWithMode => VeStage::Clip,
-        Method::VectorFilter => VeStage::Filter,
-        Method::VectorFinal => VeStage::Final,
-        _ => return None,
-    })
+    method
+        .ve_stage()
+        .filter(|s| !matches!(s, VeStage::Init | VeStage::Pair | VeStage::InterSliceReduce))
 }
 
 /// Position in the intra-slice pipeline (L4686-L4718); a two-group pair sits at Branch.
