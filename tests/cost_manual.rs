@@ -132,7 +132,7 @@ fn l4376_reduce_65536_elements_is_269_cycles_against_the_manuals_296() {
     let depth = RNGD
         .reducer_tree_depth
         .iter()
-        .find(|(d, _)| *d == "bf16")
+        .find(|(d, _)| d.as_str() == "bf16")
         .map(|&(_, n)| u64::from(n))
         .expect("bf16 depth");
     let model = depth + 8 + RNGD.slices * RNGD.xsl_tail_cycles_per_slice;

@@ -495,9 +495,9 @@ fn call_hover(step: &Step, range: Span, cost: Option<crate::sim::OpCost>) -> Hov
     Hover {
         range,
         content: HoverContent::Call {
-            method: step.method.clone(),
+            method: step.method.to_string(),
             engine: step.engine.map(|e| e.name().to_string()),
-            context: step.context.map(|c| format!("{c:?}").to_lowercase()),
+            context: step.context.map(|c| c.as_str().to_string()),
             input: ty(&step.input),
             output: ty(&step.output),
             cost,
@@ -512,10 +512,9 @@ fn mapping_hover(ty: &TensorTy, offset: u32, shift: u32) -> Option<Hover> {
         };
         if span.start <= offset && offset < span.end {
             let layout = mv.layout.as_deref()?;
-            let element = ty.dtype.as_ref().and_then(|d| {
-                let bits = crate::model::types::dtype_bits(d)?;
-                Some((d.clone(), crate::derive::bytes(layout.size, bits)))
-            });
+            let element = ty
+                .dtype
+                .map(|d| (d.to_string(), crate::derive::bytes(layout.size, d.bits())));
             return Some(Hover {
                 range: span,
                 content: mapping_content(&mv.text, layout, element),

@@ -8,6 +8,7 @@ pub mod config;
 pub mod db;
 pub mod derive;
 pub mod diagnostic;
+pub mod dtype;
 pub mod line_index;
 pub mod mapping;
 pub mod model;

@@ -1,6 +1,8 @@
 //! The hardware description: every number of the RNGD chip that a rule or a derivation uses,
 //! once, with the manual line it comes from. Rules read `Target`, never literals.
 
+use crate::dtype::Dtype::{self, *};
+
 /// One chip generation's numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
@@ -26,7 +28,7 @@ pub struct Target {
     pub flit_bytes: u64,
     /// Cast Engine precision lowerings `(D1, D2)`: i32 to i4/i8/i16, f32 to f8e5m2/f8e4m3/f16/bf16
     /// (L6776-L6779); the input must be a `VeScalar` (i32/f32, L6759).
-    pub cast_pairs: &'static [(&'static str, &'static str)],
+    pub cast_pairs: &'static [(Dtype, Dtype)],
     /// Transpose Engine geometry per element width (L6877-L6883, L6859-L6871).
     pub transpose_geometry: &'static [TransposeGeometry],
     /// Columns of each of the two transpose buffers, `num_buffer_cols`: double buffering iff
@@ -34,13 +36,13 @@ pub struct Target {
     pub transpose_buffer_cols: u64,
     /// Fetch-adapter type conversions `(D, D2)` besides the identity (L1962-L1971; RNGD-S adds
     /// more, L1972-L1977).
-    pub fetch_casts: &'static [(&'static str, &'static str)],
+    pub fetch_casts: &'static [(Dtype, Dtype)],
     /// The fetch output packet must be a multiple of this many bytes (L1711-L1716, L1723).
     pub fetch_align_bytes: u64,
     /// DM write addresses (and HBM-to-DM read/write addresses) align to this many bytes (L2425-L2427).
     pub dma_dm_align_bytes: u64,
-    /// Element types the DMA engine moves (L2525).
-    pub dma_dtypes: &'static [&'static str],
+    /// Element types the DMA engine moves (L2525; the manual spells f16 `fp16`).
+    pub dma_dtypes: &'static [Dtype],
     /// Largest DMA packet (`stride0`), bytes: 256 AXI beats of 16 bytes (L2428, L2512).
     pub dma_packet_max_bytes: u64,
     /// The DMA engine splits a packet into requests of this many bytes (L2469, L2594).
@@ -65,7 +67,7 @@ pub struct Target {
     /// Largest `last_dim_rightmost_valid_count` of fetch masking per DM dtype: 0-255 for 4-bit
     /// types, 0-31 for f32 (L1902; the stated 256-byte reason does not match, constraints.md
     /// §22 A-25, so the literal counts are enforced).
-    pub fetch_mask_valid_max: &'static [(&'static str, u64)],
+    pub fetch_mask_valid_max: &'static [(Dtype, u64)],
     /// Main-context commit sizes in bytes (L2232, L2328).
     pub commit_sizes_main: &'static [u64],
     /// Sub-context commit sizes in bytes (L2233, L2328).
@@ -84,7 +86,7 @@ pub struct Target {
     /// Stream Adapter Flit Buffer capacity in bytes (3 single-channel flits, L3928, L3951).
     pub flit_buffer_bytes: u64,
     /// Reducer input types and their reduction-tree depths (L3782, L4388, L4530-L4533).
-    pub reducer_tree_depth: &'static [(&'static str, u32)],
+    pub reducer_tree_depth: &'static [(Dtype, u32)],
     /// Reducer output columns per Row after the resize (L4398, L4531-L4532).
     pub reducer_columns: u64,
     /// Temporal accumulator registers per column: 8 rows x 32 columns x 4 = 1024 slots (L4409).
@@ -148,6 +150,18 @@ pub struct Target {
     pub switch_custom_setup_cycles: u64,
 }
 
+impl Target {
+    /// The Reducer's tree depth for an input type (`f8` as f8e4m3); `None` when the Reducer does
+    /// not take it.
+    pub fn tree_depth(&self, d: Dtype) -> Option<u32> {
+        let d = d.canonical();
+        self.reducer_tree_depth
+            .iter()
+            .find(|(n, _)| *n == d)
+            .map(|&(_, k)| k)
+    }
+}
+
 /// One row of the Transpose Engine's per-dtype table (L6877-L6883).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TransposeGeometry {
@@ -165,21 +179,21 @@ pub struct TransposeGeometry {
 
 /// Fetch-adapter conversions besides the identity: RNGD's ten (L1962-L1971), then the four
 /// RNGD-S adds, i4 -> i9, i16 -> i9 and both f8 formats -> bf16 (L1973-L1977).
-const FETCH_CASTS: &[(&str, &str)] = &[
-    ("i4", "i5"),
-    ("i4", "i32"),
-    ("i8", "i9"),
-    ("i8", "i32"),
-    ("i16", "i32"),
-    ("f8e4m3", "f32"),
-    ("f8e5m2", "f32"),
-    ("bf16", "f32"),
-    ("f16", "f32"),
-    ("f32", "bf16"),
-    ("i4", "i9"),
-    ("i16", "i9"),
-    ("f8e4m3", "bf16"),
-    ("f8e5m2", "bf16"),
+const FETCH_CASTS: &[(Dtype, Dtype)] = &[
+    (I4, I5),
+    (I4, I32),
+    (I8, I9),
+    (I8, I32),
+    (I16, I32),
+    (F8e4m3, F32),
+    (F8e5m2, F32),
+    (Bf16, F32),
+    (F16, F32),
+    (F32, Bf16),
+    (I4, I9),
+    (I16, I9),
+    (F8e4m3, Bf16),
+    (F8e5m2, Bf16),
 ];
 /// How many of [`FETCH_CASTS`] RNGD has.
 const RNGD_FETCH_CASTS: usize = 10;
@@ -197,13 +211,13 @@ pub const RNGD: Target = Target {
     vrf_bytes_per_slice: 8 * 1024,
     flit_bytes: 32,
     cast_pairs: &[
-        ("i32", "i4"),
-        ("i32", "i8"),
-        ("i32", "i16"),
-        ("f32", "f8e5m2"),
-        ("f32", "f8e4m3"),
-        ("f32", "f16"),
-        ("f32", "bf16"),
+        (I32, I4),
+        (I32, I8),
+        (I32, I16),
+        (F32, F8e5m2),
+        (F32, F8e4m3),
+        (F32, F16),
+        (F32, Bf16),
     ],
     transpose_geometry: &[
         TransposeGeometry {
@@ -239,9 +253,7 @@ pub const RNGD: Target = Target {
     fetch_casts: FETCH_CASTS.split_at(RNGD_FETCH_CASTS).0,
     fetch_align_bytes: 8,
     dma_dm_align_bytes: 8,
-    dma_dtypes: &[
-        "i4", "i8", "f8e4m3", "f8e5m2", "i16", "f16", "fp16", "bf16", "i32", "f32",
-    ],
+    dma_dtypes: &[I4, I8, F8e4m3, F8e5m2, I16, F16, Bf16, I32, F32],
     dma_packet_max_bytes: 4096,
     dma_request_bytes: 256,
     dma_startup_cycles: 500,
@@ -252,7 +264,7 @@ pub const RNGD: Target = Target {
     sequencer_entry_size: 65_536,
     fetch_sizes_main: &[1, 2, 4, 8, 16, 32],
     fetch_sizes_sub: &[4, 8],
-    fetch_mask_valid_max: &[("i4", 255), ("f32", 31)],
+    fetch_mask_valid_max: &[(I4, 255), (F32, 31)],
     commit_sizes_main: &[8, 16, 24, 32],
     commit_sizes_sub: &[8],
     ve_way8_lanes: 8,
@@ -261,13 +273,7 @@ pub const RNGD: Target = Target {
     isr_accumulator_slots: 8,
     mac_width_bytes: 64,
     flit_buffer_bytes: 96,
-    reducer_tree_depth: &[
-        ("i4", 7),
-        ("i8", 6),
-        ("f8e4m3", 6),
-        ("f8e5m2", 6),
-        ("bf16", 5),
-    ],
+    reducer_tree_depth: &[(I4, 7), (I8, 6), (F8e4m3, 6), (F8e5m2, 6), (Bf16, 5)],
     reducer_columns: 32,
     accumulator_registers: 4,
     reducer_output_bus: 8,

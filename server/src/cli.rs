@@ -242,8 +242,8 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
                             let allowed = d::fetch_size_choices(
                                 target,
                                 sub && op.kind == OpKind::Fetch,
-                                op.step.input.as_ref().and_then(|t| t.dtype.as_deref()),
-                                op.step.output.as_ref().and_then(|t| t.dtype.as_deref()),
+                                op.step.input.as_ref().and_then(|t| t.dtype),
+                                op.step.output.as_ref().and_then(|t| t.dtype),
                             );
                             let s = d::fetch_sizes(cfg, bits, &allowed);
                             (
@@ -302,17 +302,14 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
         // Collect's flit normalization (L3561-L3564): Time2/Packet2 as derived.
         for step in f.model.chains.iter().flat_map(|c| c.steps.iter()) {
             use visa_analysis::model::Slot;
-            if step.method != "collect" {
+            if step.method != visa_analysis::model::Method::Collect {
                 continue;
             }
             let Some(inp) = step.input.as_ref() else {
                 continue;
             };
             let layout = |s: Slot| inp.get(s).and_then(|m| m.layout.clone());
-            let bits = inp
-                .dtype
-                .as_deref()
-                .and_then(visa_analysis::model::types::dtype_bits);
+            let bits = inp.dtype.map(visa_analysis::model::Dtype::bits);
             let (Some(t), Some(p), Some(bits)) = (layout(Slot::Time), layout(Slot::Packet), bits)
             else {
                 continue;

@@ -10,7 +10,8 @@ fn ty_fields(ty: &TensorTy, out: &mut Map<String, Value>) {
     out.insert("tier".into(), ty.kind.tier().into());
     out.insert(
         "dtype".into(),
-        ty.dtype.clone().map_or(Value::Null, Value::String),
+        ty.dtype
+            .map_or(Value::Null, |d| Value::String(d.to_string())),
     );
     for slot in ty.kind.params() {
         if matches!(slot, Slot::D | Slot::Other) {
@@ -68,7 +69,7 @@ pub fn model_json(text: &str, analysis: &FileAnalysis) -> Value {
                     .iter()
                     .map(|s| {
                         let mut o = Map::new();
-                        o.insert("method".into(), s.method.clone().into());
+                        o.insert("method".into(), s.method.to_string().into());
                         o.insert("line".into(), line(*offset, s.span.start).into());
                         o.insert(
                             "engine".into(),

@@ -24,7 +24,6 @@ use super::sequencer::{Config, DeriveError, Direction, bytes, configure, contigu
 use crate::diagnostic::Span;
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
-use crate::model::types::dtype_bits;
 use crate::model::{FnModel, Kind, Slot, Step, TensorTy};
 use crate::target::Target;
 
@@ -421,7 +420,7 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
     let mut out = Vec::new();
     for chain in &model.chains {
         for step in &chain.steps {
-            if step.method != "to_dm" && step.method != "to_hbm" {
+            if !step.method.is_dm_hbm_dma() {
                 continue;
             }
             let (Some(i), Some(o)) = (step.input.as_ref(), step.output.as_ref()) else {
@@ -430,13 +429,7 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
             let (Some(src_media), Some(dst_media)) = (media(i), media(o)) else {
                 continue;
             };
-            let Some(bits) = i
-                .dtype
-                .as_deref()
-                .or(o.dtype.as_deref())
-                .map(|d| if d == "f8" { "f8e4m3" } else { d })
-                .and_then(dtype_bits)
-            else {
+            let Some(bits) = i.dtype.or(o.dtype).map(|d| d.canonical().bits()) else {
                 continue;
             };
             let (Some(src), Some(dst)) = (buffer(i, bits, target), buffer(o, bits, target)) else {

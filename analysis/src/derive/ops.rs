@@ -9,8 +9,7 @@ use crate::mapping::layout::Dim;
 use crate::mapping::lower::AxisEntry;
 use crate::mapping::{Layout, Scope, lower, parse};
 use crate::model::{
-    Engine, FnModel, Kind, MapVal, Slot, Step, TensorTy, TensorVar, Tu, slot_bytes,
-    types::dtype_bits,
+    Engine, FnModel, Kind, MapVal, Method, Slot, Step, TensorTy, TensorVar, Tu, slot_bytes,
 };
 use crate::target::Target;
 
@@ -102,7 +101,7 @@ fn layout(t: Option<&TensorTy>, s: Slot) -> Option<Layout> {
 }
 
 fn bits(t: Option<&TensorTy>) -> Option<u32> {
-    dtype_bits(t?.dtype.as_deref()?)
+    Some(t?.dtype?.bits())
 }
 
 /// The stream digits term by term as written (`m![C / 2, C % 2]` stays two entries, as the
@@ -155,11 +154,11 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<Op<'a>> {
     for chain in &model.chains {
         for step in &chain.steps {
             let (i, o) = (step.input.as_ref(), step.output.as_ref());
-            let kind = match (step.engine, step.method.as_str()) {
+            let kind = match (step.engine, &step.method) {
                 (Some(Engine::Fetch), _) => OpKind::Fetch,
                 (Some(Engine::Commit), _) => OpKind::Commit,
-                (None, "read") => OpKind::Read,
-                (None, "write") => OpKind::Write,
+                (None, Method::Read) => OpKind::Read,
+                (None, Method::Write) => OpKind::Write,
                 _ => continue,
             };
             let (buf, time, packet, b) = match kind {

@@ -3,7 +3,7 @@
 
 use crate::mapping::layout::{Dim, Factor};
 use crate::mapping::{Axis, Layout};
-use crate::model::types::dtype_bits;
+use crate::model::Dtype;
 use crate::target::Target;
 use std::fmt;
 
@@ -473,19 +473,13 @@ pub fn time_steps(cfg: &Config) -> u64 {
 pub fn fetch_size_choices(
     target: &Target,
     sub: bool,
-    from: Option<&str>,
-    to: Option<&str>,
+    from: Option<Dtype>,
+    to: Option<Dtype>,
 ) -> Vec<u64> {
-    fn canon(d: &str) -> &str {
-        if d == "f8" { "f8e4m3" } else { d }
-    }
-    let (fb, tb) = (
-        from.and_then(|d| dtype_bits(canon(d))),
-        to.and_then(|d| dtype_bits(canon(d))),
-    );
+    let (fb, tb) = (from.map(Dtype::bits), to.map(Dtype::bits));
     if sub {
         let subs = target.fetch_sizes_sub.iter().copied();
-        let pick = if from == Some("i4") && to == Some("i32") {
+        let pick = if from == Some(Dtype::I4) && to == Some(Dtype::I32) {
             subs.min()
         } else {
             subs.max()
@@ -856,13 +850,17 @@ mod tests {
         // L2000-L2021: a casting fetch's output stays within 32 bytes; sub context 4 bytes for
         // i4 -> i32, else 8.
         use crate::target::RNGD;
-        let main = |f, t| fetch_size_choices(&RNGD, false, Some(f), Some(t));
+        let main = |f: &str, t: &str| {
+            fetch_size_choices(&RNGD, false, Dtype::from_name(f), Dtype::from_name(t))
+        };
         assert_eq!(main("i8", "i32").last(), Some(&8));
         assert_eq!(main("i4", "i32").last(), Some(&4));
         assert_eq!(main("i8", "i8").last(), Some(&32));
         assert_eq!(main("bf16", "f32").last(), Some(&16));
         assert_eq!(main("f32", "bf16").last(), Some(&32));
-        let sub = |f, t| fetch_size_choices(&RNGD, true, Some(f), Some(t));
+        let sub = |f: &str, t: &str| {
+            fetch_size_choices(&RNGD, true, Dtype::from_name(f), Dtype::from_name(t))
+        };
         assert_eq!(sub("i4", "i32"), [4]);
         assert_eq!(sub("i8", "i32"), [8]);
         // L1980-L1994: i8 -> i32, A = 8: one 8-byte fetch makes the 32-byte i32 packet.

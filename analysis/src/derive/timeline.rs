@@ -6,7 +6,7 @@
 
 use crate::derive;
 use crate::diagnostic::Span;
-use crate::model::{Chain, Kind, Origin, Slot, Step, TensorVar, Tu, methods, types::dtype_bits};
+use crate::model::{Chain, Kind, Origin, Slot, Step, TensorVar, Tu};
 use std::collections::HashMap;
 
 /// One of the three resources the scheduler tracks (L7058-L7070).
@@ -109,7 +109,7 @@ fn step_footprint(step: &Step) -> Option<Footprint> {
 }
 
 fn footprint(ty: &crate::model::TensorTy, addr: u64) -> Option<Footprint> {
-    let bits = dtype_bits(ty.dtype.as_deref()?)?;
+    let bits = ty.dtype?.bits();
     let size = ty.get(Slot::Element)?.layout.as_deref()?.size;
     let len = derive::bytes(size, bits).div_ceil(8).checked_mul(8)?;
     Some(Footprint {
@@ -119,7 +119,8 @@ fn footprint(ty: &crate::model::TensorTy, addr: u64) -> Option<Footprint> {
 }
 
 fn address_span(step: &Step) -> Span {
-    methods::method(&step.method)
+    step.method
+        .transfer()
         .and_then(|m| m.address_arg)
         .and_then(|i| step.args.get(i))
         .map_or(step.span, |a| a.span)
@@ -127,9 +128,7 @@ fn address_span(step: &Step) -> Span {
 
 fn resource(chain: &Chain) -> Option<Resource> {
     for s in &chain.steps {
-        if matches!(s.method.as_str(), "to_dm" | "to_hbm")
-            && s.args.first().is_some_and(|a| a.text.contains("dma"))
-        {
+        if s.method.is_dm_hbm_dma() && s.args.first().is_some_and(|a| a.text.contains("dma")) {
             return Some(Resource::Dma);
         }
     }
@@ -314,11 +313,7 @@ impl<'a> Timeline<'a> {
     /// The DM address of the tensor a chain's `begin` reads, when it is placed.
     pub fn source_address(&self, node: usize) -> Option<u64> {
         let n = self.nodes.get(node)?;
-        let begin = n
-            .chain
-            .steps
-            .iter()
-            .find(|s| s.method.starts_with("begin"))?;
+        let begin = n.chain.steps.iter().find(|s| s.method.is_begin())?;
         let arg = begin.args.first()?;
         n.uses
             .iter()

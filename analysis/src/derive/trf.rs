@@ -3,7 +3,7 @@
 
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
-use crate::model::size_bytes;
+use crate::model::Dtype;
 
 /// The part of the TRF Element the TRF Sequencer reads contiguously each cycle.
 #[derive(Debug, PartialEq, Eq)]
@@ -69,9 +69,9 @@ pub fn read(packet: &Layout, e: &Layout) -> Option<TrfRead> {
 
 /// reg_read_size in bytes: the smallest power of two covering the packet's TRF data within the
 /// contiguous run; `Err(bytes)` with the data's bytes when no power of two fits.
-pub fn reg_read_size(read: &TrfRead, d: &str, mac: u64) -> Option<Result<u64, u64>> {
-    let lo = size_bytes(d, read.elems)?;
-    let hi = size_bytes(d, read.max_elems)?.min(mac);
+pub fn reg_read_size(read: &TrfRead, d: Dtype, mac: u64) -> Option<Result<u64, u64>> {
+    let lo = d.size_bytes(read.elems)?;
+    let hi = d.size_bytes(read.max_elems)?.min(mac);
     let reg = lo.checked_next_power_of_two()?;
     Some(if reg <= hi { Ok(reg) } else { Err(lo) })
 }

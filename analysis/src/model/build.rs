@@ -4,9 +4,9 @@
 //! [`Problem`] where the pipeline state is known.
 
 use super::consts::{self, path_key};
-use super::methods::{self, Engine, Recv};
+use super::methods::{Engine, Method, Recv};
 use super::problem::{Kernel, NotFollowed, Primitive, Problem, Unknown};
-use super::types::{Kind, MapVal, Slot, TensorTy, Tu, dtype_bits, widened};
+use super::types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu};
 use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
 use crate::diagnostic::Span;
 use crate::mapping::{self, Layout, Scope, parse};
@@ -99,6 +99,13 @@ fn span_of(r: TextRange) -> Span {
     Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize)
 }
 
+/// A DMA context: `ctx.pdma` (PCIe, host <-> HBM) or `ctx.tdma` (the Tensor DMA).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dma {
+    Pcie,
+    Tensor,
+}
+
 /// A value during evaluation.
 #[derive(Clone, Debug)]
 enum Val {
@@ -109,7 +116,7 @@ enum Val {
         engines: Vec<Engine>,
     },
     TuCtx(Tu),
-    Dma(&'static str),
+    Dma(Dma),
     /// `(a, b)`, or what a helper returning a tuple gives.
     Tuple(Vec<Val>),
     /// Values of one type: a slice, an array or a `Vec` of tensors (or of tuples holding
@@ -276,15 +283,14 @@ fn set_slot(t: &mut TensorTy, slot: Slot, arg: &ast::GenericArg, scope: &Scope) 
     }
 }
 
-fn dtype_of(arg: &ast::GenericArg) -> Option<String> {
+fn dtype_of(arg: &ast::GenericArg) -> Option<Dtype> {
     let ast::GenericArg::TypeArg(ta) = arg else {
         return None;
     };
     let ast::Type::PathType(p) = ta.ty()? else {
         return None;
     };
-    let name = p.path()?.segment()?.name_ref()?.text().to_string();
-    dtype_bits(&name).map(|_| name)
+    Dtype::from_name(p.path()?.segment()?.name_ref()?.text())
 }
 
 /// A mapping argument: `m![...]`, an alias name or `{ Alias }`; `_` and generics are unknown.
@@ -705,7 +711,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
         let Some(name_ref) = m.name_ref() else {
             continue;
         };
-        let name = name_ref.text().to_string();
+        let method = Method::from_name(name_ref.text());
         let Some(buf) = m
             .receiver()
             .and_then(|r| var_name(&r))
@@ -722,18 +728,18 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
             })
             .unwrap_or_default();
         let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
-        let (input, output) = match name.as_str() {
-            "read" => {
+        let (input, output) = match method {
+            Method::Read => {
                 let out = if generics.len() == 2 {
                     let mut t = stream_ty(None, generics.first(), generics.get(1));
-                    t.dtype = buf.dtype.clone();
+                    t.dtype = buf.dtype;
                     Some(t)
                 } else {
                     ret.clone()
                 };
                 (Some(buf.clone()), out)
             }
-            "write" => {
+            Method::Write => {
                 let s = args
                     .first()
                     .and_then(var_name)
@@ -751,7 +757,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
             receiver: m.receiver().and_then(|r| var_name(&r)),
             written_apart: false,
             steps: vec![Step {
-                method: name,
+                method,
                 span,
                 engine: None,
                 input,
@@ -1425,9 +1431,9 @@ impl Builder<'_> {
         // A `fetch()` without a written element type takes it from what the chain's result is
         // declared as (rustc infers the cast from the annotation or the return type), when every
         // step after it keeps the element type.
-        if let Some(want) = &exp.dtype
-            && ty.dtype.as_ref() != Some(want)
-            && let Some(f) = steps.iter().rposition(|s| s.method == "fetch")
+        if let Some(want) = exp.dtype
+            && ty.dtype != Some(want)
+            && let Some(f) = steps.iter().rposition(|s| s.method == Method::Fetch)
             && written(&steps[f], 0).is_none()
             && steps[f + 1..].iter().all(|s| s.keep.contains(&Slot::D))
         {
@@ -1435,16 +1441,16 @@ impl Builder<'_> {
                 if k > 0
                     && let Some(i) = s.input.as_mut()
                 {
-                    i.dtype = Some(want.clone());
+                    i.dtype = Some(want);
                 }
                 if let Some(o) = s.output.as_mut() {
-                    o.dtype = Some(want.clone());
+                    o.dtype = Some(want);
                 }
             }
-            ty.dtype = Some(want.clone());
+            ty.dtype = Some(want);
         }
         if ty.dtype.is_none() {
-            ty.dtype = exp.dtype.clone();
+            ty.dtype = exp.dtype;
         }
         for (slot, want) in &exp.maps {
             match ty.maps.get(slot) {
@@ -1485,7 +1491,7 @@ impl Builder<'_> {
             for s in &keep {
                 if *s == Slot::D {
                     if input.dtype.is_none() && out.dtype.is_some() {
-                        input.dtype = out.dtype.clone();
+                        input.dtype = out.dtype;
                         changed = true;
                     }
                 } else if let Some(v) = out.maps.get(s)
@@ -1504,7 +1510,7 @@ impl Builder<'_> {
                     prev.maps.entry(*s).or_insert_with(|| v.clone());
                 }
                 if prev.dtype.is_none() {
-                    prev.dtype = input.dtype.clone();
+                    prev.dtype = input.dtype;
                 }
             }
         }
@@ -1581,8 +1587,8 @@ impl Builder<'_> {
                 match field.as_str() {
                     "main" => Val::TuCtx(Tu::Main),
                     "sub" => Val::TuCtx(Tu::Sub),
-                    "pdma" => Val::Dma("pdma"),
-                    "tdma" => Val::Dma("tdma"),
+                    "pdma" => Val::Dma(Dma::Pcie),
+                    "tdma" => Val::Dma(Dma::Tensor),
                     _ => {
                         let recv = f.expr().map_or(Val::Unknown, |r| self.arg_expr(&r));
                         match recv {
@@ -1680,7 +1686,7 @@ impl Builder<'_> {
     /// An engine chain written inside a macro's arguments (read as expressions, as
     /// `assert!`, `dbg!` and `vec!` take them): a pass or a device DMA transfer from
     /// `ctx.main`/`ctx.sub` or a tensor variable. Its first engine method's name.
-    fn engine_chain_in(&self, tt: &ast::TokenTree) -> Option<String> {
+    fn engine_chain_in(&self, tt: &ast::TokenTree) -> Option<Method> {
         let text = tt.syntax().text().to_string();
         let inner = text.get(1..text.len().saturating_sub(1))?;
         let wrapped = format!("fn __visa_lint() {{ ({inner}); }}");
@@ -1691,12 +1697,13 @@ impl Builder<'_> {
             .descendants()
             .filter_map(ast::MethodCallExpr::cast)
         {
-            let Some(name) = m.name_ref().map(|n| n.text().to_string()) else {
+            let Some(method) = m.name_ref().map(|n| Method::from_name(n.text())) else {
                 continue;
             };
-            let device = methods::method(&name).is_some_and(|s| {
-                s.engine != Engine::Memory || matches!(s.name, "to_dm" | "to_hbm")
-            });
+            let device = method
+                .transfer()
+                .is_some_and(|s| s.engine != Engine::Memory)
+                || method.is_dm_hbm_dma();
             if !device {
                 continue;
             }
@@ -1718,7 +1725,7 @@ impl Builder<'_> {
                 .and_then(var_name)
                 .is_some_and(|v| matches!(self.vars.get(&v), Some(Val::Tensor { .. })));
             if from_context || from_tensor {
-                return Some(name);
+                return Some(method);
             }
         }
         None
@@ -1801,7 +1808,7 @@ impl Builder<'_> {
             self.not_analysed(NotFollowed::InMacro {
                 at,
                 name: name.to_string(),
-                method: method.to_string(),
+                method,
             });
         }
         if name == "vec" {
@@ -1993,6 +2000,7 @@ impl Builder<'_> {
             return Val::Unknown;
         };
         let name = name_ref.text().to_string();
+        let method = Method::from_name(&name);
         let span = span_of(name_ref.syntax().text_range());
         let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
         let val_args: Vec<Arg> = args.iter().map(|a| arg_of(a.syntax())).collect();
@@ -2008,8 +2016,9 @@ impl Builder<'_> {
         let arg_vals: Vec<Val> = args.iter().map(|a| self.arg_expr(a)).collect();
         // On a value not followed, or an array of tensors, the methods other types have too
         // (`Iterator::collect`, `Option::transpose`, `clone`) are not taken for engine calls.
-        let shared = matches!(name.as_str(), "clone" | "collect" | "transpose");
-        let spec = methods::method(&name)
+        let shared = name == "clone" || matches!(method, Method::Collect | Method::Transpose);
+        let spec = method
+            .transfer()
             .filter(|_| !(shared && matches!(recv, Val::Lost(_) | Val::Many { .. })));
         let Some(spec) = spec else {
             // A method of the crate's `impl` blocks on a value the model cannot type
@@ -2065,7 +2074,8 @@ impl Builder<'_> {
                 }
                 _ => {}
             }
-            if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_)) && !methods::is_std_method(&name)
+            if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_))
+                && !super::methods::is_std_method(&name)
             {
                 self.model.problems.push(
                     Unknown {
@@ -2075,7 +2085,7 @@ impl Builder<'_> {
                     .into(),
                 );
                 steps.push(Step {
-                    method: name.clone(),
+                    method,
                     span,
                     engine: None,
                     input: None,
@@ -2090,7 +2100,7 @@ impl Builder<'_> {
             }
             // A method of a value the model cannot type (`loader.load(ctx)`): what it gives
             // may be a tensor.
-            if matches!(recv, Val::Unknown) && !methods::is_std_method(&name) {
+            if matches!(recv, Val::Unknown) && !super::methods::is_std_method(&name) {
                 let what = format!("the result of `{}`", snippet(m.syntax()));
                 return Val::Lost(Construct::new(m.syntax(), what));
             }
@@ -2111,7 +2121,7 @@ impl Builder<'_> {
             self.lost_use(&c, span);
             return Val::Unknown;
         }
-        if matches!(spec.recv, Recv::TuContext | Recv::FirstArg) || name == "align" {
+        if matches!(spec.recv, Recv::TuContext | Recv::FirstArg) || method == Method::Align {
             let lost: Vec<Construct> = arg_vals
                 .iter()
                 .filter_map(|v| match v {
@@ -2151,11 +2161,11 @@ impl Builder<'_> {
                     }
                     return Val::Unknown;
                 };
-                if name == "begin_interleaved" {
+                if method == Method::BeginInterleaved {
                     self.check_interleave(&generics, &args, span);
                 }
                 let mut ty = TensorTy::new(Kind::Begin);
-                ty.dtype = src.dtype.clone();
+                ty.dtype = src.dtype;
                 for s in [Slot::Chip, Slot::Cluster, Slot::Slice] {
                     if let Some(v) = src.get(s) {
                         ty.maps.insert(s, v.clone());
@@ -2164,7 +2174,7 @@ impl Builder<'_> {
                 if let Some(v) = src.get(Slot::Element) {
                     ty.maps.insert(Slot::Packet, v.clone());
                 }
-                let time = if name == "begin_interleaved" {
+                let time = if method == Method::BeginInterleaved {
                     generics
                         .first()
                         .and_then(|g| interleave_axis(g, &self.scope))
@@ -2175,7 +2185,7 @@ impl Builder<'_> {
                     ty.maps.insert(Slot::Time, t);
                 }
                 steps.push(Step {
-                    method: name,
+                    method,
                     span,
                     engine: Some(Engine::Begin),
                     input: Some(src.clone()),
@@ -2203,9 +2213,9 @@ impl Builder<'_> {
 
         // The pipeline state machine.
         let Some(out_kind) = (spec.output)(input.kind) else {
-            self.order_error(&name, spec.engine, &input, span);
+            self.order_error(&method, spec.engine, &input, span);
             steps.push(Step {
-                method: name,
+                method,
                 span,
                 engine: Some(spec.engine),
                 input: Some(input),
@@ -2236,7 +2246,7 @@ impl Builder<'_> {
                 })
                 .map(|s| (s.method.clone(), s.span));
             self.context_rules(
-                &name,
+                &method,
                 spec.engine,
                 &input,
                 tu,
@@ -2249,13 +2259,13 @@ impl Builder<'_> {
                 engines.push(spec.engine);
             }
         } else {
-            self.dma_rules(&name, spec.is_async, awaited, &arg_vals, span);
+            self.dma_rules(&method, spec.is_async, awaited, &arg_vals, span);
         }
 
         let mut out = TensorTy::new(out_kind);
         for s in spec.keep {
             if *s == Slot::D {
-                out.dtype = input.dtype.clone();
+                out.dtype = input.dtype;
             } else if let Some(v) = input.get(*s) {
                 out.maps.insert(*s, v.clone());
             }
@@ -2263,11 +2273,11 @@ impl Builder<'_> {
         for (slot, g) in spec.generics.iter().zip(&generics) {
             set_slot(&mut out, *slot, g, &self.scope);
         }
-        match name.as_str() {
-            "contract" => out.dtype = input.dtype.as_deref().and_then(widened).map(str::to_string),
-            "vector_fxp_to_fp" => out.dtype = Some("f32".into()),
-            "vector_fp_to_fxp" => out.dtype = Some("i32".into()),
-            "align" => {
+        match method {
+            Method::Contract => out.dtype = input.dtype.and_then(Dtype::widened),
+            Method::VectorFxpToFp => out.dtype = Some(Dtype::F32),
+            Method::VectorFpToFxp => out.dtype = Some(Dtype::I32),
+            Method::Align => {
                 if !out.maps.contains_key(&Slot::Row)
                     && let Some(Val::Tensor { ty: trf, .. }) = arg_vals.first()
                     && let Some(r) = trf.get(Slot::Row)
@@ -2278,7 +2288,7 @@ impl Builder<'_> {
             _ => {}
         }
         steps.push(Step {
-            method: name,
+            method,
             span,
             engine: Some(spec.engine),
             input: Some(input),
@@ -2325,7 +2335,7 @@ impl Builder<'_> {
     }
 
     /// A method the receiver's pipeline position does not have.
-    fn order_error(&mut self, name: &str, engine: Engine, input: &TensorTy, span: Span) {
+    fn order_error(&mut self, method: &Method, engine: Engine, input: &TensorTy, span: Span) {
         let Some(at) = Engine::of_kind(input.kind) else {
             return;
         };
@@ -2337,9 +2347,9 @@ impl Builder<'_> {
                 engine,
                 Engine::Contraction | Engine::Vector | Engine::Cast | Engine::Transpose
             )
-            || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_trf")
-            || (matches!(input.kind, Kind::Fetch | Kind::Switch) && name == "to_vrf");
-        let method = name.to_string();
+            || (matches!(input.kind, Kind::Fetch | Kind::Switch)
+                && matches!(method, Method::ToTrf | Method::ToVrf));
+        let method = method.clone();
         let problem = if needs_collect {
             Kernel::NeedsCollect {
                 at: span,
@@ -2370,14 +2380,14 @@ impl Builder<'_> {
     #[allow(clippy::too_many_arguments)]
     fn context_rules(
         &mut self,
-        name: &str,
+        method: &Method,
         engine: Engine,
         input: &TensorTy,
         tu: Option<Tu>,
         engines: &[Engine],
         generics: &[ast::GenericArg],
         span: Span,
-        offender: Option<(String, Span)>,
+        offender: Option<(Method, Span)>,
     ) {
         if tu != Some(Tu::Sub) {
             return;
@@ -2392,7 +2402,7 @@ impl Builder<'_> {
                 self.model.problems.push(
                     Kernel::SubCompute {
                         at: span,
-                        method: name.to_string(),
+                        method: method.clone(),
                         engine,
                     }
                     .into(),
@@ -2408,13 +2418,13 @@ impl Builder<'_> {
                     .push(Kernel::SubCommitAfterCast { at: span, offender }.into());
             }
             Engine::Fetch => {
-                let casting = name == "fetch"
+                let casting = *method == Method::Fetch
                     && generics
                         .first()
                         .and_then(dtype_of)
-                        .zip(input.dtype.clone())
+                        .zip(input.dtype)
                         .is_some_and(|(d2, d)| d2 != d);
-                if name == "fetch_with_table" || casting {
+                if *method == Method::FetchWithTable || casting {
                     self.model
                         .problems
                         .push(Kernel::SubFetchAdapter { at: span, casting }.into());
@@ -2425,40 +2435,47 @@ impl Builder<'_> {
     }
 
     /// DMA contexts and `.await`.
-    fn dma_rules(&mut self, name: &str, is_async: bool, awaited: bool, args: &[Val], span: Span) {
+    fn dma_rules(
+        &mut self,
+        method: &Method,
+        is_async: bool,
+        awaited: bool,
+        args: &[Val],
+        span: Span,
+    ) {
         let host_side = matches!(self.model.kind, FnKind::Host | FnKind::Plain);
         let dma = args.iter().find_map(|a| match a {
             Val::Dma(d) => Some(*d),
             _ => None,
         });
-        match (name, dma) {
-            ("to_dm", Some("pdma")) => self
+        match (method, dma) {
+            (Method::ToDm, Some(Dma::Pcie)) => self
                 .model
                 .problems
                 .push(Kernel::DmOverPcie { at: span }.into()),
-            ("to_host", Some("tdma")) => self
+            (Method::ToHost, Some(Dma::Tensor)) => self
                 .model
                 .problems
                 .push(Kernel::HostOverTensorDma { at: span }.into()),
             _ => {}
         }
-        if is_async && dma == Some("pdma") && !awaited && host_side {
+        if is_async && dma == Some(Dma::Pcie) && !awaited && host_side {
             self.model.problems.push(
                 Kernel::PcieNotAwaited {
                     at: span,
-                    method: name.to_string(),
+                    method: method.clone(),
                 }
                 .into(),
             );
         }
         if awaited
             && matches!(self.model.kind, FnKind::Device { .. })
-            && (dma == Some("tdma") || !is_async)
+            && (dma == Some(Dma::Tensor) || !is_async)
         {
             self.model.problems.push(
                 Kernel::AwaitedInDevice {
                     at: span,
-                    method: name.to_string(),
+                    method: method.clone(),
                 }
                 .into(),
             );
@@ -2544,8 +2561,11 @@ fn passes_a_chain(e: &ast::Expr) -> bool {
     while let Some(x) = cur {
         cur = match x {
             ast::Expr::MethodCallExpr(m) => {
-                let engine = m.name_ref().and_then(|n| methods::method(n.text()));
-                if engine.is_some_and(|s| s.engine != Engine::Memory || s.name.starts_with("to_")) {
+                let method = m.name_ref().map(|n| Method::from_name(n.text()));
+                let transfer = method.as_ref().and_then(Method::transfer);
+                // A device engine, or a DMA transfer (`to_dm`, `to_hbm`, `to_host`).
+                let dma = matches!(method, Some(Method::ToDm | Method::ToHbm | Method::ToHost));
+                if transfer.is_some_and(|s| s.engine != Engine::Memory) || dma {
                     return true;
                 }
                 m.receiver()
@@ -2618,7 +2638,7 @@ fn join_elem(a: Val, b: Val) -> Option<Val> {
 /// Copies what `want` knows and `ty` does not.
 fn fill(ty: &mut TensorTy, want: &TensorTy) {
     if ty.dtype.is_none() {
-        ty.dtype = want.dtype.clone();
+        ty.dtype = want.dtype;
     }
     for (s, v) in &want.maps {
         ty.maps.entry(*s).or_insert_with(|| v.clone());

@@ -4,6 +4,167 @@
 
 use super::types::{Kind, Slot, VeStage};
 
+/// Declares [`Method`] from its variants and their names in `furiosa_visa_std`.
+macro_rules! methods {
+    ($($variant:ident = $name:literal,)*) => {
+        /// A method of a tensor chain, by name: one variant per method of the `furiosa_visa_std`
+        /// surface visa-lint models (each spelling its own, so messages print what was
+        /// written), and `Other` for any other name a chain calls (reported as unknown).
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum Method {
+            $($variant,)*
+            /// A method visa-lint does not model, as written.
+            Other(Box<str>),
+        }
+
+        impl Method {
+            /// The method called `name`; [`Method::Other`] for a name the model does not know.
+            pub fn from_name(name: &str) -> Method {
+                match name {
+                    $($name => Method::$variant,)*
+                    _ => Method::Other(name.into()),
+                }
+            }
+
+            /// The method's name, as written in a chain.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $(Method::$variant => $name,)*
+                    Method::Other(name) => name,
+                }
+            }
+        }
+    };
+}
+
+methods! {
+    ToHbm = "to_hbm",
+    ToHost = "to_host",
+    ToDm = "to_dm",
+    View = "view",
+    ViewMut = "view_mut",
+    Tile = "tile",
+    ParallelCopyChipSlice = "parallel_copy_chip_slice",
+    ParallelCopyClusterSlice = "parallel_copy_cluster_slice",
+    DmChipShuffle = "dm_chip_shuffle",
+    DmClusterShuffle = "dm_cluster_shuffle",
+    Begin = "begin",
+    BeginInterleaved = "begin_interleaved",
+    Fetch = "fetch",
+    FetchWithTable = "fetch_with_table",
+    FetchWithZeroPoint = "fetch_with_zero_point",
+    FetchWithZeroPoints = "fetch_with_zero_points",
+    Switch = "switch",
+    Collect = "collect",
+    ToTrf = "to_trf",
+    ToVrf = "to_vrf",
+    Align = "align",
+    Contract = "contract",
+    Accumulate = "accumulate",
+    Cast = "cast",
+    Transpose = "transpose",
+    Commit = "commit",
+    CommitView = "commit_view",
+    VectorInit = "vector_init",
+    VectorIntraSliceBranch = "vector_intra_slice_branch",
+    VectorIntraSliceUnzip = "vector_intra_slice_unzip",
+    VectorInterSliceReduce = "vector_inter_slice_reduce",
+    VectorLogic = "vector_logic",
+    VectorLogicWithMode = "vector_logic_with_mode",
+    VectorFxp = "vector_fxp",
+    VectorFxpWithMode = "vector_fxp_with_mode",
+    VectorFxpZip = "vector_fxp_zip",
+    VectorFxpZipWithMode = "vector_fxp_zip_with_mode",
+    VectorFxpToFp = "vector_fxp_to_fp",
+    VectorSplit = "vector_split",
+    VectorTrimWay4 = "vector_trim_way4",
+    VectorFpUnary = "vector_fp_unary",
+    VectorFpUnaryWithMode = "vector_fp_unary_with_mode",
+    VectorFpBinary = "vector_fp_binary",
+    VectorFpBinaryWithMode = "vector_fp_binary_with_mode",
+    VectorFpTernary = "vector_fp_ternary",
+    VectorFpTernaryWithMode = "vector_fp_ternary_with_mode",
+    VectorFpZip = "vector_fp_zip",
+    VectorFpZipWithMode = "vector_fp_zip_with_mode",
+    VectorIntraSliceReduce = "vector_intra_slice_reduce",
+    VectorFpDiv = "vector_fp_div",
+    VectorConcat = "vector_concat",
+    VectorPadWay8 = "vector_pad_way8",
+    VectorFpToFxp = "vector_fp_to_fxp",
+    VectorClip = "vector_clip",
+    VectorClipZip = "vector_clip_zip",
+    VectorClipWithMode = "vector_clip_with_mode",
+    VectorClipZipWithMode = "vector_clip_zip_with_mode",
+    VectorFilter = "vector_filter",
+    VectorFinal = "vector_final",
+    VectorStash = "vector_stash",
+    Read = "read",
+    Write = "write",
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Method {
+    /// A `fetch` of any spelling (`fetch`, `fetch_with_table`, `fetch_with_zero_point(s)`).
+    pub fn is_fetch(&self) -> bool {
+        matches!(
+            self,
+            Method::Fetch
+                | Method::FetchWithTable
+                | Method::FetchWithZeroPoint
+                | Method::FetchWithZeroPoints
+        )
+    }
+
+    /// `begin` or `begin_interleaved`.
+    pub fn is_begin(&self) -> bool {
+        matches!(self, Method::Begin | Method::BeginInterleaved)
+    }
+
+    /// `commit` or `commit_view`.
+    pub fn is_commit(&self) -> bool {
+        matches!(self, Method::Commit | Method::CommitView)
+    }
+
+    /// A Vector Engine op that takes its mode enum (`*_with_mode`, VEC-014).
+    pub fn is_with_mode(&self) -> bool {
+        matches!(
+            self,
+            Method::VectorLogicWithMode
+                | Method::VectorFxpWithMode
+                | Method::VectorFxpZipWithMode
+                | Method::VectorFpUnaryWithMode
+                | Method::VectorFpBinaryWithMode
+                | Method::VectorFpTernaryWithMode
+                | Method::VectorFpZipWithMode
+                | Method::VectorClipWithMode
+                | Method::VectorClipZipWithMode
+        )
+    }
+
+    /// A Vector Engine op that merges the two groups of `vector_intra_slice_unzip` (`*_zip`).
+    pub fn is_zip(&self) -> bool {
+        matches!(
+            self,
+            Method::VectorFxpZip
+                | Method::VectorFxpZipWithMode
+                | Method::VectorFpZip
+                | Method::VectorFpZipWithMode
+                | Method::VectorClipZip
+                | Method::VectorClipZipWithMode
+        )
+    }
+
+    /// A DMA transfer between HBM and DM: `to_dm` or `to_hbm`.
+    pub fn is_dm_hbm_dma(&self) -> bool {
+        matches!(self, Method::ToDm | Method::ToHbm)
+    }
+}
+
 /// The Tensor Unit's engines in hardware order (KRN-001), plus the memory operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Engine {
@@ -66,8 +227,7 @@ pub enum Recv {
 
 /// A method's transfer rule.
 #[derive(Clone, Copy, Debug)]
-pub struct Method {
-    pub name: &'static str,
+pub struct Transfer {
     pub engine: Engine,
     pub recv: Recv,
     /// The output kind for a receiver kind; `None` if the receiver kind does not have this method.
@@ -95,12 +255,11 @@ fn committable(k: Kind) -> bool {
 }
 
 macro_rules! method {
-    ($name:literal, $engine:ident, $recv:ident, $out:expr, [$($g:ident),*], $keep:expr) => {
-        method!($name, $engine, $recv, $out, [$($g),*], $keep, false, None)
+    ($engine:ident, $recv:ident, $out:expr, [$($g:ident),*], $keep:expr) => {
+        method!($engine, $recv, $out, [$($g),*], $keep, false, None)
     };
-    ($name:literal, $engine:ident, $recv:ident, $out:expr, [$($g:ident),*], $keep:expr, $async:expr, $addr:expr) => {
-        Method {
-            name: $name,
+    ($engine:ident, $recv:ident, $out:expr, [$($g:ident),*], $keep:expr, $async:expr, $addr:expr) => {
+        Transfer {
             engine: Engine::$engine,
             recv: Recv::$recv,
             output: $out,
@@ -141,404 +300,283 @@ fn vec_stage(stage: VeStage) -> fn(Kind) -> Option<Kind> {
     }
 }
 
-/// Looks a method up by name.
-pub fn method(name: &str) -> Option<Method> {
-    let m = match name {
-        // Host and DMA (api.md §3.1, §3.2).
-        "to_hbm" => method!(
-            "to_hbm",
-            Memory,
-            Tensor,
-            |k| match k {
-                Kind::Host | Kind::Dm => Some(Kind::Hbm),
-                _ => None,
-            },
-            [],
-            &[D],
-            true,
-            Some(1)
-        ),
-        "to_host" => method!(
-            "to_host",
-            Memory,
-            Tensor,
-            |k| (k == Kind::Hbm).then_some(Kind::Host),
-            [Mapping],
-            &[D],
-            true,
-            None
-        ),
-        "to_dm" => method!(
-            "to_dm",
-            Memory,
-            Tensor,
-            |k| matches!(k, Kind::Hbm | Kind::HbmView).then_some(Kind::Dm),
-            [Cluster, Slice, Element],
-            &[D, Chip],
-            false,
-            Some(1)
-        ),
-        "view" => method!(
-            "view",
-            Memory,
-            Tensor,
-            |k| match k {
-                Kind::Hbm | Kind::HbmView => Some(Kind::HbmView),
-                Kind::Dm | Kind::DmView => Some(Kind::DmView),
-                _ => None,
-            },
-            [],
-            &[D, Chip, Cluster, Slice, Element]
-        ),
-        "view_mut" => method!(
-            "view_mut",
-            Memory,
-            Tensor,
-            |k| matches!(k, Kind::Dm).then_some(Kind::DmViewMut),
-            [],
-            &[D, Chip, Cluster, Slice, Element]
-        ),
-        "tile" => method!(
-            "tile",
-            Memory,
-            Tensor,
-            |k| matches!(k, Kind::HbmView | Kind::DmView).then_some(k),
-            [Other, Other, Element],
-            &[D, Chip, Cluster, Slice]
-        ),
-        // Copies between DM tensors run by a context on its first argument (the library's
-        // context.rs): the result keeps the input's Chip, Cluster and Slice; a slice copy
-        // takes its Element from the fourth type parameter (`<N, AxisToSlice,
-        // AxisSlicedElement, Element2, D, Chip, Cluster, Slice, Element>`), a shuffle keeps
-        // the input's (`<D, N, Chip, Cluster, Slice, Element>`).
-        "parallel_copy_chip_slice" | "parallel_copy_cluster_slice" => method!(
-            "parallel_copy_slice",
-            Memory,
-            FirstArg,
-            |k| matches!(k, Kind::DmView | Kind::Dm).then_some(Kind::Dm),
-            [Other, Other, Other, Element, D, Chip, Cluster, Slice, Other],
-            &[D, Chip, Cluster, Slice]
-        ),
-        "dm_chip_shuffle" | "dm_cluster_shuffle" => method!(
-            "dm_shuffle",
-            Memory,
-            FirstArg,
-            |k| matches!(k, Kind::DmView | Kind::Dm).then_some(Kind::Dm),
-            [D, Other, Chip, Cluster, Slice, Element],
-            &[D, Chip, Cluster, Slice, Element]
-        ),
-        // The Tensor Unit pipeline (api.md §3.3).
-        "begin" => method!("begin", Begin, TuContext, |_| Some(Kind::Begin), [], &[]),
-        "begin_interleaved" => method!(
-            "begin_interleaved",
-            Begin,
-            TuContext,
-            |_| Some(Kind::Begin),
-            [Other],
-            &[]
-        ),
-        "fetch" => method!(
-            "fetch",
-            Fetch,
-            Tensor,
-            |k| (k == Kind::Begin).then_some(Kind::Fetch),
-            [D, Time, Packet],
-            &[D, Chip, Cluster, Slice]
-        ),
-        "fetch_with_table" | "fetch_with_zero_point" | "fetch_with_zero_points" => {
-            method!(
-                "fetch_with",
+/// A Vector Engine method's transfer rule: to the typestate `stage`, with the turbofish and the
+/// slots kept of its kind.
+fn vector(method: &Method, stage: VeStage) -> Transfer {
+    let (generics, keep): (&'static [Slot], &'static [Slot]) = match (stage, method) {
+        (VeStage::Pair, _) => (&[Other, Other, Time], &[D, Chip, Cluster, Slice, Packet]),
+        (VeStage::InterSliceReduce, _) => (&[Slice, Time], &[D, Chip, Cluster, Packet]),
+        (VeStage::FxpToFp | VeStage::FpToFxp, _) => (&[], &[Chip, Cluster, Slice, Time, Packet]),
+        (VeStage::Narrow, Method::VectorTrimWay4) | (VeStage::Widen, Method::VectorPadWay8) => {
+            (&[Packet], &[D, Chip, Cluster, Slice, Time])
+        }
+        (VeStage::Narrow | VeStage::Widen, _) => (&[Time, Packet], SPATIAL),
+        (VeStage::IntraSliceReduce, _) => (&[Other, Time, Packet], SPATIAL),
+        _ => (&[], ALL_STREAM),
+    };
+    Transfer {
+        engine: Engine::Vector,
+        recv: Recv::Tensor,
+        output: vec_stage(stage),
+        generics,
+        keep,
+        is_async: false,
+        address_arg: None,
+    }
+}
+
+impl Method {
+    /// The Vector Engine typestate this method moves a stream to (api.md §3.4, L4733-L4747);
+    /// `None` for `vector_stash` (which keeps it) and the methods of other engines.
+    pub fn ve_stage(&self) -> Option<VeStage> {
+        Some(match self {
+            Method::VectorInit => VeStage::Init,
+            Method::VectorIntraSliceBranch => VeStage::Branch,
+            Method::VectorIntraSliceUnzip => VeStage::Pair,
+            Method::VectorInterSliceReduce => VeStage::InterSliceReduce,
+            Method::VectorLogic | Method::VectorLogicWithMode => VeStage::Logic,
+            Method::VectorFxp
+            | Method::VectorFxpWithMode
+            | Method::VectorFxpZip
+            | Method::VectorFxpZipWithMode => VeStage::Fxp,
+            Method::VectorFxpToFp => VeStage::FxpToFp,
+            Method::VectorSplit | Method::VectorTrimWay4 => VeStage::Narrow,
+            Method::VectorFpUnary
+            | Method::VectorFpUnaryWithMode
+            | Method::VectorFpBinary
+            | Method::VectorFpBinaryWithMode
+            | Method::VectorFpTernary
+            | Method::VectorFpTernaryWithMode
+            | Method::VectorFpZip
+            | Method::VectorFpZipWithMode => VeStage::Fp,
+            Method::VectorIntraSliceReduce => VeStage::IntraSliceReduce,
+            Method::VectorFpDiv => VeStage::FpDiv,
+            Method::VectorConcat | Method::VectorPadWay8 => VeStage::Widen,
+            Method::VectorFpToFxp => VeStage::FpToFxp,
+            Method::VectorClip
+            | Method::VectorClipZip
+            | Method::VectorClipWithMode
+            | Method::VectorClipZipWithMode => VeStage::Clip,
+            Method::VectorFilter => VeStage::Filter,
+            Method::VectorFinal => VeStage::Final,
+            _ => return None,
+        })
+    }
+
+    /// The method's transfer rule; `None` for a method the model does not know.
+    pub fn transfer(&self) -> Option<Transfer> {
+        // The Vector Engine (api.md §3.4): typestates move forward; VEC rules check the order.
+        if let Some(stage) = self.ve_stage() {
+            return Some(vector(self, stage));
+        }
+        let m = match self {
+            // Host and DMA (api.md §3.1, §3.2).
+            Method::ToHbm => method!(
+                Memory,
+                Tensor,
+                |k| match k {
+                    Kind::Host | Kind::Dm => Some(Kind::Hbm),
+                    _ => None,
+                },
+                [],
+                &[D],
+                true,
+                Some(1)
+            ),
+            Method::ToHost => method!(
+                Memory,
+                Tensor,
+                |k| (k == Kind::Hbm).then_some(Kind::Host),
+                [Mapping],
+                &[D],
+                true,
+                None
+            ),
+            Method::ToDm => method!(
+                Memory,
+                Tensor,
+                |k| matches!(k, Kind::Hbm | Kind::HbmView).then_some(Kind::Dm),
+                [Cluster, Slice, Element],
+                &[D, Chip],
+                false,
+                Some(1)
+            ),
+            Method::View => method!(
+                Memory,
+                Tensor,
+                |k| match k {
+                    Kind::Hbm | Kind::HbmView => Some(Kind::HbmView),
+                    Kind::Dm | Kind::DmView => Some(Kind::DmView),
+                    _ => None,
+                },
+                [],
+                &[D, Chip, Cluster, Slice, Element]
+            ),
+            Method::ViewMut => method!(
+                Memory,
+                Tensor,
+                |k| matches!(k, Kind::Dm).then_some(Kind::DmViewMut),
+                [],
+                &[D, Chip, Cluster, Slice, Element]
+            ),
+            Method::Tile => method!(
+                Memory,
+                Tensor,
+                |k| matches!(k, Kind::HbmView | Kind::DmView).then_some(k),
+                [Other, Other, Element],
+                &[D, Chip, Cluster, Slice]
+            ),
+            // Copies between DM tensors run by a context on its first argument (the library's
+            // context.rs): the result keeps the input's Chip, Cluster and Slice; a slice copy
+            // takes its Element from the fourth type parameter (`<N, AxisToSlice,
+            // AxisSlicedElement, Element2, D, Chip, Cluster, Slice, Element>`), a shuffle keeps
+            // the input's (`<D, N, Chip, Cluster, Slice, Element>`).
+            Method::ParallelCopyChipSlice | Method::ParallelCopyClusterSlice => method!(
+                Memory,
+                FirstArg,
+                |k| matches!(k, Kind::DmView | Kind::Dm).then_some(Kind::Dm),
+                [Other, Other, Other, Element, D, Chip, Cluster, Slice, Other],
+                &[D, Chip, Cluster, Slice]
+            ),
+            Method::DmChipShuffle | Method::DmClusterShuffle => method!(
+                Memory,
+                FirstArg,
+                |k| matches!(k, Kind::DmView | Kind::Dm).then_some(Kind::Dm),
+                [D, Other, Chip, Cluster, Slice, Element],
+                &[D, Chip, Cluster, Slice, Element]
+            ),
+            // The Tensor Unit pipeline (api.md §3.3).
+            Method::Begin => method!(Begin, TuContext, |_| Some(Kind::Begin), [], &[]),
+            Method::BeginInterleaved => {
+                method!(Begin, TuContext, |_| Some(Kind::Begin), [Other], &[])
+            }
+            Method::Fetch => method!(
                 Fetch,
                 Tensor,
                 |k| (k == Kind::Begin).then_some(Kind::Fetch),
+                [D, Time, Packet],
+                &[D, Chip, Cluster, Slice]
+            ),
+            Method::FetchWithTable | Method::FetchWithZeroPoint | Method::FetchWithZeroPoints => {
+                method!(
+                    Fetch,
+                    Tensor,
+                    |k| (k == Kind::Begin).then_some(Kind::Fetch),
+                    [],
+                    &[Chip, Cluster, Slice]
+                )
+            }
+            Method::Switch => method!(
+                Switch,
+                Tensor,
+                |k| (k == Kind::Fetch).then_some(Kind::Switch),
+                [Slice, Time],
+                &[D, Chip, Cluster, Packet]
+            ),
+            Method::Collect => method!(
+                Collect,
+                Tensor,
+                |k| matches!(k, Kind::Fetch | Kind::Switch).then_some(Kind::Collect),
+                [Time, Packet],
+                SPATIAL
+            ),
+            Method::ToTrf => method!(
+                Collect,
+                Tensor,
+                |k| (k == Kind::Collect).then_some(Kind::Trf),
+                [Row, Element],
+                SPATIAL
+            ),
+            Method::ToVrf => method!(
+                Collect,
+                Tensor,
+                // `CollectTensor::to_vrf`, and `VectorFinalTensor::to_vrf` (a Vector Engine result
+                // loaded into the VRF for the next pass; the manual lists only the first).
+                |k| matches!(k, Kind::Collect | Kind::Vector(VeStage::Final)).then_some(Kind::Vrf),
                 [],
-                &[Chip, Cluster, Slice]
-            )
-        }
-        "switch" => method!(
-            "switch",
-            Switch,
-            Tensor,
-            |k| (k == Kind::Fetch).then_some(Kind::Switch),
-            [Slice, Time],
-            &[D, Chip, Cluster, Packet]
-        ),
-        "collect" => method!(
-            "collect",
-            Collect,
-            Tensor,
-            |k| matches!(k, Kind::Fetch | Kind::Switch).then_some(Kind::Collect),
-            [Time, Packet],
-            SPATIAL
-        ),
-        "to_trf" => method!(
-            "to_trf",
-            Collect,
-            Tensor,
-            |k| (k == Kind::Collect).then_some(Kind::Trf),
-            [Row, Element],
-            SPATIAL
-        ),
-        "to_vrf" => method!(
-            "to_vrf",
-            Collect,
-            Tensor,
-            // `CollectTensor::to_vrf`, and `VectorFinalTensor::to_vrf` (a Vector Engine result
-            // loaded into the VRF for the next pass; the manual lists only the first).
-            |k| matches!(k, Kind::Collect | Kind::Vector(VeStage::Final)).then_some(Kind::Vrf),
-            [],
-            SPATIAL,
-            false,
-            Some(0)
-        ),
-        "align" => method!(
-            "align",
-            Contraction,
-            Tensor,
-            |k| (k == Kind::Collect).then_some(Kind::AlignedPair),
-            [Time, Packet, Row, Other],
-            SPATIAL
-        ),
-        "contract" => method!(
-            "contract",
-            Contraction,
-            Tensor,
-            |k| (k == Kind::AlignedPair).then_some(Kind::Contraction),
-            [Packet],
-            &[Chip, Cluster, Slice, Row, Time]
-        ),
-        "accumulate" => method!(
-            "accumulate",
-            Contraction,
-            Tensor,
-            |k| (k == Kind::Contraction).then_some(Kind::Accumulation),
-            [Time, Packet],
-            SPATIAL
-        ),
-        "cast" => method!(
-            "cast",
-            Cast,
-            Tensor,
-            |k| matches!(
-                k,
-                Kind::Collect | Kind::Accumulation | Kind::Vector(VeStage::Final) | Kind::Stream
-            )
-            .then_some(Kind::Cast),
-            [D, Packet],
-            &[Chip, Cluster, Slice, Time]
-        ),
-        "transpose" => method!(
-            "transpose",
-            Transpose,
-            Tensor,
-            |k| matches!(
-                k,
-                Kind::Collect
-                    | Kind::Accumulation
-                    | Kind::Vector(VeStage::Final)
-                    | Kind::Cast
-                    | Kind::Stream
-            )
-            .then_some(Kind::Transpose),
-            [Time, Packet],
-            SPATIAL
-        ),
-        "commit" => method!(
-            "commit",
-            Commit,
-            Tensor,
-            |k| committable(k).then_some(Kind::Dm),
-            [Element],
-            SPATIAL,
-            false,
-            Some(0)
-        ),
-        "commit_view" => method!(
-            "commit_view",
-            Commit,
-            Tensor,
-            |k| committable(k).then_some(Kind::Dm),
-            [],
-            SPATIAL
-        ),
-        // The Vector Engine (api.md §3.4): typestates move forward; VEC rules check the order.
-        "vector_init" => method!(
-            "vector_init",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Init),
-            [],
-            ALL_STREAM
-        ),
-        "vector_intra_slice_branch" => method!(
-            "vector_intra_slice_branch",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Branch),
-            [],
-            ALL_STREAM
-        ),
-        "vector_intra_slice_unzip" => method!(
-            "vector_intra_slice_unzip",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Pair),
-            [Other, Other, Time],
-            &[D, Chip, Cluster, Slice, Packet]
-        ),
-        "vector_inter_slice_reduce" => method!(
-            "vector_inter_slice_reduce",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::InterSliceReduce),
-            [Slice, Time],
-            &[D, Chip, Cluster, Packet]
-        ),
-        "vector_logic" | "vector_logic_with_mode" => method!(
-            "vector_logic",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Logic),
-            [],
-            ALL_STREAM
-        ),
-        "vector_fxp" | "vector_fxp_with_mode" => method!(
-            "vector_fxp",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Fxp),
-            [],
-            ALL_STREAM
-        ),
-        "vector_fxp_zip" | "vector_fxp_zip_with_mode" => method!(
-            "vector_fxp_zip",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Fxp),
-            [],
-            ALL_STREAM
-        ),
-        "vector_fxp_to_fp" => method!(
-            "vector_fxp_to_fp",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::FxpToFp),
-            [],
-            &[Chip, Cluster, Slice, Time, Packet]
-        ),
-        "vector_split" => method!(
-            "vector_split",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Narrow),
-            [Time, Packet],
-            SPATIAL
-        ),
-        "vector_trim_way4" => method!(
-            "vector_trim_way4",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Narrow),
-            [Packet],
-            &[D, Chip, Cluster, Slice, Time]
-        ),
-        "vector_fp_unary"
-        | "vector_fp_unary_with_mode"
-        | "vector_fp_binary"
-        | "vector_fp_binary_with_mode"
-        | "vector_fp_ternary"
-        | "vector_fp_ternary_with_mode"
-        | "vector_fp_zip"
-        | "vector_fp_zip_with_mode" => {
-            method!(
-                "vector_fp",
+                SPATIAL,
+                false,
+                Some(0)
+            ),
+            Method::Align => method!(
+                Contraction,
+                Tensor,
+                |k| (k == Kind::Collect).then_some(Kind::AlignedPair),
+                [Time, Packet, Row, Other],
+                SPATIAL
+            ),
+            Method::Contract => method!(
+                Contraction,
+                Tensor,
+                |k| (k == Kind::AlignedPair).then_some(Kind::Contraction),
+                [Packet],
+                &[Chip, Cluster, Slice, Row, Time]
+            ),
+            Method::Accumulate => method!(
+                Contraction,
+                Tensor,
+                |k| (k == Kind::Contraction).then_some(Kind::Accumulation),
+                [Time, Packet],
+                SPATIAL
+            ),
+            Method::Cast => method!(
+                Cast,
+                Tensor,
+                |k| matches!(
+                    k,
+                    Kind::Collect
+                        | Kind::Accumulation
+                        | Kind::Vector(VeStage::Final)
+                        | Kind::Stream
+                )
+                .then_some(Kind::Cast),
+                [D, Packet],
+                &[Chip, Cluster, Slice, Time]
+            ),
+            Method::Transpose => method!(
+                Transpose,
+                Tensor,
+                |k| matches!(
+                    k,
+                    Kind::Collect
+                        | Kind::Accumulation
+                        | Kind::Vector(VeStage::Final)
+                        | Kind::Cast
+                        | Kind::Stream
+                )
+                .then_some(Kind::Transpose),
+                [Time, Packet],
+                SPATIAL
+            ),
+            Method::Commit => method!(
+                Commit,
+                Tensor,
+                |k| committable(k).then_some(Kind::Dm),
+                [Element],
+                SPATIAL,
+                false,
+                Some(0)
+            ),
+            Method::CommitView => method!(
+                Commit,
+                Tensor,
+                |k| committable(k).then_some(Kind::Dm),
+                [],
+                SPATIAL
+            ),
+            Method::VectorStash => method!(
                 Vector,
                 Tensor,
-                vec_stage(VeStage::Fp),
+                |k| matches!(k, Kind::Vector(_)).then_some(k),
                 [],
                 ALL_STREAM
-            )
-        }
-        "vector_intra_slice_reduce" => method!(
-            "vector_intra_slice_reduce",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::IntraSliceReduce),
-            [Other, Time, Packet],
-            SPATIAL
-        ),
-        "vector_fp_div" => method!(
-            "vector_fp_div",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::FpDiv),
-            [],
-            ALL_STREAM
-        ),
-        "vector_concat" => method!(
-            "vector_concat",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Widen),
-            [Time, Packet],
-            SPATIAL
-        ),
-        "vector_pad_way8" => method!(
-            "vector_pad_way8",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Widen),
-            [Packet],
-            &[D, Chip, Cluster, Slice, Time]
-        ),
-        "vector_fp_to_fxp" => method!(
-            "vector_fp_to_fxp",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::FpToFxp),
-            [],
-            &[Chip, Cluster, Slice, Time, Packet]
-        ),
-        "vector_clip"
-        | "vector_clip_zip"
-        | "vector_clip_with_mode"
-        | "vector_clip_zip_with_mode" => {
-            method!(
-                "vector_clip",
-                Vector,
-                Tensor,
-                vec_stage(VeStage::Clip),
-                [],
-                ALL_STREAM
-            )
-        }
-        "vector_filter" => method!(
-            "vector_filter",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Filter),
-            [],
-            ALL_STREAM
-        ),
-        "vector_final" => method!(
-            "vector_final",
-            Vector,
-            Tensor,
-            vec_stage(VeStage::Final),
-            [],
-            ALL_STREAM
-        ),
-        "vector_stash" => method!(
-            "vector_stash",
-            Vector,
-            Tensor,
-            |k| matches!(k, Kind::Vector(_)).then_some(k),
-            [],
-            ALL_STREAM
-        ),
-        _ => return None,
-    };
-    Some(m)
+            ),
+            // A buffer's `read`/`write` in a helper's body (`BufTensor`): not a chain transfer.
+            // (The other Vector Engine methods are answered above.)
+            _ => return None,
+        };
+        Some(m)
+    }
 }
 
 /// Names of methods that are not tensor operations but are harmless on any value.
@@ -571,16 +609,16 @@ mod tests {
             "vector_logic_with_mode",
             "fetch_with_zero_points",
         ] {
-            assert!(method(n).is_some(), "{n}");
+            assert!(Method::from_name(n).transfer().is_some(), "{n}");
         }
     }
 
     #[test]
     fn pipeline_transfers() {
-        let f = method("fetch").expect("fetch");
+        let f = Method::Fetch.transfer().expect("fetch");
         assert_eq!((f.output)(Kind::Begin), Some(Kind::Fetch));
         assert_eq!((f.output)(Kind::Collect), None);
-        let c = method("commit").expect("commit");
+        let c = Method::Commit.transfer().expect("commit");
         assert_eq!((c.output)(Kind::Cast), Some(Kind::Dm));
         assert_eq!((c.output)(Kind::Dm), None);
     }

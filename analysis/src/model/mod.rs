@@ -9,16 +9,14 @@ pub mod problem;
 pub mod types;
 
 use crate::diagnostic::Span;
-pub use methods::Engine;
+pub use methods::{Engine, Method};
 pub use problem::Problem;
-pub use types::{
-    Kind, MapVal, Slot, TensorTy, Tu, VeStage, canonical, elems_for, size_bytes, slot_bytes,
-};
+pub use types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu, VeStage, slot_bytes};
 
 /// One method call of a chain.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Step {
-    pub method: String,
+    pub method: Method,
     /// The method name token.
     pub span: Span,
     pub engine: Option<Engine>,

@@ -3,7 +3,7 @@
 //! inter-slice (XSL) rule families check them with these helpers.
 
 use crate::diagnostic::Diagnostic;
-use crate::model::Step;
+use crate::model::{Dtype, Step};
 use crate::rule::Rule;
 
 /// `Enum::Variant` -> (`Enum`, `Variant`), ignoring a leading path.
@@ -32,27 +32,29 @@ pub fn op_problem(
     } else {
         return None;
     };
+    // The element type the op is for.
+    let op_dtype = if is_i32 { Dtype::I32 } else { Dtype::F32 };
     let dtype = step
         .input
         .as_ref()
-        .and_then(|t| t.dtype.clone())
-        .or_else(|| step.output.as_ref().and_then(|t| t.dtype.clone()));
-    let want_i32 = match dtype.as_deref() {
-        Some("i32") => Some(true),
-        Some("f32") => Some(false),
+        .and_then(|t| t.dtype)
+        .or_else(|| step.output.as_ref().and_then(|t| t.dtype));
+    let want_i32 = match dtype {
+        Some(Dtype::I32) => Some(true),
+        Some(Dtype::F32) => Some(false),
         _ => None,
     };
     if let Some(want) = want_i32
         && want != is_i32
     {
         let (d, other_enum, other_ops) = if want {
-            ("i32", i32_enum, i32_ops)
+            (Dtype::I32, i32_enum, i32_ops)
         } else {
-            ("f32", f32_enum, f32_ops)
+            (Dtype::F32, f32_enum, f32_ops)
         };
         let msg = format!(
             "`{en}::{variant}` is an op for {} streams, but this stream is {d}: use `{other_enum}` ({})",
-            if is_i32 { "i32" } else { "f32" },
+            op_dtype,
             other_ops.join(", ")
         );
         let mut d = Diagnostic::new(code, arg.span, msg);
@@ -69,7 +71,7 @@ pub fn op_problem(
     if !ops.contains(&variant) {
         let msg = format!(
             "`{en}` has no `{variant}`: the {} ops are {}",
-            if is_i32 { "i32" } else { "f32" },
+            op_dtype,
             ops.join(", ")
         );
         let mut d = Diagnostic::new(code, arg.span, msg);

@@ -5,7 +5,7 @@
 //! (`rules::model_diagnostic`: [`Kernel`] in `rules/kernel.rs`, [`Unknown`] in
 //! `rules/tool.rs`).
 
-use super::methods::Engine;
+use super::methods::{Engine, Method};
 use super::types::{Kind, Slot};
 use crate::diagnostic::Span;
 
@@ -29,22 +29,22 @@ pub enum Kernel {
     /// `.method()` of `engine` on a fetched or switched stream: it needs `.collect()` first.
     NeedsCollect {
         at: Span,
-        method: String,
+        method: Method,
         engine: Engine,
     },
     /// `.method()` on a `BeginTensor`: it needs a fetch first.
-    NeedsFetch { at: Span, method: String },
+    NeedsFetch { at: Span, method: Method },
     /// `.method()` of `engine` after the pipeline reached `after`, which comes later.
     OutOfOrder {
         at: Span,
-        method: String,
+        method: Method,
         engine: Engine,
         after: Engine,
     },
     /// `.method()` is not a method of `on` (a stream after `after`).
     NotAvailable {
         at: Span,
-        method: String,
+        method: Method,
         on: Kind,
         after: Engine,
     },
@@ -59,14 +59,14 @@ pub enum Kernel {
     /// Contraction or Vector work (`engine`) in the sub context.
     SubCompute {
         at: Span,
-        method: String,
+        method: Method,
         engine: Engine,
     },
     /// A sub-context commit (`at`) after a Cast or Transpose: `offender` is that step's
     /// method and name token when it is in the commit's own chain (or the chain it continues).
     SubCommitAfterCast {
         at: Span,
-        offender: Option<(String, Span)>,
+        offender: Option<(Method, Span)>,
     },
     /// A sub-context fetch that casts its type (`casting`) or indexes a table.
     SubFetchAdapter { at: Span, casting: bool },
@@ -77,9 +77,9 @@ pub enum Kernel {
     /// `to_host` over the Tensor DMA (`ctx.tdma`).
     HostOverTensorDma { at: Span },
     /// A PCIe DMA transfer in host code that is not awaited.
-    PcieNotAwaited { at: Span, method: String },
+    PcieNotAwaited { at: Span, method: Method },
     /// A transfer awaited inside a `#[device]` kernel, where it is synchronous.
-    AwaitedInDevice { at: Span, method: String },
+    AwaitedInDevice { at: Span, method: Method },
     /// `begin_interleaved` with `count` tensors instead of two.
     InterleaveCount { at: Span, count: usize },
     /// `begin_interleaved::<I, ..>` over an axis (`m![I]`) whose size is not 2.
@@ -115,7 +115,7 @@ pub enum NotFollowed {
     InMacro {
         at: Span,
         name: String,
-        method: String,
+        method: Method,
     },
     /// An address computed by a call of `name` (`at`: the call) with constant arguments.
     AddressCall { at: Span, name: String },

@@ -1,5 +1,6 @@
 //! The tensor types of `furiosa_visa_std` (api.md §2) and their type-parameter order.
 
+pub use crate::dtype::Dtype;
 use crate::mapping::Layout;
 use std::collections::BTreeMap;
 
@@ -286,7 +287,7 @@ impl std::hash::Hash for MapVal {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TensorTy {
     pub kind: Kind,
-    pub dtype: Option<String>,
+    pub dtype: Option<Dtype>,
     pub maps: BTreeMap<Slot, MapVal>,
 }
 
@@ -304,53 +305,9 @@ impl TensorTy {
     }
 }
 
-/// Element types (api.md §2.1) and their sizes in bits; `None` for unknown names.
-pub fn dtype_bits(name: &str) -> Option<u32> {
-    Some(match name {
-        "i4" => 4,
-        "i5" => 5,
-        "i8" | "f8" | "f8e4m3" | "f8e5m2" => 8,
-        "i9" => 9,
-        "i16" | "bf16" | "f16" => 16,
-        "i32" | "f32" => 32,
-        _ => return None,
-    })
-}
-
-/// The widened accumulator type of the Contraction Engine (api.md §2.1).
-pub fn widened(d: &str) -> Option<&'static str> {
-    match d {
-        "i4" | "i8" => Some("i32"),
-        "f8" | "f8e4m3" | "f8e5m2" | "bf16" => Some("f32"),
-        _ => None,
-    }
-}
-
-/// Bytes that `n` elements of `dtype` occupy; i4 packs two elements per byte (§22 A-3). `None`
-/// for i5/i9, whose in-stream width the manual does not give (§22 A-21).
-pub fn size_bytes(dtype: &str, n: u64) -> Option<u64> {
-    let bits = u64::from(dtype_bits(canonical(dtype))?);
-    if bits != 4 && !bits.is_multiple_of(8) {
-        return None;
-    }
-    n.checked_mul(bits).map(|b| b.div_ceil(8))
-}
-
-/// `f8` (the manual's shorthand) measured as an 8-bit float.
-pub fn canonical(dtype: &str) -> &str {
-    if dtype == "f8" { "f8e4m3" } else { dtype }
-}
-
 /// The dtype, element count and bytes of one slot of a type, when all are known.
-pub fn slot_bytes(ty: &TensorTy, slot: Slot) -> Option<(&str, u64, u64)> {
-    let d = ty.dtype.as_deref()?;
+pub fn slot_bytes(ty: &TensorTy, slot: Slot) -> Option<(Dtype, u64, u64)> {
+    let d = ty.dtype?;
     let n = ty.get(slot)?.layout.as_deref()?.size;
-    Some((d, n, size_bytes(d, n)?))
-}
-
-/// Elements of `dtype` that fill exactly `bytes` bytes, when whole.
-pub fn elems_for(dtype: &str, bytes: u64) -> Option<u64> {
-    let bits = u64::from(dtype_bits(canonical(dtype))?);
-    let b = bytes.checked_mul(8)?;
-    (b.is_multiple_of(bits)).then_some(b / bits)
+    Some((d, n, d.size_bytes(n)?))
 }

@@ -6,10 +6,8 @@
 
 use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::types::dtype_bits;
 use crate::model::{
-    Arg, Kind, Slot, Step, TensorTy, canonical, elems_for, output_arg, pad_edit, size_bytes,
-    slot_bytes, written,
+    Arg, Dtype, Kind, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes, written,
 };
 use crate::rule::{Rule, Status};
 
@@ -191,10 +189,10 @@ pub const RULES: &[Rule] = &[
 ];
 
 /// The index of the address argument of a method with a constant address.
-fn address_arg(method: &str) -> Option<usize> {
+fn address_arg(method: &Method) -> Option<usize> {
     match method {
-        "to_dm" | "to_hbm" => Some(1),
-        "commit" => Some(0),
+        Method::ToDm | Method::ToHbm => Some(1),
+        Method::Commit => Some(0),
         _ => None,
     }
 }
@@ -215,16 +213,16 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for (i, step) in chain.steps.iter().enumerate() {
             check_address(cx, step, out);
-            match step.method.as_str() {
-                "fetch"
-                | "fetch_with_table"
-                | "fetch_with_zero_point"
-                | "fetch_with_zero_points"
+            match step.method {
+                Method::Fetch
+                | Method::FetchWithTable
+                | Method::FetchWithZeroPoint
+                | Method::FetchWithZeroPoints
                     if !check_fetch_packet(cx, step, out) =>
                 {
                     check_flit_fill(cx, step, chain.steps.get(i + 1), out);
                 }
-                "commit"
+                Method::Commit
                     if crate::derive::commit_tail_victim(
                         cx.model,
                         cx.target,
@@ -249,7 +247,7 @@ fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     use crate::derive::{Direction, configure, trf};
     let mac = cx.target.mac_width_bytes;
     for step in cx.model.chains.iter().flat_map(|c| c.steps.iter()) {
-        if step.method != "align" {
+        if step.method != Method::Align {
             continue;
         }
         let Some(output) = &step.output else { continue };
@@ -264,12 +262,10 @@ fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         else {
             continue;
         };
-        let Some(d) = var.ty.dtype.as_deref() else {
+        let Some(d) = var.ty.dtype else {
             continue;
         };
-        let Some(bits) = dtype_bits(canonical(d)) else {
-            continue;
-        };
+        let bits = d.bits();
         let (Some(e), Some(ot), Some(op)) = (
             slot_layout(&var.ty, Slot::Element),
             slot_layout(output, Slot::Time),
@@ -347,7 +343,7 @@ fn trf_pad_fix(
     cx: &FnContext<'_>,
     e_text: &str,
     span: crate::diagnostic::Span,
-    d: &str,
+    d: Dtype,
     ot: &crate::mapping::Layout,
     mac: u64,
     limit: usize,
@@ -360,7 +356,7 @@ fn trf_pad_fix(
         let Dim::Factor(f) = dim else { return None };
         real = real.checked_mul(f.valid)?;
     }
-    let per = elems_for(d, mac)?;
+    let per = d.elems_for(mac)?;
     let n = real.div_ceil(per).checked_mul(per)?;
     let padded = crate::mapping::edit::pad_last_term(e_text, n)?;
     let new = if n == real {
@@ -375,7 +371,7 @@ fn trf_pad_fix(
         .flat_map(|(_, l)| l.dims)
         .collect();
     let layout = crate::mapping::Layout::from_dims(dims).ok()?;
-    let bits = dtype_bits(canonical(d))?;
+    let bits = d.bits();
     let cfg = crate::derive::configure(
         &layout,
         &ot.dims,
@@ -398,7 +394,7 @@ fn check_flit_fill(
     next: Option<&Step>,
     out: &mut Vec<Diagnostic>,
 ) {
-    if step.method != "fetch" || next.is_none_or(|n| n.method != "collect") {
+    if step.method != Method::Fetch || next.is_none_or(|n| n.method != Method::Collect) {
         return;
     }
     let Some(arg) = written(step, 2) else { return };
@@ -430,7 +426,7 @@ fn check_flit_fill(
             waste % 10
         ),
     );
-    if let Some(edit) = elems_for(d, full).and_then(|m| pad_edit(arg, m)) {
+    if let Some(edit) = d.elems_for(full).and_then(|m| pad_edit(arg, m)) {
         diag = diag.with_fix(format!("pad the packet to {full} bytes"), false, vec![edit]);
     }
     out.push(diag);
@@ -451,7 +447,7 @@ fn check_tail_padding(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         };
         let Some(ty) = ty else { continue };
         let Some(mv) = ty.get(slot) else { continue };
-        let (Some(span), Some(d)) = (mv.span, ty.dtype.as_deref()) else {
+        let (Some(span), Some(d)) = (mv.span, ty.dtype) else {
             continue;
         };
         let Some(Dim::Factor(f)) = op.buf.dims.last() else {
@@ -460,7 +456,7 @@ fn check_tail_padding(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if f.extent <= f.valid || f.axis.is_none() {
             continue;
         }
-        let Some(row) = size_bytes(d, f.extent) else {
+        let Some(row) = d.size_bytes(f.extent) else {
             continue;
         };
         if row <= flit || row.is_multiple_of(flit) || seen.contains(&span) {
@@ -488,8 +484,9 @@ fn check_tail_padding(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 full / flit
             ),
         );
-        if let Some(new) =
-            elems_for(d, full).and_then(|n| crate::mapping::edit::pad_last_term(&mv.text, n))
+        if let Some(new) = d
+            .elems_for(full)
+            .and_then(|n| crate::mapping::edit::pad_last_term(&mv.text, n))
         {
             diag = diag.with_edit(
                 format!("pad the row to {full} bytes: {new}"),
@@ -525,10 +522,10 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         return;
     };
     let Some(arg) = step.args.get(k) else { return };
-    let Some(dtype) = step.output.as_ref().and_then(|t| t.dtype.as_deref()) else {
+    let Some(dtype) = step.output.as_ref().and_then(|t| t.dtype) else {
         return;
     };
-    if step.method == "to_dm" {
+    if step.method == Method::ToDm {
         let a = cx.target.dma_dm_align_bytes;
         if !addr.is_multiple_of(a) {
             let mut d = Diagnostic::new(
@@ -545,9 +542,12 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         }
         return;
     }
-    let size = dtype_bits(canonical(dtype))
-        .filter(|b| b.is_multiple_of(8))
-        .map_or(1, |b| u64::from(b / 8));
+    let bits = dtype.bits();
+    let size = if bits.is_multiple_of(8) {
+        u64::from(bits / 8)
+    } else {
+        1
+    };
     if !addr.is_multiple_of(size) {
         let mut d = Diagnostic::new(
             &ALN_001,
@@ -561,13 +561,13 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         out.push(d);
         return;
     }
-    let (code, a, what) = match step.method.as_str() {
-        "commit" => (
+    let (code, a, what) = match step.method {
+        Method::Commit => (
             &ALN_008,
             cx.target.commit_stride_align_bytes,
             "commits write DM in 8-byte units from an 8-byte-aligned base address".to_string(),
         ),
-        "to_hbm" => (
+        Method::ToHbm => (
             &ALN_010,
             cx.target.hbm_align_bytes,
             "HBM is accessed in 256-byte units: an unaligned write costs a read-modify-write \
@@ -588,7 +588,9 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             .iter()
             .flat_map(|c| c.steps.iter())
             .any(|s| {
-                s.method == "to_dm" && s.input.is_some() && s.input.as_ref() == step.output.as_ref()
+                s.method == Method::ToDm
+                    && s.input.is_some()
+                    && s.input.as_ref() == step.output.as_ref()
             })
     {
         return;
@@ -618,24 +620,32 @@ fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     if bytes.is_multiple_of(a) {
         return false;
     }
-    let arg = if step.method == "fetch" {
+    let arg = if step.method == Method::Fetch {
         written(step, 2)
     } else {
         None
     };
-    let at = output_arg(step, (step.method == "fetch").then_some(2), Slot::Packet);
+    let at = output_arg(
+        step,
+        (step.method == Method::Fetch).then_some(2),
+        Slot::Packet,
+    );
     let mut diag = at_arg(
         &ALN_005,
         step,
         at.map(|a| a.span),
         format!(
             "Fetch output packet must be {a}-byte aligned, got {bytes} bytes ({n} × {d}{})",
-            if d == "i4" { ", two i4 per byte" } else { "" }
+            if d == Dtype::I4 {
+                ", two i4 per byte"
+            } else {
+                ""
+            }
         ),
     );
     let target_bytes = round_up(bytes, a).unwrap_or(a);
     if let Some(edit) = arg
-        .zip(elems_for(d, target_bytes))
+        .zip(d.elems_for(target_bytes))
         .and_then(|(arg, m)| pad_edit(arg, m))
     {
         diag = diag.with_fix(
@@ -678,7 +688,7 @@ fn check_commit_units(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
         ),
     );
     if let Some(edit) = arg
-        .zip(elems_for(d, full))
+        .zip(d.elems_for(full))
         .and_then(|(arg, m)| pad_edit(arg, m))
     {
         diag = diag.with_fix(
@@ -748,14 +758,14 @@ mod tests {
     #[test]
     fn i4_is_packed() {
         // constraints.md §22 A-3; L2002 "Fetches 4 bytes (8 elements of i4)".
-        assert_eq!(size_bytes("i4", 8), Some(4));
-        assert_eq!(size_bytes("i4", 7), Some(4));
-        assert_eq!(size_bytes("bf16", 1), Some(2));
-        assert_eq!(size_bytes("f8", 2), Some(2));
-        assert_eq!(elems_for("i4", 8), Some(16));
-        assert_eq!(elems_for("bf16", 8), Some(4));
-        assert_eq!(elems_for("i9", 8), None);
-        assert_eq!(size_bytes("i5", 16), None);
+        assert_eq!(Dtype::I4.size_bytes(8), Some(4));
+        assert_eq!(Dtype::I4.size_bytes(7), Some(4));
+        assert_eq!(Dtype::Bf16.size_bytes(1), Some(2));
+        assert_eq!(Dtype::F8.size_bytes(2), Some(2));
+        assert_eq!(Dtype::I4.elems_for(8), Some(16));
+        assert_eq!(Dtype::Bf16.elems_for(8), Some(4));
+        assert_eq!(Dtype::I9.elems_for(8), None);
+        assert_eq!(Dtype::I5.size_bytes(16), None);
     }
 
     #[test]
@@ -773,7 +783,7 @@ mod tests {
         // L2425-L2427: DM writes and HBM-to-DM need 8-byte alignment; L2525 lists the DMA dtypes.
         let t = &crate::target::RNGD;
         assert_eq!(t.dma_dm_align_bytes, 8);
-        assert!(t.dma_dtypes.contains(&"bf16") && !t.dma_dtypes.contains(&"i9"));
+        assert!(t.dma_dtypes.contains(&Dtype::Bf16) && !t.dma_dtypes.contains(&Dtype::I9));
         // L1723: the fetch packet is 8-byte aligned; L2193: commits in 8-byte units.
         assert_eq!(t.fetch_align_bytes, 8);
         assert_eq!(t.commit_sizes_main.iter().min(), Some(&8));

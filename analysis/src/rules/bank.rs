@@ -17,7 +17,7 @@ use crate::derive::timeline::{Resource, Timeline};
 use crate::derive::{self, Config, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
-use crate::model::{Kind, Slot, Tu, types::dtype_bits};
+use crate::model::{Dtype, Kind, Method, Slot, Tu};
 use crate::rule::{Rule, Status};
 use crate::target::Target;
 
@@ -262,7 +262,7 @@ fn dma_span(t: &Timeline<'_>, d: usize) -> Span {
     chain
         .steps
         .iter()
-        .find(|s| matches!(s.method.as_str(), "to_dm" | "to_hbm"))
+        .find(|s| s.method.is_dm_hbm_dma())
         .map_or(chain.span, |s| s.span)
 }
 
@@ -461,9 +461,9 @@ fn check_dmn(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         }
         for step in &node.chain.steps {
-            let ty = match step.method.as_str() {
-                "to_dm" => step.output.as_ref(),
-                "to_hbm" => step.input.as_ref(),
+            let ty = match step.method {
+                Method::ToDm => step.output.as_ref(),
+                Method::ToHbm => step.input.as_ref(),
                 _ => None,
             };
             let Some(ty) = ty.filter(|t| t.kind == Kind::Dm) else {
@@ -487,8 +487,7 @@ fn check_dmn(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
             // Only where the bandwidth matters: the DMA moves at least MIN_DMA_BYTES.
             let total = ty
                 .dtype
-                .as_deref()
-                .and_then(dtype_bits)
+                .map(Dtype::bits)
                 .zip(ty.get(Slot::Element).and_then(|m| m.layout.as_deref()))
                 .map(|(bits, l)| derive::bytes(l.size, bits).saturating_mul(slices));
             let Some(total) = total.filter(|&b| b >= MIN_DMA_BYTES) else {

@@ -9,9 +9,9 @@
 use super::context::{FnContext, at_arg};
 use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::model::pad_edit;
-use crate::model::types::dtype_bits;
-use crate::model::{Arg, Chain, Engine, FnKind, Kind, MapVal, Origin, Slot, Step, TensorTy};
+use crate::model::{
+    Arg, Chain, Dtype, Engine, FnKind, Kind, MapVal, Method, Origin, Slot, Step, TensorTy, pad_edit,
+};
 use crate::rule::{Rule, Status};
 use std::collections::HashSet;
 
@@ -362,7 +362,7 @@ fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
         .chains
         .iter()
         .flat_map(|c| c.steps.iter())
-        .filter(|s| s.method == "switch")
+        .filter(|s| s.method == Method::Switch)
         .filter_map(|s| s.output.as_ref()?.get(Slot::Slice)?.span)
         .collect();
     let types = cx.model.tensors.iter().map(|t| &t.ty).chain(
@@ -545,7 +545,7 @@ fn rows(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagnostic>) {
 /// A tensor stored in DM, TRF, VRF or HBM, with its per-unit footprint.
 struct Store<'a> {
     kind: Kind,
-    dtype: &'a str,
+    dtype: Dtype,
     elements: u64,
     bytes: u64,
     /// The Element mapping as shown in messages (`None` when computed from the stream).
@@ -558,23 +558,22 @@ struct Store<'a> {
     interleaved: bool,
 }
 
-const STORING: &[&str] = &[
-    "to_dm",
-    "commit",
-    "commit_view",
-    "to_trf",
-    "to_vrf",
-    "to_hbm",
+const STORING: &[Method] = &[
+    Method::ToDm,
+    Method::Commit,
+    Method::CommitView,
+    Method::ToTrf,
+    Method::ToVrf,
+    Method::ToHbm,
 ];
 
 fn is_memory(k: Kind) -> bool {
     matches!(k, Kind::Dm | Kind::Trf | Kind::Vrf | Kind::Hbm)
 }
 
-/// Bytes of `n` elements of `dtype` (i4 is half a byte), when the dtype is known.
-fn bytes_of(dtype: &str, n: u64) -> Option<u64> {
-    let d = if dtype == "f8" { "f8e4m3" } else { dtype };
-    Some(derive::bytes(n, dtype_bits(d)?))
+/// Bytes of `n` elements of `dtype` (i4 is half a byte).
+fn bytes_of(dtype: Dtype, n: u64) -> u64 {
+    derive::bytes(n, dtype.bits())
 }
 
 /// `16384 bytes (16 KB)`.
@@ -618,29 +617,27 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
         let interleaved = chain
             .steps
             .first()
-            .is_some_and(|s| s.method == "begin_interleaved");
+            .is_some_and(|s| s.method == Method::BeginInterleaved);
         for step in &chain.steps {
             let Some(ty) = step.output.as_ref() else {
                 continue;
             };
-            if !is_memory(ty.kind) || !STORING.contains(&step.method.as_str()) {
+            if !is_memory(ty.kind) || !STORING.contains(&step.method) {
                 continue;
             }
             let own = ty.get(Slot::Element).filter(|m| m.layout.is_some());
             let (dtype, element) = match own {
-                Some(m) if m.span.is_some() => (ty.dtype.as_deref(), Some(m)),
+                Some(m) if m.span.is_some() => (ty.dtype, Some(m)),
                 _ => match binding_map(cx, chain, Slot::Element) {
-                    Some((t, m)) if t.kind == ty.kind => {
-                        (ty.dtype.as_deref().or(t.dtype.as_deref()), Some(m))
-                    }
-                    _ => (ty.dtype.as_deref(), own),
+                    Some((t, m)) if t.kind == ty.kind => (ty.dtype.or(t.dtype), Some(m)),
+                    _ => (ty.dtype, own),
                 },
             };
             let Some(dtype) = dtype else { continue };
             let elements = match element.and_then(|m| m.layout.as_deref()) {
                 Some(l) => l.size,
                 // `to_vrf` stores the collected stream: Time × Packet per slice.
-                None if step.method == "to_vrf" => {
+                None if step.method == Method::ToVrf => {
                     let Some(input) = step.input.as_ref() else {
                         continue;
                     };
@@ -657,9 +654,7 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
                 }
                 None => continue,
             };
-            let Some(bytes) = bytes_of(dtype, elements) else {
-                continue;
-            };
+            let bytes = bytes_of(dtype, elements);
             let at = element.and_then(|m| m.span).unwrap_or(step.span);
             seen.insert(at);
             out.push(Store {
@@ -670,7 +665,7 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
                 element,
                 at,
                 step: Some(step),
-                half: step.method == "to_trf"
+                half: step.method == Method::ToTrf
                     && step.args.first().is_some_and(|a| a.text.contains("Half")),
                 interleaved,
             });
@@ -686,12 +681,10 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
         let Some(l) = m.layout.as_deref() else {
             continue;
         };
-        let Some(dtype) = tv.ty.dtype.as_deref() else {
+        let Some(dtype) = tv.ty.dtype else {
             continue;
         };
-        let Some(bytes) = bytes_of(dtype, l.size) else {
-            continue;
-        };
+        let bytes = bytes_of(dtype, l.size);
         // An unplaced Element was inferred from the chain that binds it (reported there).
         let Some(at) = m.span else {
             continue;
@@ -780,7 +773,9 @@ fn capacities(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if end.is_some_and(|e| e <= cap) {
             continue;
         }
-        let span = crate::model::methods::method(&step.method)
+        let span = step
+            .method
+            .transfer()
             .and_then(|m| m.address_arg)
             .and_then(|i| step.args.get(i))
             .map_or(step.span, |a| a.span);
@@ -819,7 +814,7 @@ fn trf_regions(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let chains = &cx.model.chains;
     let mut loads = Vec::new();
     for (i, c) in chains.iter().enumerate() {
-        for step in c.steps.iter().filter(|s| s.method == "to_trf") {
+        for step in c.steps.iter().filter(|s| s.method == Method::ToTrf) {
             let text = step.args.first().map_or("", |a| a.text.as_str());
             let region = if text.contains("FirstHalf") {
                 "FirstHalf"

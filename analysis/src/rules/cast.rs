@@ -3,8 +3,9 @@
 
 use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::{Chain, Kind, Slot, Step, Tu};
-use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
+use crate::model::{
+    Chain, Dtype, Kind, Method, Slot, Step, Tu, output_arg, pad_edit, slot_bytes, written,
+};
 use crate::rule::{Rule, Status};
 
 pub const CST_001: Rule = Rule {
@@ -66,17 +67,17 @@ pub const CST_003: Rule = Rule {
 pub const RULES: &[Rule] = &[CST_001, CST_002, CST_003];
 
 /// Whether `d2` is a type `d1` lowers to on `target`. `f8` stands for either f8 format.
-fn supported(pairs: &[(&str, &str)], d1: &str, d2: &str) -> bool {
+fn supported(pairs: &[(Dtype, Dtype)], d1: Dtype, d2: Dtype) -> bool {
     pairs
         .iter()
-        .any(|&(a, b)| a == d1 && (b == d2 || (d2 == "f8" && (b == "f8e4m3" || b == "f8e5m2"))))
+        .any(|&(a, b)| a == d1 && (b == d2 || (d2 == Dtype::F8 && b.is_f8())))
 }
 
 fn check_pair(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
-    let Some(d1) = step.input.as_ref().and_then(|t| t.dtype.as_deref()) else {
+    let Some(d1) = step.input.as_ref().and_then(|t| t.dtype) else {
         return;
     };
-    let Some(d2) = step.output.as_ref().and_then(|t| t.dtype.as_deref()) else {
+    let Some(d2) = step.output.as_ref().and_then(|t| t.dtype) else {
         return;
     };
     let pairs = cx.target.cast_pairs;
@@ -84,17 +85,17 @@ fn check_pair(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         return;
     }
     let span = written(step, 0).map_or(step.span, |a| a.span);
-    let targets = |src: &str| {
+    let targets = |src: Dtype| {
         pairs
             .iter()
             .filter(|(a, _)| *a == src)
-            .map(|(_, b)| *b)
+            .map(|(_, b)| b.as_str())
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let mut sources: Vec<&str> = pairs.iter().map(|(a, _)| *a).collect();
+    let mut sources: Vec<&str> = pairs.iter().map(|(a, _)| a.as_str()).collect();
     sources.dedup();
-    let msg = if !sources.contains(&d1) {
+    let msg = if !sources.contains(&d1.as_str()) {
         format!(
             "the Cast Engine lowers {} streams only; this stream is {d1}: it is already narrow, \
              commit it without `.cast()` or widen it first",
@@ -126,7 +127,7 @@ fn check_packet(
     let Some((d1, n1, in_bytes)) = slot_bytes(input, Slot::Packet) else {
         return;
     };
-    let from_collect = i > 0 && chain.steps[i - 1].method == "collect";
+    let from_collect = i > 0 && chain.steps[i - 1].method == Method::Collect;
     if in_bytes != flit {
         if !from_collect && !matches!(input.kind, Kind::Fetch | Kind::Switch | Kind::Begin) {
             let text = input.get(Slot::Packet).map_or("", |m| m.text.as_str());
@@ -142,10 +143,10 @@ fn check_packet(
         return;
     }
     // The output packet: the same elements, padded to one flit of D2.
-    let Some(d2) = output.dtype.as_deref() else {
+    let Some(d2) = output.dtype else {
         return;
     };
-    let Some(n2) = elems_for(canonical(d2), flit) else {
+    let Some(n2) = d2.elems_for(flit) else {
         return;
     };
     let (Some(pin), Some(pout)) = (
@@ -238,7 +239,7 @@ fn check_position(
     if step.context != Some(Tu::Sub) {
         return;
     }
-    let is_commit = |s: &Step| s.method == "commit" || s.method == "commit_view";
+    let is_commit = |s: &Step| s.method.is_commit();
     if chain.steps[i + 1..].iter().any(is_commit) {
         return;
     }
@@ -267,7 +268,7 @@ fn check_position(
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for (ci, chain) in cx.model.chains.iter().enumerate() {
         for (i, step) in chain.steps.iter().enumerate() {
-            if step.method != "cast" {
+            if step.method != Method::Cast {
                 continue;
             }
             check_pair(cx, step, out);
@@ -286,6 +287,13 @@ mod tests {
     #[test]
     fn cast_table() {
         let p = RNGD.cast_pairs;
+        let supported = |p, d1: &str, d2: &str| {
+            supported(
+                p,
+                Dtype::from_name(d1).expect(d1),
+                Dtype::from_name(d2).expect(d2),
+            )
+        };
         for d2 in ["i4", "i8", "i16"] {
             assert!(supported(p, "i32", d2), "{d2}");
             assert!(!supported(p, "f32", d2), "{d2}");

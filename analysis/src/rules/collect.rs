@@ -3,9 +3,7 @@
 use super::context::{FnContext, at_arg};
 use crate::derive::collect::normalize;
 use crate::diagnostic::{Diagnostic, Edit, Severity};
-use crate::model::types::dtype_bits;
-use crate::model::{Slot, Step};
-use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
+use crate::model::{Method, Slot, Step, output_arg, pad_edit, slot_bytes, written};
 use crate::rule::{Rule, Status};
 
 pub const COL_001: Rule = Rule {
@@ -99,7 +97,7 @@ pub const RULES: &[Rule] = &[COL_001, COL_002, COL_003, COL_004, COL_005];
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let flit = cx.target.flit_bytes;
     for chain in &cx.model.chains {
-        for step in chain.steps.iter().filter(|s| s.method == "collect") {
+        for step in chain.steps.iter().filter(|s| s.method == Method::Collect) {
             let Some(ty) = step.output.as_ref() else {
                 continue;
             };
@@ -121,12 +119,12 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                     format!(
                         "the collect output packet {text} is {bytes} bytes ({n} × {d}); it must be \
                          exactly one {flit}-byte flit: pad it to {} elements",
-                        elems_for(d, flit)
+                        d.elems_for(flit)
                             .map_or_else(|| "a full flit of".to_string(), |m| m.to_string())
                     ),
                 )
             } else {
-                let per = elems_for(d, flit);
+                let per = d.elems_for(flit);
                 at_arg(
                     &COL_001,
                     step,
@@ -141,9 +139,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 )
             };
             if bytes < flit
-                && let Some(edit) = arg
-                    .zip(elems_for(d, flit))
-                    .and_then(|(a, m)| pad_edit(a, m))
+                && let Some(edit) = arg.zip(d.elems_for(flit)).and_then(|(a, m)| pad_edit(a, m))
             {
                 diag = diag.with_fix(format!("pad the packet to {flit} bytes"), false, vec![edit]);
             }
@@ -158,12 +154,10 @@ fn check_derived(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(inp), Some(outp)) = (step.input.as_ref(), step.output.as_ref()) else {
         return;
     };
-    let Some(d) = inp.dtype.as_deref().or(outp.dtype.as_deref()) else {
+    let Some(d) = inp.dtype.or(outp.dtype) else {
         return;
     };
-    let Some(bits) = dtype_bits(canonical(d)) else {
-        return;
-    };
+    let bits = d.bits();
     let (Some(t), Some(p)) = (inp.get(Slot::Time), inp.get(Slot::Packet)) else {
         return;
     };

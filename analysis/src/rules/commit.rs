@@ -5,8 +5,7 @@ use super::context::{FnContext, at_arg};
 use crate::derive::{self, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
-use crate::model::{Kind, Slot, Step, Tu};
-use crate::model::{elems_for, output_arg, slot_bytes};
+use crate::model::{Dtype, Kind, Method, Slot, Step, Tu, output_arg, slot_bytes};
 use crate::rule::{Rule, Status};
 
 pub const CMT_001: Rule = Rule {
@@ -179,12 +178,8 @@ pub(crate) fn element_written(step: &Step) -> Option<(Span, String)> {
     output_arg(step, Some(0), Slot::Element).map(|a| (a.span, a.text))
 }
 
-fn dtype_name(op: &Op<'_>) -> String {
-    op.step
-        .output
-        .as_ref()
-        .and_then(|t| t.dtype.clone())
-        .unwrap_or_default()
+fn dtype(op: &Op<'_>) -> Option<Dtype> {
+    op.step.output.as_ref().and_then(|t| t.dtype)
 }
 
 /// commit_in_size in bytes: the kept packet prefix, or, when that is not a supported size and the
@@ -293,7 +288,7 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if !derive::bytes(op.buf.size, bits).is_multiple_of(unit) {
             continue; // ALN-007 / CMT-007
         }
-        let d = dtype_name(op);
+        let d = dtype(op);
         let written_el = element_written(op.step);
         let span = written_el.as_ref().map(|w| w.0);
         let kept = derive::bytes(cfg.packet_size, bits);
@@ -305,14 +300,15 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 op.step,
                 span,
                 format!(
-                    "the commit keeps {} × {d} = {kept} bytes of each {flit}-byte flit (commit \
+                    "the commit keeps {} × {} = {kept} bytes of each {flit}-byte flit (commit \
                      sequencer {cfg}); commit_in_size must be 8, 16, 24 or 32 bytes",
-                    cfg.packet_size
+                    cfg.packet_size,
+                    d.map_or("", Dtype::as_str)
                 ),
             );
             let target = allowed.iter().copied().filter(|&a| a >= kept).min();
             if let Some((t, (sp, text))) = target.zip(written_el.as_ref())
-                && let Some(n) = elems_for(&d, t)
+                && let Some(n) = d.and_then(|d| d.elems_for(t))
                 && let Some(new) = crate::mapping::edit::pad_last_term(text, n)
             {
                 diag = diag.with_edit(
@@ -426,7 +422,7 @@ fn check_full_flit(
 fn check_tail(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if step.method != "commit" {
+            if step.method != Method::Commit {
                 continue;
             }
             let Some((victim, end, dend)) =
@@ -458,7 +454,7 @@ fn check_tail(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 }
 
 /// Producers whose own rules (COL-001, CST, TRN) already check the flit.
-const FLIT_PRODUCERS: &[&str] = &["collect", "cast", "transpose"];
+const FLIT_PRODUCERS: &[Method] = &[Method::Collect, Method::Cast, Method::Transpose];
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     check_stride_zero(cx, out);
@@ -467,10 +463,10 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let flit = cx.target.flit_bytes;
     for chain in &cx.model.chains {
         for (i, step) in chain.steps.iter().enumerate() {
-            if step.method != "commit" && step.method != "commit_view" {
+            if !step.method.is_commit() {
                 continue;
             }
-            if i > 0 && FLIT_PRODUCERS.contains(&chain.steps[i - 1].method.as_str()) {
+            if i > 0 && FLIT_PRODUCERS.contains(&chain.steps[i - 1].method) {
                 continue;
             }
             let Some(ty) = step.input.as_ref() else {

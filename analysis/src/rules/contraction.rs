@@ -11,11 +11,10 @@ use crate::derive::{DeriveError, Direction, Entry, bytes, configure, trf};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
-use crate::model::types::dtype_bits;
-use crate::model::{Arg, Kind, Slot, Step, TensorTy, TensorVar, Tu};
-use crate::model::{canonical, elems_for, output_arg, pad_edit, size_bytes, written};
+use crate::model::{
+    Arg, Kind, Method, Slot, Step, TensorTy, TensorVar, Tu, output_arg, pad_edit, written,
+};
 use crate::rule::{Rule, Status};
-use crate::target::Target;
 use std::sync::Arc;
 
 pub const CON_001: Rule = Rule {
@@ -375,16 +374,6 @@ pub const RULES: &[Rule] = &[
     CON_021, SEQ_010,
 ];
 
-/// The Reducer's tree depth for an input type, `None` when the Reducer does not take it.
-fn tree_depth(target: &Target, d: &str) -> Option<u32> {
-    let d = canonical(d);
-    target
-        .reducer_tree_depth
-        .iter()
-        .find(|(name, _)| *name == d)
-        .map(|(_, n)| *n)
-}
-
 fn layout(ty: &TensorTy, slot: Slot) -> Option<&Layout> {
     ty.get(slot)?.layout.as_deref()
 }
@@ -485,11 +474,11 @@ pub(crate) fn collected_flits(
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            match step.method.as_str() {
-                "to_trf" => check_to_trf(cx, step, out),
-                "align" => check_align(cx, step, out),
-                "contract" => check_contract(cx, step, out),
-                "accumulate" => check_accumulate(cx, step, out),
+            match step.method {
+                Method::ToTrf => check_to_trf(cx, step, out),
+                Method::Align => check_align(cx, step, out),
+                Method::Contract => check_contract(cx, step, out),
+                Method::Accumulate => check_accumulate(cx, step, out),
                 _ => {}
             }
         }
@@ -502,9 +491,8 @@ fn check_to_trf(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(input), Some(output)) = (&step.input, &step.output) else {
         return;
     };
-    if let Some(d) = output.dtype.as_deref().or(input.dtype.as_deref())
-        && dtype_bits(canonical(d)).is_some()
-        && tree_depth(cx.target, d).is_none()
+    if let Some(d) = output.dtype.or(input.dtype)
+        && cx.target.tree_depth(d).is_none()
     {
         out.push(Diagnostic::new(
             &CON_001,
@@ -564,7 +552,7 @@ fn check_widening(chain: &crate::model::Chain, out: &mut Vec<Diagnostic>) {
     let Some(last) = chain.steps.last() else {
         return;
     };
-    if !matches!(last.method.as_str(), "contract" | "accumulate") {
+    if !matches!(last.method, Method::Contract | Method::Accumulate) {
         return;
     }
     let Some(have) = last.output.as_ref() else {
@@ -573,7 +561,7 @@ fn check_widening(chain: &crate::model::Chain, out: &mut Vec<Diagnostic>) {
     if decl.kind != have.kind {
         return;
     }
-    let (Some(want), Some(got)) = (decl.dtype.as_deref(), have.dtype.as_deref()) else {
+    let (Some(want), Some(got)) = (decl.dtype, have.dtype) else {
         return;
     };
     if want == got {
@@ -582,9 +570,9 @@ fn check_widening(chain: &crate::model::Chain, out: &mut Vec<Diagnostic>) {
     let from = chain
         .steps
         .iter()
-        .find(|s| s.method == "contract")
-        .and_then(|s| s.input.as_ref()?.dtype.clone())
-        .unwrap_or_else(|| "its input".to_string());
+        .find(|s| s.method == Method::Contract)
+        .and_then(|s| s.input.as_ref()?.dtype)
+        .map_or_else(|| "its input".to_string(), |d| d.to_string());
     out.push(Diagnostic::new(
         &CON_002,
         last.span,
@@ -601,11 +589,10 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(input), Some(output)) = (&step.input, &step.output) else {
         return;
     };
-    let d = input.dtype.as_deref().or(output.dtype.as_deref());
+    let d = input.dtype.or(output.dtype);
     // CON-001
     if let Some(d) = d
-        && dtype_bits(canonical(d)).is_some()
-        && tree_depth(cx.target, d).is_none()
+        && cx.target.tree_depth(d).is_none()
     {
         out.push(Diagnostic::new(
             &CON_001,
@@ -621,7 +608,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     // CON-003
     if let Some(t) = trf {
         let mut diffs = Vec::new();
-        if let (Some(a), Some(b)) = (d, t.ty.dtype.as_deref())
+        if let (Some(a), Some(b)) = (d, t.ty.dtype)
             && a != b
         {
             diffs.push(format!("D {b} vs {a}"));
@@ -666,7 +653,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     };
     let mac = cx.target.mac_width_bytes;
     let flit = cx.target.flit_bytes;
-    let Some(op_bytes) = size_bytes(d, op.size) else {
+    let Some(op_bytes) = d.size_bytes(op.size) else {
         return;
     };
     let max_flits = (cx.target.flit_buffer_bytes / flit.max(1)).max(1);
@@ -697,7 +684,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                     "OutPacket {op_text} is {op_bytes} bytes ({} × {d}); the computation packet is \
                      always {mac} bytes (mac_width): {}",
                     op.size,
-                    match (c, elems_for(d, mac)) {
+                    match (c, d.elems_for(mac)) {
                         (Some(1), Some(n)) if op_bytes < mac =>
                             format!("zero-pad it to {n} elements (collect_flits = 1)"),
                         (_, Some(n)) => format!("make it {n} elements of {d}"),
@@ -708,7 +695,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             if c == Some(1)
                 && op_bytes < mac
                 && let Some(edit) = written(step, 1)
-                    .zip(elems_for(d, mac))
+                    .zip(d.elems_for(mac))
                     .and_then(|(a, n)| pad_edit(a, n))
             {
                 diag = diag.with_fix(format!("pad OutPacket to {mac} bytes"), false, vec![edit]);
@@ -813,7 +800,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                             read.elems
                         ),
                     );
-                    if let (Some(mv), Some(n)) = (var.ty.get(Slot::Element), elems_for(d, want))
+                    if let (Some(mv), Some(n)) = (var.ty.get(Slot::Element), d.elems_for(want))
                         && e.dims.len() == 1
                         && let Some(span) = mv.span
                         && let Some(edit) = pad_edit(
@@ -832,7 +819,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         }
     }
     // TRF side: the time loop (CON-008) and its limits (SEQ-010).
-    let bits = dtype_bits(canonical(d)).unwrap_or(8);
+    let bits = d.bits();
     match configure(e, &ot.dims, &[], Direction::Read, cx.target.sequencer_entries) {
         Err(DeriveError::Insufficient {
             axis, needed, have, ..
@@ -947,7 +934,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 && factor_axis(x).is_some_and(|a| time_axes.contains(a) && !stream_axes.contains(a))
         }) {
             let rows = cx.target.trf_rows;
-            let macs = elems_for(d, mac).map_or(0, |n| n.saturating_mul(rows));
+            let macs = d.elems_for(mac).map_or(0, |n| n.saturating_mul(rows));
             let used = r.size.saturating_mul(dim.extent()).min(rows);
             out.push(Diagnostic::new(
                 &CON_020,
@@ -974,7 +961,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             .filter(|c| c.binding.as_deref() != Some(var.name.as_str()))
             .flat_map(|c| c.steps.iter())
             .find(|s| {
-                s.method == "to_trf"
+                s.method == Method::ToTrf
                     && s.context == Some(Tu::Sub)
                     && s.args.first().is_some_and(|a| {
                         a.text.contains("FirstHalf") || a.text.contains("SecondHalf")
@@ -1136,16 +1123,16 @@ fn check_contract(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(input), Some(output)) = (&step.input, &step.output) else {
         return;
     };
-    let Some(d) = input.dtype.as_deref() else {
+    let Some(d) = input.dtype else {
         return;
     };
-    let Some(depth) = tree_depth(cx.target, d) else {
+    let Some(depth) = cx.target.tree_depth(d) else {
         return;
     };
     let (Some(p), Some(q)) = (layout(input, Slot::Packet), layout(output, Slot::Packet)) else {
         return;
     };
-    if size_bytes(d, p.size) != Some(cx.target.mac_width_bytes) {
+    if d.size_bytes(p.size) != Some(cx.target.mac_width_bytes) {
         return; // CON-004 reports the packet
     }
     let options: Vec<(u32, Layout)> = (0..=depth)
@@ -1433,6 +1420,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
 mod tests {
     use super::*;
     use crate::db::analyse_text;
+    use crate::model::Dtype;
     use crate::target::RNGD;
 
     fn lay(axes: &str, mapping: &str) -> Layout {
@@ -1453,7 +1441,7 @@ mod tests {
     fn reg(axes: &str, packet: &str, element: &str, d: &str) -> Option<Result<u64, u64>> {
         let read = trf::read(&lay(axes, packet), &lay(axes, element))?;
         assert_eq!(read.stray, None);
-        trf::reg_read_size(&read, d, RNGD.mac_width_bytes)
+        trf::reg_read_size(&read, Dtype::from_name(d)?, RNGD.mac_width_bytes)
     }
 
     #[test]
@@ -1530,16 +1518,16 @@ mod tests {
     fn tree_depths_golden() {
         // L4388: i4 depth 7 (128 elements), i8/f8 6 (64), bf16 5 (32): a full 64-byte packet.
         for (d, depth, elems) in [
-            ("i4", 7, 128),
-            ("i8", 6, 64),
-            ("f8", 6, 64),
-            ("bf16", 5, 32),
+            (Dtype::I4, 7, 128),
+            (Dtype::I8, 6, 64),
+            (Dtype::F8, 6, 64),
+            (Dtype::Bf16, 5, 32),
         ] {
-            assert_eq!(tree_depth(&RNGD, d), Some(depth));
+            assert_eq!(RNGD.tree_depth(d), Some(depth));
             assert_eq!(1u64 << depth, elems);
-            assert_eq!(elems_for(d, RNGD.mac_width_bytes), Some(elems));
+            assert_eq!(d.elems_for(RNGD.mac_width_bytes), Some(elems));
         }
-        assert_eq!(tree_depth(&RNGD, "f32"), None);
+        assert_eq!(RNGD.tree_depth(Dtype::F32), None);
         // L4351: 32 bf16 of B reduce to one value with depth 5.
         assert_eq!(
             spatial_depth(&lay("B = 32", "B"), &lay("B = 32", "1"), 5),

@@ -6,8 +6,7 @@ use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::edit::pad_last_term;
 use crate::mapping::layout::Dim;
-use crate::model::{Kind, Slot, Step};
-use crate::model::{canonical, elems_for, written};
+use crate::model::{Dtype, Kind, Method, Slot, Step, written};
 use crate::rule::{Rule, Status};
 
 pub const DMA_001: Rule = Rule {
@@ -301,20 +300,22 @@ fn dm_element(op: &DmaOp<'_>) -> Option<(Span, String)> {
     Some((mv.span?, mv.text.clone()))
 }
 
-fn dtype(step: &Step) -> String {
+fn dtype(step: &Step) -> Option<Dtype> {
     step.input
         .as_ref()
-        .and_then(|t| t.dtype.clone())
-        .or_else(|| step.output.as_ref().and_then(|t| t.dtype.clone()))
-        .unwrap_or_default()
+        .and_then(|t| t.dtype)
+        .or_else(|| step.output.as_ref().and_then(|t| t.dtype))
 }
 
 /// A padding fix of the DM Element's innermost axis to `bytes` per row.
-fn pad_fix(op: &DmaOp<'_>, d: &str, row_bytes: u64, diag: Diagnostic) -> Diagnostic {
+fn pad_fix(op: &DmaOp<'_>, d: Option<Dtype>, row_bytes: u64, diag: Diagnostic) -> Diagnostic {
     let Some((span, text)) = dm_element(op) else {
         return diag;
     };
-    let Some(new) = elems_for(d, row_bytes).and_then(|n| pad_last_term(&text, n)) else {
+    let Some(new) = d
+        .and_then(|d| d.elems_for(row_bytes))
+        .and_then(|n| pad_last_term(&text, n))
+    else {
         return diag;
     };
     diag.with_edit(format!("pad the innermost axis: {new}"), false, span, new)
@@ -398,7 +399,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
                     p.read, p.write, op.align
                 ),
             );
-            out.push(pad_fix(op, &d, up, diag));
+            out.push(pad_fix(op, d, up, diag));
         }
         return;
     };
@@ -430,7 +431,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
                      to {up} bytes (a multiple of {max}) or split the command"
                 ),
             );
-            out.push(pad_fix(op, &d, up, diag));
+            out.push(pad_fix(op, d, up, diag));
         } else if requests
             > run
                 .div_ceil(req)
@@ -502,7 +503,7 @@ fn check_stack_bit(
 
 /// DMA-002: `to_dm` whose Cluster and Slice are written nowhere.
 fn check_spatial_written(step: &Step, out: &mut Vec<Diagnostic>) {
-    if step.method != "to_dm" || written(step, 0).is_some() || written(step, 1).is_some() {
+    if step.method != Method::ToDm || written(step, 0).is_some() || written(step, 1).is_some() {
         return;
     }
     let known = |s: Slot| {
@@ -540,7 +541,7 @@ fn check_hbm_read_address(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if step.method != "to_dm" {
+            if step.method != Method::ToDm {
                 continue;
             }
             let Some(i) = step.input.as_ref() else {
@@ -585,7 +586,7 @@ struct Transfer<'a> {
 
 /// The written type of a tensor as text, to compare two transfers' types.
 fn type_key(t: &crate::model::TensorTy) -> String {
-    let mut k = format!("{:?}/{}", t.kind, t.dtype.as_deref().unwrap_or("?"));
+    let mut k = format!("{:?}/{}", t.kind, t.dtype.map_or("?", Dtype::as_str));
     for (slot, mv) in &t.maps {
         k.push_str(&format!("/{slot:?}={}", mv.text));
     }
@@ -593,9 +594,9 @@ fn type_key(t: &crate::model::TensorTy) -> String {
 }
 
 fn element_bytes(t: &crate::model::TensorTy) -> Option<u64> {
-    let d = t.dtype.as_deref()?;
+    let d = t.dtype?;
     let n = t.get(Slot::Element)?.layout.as_deref()?.size;
-    crate::model::size_bytes(d, n)
+    d.size_bytes(n)
 }
 
 /// DMA-009: back-to-back small transfers that one transfer would do with one startup.
@@ -605,7 +606,7 @@ fn check_startup(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         let (Some(step), Some(recv)) = (chain.steps.first(), chain.receiver.as_deref()) else {
             continue;
         };
-        if step.method != "to_dm" && step.method != "to_hbm" {
+        if !step.method.is_dm_hbm_dma() {
             continue;
         }
         let (Some(i), Some(o), Some(dst)) = (&step.input, &step.output, step.address) else {
@@ -809,9 +810,9 @@ fn segments(size: u64, digits: &[AxisDigit]) -> Option<(u64, u64, u64)> {
 /// DMA-008: a DM-side layout whose padded axis leaves one DMA Engine a share that needs several
 /// commands (seed 000 L405-L454).
 fn check_segmentation(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
-    let ty = match step.method.as_str() {
-        "to_dm" => step.output.as_ref(),
-        "to_hbm" => step.input.as_ref(),
+    let ty = match step.method {
+        Method::ToDm => step.output.as_ref(),
+        Method::ToHbm => step.input.as_ref(),
         _ => None,
     };
     let Some(ty) = ty.filter(|t| matches!(t.kind, Kind::Dm | Kind::DmView | Kind::DmViewMut))
@@ -877,9 +878,9 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            let dma = match step.method.as_str() {
-                "to_dm" => true,
-                "to_hbm" => step.input.as_ref().is_some_and(|t| t.kind == Kind::Dm),
+            let dma = match step.method {
+                Method::ToDm => true,
+                Method::ToHbm => step.input.as_ref().is_some_and(|t| t.kind == Kind::Dm),
                 _ => false,
             };
             if !dma {
@@ -888,21 +889,23 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let Some(d) = step
                 .input
                 .as_ref()
-                .and_then(|t| t.dtype.as_deref())
-                .or_else(|| step.output.as_ref().and_then(|t| t.dtype.as_deref()))
+                .and_then(|t| t.dtype)
+                .or_else(|| step.output.as_ref().and_then(|t| t.dtype))
             else {
                 continue;
             };
-            if crate::model::types::dtype_bits(canonical(d)).is_none() {
-                continue;
-            }
-            if !cx.target.dma_dtypes.contains(&canonical(d)) {
+            if !cx.target.dma_dtypes.contains(&d.canonical()) {
                 out.push(Diagnostic::new(
                     &DMA_013,
                     step.span,
                     format!(
                         "the DMA engine does not move {d} tensors; it moves {}",
-                        cx.target.dma_dtypes.join(", ")
+                        cx.target
+                            .dma_dtypes
+                            .iter()
+                            .map(|d| d.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 ));
             }

@@ -5,9 +5,7 @@
 use super::context::{FnContext, at_arg};
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::model::types::dtype_bits;
-use crate::model::{Slot, Step, Tu};
-use crate::model::{canonical, output_arg, written};
+use crate::model::{Dtype, Method, Slot, Step, Tu, output_arg, written};
 use crate::rule::{Rule, Status};
 use crate::target::Target;
 
@@ -232,31 +230,29 @@ pub const RULES: &[Rule] = &[
 
 /// `true` when the fetch adapter converts `from` to `to` (identity included); `f8` stands for
 /// either 8-bit float (constraints.md §22 A-14).
-pub fn converts(target: &Target, from: &str, to: &str) -> bool {
-    let spell = |d: &str| -> Vec<String> {
-        if d == "f8" {
-            vec!["f8e4m3".into(), "f8e5m2".into(), "f8".into()]
-        } else if d == "fp16" {
-            vec!["f16".into()]
+pub fn converts(target: &Target, from: Dtype, to: Dtype) -> bool {
+    let spell = |d: Dtype| -> Vec<Dtype> {
+        if d == Dtype::F8 {
+            vec![Dtype::F8e4m3, Dtype::F8e5m2, Dtype::F8]
         } else {
-            vec![d.to_string()]
+            vec![d]
         }
     };
     let (fs, ts) = (spell(from), spell(to));
-    fs.iter().any(|f| {
+    fs.iter().any(|&f| {
         ts.iter()
-            .any(|t| f == t || target.fetch_casts.iter().any(|&(a, b)| a == f && b == t))
+            .any(|&t| f == t || target.fetch_casts.iter().any(|&(a, b)| a == f && b == t))
     })
 }
 
 /// The types `from` converts to on `target`, for messages.
-fn conversions(target: &Target, from: &str) -> Vec<&'static str> {
-    let f = canonical(from);
+fn conversions(target: &Target, from: Dtype) -> Vec<&'static str> {
+    let f = from.canonical();
     target
         .fetch_casts
         .iter()
-        .filter(|&&(a, _)| a == f || (from == "f8" && a.starts_with("f8")))
-        .map(|&(_, b)| b)
+        .filter(|&&(a, _)| a == f || (from == Dtype::F8 && a.is_f8()))
+        .map(|&(_, b)| b.as_str())
         .collect()
 }
 
@@ -267,11 +263,14 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     check_interleave(cx, out);
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if !step.method.starts_with("fetch") {
+            if !step.method.is_fetch() {
                 continue;
             }
             check_cast(cx, step, out);
-            if step.method.starts_with("fetch_with_zero_point") {
+            if matches!(
+                step.method,
+                Method::FetchWithZeroPoint | Method::FetchWithZeroPoints
+            ) {
                 check_zero_point(step, out);
             }
         }
@@ -287,14 +286,14 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         let (Ok(cfg), Some(bits)) = (&op.config, op.bits) else {
             continue;
         };
-        let from = op.step.input.as_ref().and_then(|t| t.dtype.as_deref());
-        let to = op.step.output.as_ref().and_then(|t| t.dtype.as_deref());
+        let from = op.step.input.as_ref().and_then(|t| t.dtype);
+        let to = op.step.output.as_ref().and_then(|t| t.dtype);
         if bits != 4 && !bits.is_multiple_of(8) {
             continue;
         }
         // `fetch_sizes_sub` is [4, 8]: 4 for i4 -> i32, 8 otherwise (L1758-L1759).
         let subs = cx.target.fetch_sizes_sub.iter().copied();
-        let required = if from == Some("i4") && to == Some("i32") {
+        let required = if from == Some(Dtype::I4) && to == Some(Dtype::I32) {
             subs.min()
         } else {
             subs.max()
@@ -310,14 +309,14 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
         if !sizes.packet_bytes.is_multiple_of(required) {
             // FET-006 when the output packet is aligned (else ALN-005 reports it).
-            let out_bits = to.and_then(|d| dtype_bits(canonical(d))).unwrap_or(bits);
+            let out_bits = to.map_or(bits, Dtype::bits);
             let out_bytes = derive::bytes(op.packet.size, out_bits);
             if out_bytes.is_multiple_of(cx.target.fetch_align_bytes) {
                 let steps = derive::time_steps(cfg);
                 // The packet the fix pads, where it is written.
                 let at = output_arg(
                     op.step,
-                    (op.step.method == "fetch").then_some(2),
+                    (op.step.method == Method::Fetch).then_some(2),
                     Slot::Packet,
                 );
                 out.push(at_arg(
@@ -337,7 +336,7 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
         let at = output_arg(
             op.step,
-            (op.step.method == "fetch").then_some(2),
+            (op.step.method == Method::Fetch).then_some(2),
             Slot::Packet,
         );
         out.push(at_arg(
@@ -369,8 +368,8 @@ fn fraction(a: u64, b: u64) -> String {
 
 /// The fetch sizes the compiler may use for a fetch op.
 fn choices(cx: &FnContext<'_>, op: &derive::Op<'_>) -> Vec<u64> {
-    let from = op.step.input.as_ref().and_then(|t| t.dtype.as_deref());
-    let to = op.step.output.as_ref().and_then(|t| t.dtype.as_deref());
+    let from = op.step.input.as_ref().and_then(|t| t.dtype);
+    let to = op.step.output.as_ref().and_then(|t| t.dtype);
     derive::fetch_size_choices(cx.target, op.context == Some(Tu::Sub), from, to)
 }
 
@@ -430,7 +429,7 @@ fn check_fetch_perf(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 // The small packet the fix grows (and the call when it is written nowhere).
                 let at = output_arg(
                     op.step,
-                    (op.step.method == "fetch").then_some(2),
+                    (op.step.method == Method::Fetch).then_some(2),
                     Slot::Packet,
                 );
                 let mut d = at_arg(
@@ -467,7 +466,7 @@ fn grow_packet(
     bits: u32,
     allowed: &[u64],
 ) -> Option<(Vec<crate::diagnostic::Edit>, u64, String)> {
-    if op.step.method != "fetch" {
+    if op.step.method != Method::Fetch {
         return None;
     }
     let (ta, pa) = (written(op.step, 1)?, written(op.step, 2)?);
@@ -566,14 +565,14 @@ fn check_masking(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if op.kind != OpKind::Fetch {
             continue;
         }
-        let Some(dtype) = op.step.input.as_ref().and_then(|t| t.dtype.as_deref()) else {
+        let Some(dtype) = op.step.input.as_ref().and_then(|t| t.dtype) else {
             continue;
         };
         let Some(&(_, max)) = cx
             .target
             .fetch_mask_valid_max
             .iter()
-            .find(|(d, _)| *d == canonical(dtype))
+            .find(|(d, _)| *d == dtype.canonical())
         else {
             continue;
         };
@@ -615,7 +614,7 @@ fn check_masking(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
         let at = output_arg(
             op.step,
-            (op.step.method == "fetch").then_some(2),
+            (op.step.method == Method::Fetch).then_some(2),
             Slot::Packet,
         );
         out.push(at_arg(
@@ -644,7 +643,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     };
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if !step.method.starts_with("fetch") {
+            if !step.method.is_fetch() {
                 continue;
             }
             let Some(time_in) = step
@@ -656,7 +655,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 continue;
             };
             let inter = axes(time_in);
-            if step.method == "fetch_with_zero_points" && time_in.size == 1 {
+            if step.method == Method::FetchWithZeroPoints && time_in.size == 1 {
                 out.push(Diagnostic::new(
                     &FET_010,
                     step.span,
@@ -679,7 +678,7 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             let (in_t, in_p) = (axes(tl), axes(pl));
             for a in &inter {
                 if in_p.contains(a) || !in_t.contains(a) {
-                    let arg = if step.method == "fetch" {
+                    let arg = if step.method == Method::Fetch {
                         written(step, if in_p.contains(a) { 2 } else { 1 })
                     } else {
                         None
@@ -711,18 +710,15 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// FET-004.
 fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(from), Some(to)) = (
-        step.input.as_ref().and_then(|t| t.dtype.as_deref()),
-        step.output.as_ref().and_then(|t| t.dtype.as_deref()),
+        step.input.as_ref().and_then(|t| t.dtype),
+        step.output.as_ref().and_then(|t| t.dtype),
     ) else {
         return;
     };
-    if dtype_bits(canonical(from)).is_none() || dtype_bits(canonical(to)).is_none() {
-        return;
-    }
     if converts(cx.target, from, to) {
         return;
     }
-    let span = if step.method == "fetch" {
+    let span = if step.method == Method::Fetch {
         written(step, 0).map_or(step.span, |a| a.span)
     } else {
         step.span
@@ -741,16 +737,6 @@ fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             cx.target.name
         ),
     ));
-}
-
-/// The representable range of an integer dtype.
-fn int_range(dtype: &str) -> Option<(i64, i64)> {
-    if !dtype.starts_with('i') {
-        return None;
-    }
-    let bits = dtype_bits(dtype)?;
-    let half = 1i64 << (bits - 1);
-    Some((-half, half - 1))
 }
 
 /// An integer literal (`-10`, `100i8`, `0x7f`, `1_000`), or `None`.
@@ -778,10 +764,10 @@ fn parse_int(text: &str) -> Option<i64> {
 
 /// FET-007.
 fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
-    let Some(to) = step.output.as_ref().and_then(|t| t.dtype.as_deref()) else {
+    let Some(to) = step.output.as_ref().and_then(|t| t.dtype) else {
         return;
     };
-    let Some((lo, hi)) = int_range(to) else {
+    let Some((lo, hi)) = to.int_range() else {
         return;
     };
     let Some(arg) = step.args.first() else { return };
@@ -820,6 +806,10 @@ fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn dtype(name: &str) -> Dtype {
+        Dtype::from_name(name).expect("an element type")
+    }
     use crate::target::RNGD;
 
     #[test]
@@ -839,7 +829,7 @@ mod tests {
             ("i8", "i8"),
             ("f8", "f32"),
         ] {
-            assert!(converts(&RNGD, a, b), "{a} -> {b}");
+            assert!(converts(&RNGD, dtype(a), dtype(b)), "{a} -> {b}");
         }
         // L1972-L1977: RNGD-S-only conversions are not RNGD's.
         for (a, b) in [
@@ -848,18 +838,18 @@ mod tests {
             ("f8e4m3", "bf16"),
             ("i8", "f32"),
         ] {
-            assert!(!converts(&RNGD, a, b), "{a} -> {b}");
+            assert!(!converts(&RNGD, dtype(a), dtype(b)), "{a} -> {b}");
         }
     }
 
     #[test]
     fn zero_point_ranges_l2117() {
-        assert_eq!(int_range("i9"), Some((-256, 255)));
+        assert_eq!(Dtype::I9.int_range(), Some((-256, 255)));
         assert_eq!(
-            int_range("i32"),
+            Dtype::I32.int_range(),
             Some((i64::from(i32::MIN), i64::from(i32::MAX)))
         );
-        assert_eq!(int_range("f32"), None);
+        assert_eq!(Dtype::F32.int_range(), None);
         assert_eq!(parse_int("-100"), Some(-100));
         assert_eq!(parse_int("100i8"), Some(100));
         assert_eq!(parse_int(" 0x7f "), Some(127));
@@ -873,8 +863,8 @@ mod tests {
         // i32 with 16 bytes, 64. Widening ratio × fetch_size is the output per fetch.
         let out = |from: &str, to: &str, fetch: u64| {
             let (f, t) = (
-                u64::from(dtype_bits(from).unwrap_or(8)),
-                u64::from(dtype_bits(to).unwrap_or(8)),
+                u64::from(Dtype::from_name(from).map_or(8, Dtype::bits)),
+                u64::from(Dtype::from_name(to).map_or(8, Dtype::bits)),
             );
             fetch * t / f
         };

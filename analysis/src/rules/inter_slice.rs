@@ -6,8 +6,7 @@ use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
-use crate::model::ops::op_problem;
-use crate::model::{Chain, Kind, Slot, Step, VeStage, output_arg};
+use crate::model::{Chain, Kind, Method, Slot, Step, VeStage, ops::op_problem, output_arg};
 use crate::rule::{Rule, Status};
 
 pub const XSL_001: Rule = Rule {
@@ -119,7 +118,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         declared_packet(chain, out);
         for step in &chain.steps {
-            if step.method != "vector_inter_slice_reduce" {
+            if step.method != Method::VectorInterSliceReduce {
                 continue;
             }
             if let Some(d) = op_problem(
@@ -171,7 +170,7 @@ fn declared_packet(chain: &Chain, out: &mut Vec<Diagnostic>) {
     let Some(k) = chain
         .steps
         .iter()
-        .rposition(|s| s.method == "vector_inter_slice_reduce")
+        .rposition(|s| s.method == Method::VectorInterSliceReduce)
     else {
         return;
     };

@@ -3,8 +3,7 @@
 //! the builder records a [`Kernel`] problem and [`diagnostic`] reports it.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::Engine;
-use crate::model::problem::Kernel;
+use crate::model::{Engine, Method, problem::Kernel};
 use crate::rule::{Rule, Status};
 
 pub const KRN_001: Rule = Rule {
@@ -297,10 +296,10 @@ pub fn diagnostic(p: &Kernel) -> Diagnostic {
 }
 
 /// What a method that needs `.collect()` first does, in KRN-002's message.
-fn engine_phrase(engine: Engine, method: &str) -> String {
+fn engine_phrase(engine: Engine, method: &Method) -> String {
     match method {
-        "to_trf" => "loading the TRF".into(),
-        "to_vrf" => "loading the VRF".into(),
+        Method::ToTrf => "loading the TRF".into(),
+        Method::ToVrf => "loading the VRF".into(),
         _ => format!("the {}", engine.name()),
     }
 }

@@ -13,7 +13,7 @@ use crate::mapping::ast::{Expr, Op as MapOp, SizeExpr};
 use crate::mapping::layout::Dim;
 use crate::mapping::problem::Invalid;
 use crate::mapping::{lower, parse};
-use crate::model::{Kind, Slot, Step, TensorTy};
+use crate::model::{Kind, Method, Slot, Step, TensorTy};
 use crate::rule::{Rule, Status};
 
 pub const MAP_001: Rule = Rule {
@@ -396,7 +396,7 @@ fn divide_rule(op: MapOp) -> (&'static Rule, &'static str) {
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if step.method == "tile" {
+            if step.method == Method::Tile {
                 check_tile(cx, step, out);
             }
         }
@@ -706,7 +706,7 @@ fn check_coverage(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
     for chain in &cx.model.chains {
         for step in &chain.steps {
-            if step.method != "to_dm" && step.method != "to_hbm" {
+            if !step.method.is_dm_hbm_dma() {
                 continue;
             }
             let (Some(i), Some(o)) = (&step.input, &step.output) else {

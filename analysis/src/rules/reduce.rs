@@ -10,8 +10,11 @@ use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
-use crate::model::ops::{op_problem, split_op};
-use crate::model::{Chain, Slot, Step, mapping_around, output_arg};
+use crate::model::{
+    Chain, Method, Slot, Step, mapping_around,
+    ops::{op_problem, split_op},
+    output_arg,
+};
 use crate::rule::{Rule, Status};
 
 pub const ISR_001: Rule = Rule {
@@ -270,11 +273,11 @@ const F32_OPS: &[&str] = &["Add", "Max", "Min"];
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for (k, step) in chain.steps.iter().enumerate() {
-            if step.method == "vector_intra_slice_branch" {
+            if step.method == Method::VectorIntraSliceBranch {
                 check_valid_count(cx, step, out);
                 continue;
             }
-            if step.method != "vector_intra_slice_reduce" {
+            if step.method != Method::VectorIntraSliceReduce {
                 continue;
             }
             check_op(step, cx.target.ve_way4_lanes, out);
@@ -310,11 +313,16 @@ fn composed(chain: &Chain, k: usize) -> Option<&'static str> {
     }
     let start = chain.steps[..k]
         .iter()
-        .rposition(|s| s.method == "vector_init")
+        .rposition(|s| s.method == Method::VectorInit)
         .unwrap_or(0);
     chain.steps[start..k]
         .iter()
-        .filter(|s| s.method.starts_with("vector_fp_unary"))
+        .filter(|s| {
+            matches!(
+                s.method,
+                Method::VectorFpUnary | Method::VectorFpUnaryWithMode
+            )
+        })
         .find_map(|s| {
             let (_, v) = split_op(&s.args.first()?.text)?;
             ["Exp", "NegExp", "Sigmoid"].into_iter().find(|f| *f == v)
@@ -596,7 +604,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
     let narrow = chain.steps[..k]
         .iter()
         .rev()
-        .find(|s| matches!(s.method.as_str(), "vector_trim_way4" | "vector_split"));
+        .find(|s| matches!(s.method, Method::VectorTrimWay4 | Method::VectorSplit));
     let flit_ty = narrow
         .and_then(|s| s.input.as_ref())
         .or(step.input.as_ref());
@@ -920,7 +928,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
     );
     // Only where the Time the VCG sees is the stream's (no `vector_split` rewrote it).
     let mut edits = Vec::new();
-    if narrow.is_none_or(|n| n.method == "vector_trim_way4") {
+    if narrow.is_none_or(|n| n.method == Method::VectorTrimWay4) {
         edits = rewrite_mapping(cx.model, slice, &new_slice);
         edits.extend(rewrite_mapping(cx.model, time, &new_time));
         edits.sort_by_key(|e| e.span);

@@ -10,7 +10,7 @@ use super::context::FnContext;
 use crate::derive;
 use crate::derive::timeline::{MAX_NODES, Node, Resource, Timeline, Var, Write, scan};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::Origin;
+use crate::model::{Method, Origin};
 use crate::rule::{Rule, Status};
 use std::collections::{BTreeSet, HashSet};
 
@@ -302,7 +302,7 @@ fn check_sub_loads(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnosti
         let Some(last) = node.chain.steps.last() else {
             continue;
         };
-        if !matches!(last.method.as_str(), "to_trf" | "to_vrf") {
+        if !matches!(last.method, Method::ToTrf | Method::ToVrf) {
             continue;
         }
         let Some(m) = (0..c)
@@ -311,12 +311,7 @@ fn check_sub_loads(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnosti
         else {
             continue;
         };
-        let Some(begin) = node
-            .chain
-            .steps
-            .iter()
-            .find(|s| s.method.starts_with("begin"))
-        else {
+        let Some(begin) = node.chain.steps.iter().find(|s| s.method.is_begin()) else {
             continue;
         };
         let cycles = cx
@@ -342,7 +337,7 @@ fn check_sub_loads(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnosti
                     "this {} load{cost} runs on ctx.main after main-context work it does not \
                      depend on, so it waits for it; on ctx.sub it would overlap that work \
                      (double buffering)",
-                    if last.method == "to_trf" {
+                    if last.method == Method::ToTrf {
                         "TRF"
                     } else {
                         "VRF"
@@ -361,7 +356,7 @@ fn check_custom_broadcast(t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
             .chain
             .steps
             .iter()
-            .filter(|s| s.method == "switch")
+            .filter(|s| s.method == Method::Switch)
             .flat_map(|s| s.args.iter())
             .find(|a| a.text.contains("CustomBroadcast"))
         else {
@@ -375,12 +370,13 @@ fn check_custom_broadcast(t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         };
         let other = &t.nodes[o];
-        let Some(first) = other
-            .chain
-            .steps
-            .iter()
-            .find(|s| s.context.is_some() || s.method.starts_with("to_"))
-        else {
+        let Some(first) = other.chain.steps.iter().find(|s| {
+            s.context.is_some()
+                || matches!(
+                    s.method,
+                    Method::ToHbm | Method::ToHost | Method::ToDm | Method::ToTrf | Method::ToVrf
+                )
+        }) else {
             continue;
         };
         out.push(

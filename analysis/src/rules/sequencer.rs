@@ -8,7 +8,7 @@ use crate::derive::{self, Config, DeriveError, Direction, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::mapping::{lower, parse};
-use crate::model::{Slot, Tu, mapping_around};
+use crate::model::{Dtype, Slot, Tu, mapping_around};
 use crate::rule::{Rule, Status};
 
 pub const SEQ_001: Rule = Rule {
@@ -457,8 +457,8 @@ fn reorder_fix(cx: &FnContext<'_>, op: &Op<'_>, limit: usize) -> Option<(Span, S
 
 /// The fetch sizes the compiler may use for `op` (reads only).
 fn choices(cx: &FnContext<'_>, op: &Op<'_>) -> Vec<u64> {
-    let from = op.step.input.as_ref().and_then(|t| t.dtype.as_deref());
-    let to = op.step.output.as_ref().and_then(|t| t.dtype.as_deref());
+    let from = op.step.input.as_ref().and_then(|t| t.dtype);
+    let to = op.step.output.as_ref().and_then(|t| t.dtype);
     let sub = op.context == Some(Tu::Sub) && op.kind == OpKind::Fetch;
     derive::fetch_size_choices(cx.target, sub, from, to)
 }
@@ -478,8 +478,8 @@ fn packet_checks(cx: &FnContext<'_>, op: &Op<'_>, cfg: &Config, out: &mut Vec<Di
         .step
         .input
         .as_ref()
-        .and_then(|t| t.dtype.clone())
-        .unwrap_or_default();
+        .and_then(|t| t.dtype)
+        .map_or("", Dtype::as_str);
     if bits < 8 {
         // SEQ-003: no whole-byte base packet reads a sub-byte run.
         let run_bits = run.saturating_mul(u64::from(bits));

@@ -14,8 +14,9 @@ use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Axis, Dim, Factor};
-use crate::model::{Arg, Chain, Slot, Step, TensorTy};
-use crate::model::{input_arg, output_arg, pad_edit, slot_bytes};
+use crate::model::{
+    Arg, Chain, Method, Slot, Step, TensorTy, input_arg, output_arg, pad_edit, slot_bytes,
+};
 use crate::rule::{Rule, Status};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -779,7 +780,7 @@ impl Switch<'_> {
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for (index, step) in chain.steps.iter().enumerate() {
-            if step.method != "switch" {
+            if step.method != Method::Switch {
                 continue;
             }
             let Some(sw) = switch_of(chain, index, step) else {
@@ -1443,11 +1444,11 @@ fn ring_cost(
         return;
     }
     // A 256-slice ring that feeds collect and commit directly: a DMA copy.
-    let rest: Vec<&str> = sw.chain.steps[sw.index + 1..]
+    let rest: Vec<&Method> = sw.chain.steps[sw.index + 1..]
         .iter()
-        .map(|s| s.method.as_str())
+        .map(|s| &s.method)
         .collect();
-    if rest != ["collect", "commit"] {
+    if rest != [&Method::Collect, &Method::Commit] {
         return;
     }
     let Some((cycles, bytes)) = sw.cycles(ring, flit) else {

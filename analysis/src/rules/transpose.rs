@@ -10,12 +10,12 @@
 use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
+use crate::model::{
+    Chain, Dtype, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes, written,
+};
 use crate::rule::{Rule, Status};
 
 use crate::derive::transpose::{Split, cycles, expected_time, find_split, used};
-use crate::model::types::dtype_bits;
-use crate::model::{Chain, Slot, Step, TensorTy};
-use crate::model::{canonical, elems_for, output_arg, pad_edit, slot_bytes, written};
 use crate::target::TransposeGeometry;
 
 pub const TRN_001: Rule = Rule {
@@ -99,8 +99,8 @@ pub const TRN_004: Rule = Rule {
 pub const RULES: &[Rule] = &[TRN_001, TRN_002, TRN_003, TRN_004];
 
 /// The geometry row for a dtype.
-pub(crate) fn geometry<'t>(cx: &'t FnContext<'_>, dtype: &str) -> Option<&'t TransposeGeometry> {
-    let bits = dtype_bits(canonical(dtype))?;
+pub(crate) fn geometry<'t>(cx: &'t FnContext<'_>, dtype: Dtype) -> Option<&'t TransposeGeometry> {
+    let bits = dtype.bits();
     cx.target.transpose_geometry.iter().find(|g| g.bits == bits)
 }
 
@@ -117,22 +117,22 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     let (Some(input), Some(output)) = (step.input.as_ref(), step.output.as_ref()) else {
         return;
     };
-    let Some(d) = input.dtype.as_deref() else {
+    let Some(d) = input.dtype else {
         return;
     };
     let Some(g) = geometry(cx, d) else {
         return;
     };
-    let Some(flit_elems) = elems_for(canonical(d), flit) else {
+    let Some(flit_elems) = d.elems_for(flit) else {
         return;
     };
     let (Some(tin), Some(pin)) = (layout(input, Slot::Time), layout(input, Slot::Packet)) else {
         return;
     };
     // TRN-002, input: collect and cast report their own packets.
-    let producer = i.checked_sub(1).map(|p| chain.steps[p].method.as_str());
+    let producer = i.checked_sub(1).map(|p| &chain.steps[p].method);
     if pin.size != flit_elems {
-        if !matches!(producer, Some("collect" | "cast")) {
+        if !matches!(producer, Some(Method::Collect | Method::Cast)) {
             let bytes = slot_bytes(input, Slot::Packet).map_or(0, |(_, _, b)| b);
             out.push(Diagnostic::new(
                 &TRN_002,
@@ -308,7 +308,7 @@ fn check_buffering(
         return;
     }
     // Actionable only when this chain chooses the input Time order.
-    if !chain.steps[..i].iter().any(|s| s.method == "collect") {
+    if !chain.steps[..i].iter().any(|s| s.method == Method::Collect) {
         return;
     }
     let epp = g.elements_per_packet;
@@ -338,7 +338,7 @@ fn check_buffering(
     let collect_time = chain.steps[..i]
         .iter()
         .rev()
-        .find(|s| s.method == "collect")
+        .find(|s| s.method == Method::Collect)
         .and_then(|s| written(s, 0));
     let mut diag = Diagnostic::new(
         &TRN_004,
@@ -363,7 +363,7 @@ fn check_buffering(
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
         for (i, step) in chain.steps.iter().enumerate() {
-            if step.method == "transpose" {
+            if step.method == Method::Transpose {
                 check_step(cx, chain, i, step, out);
             }
         }

@@ -12,8 +12,7 @@ use super::context::FnContext;
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
-use crate::model::types::widened;
-use crate::model::{Arg, Engine, Kind, Slot, Step, TensorTy, VeStage};
+use crate::model::{Arg, Dtype, Engine, Kind, Method, Slot, Step, TensorTy, VeStage};
 use crate::rule::{Rule, Status};
 
 pub const VEC_001: Rule = Rule {
@@ -295,35 +294,10 @@ pub const RULES: &[Rule] = &[
 
 /// The intra-slice stage a method belongs to (L4733-L4747); `None` for the block entries
 /// other than Branch, `vector_stash` and non-vector methods.
-fn stage_of(method: &str) -> Option<VeStage> {
-    Some(match method {
-        "vector_intra_slice_branch" => VeStage::Branch,
-        "vector_logic" | "vector_logic_with_mode" => VeStage::Logic,
-        "vector_fxp" | "vector_fxp_with_mode" | "vector_fxp_zip" | "vector_fxp_zip_with_mode" => {
-            VeStage::Fxp
-        }
-        "vector_fxp_to_fp" => VeStage::FxpToFp,
-        "vector_split" | "vector_trim_way4" => VeStage::Narrow,
-        "vector_fp_unary"
-        | "vector_fp_unary_with_mode"
-        | "vector_fp_binary"
-        | "vector_fp_binary_with_mode"
-        | "vector_fp_ternary"
-        | "vector_fp_ternary_with_mode"
-        | "vector_fp_zip"
-        | "vector_fp_zip_with_mode" => VeStage::Fp,
-        "vector_intra_slice_reduce" => VeStage::IntraSliceReduce,
-        "vector_fp_div" => VeStage::FpDiv,
-        "vector_concat" | "vector_pad_way8" => VeStage::Widen,
-        "vector_fp_to_fxp" => VeStage::FpToFxp,
-        "vector_clip"
-        | "vector_clip_zip"
-        | "vector_clip_with_mode"
-        | "vector_clip_zip_with_mode" => VeStage::Clip,
-        "vector_filter" => VeStage::Filter,
-        "vector_final" => VeStage::Final,
-        _ => return None,
-    })
+fn stage_of(method: &Method) -> Option<VeStage> {
+    method
+        .ve_stage()
+        .filter(|s| !matches!(s, VeStage::Init | VeStage::Pair | VeStage::InterSliceReduce))
 }
 
 /// Position in the intra-slice pipeline (L4686-L4718); a two-group pair sits at Branch.
@@ -679,7 +653,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 }
                 continue;
             }
-            if step.method == "vector_init" {
+            if step.method == Method::VectorInit {
                 init_dtype(&chain.steps[..i], step, out);
                 pass = Some(Pass::at(VeStage::Init, true));
                 continue;
@@ -700,7 +674,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             cuttable[i] = match p.narrow {
                 _ if !free => None,
                 _ if !p.way4 => Some(Cut::Way8),
-                Some(n) if n.method == "vector_trim_way4" => n
+                Some(n) if n.method == Method::VectorTrimWay4 => n
                     .generics
                     .first()
                     .map(|g| Cut::Trimmed(g.text.trim().to_string())),
@@ -758,13 +732,13 @@ fn split_into_passes(
         return;
     };
     let (Some(d), Some(time), Some(packet)) = (
-        input.dtype.as_deref(),
+        input.dtype,
         layout(Some(input), Slot::Time),
         layout(Some(input), Slot::Packet),
     ) else {
         return;
     };
-    if !matches!(d, "i32" | "f32") || !time.is_regular() || !packet.is_regular() {
+    if !d.is_ve_scalar() || !time.is_regular() || !packet.is_regular() {
         return;
     }
     let text = |slot: Slot, l: &Layout| match input.get(slot) {
@@ -888,7 +862,7 @@ fn dm_ranges(cx: &FnContext<'_>) -> Vec<(u64, u64)> {
         if !matches!(ty.kind, Kind::Dm | Kind::DmView | Kind::DmViewMut) {
             return None;
         }
-        let bits = crate::model::types::dtype_bits(ty.dtype.as_deref()?)?;
+        let bits = ty.dtype?.bits();
         let n = layout(Some(ty), Slot::Element)?.size;
         n.checked_mul(u64::from(bits))?
             .checked_add(7)
@@ -945,10 +919,10 @@ fn init_dtype(before: &[Step], step: &Step, out: &mut Vec<Diagnostic>) {
         // Not a stream `vector_init()` takes: KRN-001.
         return;
     }
-    let Some(d) = step.input.as_ref().and_then(|t| t.dtype.as_deref()) else {
+    let Some(d) = step.input.as_ref().and_then(|t| t.dtype) else {
         return;
     };
-    if matches!(d, "i32" | "f32") {
+    if d.is_ve_scalar() {
         return;
     }
     let msg = format!(
@@ -957,13 +931,13 @@ fn init_dtype(before: &[Step], step: &Step, out: &mut Vec<Diagnostic>) {
     );
     // With the widening fetch as the fix, the fetch's element type is the primary span and
     // `vector_init` related; without it, `vector_init`.
-    let fix = widened(d).zip(
+    let fix = d.widened().zip(
         before
             .iter()
             .rev()
             .find(|s| s.engine == Some(Engine::Fetch))
             .and_then(|f| f.generics.first())
-            .filter(|g| g.text.trim() == d),
+            .filter(|g| Dtype::from_name(g.text.trim()) == Some(d)),
     );
     let diag = match fix {
         Some((w, g)) => Diagnostic::new(&VEC_001, g.span, msg)
@@ -988,15 +962,16 @@ fn vector_step<'a>(
     step: &'a Step,
     out: &mut Vec<Diagnostic>,
 ) {
-    let m = step.method.as_str();
-    let entries = [
-        "vector_intra_slice_branch",
-        "vector_intra_slice_unzip",
-        "vector_inter_slice_reduce",
-    ];
+    let m = &step.method;
+    let entry = matches!(
+        m,
+        Method::VectorIntraSliceBranch
+            | Method::VectorIntraSliceUnzip
+            | Method::VectorInterSliceReduce
+    );
     // VEC-002: block entries.
     match p.stage {
-        VeStage::Init if !entries.contains(&m) => {
+        VeStage::Init if !entry => {
             out.push(Diagnostic::new(
                 &VEC_002,
                 step.span,
@@ -1008,7 +983,9 @@ fn vector_step<'a>(
             ));
             p.stage = VeStage::Branch;
         }
-        VeStage::InterSliceReduce if !matches!(m, "vector_intra_slice_branch" | "vector_final") => {
+        VeStage::InterSliceReduce
+            if !matches!(m, Method::VectorIntraSliceBranch | Method::VectorFinal) =>
+        {
             out.push(Diagnostic::new(
                 &VEC_002,
                 step.span,
@@ -1022,7 +999,7 @@ fn vector_step<'a>(
         _ => {}
     }
     match m {
-        "vector_intra_slice_unzip" => {
+        Method::VectorIntraSliceUnzip => {
             if p.stage != VeStage::Init {
                 out.push(Diagnostic::new(
                     &VEC_002,
@@ -1037,7 +1014,7 @@ fn vector_step<'a>(
             p.way4 = false;
             return;
         }
-        "vector_intra_slice_branch" => {
+        Method::VectorIntraSliceBranch => {
             if !matches!(p.stage, VeStage::Init | VeStage::InterSliceReduce) {
                 out.push(Diagnostic::new(
                     &VEC_002,
@@ -1056,14 +1033,14 @@ fn vector_step<'a>(
             p.way4 = false;
             return;
         }
-        "vector_inter_slice_reduce" => {
+        Method::VectorInterSliceReduce => {
             // Which intra-slice stages may precede it is XSL-002.
             p.stage = VeStage::InterSliceReduce;
             p.stage_step = Some(step);
             p.way4 = false;
             return;
         }
-        "vector_stash" => {
+        Method::VectorStash => {
             stash_point(p, step, out);
             return;
         }
@@ -1081,12 +1058,12 @@ fn vector_step<'a>(
     if !order(p, stage, step, out) {
         way(cx, p, stage, step, out);
     }
-    let dtype = step.input.as_ref().and_then(|t| t.dtype.clone());
-    stage_dtype(stage, dtype.as_deref(), step, out);
+    let dtype = step.input.as_ref().and_then(|t| t.dtype);
+    stage_dtype(stage, dtype, step, out);
     if has_alu_pool(stage) {
         alu_use(p, stage, step, out);
     }
-    operand_checks(cx, p, dtype.as_deref(), step, out);
+    operand_checks(cx, p, dtype, step, out);
     modes(step, out);
     two_group(p, stage, step, out);
     if rank(stage) >= rank(p.stage) {
@@ -1147,7 +1124,7 @@ fn way<'a>(
     step: &'a Step,
     out: &mut Vec<Diagnostic>,
 ) {
-    let m = step.method.as_str();
+    let m = &step.method;
     let way4_lanes = cx.target.ve_way4_lanes;
     let way8_lanes = cx.target.ve_way8_lanes;
     match stage {
@@ -1161,18 +1138,21 @@ fn way<'a>(
         VeStage::Widen => {
             match p.narrow {
                 Some(n) if p.way4 => {
-                    if n.method == "vector_split" && m == "vector_concat" && p.way4_ops == 0 {
+                    if n.method == Method::VectorSplit
+                        && *m == Method::VectorConcat
+                        && p.way4_ops == 0
+                    {
                         empty_detour(n, step, out);
                     }
-                    let want = if n.method == "vector_split" {
-                        "vector_concat"
+                    let want = if n.method == Method::VectorSplit {
+                        Method::VectorConcat
                     } else {
-                        "vector_pad_way8"
+                        Method::VectorPadWay8
                     };
-                    let split_gone = n.method == "vector_split"
-                        && m == "vector_pad_way8"
+                    let split_gone = n.method == Method::VectorSplit
+                        && *m == Method::VectorPadWay8
                         && !split_lanes_in_time(n, step);
-                    if m != want && !split_gone {
+                    if *m != want && !split_gone {
                         out.push(
                             Diagnostic::new(
                                 &VEC_006,
@@ -1243,7 +1223,7 @@ fn way<'a>(
             );
             if let Some(n) = p.narrow {
                 d = d.with_related(n.span, "narrowed to Way4 here");
-                if n.method == "vector_trim_way4"
+                if n.method == Method::VectorTrimWay4
                     && let Some(g) = n.generics.first()
                     && let Some(p8) = with_pad(&g.text, way8_lanes)
                 {
@@ -1282,8 +1262,8 @@ fn split_lanes_in_time(split: &Step, widen: &Step) -> bool {
 /// packets of 2 or 3 positions, so smaller ones are accepted) and VEC-007 (trim drops lanes 4..).
 fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let n4 = cx.target.ve_way4_lanes;
-    let arg = match step.method.as_str() {
-        "vector_trim_way4" => step.generics.first(),
+    let arg = match step.method {
+        Method::VectorTrimWay4 => step.generics.first(),
         _ => step.generics.get(1),
     };
     if let (Some(a), Some(l)) = (arg, layout(step.output.as_ref(), Slot::Packet))
@@ -1299,7 +1279,7 @@ fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
             ),
         ));
     }
-    if step.method == "vector_trim_way4"
+    if step.method == Method::VectorTrimWay4
         && let Some(pk) = step.input.as_ref().and_then(|t| t.get(Slot::Packet))
         && let Some(l) = pk.layout.as_deref()
         && let Some(lanes) = valid_lanes(l)
@@ -1336,7 +1316,7 @@ fn flits(ty: Option<&TensorTy>) -> Option<u64> {
 /// packet count.
 fn split_where_trim_suffices(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let n4 = cx.target.ve_way4_lanes;
-    if step.method != "vector_split" {
+    if step.method != Method::VectorSplit {
         return;
     }
     let Some(pk) = step.input.as_ref().and_then(|t| t.get(Slot::Packet)) else {
@@ -1390,8 +1370,8 @@ fn empty_detour(narrow: &Step, widen: &Step, out: &mut Vec<Diagnostic>) {
 /// VEC-006 packet of a Widen step (8 lanes).
 fn widen_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let n8 = cx.target.ve_way8_lanes;
-    let arg = match step.method.as_str() {
-        "vector_pad_way8" => step.generics.first(),
+    let arg = match step.method {
+        Method::VectorPadWay8 => step.generics.first(),
         _ => step.generics.get(1),
     };
     if let (Some(a), Some(l)) = (arg, layout(step.output.as_ref(), Slot::Packet))
@@ -1421,19 +1401,19 @@ fn widen_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
 }
 
 /// VEC-008 (stage dtype) and VEC-009 (f32 logic shifts).
-fn stage_dtype(stage: VeStage, d: Option<&str>, step: &Step, out: &mut Vec<Diagnostic>) {
+fn stage_dtype(stage: VeStage, d: Option<Dtype>, step: &Step, out: &mut Vec<Diagnostic>) {
     let Some(d) = d else {
         return;
     };
     let m = &step.method;
     let need = match stage {
-        VeStage::Fxp | VeStage::FxpToFp => Some("i32"),
-        VeStage::Fp | VeStage::FpDiv | VeStage::FpToFxp => Some("f32"),
+        VeStage::Fxp | VeStage::FxpToFp => Some(Dtype::I32),
+        VeStage::Fp | VeStage::FpDiv | VeStage::FpToFxp => Some(Dtype::F32),
         _ => None,
     };
     if let Some(need) = need
         && d != need
-        && matches!(d, "i32" | "f32")
+        && d.is_ve_scalar()
     {
         let hint = match stage {
             VeStage::Fxp => {
@@ -1461,12 +1441,12 @@ fn stage_dtype(stage: VeStage, d: Option<&str>, step: &Step, out: &mut Vec<Diagn
     };
     if stage == VeStage::Clip {
         let want = match op.ty {
-            "ClipBinaryOpI32" => "i32",
-            "ClipBinaryOpF32" => "f32",
+            "ClipBinaryOpI32" => Dtype::I32,
+            "ClipBinaryOpF32" => Dtype::F32,
             _ => return,
         };
-        if want != d && matches!(d, "i32" | "f32") {
-            let other = if d == "f32" {
+        if want != d && d.is_ve_scalar() {
+            let other = if d == Dtype::F32 {
                 "ClipBinaryOpF32"
             } else {
                 "ClipBinaryOpI32"
@@ -1482,7 +1462,7 @@ fn stage_dtype(stage: VeStage, d: Option<&str>, step: &Step, out: &mut Vec<Diagn
         }
     }
     if stage == VeStage::Logic
-        && d == "f32"
+        && d == Dtype::F32
         && matches!(
             op.variant,
             "LeftShift" | "LogicRightShift" | "ArithRightShift"
@@ -1614,7 +1594,7 @@ fn stash_point<'a>(p: &mut Pass<'a>, step: &'a Step, out: &mut Vec<Diagnostic>) 
 fn operand_checks<'a>(
     cx: &FnContext<'_>,
     p: &mut Pass<'a>,
-    d: Option<&str>,
+    d: Option<Dtype>,
     step: &'a Step,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -1630,7 +1610,7 @@ fn operand_checks<'a>(
             d
         };
         match (literal(&a.text), d) {
-            (Some(Lit::Float), Some("i32")) => out.push(Diagnostic::new(
+            (Some(Lit::Float), Some(Dtype::I32)) => out.push(Diagnostic::new(
                 &VEC_011,
                 a.span,
                 format!(
@@ -1638,7 +1618,7 @@ fn operand_checks<'a>(
                     a.text.trim()
                 ),
             )),
-            (Some(Lit::Int), Some("f32")) => {
+            (Some(Lit::Int), Some(Dtype::F32)) => {
                 let t = a.text.trim();
                 let fixed = format!("{}.0f32", t.trim_end_matches("i32"));
                 out.push(
@@ -1659,7 +1639,7 @@ fn operand_checks<'a>(
     }
 }
 
-fn stash_use<'a>(p: &mut Pass<'a>, d: Option<&str>, a: &'a Arg, out: &mut Vec<Diagnostic>) {
+fn stash_use<'a>(p: &mut Pass<'a>, d: Option<Dtype>, a: &'a Arg, out: &mut Vec<Diagnostic>) {
     if p.paired || p.zipped.is_some() {
         out.push(Diagnostic::new(
             &VEC_013,
@@ -1687,7 +1667,7 @@ fn stash_use<'a>(p: &mut Pass<'a>, d: Option<&str>, a: &'a Arg, out: &mut Vec<Di
              `vector_stash()` at an earlier Stashable stage",
         )),
         Some(s) => {
-            let sd = s.input.as_ref().and_then(|t| t.dtype.as_deref());
+            let sd = s.input.as_ref().and_then(|t| t.dtype);
             if let (Some(sd), Some(d)) = (sd, d)
                 && sd != d
             {
@@ -1807,8 +1787,8 @@ fn branch_mode(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
 
 /// VEC-014: the mode enum of `*_with_mode` ops.
 fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
-    let m = step.method.as_str();
-    if !m.ends_with("_with_mode") {
+    let m = &step.method;
+    if !m.is_with_mode() {
         return;
     }
     let Some(a) = step.args.iter().find(|a| a.text.contains("ArgMode::")) else {
@@ -1817,9 +1797,9 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
     let Some(op) = parse_op(&a.text) else {
         return;
     };
-    let (want, variants): (&str, &[&str]) = if m.starts_with("vector_fp_unary") {
+    let (want, variants): (&str, &[&str]) = if *m == Method::VectorFpUnaryWithMode {
         ("UnaryArgMode", &["Mode0", "Mode1"])
-    } else if m.starts_with("vector_fp_ternary") {
+    } else if *m == Method::VectorFpTernaryWithMode {
         (
             "TernaryArgMode",
             &[
@@ -1849,7 +1829,7 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
         ));
         return;
     }
-    let zip = m.contains("_zip");
+    let zip = m.is_zip();
     if !zip && op.variant.contains('1') && operands(step).next().is_none() {
         out.push(Diagnostic::new(
             &VEC_014,
@@ -1864,8 +1844,8 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
 
 /// VEC-013: the two-group pair, its `_zip` and what is unavailable around it.
 fn two_group<'a>(p: &mut Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec<Diagnostic>) {
-    let m = step.method.as_str();
-    if m.contains("_zip") {
+    let m = &step.method;
+    if m.is_zip() {
         if !p.paired {
             let msg = match p.zipped {
                 Some(_) => {

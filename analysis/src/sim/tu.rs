@@ -5,16 +5,11 @@
 use super::{Assumption, OpCost};
 use crate::derive::transpose as trn;
 use crate::derive::{self, Op, OpKind, collect};
-use crate::model::types::dtype_bits;
-use crate::model::{Engine, Slot, Step, TensorTy, Tu, VeStage};
+use crate::model::{Engine, Method, Slot, Step, TensorTy, Tu, VeStage};
 use crate::target::Target;
 
-fn canon(d: &str) -> &str {
-    if d == "f8" { "f8e4m3" } else { d }
-}
-
 fn bits_of(t: Option<&TensorTy>) -> Option<u32> {
-    dtype_bits(canon(t?.dtype.as_deref()?))
+    Some(t?.dtype?.bits())
 }
 
 fn size(t: Option<&TensorTy>, s: Slot) -> Option<u64> {
@@ -100,8 +95,8 @@ fn fetch(step: &Step, ops: &[Op<'_>], t: &Target) -> OpCost {
         return unknown(o, "the fetch's sequencer configuration");
     };
     let sub = d.context == Some(Tu::Sub);
-    let from = step.input.as_ref().and_then(|x| x.dtype.as_deref());
-    let to = step.output.as_ref().and_then(|x| x.dtype.as_deref());
+    let from = step.input.as_ref().and_then(|x| x.dtype);
+    let to = step.output.as_ref().and_then(|x| x.dtype);
     let allowed = derive::fetch_size_choices(t, sub, from, to);
     let s = derive::fetch_sizes(cfg, bits, &allowed);
     let (Some(cycles), Some(fs)) = (s.cycles, s.fetch_size) else {
@@ -119,7 +114,7 @@ fn fetch(step: &Step, ops: &[Op<'_>], t: &Target) -> OpCost {
     if from.is_some() && to.is_some() && from != to {
         o.latency = t.fetch_cast_latency_cycles;
     }
-    if step.method != "fetch" {
+    if step.method != Method::Fetch {
         o.assumptions.push(Assumption::new(format!(
             "{}: the table or zero-point lookup adds no cycles (unquantified, L1956)",
             step.method
@@ -204,9 +199,9 @@ fn switch(step: &Step, t: &Target) -> OpCost {
 
 /// Collect (F11) and the `to_trf` / `to_vrf` stores: one 32-byte flit per cycle.
 fn collect(step: &Step, t: &Target) -> OpCost {
-    let name = match step.method.as_str() {
-        "to_trf" => "to_trf",
-        "to_vrf" => "to_vrf",
+    let name = match step.method {
+        Method::ToTrf => "to_trf",
+        Method::ToVrf => "to_vrf",
         _ => "collect",
     };
     let mut o = op(step, name, "Collect Engine");
@@ -234,14 +229,6 @@ fn collect(step: &Step, t: &Target) -> OpCost {
     o
 }
 
-fn tree_depth(t: &Target, dtype: Option<&str>) -> Option<u64> {
-    let d = canon(dtype?);
-    t.reducer_tree_depth
-        .iter()
-        .find(|(n, _)| *n == d)
-        .map(|&(_, k)| u64::from(k))
-}
-
 /// Contraction (F13-F17): the Stream Adapter takes one input flit per cycle, the Reducer one
 /// OutPacket per Time step (Rows in parallel); latency = tree depth + temporal accumulation.
 fn contraction(steps: &[&Step], t: &Target) -> OpCost {
@@ -251,8 +238,8 @@ fn contraction(steps: &[&Step], t: &Target) -> OpCost {
     let mut lat = 0u64;
     let mut limit = String::new();
     for s in steps {
-        match s.method.as_str() {
-            "align" => {
+        match s.method {
+            Method::Align => {
                 let input = flits(s.input.as_ref(), t.flit_bytes);
                 let out = size(s.output.as_ref(), Slot::Time);
                 if let Some(f) = input {
@@ -272,9 +259,9 @@ fn contraction(steps: &[&Step], t: &Target) -> OpCost {
                         .saturating_mul(slices(s.input.as_ref())),
                 );
             }
-            "contract" => {
-                let d = s.input.as_ref().and_then(|x| x.dtype.as_deref());
-                match tree_depth(t, d) {
+            Method::Contract => {
+                let d = s.input.as_ref().and_then(|x| x.dtype);
+                match d.and_then(|d| t.tree_depth(d)).map(u64::from) {
                     Some(k) => lat = lat.saturating_add(k),
                     None => o.assumptions.push(Assumption::new(
                         "the reducer tree depth of this dtype is not known: 0 cycles",
@@ -284,7 +271,7 @@ fn contraction(steps: &[&Step], t: &Target) -> OpCost {
                     work = work.max(n);
                 }
             }
-            "accumulate" => {
+            Method::Accumulate => {
                 let tin = size(s.input.as_ref(), Slot::Time);
                 let tout = size(s.output.as_ref(), Slot::Time);
                 if let (Some(a), Some(b)) = (tin, tout) {
@@ -345,11 +332,11 @@ fn vector(steps: &[&Step], t: &Target) -> OpCost {
             }
             _ => {}
         }
-        if is_alu(st) && s.method != "vector_split" && s.method != "vector_concat" {
+        if is_alu(st) && s.method != Method::VectorSplit && s.method != Method::VectorConcat {
             o.latency = o.latency.saturating_add(t.ve_alu_latency_cycles);
         }
     }
-    if steps.iter().any(|s| s.method == "vector_trim_way4") {
+    if steps.iter().any(|s| s.method == Method::VectorTrimWay4) {
         o.assumptions.push(Assumption::new(
             "vector_trim_way4 keeps the packet count: Way4 without extra cycles (cost model U-D)",
         ));
