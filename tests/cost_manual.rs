@@ -542,6 +542,40 @@ fn l7695_permutation_takes_15_cycles_and_full_flit_commit_3() {
     assert!(text.contains("3 cycles"), "{text}");
 }
 
+/// (commit_in_size, commit_size) of every commit of `text`, as the derive layer gives them
+/// (`derive::ops`, the one derivation the simulator and the rules read).
+fn commit_sizes(text: &str) -> Vec<(u64, Option<u64>)> {
+    let a = visa_analysis::db::analyse_text(text);
+    a.fns
+        .iter()
+        .flat_map(|(_, f)| {
+            visa_analysis::derive::ops(&f.model, &RNGD)
+                .iter()
+                .filter_map(|o| o.commit)
+                .map(|c| (c.commit_in_size, c.commit_size))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn l7674_commits_into_padded_rows_write_8_and_32_bytes() {
+    // Example 1 (L7674-L7678): "[A=3:8, B=5:24, C=8:1] @ 1024 / 8", "Commit size: 8 bytes per
+    // write": the 2 kept bytes of C are written with the row's 6 bytes of padding.
+    // Example 2 (L7753-L7757): "commit_in_size = 32 bytes", "commit_size = 32 bytes",
+    // "[A=3:32, [B,C]=32:1] @ 1024 / 32": the 10 kept bytes with the row's 22.
+    assert_eq!(commit_sizes(FETCH_COMMIT), [(8, Some(8)), (32, Some(32))]);
+    // One write per step, the padded rows' bytes: 15 × 8 and 3 × 32.
+    let ks = kernels(FETCH_COMMIT);
+    let commit = |k: &KernelCost| {
+        let c = k.ops.iter().find(|o| o.op == "commit").expect("commit");
+        (c.cycles, c.bytes)
+    };
+    assert_eq!(commit(&ks[0]), (15, 120));
+    assert_eq!(commit(&ks[1]), (3, 96));
+    assert!(ks.iter().all(|k| k.assumptions.iter().all(|a| !a.0.contains("L7699"))));
+}
+
 /// Example 3 (L7779-L7867): `m![B, A # pad]` fetched in `p`-byte packets.
 fn tail_padding(pad: u64, p: u64) -> String {
     format!(
@@ -575,6 +609,10 @@ fn l7862_tail_padding_table_6_10_22_6_cycles() {
     }
     // The commit of dummy 7 does write 24 bytes at once (L7796 commit_in_size = 24): 6 writes.
     assert_eq!(cycles(&tail_padding(72, 24), "commit"), [6]);
+    // L7818-L7857: "@ 1024 / 24", "/ 16", "/ 8", "/ 32": commit_in_size = commit_size = n.
+    for (pad, p) in [(72, 24), (80, 16), (88, 8), (96, 32)] {
+        assert_eq!(commit_sizes(&tail_padding(pad, p)), [(p, Some(p))], "A # {pad}");
+    }
 }
 
 #[test]

@@ -82,30 +82,9 @@ fn starves_bank(model: &FnModel, steps: &[&Step], ops: &[Op<'_>], t: &Target) ->
             if cfg.entries.is_empty() {
                 return false;
             }
-            let sub = o.context == Some(Tu::Sub);
             let (chunk, base) = match o.kind {
-                OpKind::Fetch => {
-                    let sizes = if sub {
-                        t.fetch_sizes_sub
-                    } else {
-                        t.fetch_sizes_main
-                    };
-                    (
-                        crate::derive::fetch_sizes(cfg, bits, sizes).fetch_size,
-                        source,
-                    )
-                }
-                OpKind::Commit => {
-                    let sizes = if sub {
-                        t.commit_sizes_sub
-                    } else {
-                        t.commit_sizes_main
-                    };
-                    (
-                        crate::derive::commit_sizes(cfg, bits, sizes).commit_size,
-                        s.address,
-                    )
-                }
+                OpKind::Fetch => (o.fetch.and_then(|f| f.fetch_size), source),
+                OpKind::Commit => (o.commit.and_then(|c| c.commit_size), s.address),
                 _ => return false,
             };
             let acc = bank::accesses(cfg, bits, chunk);
