@@ -3,7 +3,7 @@
 //! the one before it (L7044), when its lane is free (L2911) and when the tasks whose results it
 //! reads have finished (main waits for sub's TRF/VRF loads, L153; `.await`ed DMA, L7069).
 
-use super::dma::{dma_cost, hints as dma_hints, shape};
+use super::dma::{dma_cost, hints as dma_hints, segmented_cost, shape};
 use super::{Assumption, EngineUse, KernelCost, Lane, LaneUse, OpCost, Task, tu};
 use crate::derive::banks as bank;
 use crate::derive::dma::DmaOp;
@@ -183,6 +183,31 @@ fn dma_task(step: &Step, d: &DmaOp<'_>, t: &Target) -> Pending {
             read.assumptions = assumptions;
             read.hints = dma_hints(&s, &c, t);
             duration = c.total;
+            // The engine with a partial share runs its commands in turn; the transfer ends
+            // with the slowest engine (L2807).
+            if let (Some(seg), Some((tail, more))) = (&d.segmented, segmented_cost(d, t))
+                && tail.total > c.total
+            {
+                for a in more {
+                    if !read.assumptions.contains(&a) {
+                        read.assumptions.push(a);
+                    }
+                }
+                read.cycles = tail.read;
+                read.latency = tail.startup;
+                write.cycles = tail.write;
+                read.limit.push_str(&format!(
+                    "; the engine holding {} = {}..{} runs {} commands, one after the other \
+                     ({} cycles against {} for the others, L2801-L2808)",
+                    seg.axis.name,
+                    seg.axis.size - seg.real,
+                    seg.axis.size.saturating_sub(1),
+                    seg.commands.len(),
+                    tail.total,
+                    c.total
+                ));
+                duration = tail.total;
+            }
         }
         None => read.assumptions.push(Assumption::new(
             "the DMA's packet size could not be derived: the transfer is not costed",
