@@ -470,6 +470,41 @@ fn l2806_example6_dmn3_runs_two_commands() {
 }
 
 #[test]
+fn l1557_a_broadcast_to_dm_writes_every_slices_copy() {
+    // GEMV (L379, L442) puts the vector in every I slice with `to_dm`: HBM `m![J]` into a DM
+    // Slice `m![I]` the source does not hold. The manual has no broadcast DMA example; its
+    // sequencer reads an axis absent from the buffer with stride 0, "repeatedly read from the
+    // same memory location" (L1534, L1557), and a write sequencer has no stride 0 (L7775), so
+    // each slice's copy is a request of its own (L2469). Per engine (64 slices): 1 KB per slice
+    // in 256-byte packets, then the slice and DMN loops: 4 × 32 × 2 = 256 requests, on 4
+    // engines: 256 cycles (one request per cycle; the DMN loop is innermost, L2652) + 500.
+    let text = r#"
+extern crate furiosa_visa_std;
+use furiosa_visa_std::prelude::*;
+axes![I = 256, J = 1024];
+#[device(chip = 1)]
+fn bcast(ctx: &mut Context, v: &HbmTensor<i8, m![1], m![J]>) {
+    let dm = v.to_dm::<m![1 # 2], m![I], m![J]>(&mut ctx.tdma, 0);
+}
+"#;
+    let (ops, k) = derived_dma(text);
+    assert_eq!(
+        ops,
+        [(
+            "[4 : 256, 32 : 0, 2 : 0, 256 : 1] : 256".to_string(),
+            format!("[4 : 256, 32 : {SLICE_STRIDE}, 2 : {DMN_STRIDE}, 256 : 1] : 256"),
+            256,
+            256,
+            4
+        )]
+    );
+    let read = k.ops.iter().find(|o| o.op == "dma_read").expect("dma_read");
+    // Every one of the 256 slices receives its 1 KB.
+    assert_eq!((read.cycles, read.bytes), (256, 256 * 1024));
+    assert_eq!(k.total_cycles, 756);
+}
+
+#[test]
 fn l2678_example3_dm_to_dm_is_131072_cycles_plus_500() {
     // L2678: "Approximately 131072 cycles (since reads and writes must proceed sequentially
     // for DM-to-DM within the same cluster) + 500 cycles".

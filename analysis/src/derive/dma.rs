@@ -339,8 +339,9 @@ fn used_positions(t: &TensorTy, s: Slot) -> u64 {
 ///   requests (`C % 256` of Example 4, L2694), the rest of the run an outer time digit;
 /// - HBM to HBM: the destination's Element, the last digit the packet.
 ///
-/// Slice digits the other side does not hold are not iterated (a broadcast), as are spatial
-/// digits the source does not hold (other engines' work).
+/// Slice digits of a DM destination that the source does not hold are a broadcast: the stream
+/// iterates them (the read side with stride 0), so each slice's copy is read and written. A DM
+/// source's Slice digits that an HBM destination does not hold are copies: one is read.
 fn infer_stream(
     src_ty: &TensorTy,
     dst_ty: &TensorTy,
@@ -378,10 +379,14 @@ fn infer_stream(
     let engines = chips
         .saturating_mul(used_positions(dm_ty, Slot::Cluster))
         .saturating_mul(engine_share);
+    // Into DM every slice gets its data: a Slice digit the source does not hold is a
+    // broadcast, read again for each slice with stride 0 (L1534, L1557) and written to each
+    // (a write sequencer has no stride 0, L7775). Out of DM, only one copy is read.
+    let into_dm = media(dst_ty)? == Media::Dm;
     let spread: Vec<Dim> = in_dmn
         .into_iter()
         .chain(dmns)
-        .filter(|d| holds(other, d))
+        .filter(|d| into_dm || holds(other, d))
         .collect();
     let mut time = in_order(lay(dm_ty, Slot::Element)?.dims, hbm.as_ref());
     // An Element of one position (`m![1]`): one element per slice is the packet.
