@@ -109,20 +109,27 @@ fn cost_timeline_is_an_svg_gantt_chart() {
         .filter(|n| n.attribute("class") == Some("lane"))
         .filter_map(|n| n.attribute("data-lane"))
         .collect();
-    assert_eq!(lanes, ["main", "sub", "dma"]);
+    assert_eq!(lanes, ["dma", "main", "sub", "dma"]);
     let bars: Vec<roxmltree::Node> = root
         .descendants()
         .filter(|n| n.attribute("class") == Some("bar"))
         .collect();
-    assert_eq!(bars.len(), 5, "two loads, sub, main, the store");
+    assert_eq!(
+        bars.len(),
+        8,
+        "three host transfers; two loads, sub, main, the store"
+    );
     let labels: Vec<&str> = bars
         .iter()
         .filter_map(|b| b.attribute("data-label"))
         .collect();
-    // Lane by lane (main, sub, dma), in time order.
+    // Function by function, lane by lane (main, sub, dma), in time order.
     assert_eq!(
         labels,
         [
+            "L31 pcie",
+            "L32 pcie",
+            "L36 pcie",
             "L63 fetch+collect+contraction+cast+commit",
             "L53 fetch+collect+to_trf",
             "L46 dma_read+dma_write",

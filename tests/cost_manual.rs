@@ -505,6 +505,42 @@ fn bcast(ctx: &mut Context, v: &HbmTensor<i8, m![1], m![J]>) {
 }
 
 #[test]
+fn l2389_host_transfers_move_30_bytes_per_cycle_over_pcie() {
+    // Your First Program (L23-L67): `host.to_hbm(&mut ctx.pdma, 0x1000)` moves the 8 × 512 i8
+    // host tensor (4096 bytes) over PCIe DMA. PCIe moves "30 B/cycle for both reads and
+    // writes" (L2389, L2605, L2845); the manual gives no PCIe latency, so the model takes a DMA
+    // command's ~500-cycle start-up (cost model U-E, U31): 500 + ceil(4096 / 30) = 637.
+    let ks = kernels(&fixture("0023_first_program.rs"));
+    let main = ks.iter().find(|k| k.name == "main").expect("the host function");
+    let op = &main.ops[0];
+    assert_eq!(
+        (op.op, op.engine, op.cycles, op.latency, op.bytes),
+        ("pcie", "PCIe DMA", 137, 500, 4096)
+    );
+    assert_eq!(main.total_cycles, 637);
+    assert_eq!(main.bottleneck, Some("PCIe DMA"));
+    assert!(main.assumptions.iter().any(|a| a.0.contains("PCIe at 30 B/cycle")));
+    // Both ways, one after the other on the host's DMA queue: 2 × (500 + 30720 / 30).
+    let text = r#"
+extern crate furiosa_visa_std;
+extern crate rand;
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use furiosa_visa_std::prelude::*;
+axes![A = 1024, B = 30];
+async fn round_trip(ctx: &mut Context) {
+    let mut rng = SmallRng::seed_from_u64(42);
+    let host: HostTensor<i8, m![A, B]> = HostTensor::rand(&mut rng);
+    let hbm: HbmTensor<i8, m![1], m![A, B]> = host.to_hbm(&mut ctx.pdma, 0).await;
+    let back = hbm.to_host::<m![A, B]>(&mut ctx.pdma).await;
+}
+"#;
+    let k = &kernels(text)[0];
+    assert_eq!(cycles(text, "pcie"), [1024, 1024]);
+    assert_eq!(k.total_cycles, 2 * (500 + 1024));
+}
+
+#[test]
 fn l2678_example3_dm_to_dm_is_131072_cycles_plus_500() {
     // L2678: "Approximately 131072 cycles (since reads and writes must proceed sequentially
     // for DM-to-DM within the same cluster) + 500 cycles".
@@ -769,7 +805,8 @@ fn segments(
 fn l0153_main_waits_for_the_sub_contexts_trf_load() {
     // L153: "If main needs operands that sub is still fetching, main automatically waits".
     // GEMV (L378-L465): sub loads the vector into the TRF, main's contraction reads it.
-    let k = &kernels(&fixture("0401_gemv.rs"))[0];
+    let ks = kernels(&fixture("0401_gemv.rs"));
+    let k = ks.iter().find(|k| k.name == "kernel").expect("the device kernel");
     let sub = k.tasks.iter().find(|t| t.lane == Lane::Sub).expect("sub");
     let main = k.tasks.iter().find(|t| t.lane == Lane::Main).expect("main");
     assert!(main.start >= sub.end, "{main:?} after {sub:?}");

@@ -149,6 +149,24 @@ pub fn dma_cost(s: &DmaShape, t: &Target) -> DmaCost {
     }
 }
 
+/// A host transfer over PCIe (`ctx.pdma`, L36-L47): `bytes` at `pcie_bytes_per_cycle` (30
+/// B/cycle, seed 000 L35, L251) after one DMA command's start-up. The manual gives neither a PCIe
+/// latency nor a host-side bandwidth (cost model U-E, U14, U31): the start-up is the DMA
+/// command's ~500 cycles and the link is the inter-chip one; the HBM side (1,536 B/cycle) never
+/// limits it.
+pub fn pcie_cost(bytes: u64, t: &Target) -> DmaCost {
+    let data = bytes.div_ceil(t.pcie_bytes_per_cycle.max(1));
+    DmaCost {
+        startup: t.dma_startup_cycles,
+        read: data,
+        write: data,
+        overlap: true,
+        data,
+        total: t.dma_startup_cycles.saturating_add(data),
+        limit: "PCIe",
+    }
+}
+
 /// The innermost temporal entry of a configuration, if any.
 fn innermost_time(cfg: &Config) -> Option<crate::derive::Entry> {
     let n = cfg.entries.len().checked_sub(cfg.packet_entries)?;

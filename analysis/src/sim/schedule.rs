@@ -8,7 +8,7 @@ use super::{Assumption, EngineUse, KernelCost, Lane, LaneUse, OpCost, Task, tu};
 use crate::derive::banks as bank;
 use crate::derive::dma::DmaOp;
 use crate::derive::{Op, OpKind};
-use crate::model::{Engine, FnModel, Step, Tu};
+use crate::model::{Engine, FnModel, Kind, Slot, Step, Tu, slot_bytes};
 use crate::target::Target;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -228,6 +228,69 @@ fn dma_task(step: &Step, d: &DmaOp<'_>, t: &Target) -> Pending {
     }
 }
 
+/// A host transfer over PCIe (`HostTensor::to_hbm`, `HbmTensor::to_host` on `ctx.pdma`), when
+/// `step` is one: its bytes are the host tensor's (one mapping, `Mapping::SIZE` elements).
+fn pcie_task(step: &Step, t: &Target) -> Option<Pending> {
+    let (i, o) = (step.input.as_ref()?, step.output.as_ref()?);
+    let host = match step.method.as_str() {
+        "to_hbm" if i.kind == Kind::Host => i,
+        "to_host" if o.kind == Kind::Host => o,
+        _ => return None,
+    };
+    let mut op = OpCost {
+        span: step.span,
+        op: "pcie",
+        engine: "PCIe DMA",
+        context: None,
+        cycles: 0,
+        latency: 0,
+        bytes: 0,
+        limit: String::new(),
+        assumptions: vec![Assumption::new(format!(
+            "host transfers use PCIe at {} B/cycle each way (the inter-chip figure, seed 000 L35, \
+             L251; cost model U14) after a DMA command's {}-cycle start-up (no PCIe latency in \
+             the manual, U-E)",
+            t.pcie_bytes_per_cycle, t.dma_startup_cycles
+        ))],
+        hints: Vec::new(),
+    };
+    let mut duration = 0;
+    match slot_bytes(host, Slot::Mapping) {
+        Some((_, _, bytes)) => {
+            let c = super::dma::pcie_cost(bytes, t);
+            op.cycles = c.data;
+            op.latency = c.startup;
+            op.bytes = bytes;
+            op.limit = format!(
+                "{bytes} bytes at {} B/cycle over PCIe ({})",
+                t.pcie_bytes_per_cycle,
+                if step.method == "to_host" {
+                    "HBM to host"
+                } else {
+                    "host to HBM"
+                }
+            );
+            duration = c.total;
+        }
+        None => op.assumptions.push(Assumption::new(
+            "the host tensor's size is not known: the PCIe transfer is not costed",
+        )),
+    }
+    let mut reads = BTreeSet::new();
+    for a in &step.args {
+        identifiers(&a.text, &mut reads);
+    }
+    Some(Pending {
+        lane: Lane::Dma,
+        ops: vec![op],
+        duration,
+        holds_dma: false,
+        reads,
+        after: None,
+        binds: None,
+    })
+}
+
 /// Builds the tasks of every chain, in program order.
 fn tasks(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) -> Vec<Pending> {
     let mut out: Vec<Pending> = Vec::new();
@@ -248,6 +311,9 @@ fn tasks(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) -> Vec<
             if let Some(d) = dma.iter().find(|d| d.span == step.span) {
                 flush(&mut run, &mut out);
                 out.push(dma_task(step, d, t));
+            } else if let Some(p) = pcie_task(step, t) {
+                flush(&mut run, &mut out);
+                out.push(p);
             }
         }
         flush(&mut run, &mut out);
@@ -421,7 +487,9 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
     let mut busy: BTreeMap<&'static str, u64> = BTreeMap::new();
     for task in &out {
         if task.lane == Lane::Dma {
-            let e = busy.entry("DMA").or_default();
+            // A transfer's duration, charged to its engine (the DMA Engines or PCIe DMA).
+            let engine = task.ops.first().map_or("DMA", |&i| all_ops[i].engine);
+            let e = busy.entry(engine).or_default();
             *e = e.saturating_add(task.end - task.start);
             continue;
         }
