@@ -460,8 +460,15 @@ fn l2806_example6_dmn3_runs_two_commands() {
     // manual's one cycle per read request the same model gives 1000 + 64 + 32 + 86 + 43 = 1225.
     let k = &f.cost;
     let read = k.ops.iter().find(|o| o.op == "dma_read").expect("dma_read");
-    let write = k.ops.iter().find(|o| o.op == "dma_write").expect("dma_write");
-    assert_eq!((read.cycles, write.cycles, read.latency), (128 + 64, 86 + 43, 1000));
+    let write = k
+        .ops
+        .iter()
+        .find(|o| o.op == "dma_write")
+        .expect("dma_write");
+    assert_eq!(
+        (read.cycles, write.cycles, read.latency),
+        (128 + 64, 86 + 43, 1000)
+    );
     assert_eq!(k.total_cycles, 1321);
     assert!(read.limit.contains("2 commands"), "{}", read.limit);
     assert!(k.assumptions.iter().any(|a| a.0.contains("one DMN")));
@@ -511,7 +518,10 @@ fn l2389_host_transfers_move_30_bytes_per_cycle_over_pcie() {
     // writes" (L2389, L2605, L2845); the manual gives no PCIe latency, so the model takes a DMA
     // command's ~500-cycle start-up (cost model U-E, U31): 500 + ceil(4096 / 30) = 637.
     let ks = kernels(&fixture("0023_first_program.rs"));
-    let main = ks.iter().find(|k| k.name == "main").expect("the host function");
+    let main = ks
+        .iter()
+        .find(|k| k.name == "main")
+        .expect("the host function");
     let op = &main.ops[0];
     assert_eq!(
         (op.op, op.engine, op.cycles, op.latency, op.bytes),
@@ -519,7 +529,11 @@ fn l2389_host_transfers_move_30_bytes_per_cycle_over_pcie() {
     );
     assert_eq!(main.total_cycles, 637);
     assert_eq!(main.bottleneck, Some("PCIe DMA"));
-    assert!(main.assumptions.iter().any(|a| a.0.contains("PCIe at 30 B/cycle")));
+    assert!(
+        main.assumptions
+            .iter()
+            .any(|a| a.0.contains("PCIe at 30 B/cycle"))
+    );
     // Both ways, one after the other on the host's DMA queue: 2 × (500 + 30720 / 30).
     let text = r#"
 extern crate furiosa_visa_std;
@@ -721,7 +735,10 @@ fn l7674_commits_into_padded_rows_write_8_and_32_bytes() {
     };
     assert_eq!(commit(&ks[0]), (15, 120));
     assert_eq!(commit(&ks[1]), (3, 96));
-    assert!(ks.iter().all(|k| k.assumptions.iter().all(|a| !a.0.contains("L7699"))));
+    assert!(
+        ks.iter()
+            .all(|k| k.assumptions.iter().all(|a| !a.0.contains("L7699")))
+    );
 }
 
 /// Example 3 (L7779-L7867): `m![B, A # pad]` fetched in `p`-byte packets.
@@ -759,7 +776,11 @@ fn l7862_tail_padding_table_6_10_22_6_cycles() {
     assert_eq!(cycles(&tail_padding(72, 24), "commit"), [6]);
     // L7818-L7857: "@ 1024 / 24", "/ 16", "/ 8", "/ 32": commit_in_size = commit_size = n.
     for (pad, p) in [(72, 24), (80, 16), (88, 8), (96, 32)] {
-        assert_eq!(commit_sizes(&tail_padding(pad, p)), [(p, Some(p))], "A # {pad}");
+        assert_eq!(
+            commit_sizes(&tail_padding(pad, p)),
+            [(p, Some(p))],
+            "A # {pad}"
+        );
     }
 }
 
@@ -806,7 +827,10 @@ fn l0153_main_waits_for_the_sub_contexts_trf_load() {
     // L153: "If main needs operands that sub is still fetching, main automatically waits".
     // GEMV (L378-L465): sub loads the vector into the TRF, main's contraction reads it.
     let ks = kernels(&fixture("0401_gemv.rs"));
-    let k = ks.iter().find(|k| k.name == "kernel").expect("the device kernel");
+    let k = ks
+        .iter()
+        .find(|k| k.name == "kernel")
+        .expect("the device kernel");
     let sub = k.tasks.iter().find(|t| t.lane == Lane::Sub).expect("sub");
     let main = k.tasks.iter().find(|t| t.lane == Lane::Main).expect("main");
     assert!(main.start >= sub.end, "{main:?} after {sub:?}");

@@ -26,8 +26,8 @@
 
 use super::sequencer::{Config, DeriveError, Direction, bytes, configure, contiguous_elements};
 use crate::diagnostic::Span;
-use crate::mapping::{Axis, Layout};
 use crate::mapping::layout::{Dim, Factor};
+use crate::mapping::{Axis, Layout};
 use crate::model::types::dtype_bits;
 use crate::model::{FnModel, Kind, Slot, Step, TensorTy};
 use crate::target::Target;
@@ -547,7 +547,6 @@ pub fn segments(size: u64, digits: &[AxisDigit]) -> Option<(u64, u64, u64)> {
         .count() as u64;
     (commands >= 2).then_some((c, r, commands))
 }
-
 
 /// The partial share of one DMA Engine (the manual's heterogeneous DMN #3, L2755-L2808): an
 /// axis padded in the DM tensor and split between the Slice digits that select the engine and

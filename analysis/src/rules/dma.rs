@@ -856,5 +856,4 @@ mod tests {
         // 256 KB take 1024 cycles, more than the startup: not reported.
         assert!(reload(1024, 262144, 65536 + 1024).is_empty());
     }
-
 }
