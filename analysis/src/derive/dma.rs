@@ -626,15 +626,11 @@ fn segment_streams(
     Some(out)
 }
 
-/// The partial engine of a DM tensor `dm`'s transfer through `time` / `packet`, if one has a
-/// share needing more than one command.
-fn segmented(
-    dm: &TensorTy,
-    time: &[Dim],
-    packet: &[Dim],
-    pair: impl Fn(&[Dim], &[Dim]) -> Result<DmaPair, DeriveError>,
-    t: &Target,
-) -> Option<Segmented> {
+/// The partial engine of a transfer of the DM tensor `dm`, if one has a share needing more than
+/// one command, without its commands (the layout alone decides it; [`DmaOp::segmented`] adds the
+/// commands when the transfer's stream is derived). DMA-008 reads this for a step whose other
+/// side is not known.
+pub fn partial_share(dm: &TensorTy, t: &Target) -> Option<Segmented> {
     let (slice, element) = (lay(dm, Slot::Slice)?, lay(dm, Slot::Element)?);
     let share = t.slices_per_dmn.saturating_mul(t.dmns_per_dma_engine);
     if share == 0 || slice.size <= share {
@@ -644,19 +640,30 @@ fn segmented(
         .into_iter()
         .find_map(|(axis, digits)| {
             let (c, r, count) = segments(axis.size, &digits)?;
-            let streams = segment_streams(time, packet, &axis, &digits, r);
-            let commands = streams
-                .map(|v| v.iter().map(|(ti, pa)| pair(ti, pa)).collect())
-                .unwrap_or_default();
             Some(Segmented {
                 axis,
                 digits,
                 share: c,
                 real: r,
                 count,
-                commands,
+                commands: Vec::new(),
             })
         })
+}
+
+/// [`partial_share`] with the partial engine's commands through `time` / `packet`.
+fn segmented(
+    dm: &TensorTy,
+    time: &[Dim],
+    packet: &[Dim],
+    pair: impl Fn(&[Dim], &[Dim]) -> Result<DmaPair, DeriveError>,
+    t: &Target,
+) -> Option<Segmented> {
+    let mut seg = partial_share(dm, t)?;
+    if let Some(v) = segment_streams(time, packet, &seg.axis, &seg.digits, seg.real) {
+        seg.commands = v.iter().map(|(ti, pa)| pair(ti, pa)).collect();
+    }
+    Some(seg)
 }
 
 /// Every DMA step (`to_dm`, and `to_hbm` from a DM tensor) whose mappings are known.

@@ -1,7 +1,7 @@
 //! DMA: the DMA engines between HBM and DM (constraints.md §18). Address alignment is ALN-002.
 
 use super::context::{FnContext, at_arg};
-use crate::derive::dma::{DmaOp, DmaPair, Media, toggles_stack_bit};
+use crate::derive::dma::{DmaOp, DmaPair, Media, partial_share, toggles_stack_bit};
 use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::edit::pad_last_term;
@@ -689,8 +689,21 @@ fn check_startup(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// in the Slice digits that select the DMA Engine.
 /// DMA-008: a DM-side layout whose padded axis leaves one DMA Engine a share that needs several
 /// commands (seed 000 L405-L454), as `derive::dma` derived it.
-fn check_segmentation(cx: &FnContext<'_>, op: &DmaOp<'_>, out: &mut Vec<Diagnostic>) {
-    let Some(seg) = &op.segmented else { return };
+fn check_segmentation(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let seg = match cx.dma_ops.iter().find(|o| o.span == step.span) {
+        Some(op) => op.segmented.clone(),
+        // The other side is not known: the DM side's layout alone decides.
+        None => {
+            let ty = match step.method.as_str() {
+                "to_dm" => step.output.as_ref(),
+                "to_hbm" => step.input.as_ref(),
+                _ => None,
+            };
+            ty.filter(|t| matches!(t.kind, Kind::Dm | Kind::DmView | Kind::DmViewMut))
+                .and_then(|t| partial_share(t, cx.target))
+        }
+    };
+    let Some(seg) = seg else { return };
     let share = cx
         .target
         .slices_per_dmn
@@ -701,7 +714,7 @@ fn check_segmentation(cx: &FnContext<'_>, op: &DmaOp<'_>, out: &mut Vec<Diagnost
     let first = axis.size - r;
     out.push(Diagnostic::new(
         &DMA_008,
-        op.step.span,
+        step.span,
         format!(
             "`{name}` ({name} = {size}) is padded to {padded} in the DM tensor and split across \
              the DMA Engines' {share}-slice shares, {c} of {name} each: the engine holding {name} \
@@ -729,8 +742,8 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
     }
     check_hbm_read_address(cx, out);
-    for op in &cx.dma_ops {
-        check_segmentation(cx, op, out);
+    for step in cx.model.chains.iter().flat_map(|c| c.steps.iter()) {
+        check_segmentation(cx, step, out);
     }
     check_startup(cx, out);
     for chain in &cx.model.chains {
