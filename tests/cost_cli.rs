@@ -59,11 +59,38 @@ fn cost_runs_on_every_manual_fixture() {
             "fixtures/manual/{}",
             f.file_name().and_then(|n| n.to_str()).unwrap_or_default()
         );
-        let (code, out) = run(&["cost", "--format", "json", &rel]);
+        // The report and the timeline of every fixture (the "done when").
+        let svg_path = std::env::temp_dir().join(format!(
+            "visa-cost-every-{}-{}.svg",
+            std::process::id(),
+            f.file_stem().and_then(|n| n.to_str()).unwrap_or_default()
+        ));
+        let svg_arg = svg_path.to_string_lossy().to_string();
+        let (code, out) = run(&["cost", "--format", "json", "--timeline", &svg_arg, &rel]);
         assert_eq!(code, 0, "{rel}");
         let v: serde_json::Value =
             serde_json::from_str(&out).unwrap_or_else(|e| panic!("{rel}: {e}"));
-        for k in v["kernels"].as_array().expect("kernels") {
+        let svg = std::fs::read_to_string(&svg_path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let _ = std::fs::remove_file(&svg_path);
+        let doc = roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert_eq!(doc.root_element().tag_name().name(), "svg", "{rel}");
+        let count = |class: &str| {
+            doc.descendants()
+                .filter(|n| n.attribute("class") == Some(class))
+                .count()
+        };
+        let kernels = v["kernels"].as_array().expect("kernels");
+        // One lane per lane each function uses, one bar per task.
+        let lanes: usize = kernels
+            .iter()
+            .map(|k| k["lanes"].as_array().map_or(0, Vec::len))
+            .sum();
+        let tasks: usize = kernels
+            .iter()
+            .map(|k| k["tasks"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert_eq!((count("lane"), count("bar")), (lanes, tasks), "{rel}");
+        for k in kernels {
             costed += 1;
             let total = k["total_cycles"].as_u64().expect("total");
             // Every task lies within the total, and the critical path reaches it.
@@ -88,8 +115,9 @@ fn cost_runs_on_every_manual_fixture() {
 
 #[test]
 fn cost_timeline_is_an_svg_gantt_chart() {
-    // GEMV: lanes dma, sub and main; one bar per task, labelled with its source line; the
-    // critical path outlined.
+    // GEMV: the host function `run` (its PCIe transfers on its dma lane), then the kernel
+    // (lanes main, sub and dma); one bar per task, labelled with its source line; the critical
+    // path outlined.
     let svg_path = std::env::temp_dir().join(format!("visa-cost-{}.svg", std::process::id()));
     let svg_arg = svg_path.to_string_lossy().to_string();
     let (code, _) = run(&[
@@ -109,20 +137,27 @@ fn cost_timeline_is_an_svg_gantt_chart() {
         .filter(|n| n.attribute("class") == Some("lane"))
         .filter_map(|n| n.attribute("data-lane"))
         .collect();
-    assert_eq!(lanes, ["main", "sub", "dma"]);
+    assert_eq!(lanes, ["dma", "main", "sub", "dma"]);
     let bars: Vec<roxmltree::Node> = root
         .descendants()
         .filter(|n| n.attribute("class") == Some("bar"))
         .collect();
-    assert_eq!(bars.len(), 5, "two loads, sub, main, the store");
+    assert_eq!(
+        bars.len(),
+        8,
+        "three host transfers; two loads, sub, main, the store"
+    );
     let labels: Vec<&str> = bars
         .iter()
         .filter_map(|b| b.attribute("data-label"))
         .collect();
-    // Lane by lane (main, sub, dma), in time order.
+    // Function by function, lane by lane (main, sub, dma), in time order.
     assert_eq!(
         labels,
         [
+            "L31 pcie",
+            "L32 pcie",
+            "L36 pcie",
             "L63 fetch+collect+contraction+cast+commit",
             "L53 fetch+collect+to_trf",
             "L46 dma_read+dma_write",

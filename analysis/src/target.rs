@@ -123,6 +123,11 @@ pub struct Target {
     pub dma_engines_per_chip: u64,
     /// Bytes one DMA Engine moves per cycle, one 256-byte request (L2596, L2636).
     pub dma_engine_bytes_per_cycle: u64,
+    /// Bytes PCIe moves per cycle, each way ("30 B/cycle for both reads and writes", seed 000
+    /// L35, L251, L491 / L2389, L2605, L2845). The manual gives it for inter-chip transfers; the
+    /// host's `ctx.pdma` (PCIe DMA, Host <-> HBM, L36-L47) is taken to be the same link (cost
+    /// model U14).
+    pub pcie_bytes_per_cycle: u64,
     /// HBM channels per chip: 2 stacks x 16 (L2950-L2951, L2980).
     pub hbm_channels: u64,
     /// Bytes one HBM channel serves per core cycle: 64 B/cycle at 0.75 GHz = 48 GB/s, read as
@@ -290,6 +295,7 @@ pub const RNGD: Target = Target {
     xsl_tail_cycles_per_slice: 1,
     dma_engines_per_chip: 8,
     dma_engine_bytes_per_cycle: 256,
+    pcie_bytes_per_cycle: 30,
     hbm_channels: 32,
     hbm_channel_bytes_per_cycle: 48,
     hbm_row_miss_cycles: 40,

@@ -209,8 +209,7 @@ fn model(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Resu
 
 /// `visa-lint derive FILE`: the sequencer configurations of every fetch/commit/read/write.
 fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Result<u8> {
-    use visa_analysis::derive::{self as d, OpKind};
-    use visa_analysis::model::Tu;
+    use visa_analysis::derive as d;
     let text = match crate::walk::read_kernel(file) {
         Ok(t) => t,
         Err(e) => return Err(std::io::Error::other(e)),
@@ -235,41 +234,23 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
                         .collect();
                     o.insert("entries".into(), entries.into());
                     o.insert("packet_size".into(), cfg.packet_size.into());
-                    let sub = op.context == Some(Tu::Sub);
-                    let (pb, cb, fetch, commit, cycles) = match (op.bits, op.kind) {
-                        (Some(bits), OpKind::Fetch | OpKind::Read) => {
-                            // The context's sizes, a casting fetch's within one flit (L1996).
-                            let allowed = d::fetch_size_choices(
-                                target,
-                                sub && op.kind == OpKind::Fetch,
-                                op.step.input.as_ref().and_then(|t| t.dtype),
-                                op.step.output.as_ref().and_then(|t| t.dtype),
-                            );
-                            let s = d::fetch_sizes(cfg, bits, &allowed);
-                            (
-                                json!(s.packet_bytes),
-                                json!(s.contiguous_bytes),
-                                json!(s.fetch_size),
-                                Value::Null,
-                                json!(s.cycles),
-                            )
-                        }
-                        (Some(bits), OpKind::Commit | OpKind::Write) => {
-                            let allowed = if sub {
-                                target.commit_sizes_sub
-                            } else {
-                                target.commit_sizes_main
-                            };
-                            let s = d::commit_sizes(cfg, bits, allowed);
-                            (
-                                json!(s.commit_in_size),
-                                json!(s.contiguous_bytes),
-                                Value::Null,
-                                json!(s.commit_size),
-                                Value::Null,
-                            )
-                        }
-                        (None, _) => (
+                    let (pb, cb, fetch, commit, cycles) = match (op.fetch, op.commit) {
+                        // Read once from the derived op (L1757-L1762, L2224-L2248, L7672).
+                        (Some(s), _) => (
+                            json!(s.packet_bytes),
+                            json!(s.contiguous_bytes),
+                            json!(s.fetch_size),
+                            Value::Null,
+                            json!(s.cycles),
+                        ),
+                        (None, Some(s)) => (
+                            json!(s.commit_in_size),
+                            json!(s.contiguous_bytes),
+                            Value::Null,
+                            json!(s.commit_size),
+                            Value::Null,
+                        ),
+                        (None, None) => (
                             Value::Null,
                             Value::Null,
                             Value::Null,

@@ -19,11 +19,15 @@
 //!   innermost with 256-byte packets; the Slice digits above a DMN pair, the Cluster and the
 //!   Chip select the engine ([`DmaOp::engines`]). Padded digits iterate only their valid part.
 //!   The simulator and the rules read this stream; nothing downstream re-derives it.
+//! - [`DmaOp::segmented`]: when a padded axis leaves the engine holding its last real positions
+//!   a partial share ([`axis_digits`], [`segments`]), that engine's commands, each a regular
+//!   part of the stream run one after the other (Example 6's DMN #3, L2772-L2808). DMA-008
+//!   reports it and the simulator costs that engine from it.
 
 use super::sequencer::{Config, DeriveError, Direction, bytes, configure, contiguous_elements};
 use crate::diagnostic::Span;
-use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
+use crate::mapping::{Axis, Layout};
 use crate::model::{FnModel, Kind, Slot, Step, TensorTy};
 use crate::target::Target;
 
@@ -149,6 +153,8 @@ pub struct DmaOp<'a> {
     /// The packet alignment the transfer needs (8 when it writes DM or reads HBM into DM).
     pub align: u64,
     pub pair: Result<DmaPair, DeriveError>,
+    /// The engine whose share of a padded axis is partial, and its commands (DMA-008, L2801).
+    pub segmented: Option<Segmented>,
 }
 
 fn media(t: &TensorTy) -> Option<Media> {
@@ -332,8 +338,9 @@ fn used_positions(t: &TensorTy, s: Slot) -> u64 {
 ///   requests (`C % 256` of Example 4, L2694), the rest of the run an outer time digit;
 /// - HBM to HBM: the destination's Element, the last digit the packet.
 ///
-/// Slice digits the other side does not hold are not iterated (a broadcast), as are spatial
-/// digits the source does not hold (other engines' work).
+/// Slice digits of a DM destination that the source does not hold are a broadcast: the stream
+/// iterates them (the read side with stride 0), so each slice's copy is read and written. A DM
+/// source's Slice digits that an HBM destination does not hold are copies: one is read.
 fn infer_stream(
     src_ty: &TensorTy,
     dst_ty: &TensorTy,
@@ -371,10 +378,14 @@ fn infer_stream(
     let engines = chips
         .saturating_mul(used_positions(dm_ty, Slot::Cluster))
         .saturating_mul(engine_share);
+    // Into DM every slice gets its data: a Slice digit the source does not hold is a
+    // broadcast, read again for each slice with stride 0 (L1534, L1557) and written to each
+    // (a write sequencer has no stride 0, L7775). Out of DM, only one copy is read.
+    let into_dm = media(dst_ty)? == Media::Dm;
     let spread: Vec<Dim> = in_dmn
         .into_iter()
         .chain(dmns)
-        .filter(|d| holds(other, d))
+        .filter(|d| into_dm || holds(other, d))
         .collect();
     let mut time = in_order(lay(dm_ty, Slot::Element)?.dims, hbm.as_ref());
     // An Element of one position (`m![1]`): one element per slice is the packet.
@@ -415,6 +426,245 @@ fn infer_stream(
     })
 }
 
+/// One digit of an axis in a DM tensor's Slice and Element: its coefficient and extent, and
+/// whether it selects the DMA Engine (a Slice digit at or above one engine's share).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AxisDigit {
+    pub coef: u64,
+    pub extent: u64,
+    pub engine: bool,
+}
+
+/// The digits of every axis of a DM tensor (`None` for irregular layouts), the Slice digits at or
+/// above `share` slices marked as engine digits (a digit spanning `share` is split there).
+pub fn axis_digits(
+    slice: &Layout,
+    element: &Layout,
+    share: u64,
+) -> Option<Vec<(Axis, Vec<AxisDigit>)>> {
+    let mut out: Vec<(Axis, Vec<AxisDigit>)> = Vec::new();
+    let mut push = |axis: &Axis, d: AxisDigit| {
+        if let Some(v) = out.iter_mut().find(|(a, _)| a.name == axis.name) {
+            v.1.push(d);
+        } else {
+            out.push((axis.clone(), vec![d]));
+        }
+    };
+    let mut stride: u64 = 1;
+    for dim in slice.dims.iter().rev() {
+        let Dim::Factor(f) = dim else { return None };
+        let end = stride.checked_mul(f.extent)?;
+        if let Some(a) = &f.axis {
+            if stride >= share {
+                push(
+                    a,
+                    AxisDigit {
+                        coef: f.coef,
+                        extent: f.extent,
+                        engine: true,
+                    },
+                );
+            } else if end > share {
+                let low = share / stride;
+                if !share.is_multiple_of(stride) || !f.extent.is_multiple_of(low) {
+                    return None;
+                }
+                push(
+                    a,
+                    AxisDigit {
+                        coef: f.coef,
+                        extent: low,
+                        engine: false,
+                    },
+                );
+                let coef = f.coef.checked_mul(low)?;
+                push(
+                    a,
+                    AxisDigit {
+                        coef,
+                        extent: f.extent / low,
+                        engine: true,
+                    },
+                );
+            } else {
+                push(
+                    a,
+                    AxisDigit {
+                        coef: f.coef,
+                        extent: f.extent,
+                        engine: false,
+                    },
+                );
+            }
+        }
+        stride = end;
+    }
+    for dim in &element.dims {
+        let Dim::Factor(f) = dim else { return None };
+        if let Some(a) = &f.axis {
+            push(
+                a,
+                AxisDigit {
+                    coef: f.coef,
+                    extent: f.extent,
+                    engine: false,
+                },
+            );
+        }
+    }
+    Some(out)
+}
+
+/// The DMA commands the engine holding the last real positions of an axis of `size` needs, with
+/// `c` (positions per engine share) and `r` (real positions in the partial share), when above 1.
+pub fn segments(size: u64, digits: &[AxisDigit]) -> Option<(u64, u64, u64)> {
+    let mut ds = digits.to_vec();
+    ds.sort_by_key(|d| d.coef);
+    // A mixed radix covering the axis from 0: coef_0 = 1, coef_{k+1} = coef_k * extent_k.
+    let mut next: u64 = 1;
+    for d in &ds {
+        if d.coef != next || d.extent == 0 {
+            return None;
+        }
+        next = d.coef.checked_mul(d.extent)?;
+    }
+    if next <= size {
+        return None;
+    }
+    let first = ds.iter().position(|d| d.engine)?;
+    if ds[first..].iter().any(|d| !d.engine) || first == 0 {
+        return None;
+    }
+    let c = ds[first].coef;
+    let r = size % c;
+    if r == 0 {
+        return None;
+    }
+    let commands = ds[..first]
+        .iter()
+        .filter(|d| !(r / d.coef).is_multiple_of(d.extent.max(1)))
+        .count() as u64;
+    (commands >= 2).then_some((c, r, commands))
+}
+
+/// The partial share of one DMA Engine (the manual's heterogeneous DMN #3, L2755-L2808): an
+/// axis padded in the DM tensor and split between the Slice digits that select the engine and
+/// digits below them leaves the engine holding its last real positions `real` of `share`, no
+/// single loop nest; the compiler runs that engine's part as several commands, one after the
+/// other, each a regular part of the stream (L2772-L2790).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Segmented {
+    pub axis: Axis,
+    /// The axis' digits in the DM tensor, innermost first.
+    pub digits: Vec<AxisDigit>,
+    /// Positions of the axis per engine share, and the real ones in the partial share.
+    pub share: u64,
+    pub real: u64,
+    /// How many commands the partial engine runs.
+    pub count: u64,
+    /// The partial engine's commands (each its stream's pair), in the order they run; empty
+    /// when visa-lint cannot write their streams.
+    pub commands: Vec<Result<DmaPair, DeriveError>>,
+}
+
+/// The streams of the partial engine's commands: the real positions `0..real` of the share in
+/// mixed radix over the axis' digits below the engine, one command per non-zero digit (outermost
+/// first): that digit iterates its count, the digits outside it are fixed (one step, the
+/// offset being a base address), the digits inside it run whole (L2772-L2790: execution #0
+/// `A' / 2 = 1` with `A' % 2 = 2`, execution #1 `A' / 2 % 2 @ 1` with `A' % 2 = 1`). `None` when
+/// a stream digit of the axis is not one of the layout's digits.
+fn segment_streams(
+    time: &[Dim],
+    packet: &[Dim],
+    axis: &Axis,
+    digits: &[AxisDigit],
+    real: u64,
+) -> Option<Vec<(Vec<Dim>, Vec<Dim>)>> {
+    let mut below: Vec<AxisDigit> = digits.iter().copied().filter(|d| !d.engine).collect();
+    below.sort_by_key(|d| std::cmp::Reverse(d.coef));
+    let which = |f: &Factor| {
+        below
+            .iter()
+            .position(|d| d.coef <= f.coef && f.coef < d.coef.saturating_mul(d.extent))
+    };
+    let mut out = Vec::new();
+    let mut rem = real;
+    for (k, d) in below.iter().enumerate() {
+        let q = rem / d.coef.max(1);
+        rem %= d.coef.max(1);
+        if q == 0 {
+            continue;
+        }
+        let map = |dims: &[Dim]| -> Option<Vec<Dim>> {
+            dims.iter()
+                .map(|dim| match dim {
+                    Dim::Factor(f) if f.axis.as_ref().is_some_and(|a| a.name == axis.name) => {
+                        let j = which(f)?;
+                        let n = match j.cmp(&k) {
+                            std::cmp::Ordering::Less => 1,
+                            std::cmp::Ordering::Equal
+                                if f.coef == d.coef && f.extent == d.extent =>
+                            {
+                                q
+                            }
+                            std::cmp::Ordering::Equal => return None,
+                            std::cmp::Ordering::Greater => return Some(dim.clone()),
+                        };
+                        Some(Dim::Factor(Factor {
+                            extent: n,
+                            valid: n,
+                            ..f.clone()
+                        }))
+                    }
+                    _ => Some(dim.clone()),
+                })
+                .collect()
+        };
+        out.push((map(time)?, map(packet)?));
+    }
+    Some(out)
+}
+
+/// The partial engine of a transfer of the DM tensor `dm`, if one has a share needing more than
+/// one command, without its commands (the layout alone decides it; [`DmaOp::segmented`] adds the
+/// commands when the transfer's stream is derived). DMA-008 reads this for a step whose other
+/// side is not known.
+pub fn partial_share(dm: &TensorTy, t: &Target) -> Option<Segmented> {
+    let (slice, element) = (lay(dm, Slot::Slice)?, lay(dm, Slot::Element)?);
+    let share = t.slices_per_dmn.saturating_mul(t.dmns_per_dma_engine);
+    if share == 0 || slice.size <= share {
+        return None;
+    }
+    axis_digits(&slice, &element, share)?
+        .into_iter()
+        .find_map(|(axis, digits)| {
+            let (c, r, count) = segments(axis.size, &digits)?;
+            Some(Segmented {
+                axis,
+                digits,
+                share: c,
+                real: r,
+                count,
+                commands: Vec::new(),
+            })
+        })
+}
+
+/// [`partial_share`] with the partial engine's commands through `time` / `packet`.
+fn segmented(
+    dm: &TensorTy,
+    time: &[Dim],
+    packet: &[Dim],
+    pair: impl Fn(&[Dim], &[Dim]) -> Result<DmaPair, DeriveError>,
+    t: &Target,
+) -> Option<Segmented> {
+    let mut seg = partial_share(dm, t)?;
+    if let Some(v) = segment_streams(time, packet, &seg.axis, &seg.digits, seg.real) {
+        seg.commands = v.iter().map(|(ti, pa)| pair(ti, pa)).collect();
+    }
+    Some(seg)
+}
+
 /// Every DMA step (`to_dm`, and `to_hbm` from a DM tensor) whose mappings are known.
 pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
     let mut out = Vec::new();
@@ -443,15 +693,12 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
             } else {
                 1
             };
-            let pair = derive(
-                &src,
-                &dst,
-                &stream.time,
-                &stream.packet,
-                bits,
-                align,
-                target,
-            );
+            let pair_of = |ti: &[Dim], pa: &[Dim]| derive(&src, &dst, ti, pa, bits, align, target);
+            let pair = pair_of(&stream.time, &stream.packet);
+            let dm = if dst_media == Media::Dm { o } else { i };
+            let segmented = (media(dm) == Some(Media::Dm))
+                .then(|| segmented(dm, &stream.time, &stream.packet, pair_of, target))
+                .flatten();
             out.push(DmaOp {
                 step,
                 span: step.span,
@@ -466,6 +713,7 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<DmaOp<'a>> {
                 bits,
                 align,
                 pair,
+                segmented,
             });
         }
     }
@@ -729,5 +977,28 @@ mod tests {
         let ax = "X = 4099";
         let p = dma(ax, "X", "X", "1", "X", 1);
         assert_eq!((p.stride0, p.requests), (Some(1), Some(4099)));
+    }
+
+    #[test]
+    fn segments_handles_extremes() {
+        let d = |coef, extent, engine| AxisDigit {
+            coef,
+            extent,
+            engine,
+        };
+        assert_eq!(segments(0, &[d(1, 2, false), d(2, 4, true)]), None);
+        assert_eq!(segments(5, &[d(1, 0, false), d(0, 4, true)]), None);
+        assert_eq!(
+            segments(u64::MAX, &[d(1, u64::MAX, false), d(u64::MAX, 2, true)]),
+            None
+        );
+        assert_eq!(
+            segments(6, &[d(1, 2, false), d(2, 2, false), d(4, 2, true)]),
+            None
+        );
+        assert_eq!(
+            segments(15, &[d(1, 2, false), d(2, 2, false), d(4, 4, true)]),
+            Some((4, 3, 2))
+        );
     }
 }

@@ -19,7 +19,8 @@
 //!   [`DeriveError::Unsupported`] means visa-lint does not derive (irregular mappings).
 //! - [`contiguous_elements`] (L1762), [`fetch_sizes`] (`packet_bytes`, `contiguous_bytes`,
 //!   `fetch_size` = largest allowed divisor of their gcd, `fetches_per_packet`, `cycles =
-//!   Time::SIZE * ceil(packet / fetch_size)`, L1760, L2058), [`commit_sizes`] (L2226).
+//!   Time::SIZE * ceil(packet / fetch_size)`, L1760, L2058), [`commit_sizes`] (L2226) and
+//!   [`commit_sizes_into`] (what a commit into a padded Element writes, L7672-L7699).
 //!   Sizes are bytes; sub-byte elements are packed ([`bytes`], constraints.md §22 A-3).
 //!   [`fetch_size_choices`]`(target, sub, from, to)` is the list to pass as `allowed` for a
 //!   fetch: the context's sizes, and a casting main fetch's only up to 32 bytes of output
@@ -32,7 +33,9 @@
 //! - [`Config`]'s `Display` prints the manual's notation `[8 : 32, 8 : 256, 16 : 1] : 16`.
 //! - [`ops`]`(model, target)` derives every fetch, commit and simplified `read`/`write` step of
 //!   a function model ([`Op`]: kind, step, span, buf/time/packet layouts, element bits, context,
-//!   `config`). Stream digits are taken term by term as written (`C / 2, C % 2` are two entries,
+//!   `config`, and the `fetch` / `commit` sizes every rule, the simulator and `visa-lint
+//!   derive` read: nothing downstream calls [`fetch_sizes`] or [`commit_sizes`] for an op
+//!   again). Stream digits are taken term by term as written (`C / 2, C % 2` are two entries,
 //!   as in L1611), falling back to the canonical digits for aliases.
 //! - [`dma::derive`]`(src, dst, time, packet, bits, align, target)` -> [`dma::DmaPair`]: the DMA
 //!   engine's read/write sequencer pair (shared loop sizes, own strides, L2545), the packet
@@ -54,6 +57,7 @@ pub mod trf;
 
 pub use ops::{Op, OpKind, commit_tail_victim, ops};
 pub use sequencer::{
-    CommitSizes, Config, DeriveError, Direction, Entry, FetchSizes, bytes, commit_sizes, configure,
-    contiguous_elements, fetch_size_choices, fetch_sizes, largest_divisor, time_steps,
+    CommitSizes, Config, DeriveError, Direction, Entry, FetchSizes, Widened, bytes, commit_sizes,
+    commit_sizes_into, configure, contiguous_elements, fetch_size_choices, fetch_sizes,
+    largest_divisor, time_steps,
 };

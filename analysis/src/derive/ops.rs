@@ -2,7 +2,10 @@
 //! Element → Time/Packet), `commit` (Time/Packet → Element) and the Sequencer page's `read` /
 //! `write` on a local `BufTensor`, with the derived configuration.
 
-use super::sequencer::{Config, DeriveError, Direction, configure};
+use super::sequencer::{
+    CommitSizes, Config, DeriveError, Direction, FetchSizes, commit_sizes_into, configure,
+    fetch_size_choices, fetch_sizes,
+};
 use crate::diagnostic::Span;
 use crate::mapping::ast::Expr;
 use crate::mapping::layout::Dim;
@@ -56,6 +59,12 @@ pub struct Op<'a> {
     pub bits: Option<u32>,
     pub context: Option<Tu>,
     pub config: Result<Config, DeriveError>,
+    /// A fetch's or read's sizes under `config` (the context's fetch sizes; a casting fetch's
+    /// within one flit of output, L1996), derived here once for every reader.
+    pub fetch: Option<FetchSizes>,
+    /// A commit's or write's sizes under `config` ([`commit_sizes_into`]: the row a commit
+    /// into a padded Element writes, the context's commit sizes), derived here once.
+    pub commit: Option<CommitSizes>,
 }
 
 impl Op<'_> {
@@ -198,6 +207,36 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<Op<'a>> {
                 kind.direction(),
                 target.sequencer_entries,
             );
+            let sub = step.context == Some(Tu::Sub);
+            let (fetch, commit) = match (&config, b) {
+                (Ok(cfg), Some(bits)) if kind.direction() == Direction::Read => {
+                    let allowed = fetch_size_choices(
+                        target,
+                        sub && kind == OpKind::Fetch,
+                        i.and_then(|t| t.dtype),
+                        o.and_then(|t| t.dtype),
+                    );
+                    (Some(fetch_sizes(cfg, bits, &allowed)), None)
+                }
+                (Ok(cfg), Some(bits)) => {
+                    let sizes = if sub {
+                        target.commit_sizes_sub
+                    } else {
+                        target.commit_sizes_main
+                    };
+                    let c = commit_sizes_into(
+                        &buf,
+                        packet.size,
+                        cfg,
+                        bits,
+                        target.commit_sizes_main,
+                        sizes,
+                        target.commit_stride_align_bytes,
+                    );
+                    (None, Some(c))
+                }
+                _ => (None, None),
+            };
             out.push(Op {
                 kind,
                 step,
@@ -208,6 +247,8 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<Op<'a>> {
                 bits: b,
                 context: step.context,
                 config,
+                fetch,
+                commit,
             });
         }
     }

@@ -509,8 +509,26 @@ pub struct CommitSizes {
     pub commit_in_size: u64,
     pub contiguous_bytes: u64,
     pub commit_size: Option<u64>,
+    /// Why `commit_in_size` is more than the truncated packet's bytes, if it is.
+    pub widened: Widened,
 }
 
+/// Why a commit writes more than the packet it keeps after truncation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Widened {
+    /// It writes exactly the kept packet.
+    No,
+    /// The kept packet is not a supported commit_in_size and the destination pads each row to
+    /// one: the commit writes the row, padding included (L7672 `C # 6` writes 8 bytes, L7754
+    /// `[B, C] # 22` the full 32-byte flit).
+    Padding,
+    /// Neither: commits move whole 8-byte units, so the tail of the packet is written with a
+    /// dummy (L7699).
+    Rounded,
+}
+
+/// The commit sizes of a configuration alone: the packet as truncated, `commit_size = gcd`
+/// when `allowed` has it (L2243). [`commit_sizes_into`] is what a commit into a buffer writes.
 pub fn commit_sizes(cfg: &Config, bits: u32, allowed: &[u64]) -> CommitSizes {
     let commit_in_size = bytes(cfg.packet_size, bits);
     let contiguous_bytes = bytes(contiguous_elements(&cfg.entries), bits);
@@ -519,6 +537,71 @@ pub fn commit_sizes(cfg: &Config, bits: u32, allowed: &[u64]) -> CommitSizes {
         commit_in_size,
         contiguous_bytes,
         commit_size: allowed.contains(&g).then_some(g),
+        widened: Widened::No,
+    }
+}
+
+/// What the Commit Engine writes for a commit of `packet_elems`-element packets into `buf`
+/// under `cfg` (L2224-L2248, L7672-L7699), the one derivation every reader uses:
+///
+/// - `commit_in_size` is the kept packet when `in_sizes` (8, 16, 24, 32 bytes, L2330) has it;
+///   otherwise the row each time step owns (up to the nearest position another step writes),
+///   when that is a supported size: the rest of the row is the destination's own padding,
+///   written with the packet ([`Widened::Padding`]); otherwise, when the kept packet is not
+///   whole `unit`-byte units, it rounded up to them ([`Widened::Rounded`], L7699).
+/// - `contiguous_bytes` counts the written row as contiguous (the padding is written too).
+/// - `commit_size` is the largest of the context's `sizes` dividing
+///   `gcd(contiguous_bytes, commit_in_size)` (L2243; the sub context writes 8 bytes, L2248).
+pub fn commit_sizes_into(
+    buf: &Layout,
+    packet_elems: u64,
+    cfg: &Config,
+    bits: u32,
+    in_sizes: &[u64],
+    sizes: &[u64],
+    unit: u64,
+) -> CommitSizes {
+    let kept = bytes(cfg.packet_size, bits);
+    let n = cfg.entries.len();
+    let (cin, widened) = if in_sizes.contains(&kept) {
+        (kept, Widened::No)
+    } else {
+        let row = cfg.entries[..n - cfg.packet_entries.min(n)]
+            .iter()
+            .filter(|e| e.size > 1 && e.stride > 0)
+            .map(|e| e.stride)
+            .min()
+            .unwrap_or(buf.size);
+        let p = bytes(row.min(packet_elems), bits);
+        let unit = unit.max(1);
+        if p > kept && in_sizes.contains(&p) {
+            (p, Widened::Padding)
+        } else if !kept.is_multiple_of(unit) {
+            (kept.div_ceil(unit).saturating_mul(unit), Widened::Rounded)
+        } else {
+            (kept, Widened::No)
+        }
+    };
+    let p = cfg.packet_entries.min(n);
+    let contiguous_bytes = if cin > kept
+        && bits > 0
+        && contiguous_elements(&cfg.entries[n - p..]) == cfg.packet_size
+    {
+        // The written row is one run: the packet's (contiguous) entries and the padding after.
+        let mut entries = cfg.entries[..n - p].to_vec();
+        entries.push(Entry {
+            size: cin.saturating_mul(8) / u64::from(bits),
+            stride: 1,
+        });
+        bytes(contiguous_elements(&entries), bits)
+    } else {
+        bytes(contiguous_elements(&cfg.entries), bits)
+    };
+    CommitSizes {
+        commit_in_size: cin,
+        contiguous_bytes,
+        commit_size: largest_divisor(contiguous_bytes, cin, sizes),
+        widened,
     }
 }
 

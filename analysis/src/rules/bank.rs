@@ -17,7 +17,7 @@ use crate::derive::timeline::{Resource, Timeline};
 use crate::derive::{self, Config, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
-use crate::model::{Dtype, Kind, Method, Slot, Tu};
+use crate::model::{Dtype, Kind, Method, Slot};
 use crate::rule::{Rule, Status};
 use crate::target::Target;
 
@@ -206,27 +206,10 @@ fn commands<'a>(cx: &'a FnContext<'_>, t: &Timeline<'_>) -> Vec<Cmd<'a>> {
         let Some(resource) = t.nodes[node].resource else {
             continue;
         };
-        let sub = op.context == Some(Tu::Sub);
         let (chunk, base) = if op.kind == OpKind::Fetch {
-            let sizes = if sub {
-                cx.target.fetch_sizes_sub
-            } else {
-                cx.target.fetch_sizes_main
-            };
-            (
-                derive::fetch_sizes(cfg, bits, sizes).fetch_size,
-                t.source_address(node),
-            )
+            (op.fetch.and_then(|f| f.fetch_size), t.source_address(node))
         } else {
-            let sizes = if sub {
-                cx.target.commit_sizes_sub
-            } else {
-                cx.target.commit_sizes_main
-            };
-            (
-                derive::commit_sizes(cfg, bits, sizes).commit_size,
-                op.step.address,
-            )
+            (op.commit.and_then(|c| c.commit_size), op.step.address)
         };
         let acc = accesses(cfg, bits, chunk);
         let Some(runs) = runs(&acc, base.unwrap_or(0), cx.target) else {

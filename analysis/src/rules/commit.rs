@@ -182,37 +182,6 @@ fn dtype(op: &Op<'_>) -> Option<Dtype> {
     op.step.output.as_ref().and_then(|t| t.dtype)
 }
 
-/// commit_in_size in bytes: the kept packet prefix, or, when that is not a supported size and the
-/// Element's innermost axis is padded, the padded row the commit writes with it (L7672: `C # 6`
-/// commits 8 bytes; L7754: `[B, C] # 22` commits the full 32-byte flit).
-pub fn commit_in_size(
-    buf: &crate::mapping::Layout,
-    packet_elems: u64,
-    cfg: &derive::Config,
-    bits: u32,
-    allowed: &[u64],
-) -> u64 {
-    let kept = derive::bytes(cfg.packet_size, bits);
-    if allowed.contains(&kept) {
-        return kept;
-    }
-    // The row each step owns: up to the nearest position another step writes. What lies between
-    // the kept prefix and it is the Element's padding, which the commit may write.
-    let n = cfg.entries.len();
-    let row = cfg.entries[..n - cfg.packet_entries.min(n)]
-        .iter()
-        .filter(|e| e.size > 1 && e.stride > 0)
-        .map(|e| e.stride)
-        .min()
-        .unwrap_or(buf.size);
-    let p = derive::bytes(row.min(packet_elems), bits);
-    if p >= kept && allowed.contains(&p) {
-        p
-    } else {
-        kept
-    }
-}
-
 /// CMT-006: a commit whose write sequencer would need a stride-0 entry (a broadcast factor).
 fn check_stride_zero(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for op in &cx.ops {
@@ -279,7 +248,7 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if op.kind != OpKind::Commit {
             continue;
         }
-        let (Ok(cfg), Some(bits)) = (&op.config, op.bits) else {
+        let (Ok(cfg), Some(bits), Some(sizes)) = (&op.config, op.bits, op.commit) else {
             continue;
         };
         if bits != 4 && !bits.is_multiple_of(8) {
@@ -292,8 +261,8 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         let written_el = element_written(op.step);
         let span = written_el.as_ref().map(|w| w.0);
         let kept = derive::bytes(cfg.packet_size, bits);
-        let cin = commit_in_size(&op.buf, op.packet.size, cfg, bits, allowed);
-        let cin_ok = allowed.contains(&cin);
+        let cin = sizes.commit_in_size;
+        let cin_ok = allowed.contains(&cin) && sizes.widened != derive::Widened::Rounded;
         if !cin_ok {
             let mut diag = at_arg(
                 &CMT_002,
@@ -321,7 +290,6 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             out.push(diag);
             continue;
         }
-        let sizes = derive::commit_sizes(cfg, bits, allowed);
         let run = sizes.contiguous_bytes;
         if op.context == Some(Tu::Sub)
             && let Some(sub) = cx.target.commit_sizes_sub.iter().copied().max()
@@ -376,14 +344,13 @@ fn check_commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             ));
             continue;
         }
-        check_full_flit(cx, op, cfg, cin, span, out);
+        check_full_flit(op, cfg, cin, span, out);
     }
 }
 
 /// CMT-009: the commit splits each flit into several writes because the packet's elements are
 /// not contiguous in the Element (a permutation, not padding: L2244-L2245, L2341-L2345).
 fn check_full_flit(
-    cx: &FnContext<'_>,
     op: &Op<'_>,
     cfg: &derive::Config,
     cin: u64,
@@ -393,8 +360,7 @@ fn check_full_flit(
     if op.context == Some(Tu::Sub) || cin == 0 {
         return;
     }
-    let Some(bits) = op.bits else { return };
-    let sizes = derive::commit_sizes(cfg, bits, cx.target.commit_sizes_main);
+    let Some(sizes) = op.commit else { return };
     let Some(cs) = sizes.commit_size else { return };
     if cs >= cin {
         return;
@@ -576,7 +542,11 @@ mod tests {
         // Truncation keeps the 10 data bytes; the padded row is written with them: 32 bytes.
         assert_eq!((s.commit_in_size, c.packet_size), (10, 10));
         let buf = lay(ax, "A, [B, C] # 32");
-        assert_eq!(commit_in_size(&buf, 32, &c, 8, &[8, 16, 24, 32]), 32);
+        // L7753-L7754: commit_in_size = 32, commit_size = 32 (one write per A).
+        let sizes = [8, 16, 24, 32];
+        let w = derive::commit_sizes_into(&buf, 32, &c, 8, &sizes, &sizes, 8);
+        assert_eq!((w.commit_in_size, w.commit_size), (32, Some(32)));
+        assert_eq!(w.widened, derive::Widened::Padding);
     }
 
     #[test]
@@ -598,7 +568,9 @@ mod tests {
         assert_eq!(derive::time_steps(&c), 15);
         // "Commit size: 8 bytes per write" (L7678).
         let buf = lay(ax, "B, A, C # 8");
-        assert_eq!(commit_in_size(&buf, 32, &c, 8, &[8, 16, 24, 32]), 8);
+        let sizes = [8, 16, 24, 32];
+        let w = derive::commit_sizes_into(&buf, 32, &c, 8, &sizes, &sizes, 8);
+        assert_eq!((w.commit_in_size, w.commit_size), (8, Some(8)));
     }
 
     #[test]

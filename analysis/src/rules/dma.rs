@@ -1,7 +1,7 @@
 //! DMA: the DMA engines between HBM and DM (constraints.md §18). Address alignment is ALN-002.
 
 use super::context::{FnContext, at_arg};
-use crate::derive::dma::{DmaOp, DmaPair, Media, toggles_stack_bit};
+use crate::derive::dma::{DmaOp, DmaPair, Media, partial_share, toggles_stack_bit};
 use crate::derive::{Config, bytes};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::edit::pad_last_term;
@@ -688,176 +688,52 @@ fn check_startup(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 
 /// One digit of an axis in a DM tensor: its weight in the axis, its extent, and whether it lies
 /// in the Slice digits that select the DMA Engine.
-#[derive(Clone, Copy, Debug)]
-struct AxisDigit {
-    coef: u64,
-    extent: u64,
-    engine: bool,
-}
-
-/// The digits of every axis of a DM tensor (`None` for irregular layouts), the Slice digits at or
-/// above `share` slices marked as engine digits (a digit spanning `share` is split there).
-fn axis_digits(
-    slice: &crate::mapping::Layout,
-    element: &crate::mapping::Layout,
-    share: u64,
-) -> Option<Vec<(crate::mapping::Axis, Vec<AxisDigit>)>> {
-    let mut out: Vec<(crate::mapping::Axis, Vec<AxisDigit>)> = Vec::new();
-    let mut push = |axis: &crate::mapping::Axis, d: AxisDigit| {
-        if let Some(v) = out.iter_mut().find(|(a, _)| a.name == axis.name) {
-            v.1.push(d);
-        } else {
-            out.push((axis.clone(), vec![d]));
-        }
-    };
-    let mut stride: u64 = 1;
-    for dim in slice.dims.iter().rev() {
-        let Dim::Factor(f) = dim else { return None };
-        let end = stride.checked_mul(f.extent)?;
-        if let Some(a) = &f.axis {
-            if stride >= share {
-                push(
-                    a,
-                    AxisDigit {
-                        coef: f.coef,
-                        extent: f.extent,
-                        engine: true,
-                    },
-                );
-            } else if end > share {
-                let low = share / stride;
-                if !share.is_multiple_of(stride) || !f.extent.is_multiple_of(low) {
-                    return None;
-                }
-                push(
-                    a,
-                    AxisDigit {
-                        coef: f.coef,
-                        extent: low,
-                        engine: false,
-                    },
-                );
-                let coef = f.coef.checked_mul(low)?;
-                push(
-                    a,
-                    AxisDigit {
-                        coef,
-                        extent: f.extent / low,
-                        engine: true,
-                    },
-                );
-            } else {
-                push(
-                    a,
-                    AxisDigit {
-                        coef: f.coef,
-                        extent: f.extent,
-                        engine: false,
-                    },
-                );
-            }
-        }
-        stride = end;
-    }
-    for dim in &element.dims {
-        let Dim::Factor(f) = dim else { return None };
-        if let Some(a) = &f.axis {
-            push(
-                a,
-                AxisDigit {
-                    coef: f.coef,
-                    extent: f.extent,
-                    engine: false,
-                },
-            );
-        }
-    }
-    Some(out)
-}
-
-/// The DMA commands the engine holding the last real positions of an axis of `size` needs, with
-/// `c` (positions per engine share) and `r` (real positions in the partial share), when above 1.
-fn segments(size: u64, digits: &[AxisDigit]) -> Option<(u64, u64, u64)> {
-    let mut ds = digits.to_vec();
-    ds.sort_by_key(|d| d.coef);
-    // A mixed radix covering the axis from 0: coef_0 = 1, coef_{k+1} = coef_k * extent_k.
-    let mut next: u64 = 1;
-    for d in &ds {
-        if d.coef != next || d.extent == 0 {
-            return None;
-        }
-        next = d.coef.checked_mul(d.extent)?;
-    }
-    if next <= size {
-        return None;
-    }
-    let first = ds.iter().position(|d| d.engine)?;
-    if ds[first..].iter().any(|d| !d.engine) || first == 0 {
-        return None;
-    }
-    let c = ds[first].coef;
-    let r = size % c;
-    if r == 0 {
-        return None;
-    }
-    let commands = ds[..first]
-        .iter()
-        .filter(|d| !(r / d.coef).is_multiple_of(d.extent.max(1)))
-        .count() as u64;
-    (commands >= 2).then_some((c, r, commands))
-}
-
 /// DMA-008: a DM-side layout whose padded axis leaves one DMA Engine a share that needs several
-/// commands (seed 000 L405-L454).
+/// commands (seed 000 L405-L454), as `derive::dma` derived it.
 fn check_segmentation(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
-    let ty = match step.method {
-        Method::ToDm => step.output.as_ref(),
-        Method::ToHbm => step.input.as_ref(),
-        _ => None,
+    let seg = match cx.dma_ops.iter().find(|o| o.span == step.span) {
+        Some(op) => op.segmented.clone(),
+        // The other side is not known: the DM side's layout alone decides.
+        None => {
+            let ty = match step.method {
+                Method::ToDm => step.output.as_ref(),
+                Method::ToHbm => step.input.as_ref(),
+                _ => None,
+            };
+            ty.filter(|t| matches!(t.kind, Kind::Dm | Kind::DmView | Kind::DmViewMut))
+                .and_then(|t| partial_share(t, cx.target))
+        }
     };
-    let Some(ty) = ty.filter(|t| matches!(t.kind, Kind::Dm | Kind::DmView | Kind::DmViewMut))
-    else {
-        return;
-    };
-    let lay = |slot: Slot| ty.get(slot).and_then(|m| m.layout.as_deref());
-    let (Some(slice), Some(element)) = (lay(Slot::Slice), lay(Slot::Element)) else {
-        return;
-    };
+    let Some(seg) = seg else { return };
     let share = cx
         .target
         .slices_per_dmn
         .saturating_mul(cx.target.dmns_per_dma_engine);
-    if share == 0 || slice.size <= share {
-        return;
-    }
-    let Some(axes) = axis_digits(slice, element, share) else {
-        return;
-    };
     let startup = cx.target.dma_startup_cycles;
-    for (axis, digits) in &axes {
-        let Some((c, r, commands)) = segments(axis.size, digits) else {
-            continue;
-        };
-        let engines = axis.size.div_ceil(c);
-        let first = axis.size - r;
-        out.push(Diagnostic::new(
-            &DMA_008,
-            step.span,
-            format!(
-                "`{name}` ({name} = {size}) is padded to {padded} in the DM tensor and split across \
-                 the DMA Engines' {share}-slice shares, {c} of {name} each: the engine holding {name} \
-                 = {first}..{last} moves {r} of {c}, which is no single loop nest, so the compiler \
-                 segments its transfer into {commands} DMA commands (~{startup} cycles of startup \
-                 each: {extra} extra cycles on the slowest of {engines} engines). Choose a size of \
-                 {name} that divides into shares of {c}, or pad it in both source and destination",
-                name = axis.name,
-                size = axis.size,
-                padded = digits.iter().try_fold(1u64, |a, d| a.checked_mul(d.extent)).unwrap_or(0),
-                last = axis.size - 1,
-                extra = (commands - 1).saturating_mul(startup),
-            ),
-        ));
-    }
+    let (axis, c, r, commands) = (&seg.axis, seg.share, seg.real, seg.count);
+    let engines = axis.size.div_ceil(c);
+    let first = axis.size - r;
+    out.push(Diagnostic::new(
+        &DMA_008,
+        step.span,
+        format!(
+            "`{name}` ({name} = {size}) is padded to {padded} in the DM tensor and split across \
+             the DMA Engines' {share}-slice shares, {c} of {name} each: the engine holding {name} \
+             = {first}..{last} moves {r} of {c}, which is no single loop nest, so the compiler \
+             segments its transfer into {commands} DMA commands (~{startup} cycles of startup \
+             each: {extra} extra cycles on the slowest of {engines} engines). Choose a size of \
+             {name} that divides into shares of {c}, or pad it in both source and destination",
+            name = axis.name,
+            size = axis.size,
+            padded = seg
+                .digits
+                .iter()
+                .try_fold(1u64, |a, d| a.checked_mul(d.extent))
+                .unwrap_or(0),
+            last = axis.size - 1,
+            extra = (commands - 1).saturating_mul(startup),
+        ),
+    ));
 }
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
@@ -995,28 +871,5 @@ mod tests {
         assert!(reload(64, 16384, 65536 + 128).is_empty());
         // 256 KB take 1024 cycles, more than the startup: not reported.
         assert!(reload(1024, 262144, 65536 + 1024).is_empty());
-    }
-
-    #[test]
-    fn segments_handles_extremes() {
-        let d = |coef, extent, engine| AxisDigit {
-            coef,
-            extent,
-            engine,
-        };
-        assert_eq!(segments(0, &[d(1, 2, false), d(2, 4, true)]), None);
-        assert_eq!(segments(5, &[d(1, 0, false), d(0, 4, true)]), None);
-        assert_eq!(
-            segments(u64::MAX, &[d(1, u64::MAX, false), d(u64::MAX, 2, true)]),
-            None
-        );
-        assert_eq!(
-            segments(6, &[d(1, 2, false), d(2, 2, false), d(4, 2, true)]),
-            None
-        );
-        assert_eq!(
-            segments(15, &[d(1, 2, false), d(2, 2, false), d(4, 4, true)]),
-            Some((4, 3, 2))
-        );
     }
 }

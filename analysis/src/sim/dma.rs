@@ -12,7 +12,7 @@
 //!   adds them (Examples 1, 3, 6: `read + write`). Cost model U-B, "ManualFit".
 
 use super::Assumption;
-use crate::derive::dma::{DmaOp, Media};
+use crate::derive::dma::{DmaOp, DmaPair, Media};
 use crate::derive::sequencer::Config;
 use crate::target::Target;
 
@@ -149,6 +149,24 @@ pub fn dma_cost(s: &DmaShape, t: &Target) -> DmaCost {
     }
 }
 
+/// A host transfer over PCIe (`ctx.pdma`, L36-L47): `bytes` at `pcie_bytes_per_cycle` (30
+/// B/cycle, seed 000 L35, L251) after one DMA command's start-up. The manual gives neither a PCIe
+/// latency nor a host-side bandwidth (cost model U-E, U14, U31): the start-up is the DMA
+/// command's ~500 cycles and the link is the inter-chip one; the HBM side (1,536 B/cycle) never
+/// limits it.
+pub fn pcie_cost(bytes: u64, t: &Target) -> DmaCost {
+    let data = bytes.div_ceil(t.pcie_bytes_per_cycle.max(1));
+    DmaCost {
+        startup: t.dma_startup_cycles,
+        read: data,
+        write: data,
+        overlap: true,
+        data,
+        total: t.dma_startup_cycles.saturating_add(data),
+        limit: "PCIe",
+    }
+}
+
 /// The innermost temporal entry of a configuration, if any.
 fn innermost_time(cfg: &Config) -> Option<crate::derive::Entry> {
     let n = cfg.entries.len().checked_sub(cfg.packet_entries)?;
@@ -162,7 +180,45 @@ fn stride_bytes(stride: u64, bits: u32) -> u64 {
 /// The DMA shape of a derived DMA operation, with the assumptions it needed; `None` when the
 /// derivation failed (no packet size).
 pub fn shape(op: &DmaOp<'_>, t: &Target) -> Option<(DmaShape, Vec<Assumption>)> {
-    let pair = op.pair.as_ref().ok()?;
+    shape_of(op, op.pair.as_ref().ok()?, t)
+}
+
+/// The cost of the engine whose share is partial (DMA-008, L2801-L2808): its commands run one
+/// after the other, each paying its start-up; `None` when the transfer has no such engine or
+/// its commands are not derived.
+pub fn segmented_cost(op: &DmaOp<'_>, t: &Target) -> Option<(DmaCost, Vec<Assumption>)> {
+    let seg = op.segmented.as_ref()?;
+    if seg.commands.is_empty() {
+        return None;
+    }
+    let mut sum: Option<DmaCost> = None;
+    let mut assumptions: Vec<Assumption> = Vec::new();
+    for cmd in &seg.commands {
+        let (s, a) = shape_of(op, cmd.as_ref().ok()?, t)?;
+        for x in a {
+            if !assumptions.contains(&x) {
+                assumptions.push(x);
+            }
+        }
+        let c = dma_cost(&s, t);
+        sum = Some(match sum {
+            None => c,
+            Some(a) => DmaCost {
+                startup: a.startup.saturating_add(c.startup),
+                read: a.read.saturating_add(c.read),
+                write: a.write.saturating_add(c.write),
+                overlap: a.overlap,
+                data: a.data.saturating_add(c.data),
+                total: a.total.saturating_add(c.total),
+                limit: if c.data > a.data { c.limit } else { a.limit },
+            },
+        });
+    }
+    sum.map(|c| (c, assumptions))
+}
+
+/// The DMA shape of one command `pair` of a derived DMA operation.
+fn shape_of(op: &DmaOp<'_>, pair: &DmaPair, t: &Target) -> Option<(DmaShape, Vec<Assumption>)> {
     let stride0 = pair.stride0?;
     let requests = pair.requests?;
     let packets = pair.packets?;

@@ -17,7 +17,8 @@
 //!   issue, a task waits for its lane and for the tasks whose results it reads), the total, the
 //!   busy time of each lane, the critical path and the bottleneck engine.
 //! - [`dma::dma_cost`] and [`dma::DmaShape`]: the DMA model on its own (for the manual's DMA
-//!   examples); [`svg::timeline`] draws the schedule as a Gantt chart.
+//!   examples); [`dma::pcie_cost`] a host transfer over PCIe (`ctx.pdma`, on the `dma` lane of
+//!   the host function); [`svg::timeline`] draws the schedule as a Gantt chart.
 
 pub mod dma;
 mod schedule;
@@ -45,9 +46,10 @@ pub struct OpCost {
     /// The method name token, relative to the function's text like every model span.
     pub span: Span,
     /// `fetch`, `switch`, `collect`, `to_trf`, `to_vrf`, `contraction`, `vector`, `cast`,
-    /// `transpose`, `commit`, `dma_read` (HBM or DM into DM) or `dma_write` (DM into HBM).
+    /// `transpose`, `commit`, `dma_read` (HBM or DM into DM), `dma_write` (DM into HBM), or
+    /// `pcie` (a host transfer over `ctx.pdma`: `HostTensor::to_hbm`, `HbmTensor::to_host`).
     pub op: &'static str,
-    /// The engine's name (`Fetch Engine`, …, `DMA`).
+    /// The engine's name (`Fetch Engine`, …, `DMA`, `PCIe DMA`).
     pub engine: &'static str,
     pub context: Option<Tu>,
     /// Cycles the engine is busy (per slice; all slices run in parallel).
@@ -122,7 +124,7 @@ pub struct EngineUse {
 }
 
 /// Engines in pipeline order, DMA last.
-pub(crate) const ENGINES: [&str; 9] = [
+pub(crate) const ENGINES: [&str; 10] = [
     "Fetch Engine",
     "Switch Engine",
     "Collect Engine",
@@ -132,6 +134,7 @@ pub(crate) const ENGINES: [&str; 9] = [
     "Transpose Engine",
     "Commit Engine",
     "DMA",
+    "PCIe DMA",
 ];
 
 /// What one function costs.

@@ -3,12 +3,12 @@
 //! the one before it (L7044), when its lane is free (L2911) and when the tasks whose results it
 //! reads have finished (main waits for sub's TRF/VRF loads, L153; `.await`ed DMA, L7069).
 
-use super::dma::{dma_cost, hints as dma_hints, shape};
+use super::dma::{dma_cost, hints as dma_hints, segmented_cost, shape};
 use super::{Assumption, EngineUse, KernelCost, Lane, LaneUse, OpCost, Task, tu};
 use crate::derive::banks as bank;
 use crate::derive::dma::DmaOp;
 use crate::derive::{Op, OpKind};
-use crate::model::{Engine, FnModel, Step, Tu};
+use crate::model::{Engine, FnModel, Kind, Method, Slot, Step, Tu, slot_bytes};
 use crate::target::Target;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -82,30 +82,9 @@ fn starves_bank(model: &FnModel, steps: &[&Step], ops: &[Op<'_>], t: &Target) ->
             if cfg.entries.is_empty() {
                 return false;
             }
-            let sub = o.context == Some(Tu::Sub);
             let (chunk, base) = match o.kind {
-                OpKind::Fetch => {
-                    let sizes = if sub {
-                        t.fetch_sizes_sub
-                    } else {
-                        t.fetch_sizes_main
-                    };
-                    (
-                        crate::derive::fetch_sizes(cfg, bits, sizes).fetch_size,
-                        source,
-                    )
-                }
-                OpKind::Commit => {
-                    let sizes = if sub {
-                        t.commit_sizes_sub
-                    } else {
-                        t.commit_sizes_main
-                    };
-                    (
-                        crate::derive::commit_sizes(cfg, bits, sizes).commit_size,
-                        s.address,
-                    )
-                }
+                OpKind::Fetch => (o.fetch.and_then(|f| f.fetch_size), source),
+                OpKind::Commit => (o.commit.and_then(|c| c.commit_size), s.address),
                 _ => return false,
             };
             let acc = bank::accesses(cfg, bits, chunk);
@@ -204,6 +183,31 @@ fn dma_task(step: &Step, d: &DmaOp<'_>, t: &Target) -> Pending {
             read.assumptions = assumptions;
             read.hints = dma_hints(&s, &c, t);
             duration = c.total;
+            // The engine with a partial share runs its commands in turn; the transfer ends
+            // with the slowest engine (L2807).
+            if let (Some(seg), Some((tail, more))) = (&d.segmented, segmented_cost(d, t))
+                && tail.total > c.total
+            {
+                for a in more {
+                    if !read.assumptions.contains(&a) {
+                        read.assumptions.push(a);
+                    }
+                }
+                read.cycles = tail.read;
+                read.latency = tail.startup;
+                write.cycles = tail.write;
+                read.limit.push_str(&format!(
+                    "; the engine holding {} = {}..{} runs {} commands, one after the other \
+                     ({} cycles against {} for the others, L2801-L2808)",
+                    seg.axis.name,
+                    seg.axis.size - seg.real,
+                    seg.axis.size.saturating_sub(1),
+                    seg.commands.len(),
+                    tail.total,
+                    c.total
+                ));
+                duration = tail.total;
+            }
         }
         None => read.assumptions.push(Assumption::new(
             "the DMA's packet size could not be derived: the transfer is not costed",
@@ -222,6 +226,69 @@ fn dma_task(step: &Step, d: &DmaOp<'_>, t: &Target) -> Pending {
         after: None,
         binds: None,
     }
+}
+
+/// A host transfer over PCIe (`HostTensor::to_hbm`, `HbmTensor::to_host` on `ctx.pdma`), when
+/// `step` is one: its bytes are the host tensor's (one mapping, `Mapping::SIZE` elements).
+fn pcie_task(step: &Step, t: &Target) -> Option<Pending> {
+    let (i, o) = (step.input.as_ref()?, step.output.as_ref()?);
+    let host = match step.method {
+        Method::ToHbm if i.kind == Kind::Host => i,
+        Method::ToHost if o.kind == Kind::Host => o,
+        _ => return None,
+    };
+    let mut op = OpCost {
+        span: step.span,
+        op: "pcie",
+        engine: "PCIe DMA",
+        context: None,
+        cycles: 0,
+        latency: 0,
+        bytes: 0,
+        limit: String::new(),
+        assumptions: vec![Assumption::new(format!(
+            "host transfers use PCIe at {} B/cycle each way (the inter-chip figure, seed 000 L35, \
+             L251; cost model U14) after a DMA command's {}-cycle start-up (no PCIe latency in \
+             the manual, U-E)",
+            t.pcie_bytes_per_cycle, t.dma_startup_cycles
+        ))],
+        hints: Vec::new(),
+    };
+    let mut duration = 0;
+    match slot_bytes(host, Slot::Mapping) {
+        Some((_, _, bytes)) => {
+            let c = super::dma::pcie_cost(bytes, t);
+            op.cycles = c.data;
+            op.latency = c.startup;
+            op.bytes = bytes;
+            op.limit = format!(
+                "{bytes} bytes at {} B/cycle over PCIe ({})",
+                t.pcie_bytes_per_cycle,
+                if step.method == Method::ToHost {
+                    "HBM to host"
+                } else {
+                    "host to HBM"
+                }
+            );
+            duration = c.total;
+        }
+        None => op.assumptions.push(Assumption::new(
+            "the host tensor's size is not known: the PCIe transfer is not costed",
+        )),
+    }
+    let mut reads = BTreeSet::new();
+    for a in &step.args {
+        identifiers(&a.text, &mut reads);
+    }
+    Some(Pending {
+        lane: Lane::Dma,
+        ops: vec![op],
+        duration,
+        holds_dma: false,
+        reads,
+        after: None,
+        binds: None,
+    })
 }
 
 /// Builds the tasks of every chain, in program order.
@@ -244,6 +311,9 @@ fn tasks(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) -> Vec<
             if let Some(d) = dma.iter().find(|d| d.span == step.span) {
                 flush(&mut run, &mut out);
                 out.push(dma_task(step, d, t));
+            } else if let Some(p) = pcie_task(step, t) {
+                flush(&mut run, &mut out);
+                out.push(p);
             }
         }
         flush(&mut run, &mut out);
@@ -417,7 +487,9 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
     let mut busy: BTreeMap<&'static str, u64> = BTreeMap::new();
     for task in &out {
         if task.lane == Lane::Dma {
-            let e = busy.entry("DMA").or_default();
+            // A transfer's duration, charged to its engine (the DMA Engines or PCIe DMA).
+            let engine = task.ops.first().map_or("DMA", |&i| all_ops[i].engine);
+            let e = busy.entry(engine).or_default();
             *e = e.saturating_add(task.end - task.start);
             continue;
         }

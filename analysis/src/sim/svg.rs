@@ -31,6 +31,7 @@ fn color(engine: &str) -> &'static str {
         "Transpose Engine" => "#b07aa1",
         "Commit Engine" => "#9c755f",
         "DMA" => "#bab0ac",
+        "PCIe DMA" => "#ff9da7",
         _ => "#cccccc",
     }
 }

@@ -91,14 +91,13 @@ fn fetch(step: &Step, ops: &[Op<'_>], t: &Target) -> OpCost {
     else {
         return unknown(o, "the fetch's sequencer configuration");
     };
-    let (Ok(cfg), Some(bits)) = (&d.config, d.bits) else {
+    let (Ok(cfg), Some(bits), Some(s)) = (&d.config, d.bits, d.fetch) else {
         return unknown(o, "the fetch's sequencer configuration");
     };
     let sub = d.context == Some(Tu::Sub);
     let from = step.input.as_ref().and_then(|x| x.dtype);
     let to = step.output.as_ref().and_then(|x| x.dtype);
     let allowed = derive::fetch_size_choices(t, sub, from, to);
-    let s = derive::fetch_sizes(cfg, bits, &allowed);
     let (Some(cycles), Some(fs)) = (s.cycles, s.fetch_size) else {
         return unknown(o, "a fetch size dividing the packet and the contiguous run");
     };
@@ -436,27 +435,14 @@ fn commit(step: &Step, ops: &[Op<'_>], t: &Target) -> OpCost {
     else {
         return unknown(o, "the commit's sequencer configuration");
     };
-    let (Ok(cfg), Some(bits)) = (&d.config, d.bits) else {
+    let (Ok(cfg), Some(s)) = (&d.config, d.commit) else {
         return unknown(o, "the commit's sequencer configuration");
     };
-    let allowed = if d.context == Some(Tu::Sub) {
-        t.commit_sizes_sub
-    } else {
-        t.commit_sizes_main
-    };
-    let mut s = derive::commit_sizes(cfg, bits, allowed);
     let steps = derive::time_steps(cfg);
-    let unit = t.commit_stride_align_bytes.max(1);
-    if s.commit_size.is_none() && !s.commit_in_size.is_multiple_of(unit) {
-        // Commits move whole 8-byte units: the tail of a truncated packet is written with its
-        // padding (L7699, "a dummy is added to align the tail to 8 bytes").
-        let round = |b: u64| b.div_ceil(unit).saturating_mul(unit);
-        let (i, c) = (round(s.commit_in_size), round(s.contiguous_bytes));
-        s.commit_size = derive::largest_divisor(i, c, allowed);
-        s.commit_in_size = i;
-        s.contiguous_bytes = c;
+    if s.widened == derive::Widened::Rounded {
         o.assumptions.push(Assumption::new(format!(
-            "commit_in_size rounded up to whole {unit}-byte units (L7699)"
+            "commit_in_size rounded up to whole {}-byte units (L7699)",
+            t.commit_stride_align_bytes
         )));
     }
     let Some(cs) = s.commit_size else {
