@@ -818,7 +818,10 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         let file = analyse_text(KERNEL);
         let (start, first) = &file.fns[0];
         let a = &first.model.tensors[0];
-        let slice = &a.ty.maps[&crate::model::Slot::Slice];
+        let slice =
+            a.ty.maps
+                .get(&crate::model::Slot::Slice)
+                .expect("a Slice mapping");
         let span = slice.span.expect("a written mapping has a span");
         let r = span.shift(*start).range();
         assert_eq!(&KERNEL[r], "m![A / 8 # 256]");

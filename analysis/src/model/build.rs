@@ -1507,7 +1507,7 @@ impl Builder<'_> {
             let input = input.clone();
             if let Some(prev) = steps[i - 1].output.as_mut() {
                 for (s, v) in &input.maps {
-                    prev.maps.entry(*s).or_insert_with(|| v.clone());
+                    prev.maps.insert_if_absent(*s, || v.clone());
                 }
                 if prev.dtype.is_none() {
                     prev.dtype = input.dtype;
@@ -2641,7 +2641,7 @@ fn fill(ty: &mut TensorTy, want: &TensorTy) {
         ty.dtype = want.dtype;
     }
     for (s, v) in &want.maps {
-        ty.maps.entry(*s).or_insert_with(|| v.clone());
+        ty.maps.insert_if_absent(*s, || v.clone());
     }
 }
 

@@ -2,7 +2,6 @@
 
 pub use crate::dtype::Dtype;
 use crate::mapping::Layout;
-use std::collections::BTreeMap;
 
 /// Which Tensor-Unit context a stream belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -288,7 +287,84 @@ impl std::hash::Hash for MapVal {
 pub struct TensorTy {
     pub kind: Kind,
     pub dtype: Option<Dtype>,
-    pub maps: BTreeMap<Slot, MapVal>,
+    pub maps: SlotMap,
+}
+
+/// A tensor type's mappings by slot, in slot order: a sorted vector, not a `BTreeMap` (a type
+/// has a handful of slots, and a model copies its types into every step: a map's node holds
+/// room for eleven).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SlotMap(Vec<(Slot, MapVal)>);
+
+impl SlotMap {
+    fn find(&self, s: Slot) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&s, |(k, _)| *k)
+    }
+
+    pub fn get(&self, s: &Slot) -> Option<&MapVal> {
+        self.find(*s).ok().map(|i| &self.0[i].1)
+    }
+
+    pub fn contains_key(&self, s: &Slot) -> bool {
+        self.find(*s).is_ok()
+    }
+
+    /// Sets a slot's mapping, returning the one it replaces.
+    pub fn insert(&mut self, s: Slot, m: MapVal) -> Option<MapVal> {
+        match self.find(s) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, m)),
+            Err(i) => {
+                self.0.insert(i, (s, m));
+                None
+            }
+        }
+    }
+
+    /// Sets a slot's mapping unless it has one.
+    pub fn insert_if_absent(&mut self, s: Slot, m: impl FnOnce() -> MapVal) {
+        if let Err(i) = self.find(s) {
+            self.0.insert(i, (s, m()));
+        }
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&Slot, &mut MapVal) -> bool) {
+        self.0.retain_mut(|(s, m)| keep(s, m));
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Slot, &MapVal)> {
+        self.0.iter().map(|(s, m)| (s, m))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Slot> {
+        self.0.iter().map(|(s, _)| s)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &MapVal> {
+        self.0.iter().map(|(_, m)| m)
+    }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut MapVal> {
+        self.0.iter_mut().map(|(_, m)| m)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a SlotMap {
+    type Item = (&'a Slot, &'a MapVal);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (Slot, MapVal)>,
+        fn(&'a (Slot, MapVal)) -> (&'a Slot, &'a MapVal),
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(s, m)| (s, m))
+    }
 }
 
 impl TensorTy {
@@ -296,7 +372,7 @@ impl TensorTy {
         TensorTy {
             kind,
             dtype: None,
-            maps: BTreeMap::new(),
+            maps: SlotMap::default(),
         }
     }
 
