@@ -213,13 +213,19 @@ fn dma_task(step: &Step, d: &DmaOp<'_>, t: &Target) -> Pending {
             "the DMA's packet size could not be derived: the transfer is not costed",
         )),
     }
+    dma_lane_task(step, vec![read, write], duration)
+}
+
+/// A task of the DMA lane: `ops`, taking `duration` cycles, reading what `step`'s arguments
+/// name.
+fn dma_lane_task(step: &Step, ops: Vec<OpCost>, duration: u64) -> Pending {
     let mut reads = BTreeSet::new();
     for a in &step.args {
         identifiers(&a.text, &mut reads);
     }
     Pending {
         lane: Lane::Dma,
-        ops: vec![read, write],
+        ops,
         duration,
         holds_dma: false,
         reads,
@@ -247,9 +253,9 @@ fn pcie_task(step: &Step, t: &Target) -> Option<Pending> {
         bytes: 0,
         limit: String::new(),
         assumptions: vec![Assumption::new(format!(
-            "host transfers use PCIe at {} B/cycle each way (the inter-chip figure, seed 000 L35, \
-             L251; cost model U14) after a DMA command's {}-cycle start-up (no PCIe latency in \
-             the manual, U-E)",
+            "host transfers use PCIe at {} B/cycle each way (the figure the manual's DMA page \
+             gives for transfers between chips) after a DMA command's {}-cycle start-up (the \
+             manual gives no PCIe latency)",
             t.pcie_bytes_per_cycle, t.dma_startup_cycles
         ))],
         hints: Vec::new(),
@@ -276,19 +282,7 @@ fn pcie_task(step: &Step, t: &Target) -> Option<Pending> {
             "the host tensor's size is not known: the PCIe transfer is not costed",
         )),
     }
-    let mut reads = BTreeSet::new();
-    for a in &step.args {
-        identifiers(&a.text, &mut reads);
-    }
-    Some(Pending {
-        lane: Lane::Dma,
-        ops: vec![op],
-        duration,
-        holds_dma: false,
-        reads,
-        after: None,
-        binds: None,
-    })
+    Some(dma_lane_task(step, vec![op], duration))
 }
 
 /// Builds the tasks of every chain, in program order.
