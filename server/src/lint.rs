@@ -105,12 +105,15 @@ pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
         return pkg.diagnostics(config, &absolute(path), text);
     }
     let path = file.path.clone().unwrap_or_else(|| PathBuf::from("<text>"));
-    LONE_HOST.with_borrow_mut(|(host, served)| {
-        if *served == LONE_FILES_PER_HOST {
-            *host = AnalysisHost::new();
-            *served = 0;
+    LONE_HOST.with_borrow_mut(|lone| {
+        // A fresh host after `LONE_FILES_PER_HOST` files, or when the last file's analysis
+        // did not finish (an internal error caught by the caller left it in the host).
+        if lone.served == LONE_FILES_PER_HOST || lone.busy {
+            *lone = LoneHost::default();
         }
-        *served += 1;
+        lone.served += 1;
+        lone.busy = true;
+        let host = &mut lone.host;
         host.set_config(config.clone());
         let id = host.set_file(&path, text.to_string());
         let diagnostics = host
@@ -120,8 +123,19 @@ pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
             .unwrap_or_default();
         // The next file is a crate of its own: this one must not be among its neighbours.
         host.remove_file(id);
+        lone.busy = false;
         diagnostics
     })
+}
+
+/// The host that checks files outside any package, one at a time, on one thread.
+#[derive(Default)]
+struct LoneHost {
+    host: AnalysisHost,
+    /// Files it has checked.
+    served: usize,
+    /// A file is in it (an analysis under way, or one that panicked).
+    busy: bool,
 }
 
 /// How many files outside any package one host serves before a fresh one replaces it: a
@@ -130,9 +144,7 @@ pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
 const LONE_FILES_PER_HOST: usize = 64;
 
 thread_local! {
-    /// The host that checks files outside any package, one at a time, on this thread.
-    static LONE_HOST: std::cell::RefCell<(AnalysisHost, usize)> =
-        std::cell::RefCell::new((AnalysisHost::new(), 0));
+    static LONE_HOST: std::cell::RefCell<LoneHost> = std::cell::RefCell::new(LoneHost::default());
 }
 
 /// Finds and reads the package of every file, once per package.
