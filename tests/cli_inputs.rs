@@ -44,6 +44,42 @@ fn summary(run: &Run) -> &str {
 }
 
 #[test]
+fn files_outside_a_package_are_each_their_own_crate() {
+    // `a.rs` is a crate root whose `mod b;` the CLI does not follow for a lone file (it has no
+    // package to read), so `B` is unknown there (VL-008, not checked). Checking `b.rs` first, on
+    // the same thread, must not make it `a.rs`'s neighbour.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    write(
+        d,
+        "b.rs",
+        "use furiosa_visa_std::prelude::*;\npub axes![B = 64];\n",
+    );
+    write(
+        d,
+        "a.rs",
+        "use furiosa_visa_std::prelude::*;\nmod b;\nuse b::*;\ntype E = m![B / 8];\n",
+    );
+    let alone = run_in(d, &["--jobs", "1", "--format", "json", "$DIR/a.rs"]);
+    let after_b = run_in(
+        d,
+        &["--jobs", "1", "--format", "json", "$DIR/b.rs", "$DIR/a.rs"],
+    );
+    let of_a = |out: &str| -> Vec<serde_json::Value> {
+        let v: serde_json::Value = serde_json::from_str(out).expect("JSON output");
+        v["diagnostics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["file"].as_str().is_some_and(|f| f.ends_with("a.rs")))
+            .cloned()
+            .collect()
+    };
+    assert!(!of_a(&alone.stdout).is_empty(), "{}", alone.stdout);
+    assert_eq!(of_a(&alone.stdout), of_a(&after_b.stdout));
+}
+
+#[test]
 fn directories_honour_gitignore_and_hidden_entries() {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();
