@@ -60,6 +60,8 @@ pub fn markdown() -> String {
     use std::fmt::Write as _;
     let mut out = String::from(
         "# visa-lint rules\n\n<!-- Generated from analysis/src/rules by `cargo test --test docs`; do not edit. -->\n\n\
+         Each rule's *Manual* line gives where the TCP Virtual ISA manual states it: `L1234` is a \
+         line of the manual's main text, `seed 000 L123` a line of its separate DMA page.\n\n\
          | code | name | severity | status |\n|---|---|---|---|\n",
     );
     let status = |s: Status| match s {
