@@ -497,11 +497,9 @@ impl BodyDecls {
         for node in syntax::nodes_of_kinds(tree.syntax(), &kinds) {
             let decl = if let Some(name) = local_type_name(&node) {
                 format!("struct {name};\n")
-            } else if let Some(sig) = ra::Fn::cast(node.clone())
-                .as_ref()
-                .and_then(|f| signature_text(text, f))
-            {
-                format!("{sig};\n")
+            } else if node.kind() == SyntaxKind::FN {
+                let sig = syntax::text_before(&node, SyntaxKind::BLOCK_EXPR);
+                format!("{};\n", sig.trim_end())
             } else {
                 continue;
             };
@@ -637,14 +635,7 @@ fn const_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
 /// `use a::b::C as N;` in an environment text: the path (`a::b::C`) and the name.
 fn path_binding(u: &ra::Use) -> Option<(String, String)> {
     let tree = u.use_tree()?;
-    let path: String = tree
-        .path()?
-        .syntax()
-        .text()
-        .to_string()
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
+    let path = syntax::compact_text(tree.path()?.syntax());
     let name = tree.rename()?.name()?.text().to_string();
     Some((path, name))
 }
@@ -669,16 +660,6 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
         env.local_types.insert(path.to_string());
     }
     env.scope.bind_path(path, name);
-}
-
-/// A function's signature as written, without its body.
-fn signature_text<'t>(text: &'t str, f: &ra::Fn) -> Option<&'t str> {
-    let start = f.syntax().text_range().start();
-    let end = f.body().map_or(f.syntax().text_range().end(), |b| {
-        b.syntax().text_range().start()
-    });
-    text.get(u32::from(start) as usize..u32::from(end) as usize)
-        .map(str::trim_end)
 }
 
 /// The name of a struct, enum or trait the file defines.

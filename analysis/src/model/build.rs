@@ -322,13 +322,7 @@ fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
         },
         ast::GenericArg::ConstArg(c) => {
             // `{ Alias }`
-            let text: String = c
-                .syntax()
-                .text()
-                .to_string()
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .collect();
+            let text = crate::syntax::compact_text(c.syntax());
             let inner = text.trim_start_matches('{').trim_end_matches('}');
             alias_val(inner, scope, span_of(c.syntax().text_range()))
         }

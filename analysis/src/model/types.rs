@@ -331,28 +331,12 @@ impl SlotMap {
         self.0.retain_mut(|(s, m)| keep(s, m));
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&Slot, &MapVal)> {
-        self.0.iter().map(|(s, m)| (s, m))
-    }
-
-    pub fn keys(&self) -> impl Iterator<Item = &Slot> {
-        self.0.iter().map(|(s, _)| s)
-    }
-
     pub fn values(&self) -> impl Iterator<Item = &MapVal> {
         self.0.iter().map(|(_, m)| m)
     }
 
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut MapVal> {
         self.0.iter_mut().map(|(_, m)| m)
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 

@@ -243,6 +243,14 @@ pub fn node_text(node: &SyntaxNode) -> String {
     node.green().to_string()
 }
 
+/// A node's text without its whitespace (`a :: b` and `{ Tile }` as `a::b` and `{Tile}`).
+pub fn compact_text(node: &SyntaxNode) -> String {
+    node_text(node)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect()
+}
+
 /// A node's text up to its first direct child of kind `stop` (all of it when it has none):
 /// a function's signature, without its body.
 pub fn text_before(node: &SyntaxNode, stop: SyntaxKind) -> String {
