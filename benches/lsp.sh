@@ -16,18 +16,21 @@ if [ "${1:-}" = "--release" ]; then
 else
   cargo build -q --bin visa-lsp
 fi
-exec python3 - "$root/target/$profile/visa-lsp" "${1:-300}" <<'PY'
+# VISA_LSP=PATH runs another build of the server (to compare two builds on one machine).
+exec python3 - "${VISA_LSP:-$root/target/$profile/visa-lsp}" "${1:-300}" <<'PY'
 import json, os, re, statistics, subprocess, sys, threading, time, queue, glob
 
 server, edits = sys.argv[1], int(sys.argv[2])
 
 def kernel_file(tag, lines=2000):
-    """fixtures/ok kernels, each copy's functions renamed, until the file has `lines` lines."""
+    """fixtures/ok kernels, each copy in its own module with its functions renamed, until the
+    file has `lines` lines: a clean file (0 findings), as a kernel file being edited is."""
     parts, n, i = [], 0, 0
     sources = sorted(glob.glob("fixtures/ok/*.rs"))
     while n < lines:
         src = open(sources[i % len(sources)]).read()
         src = re.sub(r"\bfn (\w+)", lambda m: f"fn {m.group(1)}_{tag}_{i}", src)
+        src = f"mod kernel_{i} {{\n{src}}}\n"
         parts.append(src)
         n += src.count("\n")
         i += 1

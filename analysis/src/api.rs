@@ -459,12 +459,12 @@ fn hover(text: &str, analysis: &db::FileAnalysis, offset: u32) -> Option<Hover> 
     // them (what it declares and imports, from any file of the crate).
     let model = syntax::file_model(text);
     let empty = Scope::default();
-    let scope = analysis
+    let module = analysis
         .modules
         .iter()
-        .filter(|(range, _)| range.start <= offset && offset <= range.end)
-        .max_by_key(|(range, _)| range.start)
-        .map_or(&empty, |(_, s)| &**s);
+        .filter(|m| m.range.start <= offset && offset <= m.range.end)
+        .max_by_key(|m| m.range.start);
+    let scope = module.map_or(&empty, |m| &*m.scope);
     if let Some(site) = model
         .sites
         .iter()
@@ -485,7 +485,8 @@ fn hover(text: &str, analysis: &db::FileAnalysis, offset: u32) -> Option<Hover> 
         content: HoverContent::Axis {
             name: entry.axis.name.to_string(),
             size: entry.axis.size,
-            declared: (entry.decl != Span::default()).then_some(entry.decl),
+            declared: (entry.decl != Span::default())
+                .then(|| module.map_or(entry.decl, |m| m.place(entry.decl))),
         },
     })
 }

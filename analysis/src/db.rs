@@ -9,13 +9,11 @@ use crate::mapping::{self, Scope};
 use crate::model::build::{self, Env};
 use crate::model::{self, FnModel};
 use crate::project::Package;
-use crate::resolve::{self, CrateSpec, DefMap, FileItems};
-use crate::syntax::{self, MacroKind};
+use crate::resolve::{self, CrateSpec, DefMap, FileItems, FileLayout, ItemDecls};
+use crate::syntax::{self, GreenKey, MacroKind};
 use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
-use ra_ap_syntax::{
-    AstNode, Edition, GreenNode, Parse, SourceFile as RaFile, SyntaxKind, TextRange,
-};
+use ra_ap_syntax::{AstNode, Edition, Parse, SourceFile as RaFile, SyntaxKind, TextRange};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -107,11 +105,98 @@ pub fn reparse(old_parse: &Parse<RaFile>, old: &str, new: &str) -> Parse<RaFile>
     old_parse.reparse(delete, &insert, Edition::Edition2024)
 }
 
+/// Where a file's modules and items sit (re-run on every edit: a walk over the items, not
+/// their contents).
+#[salsa::tracked(returns(ref))]
+pub fn file_layout(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileLayout> {
+    Arc::new(resolve::file_layout(&parse(db, file).tree()))
+}
+
+/// One item of a file (not a module), by its syntax: an edit elsewhere in the file leaves it
+/// the same id, so what was computed from it is reused.
+#[salsa::interned]
+pub struct ItemSyntax<'db> {
+    #[returns(ref)]
+    pub green: GreenKey,
+}
+
+/// What one item contributes to its file, positions relative to the item's start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ItemFacts {
+    /// Its declarations, as the crate's name resolution reads them.
+    pub decls: Arc<ItemDecls>,
+    /// The qualified paths it writes outside `use` items, by their names.
+    pub paths: Vec<Vec<String>>,
+    /// Its mappings and declarations outside any function (the module-level check's input).
+    pub model: syntax::FileModel,
+    /// Every function in it (the item itself, an impl's methods, functions nested in bodies).
+    pub fns: Vec<ItemFn>,
+}
+
+/// A function inside an item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ItemFn {
+    /// Its start, relative to the item's.
+    pub offset: u32,
+    pub green: GreenKey,
+    /// What the bodies around it declare (see [`BodyDecls`]).
+    pub local: String,
+}
+
+/// An item's facts (tracked per item: an edit re-runs it for the edited item only).
+#[salsa::tracked(returns(ref))]
+pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> Arc<ItemFacts> {
+    let green = item.green(db);
+    let root = ra_ap_syntax::SyntaxNode::new_root(green.0.clone());
+    let text = syntax::node_text(&root);
+    let model = syntax::model_of(&root, Some(&text));
+    let in_bodies = BodyDecls::new(&text, &root, &model);
+    let fns = syntax::nodes_of_kinds(&root, &[SyntaxKind::FN])
+        .into_iter()
+        .filter_map(ra::Fn::cast)
+        .map(|f| ItemFn {
+            offset: u32::from(f.syntax().text_range().start()),
+            green: GreenKey(f.syntax().green().to_owned()),
+            local: in_bodies.visible_in(&f),
+        })
+        .collect();
+    let paths = resolve::qualified_paths(&root, true)
+        .into_iter()
+        .map(|p| p.names(p.segs.len()))
+        .collect();
+    Arc::new(ItemFacts {
+        decls: resolve::item_decls(green),
+        paths,
+        model: model.module_level(),
+        fns,
+    })
+}
+
+/// The facts of each item of a module of the file's layout, with the item and its offset.
+fn module_items<'db>(
+    db: &'db dyn salsa::Database,
+    module: &resolve::ModuleLayout,
+) -> Vec<(ItemSyntax<'db>, u32, &'db Arc<ItemFacts>)> {
+    module
+        .items
+        .iter()
+        .map(|(key, at)| {
+            let item = ItemSyntax::new(db, key.clone());
+            (item, *at, item_facts(db, item))
+        })
+        .collect()
+}
+
 /// What a file declares, module by module (equal after an edit inside a function body, so
 /// the crate's module tree and scopes are not rebuilt).
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> {
-    Arc::new(resolve::file_items(&parse(db, file).tree()))
+    let layout = file_layout(db, file);
+    Arc::new(resolve::items_of(layout, |key| {
+        item_facts(db, ItemSyntax::new(db, key.clone()))
+            .decls
+            .clone()
+    }))
 }
 
 /// The qualified paths written in each module of a file (index as in
@@ -120,16 +205,15 @@ pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> 
 /// writing a path in a function body does not rebuild the crate's module tree.
 #[salsa::tracked(returns(ref))]
 pub fn file_paths(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<Vec<Vec<String>>>> {
-    let tree = parse(db, file).tree();
-    let items = file_items(db, file);
-    let mut per: Vec<std::collections::BTreeSet<Vec<String>>> =
-        vec![Default::default(); items.modules.len()];
-    for p in resolve::qualified_paths(tree.syntax(), true) {
-        if let Some(set) = per.get_mut(DefMap::innermost(items, p.start)) {
-            set.insert(p.names(p.segs.len()));
-        }
-    }
-    Arc::new(per.into_iter().map(|s| s.into_iter().collect()).collect())
+    let layout = file_layout(db, file);
+    let per = layout.modules.iter().map(|m| {
+        let set: std::collections::BTreeSet<&Vec<String>> = module_items(db, m)
+            .into_iter()
+            .flat_map(|(_, _, facts)| facts.paths.iter())
+            .collect();
+        set.into_iter().cloned().collect()
+    });
+    Arc::new(per.collect())
 }
 
 /// The crates a def map is built from: the crate analysed, then the crates it reaches by
@@ -182,7 +266,19 @@ pub fn def_map<'db>(db: &'db dyn salsa::Database, key: CrateKey<'db>) -> Arc<Def
 /// The environment of each module of a file (index as in [`FileItems::modules`]): what is
 /// visible there, found in the file's crate.
 #[salsa::tracked(returns(ref))]
-pub fn module_envs(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<(String, Vec<String>)>> {
+pub fn module_envs(db: &dyn salsa::Database, file: SourceFile) -> Vec<EnvText<'_>> {
+    module_env_texts(db, file)
+        .iter()
+        .map(|(text, unresolved)| EnvText::new(db, text.clone(), unresolved.clone()))
+        .collect()
+}
+
+/// The text of each module's environment (see [`module_envs`]).
+#[salsa::tracked(returns(ref))]
+pub fn module_env_texts(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Arc<Vec<(String, Vec<String>)>> {
     let path = file.path(db);
     let items = file_items(db, file);
     let paths = file_paths(db, file);
@@ -245,7 +341,7 @@ pub struct FnInput<'db> {
     /// The function's syntax, shared with the file's tree (never parsed again): equal when
     /// the function's text is.
     #[returns(ref)]
-    pub green: GreenNode,
+    pub green: GreenKey,
     pub module_env: EnvText<'db>,
     pub local_env: EnvText<'db>,
     pub target: TargetName,
@@ -284,8 +380,33 @@ pub struct FileAnalysis {
     pub module_diagnostics: Vec<Diagnostic>,
     pub fns: Vec<(u32, Arc<FnAnalysis>)>,
     /// Each module of the file (its top level, then its inline modules) with what its
-    /// module-level mappings see (hovers read it): the range it covers and its scope.
-    pub modules: Vec<(Span, Arc<Scope>)>,
+    /// module-level mappings see (hovers read it).
+    pub modules: Vec<ModuleScope>,
+}
+
+/// A module's range in the file and the scope its module-level mappings see.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleScope {
+    pub range: Span,
+    /// Positions in it are those of the module's check (see [`module_check`]): [`Self::place`]
+    /// puts them in the file.
+    pub scope: Arc<Scope>,
+    /// Each checked item: its start in the check and in the file, and its length.
+    places: Vec<(u32, u32, u32)>,
+}
+
+impl ModuleScope {
+    /// A position of the module's check, in the file.
+    pub fn place(&self, span: Span) -> Span {
+        place(&self.places, span)
+    }
+}
+
+fn place(places: &[(u32, u32, u32)], span: Span) -> Span {
+    places
+        .iter()
+        .find(|(at, _, len)| *at <= span.start && span.start <= at + len)
+        .map_or(span, |(at, real, _)| span.shift(real - at))
 }
 
 impl FileAnalysis {
@@ -355,7 +476,7 @@ pub fn fn_env<'db>(
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
 #[salsa::tracked(returns(ref))]
 pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Arc<FnAnalysis> {
-    let root = ra_ap_syntax::SyntaxNode::new_root(input.green(db).clone());
+    let root = ra_ap_syntax::SyntaxNode::new_root(input.green(db).0.clone());
     Arc::new(analyse_fn(
         &root,
         fn_env(db, *input.module_env(db), *input.local_env(db)),
@@ -363,8 +484,56 @@ pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Ar
     ))
 }
 
+/// The items of one module that hold module-level mappings or declarations, in order.
+#[salsa::interned]
+pub struct ModuleSites<'db> {
+    #[returns(ref)]
+    pub items: Vec<ItemSyntax<'db>>,
+}
+
+/// A module's module-level mappings checked against its environment: the diagnostics and the
+/// resulting scope, in the module's *check coordinates* (its checked items laid end to end),
+/// so an edit that moves the items (typing in a function above them) does not re-run it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleCheck {
+    pub diagnostics: Vec<Diagnostic>,
+    pub scope: Arc<Scope>,
+    /// Each item's start in the check coordinates and its length.
+    pub items: Vec<(u32, u32)>,
+}
+
+/// Checks one module's module-level mappings (tracked: by its environment and its items).
+#[salsa::tracked(returns(ref))]
+pub fn module_check<'db>(
+    db: &'db dyn salsa::Database,
+    module_env: EnvText<'db>,
+    sites: ModuleSites<'db>,
+) -> Arc<ModuleCheck> {
+    let mut model = syntax::FileModel::default();
+    let mut items = Vec::new();
+    let mut at = 0u32;
+    for item in sites.items(db) {
+        let len = u32::from(item.green(db).0.text_len());
+        model.append(item_facts(db, *item).model.clone().shifted(at));
+        items.push((at, len));
+        at = at.saturating_add(len);
+    }
+    let base = &env(db, module_env).scope;
+    let (problems, scope) = syntax::check_sites(&model, base, |_| true, None);
+    Arc::new(ModuleCheck {
+        diagnostics: problems
+            .iter()
+            .map(crate::rules::mapping_diagnostic)
+            .collect(),
+        scope: Arc::new(scope),
+        items,
+    })
+}
+
 /// Analyses a whole file (tracked per file): every rule's raw findings, before suppression
-/// comments and rule levels.
+/// comments and rule levels. After an edit it re-runs, but what it reads is tracked per item
+/// (an item's facts, a module's check, a function's analysis), so only the edited item's
+/// queries execute again.
 #[salsa::tracked(returns(ref))]
 pub fn file_analysis(
     db: &dyn salsa::Database,
@@ -383,55 +552,57 @@ pub fn file_analysis(
             modules,
         });
     }
-    // The file is parsed once; each function is analysed by its own query on its subtree of
-    // this tree, rooted at offset 0 (which keeps its analysis independent of where it sits).
-    let tree = parse(db, file).tree();
-    let model = syntax::model_of(tree.syntax(), Some(text));
-    let items = file_items(db, file);
+    let layout = file_layout(db, file);
     let envs = module_envs(db, file);
-    let env_texts: Vec<EnvText> = (0..items.modules.len())
-        .map(|i| {
-            let (text, unresolved) = envs.get(i).cloned().unwrap_or_default();
-            EnvText::new(db, text, unresolved)
-        })
-        .collect();
-    let module_at = |offset: u32| DefMap::innermost(items, offset);
-    // Module-level mappings and declarations, each with what its module sees.
-    let mut diagnostics = Vec::new();
+    let no_env = || EnvText::new(db, String::new(), Vec::new());
+    let mut module_diagnostics = Vec::new();
     let mut modules = Vec::new();
-    for (i, module_env) in env_texts.iter().enumerate() {
-        let base = &env(db, *module_env).scope;
-        let (problems, scope) = syntax::check_sites(
-            &model,
-            base,
-            |s| s.fns.is_empty() && module_at(s.span.start) == i,
-            None,
+    let mut fns = Vec::new();
+    for (i, m) in layout.modules.iter().enumerate() {
+        let module_env = envs.get(i).copied().unwrap_or_else(no_env);
+        let items = module_items(db, m);
+        // Module-level mappings and declarations, each with what its module sees.
+        let checked: Vec<(ItemSyntax, u32)> = items
+            .iter()
+            .filter(|(_, _, f)| !f.model.sites.is_empty() || !f.model.renames.is_empty())
+            .map(|(item, at, _)| (*item, *at))
+            .collect();
+        let sites = ModuleSites::new(
+            db,
+            checked.iter().map(|(item, _)| *item).collect::<Vec<_>>(),
         );
-        diagnostics.extend(problems.iter().map(crate::rules::mapping_diagnostic));
-        if let Some(m) = items.modules.get(i) {
-            modules.push((
-                Span::new(m.offset as usize, m.end as usize),
-                Arc::new(scope),
-            ));
+        let check = module_check(db, module_env, sites);
+        let places: Vec<(u32, u32, u32)> = check
+            .items
+            .iter()
+            .zip(&checked)
+            .map(|((at, len), (_, real))| (*at, *real, *len))
+            .collect();
+        module_diagnostics.extend(
+            check
+                .diagnostics
+                .iter()
+                .map(|d| d.clone().relocated(|s| place(&places, s))),
+        );
+        modules.push(ModuleScope {
+            range: Span::new(m.offset as usize, m.end as usize),
+            scope: check.scope.clone(),
+            places,
+        });
+        // Each function of the module's items, analysed by its own query on its own subtree
+        // of the file's one parse (rooted at offset 0, which keeps its analysis independent
+        // of where it sits).
+        for (_, at, facts) in &items {
+            for f in &facts.fns {
+                let local = EnvText::new(db, f.local.clone(), Vec::new());
+                let input = FnInput::new(db, f.green.clone(), module_env, local, target);
+                fns.push((at + f.offset, fn_analysis(db, input).clone()));
+            }
         }
     }
-    let in_bodies = BodyDecls::new(text, &tree, &model);
-    let mut fns = Vec::new();
-    let fn_nodes = syntax::nodes_of_kinds(tree.syntax(), &[SyntaxKind::FN]);
-    for f in fn_nodes.into_iter().filter_map(ra::Fn::cast) {
-        let range = f.syntax().text_range();
-        let span = span_of(range);
-        let local = EnvText::new(db, in_bodies.visible_in(&f), Vec::new());
-        let module_env = env_texts
-            .get(module_at(span.start))
-            .copied()
-            .unwrap_or_else(|| EnvText::new(db, String::new(), Vec::new()));
-        let green = f.syntax().green().to_owned();
-        let input = FnInput::new(db, green, module_env, local, target);
-        fns.push((span.start, fn_analysis(db, input).clone()));
-    }
+    fns.sort_by_key(|(start, _)| *start);
     Arc::new(FileAnalysis {
-        module_diagnostics: diagnostics,
+        module_diagnostics,
         fns,
         modules,
     })
@@ -460,7 +631,7 @@ struct BodyDecls {
 }
 
 impl BodyDecls {
-    fn new(text: &str, tree: &RaFile, model: &syntax::FileModel) -> BodyDecls {
+    fn new(text: &str, tree: &ra_ap_syntax::SyntaxNode, model: &syntax::FileModel) -> BodyDecls {
         let mut by_fn: HashMap<Span, Vec<(u32, String)>> = HashMap::new();
         let alias_of: HashMap<Span, &str> = model
             .aliases
@@ -494,7 +665,7 @@ impl BodyDecls {
             SyntaxKind::TRAIT,
             SyntaxKind::FN,
         ];
-        for node in syntax::nodes_of_kinds(tree.syntax(), &kinds) {
+        for node in syntax::nodes_of_kinds(tree, &kinds) {
             let decl = if let Some(name) = local_type_name(&node) {
                 format!("struct {name};\n")
             } else if node.kind() == SyntaxKind::FN {

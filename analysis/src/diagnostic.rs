@@ -152,14 +152,20 @@ impl Diagnostic {
     }
 
     /// Moves every span of this diagnostic right by `by` bytes.
-    pub fn shifted(mut self, by: u32) -> Diagnostic {
-        self.span = self.span.shift(by);
+    pub fn shifted(self, by: u32) -> Diagnostic {
+        self.relocated(|s| s.shift(by))
+    }
+
+    /// This diagnostic with every span (its own, its related places', its fixes' edits) put
+    /// through `place`.
+    pub fn relocated(mut self, place: impl Fn(Span) -> Span) -> Diagnostic {
+        self.span = place(self.span);
         for r in &mut self.related {
-            r.span = r.span.shift(by);
+            r.span = place(r.span);
         }
         for f in &mut self.fixes {
             for e in &mut f.edits {
-                e.span = e.span.shift(by);
+                e.span = place(e.span);
             }
         }
         self

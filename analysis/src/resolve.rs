@@ -36,17 +36,52 @@ pub struct FileItems {
     pub modules: Vec<ModItems>,
 }
 
-/// The declarations of one module body.
+/// The declarations of one module body. It holds no positions, so an edit inside a function
+/// body leaves it equal (where each module sits is in [`FileLayout`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModItems {
-    /// The inline module's start offset in the file (0 for the top level): a function finds
-    /// its module by the innermost `mod { }` around it.
-    pub offset: u32,
-    /// Where the module's text ends (the file's length for the top level).
-    pub end: u32,
     pub items: Vec<Item>,
     pub imports: Vec<Import>,
     pub mods: Vec<ModDecl>,
+}
+
+/// What one item other than a module declares (a `use` gives imports; an `impl` its methods;
+/// `axes!` one item per axis).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ItemDecls {
+    pub items: Vec<Item>,
+    pub imports: Vec<Import>,
+}
+
+/// Where a file's modules and items sit: the file's top level and each inline module (index as
+/// in [`FileItems::modules`]), with its range and its items other than modules, each as its
+/// syntax and its offset in the file. Cheap to rebuild after an edit: a walk over the items,
+/// not their contents.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileLayout {
+    pub modules: Vec<ModuleLayout>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleLayout {
+    /// The inline module's start offset in the file (0 for the top level).
+    pub offset: u32,
+    /// Where its text ends (the file's length for the top level).
+    pub end: u32,
+    pub items: Vec<(syntax::GreenKey, u32)>,
+    pub mods: Vec<ModDecl>,
+}
+
+impl FileLayout {
+    /// Index of the innermost module holding `offset`.
+    pub fn innermost(&self, offset: u32) -> usize {
+        self.modules
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.offset <= offset && offset < m.end.max(m.offset + 1))
+            .max_by_key(|(_, m)| m.offset)
+            .map_or(0, |(i, _)| i)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -191,13 +226,71 @@ pub struct ModDecl {
 
 /// What a file declares (the tree is the file's one parse).
 pub fn file_items(root: &ast::SourceFile) -> FileItems {
-    let mut out = FileItems::default();
-    out.modules.push(ModItems {
+    items_of(&file_layout(root), item_decls)
+}
+
+/// Where a file's modules and items sit (see [`FileLayout`]).
+pub fn file_layout(root: &ast::SourceFile) -> FileLayout {
+    let mut out = FileLayout::default();
+    out.modules.push(ModuleLayout {
         end: u32::from(root.syntax().text_range().end()),
-        ..ModItems::default()
+        ..ModuleLayout::default()
     });
-    collect(root.items(), 0, &mut out);
+    layout(root.items(), 0, &mut out);
     out
+}
+
+fn layout(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileLayout) {
+    for it in items {
+        let ast::Item::Module(md) = it else {
+            let start = u32::from(it.syntax().text_range().start());
+            let key = syntax::GreenKey(it.syntax().green().to_owned());
+            out.modules[at].items.push((key, start));
+            continue;
+        };
+        let Some(name) = md.name() else { continue };
+        let inline = md.item_list().map(|list| {
+            let idx = out.modules.len();
+            out.modules.push(ModuleLayout {
+                offset: u32::from(md.syntax().text_range().start()),
+                end: u32::from(md.syntax().text_range().end()),
+                ..ModuleLayout::default()
+            });
+            layout(list.items(), idx, out);
+            idx
+        });
+        out.modules[at].mods.push(ModDecl {
+            name: name.text().to_string(),
+            public: public(&md),
+            path_attr: md.attrs().find_map(|a| path_attr(&a)),
+            inline,
+        });
+    }
+}
+
+/// A file's declarations from its layout and each item's declarations (`decls`: computed, or
+/// remembered from an earlier version of the file).
+pub fn items_of(
+    layout: &FileLayout,
+    mut decls: impl FnMut(&syntax::GreenKey) -> std::sync::Arc<ItemDecls>,
+) -> FileItems {
+    let modules = layout
+        .modules
+        .iter()
+        .map(|m| {
+            let mut out = ModItems {
+                mods: m.mods.clone(),
+                ..ModItems::default()
+            };
+            for (key, _) in &m.items {
+                let d = decls(key);
+                out.items.extend(d.items.iter().cloned());
+                out.imports.extend(d.imports.iter().cloned());
+            }
+            out
+        })
+        .collect();
+    FileItems { modules }
 }
 
 fn public(v: &impl HasVisibility) -> bool {
@@ -251,115 +344,98 @@ fn item(
     }
 }
 
-fn collect(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileItems) {
-    for it in items {
-        let node = it.syntax().clone();
-        let m = &mut out.modules[at];
-        match it {
-            ast::Item::Const(c) => {
-                if let Some(n) = c.name() {
-                    let p = public(&c);
-                    let text = syntax::node_text(&node);
-                    m.items.push(item(n, ItemKind::Const, p, text, &node, &[]));
-                }
+/// What one item declares (a module declares nothing itself: see [`file_layout`]).
+pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
+    let node = SyntaxNode::new_root(green.0.clone());
+    let mut out = ItemDecls::default();
+    let Some(it) = ast::Item::cast(node.clone()) else {
+        return std::sync::Arc::new(out);
+    };
+    let m = &mut out;
+    match it {
+        ast::Item::Const(c) => {
+            if let Some(n) = c.name() {
+                let p = public(&c);
+                let text = syntax::node_text(&node);
+                m.items.push(item(n, ItemKind::Const, p, text, &node, &[]));
             }
-            ast::Item::Static(s) => {
-                // A static is a named constant for the address rules.
-                if let Some(n) = s.name() {
-                    let p = public(&s);
-                    let text = node.text().to_string();
-                    let name = n.text().to_string();
-                    let text = text
-                        .replacen("static", "const", 1)
-                        .replace("const mut", "const");
-                    let mut it = item(n, ItemKind::Const, p, text, &node, &[]);
-                    // Positions in the rewritten text: its name and paths found again.
-                    let tree =
-                        ast::SourceFile::parse(&it.text, ra_ap_syntax::Edition::Edition2024).tree();
-                    it.name_at = tree
-                        .syntax()
-                        .descendants()
-                        .find_map(ast::Const::cast)
-                        .and_then(|c| c.name())
-                        .filter(|c| c.text() == name.as_str())
-                        .map_or((0, 0), |c| {
-                            let r = c.syntax().text_range();
-                            (u32::from(r.start()), u32::from(r.end()))
-                        });
-                    it.paths = qualified_paths(tree.syntax(), false);
-                    m.items.push(it);
-                }
-            }
-            ast::Item::TypeAlias(a) => {
-                if let Some(n) = a.name() {
-                    let p = public(&a);
-                    let text = syntax::node_text(&node);
-                    m.items.push(item(n, ItemKind::Alias, p, text, &node, &[]));
-                }
-            }
-            ast::Item::Fn(f) => {
-                if let Some(it) = fn_item(&f, None) {
-                    m.items.push(it);
-                }
-            }
-            ast::Item::Impl(imp) => {
-                // Methods (with a `self` parameter), by `Type::name`: calls on values the
-                // model cannot type (`self.apply(..)`) take their signatures.
-                let ty = imp.self_ty().and_then(|t| match t {
-                    ast::Type::PathType(p) => {
-                        Some(p.path()?.segment()?.name_ref()?.text().to_string())
-                    }
-                    _ => None,
-                });
-                let Some(ty) = ty else { continue };
-                for a in imp
-                    .assoc_item_list()
-                    .into_iter()
-                    .flat_map(|l| l.assoc_items())
-                {
-                    if let ast::AssocItem::Fn(f) = a
-                        && f.param_list().and_then(|p| p.self_param()).is_some()
-                        && let Some(it) = fn_item(&f, Some(&ty))
-                    {
-                        m.items.push(it);
-                    }
-                }
-            }
-            ast::Item::Struct(s) => type_item(s.name(), public(&s), m),
-            ast::Item::Enum(e) => type_item(e.name(), public(&e), m),
-            ast::Item::Union(u) => type_item(u.name(), public(&u), m),
-            ast::Item::Trait(t) => type_item(t.name(), public(&t), m),
-            ast::Item::MacroCall(call) => axes_items(&call, m),
-            ast::Item::Use(u) => {
-                let p = public(&u);
-                if let Some(tree) = u.use_tree() {
-                    use_tree(&tree, &[], p, &mut m.imports);
-                }
-            }
-            ast::Item::Module(md) => {
-                let Some(name) = md.name() else { continue };
-                let path_attr = md.attrs().find_map(|a| path_attr(&a));
-                let decl_public = public(&md);
-                let inline = md.item_list().map(|list| {
-                    let idx = out.modules.len();
-                    out.modules.push(ModItems {
-                        offset: u32::from(md.syntax().text_range().start()),
-                        end: u32::from(md.syntax().text_range().end()),
-                        ..ModItems::default()
-                    });
-                    collect(list.items(), idx, out);
-                    idx
-                });
-                out.modules[at].mods.push(ModDecl {
-                    name: name.text().to_string(),
-                    public: decl_public,
-                    path_attr,
-                    inline,
-                });
-            }
-            _ => {}
         }
+        ast::Item::Static(s) => {
+            // A static is a named constant for the address rules.
+            if let Some(n) = s.name() {
+                let p = public(&s);
+                let text = node.text().to_string();
+                let name = n.text().to_string();
+                let text = text
+                    .replacen("static", "const", 1)
+                    .replace("const mut", "const");
+                let mut it = item(n, ItemKind::Const, p, text, &node, &[]);
+                // Positions in the rewritten text: its name and paths found again.
+                let tree =
+                    ast::SourceFile::parse(&it.text, ra_ap_syntax::Edition::Edition2024).tree();
+                it.name_at = tree
+                    .syntax()
+                    .descendants()
+                    .find_map(ast::Const::cast)
+                    .and_then(|c| c.name())
+                    .filter(|c| c.text() == name.as_str())
+                    .map_or((0, 0), |c| {
+                        let r = c.syntax().text_range();
+                        (u32::from(r.start()), u32::from(r.end()))
+                    });
+                it.paths = qualified_paths(tree.syntax(), false);
+                m.items.push(it);
+            }
+        }
+        ast::Item::TypeAlias(a) => {
+            if let Some(n) = a.name() {
+                let p = public(&a);
+                let text = syntax::node_text(&node);
+                m.items.push(item(n, ItemKind::Alias, p, text, &node, &[]));
+            }
+        }
+        ast::Item::Fn(f) => {
+            if let Some(it) = fn_item(&f, None) {
+                m.items.push(it);
+            }
+        }
+        ast::Item::Impl(imp) => {
+            // Methods (with a `self` parameter), by `Type::name`: calls on values the
+            // model cannot type (`self.apply(..)`) take their signatures.
+            let ty = imp.self_ty().and_then(|t| match t {
+                ast::Type::PathType(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
+                _ => None,
+            });
+            let Some(ty) = ty else {
+                return std::sync::Arc::new(out);
+            };
+            for a in imp
+                .assoc_item_list()
+                .into_iter()
+                .flat_map(|l| l.assoc_items())
+            {
+                if let ast::AssocItem::Fn(f) = a
+                    && f.param_list().and_then(|p| p.self_param()).is_some()
+                    && let Some(it) = fn_item(&f, Some(&ty))
+                {
+                    m.items.push(it);
+                }
+            }
+        }
+        ast::Item::Struct(s) => type_item(s.name(), public(&s), m),
+        ast::Item::Enum(e) => type_item(e.name(), public(&e), m),
+        ast::Item::Union(u) => type_item(u.name(), public(&u), m),
+        ast::Item::Trait(t) => type_item(t.name(), public(&t), m),
+        ast::Item::MacroCall(call) => axes_items(&call, m),
+        ast::Item::Use(u) => {
+            let p = public(&u);
+            if let Some(tree) = u.use_tree() {
+                use_tree(&tree, &[], p, &mut m.imports);
+            }
+        }
+        _ => {}
     }
+    std::sync::Arc::new(out)
 }
 
 /// A function's item: its signature (a `const fn` keeps its body), named `Type::name` for a
@@ -383,7 +459,7 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     Some(it)
 }
 
-fn type_item(name: Option<ast::Name>, public: bool, m: &mut ModItems) {
+fn type_item(name: Option<ast::Name>, public: bool, m: &mut ItemDecls) {
     if let Some(n) = name {
         // Only the name matters: the type shadows the library's type of that name.
         let name = n.text().to_string();
@@ -400,7 +476,7 @@ fn type_item(name: Option<ast::Name>, public: bool, m: &mut ModItems) {
 }
 
 /// `axes![A = 64, B = A * 2]`: one item per axis.
-fn axes_items(call: &ast::MacroCall, m: &mut ModItems) {
+fn axes_items(call: &ast::MacroCall, m: &mut ItemDecls) {
     let is_axes = call
         .path()
         .and_then(|p| p.segment())
@@ -891,17 +967,6 @@ impl DefMap {
                 }
             }
         }
-    }
-
-    /// Index in [`FileItems::modules`] of the innermost module holding `offset`.
-    pub fn innermost(items: &FileItems, offset: u32) -> usize {
-        items
-            .modules
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.offset <= offset && offset < m.end.max(m.offset + 1))
-            .max_by_key(|(_, m)| m.offset)
-            .map_or(0, |(i, _)| i)
     }
 
     /// The module a file's inline module (or top level) is, in this crate.

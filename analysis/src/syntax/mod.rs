@@ -9,7 +9,7 @@ pub mod limits;
 use crate::diagnostic::Span;
 use crate::mapping::{self, Problem, Scope, ast, parse};
 use ra_ap_syntax::{
-    AstNode, Edition, SourceFile, SyntaxKind, SyntaxNode, TextRange, TextSize, ast as ra,
+    AstNode, Edition, GreenNode, SourceFile, SyntaxKind, SyntaxNode, TextRange, TextSize, ast as ra,
 };
 use std::collections::HashMap;
 
@@ -281,6 +281,107 @@ pub struct Tok<'g> {
 impl Tok<'_> {
     pub fn end(&self) -> TextSize {
         self.start + TextSize::of(self.text)
+    }
+}
+
+/// A syntax subtree as a query key. Equal when the texts are (a subtree the incremental
+/// reparse kept is the same allocation, compared in one step); hashed by its kind, length and
+/// first tokens only, so that keying every item of a file on each keystroke does not read the
+/// whole file.
+#[derive(Clone, Debug)]
+pub struct GreenKey(pub GreenNode);
+
+impl PartialEq for GreenKey {
+    fn eq(&self, other: &GreenKey) -> bool {
+        std::ptr::eq::<rowan::GreenNodeData>(&*self.0, &*other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for GreenKey {}
+
+impl std::hash::Hash for GreenKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        fn leading(g: &rowan::GreenNodeData, budget: &mut u32, state: &mut impl std::hash::Hasher) {
+            for child in g.children() {
+                if *budget == 0 {
+                    return;
+                }
+                match child {
+                    rowan::NodeOrToken::Node(n) => leading(n, budget, state),
+                    rowan::NodeOrToken::Token(t) => {
+                        *budget -= 1;
+                        std::hash::Hash::hash(t.text(), state);
+                    }
+                }
+            }
+        }
+        self.0.kind().hash(state);
+        u32::from(self.0.text_len()).hash(state);
+        leading(&self.0, &mut 16, state);
+    }
+}
+
+impl FileModel {
+    /// The model with every position moved by `by` (a subtree's model placed in its file).
+    pub fn shifted(mut self, by: u32) -> FileModel {
+        let span = |s: &mut Span| *s = s.shift(by);
+        for site in &mut self.sites {
+            site.body_start += by;
+            span(&mut site.span);
+            site.fns.iter_mut().for_each(span);
+        }
+        for a in &mut self.aliases {
+            span(&mut a.name.span);
+        }
+        for r in &mut self.renames {
+            span(&mut r.name.span);
+            span(&mut r.target_span);
+            r.fns.iter_mut().for_each(span);
+        }
+        self.generics = self
+            .generics
+            .into_iter()
+            .map(|(s, g)| (s.shift(by), g))
+            .collect();
+        self
+    }
+
+    /// Only what sits outside every function: the module-level mappings and declarations.
+    pub fn module_level(self) -> FileModel {
+        let mut out = FileModel::default();
+        let mut index = vec![None; self.sites.len()];
+        for (i, site) in self.sites.into_iter().enumerate() {
+            if site.fns.is_empty() {
+                index[i] = Some(out.sites.len());
+                out.sites.push(site);
+            }
+        }
+        out.aliases = self
+            .aliases
+            .into_iter()
+            .filter_map(|mut a| {
+                a.site = index.get(a.site).copied().flatten()?;
+                Some(a)
+            })
+            .collect();
+        out.renames = self
+            .renames
+            .into_iter()
+            .filter(|r| r.fns.is_empty())
+            .collect();
+        out
+    }
+
+    /// Appends `other` (positions already in this model's coordinates).
+    pub fn append(&mut self, other: FileModel) {
+        let base = self.sites.len();
+        self.sites.extend(other.sites);
+        self.aliases.extend(other.aliases.into_iter().map(|mut a| {
+            a.site += base;
+            a
+        }));
+        self.renames.extend(other.renames);
+        self.generics.extend(other.generics);
     }
 }
 
