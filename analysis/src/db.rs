@@ -172,18 +172,30 @@ pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> A
     })
 }
 
-/// The facts of each item of a module of the file's layout, with the item and its offset.
+/// The items of each module of a file (index as in [`FileLayout::modules`]), each with its
+/// offset: interned once per version of the file, for the queries that read them.
+#[salsa::tracked(returns(ref))]
+pub fn layout_items(db: &dyn salsa::Database, file: SourceFile) -> Vec<Vec<(ItemSyntax<'_>, u32)>> {
+    file_layout(db, file)
+        .modules
+        .iter()
+        .map(|m| {
+            m.items
+                .iter()
+                .map(|(key, at)| (ItemSyntax::new(db, key.clone()), *at))
+                .collect()
+        })
+        .collect()
+}
+
+/// The facts of each item of one module (see [`layout_items`]), with the item and its offset.
 fn module_items<'db>(
     db: &'db dyn salsa::Database,
-    module: &resolve::ModuleLayout,
+    items: &[(ItemSyntax<'db>, u32)],
 ) -> Vec<(ItemSyntax<'db>, u32, &'db Arc<ItemFacts>)> {
-    module
-        .items
+    items
         .iter()
-        .map(|(key, at)| {
-            let item = ItemSyntax::new(db, key.clone());
-            (item, *at, item_facts(db, item))
-        })
+        .map(|(item, at)| (*item, *at, item_facts(db, *item)))
         .collect()
 }
 
@@ -191,11 +203,13 @@ fn module_items<'db>(
 /// the crate's module tree and scopes are not rebuilt).
 #[salsa::tracked(returns(ref))]
 pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> {
-    let layout = file_layout(db, file);
-    Arc::new(resolve::items_of(layout, |key| {
-        item_facts(db, ItemSyntax::new(db, key.clone()))
-            .decls
-            .clone()
+    let items = layout_items(db, file);
+    Arc::new(resolve::items_of(file_layout(db, file), |module, index| {
+        items
+            .get(module)
+            .and_then(|m| m.get(index))
+            .map(|(item, _)| item_facts(db, *item).decls.clone())
+            .unwrap_or_default()
     }))
 }
 
@@ -205,8 +219,7 @@ pub fn file_items(db: &dyn salsa::Database, file: SourceFile) -> Arc<FileItems> 
 /// writing a path in a function body does not rebuild the crate's module tree.
 #[salsa::tracked(returns(ref))]
 pub fn file_paths(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<Vec<Vec<String>>>> {
-    let layout = file_layout(db, file);
-    let per = layout.modules.iter().map(|m| {
+    let per = layout_items(db, file).iter().map(|m| {
         let set: std::collections::BTreeSet<&Vec<String>> = module_items(db, m)
             .into_iter()
             .flat_map(|(_, _, facts)| facts.paths.iter())
@@ -558,9 +571,10 @@ pub fn file_analysis(
     let mut module_diagnostics = Vec::new();
     let mut modules = Vec::new();
     let mut fns = Vec::new();
+    let ids = layout_items(db, file);
     for (i, m) in layout.modules.iter().enumerate() {
         let module_env = envs.get(i).copied().unwrap_or_else(no_env);
-        let items = module_items(db, m);
+        let items = module_items(db, ids.get(i).map_or(&[][..], Vec::as_slice));
         // Module-level mappings and declarations, each with what its module sees.
         let checked: Vec<(ItemSyntax, u32)> = items
             .iter()

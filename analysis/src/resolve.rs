@@ -40,9 +40,22 @@ pub struct FileItems {
 /// body leaves it equal (where each module sits is in [`FileLayout`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModItems {
-    pub items: Vec<Item>,
-    pub imports: Vec<Import>,
+    /// Its items' declarations, item by item (shared with each item's query: an edit that
+    /// leaves an item's declarations equal copies nothing).
+    pub decls: Vec<std::sync::Arc<ItemDecls>>,
     pub mods: Vec<ModDecl>,
+}
+
+impl ModItems {
+    /// Its declarations, in order.
+    pub fn items(&self) -> impl Iterator<Item = &Item> {
+        self.decls.iter().flat_map(|d| d.items.iter())
+    }
+
+    /// Its `use` imports' leaves, in order.
+    pub fn imports(&self) -> impl Iterator<Item = &Import> {
+        self.decls.iter().flat_map(|d| d.imports.iter())
+    }
 }
 
 /// What one item other than a module declares (a `use` gives imports; an `impl` its methods;
@@ -226,7 +239,14 @@ pub struct ModDecl {
 
 /// What a file declares (the tree is the file's one parse).
 pub fn file_items(root: &ast::SourceFile) -> FileItems {
-    items_of(&file_layout(root), item_decls)
+    let layout = file_layout(root);
+    items_of(&layout, |module, index| {
+        layout.modules[module]
+            .items
+            .get(index)
+            .map(|(key, _)| item_decls(key))
+            .unwrap_or_default()
+    })
 }
 
 /// Where a file's modules and items sit (see [`FileLayout`]).
@@ -268,26 +288,19 @@ fn layout(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileLayou
     }
 }
 
-/// A file's declarations from its layout and each item's declarations (`decls`: computed, or
-/// remembered from an earlier version of the file).
+/// A file's declarations from its layout and each item's declarations (`decls(module,
+/// index)`: computed, or remembered from an earlier version of the file).
 pub fn items_of(
     layout: &FileLayout,
-    mut decls: impl FnMut(&syntax::GreenKey) -> std::sync::Arc<ItemDecls>,
+    mut decls: impl FnMut(usize, usize) -> std::sync::Arc<ItemDecls>,
 ) -> FileItems {
     let modules = layout
         .modules
         .iter()
-        .map(|m| {
-            let mut out = ModItems {
-                mods: m.mods.clone(),
-                ..ModItems::default()
-            };
-            for (key, _) in &m.items {
-                let d = decls(key);
-                out.items.extend(d.items.iter().cloned());
-                out.imports.extend(d.imports.iter().cloned());
-            }
-            out
+        .enumerate()
+        .map(|(i, m)| ModItems {
+            decls: (0..m.items.len()).map(|k| decls(i, k)).collect(),
+            mods: m.mods.clone(),
         })
         .collect();
     FileItems { modules }
@@ -639,7 +652,7 @@ impl DefMap {
                 let items = file_items
                     .get(&m.file)
                     .and_then(|f| f.modules.get(m.in_file))
-                    .map(|mi| mi.items.clone())
+                    .map(|mi| mi.items().cloned().collect())
                     .unwrap_or_default();
                 (m.file.clone(), m.in_file, items)
             })
@@ -839,7 +852,7 @@ impl DefMap {
                 file_items
                     .get(&m.file)
                     .and_then(|f| f.modules.get(m.in_file))
-                    .map(|mi| mi.imports.clone())
+                    .map(|mi| mi.imports().cloned().collect())
                     .unwrap_or_default()
             })
             .collect();

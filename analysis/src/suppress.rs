@@ -28,16 +28,25 @@ pub struct Suppression {
 }
 
 /// Finds the suppression comments of a text. Only lines that mention `visa-lint:` are looked
-/// at, so the scan costs next to nothing on files without any.
+/// at (found by a substring search, lines counted only up to them), so the scan costs next to
+/// nothing on files without any.
 pub fn scan(text: &str) -> Vec<Suppression> {
     let mut out = Vec::new();
-    let mut start = 0usize;
-    for (line_no, line) in text.split('\n').enumerate() {
-        let line_start = start;
-        start += line.len() + 1;
-        if !line.contains("visa-lint:") {
-            continue;
+    let (mut line_no, mut counted) = (0usize, 0usize);
+    let mut last_line = None;
+    for (at, _) in text.match_indices("visa-lint:") {
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        if last_line == Some(line_start) {
+            continue; // the line was read at its first mention
         }
+        last_line = Some(line_start);
+        line_no += text.as_bytes()[counted..line_start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        counted = line_start;
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let line = &text[line_start..line_end];
         let Some(slash) = comment_start(line) else {
             continue;
         };
@@ -108,10 +117,11 @@ pub fn apply(text: &str, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     if sups.is_empty() {
         return diags;
     }
-    let idx = LineIndex::new(text);
+    let idx = (!diags.is_empty()).then(|| LineIndex::new(text));
     let mut used: Vec<Vec<bool>> = sups.iter().map(|s| vec![false; s.codes.len()]).collect();
     let mut kept = Vec::with_capacity(diags.len());
     for d in diags {
+        let Some(idx) = &idx else { break };
         let line = idx.line_col(text, d.span.start).line - 1;
         let mut silenced = false;
         for (s, used) in sups.iter().zip(used.iter_mut()) {

@@ -317,7 +317,7 @@ impl std::hash::Hash for GreenKey {
         }
         self.0.kind().hash(state);
         u32::from(self.0.text_len()).hash(state);
-        leading(&self.0, &mut 16, state);
+        leading(&self.0, &mut 8, state);
     }
 }
 

@@ -59,7 +59,8 @@ where
     let mut input = BufReader::new(input);
     while let Ok(Some(frame_body)) = read_frame(&mut input).await {
         match frame_body {
-            Ok(body) if serde_json::from_slice::<serde_json::Value>(&body).is_ok() => {
+            // Checked for being JSON without building it (the library decodes it next).
+            Ok(body) if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok() => {
                 if to_server.write_all(&frame(&body)).await.is_err() {
                     break;
                 }
