@@ -1,9 +1,5 @@
 use clap::Parser;
 
-// Analyses build and drop many small trees and tables; mimalloc frees them faster than glibc.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     let cli = visa_server::cli::Cli::parse();
     // Analysis runs on a thread with the documented stack (docs/robustness.md), not on
