@@ -416,6 +416,9 @@ impl ModuleScope {
 }
 
 fn place(places: &[(u32, u32, u32)], span: Span) -> Span {
+    if span == Span::default() {
+        return span; // no place (a declaration the environment brought, its span cleared)
+    }
     places
         .iter()
         .find(|(at, _, len)| *at <= span.start && span.start <= at + len)
@@ -1040,6 +1043,47 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         let shown = file_diagnostics(&db, file, settings).clone();
         assert!(shown.iter().all(|d| d.code() != "KRN-002"));
         assert_eq!(executed(&log).len(), 0);
+    }
+
+    /// How many times each of `queries` executed since the log was last read (and clears it).
+    fn executions<const N: usize>(log: &Mutex<Vec<String>>, queries: [&str; N]) -> [usize; N] {
+        let events = std::mem::take(&mut *log.lock().unwrap_or_else(|p| p.into_inner()));
+        queries.map(|q| {
+            events
+                .iter()
+                .filter(|e| e.starts_with("WillExecute") && e.contains(&format!("{q}(")))
+                .count()
+        })
+    }
+
+    #[test]
+    fn typing_above_a_module_does_not_recheck_it_and_its_findings_move_with_it() {
+        let text = "fn above() {\n    let x = 1;\n}\nmod layouts {\n    axes![A = 8];\n    type L = m![A / 3];\n}\n";
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        let mut db = Database::with_event_log(move |e| {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
+        });
+        let file = SourceFile::new(&db, text.to_string(), PathBuf::from("k.rs"));
+        let settings = Settings::new(&db, Config::default());
+        let found = |db: &Database, text: &str| -> Vec<(String, &'static str)> {
+            file_analysis(db, file, settings)
+                .diagnostics()
+                .iter()
+                .map(|d| (text[d.span.range()].to_string(), d.code()))
+                .collect()
+        };
+        assert_eq!(found(&db, text), [("A / 3".to_string(), "MAP-001")]);
+        // The top level and `layouts` are checked; `above`, and the two declarations of
+        // `layouts`, are the file's three items.
+        let queries = ["module_check", "item_facts", "fn_analysis"];
+        assert_eq!(executions(&log, queries), [2, 3, 1]);
+        // A longer body above moves the module: only the edited function's item and analysis
+        // run again, and the module's finding is placed where its text now is.
+        let edited = text.replace("let x = 1;", "let x = 1;\n    let y = x + 1;");
+        file.set_text(&mut db).to(edited.clone());
+        assert_eq!(found(&db, &edited), [("A / 3".to_string(), "MAP-001")]);
+        assert_eq!(executions(&log, queries), [0, 1, 1]);
     }
 
     /// A kernel module split over three files: axes in the parent, kernels in the child.

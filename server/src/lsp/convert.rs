@@ -4,22 +4,22 @@ use tower_lsp_server::ls_types::{Position, Range};
 use visa_analysis::Span;
 use visa_analysis::line_index::{Encoding, LineIndex, Position as EnginePosition};
 
-/// The engine's line index of one text, answering in LSP's types and UTF-16 columns.
-#[derive(Clone, Debug)]
+/// The engine's line index of one text, answering in LSP's types and UTF-16 columns. It is
+/// built when first asked (a keystroke on a file without findings never needs it); every
+/// method takes the text it indexes.
+#[derive(Clone, Debug, Default)]
 pub struct Lines {
-    index: LineIndex,
+    index: std::sync::OnceLock<LineIndex>,
 }
 
 impl Lines {
-    pub fn new(text: &str) -> Lines {
-        Lines {
-            index: LineIndex::new(text),
-        }
+    fn index(&self, text: &str) -> &LineIndex {
+        self.index.get_or_init(|| LineIndex::new(text))
     }
 
     /// The LSP position of byte `offset` (clamped to the text, rounded down to a character).
     pub fn position(&self, text: &str, offset: u32) -> Position {
-        let p = self.index.position(text, offset, Encoding::Utf16);
+        let p = self.index(text).position(text, offset, Encoding::Utf16);
         Position::new(p.line, p.character)
     }
 
@@ -37,7 +37,7 @@ impl Lines {
             line: pos.line,
             character: pos.character,
         };
-        self.index.offset(text, p, Encoding::Utf16)
+        self.index(text).offset(text, p, Encoding::Utf16)
     }
 
     /// The byte offset of the start of `line` (0-based), clamped to the text.
@@ -65,7 +65,7 @@ mod tests {
     fn columns_count_utf16_code_units() {
         // 'é' is 2 bytes and 1 unit; '𝛼' is 4 bytes and 2 units (a surrogate pair).
         let text = "ab\né𝛼 z\r\nlast";
-        let lines = Lines::new(text);
+        let lines = Lines::default();
         let z = text.find('z').map_or(0, |i| i as u32);
         assert_eq!(lines.position(text, z), Position::new(1, 4));
         assert_eq!(lines.offset(text, Position::new(1, 4)), z);

@@ -176,7 +176,7 @@ impl Backend {
                 let file = s.host.set_file(&path, text.to_string());
                 let doc = Doc {
                     version,
-                    lines: Arc::new(Lines::new(&text)),
+                    lines: Arc::new(Lines::default()),
                     text,
                     file,
                 };
