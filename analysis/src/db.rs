@@ -148,8 +148,17 @@ pub struct ItemFn {
 pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> Arc<ItemFacts> {
     let green = item.green(db);
     let root = ra_ap_syntax::SyntaxNode::new_root(green.0.clone());
-    let text = syntax::node_text(&root);
-    let model = syntax::model_of(&root, Some(&text));
+    let model = syntax::model_of(&root, None);
+    // The item's text is written out only when a body declares axes or aliases (rare).
+    let in_body = |(i, s): (usize, &syntax::MacroSite)| {
+        !s.fns.is_empty()
+            && (s.kind == MacroKind::Axes || model.aliases.iter().any(|a| a.site == i))
+    };
+    let text = if model.sites.iter().enumerate().any(in_body) {
+        syntax::node_text(&root)
+    } else {
+        String::new()
+    };
     let in_bodies = BodyDecls::new(&text, &root, &model);
     let fns = syntax::nodes_of_kinds(&root, &[SyntaxKind::FN])
         .into_iter()

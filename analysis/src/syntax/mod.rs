@@ -91,7 +91,7 @@ const MAX_MACRO_NESTING: u32 = 8;
 fn text_of(node: &SyntaxNode, src: Option<&str>) -> String {
     let r = node.text_range();
     src.and_then(|s| s.get(usize::from(r.start())..usize::from(r.end())))
-        .map_or_else(|| node.text().to_string(), str::to_string)
+        .map_or_else(|| node_text(node), str::to_string)
 }
 
 fn nested_sites(
