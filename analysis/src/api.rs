@@ -82,11 +82,19 @@ impl AnalysisHost {
             if let Some(&id) = self.by_path.get(&path) {
                 let input = self.files[id.0 as usize].1;
                 if *input.text(&self.db) != text {
-                    // An edit reparses what it touched, not the whole file.
-                    let parsed =
-                        db::reparse(db::parse(&self.db, input), input.text(&self.db), &text);
+                    // An edit reparses what it touched, not the whole file, and the nesting
+                    // pre-scan reads only around it too.
+                    let old = input.text(&self.db);
+                    let span = db::changed_span(old, &text);
+                    let parsed = db::reparse_at(db::parse(&self.db, input), old, &text, span);
+                    let (start, old_end, new_end) = span;
+                    let nesting = match input.nesting(&self.db) {
+                        Some(n) => n.after_edit(&text, start, old_end, new_end),
+                        None => crate::syntax::limits::Nesting::of(&text),
+                    };
                     input.set_text(&mut self.db).to(text);
                     input.set_reparsed(&mut self.db).to(Some(parsed));
+                    input.set_nesting(&mut self.db).to(Some(nesting));
                 }
                 continue;
             }

@@ -31,6 +31,11 @@ pub struct SourceFile {
     #[default]
     #[returns(ref)]
     pub reparsed: Option<Parse<RaFile>>,
+    /// The nesting pre-scan of `text` when the host made it from the previous text's (see
+    /// [`syntax::limits::Nesting::after_edit`]); `None`: [`file_analysis`] scans the text.
+    #[default]
+    #[returns(ref)]
+    pub nesting: Option<syntax::limits::Nesting>,
 }
 
 /// The workspace: every file the host holds, by absolute path, and the Cargo packages around
@@ -62,11 +67,9 @@ pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parse<RaFile> {
     }
 }
 
-/// The parse of `new`, made from `old`'s parse by reparsing only what changed: the edit is
-/// the span between the texts' common prefix and common suffix, and ra_ap_syntax relexes one
-/// token or reparses the smallest block around it when it can (a keystroke inside a function
-/// body), the whole text otherwise.
-pub fn reparse(old_parse: &Parse<RaFile>, old: &str, new: &str) -> Parse<RaFile> {
+/// Where two texts differ: the end of their common prefix, and where their common suffix
+/// starts in `old` and in `new` (all on character boundaries).
+pub fn changed_span(old: &str, new: &str) -> (usize, usize, usize) {
     let mut prefix = old
         .bytes()
         .zip(new.bytes())
@@ -86,11 +89,29 @@ pub fn reparse(old_parse: &Parse<RaFile>, old: &str, new: &str) -> Parse<RaFile>
     while !(old.is_char_boundary(old.len() - suffix) && new.is_char_boundary(new.len() - suffix)) {
         suffix -= 1;
     }
-    let (Ok(start), Ok(end)) = (u32::try_from(prefix), u32::try_from(old.len() - suffix)) else {
+    (prefix, old.len() - suffix, new.len() - suffix)
+}
+
+/// The parse of `new`, made from `old`'s parse by reparsing only what changed: the edit is
+/// the span between the texts' common prefix and common suffix, and ra_ap_syntax relexes one
+/// token or reparses the smallest block around it when it can (a keystroke inside a function
+/// body), the whole text otherwise.
+pub fn reparse(old_parse: &Parse<RaFile>, old: &str, new: &str) -> Parse<RaFile> {
+    reparse_at(old_parse, old, new, changed_span(old, new))
+}
+
+/// [`reparse`] with the texts' [`changed_span`] already known.
+pub fn reparse_at(
+    old_parse: &Parse<RaFile>,
+    old: &str,
+    new: &str,
+    (prefix, old_end, new_end): (usize, usize, usize),
+) -> Parse<RaFile> {
+    let (Ok(start), Ok(end)) = (u32::try_from(prefix), u32::try_from(old_end)) else {
         return RaFile::parse(new, Edition::Edition2024);
     };
     let mut delete = TextRange::new(start.into(), end.into());
-    let mut insert = new[prefix..new.len() - suffix].to_string();
+    let mut insert = new[prefix..new_end].to_string();
     // An edit inside one token is widened to the next token too, so that ra_ap_syntax reparses
     // the smallest block or token tree around it: its one-token path reads the character after
     // the token through the whole file's text, which cost more than the block's parse.
@@ -568,7 +589,11 @@ pub fn file_analysis(
     let target = target_name(db, settings);
     let text = file.text(db);
     mapping::parse::forget_parsed();
-    if let Some(too_deep) = syntax::limits::check_nesting(text) {
+    let too_deep = match file.nesting(db) {
+        Some(n) => n.too_deep,
+        None => syntax::limits::check_nesting(text),
+    };
+    if let Some(too_deep) = too_deep {
         let module_diagnostics = vec![crate::rules::tool::nesting_too_deep(&too_deep)];
         let (fns, modules) = (Vec::new(), Vec::new());
         return Arc::new(FileAnalysis {

@@ -20,7 +20,7 @@
 
 use crate::mapping::parse;
 use crate::syntax::{self, Tok};
-use ra_ap_syntax::ast::{self, HasAttrs, HasModuleItem, HasName, HasVisibility};
+use ra_ap_syntax::ast::{self, HasAttrs, HasName, HasVisibility};
 use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode, TextSize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -256,27 +256,43 @@ pub fn file_layout(root: &ast::SourceFile) -> FileLayout {
         end: u32::from(root.syntax().text_range().end()),
         ..ModuleLayout::default()
     });
-    layout(root.items(), 0, &mut out);
+    layout(root.syntax().green(), 0, 0, &mut out);
     out
 }
 
-fn layout(items: impl Iterator<Item = ast::Item>, at: usize, out: &mut FileLayout) {
-    for it in items {
-        let ast::Item::Module(md) = it else {
-            let start = u32::from(it.syntax().text_range().start());
-            let key = syntax::GreenKey(it.syntax().green().to_owned());
-            out.modules[at].items.push((key, start));
+/// The items of a module body (`list`: the file or an inline module's item list, starting at
+/// `offset`), over the green tree: a syntax node is made only for an inline module's header.
+fn layout(list: &rowan::GreenNodeData, offset: u32, at: usize, out: &mut FileLayout) {
+    use ra_ap_syntax::RustLanguage;
+    use rowan::Language;
+    let mut pos = offset;
+    for child in list.children() {
+        let start = pos;
+        pos += u32::from(child.text_len());
+        let rowan::NodeOrToken::Node(node) = child else {
+            continue;
+        };
+        let kind = RustLanguage::kind_from_raw(node.kind());
+        if kind != SyntaxKind::MODULE {
+            if ast::Item::can_cast(kind) {
+                let key = syntax::GreenKey(node.to_owned());
+                out.modules[at].items.push((key, start));
+            }
+            continue;
+        }
+        let Some(md) = ast::Module::cast(SyntaxNode::new_root(node.to_owned())) else {
             continue;
         };
         let Some(name) = md.name() else { continue };
         let inline = md.item_list().map(|list| {
             let idx = out.modules.len();
             out.modules.push(ModuleLayout {
-                offset: u32::from(md.syntax().text_range().start()),
-                end: u32::from(md.syntax().text_range().end()),
+                offset: start,
+                end: pos,
                 ..ModuleLayout::default()
             });
-            layout(list.items(), idx, out);
+            let list_at = start + u32::from(list.syntax().text_range().start());
+            layout(list.syntax().green(), list_at, idx, out);
             idx
         });
         out.modules[at].mods.push(ModDecl {

@@ -63,13 +63,26 @@ pub fn check_nesting_with(text: &str, limit: u32) -> Option<TooDeep> {
 /// Where the nesting estimate of `text` first goes past `limit`: the token, and the estimate
 /// there. Mapping bodies are bounded with it too (`mapping::parse`).
 pub fn first_too_deep(text: &str, limit: u32) -> Option<(Span, u32)> {
-    let b = text.as_bytes();
+    scan(text.as_bytes(), 0, limit, &mut |_| false)
+}
+
+/// The scan of [`first_too_deep`] from `start`, where the state is fresh (the start of the
+/// text, or a checkpoint). At each *checkpoint*, a place where the state is fresh again (after
+/// a `;` or a `}` that closes everything), `checkpoint` is told the offset, and the scan stops
+/// there (with no verdict) when it answers `true`. Nothing the scan does at or after a
+/// checkpoint reads the text before the checkpoint's last byte.
+fn scan(
+    b: &[u8],
+    start: usize,
+    limit: u32,
+    checkpoint: &mut impl FnMut(usize) -> bool,
+) -> Option<(Span, u32)> {
     let n = b.len();
     // The file itself is level 0.
     let mut levels: Vec<Level> = vec![Level::default()];
     // The sum of the costs of every level in `levels`.
     let mut depth: u32 = 1;
-    let mut i = 0;
+    let mut i = start;
     let too_deep =
         |at: usize, len: usize, depth: u32| Some((Span::new(at, (at + len).min(n)), depth));
     while i < n {
@@ -120,10 +133,18 @@ pub fn first_too_deep(text: &str, limit: u32) -> Option<(Span, u32)> {
                 }
                 if c == b'}' && !continues_expression(b, i + 1) {
                     reset(&mut levels, &mut depth, true);
+                    if levels.len() == 1 && depth == 1 && checkpoint(i + 1) {
+                        return None;
+                    }
                 }
             }
             b',' => reset(&mut levels, &mut depth, false),
-            b';' => reset(&mut levels, &mut depth, true),
+            b';' => {
+                reset(&mut levels, &mut depth, true);
+                if levels.len() == 1 && depth == 1 && checkpoint(i + 1) {
+                    return None;
+                }
+            }
             b'<' => {
                 if let Some(l) = levels.last_mut() {
                     l.angles += 1;
@@ -187,6 +208,90 @@ pub fn first_too_deep(text: &str, limit: u32) -> Option<(Span, u32)> {
         i += 1;
     }
     None
+}
+
+/// The pre-scan's verdict on a text ([`check_nesting`]) with its checkpoints, so that the
+/// verdict on an edited text is reached by scanning from the last checkpoint before the edit
+/// to the first one after it where the old scan was at the same place
+/// ([`Nesting::after_edit`]): a keystroke does not rescan the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nesting {
+    pub too_deep: Option<TooDeep>,
+    checkpoints: Vec<u32>,
+}
+
+impl Nesting {
+    /// The whole text scanned.
+    pub fn of(text: &str) -> Nesting {
+        let mut checkpoints = Vec::new();
+        let found = scan(text.as_bytes(), 0, MAX_NESTING, &mut |at| {
+            checkpoints.push(at as u32);
+            false
+        });
+        Nesting {
+            too_deep: found.map(|(at, depth)| TooDeep {
+                at,
+                depth,
+                limit: MAX_NESTING,
+            }),
+            checkpoints,
+        }
+    }
+
+    /// The verdict on `new`, the text this one was made for with `old[start..old_end]`
+    /// replaced (`new[start..new_end]` is what replaced it; both texts share what follows).
+    /// Exactly [`Nesting::of`]`(new)`, scanning only around the edit when this text passed.
+    pub fn after_edit(&self, new: &str, start: usize, old_end: usize, new_end: usize) -> Nesting {
+        if self.too_deep.is_some() || new_end < start || old_end < start {
+            return Nesting::of(new);
+        }
+        let (Ok(start32), Ok(old_end32), Ok(new_end32)) = (
+            u32::try_from(start),
+            u32::try_from(old_end),
+            u32::try_from(new_end),
+        ) else {
+            return Nesting::of(new);
+        };
+        // The scan resumes at the last checkpoint but one before the edit: the texts agree
+        // before the edit, and a checkpoint after a `}` looked ahead (is the expression going
+        // on?) up to the next token, which may be in the edit for the last one, never for one
+        // with another checkpoint's `;` or `}` after it.
+        let before = self.checkpoints.partition_point(|&c| c <= start32);
+        let keep = before.saturating_sub(1);
+        let from = if keep == 0 {
+            0
+        } else {
+            self.checkpoints[keep - 1]
+        };
+        let mut checkpoints: Vec<u32> = self.checkpoints[..keep].to_vec();
+        let mut rejoined = None;
+        let found = scan(new.as_bytes(), from as usize, MAX_NESTING, &mut |at| {
+            let at = at as u32;
+            checkpoints.push(at);
+            // Past the edit (the byte before `at` is the shared text's), at a checkpoint the
+            // old scan passed too: from here on both scans read the same bytes.
+            if at > new_end32 {
+                let old_at = at - new_end32 + old_end32;
+                if let Ok(k) = self.checkpoints.binary_search(&old_at) {
+                    rejoined = Some(k);
+                    return true;
+                }
+            }
+            false
+        });
+        if let Some(k) = rejoined {
+            let shift = |c: u32| c - old_end32 + new_end32;
+            checkpoints.extend(self.checkpoints[k + 1..].iter().map(|&c| shift(c)));
+        }
+        Nesting {
+            too_deep: found.map(|(at, depth)| TooDeep {
+                at,
+                depth,
+                limit: MAX_NESTING,
+            }),
+            checkpoints,
+        }
+    }
 }
 
 /// Ends the links (and with `all`, the open angles) of the innermost level.
@@ -372,6 +477,51 @@ fn skip_char_or_lifetime(b: &[u8], i: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::Nesting;
+
+    /// Every edit of `text` at `at` (removing `cut` bytes, inserting `with`): the verdict and
+    /// checkpoints reached from the old scan are exactly those of a whole scan.
+    fn same_after_edit(text: &str, at: usize, cut: usize, with: &str) {
+        let new = format!("{}{}{}", &text[..at], with, &text[at + cut..]);
+        let old = Nesting::of(text);
+        let fast = old.after_edit(&new, at, at + cut, at + with.len());
+        assert_eq!(fast, Nesting::of(&new), "edit at {at}: -{cut} +{with:?}");
+    }
+
+    #[test]
+    fn an_edited_text_gets_the_whole_scan_s_verdict_and_checkpoints() {
+        let text = "fn a() { let x = 1; }\nmod m {\n    fn b() { x.f() }\n}\nconst C: u8 = 1;\nfn c() { { 1 } + { 2 }; }\nfn d() {}\n";
+        let edits = [
+            "",
+            ";",
+            "}",
+            "{",
+            "(",
+            ")",
+            ".g()",
+            "} + {",
+            " as u8",
+            "// x",
+            "\"",
+            "/*",
+            "<",
+            ">",
+            "fn e() {}\n",
+        ];
+        for at in 0..=text.len() {
+            for cut in 0..3.min(text.len() - at + 1) {
+                for with in edits {
+                    same_after_edit(text, at, cut, with);
+                }
+            }
+        }
+        // Deep nesting typed into one function, and taken out again.
+        let deep = "(".repeat(300);
+        same_after_edit(text, 9, 0, &deep);
+        let nested = format!("{}{}{}", &text[..9], deep, &text[9..]);
+        same_after_edit(&nested, 9, 300, "");
+    }
+
     use super::*;
 
     fn depth_at(text: &str, limit: u32) -> Option<String> {
