@@ -81,11 +81,12 @@ impl AnalysisHost {
         for (path, text) in files {
             if let Some(&id) = self.by_path.get(&path) {
                 let input = self.files[id.0 as usize].1;
-                if *input.text(&self.db) != text {
+                let old = input.text(&self.db);
+                let span = db::changed_span(old, &text);
+                let unchanged = span.0 == old.len() && old.len() == text.len();
+                if !unchanged {
                     // An edit reparses what it touched, not the whole file, and the nesting
                     // pre-scan reads only around it too.
-                    let old = input.text(&self.db);
-                    let span = db::changed_span(old, &text);
                     let parsed = db::reparse_at(db::parse(&self.db, input), old, &text, span);
                     let (start, old_end, new_end) = span;
                     let nesting = match input.nesting(&self.db) {

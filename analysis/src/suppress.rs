@@ -34,16 +34,13 @@ pub fn scan(text: &str) -> Vec<Suppression> {
     let mut out = Vec::new();
     let (mut line_no, mut counted) = (0usize, 0usize);
     let mut last_line = None;
-    for (at, _) in text.match_indices("visa-lint:") {
-        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    for at in memchr::memmem::find_iter(text.as_bytes(), "visa-lint:") {
+        let line_start = memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |i| i + 1);
         if last_line == Some(line_start) {
             continue; // the line was read at its first mention
         }
         last_line = Some(line_start);
-        line_no += text.as_bytes()[counted..line_start]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
+        line_no += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..line_start]).count();
         counted = line_start;
         let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
         let line = &text[line_start..line_end];
