@@ -1009,6 +1009,16 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
     }
 
     /// Which functions' analyses executed since the last call.
+    /// A database that logs its events, and the log.
+    fn logged_db() -> (Database, Arc<Mutex<Vec<String>>>) {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        let db = Database::with_event_log(move |e| {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
+        });
+        (db, log)
+    }
+
     fn executed(log: &Mutex<Vec<String>>) -> Vec<String> {
         std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()))
             .into_iter()
@@ -1038,11 +1048,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
 
     #[test]
     fn editing_one_function_reruns_only_that_function() {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let sink = log.clone();
-        let mut db = Database::with_event_log(move |e| {
-            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
-        });
+        let (mut db, log) = logged_db();
         let file = SourceFile::new(&db, KERNEL.to_string(), PathBuf::from("k.rs"));
         let settings = Settings::new(&db, Config::default());
         let before = file_analysis(&db, file, settings).clone();
@@ -1093,11 +1099,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
     #[test]
     fn typing_above_a_module_does_not_recheck_it_and_its_findings_move_with_it() {
         let text = "fn above() {\n    let x = 1;\n}\nmod layouts {\n    axes![A = 8];\n    type L = m![A / 3];\n}\n";
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let sink = log.clone();
-        let mut db = Database::with_event_log(move |e| {
-            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
-        });
+        let (mut db, log) = logged_db();
         let file = SourceFile::new(&db, text.to_string(), PathBuf::from("k.rs"));
         let settings = Settings::new(&db, Config::default());
         let found = |db: &Database, text: &str| -> Vec<(String, &'static str)> {
@@ -1137,11 +1139,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
 
     #[test]
     fn a_crate_is_resolved_across_files_and_edits_rerun_only_what_depends_on_them() {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let sink = log.clone();
-        let mut db = Database::with_event_log(move |e| {
-            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
-        });
+        let (mut db, log) = logged_db();
         let root = PathBuf::from("/p/src/lib.rs");
         let lib = SourceFile::new(&db, "mod ve;\n".to_string(), root.clone());
         let parent = SourceFile::new(&db, PARENT.to_string(), PathBuf::from("/p/src/ve.rs"));

@@ -228,6 +228,10 @@ impl Nesting {
             checkpoints.push(at as u32);
             false
         });
+        Nesting::found(found, checkpoints)
+    }
+
+    fn found(found: Option<(Span, u32)>, checkpoints: Vec<u32>) -> Nesting {
         Nesting {
             too_deep: found.map(|(at, depth)| TooDeep {
                 at,
@@ -283,14 +287,7 @@ impl Nesting {
             let shift = |c: u32| c - old_end32 + new_end32;
             checkpoints.extend(self.checkpoints[k + 1..].iter().map(|&c| shift(c)));
         }
-        Nesting {
-            too_deep: found.map(|(at, depth)| TooDeep {
-                at,
-                depth,
-                limit: MAX_NESTING,
-            }),
-            checkpoints,
-        }
+        Nesting::found(found, checkpoints)
     }
 }
 
