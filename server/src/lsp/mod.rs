@@ -126,6 +126,35 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A document's diagnostics, converted for the client: `None` when a newer version was stored
+/// before the analysis started; `Err` when an edit cancelled it. Runs on a blocking thread,
+/// which takes the snapshot itself: a snapshot held by an async task could keep an input from
+/// being set while that task waits for a worker.
+type Computed =
+    std::result::Result<Option<Vec<tower_lsp_server::ls_types::Diagnostic>>, salsa::Cancelled>;
+
+fn diagnostics_of(
+    state: &Mutex<State>,
+    versions: &Mutex<HashMap<Uri, i32>>,
+    uri: &Uri,
+    doc: &Doc,
+) -> Computed {
+    let (snap, settings) = {
+        let s = lock(state);
+        if lock(versions).get(uri) != Some(&doc.version) {
+            return Ok(None); // superseded before it started
+        }
+        (s.host.snapshot(), s.settings.clone())
+    };
+    let diags = snap.diagnostics(doc.file)?;
+    Ok(Some(
+        diags
+            .iter()
+            .map(|d| diagnostics::to_lsp(d, uri, doc, &settings))
+            .collect(),
+    ))
+}
+
 /// The document's path for the engine (its file path, or the URI itself for unsaved buffers).
 fn path_of(uri: &Uri) -> PathBuf {
     uri.to_file_path()
@@ -150,8 +179,12 @@ impl Backend {
     async fn update(&self, uri: Uri, version: i32, text: String) {
         let key = uri.clone();
         let versions = self.versions.clone();
-        let stored = self
-            .with_state(move |s| {
+        let state = self.state.clone();
+        let target = uri.clone();
+        // One blocking task stores the text and analyses it (the lock is let go in between).
+        let stored = tokio::task::spawn_blocking(move || {
+            let doc = {
+                let s = &mut *lock(&state);
                 let path = path_of(&key);
                 if let Some(doc) = s.docs.get(&key)
                     && doc.version >= version
@@ -182,13 +215,20 @@ impl Backend {
                 };
                 s.docs.insert(key.clone(), doc.clone());
                 lock(&versions).insert(key, version);
-                Some(doc)
-            })
-            .await
-            .flatten();
-        if let Some(doc) = stored {
-            self.publish(uri.clone(), doc).await;
-            self.publish_crate_mates(&uri).await;
+                doc
+            };
+            let computed = diagnostics_of(&state, &versions, &target, &doc);
+            Some((doc, computed))
+        })
+        .await;
+        match stored {
+            Ok(Some((doc, computed))) => {
+                self.send_diagnostics(uri.clone(), doc.version, Ok(computed))
+                    .await;
+                self.publish_crate_mates(&uri).await;
+            }
+            Ok(None) => {}
+            Err(e) => self.send_diagnostics(uri, version, Err(e)).await,
         }
     }
 
@@ -221,31 +261,25 @@ impl Backend {
     }
 
     /// Analyses one version and publishes its diagnostics unless a newer version exists.
-    ///
-    /// The snapshot is taken on the blocking thread that uses it: a snapshot held by an async
-    /// task could keep an input from being set while that task waits for a worker.
     async fn publish(&self, uri: Uri, doc: Doc) {
         let target = uri.clone();
         let version = doc.version;
         let state = self.state.clone();
         let versions = self.versions.clone();
-        let computed = tokio::task::spawn_blocking(move || {
-            let (snap, settings) = {
-                let s = lock(&state);
-                if lock(&versions).get(&target) != Some(&version) {
-                    return Ok(None); // superseded before it started
-                }
-                (s.host.snapshot(), s.settings.clone())
-            };
-            let diags = snap.diagnostics(doc.file)?;
-            Ok::<_, salsa::Cancelled>(Some(
-                diags
-                    .iter()
-                    .map(|d| diagnostics::to_lsp(d, &target, &doc, &settings))
-                    .collect::<Vec<_>>(),
-            ))
-        })
-        .await;
+        let computed =
+            tokio::task::spawn_blocking(move || diagnostics_of(&state, &versions, &target, &doc))
+                .await;
+        self.send_diagnostics(uri, version, computed).await;
+    }
+
+    /// Publishes what [`diagnostics_of`] computed for `version` of `uri`, unless a newer version
+    /// exists; a failed analysis is logged.
+    async fn send_diagnostics(
+        &self,
+        uri: Uri,
+        version: i32,
+        computed: std::result::Result<Computed, tokio::task::JoinError>,
+    ) {
         let diags = match computed {
             Ok(Ok(Some(d))) => d,
             // Superseded or cancelled by an edit: the newer version publishes.
