@@ -114,11 +114,12 @@ pub fn apply(text: &str, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     if sups.is_empty() {
         return diags;
     }
-    let idx = (!diags.is_empty()).then(|| LineIndex::new(text));
+    // Built for the first finding (none on a clean file).
+    let idx = std::cell::OnceCell::new();
     let mut used: Vec<Vec<bool>> = sups.iter().map(|s| vec![false; s.codes.len()]).collect();
     let mut kept = Vec::with_capacity(diags.len());
     for d in diags {
-        let Some(idx) = &idx else { break };
+        let idx = idx.get_or_init(|| LineIndex::new(text));
         let line = idx.line_col(text, d.span.start).line - 1;
         let mut silenced = false;
         for (s, used) in sups.iter().zip(used.iter_mut()) {
