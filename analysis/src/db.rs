@@ -27,7 +27,7 @@ pub struct SourceFile {
     #[returns(ref)]
     pub path: PathBuf,
     /// The parse of `text` when the host made it from the previous text's parse (see
-    /// [`reparse`]); `None`: [`parse`] parses the text.
+    /// [`reparse_at`]); `None`: [`parse`] parses the text.
     #[default]
     #[returns(ref)]
     pub reparsed: Option<Parse<RaFile>>,
@@ -93,14 +93,8 @@ pub fn changed_span(old: &str, new: &str) -> (usize, usize, usize) {
 }
 
 /// The parse of `new`, made from `old`'s parse by reparsing only what changed: the edit is
-/// the span between the texts' common prefix and common suffix, and ra_ap_syntax relexes one
-/// token or reparses the smallest block around it when it can (a keystroke inside a function
-/// body), the whole text otherwise.
-pub fn reparse(old_parse: &Parse<RaFile>, old: &str, new: &str) -> Parse<RaFile> {
-    reparse_at(old_parse, old, new, changed_span(old, new))
-}
-
-/// [`reparse`] with the texts' [`changed_span`] already known.
+/// the texts' [`changed_span`], and ra_ap_syntax relexes one token or reparses the smallest
+/// block around it when it can (a keystroke inside a function body), the whole text otherwise.
 pub fn reparse_at(
     old_parse: &Parse<RaFile>,
     old: &str,
@@ -998,7 +992,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         ];
         for new in edits {
             let old = RaFile::parse(&base, Edition::Edition2024);
-            let incremental = reparse(&old, &base, &new);
+            let incremental = reparse_at(&old, &base, &new, changed_span(&base, &new));
             let full = RaFile::parse(&new, Edition::Edition2024);
             assert_eq!(
                 format!("{:#?}", incremental.tree().syntax()),

@@ -85,18 +85,6 @@ pub struct ModuleLayout {
     pub mods: Vec<ModDecl>,
 }
 
-impl FileLayout {
-    /// Index of the innermost module holding `offset`.
-    pub fn innermost(&self, offset: u32) -> usize {
-        self.modules
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.offset <= offset && offset < m.end.max(m.offset + 1))
-            .max_by_key(|(_, m)| m.offset)
-            .map_or(0, |(i, _)| i)
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ItemKind {
     Axis,

@@ -127,12 +127,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A document's diagnostics, converted for the client: `None` when a newer version was stored
-/// before the analysis started; `Err` when an edit cancelled it. Runs on a blocking thread,
-/// which takes the snapshot itself: a snapshot held by an async task could keep an input from
-/// being set while that task waits for a worker.
+/// before the analysis started; `Err` when an edit cancelled it.
 type Computed =
     std::result::Result<Option<Vec<tower_lsp_server::ls_types::Diagnostic>>, salsa::Cancelled>;
 
+/// Computes a document's diagnostics. Runs on a blocking thread, which takes the snapshot
+/// itself: a snapshot held by an async task could keep an input from being set while that task
+/// waits for a worker.
 fn diagnostics_of(
     state: &Mutex<State>,
     versions: &Mutex<HashMap<Uri, i32>>,
