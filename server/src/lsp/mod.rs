@@ -99,23 +99,20 @@ pub fn service() -> (LspService<Backend>, ClientSocket) {
 /// (see [`framing`]).
 pub async fn run_stdio() {
     let (service, socket) = service();
-    let (server_in, filter_out) = tokio::io::duplex(1 << 20);
-    let (server_out, merge_in) = tokio::io::duplex(1 << 20);
-    let (replies_tx, replies_rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(framing::filter_input(
-        tokio::io::stdin(),
-        filter_out,
-        replies_tx,
-    ));
-    let output = tokio::spawn(framing::merge_output(
-        merge_in,
-        tokio::io::stdout(),
-        replies_rx,
-    ));
-    Server::new(server_in, server_out, socket)
-        .serve(service)
-        .await;
-    let _ = output.await;
+    let (to_server, from_input) = tokio::sync::mpsc::channel(framing::INPUT_FRAMES);
+    let (out, to_output) = std::sync::mpsc::channel();
+    let replies = out.clone();
+    std::thread::spawn(move || framing::filter_input(std::io::stdin().lock(), to_server, replies));
+    let output = std::thread::spawn(move || framing::merge_output(to_output, std::io::stdout()));
+    Server::new(
+        framing::ChannelReader::new(from_input),
+        framing::ChannelWriter::new(out),
+        socket,
+    )
+    .serve(service)
+    .await;
+    // The writer is dropped with the server: the output thread flushes and ends.
+    let _ = tokio::task::spawn_blocking(move || output.join()).await;
 }
 
 /// The code action kind of "apply all safe visa-lint fixes".
