@@ -10,7 +10,6 @@
 
 use crate::config::selects;
 use crate::diagnostic::{Diagnostic, Span};
-use crate::line_index::LineIndex;
 use crate::rules::tool::VL_006;
 
 /// One `visa-lint:` comment.
@@ -25,6 +24,9 @@ pub struct Suppression {
     pub own_line: bool,
     /// 0-based line of the comment.
     pub line: u32,
+    /// The bytes of the lines it covers (its own, and the next when it is alone on its line),
+    /// each line with its end: a finding that starts there is on a covered line.
+    pub covers: std::ops::Range<usize>,
 }
 
 /// Finds the suppression comments of a text. Only lines that mention `visa-lint:` are looked
@@ -79,12 +81,27 @@ pub fn scan(text: &str) -> Vec<Suppression> {
             offset += part.len() + 1;
         }
         let end = line.trim_end_matches('\r').len();
+        let own_line = line[..slash].trim().is_empty();
+        // Through this line's end (the newline itself belongs to it), or the next line's.
+        let next_end = || {
+            memchr::memchr(
+                b'\n',
+                text.as_bytes().get(line_end + 1..).unwrap_or_default(),
+            )
+            .map_or(text.len(), |i| line_end + 1 + i)
+        };
+        let covered_end = if own_line && line_end < text.len() {
+            next_end()
+        } else {
+            line_end
+        };
         out.push(Suppression {
             comment: Span::new(line_start + slash, line_start + end),
             codes,
             file_level,
-            own_line: line[..slash].trim().is_empty(),
+            own_line,
             line: u32::try_from(line_no).unwrap_or(u32::MAX),
+            covers: line_start..covered_end + 1,
         });
     }
     out
@@ -114,16 +131,12 @@ pub fn apply(text: &str, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     if sups.is_empty() {
         return diags;
     }
-    // Built for the first finding (none on a clean file).
-    let idx = std::cell::OnceCell::new();
     let mut used: Vec<Vec<bool>> = sups.iter().map(|s| vec![false; s.codes.len()]).collect();
     let mut kept = Vec::with_capacity(diags.len());
     for d in diags {
-        let idx = idx.get_or_init(|| LineIndex::new(text));
-        let line = idx.line_col(text, d.span.start).line - 1;
         let mut silenced = false;
         for (s, used) in sups.iter().zip(used.iter_mut()) {
-            let covers = s.file_level || s.line == line || (s.own_line && s.line + 1 == line);
+            let covers = s.file_level || s.covers.contains(&(d.span.start as usize));
             if !covers {
                 continue;
             }
@@ -211,5 +224,31 @@ mod tests {
             &text[sups[1].comment.range()],
             "// visa-lint: allow-file(BNK-001)"
         );
+    }
+
+    /// A finding is silenced when it starts on the comment's line, or on the next line for a
+    /// comment alone on its line: `covers` says so by bytes, for every position of the text
+    /// (the newline ending a line belongs to that line; the end of the text to the last line).
+    #[test]
+    fn covered_bytes_are_the_covered_lines() {
+        let texts = [
+            "a; // visa-lint: allow(X)\nb;\nc;\n",
+            "a;\n// visa-lint: allow(X)\nb;\nc;",
+            "a;\n    // visa-lint: allow(X)\nlast",
+            "a;\n// visa-lint: allow(X)",
+            "x // visa-lint: allow(X)",
+            "a;\r\n// visa-lint: allow(X)\r\nb;\r\nc;\r\n",
+            "// visa-lint: allow(X)\n\n\nd;",
+        ];
+        for text in texts {
+            let sups = scan(text);
+            assert_eq!(sups.len(), 1, "{text:?}");
+            let s = &sups[0];
+            for at in 0..=text.len() {
+                let line = text[..at].matches('\n').count() as u32;
+                let by_line = line == s.line || (s.own_line && line == s.line + 1);
+                assert_eq!(s.covers.contains(&at), by_line, "{text:?} at {at}");
+            }
+        }
     }
 }
