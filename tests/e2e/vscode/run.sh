@@ -21,7 +21,12 @@ cargo build -q --bin visa-lsp --bin visa-lint
 work="$(mktemp -d)"
 server_pid=""
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  # The whole process group: code-server's launcher leaves its server and extension host
+  # running when only the launcher is killed.
+  if [ -n "$server_pid" ]; then
+    kill -- "-$server_pid" 2>/dev/null || kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -89,9 +94,11 @@ cs --list-extensions --show-versions | grep -i visa-lint
 
 port="${VISA_E2E_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 echo "== code-server on 127.0.0.1:$port"
+set -m # its own process group, so that cleanup stops all of it
 cs --bind-addr "127.0.0.1:$port" --auth none --disable-telemetry --disable-update-check \
   --disable-workspace-trust --disable-getting-started-override "$ws" > "$work/code-server.log" 2>&1 &
 server_pid=$!
+set +m
 for _ in $(seq 1 120); do
   curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
   kill -0 "$server_pid" 2>/dev/null || { cat "$work/code-server.log"; exit 1; }
