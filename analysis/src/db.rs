@@ -9,7 +9,9 @@ use crate::mapping::{self, Scope};
 use crate::model::build::{self, Env};
 use crate::model::{self, FnModel};
 use crate::project::Package;
-use crate::resolve::{self, CrateSpec, DefMap, FileItems, FileLayout, ItemDecls};
+use crate::resolve::{
+    self, CrateSpec, DefMap, EnvPiece, EnvSource, FileItems, FileLayout, ItemDecls, Untracked,
+};
 use crate::syntax::{self, GreenKey, MacroKind};
 use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
@@ -56,6 +58,10 @@ pub struct EnvText<'db> {
     pub text: String,
     #[returns(ref)]
     pub unresolved: Vec<String>,
+    /// The stretches of `text` that are items as they stand, read from their syntax rather
+    /// than parsed again (not part of the key: the text says what they say).
+    #[returns(ref)]
+    pub pieces: Untracked<Vec<EnvPiece>>,
 }
 
 /// A file's one parse.
@@ -156,6 +162,8 @@ pub struct ItemFn {
     pub green: GreenKey,
     /// What the bodies around it declare (see [`BodyDecls`]).
     pub local: String,
+    /// The stretches of `local` that are functions' signatures, with their syntax.
+    pub local_pieces: Untracked<Vec<EnvPiece>>,
 }
 
 /// An item's facts (tracked per item: an edit re-runs it for the edited item only).
@@ -163,27 +171,54 @@ pub struct ItemFn {
 pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> Arc<ItemFacts> {
     let green = item.green(db);
     let root = ra_ap_syntax::SyntaxNode::new_root(green.0.clone());
-    let model = syntax::model_of(&root, None);
-    // The item's text is written out only when a body declares axes or aliases (rare).
-    let in_body = |(i, s): (usize, &syntax::MacroSite)| {
-        !s.fns.is_empty()
-            && (s.kind == MacroKind::Axes || model.aliases.iter().any(|a| a.site == i))
-    };
-    let text = if model.sites.iter().enumerate().any(in_body) {
-        syntax::node_text(&root)
+    // The functions and types declared in the item, the item itself included.
+    let declared = syntax::nodes_of_kinds(
+        &root,
+        &[
+            SyntaxKind::FN,
+            SyntaxKind::STRUCT,
+            SyntaxKind::ENUM,
+            SyntaxKind::TRAIT,
+        ],
+    );
+    // A function with nothing declared in it (most items) has no sites outside a function and
+    // declares nothing for another function: its sites are read by its own analysis.
+    let (model, fns) = if root.kind() == SyntaxKind::FN && declared.len() == 1 {
+        let only = ItemFn {
+            offset: 0,
+            green: green.clone(),
+            local: String::new(),
+            local_pieces: Untracked::default(),
+        };
+        (syntax::FileModel::default(), vec![only])
     } else {
-        String::new()
+        let model = syntax::model_of(&root, None);
+        // The item's text is written out only when a body declares axes or aliases (rare).
+        let in_body = |(i, s): (usize, &syntax::MacroSite)| {
+            !s.fns.is_empty()
+                && (s.kind == MacroKind::Axes || model.aliases.iter().any(|a| a.site == i))
+        };
+        let text = if model.sites.iter().enumerate().any(in_body) {
+            syntax::node_text(&root)
+        } else {
+            String::new()
+        };
+        let in_bodies = BodyDecls::new(&text, &declared, &model);
+        let fns = declared
+            .iter()
+            .filter_map(|n| ra::Fn::cast(n.clone()))
+            .map(|f| {
+                let (local, pieces) = in_bodies.visible_in(&f);
+                ItemFn {
+                    offset: u32::from(f.syntax().text_range().start()),
+                    green: GreenKey(f.syntax().green().to_owned()),
+                    local,
+                    local_pieces: Untracked(pieces),
+                }
+            })
+            .collect();
+        (model, fns)
     };
-    let in_bodies = BodyDecls::new(&text, &root, &model);
-    let fns = syntax::nodes_of_kinds(&root, &[SyntaxKind::FN])
-        .into_iter()
-        .filter_map(ra::Fn::cast)
-        .map(|f| ItemFn {
-            offset: u32::from(f.syntax().text_range().start()),
-            green: GreenKey(f.syntax().green().to_owned()),
-            local: in_bodies.visible_in(&f),
-        })
-        .collect();
     let paths = resolve::qualified_paths(&root, true)
         .into_iter()
         .map(|p| p.names(p.segs.len()))
@@ -306,20 +341,17 @@ pub fn def_map<'db>(db: &'db dyn salsa::Database, key: CrateKey<'db>) -> Arc<Def
 pub fn module_envs(db: &dyn salsa::Database, file: SourceFile) -> Vec<EnvText<'_>> {
     module_env_texts(db, file)
         .iter()
-        .map(|(text, unresolved)| EnvText::new(db, text.clone(), unresolved.clone()))
+        .map(|e| EnvText::new(db, e.text.clone(), e.unresolved.clone(), e.pieces.clone()))
         .collect()
 }
 
 /// The text of each module's environment (see [`module_envs`]).
 #[salsa::tracked(returns(ref))]
-pub fn module_env_texts(
-    db: &dyn salsa::Database,
-    file: SourceFile,
-) -> Arc<Vec<(String, Vec<String>)>> {
+pub fn module_env_texts(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<EnvSource>> {
     let path = file.path(db);
     let items = file_items(db, file);
     let paths = file_paths(db, file);
-    let from = |map: &DefMap| -> Option<Vec<(String, Vec<String>)>> {
+    let from = |map: &DefMap| -> Option<Vec<EnvSource>> {
         map.module_of(path, 0)?;
         Some(
             (0..items.modules.len())
@@ -492,7 +524,7 @@ fn span_of(r: TextRange) -> Span {
 /// The environment built from its text (tracked: shared by every function that sees it).
 #[salsa::tracked(returns(ref))]
 pub fn env<'db>(db: &'db dyn salsa::Database, text: EnvText<'db>) -> Arc<Env> {
-    let mut env = env_from_text(text.text(db));
+    let mut env = env_on(None, text.text(db), &text.pieces(db).0);
     env.scope.unresolved = text.unresolved(db).clone();
     Arc::new(env)
 }
@@ -510,7 +542,11 @@ pub fn fn_env<'db>(
     // The module's environment is built once; what enclosing bodies add is read on top of it
     // (parsing the module's text again for every nested function made one file of N kernels
     // cost N^2).
-    Arc::new(env_on(Some(env(db, module)), local.text(db)))
+    Arc::new(env_on(
+        Some(env(db, module)),
+        local.text(db),
+        &local.pieces(db).0,
+    ))
 }
 
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
@@ -598,7 +634,7 @@ pub fn file_analysis(
     }
     let layout = file_layout(db, file);
     let envs = module_envs(db, file);
-    let no_env = || EnvText::new(db, String::new(), Vec::new());
+    let no_env = || EnvText::new(db, String::new(), Vec::new(), Untracked::default());
     let mut module_diagnostics = Vec::new();
     let mut modules = Vec::new();
     let mut fns = Vec::new();
@@ -639,7 +675,8 @@ pub fn file_analysis(
         // of where it sits).
         for (_, at, facts) in &items {
             for f in &facts.fns {
-                let local = EnvText::new(db, f.local.clone(), Vec::new());
+                let pieces = f.local_pieces.clone();
+                let local = EnvText::new(db, f.local.clone(), Vec::new(), pieces);
                 let input = FnInput::new(db, f.green.clone(), module_env, local, target);
                 fns.push((at + f.offset, fn_analysis(db, input).clone()));
             }
@@ -671,13 +708,21 @@ pub fn file_diagnostics(
 /// body holds them directly. Items declared in a function are seen by that function and the
 /// functions nested in it, never by another function of the file.
 struct BodyDecls {
-    /// Innermost enclosing function -> (position, declaration text).
-    by_fn: HashMap<Span, Vec<(u32, String)>>,
+    /// Innermost enclosing function -> (position, declaration text, and the syntax of a
+    /// function whose signature the text is).
+    by_fn: HashMap<Span, Vec<BodyDecl>>,
 }
 
+type BodyDecl = (u32, String, Option<rowan::GreenNode>);
+
 impl BodyDecls {
-    fn new(text: &str, tree: &ra_ap_syntax::SyntaxNode, model: &syntax::FileModel) -> BodyDecls {
-        let mut by_fn: HashMap<Span, Vec<(u32, String)>> = HashMap::new();
+    /// `declared`: the functions, structs, enums and traits of the item (see [`item_facts`]).
+    fn new(
+        text: &str,
+        declared: &[ra_ap_syntax::SyntaxNode],
+        model: &syntax::FileModel,
+    ) -> BodyDecls {
+        let mut by_fn: HashMap<Span, Vec<BodyDecl>> = HashMap::new();
         let alias_of: HashMap<Span, &str> = model
             .aliases
             .iter()
@@ -701,38 +746,38 @@ impl BodyDecls {
             by_fn
                 .entry(*innermost)
                 .or_default()
-                .push((site.span.start, decl));
+                .push((site.span.start, decl, None));
         }
         // Declarations inside function bodies only matter to the functions nested there.
-        let kinds = [
-            SyntaxKind::STRUCT,
-            SyntaxKind::ENUM,
-            SyntaxKind::TRAIT,
-            SyntaxKind::FN,
-        ];
-        for node in syntax::nodes_of_kinds(tree, &kinds) {
-            let decl = if let Some(name) = local_type_name(&node) {
-                format!("struct {name};\n")
-            } else if node.kind() == SyntaxKind::FN {
-                let sig = syntax::text_before(&node, SyntaxKind::BLOCK_EXPR);
-                format!("{};\n", sig.trim_end())
+        for node in declared {
+            let Some(f) = node.ancestors().skip(1).find_map(ra::Fn::cast) else {
+                continue;
+            };
+            let (decl, syntax) = if let Some(name) = local_type_name(node) {
+                (format!("struct {name};\n"), None)
+            } else if let Some(nested) = ra::Fn::cast(node.clone()) {
+                // Read from its syntax in the environment, unless a body would be read too
+                // (a `const fn`'s, which the signature's text leaves out).
+                let green = nested
+                    .const_token()
+                    .is_none()
+                    .then(|| node.green().to_owned());
+                (format!("{}\n", syntax::signature_decl(node)), green)
             } else {
                 continue;
             };
-            if let Some(f) = node.ancestors().skip(1).find_map(ra::Fn::cast) {
-                let at = u32::from(node.text_range().start());
-                by_fn
-                    .entry(span_of(f.syntax().text_range()))
-                    .or_default()
-                    .push((at, decl));
-            }
+            let at = u32::from(node.text_range().start());
+            by_fn
+                .entry(span_of(f.syntax().text_range()))
+                .or_default()
+                .push((at, decl, syntax));
         }
         BodyDecls { by_fn }
     }
 
     /// The declarations `f` sees from its own body and the bodies around it, in file order.
-    fn visible_in(&self, f: &ra::Fn) -> String {
-        let mut decls: Vec<&(u32, String)> = Vec::new();
+    fn visible_in(&self, f: &ra::Fn) -> (String, Vec<EnvPiece>) {
+        let mut decls: Vec<&BodyDecl> = Vec::new();
         let own = span_of(f.syntax().text_range());
         // The function's own body contributes its types and nested functions' signatures (its
         // axes and aliases are analysed with the function itself).
@@ -740,7 +785,7 @@ impl BodyDecls {
             decls.extend(
                 own_decls
                     .iter()
-                    .filter(|(_, d)| !d.starts_with("axes!") && !d.starts_with("type ")),
+                    .filter(|(_, d, _)| !d.starts_with("axes!") && !d.starts_with("type ")),
             );
         }
         for outer in f.syntax().ancestors().skip(1).filter_map(ra::Fn::cast) {
@@ -748,34 +793,30 @@ impl BodyDecls {
                 decls.extend(d);
             }
         }
-        decls.sort_by_key(|(at, _)| *at);
-        decls.into_iter().map(|(_, d)| d.as_str()).collect()
+        decls.sort_by_key(|(at, _, _)| *at);
+        let mut text = String::new();
+        let mut pieces = Vec::new();
+        for (_, decl, syntax) in decls {
+            let start = text.len();
+            text.push_str(decl);
+            if let Some(green) = syntax {
+                // The signature and its `;`, without the line's end (as a module's pieces).
+                pieces.push(EnvPiece {
+                    start,
+                    end: text.len().saturating_sub(1),
+                    green: green.clone(),
+                });
+            }
+        }
+        (text, pieces)
     }
-}
-
-/// Builds the environment from its text.
-fn env_from_text(env_text: &str) -> Env {
-    env_on(None, env_text)
 }
 
 /// The declarations of `env_text` in an environment over `base` (as if that text followed
 /// base's).
-fn env_on(base: Option<&Arc<Env>>, env_text: &str) -> Env {
-    let tree = RaFile::parse(env_text, Edition::Edition2024).tree();
-    let model = syntax::model_of(tree.syntax(), Some(env_text));
-    let empty = Scope::default();
-    let base_scope = base.map_or(&empty, |b| &b.scope);
-    let (_, scope) = syntax::check_sites(&model, base_scope, |_| true, None);
-    let scope = strip_spans(scope);
-    let mut env = match base {
-        Some(b) => Env::child_of(Arc::clone(b), scope),
-        None => Env {
-            scope,
-            ..Env::default()
-        },
-    };
-    // The declarations the environment reads, in order (a green walk: a cursor per node of
-    // the text was most of this loop's time).
+fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
+    // The declarations the environment reads, in order: those of the stretches between pieces,
+    // parsed (each stretch is whole items), and each piece read from its own syntax.
     let kinds = [
         SyntaxKind::USE,
         SyntaxKind::CONST,
@@ -785,7 +826,55 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str) -> Env {
         SyntaxKind::TYPE_ALIAS,
         SyntaxKind::FN,
     ];
-    for node in syntax::nodes_of_kinds(tree.syntax(), &kinds) {
+    let mut stretches: Vec<(usize, usize, Option<&EnvPiece>)> = Vec::new();
+    let mut at = 0;
+    for p in pieces {
+        let (start, end) = (p.start, p.end);
+        if start < at || env_text.get(start..end).is_none() {
+            continue;
+        }
+        if start > at {
+            stretches.push((at, start, None));
+        }
+        stretches.push((start, end, Some(p)));
+        at = end;
+    }
+    if at < env_text.len() {
+        stretches.push((at, env_text.len(), None));
+    }
+    let mut model = syntax::FileModel::default();
+    let mut decls = Vec::new();
+    for (start, end, piece) in stretches {
+        let Some(src) = env_text.get(start..end) else {
+            continue;
+        };
+        let root = match piece {
+            Some(p) => ra_ap_syntax::SyntaxNode::new_root(p.green.clone()),
+            None => RaFile::parse(src, Edition::Edition2024).syntax_node(),
+        };
+        // A function piece is the whole function: only its signature is read, and a
+        // signature's mappings add nothing to a scope.
+        if root.kind() != SyntaxKind::FN {
+            let shift = u32::try_from(start).unwrap_or(u32::MAX);
+            model.append(syntax::model_of(&root, Some(src)).shifted(shift));
+        }
+        match piece {
+            Some(_) => decls.push(root),
+            None => decls.extend(syntax::nodes_of_kinds(&root, &kinds)),
+        }
+    }
+    let empty = Scope::default();
+    let base_scope = base.map_or(&empty, |b| &b.scope);
+    let scope = syntax::scope_of(&model, base_scope);
+    let scope = strip_spans(scope);
+    let mut env = match base {
+        Some(b) => Env::child_of(Arc::clone(b), scope),
+        None => Env {
+            scope,
+            ..Env::default()
+        },
+    };
+    for node in decls {
         if let Some(u) = ra::Use::cast(node.clone()) {
             // `use consts::BASE as BASE;`: the environment's way of saying that the qualified
             // path names what `BASE` is (see `DefMap::env_text`).
@@ -815,7 +904,7 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str) -> Env {
         } else if let Some(f) = ra::Fn::cast(node)
             && let Some(name) = f.name()
         {
-            let sig = build::signature(&f, &env);
+            let sig = build::LazySig::of(&f);
             if f.param_list().and_then(|p| p.self_param()).is_some() {
                 // A method of an `impl` of the crate (see `resolve::fn_item`).
                 env.methods.insert(name.text().to_string(), sig);
@@ -837,7 +926,7 @@ fn const_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
     if list.statements().next().is_some() {
         return None;
     }
-    let body = list.tail_expr()?.syntax().text().to_string();
+    let body = syntax::node_text(list.tail_expr()?.syntax());
     let mut params = Vec::new();
     for p in f.param_list()?.params() {
         let ra::Pat::IdentPat(i) = p.pat()? else {
@@ -866,8 +955,15 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
     if let Some(t) = env.tensor_alias(name).cloned() {
         env.tensor_aliases.insert(path.to_string(), t);
     }
-    if let Some(f) = env.fn_sig(name).cloned() {
-        env.fns.insert(path.to_string(), f);
+    // The same signature under the path (built where it is declared, when not here).
+    let sig = env.lazy_sig(name).map(|(sig, owner)| {
+        if !std::ptr::eq(owner, &*env) {
+            let _ = owner.fn_sig(name);
+        }
+        sig.clone()
+    });
+    if let Some(sig) = sig {
+        env.fns.insert(path.to_string(), sig);
     }
     if let Some(f) = env.const_fns.get(name).cloned() {
         env.const_fns.insert(path.to_string(), f);

@@ -112,6 +112,50 @@ pub struct Item {
     /// The qualified paths in `text` (`consts::BASE`, `{ layouts::Slice }`), resolved from
     /// the item's own module when the item is written into an environment.
     pub paths: Vec<QPath>,
+    /// The item's own syntax, when `text` is read from it as it stands (see [`Verbatim`]).
+    pub syntax: Verbatim,
+}
+
+/// The syntax an item's `text` was read from, for an environment to read instead of parsing
+/// the text again: a type alias or a const is its whole text; a function's text is its
+/// signature (then `;`), and the environment reads only the signature of the syntax. It is
+/// not part of the item's identity (see [`Untracked`]): the syntax says exactly what the text
+/// says, so any item with the same text may stand in.
+pub type Verbatim = Untracked<Option<rowan::GreenNode>>;
+
+/// A value carried beside a key without being part of it: always equal, never hashed. For
+/// what the rest of the key determines (an item's syntax, given its text).
+#[derive(Clone, Debug, Default)]
+pub struct Untracked<T>(pub T);
+
+impl<T> PartialEq for Untracked<T> {
+    fn eq(&self, _: &Untracked<T>) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for Untracked<T> {}
+
+impl<T> std::hash::Hash for Untracked<T> {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+/// A stretch of an environment's text that is one item written as it stands, with that item's
+/// syntax (see [`DefMap::env_text`]).
+#[derive(Clone, Debug)]
+pub struct EnvPiece {
+    pub start: usize,
+    pub end: usize,
+    pub green: rowan::GreenNode,
+}
+
+/// A module's environment as Rust text, the glob imports that could not be read, and the
+/// stretches of the text that are items as they stand.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EnvSource {
+    pub text: String,
+    pub unresolved: Vec<String>,
+    pub pieces: Untracked<Vec<EnvPiece>>,
 }
 
 /// A path of two or more segments as written (`consts::BASE`, `crate::layouts::Slice`,
@@ -358,6 +402,7 @@ fn item(
         name_at: (start, end),
         refs,
         paths,
+        syntax: Untracked::default(),
     }
 }
 
@@ -374,14 +419,16 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
             if let Some(n) = c.name() {
                 let p = public(&c);
                 let text = syntax::node_text(&node);
-                m.items.push(item(n, ItemKind::Const, p, text, &node, &[]));
+                let mut it = item(n, ItemKind::Const, p, text, &node, &[]);
+                it.syntax = Untracked(Some(node.green().to_owned()));
+                m.items.push(it);
             }
         }
         ast::Item::Static(s) => {
             // A static is a named constant for the address rules.
             if let Some(n) = s.name() {
                 let p = public(&s);
-                let text = node.text().to_string();
+                let text = syntax::node_text(&node);
                 let name = n.text().to_string();
                 let text = text
                     .replacen("static", "const", 1)
@@ -408,7 +455,9 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
             if let Some(n) = a.name() {
                 let p = public(&a);
                 let text = syntax::node_text(&node);
-                m.items.push(item(n, ItemKind::Alias, p, text, &node, &[]));
+                let mut it = item(n, ItemKind::Alias, p, text, &node, &[]);
+                it.syntax = Untracked(Some(node.green().to_owned()));
+                m.items.push(it);
             }
         }
         ast::Item::Fn(f) => {
@@ -465,10 +514,10 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     let (text, skip): (String, &[SyntaxKind]) = if keeps_body {
         (syntax::node_text(&node), &[])
     } else {
-        let sig = syntax::text_before(&node, SyntaxKind::BLOCK_EXPR);
-        (format!("{};", sig.trim_end()), &[SyntaxKind::BLOCK_EXPR])
+        (syntax::signature_decl(&node), &[SyntaxKind::BLOCK_EXPR])
     };
     let mut it = item(n, ItemKind::Fn, p, text, &node, skip);
+    it.syntax = Untracked(Some(node.green().to_owned()));
     if let Some(ty) = of {
         it.name = format!("{ty}::{}", it.name);
         it.refs.retain(|r| r != ty);
@@ -488,6 +537,7 @@ fn type_item(name: Option<ast::Name>, public: bool, m: &mut ItemDecls) {
             public,
             refs: Vec::new(),
             paths: Vec::new(),
+            syntax: Untracked::default(),
         });
     }
 }
@@ -502,7 +552,7 @@ fn axes_items(call: &ast::MacroCall, m: &mut ItemDecls) {
     let Some(tt) = call.token_tree().filter(|_| is_axes) else {
         return;
     };
-    let text = tt.syntax().text().to_string();
+    let text = syntax::node_text(tt.syntax());
     let body = text.get(1..text.len().saturating_sub(1)).unwrap_or("");
     let (decls, _) = parse::parse_axes(body);
     let public = true; // `axes!` expands to public items (the vendor's crates import them by glob).
@@ -524,12 +574,13 @@ fn axes_items(call: &ast::MacroCall, m: &mut ItemDecls) {
             public,
             refs,
             paths: Vec::new(),
+            syntax: Untracked::default(),
         });
     }
 }
 
 fn path_attr(a: &ast::Attr) -> Option<String> {
-    let text = a.syntax().text().to_string();
+    let text = syntax::node_text(a.syntax());
     let inner = text.strip_prefix("#[")?.strip_suffix(']')?.trim();
     let value = inner
         .strip_prefix("path")?
@@ -544,7 +595,7 @@ fn use_tree(tree: &ast::UseTree, prefix: &[String], public: bool, out: &mut Vec<
     if let Some(p) = tree.path() {
         path.extend(
             p.segments()
-                .map(|s| s.syntax().text().to_string().trim().to_string()),
+                .map(|s| syntax::node_text(s.syntax()).trim().to_string()),
         );
     }
     if let Some(list) = tree.use_tree_list() {
@@ -1022,12 +1073,13 @@ impl DefMap {
     /// then the path joined with `·`). The environment binds the path to what `NAME` is, so
     /// a qualified path resolves exactly as the plain imported name does. Paths inside the
     /// declarations themselves are resolved from the module that declares them and replaced
-    /// by the name they are written under.
-    pub fn env_text(&self, module: usize, paths: &[Vec<String>]) -> (String, Vec<String>) {
+    /// by the name they are written under. An item written as it stands is also a piece of
+    /// the result, with its syntax (see [`Verbatim`]).
+    pub fn env_text(&self, module: usize, paths: &[Vec<String>]) -> EnvSource {
         let Some(m) = self.modules.get(module) else {
-            return (String::new(), Vec::new());
+            return EnvSource::default();
         };
-        let mut out = String::new();
+        let mut out = EnvSource::default();
         let mut emitted: HashMap<String, (usize, usize)> = HashMap::new();
         // Own items in source order, then imports by name.
         let own: Vec<(String, Def)> = (0..self.items[module].2.len())
@@ -1055,12 +1107,14 @@ impl DefMap {
                 let segs = &p[..k];
                 if let Some(name) = self.emit_path(module, segs, module, &mut emitted, &mut out, 0)
                 {
-                    out.push_str(&format!("use {} as {name};\n", segs.join("::")));
+                    out.text
+                        .push_str(&format!("use {} as {name};\n", segs.join("::")));
                     break;
                 }
             }
         }
-        (out, m.unresolved.clone())
+        out.unresolved = m.unresolved.clone();
+        out
     }
 
     /// Writes the item a qualified path written in module `from` names into the environment
@@ -1071,7 +1125,7 @@ impl DefMap {
         segs: &[String],
         at: usize,
         emitted: &mut HashMap<String, (usize, usize)>,
-        out: &mut String,
+        out: &mut EnvSource,
         depth: usize,
     ) -> Option<String> {
         let def = self.resolve_item(from, segs)?;
@@ -1122,7 +1176,7 @@ impl DefMap {
         index: usize,
         at: usize,
         emitted: &mut HashMap<String, (usize, usize)>,
-        out: &mut String,
+        out: &mut EnvSource,
         depth: usize,
     ) {
         if depth > 64 || emitted.contains_key(name) {
@@ -1157,7 +1211,8 @@ impl DefMap {
                 .split_once('=')
                 .is_some_and(|(_, ty)| ty.trim_start().starts_with("m!"));
         if is_mapping && it.name != name && emitted.get(&it.name) == Some(&(dm, index)) {
-            out.push_str(&format!("type {name} = m![{{ {} }}];\n", it.name));
+            out.text
+                .push_str(&format!("type {name} = m![{{ {} }}];\n", it.name));
             return;
         }
         // Its qualified paths, resolved where it is declared, and its name: the edits that
@@ -1178,18 +1233,28 @@ impl DefMap {
                 }
             }
         }
-        edits.sort();
-        let mut at_byte = 0;
-        for (a, b, with) in edits {
-            if a < at_byte {
-                continue;
+        if let (true, Some(green)) = (edits.is_empty(), &it.syntax.0) {
+            let start = out.text.len();
+            out.text.push_str(&it.text);
+            out.pieces.0.push(EnvPiece {
+                start,
+                end: out.text.len(),
+                green: green.clone(),
+            });
+        } else {
+            edits.sort();
+            let mut at_byte = 0;
+            for (a, b, with) in edits {
+                if a < at_byte {
+                    continue;
+                }
+                out.text.push_str(it.text.get(at_byte..a).unwrap_or(""));
+                out.text.push_str(&with);
+                at_byte = b;
             }
-            out.push_str(it.text.get(at_byte..a).unwrap_or(""));
-            out.push_str(&with);
-            at_byte = b;
+            out.text.push_str(it.text.get(at_byte..).unwrap_or(""));
         }
-        out.push_str(it.text.get(at_byte..).unwrap_or(""));
-        out.push('\n');
+        out.text.push('\n');
     }
 }
 
@@ -1220,7 +1285,7 @@ mod tests {
 
     fn env(map: &DefMap, file: &str, in_file: usize) -> String {
         let m = map.module_of(Path::new(file), in_file).expect("module");
-        map.env_text(m, &[]).0
+        map.env_text(m, &[]).text
     }
 
     #[test]
@@ -1308,7 +1373,11 @@ mod tests {
         };
         let map = DefMap::build(&[test, lib], &fs);
         let m = map.module_of(Path::new("tests/t.rs"), 0).expect("module");
-        let (e, open) = map.env_text(m, &[]);
+        let EnvSource {
+            text: e,
+            unresolved: open,
+            ..
+        } = map.env_text(m, &[]);
         assert!(e.contains("axes![A = 4];"), "{e}");
         assert_eq!(open, vec!["use half::*".to_string()]);
     }
@@ -1368,14 +1437,16 @@ mod tests {
         let map = DefMap::build(&[spec], &fs);
         let k = map.module_of(Path::new("src/lib.rs"), 3).expect("module k");
         let path = |p: &str| p.split("::").map(str::to_string).collect::<Vec<_>>();
-        let (e, _) = map.env_text(
-            k,
-            &[
-                path("crate::b::BASE"),
-                path("super::a::TOP"),
-                path("std::u64::MAX"),
-            ],
-        );
+        let e = map
+            .env_text(
+                k,
+                &[
+                    path("crate::b::BASE"),
+                    path("super::a::TOP"),
+                    path("std::u64::MAX"),
+                ],
+            )
+            .text;
         // `BASE` is `a::BASE` here, so `b::BASE` is written under its path's name, and `TOP`'s
         // own `super::b::BASE` (from module `a`) is the same item under the same name.
         assert!(e.contains("const BASE: u64 = 8;"), "{e}");

@@ -30,7 +30,7 @@ pub struct Env {
     pub local_types: std::collections::HashSet<String>,
     /// Every const in scope (copied from the parent: a number each).
     pub consts: HashMap<String, u64>,
-    pub fns: HashMap<String, FnSig>,
+    pub fns: HashMap<String, LazySig>,
     /// Whole tensor type aliases (`type Weights = TrfTensor<...>;`): the type each names.
     pub tensor_aliases: HashMap<String, TensorTy>,
     /// `const fn`s whose body is one expression (addresses computed by calls of them); every
@@ -38,8 +38,43 @@ pub struct Env {
     pub const_fns: HashMap<String, consts::ConstFn>,
     /// Methods of the crate's `impl` blocks, by name (a call on a value the model cannot type
     /// takes the signature of the method of that name).
-    pub methods: HashMap<String, FnSig>,
+    pub methods: HashMap<String, LazySig>,
 }
+
+/// A helper's signature, built from its syntax when a call first asks for it, in the
+/// environment that declares it: most functions of a module are kernels nobody calls, and a
+/// signature's tensor types are the costly part of an environment.
+#[derive(Clone, Debug)]
+pub struct LazySig {
+    syntax: rowan::GreenNode,
+    sig: std::sync::OnceLock<FnSig>,
+}
+
+impl LazySig {
+    /// The signature of the function `f` (only its signature is read).
+    pub fn of(f: &ast::Fn) -> LazySig {
+        LazySig {
+            syntax: f.syntax().green().to_owned(),
+            sig: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The signature, as `env` (the environment that holds it) types it.
+    fn get(&self, env: &Env) -> &FnSig {
+        self.sig.get_or_init(|| {
+            let root = ra_ap_syntax::SyntaxNode::new_root(self.syntax.clone());
+            ast::Fn::cast(root).map_or_else(FnSig::default, |f| signature(&f, env))
+        })
+    }
+}
+
+impl PartialEq for LazySig {
+    fn eq(&self, other: &LazySig) -> bool {
+        self.syntax == other.syntax
+    }
+}
+
+impl Eq for LazySig {}
 
 impl Env {
     /// An environment over `parent`, with `scope` (the parent's scope and what is added).
@@ -68,16 +103,26 @@ impl Env {
 
     /// A helper function's signature.
     pub fn fn_sig(&self, name: &str) -> Option<&FnSig> {
-        self.fns
-            .get(name)
-            .or_else(|| self.parent.as_ref()?.fn_sig(name))
+        match self.fns.get(name) {
+            Some(sig) => Some(sig.get(self)),
+            None => self.parent.as_ref()?.fn_sig(name),
+        }
     }
 
     /// The signature of the crate's method of this name.
     pub fn method(&self, name: &str) -> Option<&FnSig> {
-        self.methods
-            .get(name)
-            .or_else(|| self.parent.as_ref()?.method(name))
+        match self.methods.get(name) {
+            Some(sig) => Some(sig.get(self)),
+            None => self.parent.as_ref()?.method(name),
+        }
+    }
+
+    /// A helper's signature as declared, unbuilt (to declare it under another name too).
+    pub fn lazy_sig(&self, name: &str) -> Option<(&LazySig, &Env)> {
+        match self.fns.get(name) {
+            Some(sig) => Some((sig, self)),
+            None => self.parent.as_ref()?.lazy_sig(name),
+        }
     }
 }
 
@@ -172,7 +217,7 @@ impl Construct {
 
 /// A construct's text for a message: its first line, at most 40 characters.
 fn snippet(node: &ra_ap_syntax::SyntaxNode) -> String {
-    let text = node.text().to_string();
+    let text = crate::syntax::node_text(node);
     let line = text.lines().next().unwrap_or("").trim();
     let short: String = line.chars().take(40).collect();
     if short.len() < text.trim().len() {
@@ -299,8 +344,8 @@ fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
         ast::GenericArg::TypeArg(ta) => match ta.ty()? {
             ast::Type::MacroType(mt) => {
                 let call = mt.macro_call()?;
-                let text = call.syntax().text().to_string();
-                let tt = call.token_tree()?.syntax().text().to_string();
+                let text = crate::syntax::node_text(call.syntax());
+                let tt = crate::syntax::node_text(call.token_tree()?.syntax());
                 let mut body = tt.get(1..).unwrap_or("");
                 if body.ends_with(']') || body.ends_with(')') || body.ends_with('}') {
                     body = &body[..body.len() - 1];
@@ -348,7 +393,7 @@ fn device_chips(f: &ast::Fn) -> Option<Option<u64>> {
         if attr.simple_name().as_deref() == Some("device") {
             let tt = attr
                 .as_simple_call()
-                .map(|(_, t)| t.syntax().text().to_string())
+                .map(|(_, t)| crate::syntax::node_text(t.syntax()))
                 .unwrap_or_default();
             let chips = tt
                 .split_once("chip")
@@ -505,8 +550,8 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
     let local: Vec<ast::TypeAlias> = f
         .body()
         .map(|b| {
-            b.syntax()
-                .descendants()
+            crate::syntax::nodes_of_kinds(b.syntax(), &[ra_ap_syntax::SyntaxKind::TYPE_ALIAS])
+                .into_iter()
                 .filter_map(ast::TypeAlias::cast)
                 .filter(|a| {
                     a.syntax()
@@ -1681,7 +1726,7 @@ impl Builder<'_> {
     /// `assert!`, `dbg!` and `vec!` take them): a pass or a device DMA transfer from
     /// `ctx.main`/`ctx.sub` or a tensor variable. Its first engine method's name.
     fn engine_chain_in(&self, tt: &ast::TokenTree) -> Option<Method> {
-        let text = tt.syntax().text().to_string();
+        let text = crate::syntax::node_text(tt.syntax());
         let inner = text.get(1..text.len().saturating_sub(1))?;
         let wrapped = format!("fn __visa_lint() {{ ({inner}); }}");
         let file =
@@ -2522,7 +2567,7 @@ fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
 
 fn arg_of(node: &ra_ap_syntax::SyntaxNode) -> Arg {
     Arg {
-        text: node.text().to_string(),
+        text: crate::syntax::node_text(node),
         span: span_of(node.text_range()),
     }
 }

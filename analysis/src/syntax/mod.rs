@@ -251,6 +251,12 @@ pub fn compact_text(node: &SyntaxNode) -> String {
         .collect()
 }
 
+/// A function as a declaration without its body: its signature and `;` (how a module's or a
+/// body's environment writes a function, and what reading its syntax there stands for).
+pub fn signature_decl(f: &SyntaxNode) -> String {
+    format!("{};", text_before(f, SyntaxKind::BLOCK_EXPR).trim_end())
+}
+
 /// A node's text up to its first direct child of kind `stop` (all of it when it has none):
 /// a function's signature, without its body.
 pub fn text_before(node: &SyntaxNode, stop: SyntaxKind) -> String {
@@ -558,10 +564,35 @@ pub fn check_sites(
     take: impl Fn(&MacroSite) -> bool,
     generics_of: Option<Span>,
 ) -> (Vec<Problem>, Scope) {
+    sites_scope(model, base, take, generics_of, true)
+}
+
+/// The scope [`check_sites`] returns for all of `model`'s sites, without its problems: only
+/// the declarations are read (`axes!` bodies and the bodies of mapping aliases); the other
+/// mappings, which add nothing to a scope, are neither parsed nor lowered. An environment is
+/// built this way (its problems are reported where its declarations are written).
+pub fn scope_of(model: &FileModel, base: &Scope) -> Scope {
+    sites_scope(model, base, |_| true, None, false).1
+}
+
+fn sites_scope(
+    model: &FileModel,
+    base: &Scope,
+    take: impl Fn(&MacroSite) -> bool,
+    generics_of: Option<Span>,
+    diagnose: bool,
+) -> (Vec<Problem>, Scope) {
     let mut diags = Vec::new();
     let mut parsed = Vec::with_capacity(model.sites.len());
-    for site in &model.sites {
-        if !take(site) {
+    // Without diagnostics, a mapping is read only as an alias's body.
+    let mut alias_body = vec![diagnose; model.sites.len()];
+    for a in &model.aliases {
+        if let Some(b) = alias_body.get_mut(a.site) {
+            *b = true;
+        }
+    }
+    for (site, wanted) in model.sites.iter().zip(&alias_body) {
+        if !take(site) || (site.kind != MacroKind::Axes && !wanted) {
             parsed.push(Parsed::Failed);
             continue;
         }
@@ -658,12 +689,17 @@ pub fn check_sites(
             break;
         }
     }
-    diags.extend(mapping::lower::alias_cycles(&aliases, &base.aliases));
+    if diagnose {
+        diags.extend(mapping::lower::alias_cycles(&aliases, &base.aliases));
+    }
     for a in aliases {
         scope.aliases.insert(a.name.text.clone(), a);
     }
     if let Some(g) = generics_of.and_then(|f| model.generics.get(&f)) {
         scope.generics.extend(g.iter().cloned());
+    }
+    if !diagnose {
+        return (diags, scope);
     }
     for p in &parsed {
         match p {
