@@ -145,7 +145,17 @@ try {
   await palette('visa-lint: Show output');
   const started = await until(
     'the server in the output channel',
-    () => [...document.querySelectorAll('.part.panel .view-line')].map((e) => e.textContent.replace(/\u00a0/g, ' ')).find((t) => t.includes('starting ')),
+    // The output panel wraps long lines: the visual lines in order of their position, joined,
+    // and the message from `starting ` to the closing parenthesis of where it came from.
+    () => {
+      const text = [...document.querySelectorAll('.part.panel .view-line')]
+        .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+        .map((e) => e.textContent.replace(/\u00a0/g, ' '))
+        .join('');
+      const at = text.indexOf('starting ');
+      const end = at < 0 ? -1 : text.indexOf(')', at);
+      return end < 0 ? undefined : text.slice(at, end + 1);
+    },
     undefined,
     20000,
   );

@@ -18,7 +18,12 @@ code_server="$cache/code-server-$version/node_modules/.bin/code-server"
 
 cargo build -q --bin visa-lsp --bin visa-lint
 
-work="$(mktemp -d)"
+# Under target/, on the build's own disk: /tmp ran out of space in one CI run.
+mkdir -p target/e2e-tmp
+work="$(mktemp -d -p "$root/target/e2e-tmp")"
+# and the temporary files of code-server and chromium with it (removed by cleanup).
+mkdir -p "$work/tmp"
+export TMPDIR="$work/tmp"
 server_pid=""
 cleanup() {
   # The whole process group: code-server's launcher leaves its server and extension host
@@ -34,8 +39,10 @@ trap cleanup EXIT
 # The binaries to bundle: the built server and CLI (VISA_E2E_CLI: another visa-lint to bundle).
 bundle="$work/bundle"
 mkdir -p "$bundle"
-cp target/debug/visa-lsp "$bundle/"
-cp "${VISA_E2E_CLI:-target/debug/visa-lint}" "$bundle/visa-lint"
+# Hard links where the file system allows them: no second copy of two debug binaries.
+ln -f target/debug/visa-lsp "$bundle/visa-lsp" 2>/dev/null || cp target/debug/visa-lsp "$bundle/"
+cli="${VISA_E2E_CLI:-target/debug/visa-lint}"
+ln -f "$cli" "$bundle/visa-lint" 2>/dev/null || cp "$cli" "$bundle/visa-lint"
 timeline=0
 # (A CLI from before the simulator answers `cost --help` with its main help.)
 if "$bundle/visa-lint" cost --help 2>/dev/null | grep -q '^Usage: visa-lint cost'; then timeline=1; fi
