@@ -76,26 +76,35 @@ pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parse<RaFile> {
 /// Where two texts differ: the end of their common prefix, and where their common suffix
 /// starts in `old` and in `new` (all on character boundaries).
 pub fn changed_span(old: &str, new: &str) -> (usize, usize, usize) {
-    let mut prefix = old
-        .bytes()
-        .zip(new.bytes())
-        .take_while(|(a, b)| a == b)
-        .count();
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = common_len(a, b, |s, i, n| &s[i..i + n]);
     while !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
         prefix -= 1;
     }
-    let most = old.len().min(new.len()) - prefix;
-    let mut suffix = old
-        .bytes()
-        .rev()
-        .zip(new.bytes().rev())
-        .take(most)
-        .take_while(|(a, b)| a == b)
-        .count();
+    // The suffix, within what the prefix left of the shorter text.
+    let most = a.len().min(b.len()) - prefix;
+    let (a_rest, b_rest) = (&a[a.len() - most..], &b[b.len() - most..]);
+    let mut suffix = common_len(a_rest, b_rest, |s, i, n| &s[s.len() - i - n..s.len() - i]);
     while !(old.is_char_boundary(old.len() - suffix) && new.is_char_boundary(new.len() - suffix)) {
         suffix -= 1;
     }
     (prefix, old.len() - suffix, new.len() - suffix)
+}
+
+/// How many bytes `a` and `b` have in common, taken in the order `window(slice, i, n)` gives
+/// (the `n` bytes at distance `i` from the start, or from the end): whole 64-byte windows
+/// compared at once (a keystroke compares the 65 KB file's two versions), then byte by byte.
+fn common_len(a: &[u8], b: &[u8], window: impl Fn(&[u8], usize, usize) -> &[u8]) -> usize {
+    const CHUNK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + CHUNK <= n && window(a, i, CHUNK) == window(b, i, CHUNK) {
+        i += CHUNK;
+    }
+    while i < n && window(a, i, 1) == window(b, i, 1) {
+        i += 1;
+    }
+    i
 }
 
 /// The parse of `new`, made from `old`'s parse by reparsing only what changed: the edit is
@@ -1095,6 +1104,60 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
                 format!("{:#?}", full.tree().syntax()),
                 "{new}"
             );
+        }
+    }
+
+    /// The changed span compared window by window is the one compared byte by byte: texts of
+    /// lengths around the 64-byte window, edits at either end, in the middle, growing,
+    /// shrinking, and inside multi-byte characters (the span stays on their boundaries).
+    #[test]
+    fn the_changed_span_is_the_byte_by_byte_one() {
+        fn naive(old: &str, new: &str) -> (usize, usize, usize) {
+            let (a, b) = (old.as_bytes(), new.as_bytes());
+            let mut p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            while !(old.is_char_boundary(p) && new.is_char_boundary(p)) {
+                p -= 1;
+            }
+            let most = a.len().min(b.len()) - p;
+            let pairs = a.iter().rev().zip(b.iter().rev()).take(most);
+            let mut q = pairs.take_while(|(x, y)| x == y).count();
+            while !(old.is_char_boundary(old.len() - q) && new.is_char_boundary(new.len() - q)) {
+                q -= 1;
+            }
+            (p, old.len() - q, new.len() - q)
+        }
+        let mut texts = vec![String::new(), "é".to_string(), "∀é∀".repeat(40)];
+        for len in [1, 63, 64, 65, 127, 128, 129, 300] {
+            texts.push("ab".repeat(len).chars().take(len).collect());
+        }
+        for base in texts {
+            let chars: Vec<(usize, char)> = base.char_indices().collect();
+            let mut edits = vec![format!("x{base}"), format!("{base}x"), base.clone()];
+            for &(at, _) in chars.iter().step_by(7) {
+                edits.push(format!("{}∀{}", &base[..at], &base[at..]));
+                edits.push(format!(
+                    "{}{}",
+                    &base[..at],
+                    &base[at..].replacen(|_| true, "é", 1)
+                ));
+                edits.push(format!(
+                    "{}{}",
+                    &base[..at],
+                    base[at..].chars().skip(1).collect::<String>()
+                ));
+            }
+            for new in &edits {
+                assert_eq!(
+                    changed_span(&base, new),
+                    naive(&base, new),
+                    "{base:?} -> {new:?}"
+                );
+                assert_eq!(
+                    changed_span(new, &base),
+                    naive(new, &base),
+                    "{new:?} -> {base:?}"
+                );
+            }
         }
     }
 
