@@ -291,9 +291,9 @@ impl Tok<'_> {
 }
 
 /// A syntax subtree as a query key. Equal when the texts are (a subtree the incremental
-/// reparse kept is the same allocation, compared in one step); hashed by its kind, length and
-/// first tokens only, so that keying every item of a file on each keystroke does not read the
-/// whole file.
+/// reparse kept is the same allocation, compared in one step); hashed by its whole content,
+/// once per allocation (see [`content_hash`]), so that keying every item of a file on each
+/// keystroke reads only what the edit made new.
 #[derive(Clone, Debug)]
 pub struct GreenKey(pub GreenNode);
 
@@ -307,24 +307,60 @@ impl Eq for GreenKey {}
 
 impl std::hash::Hash for GreenKey {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        fn leading(g: &rowan::GreenNodeData, budget: &mut u32, state: &mut impl std::hash::Hasher) {
-            for child in g.children() {
-                if *budget == 0 {
-                    return;
-                }
-                match child {
-                    rowan::NodeOrToken::Node(n) => leading(n, budget, state),
-                    rowan::NodeOrToken::Token(t) => {
-                        *budget -= 1;
-                        std::hash::Hash::hash(t.text(), state);
+        state.write_u64(content_hash(&self.0));
+    }
+}
+
+/// A hash of a subtree's kind, length and every token's text (equal subtrees hash equal).
+///
+/// Every item of a file is keyed on each keystroke; a hash of the first tokens only made the
+/// edited function's new version hash like its previous ones, and the interner then compared
+/// them token by token. The whole hash is computed once per allocation: the incremental
+/// reparse keeps the unedited subtrees, so only the edited item is read again. Each thread
+/// keeps the hashes of the subtrees it saw recently, with a clone of each, so that an address
+/// in the table is never one that was freed and reused (two generations of at most
+/// `GENERATION` entries: one still in use is carried into the next).
+pub fn content_hash(g: &GreenNode) -> u64 {
+    use std::cell::RefCell;
+    use std::hash::Hasher;
+    const GENERATION: usize = 1 << 10;
+    type Seen = rustc_hash::FxHashMap<usize, (GreenNode, u64)>;
+    thread_local! {
+        static SEEN: RefCell<(Seen, Seen)> = RefCell::default();
+    }
+    let key = &**g as *const rowan::GreenNodeData as usize;
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        let (current, previous) = &mut *seen;
+        if let Some((_, hash)) = current.get(&key) {
+            return *hash;
+        }
+        let hash = match previous.remove(&key) {
+            Some((_, hash)) => hash,
+            None => {
+                let mut state = rustc_hash::FxHasher::default();
+                state.write_u16(g.kind().0);
+                state.write_u32(u32::from(g.text_len()));
+                // Every token in order, with an explicit stack (no recursion on deep trees).
+                let mut stack = vec![g.children()];
+                while let Some(children) = stack.last_mut() {
+                    match children.next() {
+                        Some(rowan::NodeOrToken::Node(n)) => stack.push(n.children()),
+                        Some(rowan::NodeOrToken::Token(t)) => state.write(t.text().as_bytes()),
+                        None => {
+                            stack.pop();
+                        }
                     }
                 }
+                state.finish()
             }
+        };
+        if current.len() >= GENERATION {
+            *previous = std::mem::take(current);
         }
-        self.0.kind().hash(state);
-        u32::from(self.0.text_len()).hash(state);
-        leading(&self.0, &mut 8, state);
-    }
+        current.insert(key, (g.clone(), hash));
+        hash
+    })
 }
 
 impl FileModel {
@@ -720,6 +756,46 @@ fn sites_scope(
 
 #[cfg(test)]
 mod tests {
+    /// The first function of `text`'s parse, as a query key.
+    fn first_fn(text: &str) -> super::GreenKey {
+        use ra_ap_syntax::AstNode;
+        let file = ra_ap_syntax::SourceFile::parse(text, ra_ap_syntax::Edition::Edition2024);
+        let f = file
+            .tree()
+            .syntax()
+            .descendants()
+            .find_map(ra_ap_syntax::ast::Fn::cast);
+        super::GreenKey(
+            f.map(|f| f.syntax().green().to_owned())
+                .expect("a function"),
+        )
+    }
+
+    /// Two parses of one text give equal keys with one hash; an edit that keeps the length and
+    /// the first tokens (typing over a digit deep in a body) changes the hash, so the interner
+    /// does not compare the versions token by token. The hash survives its table's turnover.
+    #[test]
+    fn a_key_hashes_its_whole_content() {
+        let hash = |k: &super::GreenKey| super::content_hash(&k.0);
+        let text = "fn f() {\n    let a = 1;\n    let b = 2;\n}\n";
+        let (one, two) = (first_fn(text), first_fn(text));
+        assert!(!std::ptr::eq(&*one.0, &*two.0));
+        assert_eq!(one, two);
+        assert_eq!(hash(&one), hash(&two));
+        let edited = first_fn(&text.replace("b = 2", "b = 3"));
+        assert_ne!(one, edited);
+        assert_ne!(hash(&one), hash(&edited));
+        // More keys than two generations of the table hold: the first is hashed again, alike.
+        let before = hash(&one);
+        let others: Vec<super::GreenKey> = (0..2100)
+            .map(|i| first_fn(&format!("fn g{i}() {{}}")))
+            .collect();
+        others.iter().for_each(|k| {
+            hash(k);
+        });
+        assert_eq!(hash(&one), before);
+    }
+
     fn codes(text: &str) -> Vec<(String, &'static str)> {
         crate::check_text(text)
             .iter()
