@@ -370,6 +370,14 @@ fn idents(tokens: &[Tok<'_>], own: &str) -> Vec<String> {
         .collect()
 }
 
+/// An item whose text is its node's whole text, read from the node's syntax where an
+/// environment holds it (see [`Verbatim`]).
+fn verbatim(name: ast::Name, kind: ItemKind, public: bool, node: &SyntaxNode) -> Item {
+    let mut it = item(name, kind, public, syntax::node_text(node), node, &[]);
+    it.syntax = Untracked(Some(node.green().to_owned()));
+    it
+}
+
 /// An item named `name` declared by `node`, whose references and paths are read from the
 /// node's tokens less its direct children of the kinds in `skip` (a function's body).
 fn item(
@@ -417,11 +425,8 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
     match it {
         ast::Item::Const(c) => {
             if let Some(n) = c.name() {
-                let p = public(&c);
-                let text = syntax::node_text(&node);
-                let mut it = item(n, ItemKind::Const, p, text, &node, &[]);
-                it.syntax = Untracked(Some(node.green().to_owned()));
-                m.items.push(it);
+                m.items
+                    .push(verbatim(n, ItemKind::Const, public(&c), &node));
             }
         }
         ast::Item::Static(s) => {
@@ -453,11 +458,8 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
         }
         ast::Item::TypeAlias(a) => {
             if let Some(n) = a.name() {
-                let p = public(&a);
-                let text = syntax::node_text(&node);
-                let mut it = item(n, ItemKind::Alias, p, text, &node, &[]);
-                it.syntax = Untracked(Some(node.green().to_owned()));
-                m.items.push(it);
+                m.items
+                    .push(verbatim(n, ItemKind::Alias, public(&a), &node));
             }
         }
         ast::Item::Fn(f) => {
