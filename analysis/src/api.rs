@@ -238,6 +238,12 @@ impl Analysis {
         })
     }
 
+    /// The file's mapping-level model (its `m!`, `axes!`, `i!` sites and aliases), made once
+    /// per version from the file's one parse; `None` for a file nested past the limit.
+    pub fn file_model(&self, file: FileId) -> Cancellable<Option<Arc<crate::syntax::FileModel>>> {
+        self.with(|db| db::file_model(db, self.file(file)?).clone())
+    }
+
     /// What to show when the pointer rests at `offset`.
     pub fn hover_at(&self, file: FileId, offset: u32) -> Cancellable<Option<Hover>> {
         self.with(|db| {

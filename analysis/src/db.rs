@@ -12,6 +12,7 @@ use crate::project::Package;
 use crate::resolve::{
     self, CrateSpec, DefMap, EnvPiece, EnvSource, FileItems, FileLayout, ItemDecls, Untracked,
 };
+use crate::syntax::limits::TooDeep;
 use crate::syntax::{self, GreenKey, MacroKind};
 use crate::target::Target;
 use ra_ap_syntax::ast::{self as ra, HasName};
@@ -615,6 +616,29 @@ pub fn module_check<'db>(
     })
 }
 
+/// Where the file first nests past the limit (docs/robustness.md); `None` within it.
+#[salsa::tracked]
+pub fn nesting_past_limit(db: &dyn salsa::Database, file: SourceFile) -> Option<TooDeep> {
+    match file.nesting(db) {
+        Some(n) => n.too_deep,
+        None => syntax::limits::check_nesting(file.text(db)),
+    }
+}
+
+/// The file's mapping-level model (every `m!`, `axes!` and `i!` site and alias) from its one
+/// parse; `None` for a file nested past the limit, which is never walked.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn file_model(db: &dyn salsa::Database, file: SourceFile) -> Option<Arc<syntax::FileModel>> {
+    if nesting_past_limit(db, file).is_some() {
+        return None;
+    }
+    let tree = parse(db, file).tree();
+    Some(Arc::new(syntax::model_of(
+        tree.syntax(),
+        Some(file.text(db)),
+    )))
+}
+
 /// Analyses a whole file (tracked per file): every rule's raw findings, before suppression
 /// comments and rule levels. After an edit it re-runs, but what it reads is tracked per item
 /// (an item's facts, a module's check, a function's analysis), so only the edited item's
@@ -626,14 +650,9 @@ pub fn file_analysis(
     settings: Settings,
 ) -> Arc<FileAnalysis> {
     let target = target_name(db, settings);
-    let text = file.text(db);
     mapping::parse::forget_parsed();
-    let too_deep = match file.nesting(db) {
-        Some(n) => n.too_deep,
-        None => syntax::limits::check_nesting(text),
-    };
-    if let Some(too_deep) = too_deep {
-        let module_diagnostics = vec![crate::rules::tool::nesting_too_deep(&too_deep)];
+    if let Some(too_deep) = nesting_past_limit(db, file) {
+        let module_diagnostics = vec![crate::rules::tool::nesting_too_deep(too_deep)];
         let (fns, modules) = (Vec::new(), Vec::new());
         return Arc::new(FileAnalysis {
             module_diagnostics,

@@ -39,6 +39,19 @@ impl LineIndex {
         LineIndex { line_starts }
     }
 
+    /// The lines as the Language Server Protocol counts them: a line ends at `\n`, at `\r\n`
+    /// and at a lone `\r` (the command line counts `\n` only, as rustc does).
+    pub fn lsp(text: &str) -> LineIndex {
+        let bytes = text.as_bytes();
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            memchr::memchr2_iter(b'\n', b'\r', bytes)
+                .filter(|&i| !(bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n')))
+                .map(|i| i + 1),
+        );
+        LineIndex { line_starts }
+    }
+
     pub fn line_count(&self) -> usize {
         self.line_starts.len()
     }
@@ -111,6 +124,48 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lsp_lines_end_at_a_lone_carriage_return_too() {
+        let text = "a\rbc\r\nd\ne";
+        let idx = LineIndex::lsp(text);
+        let at = |offset| idx.position(text, offset, Encoding::Utf16);
+        assert_eq!(
+            at(2),
+            Position {
+                line: 1,
+                character: 0
+            }
+        );
+        assert_eq!(
+            at(6),
+            Position {
+                line: 2,
+                character: 0
+            }
+        );
+        assert_eq!(
+            at(8),
+            Position {
+                line: 3,
+                character: 0
+            }
+        );
+        let end_of_first = Position {
+            line: 0,
+            character: 9,
+        };
+        assert_eq!(
+            idx.offset(text, end_of_first, Encoding::Utf16),
+            1,
+            "before its `\\r`"
+        );
+        assert_eq!(
+            LineIndex::new(text).line_count(),
+            3,
+            "rustc's lines: `\\n` only"
+        );
+    }
 
     #[test]
     fn line_col_counts_scalar_values() {

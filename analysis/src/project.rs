@@ -1,9 +1,139 @@
 //! Where a file's crate is: the Cargo package around it, its crate roots and its files. The
 //! only part of the engine that reads the file system; the surfaces call it and hand the
 //! texts to [`crate::AnalysisHost`] (queries never do I/O). The package is read from its
-//! `Cargo.toml` only: no cargo, no build scripts.
+//! `Cargo.toml` only: no cargo, no build scripts. Every file is read through one [`Gate`].
 
+use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+/// The largest file read (a source file, a manifest, a configuration file).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Why a file was not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// It does not exist or cannot be reached (the I/O error's text).
+    Io(String),
+    /// Its real path (links and `..` resolved) is outside every root the gate admits.
+    Outside(PathBuf),
+    /// A directory, FIFO, socket or device.
+    NotRegular(&'static str),
+    TooLarge(u64),
+    NotUtf8,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "{e}"),
+            ReadError::Outside(real) => write!(
+                f,
+                "its real path {} is outside the workspace and the packages",
+                real.display()
+            ),
+            ReadError::NotRegular(kind) => write!(f, "is {kind}, not a regular file"),
+            ReadError::TooLarge(n) => {
+                write!(f, "is {n} bytes, over the limit of {MAX_FILE_BYTES}")
+            }
+            ReadError::NotUtf8 => write!(f, "is not UTF-8 text"),
+        }
+    }
+}
+
+/// The one way files are read: regular files only, at most [`MAX_FILE_BYTES`], whose real
+/// path (every link and `..` resolved) lies under one of the gate's roots; opened without
+/// blocking, so a FIFO put in a file's place is refused rather than waited on.
+#[derive(Clone, Debug, Default)]
+pub struct Gate {
+    roots: Vec<PathBuf>,
+}
+
+impl Gate {
+    /// A gate admitting what lies under `roots` (each resolved to its real path; a root that
+    /// does not exist admits nothing).
+    pub fn new<P: AsRef<Path>>(roots: impl IntoIterator<Item = P>) -> Gate {
+        Gate {
+            roots: roots
+                .into_iter()
+                .filter_map(|r| std::fs::canonicalize(r.as_ref()).ok())
+                .collect(),
+        }
+    }
+
+    /// Whether `path`'s real path lies under a root (`false` when it does not exist).
+    pub fn admits(&self, path: &Path) -> bool {
+        std::fs::canonicalize(path).is_ok_and(|real| self.roots.iter().any(|r| real.starts_with(r)))
+    }
+
+    /// The text of `path`.
+    pub fn read(&self, path: &Path) -> Result<String, ReadError> {
+        let io = |e: std::io::Error| ReadError::Io(e.to_string());
+        let real = std::fs::canonicalize(path).map_err(io)?;
+        if !self.roots.iter().any(|r| real.starts_with(r)) {
+            return Err(ReadError::Outside(real));
+        }
+        check_kind(&std::fs::metadata(&real).map_err(io)?)?;
+        let file = open_nonblocking(&real).map_err(io)?;
+        // Checked again on the open file: the path may have been replaced in between.
+        let meta = file.metadata().map_err(io)?;
+        check_kind(&meta)?;
+        let mut bytes = Vec::with_capacity(meta.len().min(MAX_FILE_BYTES) as usize);
+        file.take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(ReadError::TooLarge(bytes.len() as u64));
+        }
+        String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
+    }
+}
+
+fn check_kind(meta: &std::fs::Metadata) -> Result<(), ReadError> {
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(kind_of(meta)));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge(meta.len()));
+    }
+    Ok(())
+}
+
+/// What a file system entry is, in words.
+pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device";
+        }
+    }
+    if meta.is_dir() {
+        "a directory"
+    } else if meta.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
 
 /// A Cargo package: its directory, its library's crate name and its crate roots (the library
 /// first, then binaries, tests, examples and benches).
@@ -37,12 +167,21 @@ impl Package {
 /// `[package]` table (a virtual workspace manifest is not a package). `None` for a file
 /// outside any package, which is then its own crate.
 pub fn discover(file: &Path) -> Option<Package> {
+    discover_under(file, None)
+}
+
+/// [`discover`], looking no higher than `ceiling` when one is given (a language server's
+/// workspace folder: nothing above it is read).
+pub fn discover_under(file: &Path, ceiling: Option<&Path>) -> Option<Package> {
     let file = absolute(file);
     let mut dir = file.parent();
     while let Some(d) = dir {
+        if ceiling.is_some_and(|c| !d.starts_with(c)) {
+            return None;
+        }
         let manifest = d.join("Cargo.toml");
         if manifest.is_file() {
-            let text = std::fs::read_to_string(&manifest).ok()?;
+            let text = Gate::new([d]).read(&manifest).ok()?;
             return package_from_manifest(d, &text);
         }
         dir = d.parent();
@@ -147,11 +286,13 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     }
 }
 
-/// Reads a package's files (those that are UTF-8 text; the others are skipped).
+/// Reads a package's files through a [`Gate`] admitting the package (those that are UTF-8
+/// text; the others are skipped).
 pub fn load(pkg: &Package) -> Vec<(PathBuf, String)> {
+    let gate = Gate::new([&pkg.dir]);
     package_files(pkg)
         .into_iter()
-        .filter_map(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
+        .filter_map(|p| gate.read(&p).ok().map(|t| (p, t)))
         .collect()
 }
 
@@ -167,6 +308,50 @@ mod tests {
             None
         );
         assert_eq!(package_from_manifest(dir, "not toml ["), None);
+    }
+
+    #[test]
+    fn the_gate_reads_regular_files_under_its_roots_only() {
+        let dir = std::env::temp_dir().join(format!("visa-gate-{}", std::process::id()));
+        let (inside, outside) = (dir.join("ws"), dir.join("elsewhere"));
+        for d in [&inside, &outside] {
+            std::fs::create_dir_all(d).expect("temp dir");
+        }
+        std::fs::write(inside.join("a.rs"), "fn a() {}").expect("write");
+        std::fs::write(outside.join("secret.rs"), "secret").expect("write");
+        let gate = Gate::new([&inside]);
+        assert_eq!(gate.read(&inside.join("a.rs")), Ok("fn a() {}".to_string()));
+        // `..` and links are resolved before the check.
+        let dotted = inside.join("../elsewhere/secret.rs");
+        assert!(matches!(gate.read(&dotted), Err(ReadError::Outside(_))));
+        #[cfg(unix)]
+        {
+            let link = inside.join("link.rs");
+            std::os::unix::fs::symlink(outside.join("secret.rs"), &link).expect("symlink");
+            assert!(matches!(gate.read(&link), Err(ReadError::Outside(_))));
+            let zero = inside.join("zero.rs");
+            std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
+            assert!(matches!(gate.read(&zero), Err(ReadError::Outside(_))));
+            let open = Gate::new(["/"]);
+            assert_eq!(open.read(&zero), Err(ReadError::NotRegular("a device")));
+            let fifo = inside.join("pipe.rs");
+            let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            assert_eq!(
+                gate.read(&fifo),
+                Err(ReadError::NotRegular("a named pipe (FIFO)"))
+            );
+        }
+        assert_eq!(
+            gate.read(&inside),
+            Err(ReadError::NotRegular("a directory"))
+        );
+        assert!(matches!(
+            gate.read(&inside.join("missing.rs")),
+            Err(ReadError::Io(_))
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -401,7 +401,18 @@ async fn a_flood_of_edits_and_hovers_ends_with_the_last_versions_diagnostics() {
         .into_iter()
         .filter(|m| m["method"] == "textDocument/publishDiagnostics")
         .collect();
-    assert_eq!(late, Vec::<Value>::new());
+    assert_eq!(
+        late,
+        Vec::<Value>::new(),
+        "{}",
+        serde_json::to_string(
+            &late
+                .iter()
+                .map(|m| &m["params"]["version"])
+                .collect::<Vec<_>>()
+        )
+        .unwrap_or_default()
+    );
     eprintln!("{modified} hovers answered ContentModified");
 }
 

@@ -63,8 +63,13 @@ fn idents(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-pub fn symbols(text: &str) -> Symbols {
-    let model = syntax::file_model(text);
+/// The symbols of a text, from the engine's model of it (`model`: what
+/// [`engine::Snapshot::file_model`] returns for the text; none for a file nested past the
+/// limit, which has no symbols).
+pub fn symbols_of(model: Option<&syntax::FileModel>, text: &str) -> Symbols {
+    let Some(model) = model else {
+        return Symbols::default();
+    };
     let mut out = Symbols::default();
     for site in &model.sites {
         let base = site.body_start as usize;
@@ -159,18 +164,16 @@ impl Symbols {
 }
 
 /// Where the axis or alias under the cursor is declared.
-pub fn definition(doc: &Doc, pos: Position) -> Option<Range> {
+pub fn definition(doc: &Doc, syms: &Symbols, pos: Position) -> Option<Range> {
     let offset = doc.lines.offset(&doc.text, pos);
-    let syms = symbols(&doc.text);
     let (name, span) = syms.at(offset)?;
     let decl = syms.resolve(name, span)?;
     Some(doc.lines.range(&doc.text, decl.span))
 }
 
 /// Every use inside `m![...]` of the axis or alias under the cursor (and its declaration).
-pub fn references(doc: &Doc, pos: Position, with_decl: bool) -> Vec<Range> {
+pub fn references(doc: &Doc, syms: &Symbols, pos: Position, with_decl: bool) -> Vec<Range> {
     let offset = doc.lines.offset(&doc.text, pos);
-    let syms = symbols(&doc.text);
     let Some((name, span)) = syms.at(offset) else {
         return Vec::new();
     };
@@ -231,7 +234,7 @@ pub fn rule_markdown(r: &visa_analysis::rules::registry::Rule) -> String {
     s
 }
 
-pub fn completions(doc: &Doc, pos: Position) -> Vec<CompletionItem> {
+pub fn completions(doc: &Doc, syms: &Symbols, pos: Position) -> Vec<CompletionItem> {
     let offset = doc.lines.offset(&doc.text, pos);
     if suppression_list(&doc.text, offset).is_some() {
         return engine::rules()
@@ -247,7 +250,6 @@ pub fn completions(doc: &Doc, pos: Position) -> Vec<CompletionItem> {
             })
             .collect();
     }
-    let syms = symbols(&doc.text);
     if !syms.in_mapping(offset) {
         return Vec::new();
     }

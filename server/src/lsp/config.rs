@@ -56,7 +56,10 @@ impl Settings {
         if let Some(url) = file_url(&root.join("docs/rules.md")) {
             settings.rules_doc_url = Some(url);
         }
-        if let Ok(text) = std::fs::read_to_string(root.join(FILE_NAME)) {
+        // Through the engine's gate: a regular file of the workspace (a FIFO or a link out of
+        // it is not read).
+        let gate = super::engine::project::Gate::new([root]);
+        if let Ok(text) = gate.read(&root.join(FILE_NAME)) {
             match text.parse::<toml::Table>() {
                 Ok(table) => match serde_json::to_value(table) {
                     Ok(v) => problems.extend(settings.merge(&v)),
@@ -64,7 +67,7 @@ impl Settings {
                 },
                 Err(e) => problems.push(format!("{FILE_NAME}: {e}")),
             }
-        } else if let Ok(text) = std::fs::read_to_string(root.join("Cargo.toml")) {
+        } else if let Ok(text) = gate.read(&root.join("Cargo.toml")) {
             // Without a `visa-lint.toml`: `[workspace.metadata.visa-lint]` or
             // `[package.metadata.visa-lint]`, as the CLI reads them.
             match text.parse::<toml::Table>() {

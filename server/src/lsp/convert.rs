@@ -4,7 +4,8 @@ use tower_lsp_server::ls_types::{Position, Range};
 use visa_analysis::Span;
 use visa_analysis::line_index::{Encoding, LineIndex, Position as EnginePosition};
 
-/// The engine's line index of one text, answering in LSP's types and UTF-16 columns. It is
+/// The engine's line index of one text, answering in LSP's types, lines and UTF-16 columns (a
+/// lone `\r` ends a line, as LSP counts). It is
 /// built when first asked (a keystroke on a file without findings never needs it); every
 /// method takes the text it indexes.
 #[derive(Clone, Debug, Default)]
@@ -14,7 +15,7 @@ pub struct Lines {
 
 impl Lines {
     fn index(&self, text: &str) -> &LineIndex {
-        self.index.get_or_init(|| LineIndex::new(text))
+        self.index.get_or_init(|| LineIndex::lsp(text))
     }
 
     /// The LSP position of byte `offset` (clamped to the text, rounded down to a character).

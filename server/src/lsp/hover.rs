@@ -4,12 +4,12 @@
 //! form and the layout `visa-lint eval` prints.
 
 use super::Doc;
-use super::complete::{self, DeclKind, Symbols};
+use super::complete::{DeclKind, Symbols};
 use super::engine::{Cancellable, HoverContent, Snapshot};
 use tower_lsp_server::ls_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position};
 use visa_analysis::Span;
 use visa_analysis::mapping::describe;
-use visa_analysis::syntax::{self, MacroKind};
+use visa_analysis::syntax::MacroKind;
 
 fn markdown(value: String, range: Option<tower_lsp_server::ls_types::Range>) -> Hover {
     Hover {
@@ -38,7 +38,7 @@ pub fn hover(snap: &Snapshot, doc: &Doc, pos: Position) -> Cancellable<Option<Ho
     }
     // What the engine's hover does not cover: axes declared in function bodies, alias
     // declarations, mappings outside a tensor's type.
-    let syms = complete::symbols(text);
+    let syms = doc.symbols(snap)?;
     if let Some((name, span)) = syms.at(offset)
         && let Some(decl) = syms.resolve(name, span)
     {
@@ -59,7 +59,9 @@ pub fn hover(snap: &Snapshot, doc: &Doc, pos: Position) -> Cancellable<Option<Ho
         }));
     }
     // Anywhere else in an `m![...]`: the whole mapping.
-    let model = syntax::file_model(text);
+    let Some(model) = snap.file_model(doc.file)? else {
+        return Ok(None);
+    };
     let site = model
         .sites
         .iter()

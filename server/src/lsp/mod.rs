@@ -5,18 +5,23 @@
 //! - full document sync; each document keeps its version, and a change whose version is not
 //!   newer than the stored one is dropped;
 //! - the engine's host sits behind one `std::sync::Mutex`, held only to set an input or clone
-//!   a snapshot, never across an `.await`;
+//!   a snapshot, never across an `.await` and never while reading a file;
 //! - every query runs on a snapshot inside `spawn_blocking`; an edit cancels it, and the
-//!   request answers `ContentModified` (a publish is dropped: the newer version publishes);
-//! - publishing goes through one async lock and re-checks, under it, that the version is still
-//!   the document's latest, so a slow analysis of an old version never overwrites a newer one;
+//!   request answers `ContentModified`;
+//! - publishing follows [`publish`]: whatever may change a document's diagnostics marks it,
+//!   and a mark is cleared only by publishing an analysis of its latest version that started
+//!   after the mark; a cancelled analysis leaves it, and a worker task takes it again;
 //! - snapshots are taken on the blocking thread that uses them, never held by an async task
-//!   (setting an input waits for every other handle to drop).
+//!   (setting an input waits for every other handle to drop);
+//! - files are read through the engine's one gate (`project::Gate`): regular files under the
+//!   workspace folders and the open documents' packages, never under the state lock; a
+//!   document that is no file (`untitled:`) is never looked for on disk.
 //!
 //! Why tower-lsp-server rather than the synchronous `lsp-server`: with the rules above, the
 //! out-of-order handling it allows is harmless (tests: a flood of edits interleaved with
 //! hovers ends with the last version's diagnostics, no deadlock). Its one weakness, ending the
-//! session at the first undecodable message, is covered by [`framing`].
+//! session at the first message it cannot decode, is why [`transport`] reads, checks and
+//! writes the messages itself and hands the library only what it can take.
 
 pub mod actions;
 pub mod complete;
@@ -24,19 +29,21 @@ pub mod config;
 pub mod convert;
 pub mod diagnostics;
 pub mod engine;
-pub mod framing;
 pub mod hover;
+pub mod publish;
+pub mod transport;
 
 use config::Settings;
 use convert::Lines;
 use engine::{Cancellable, FileId, Host, Package, Snapshot};
+use publish::{Epoch, Queue};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, Once};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
-use tower_lsp_server::{Client, ClientSocket, LanguageServer, LspService, Server};
+use tower_lsp_server::{Client, ClientSocket, LanguageServer, LspService};
 
 /// One open document at one version.
 #[derive(Clone)]
@@ -45,6 +52,31 @@ pub struct Doc {
     pub text: Arc<str>,
     pub lines: Arc<Lines>,
     pub file: FileId,
+    /// Its axes, aliases and their uses, made when a request first needs them.
+    symbols: Arc<std::sync::OnceLock<Arc<complete::Symbols>>>,
+}
+
+impl Doc {
+    fn new(version: i32, text: Arc<str>, file: FileId) -> Doc {
+        Doc {
+            version,
+            text,
+            lines: Arc::default(),
+            file,
+            symbols: Arc::default(),
+        }
+    }
+
+    /// The document's symbols, from the engine's model of this version (made once; a file
+    /// nested past the limit has none).
+    pub fn symbols(&self, snap: &Snapshot) -> Cancellable<Arc<complete::Symbols>> {
+        if let Some(s) = self.symbols.get() {
+            return Ok(s.clone());
+        }
+        let model = snap.file_model(self.file)?;
+        let made = Arc::new(complete::symbols_of(model.as_deref(), &self.text));
+        Ok(self.symbols.get_or_init(|| made).clone())
+    }
 }
 
 #[derive(Default)]
@@ -52,7 +84,9 @@ struct State {
     host: Host,
     docs: HashMap<Uri, Doc>,
     settings: Settings,
-    root: Option<PathBuf>,
+    /// The client's workspace folders (none: the package of each open document is its
+    /// workspace).
+    roots: Vec<PathBuf>,
     /// What the client sent (`initializationOptions`, then each `didChangeConfiguration`).
     client_settings: Vec<Value>,
     /// The Cargo packages of the open documents, read from disk when their first document
@@ -64,15 +98,33 @@ struct State {
 }
 
 impl State {
-    fn package_of(&self, path: &std::path::Path) -> Option<&Package> {
+    fn package_of(&self, path: &Path) -> Option<&Package> {
         self.packages
             .iter()
             .filter(|p| p.contains(path))
             .max_by_key(|p| p.dir.components().count())
     }
 
-    fn is_open(&self, path: &std::path::Path) -> bool {
+    fn is_open(&self, path: &Path) -> bool {
         self.docs.keys().any(|u| path_of(u) == path)
+    }
+
+    /// The open documents whose diagnostics may change with `uri`'s text: those of its
+    /// package (it may declare what they use).
+    fn crate_mates(&self, uri: &Uri) -> Vec<Uri> {
+        let Some(pkg) = self.package_of(&path_of(uri)) else {
+            return Vec::new();
+        };
+        self.docs
+            .keys()
+            .filter(|u| *u != uri && pkg.contains(&path_of(u)))
+            .cloned()
+            .collect()
+    }
+
+    /// The gate for files of the loaded packages that are not open.
+    fn package_gate(&self) -> engine::project::Gate {
+        engine::project::Gate::new(self.packages.iter().map(|p| &p.dir))
     }
 }
 
@@ -82,37 +134,48 @@ pub struct Backend {
     /// The latest version of every open document. Its own lock (taken after `state`'s, never
     /// before) so the async side can check versions without waiting for an input to be set.
     versions: Arc<Mutex<HashMap<Uri, i32>>>,
-    publish: tokio::sync::Mutex<()>,
+    publisher: Publisher,
 }
 
 /// The service, for driving in-process (tests) or over a transport.
 pub fn service() -> (LspService<Backend>, ClientSocket) {
-    LspService::new(|client| Backend {
-        client,
-        state: Arc::new(Mutex::new(State::default())),
-        versions: Arc::new(Mutex::new(HashMap::new())),
-        publish: tokio::sync::Mutex::new(()),
+    LspService::new(|client| {
+        let state = Arc::new(Mutex::new(State::default()));
+        let versions = Arc::new(Mutex::new(HashMap::new()));
+        Backend {
+            publisher: Publisher {
+                client: client.clone(),
+                state: state.clone(),
+                versions: versions.clone(),
+                queue: Arc::default(),
+                wake: Arc::default(),
+                order: Arc::default(),
+                worker: Arc::new(Once::new()),
+            },
+            client,
+            state,
+            versions,
+        }
     })
 }
 
-/// Serves LSP over stdin/stdout until `exit`, with malformed input answered rather than fatal
-/// (see [`framing`]).
-pub async fn run_stdio() {
+/// Serves LSP over stdin/stdout until `exit` or the end of the input, with every message
+/// decoded and checked by [`transport`] first; returns the process's exit status.
+pub async fn run_stdio() -> i32 {
     let (service, socket) = service();
-    let (to_server, from_input) = tokio::sync::mpsc::channel(framing::INPUT_FRAMES);
-    let (out, to_output) = std::sync::mpsc::channel();
-    let replies = out.clone();
-    std::thread::spawn(move || framing::filter_input(std::io::stdin().lock(), to_server, replies));
-    let output = std::thread::spawn(move || framing::merge_output(to_output, std::io::stdout()));
-    Server::new(
-        framing::ChannelReader::new(from_input),
-        framing::ChannelWriter::new(out),
-        socket,
-    )
-    .serve(service)
-    .await;
-    // The writer is dropped with the server: the output thread flushes and ends.
+    let (to_server, from_input) = tokio::sync::mpsc::channel(transport::INPUT_QUEUE);
+    let (out, frames) = tokio::sync::mpsc::channel(transport::OUTPUT_QUEUE);
+    let lifecycle = Arc::new(transport::Lifecycle::default());
+    let (replies, seen) = (out.clone(), lifecycle.clone());
+    std::thread::spawn(move || {
+        transport::read_input(std::io::stdin().lock(), to_server, replies, seen)
+    });
+    let output = std::thread::spawn(move || transport::write_output(frames, std::io::stdout()));
+    transport::serve(service, socket, from_input, out.clone()).await;
+    // Everything queued is written, then the output thread ends.
+    let _ = out.send(None).await;
     let _ = tokio::task::spawn_blocking(move || output.join()).await;
+    lifecycle.exit_code()
 }
 
 /// The code action kind of "apply all safe visa-lint fixes".
@@ -153,11 +216,138 @@ fn diagnostics_of(
     ))
 }
 
-/// The document's path for the engine (its file path, or the URI itself for unsaved buffers).
+/// The document's key for the engine: its file path, or the URI itself for a document that
+/// is no file (`untitled:`), which is never looked for on disk (see [`disk_path`]).
 fn path_of(uri: &Uri) -> PathBuf {
+    disk_path(uri).unwrap_or_else(|| PathBuf::from(uri.as_str()))
+}
+
+/// The absolute path of a `file:` URI; `None` for every other URI.
+fn disk_path(uri: &Uri) -> Option<PathBuf> {
+    if !uri.scheme().as_str().eq_ignore_ascii_case("file") {
+        return None;
+    }
     uri.to_file_path()
         .map(|p| p.into_owned())
-        .unwrap_or_else(|| PathBuf::from(uri.as_str()))
+        .filter(|p| p.is_absolute())
+}
+
+/// Publishes diagnostics so that every open document ends with those of its latest version
+/// (see [`publish`]): the handler of an edit analyses its document at once when nobody else
+/// is; a worker task takes every document still owed, the one marked last first.
+#[derive(Clone)]
+struct Publisher {
+    client: Client,
+    state: Arc<Mutex<State>>,
+    versions: Arc<Mutex<HashMap<Uri, i32>>>,
+    queue: Arc<Mutex<Queue>>,
+    wake: Arc<tokio::sync::Notify>,
+    /// Publishes one at a time, each checking under it that its version is still the latest.
+    order: Arc<tokio::sync::Mutex<()>>,
+    worker: Arc<Once>,
+}
+
+impl Publisher {
+    /// Marks documents as owing their diagnostics and wakes the worker.
+    fn mark(&self, uris: impl IntoIterator<Item = Uri>) {
+        {
+            let mut queue = lock(&self.queue);
+            for uri in uris {
+                queue.mark(&uri);
+            }
+        }
+        self.wake();
+    }
+
+    fn wake(&self) {
+        self.worker.call_once(|| {
+            tokio::spawn(self.clone().work());
+        });
+        self.wake.notify_one();
+    }
+
+    /// The worker: analyses and publishes every owed document until the session ends.
+    async fn work(self) {
+        loop {
+            // The claim and the document's version are read together (under the state lock,
+            // which every mark is made under), so the analysis is of the marked version.
+            let next = {
+                let s = lock(&self.state);
+                let claimed = lock(&self.queue).claim_next();
+                claimed.map(|(uri, epoch)| {
+                    let doc = s.docs.get(&uri).cloned();
+                    (uri, epoch, doc)
+                })
+            };
+            let Some((uri, epoch, doc)) = next else {
+                self.wake.notified().await;
+                continue;
+            };
+            let Some(doc) = doc else {
+                lock(&self.queue).finish(&uri, epoch, true); // closed: nothing owed
+                continue;
+            };
+            let (state, versions, key) = (self.state.clone(), self.versions.clone(), uri.clone());
+            let version = doc.version;
+            let computed =
+                tokio::task::spawn_blocking(move || diagnostics_of(&state, &versions, &key, &doc))
+                    .await;
+            self.finish(uri, version, epoch, computed).await;
+        }
+    }
+
+    /// Publishes what an analysis claimed at `epoch` computed, and ends the claim.
+    async fn finish(
+        &self,
+        uri: Uri,
+        version: i32,
+        epoch: Epoch,
+        computed: std::result::Result<Computed, tokio::task::JoinError>,
+    ) {
+        let published = match computed {
+            Ok(Ok(Some(diags))) => self.send(&uri, version, diags).await,
+            // Superseded or cancelled: still owed, taken again.
+            Ok(Ok(None) | Err(_)) => false,
+            Err(e) => {
+                self.client
+                    .log_message(
+                        MessageType::ERROR,
+                        format!("visa-lsp: analysis of {} failed: {e}", uri.as_str()),
+                    )
+                    .await;
+                true // a failure would fail again: not retried until the next change
+            }
+        };
+        lock(&self.queue).finish(&uri, epoch, published);
+        if !published {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Sends `diags` for `version` of `uri` unless a newer version exists (`false` then).
+    async fn send(
+        &self,
+        uri: &Uri,
+        version: i32,
+        diags: Vec<tower_lsp_server::ls_types::Diagnostic>,
+    ) -> bool {
+        let _order = self.order.lock().await;
+        if lock(&self.versions).get(uri) != Some(&version) {
+            return false;
+        }
+        self.client
+            .publish_diagnostics(uri.clone(), diags, Some(version))
+            .await;
+        true
+    }
+
+    /// Clears a closed document's diagnostics (unless it was opened again meanwhile).
+    async fn clear(&self, uri: Uri) {
+        let _order = self.order.lock().await;
+        if !lock(&self.versions).contains_key(&uri) {
+            self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        }
+    }
 }
 
 impl Backend {
@@ -173,156 +363,129 @@ impl Backend {
             .ok()
     }
 
-    /// Stores a new version of a document and publishes its diagnostics.
-    async fn update(&self, uri: Uri, version: i32, text: String) {
-        let key = uri.clone();
-        let versions = self.versions.clone();
+    /// Reads the package of `uri` from disk when it is a file of a package not loaded yet
+    /// (outside the state lock; the files read through the package's gate). With workspace
+    /// folders, only a document inside one has its package read.
+    async fn load_package(&self, uri: &Uri) {
+        let Some(path) = disk_path(uri) else {
+            return;
+        };
         let state = self.state.clone();
-        let target = uri.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            let roots = {
+                let s = lock(&state);
+                if s.package_of(&path).is_some() {
+                    return;
+                }
+                s.roots.clone()
+            };
+            let ceiling = roots.iter().find(|r| path.starts_with(r));
+            if !roots.is_empty() && ceiling.is_none() {
+                return; // outside the workspace: analysed alone
+            }
+            let Some(pkg) = engine::project::discover_under(&path, ceiling.map(PathBuf::as_path))
+            else {
+                return;
+            };
+            let files = engine::project::load(&pkg);
+            let s = &mut *lock(&state);
+            if s.packages.iter().any(|p| p.dir == pkg.dir) {
+                return; // loaded meanwhile
+            }
+            let open: HashSet<PathBuf> = s.docs.keys().map(path_of).collect();
+            s.host
+                .set_files(files.into_iter().filter(|(p, _)| !open.contains(p)));
+            s.packages.push(pkg);
+            let packages = s.packages.clone();
+            s.host.set_packages(packages);
+        })
+        .await;
+    }
+
+    /// Stores a new version of a document and publishes its diagnostics (and marks those of
+    /// its crate mates, which may use what it declares).
+    async fn update(&self, uri: Uri, version: i32, text: String) {
+        self.load_package(&uri).await;
+        let (state, versions, queue) = (
+            self.state.clone(),
+            self.versions.clone(),
+            self.publisher.queue.clone(),
+        );
+        let key = uri.clone();
         // One blocking task stores the text and analyses it (the lock is let go in between).
         let stored = tokio::task::spawn_blocking(move || {
-            let doc = {
+            let (doc, claim) = {
                 let s = &mut *lock(&state);
-                let path = path_of(&key);
                 if let Some(doc) = s.docs.get(&key)
                     && doc.version >= version
                 {
                     return None; // stale or duplicate: the stored text is as new
                 }
-                if s.package_of(&path).is_none() {
-                    // Read under the lock, once per package: a crate is never analysed half
-                    // loaded.
-                    if let Some(pkg) = engine::project::discover(&path) {
-                        let open: Vec<PathBuf> = s.docs.keys().map(path_of).collect();
-                        let files = engine::project::load(&pkg)
-                            .into_iter()
-                            .filter(|(p, _)| !open.contains(p));
-                        s.host.set_files(files);
-                        s.packages.push(pkg);
-                        let packages = s.packages.clone();
-                        s.host.set_packages(packages);
-                    }
-                }
                 let text: Arc<str> = Arc::from(text);
-                let file = s.host.set_file(&path, text.to_string());
-                let doc = Doc {
-                    version,
-                    lines: Arc::new(Lines::default()),
-                    text,
-                    file,
-                };
+                let file = s.host.set_file(&path_of(&key), text.to_string());
+                let doc = Doc::new(version, text, file);
                 s.docs.insert(key.clone(), doc.clone());
-                lock(&versions).insert(key, version);
-                doc
+                lock(&versions).insert(key.clone(), version);
+                let mut queue = lock(&queue);
+                for mate in s.crate_mates(&key) {
+                    queue.mark(&mate);
+                }
+                queue.mark(&key);
+                (doc, queue.claim(&key))
             };
-            let computed = diagnostics_of(&state, &versions, &target, &doc);
-            Some((doc, computed))
+            let computed =
+                claim.map(|epoch| (epoch, diagnostics_of(&state, &versions, &key, &doc)));
+            Some((doc.version, computed))
         })
         .await;
         match stored {
-            Ok(Some((doc, computed))) => {
-                self.send_diagnostics(uri.clone(), doc.version, Ok(computed))
+            Ok(Some((version, Some((epoch, computed))))) => {
+                self.publisher
+                    .finish(uri, version, epoch, Ok(computed))
                     .await;
-                self.publish_crate_mates(&uri).await;
             }
-            Ok(None) => {}
-            Err(e) => self.send_diagnostics(uri, version, Err(e)).await,
-        }
-    }
-
-    /// Re-publishes the other open documents of `uri`'s package: they may use what it
-    /// declares (unchanged analyses come from salsa's memo, so this is cheap).
-    async fn publish_crate_mates(&self, uri: &Uri) {
-        let key = uri.clone();
-        let mates = self
-            .with_state(move |s| {
-                let path = path_of(&key);
-                let pkg = s.package_of(&path)?.dir.clone();
-                Some(
-                    s.docs
-                        .iter()
-                        .filter(|(u, _)| **u != key && path_of(u).starts_with(&pkg))
-                        .map(|(u, d)| (u.clone(), d.clone()))
-                        .collect::<Vec<_>>(),
-                )
-            })
-            .await
-            .flatten()
-            .unwrap_or_default();
-        for (uri, doc) in mates {
-            self.publish(uri, doc).await;
-        }
-    }
-
-    fn is_latest(&self, uri: &Uri, version: i32) -> bool {
-        lock(&self.versions).get(uri) == Some(&version)
-    }
-
-    /// Analyses one version and publishes its diagnostics unless a newer version exists.
-    async fn publish(&self, uri: Uri, doc: Doc) {
-        let target = uri.clone();
-        let version = doc.version;
-        let state = self.state.clone();
-        let versions = self.versions.clone();
-        let computed =
-            tokio::task::spawn_blocking(move || diagnostics_of(&state, &versions, &target, &doc))
-                .await;
-        self.send_diagnostics(uri, version, computed).await;
-    }
-
-    /// Publishes what [`diagnostics_of`] computed for `version` of `uri`, unless a newer version
-    /// exists; a failed analysis is logged.
-    async fn send_diagnostics(
-        &self,
-        uri: Uri,
-        version: i32,
-        computed: std::result::Result<Computed, tokio::task::JoinError>,
-    ) {
-        let diags = match computed {
-            Ok(Ok(Some(d))) => d,
-            // Superseded or cancelled by an edit: the newer version publishes.
-            Ok(Ok(None) | Err(_)) => return,
+            Ok(_) => {}
             Err(e) => {
                 self.client
-                    .log_message(
-                        MessageType::ERROR,
-                        format!("visa-lsp: analysis failed: {e}"),
-                    )
+                    .log_message(MessageType::ERROR, format!("visa-lsp: {e}"))
                     .await;
-                return;
             }
-        };
-        let _order = self.publish.lock().await;
-        if self.is_latest(&uri, version) {
-            self.client
-                .publish_diagnostics(uri, diags, Some(version))
-                .await;
         }
+        self.publisher.wake();
+    }
+
+    /// Marks every open document (the configuration or a file on disk changed).
+    async fn mark_all(&self) {
+        let docs = self
+            .with_state(|s| s.docs.keys().cloned().collect::<Vec<_>>())
+            .await
+            .unwrap_or_default();
+        self.publisher.mark(docs);
     }
 
     /// Re-reads the settings (file, then the client's) and re-publishes every open document.
     async fn reconfigure(&self) {
-        let done = self
-            .with_state(|s| {
-                let (mut settings, mut problems) = Settings::for_workspace(s.root.as_deref());
-                for v in &s.client_settings {
-                    problems.extend(settings.merge(v));
-                }
-                s.host.set_config(settings.engine());
-                s.settings = settings;
-                let docs: Vec<_> = s.docs.iter().map(|(u, d)| (u.clone(), d.clone())).collect();
-                (problems, docs)
-            })
-            .await;
-        let Some((problems, docs)) = done else {
-            return;
-        };
-        for p in problems {
+        let state = self.state.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            let (root, client) = {
+                let s = lock(&state);
+                (s.roots.first().cloned(), s.client_settings.clone())
+            };
+            // Read outside the lock: the file may be slow, or not a file at all.
+            let (mut settings, mut problems) = Settings::for_workspace(root.as_deref());
+            for v in &client {
+                problems.extend(settings.merge(v));
+            }
+            let s = &mut *lock(&state);
+            s.host.set_config(settings.engine());
+            s.settings = settings;
+            problems
+        })
+        .await;
+        for p in read.unwrap_or_default() {
             self.client.log_message(MessageType::WARNING, p).await;
         }
-        for (uri, doc) in docs {
-            self.publish(uri, doc).await;
-        }
+        self.mark_all().await;
     }
 
     /// Runs a query on a snapshot of `uri` (none when the document is not open).
@@ -355,16 +518,63 @@ impl Backend {
     }
 }
 
+/// What a change of files on disk does to the host: each file's new text (`None`: it is gone
+/// or cannot be read, and leaves the analysis).
+type DiskChanges = Vec<(PathBuf, Option<String>)>;
+
+/// Reads the changed files that belong to a loaded package and are not open, through the
+/// packages' gate (outside the state lock).
+fn read_changes(state: &Mutex<State>, changes: Vec<FileEvent>) -> DiskChanges {
+    let (gate, wanted) = {
+        let s = lock(state);
+        let wanted: Vec<(PathBuf, bool)> = changes
+            .into_iter()
+            .filter_map(|c| Some((disk_path(&c.uri)?, c.typ == FileChangeType::DELETED)))
+            // An open document's text is the editor's; a file outside the loaded packages is
+            // nobody's dependency.
+            .filter(|(p, _)| !s.is_open(p) && s.package_of(p).is_some())
+            .collect();
+        (s.package_gate(), wanted)
+    };
+    wanted
+        .into_iter()
+        .map(|(path, deleted)| {
+            let text = (!deleted).then(|| gate.read(&path).ok()).flatten();
+            (path, text)
+        })
+        .collect()
+}
+
+/// Applies what [`read_changes`] read; whether anything changed.
+fn apply_changes(s: &mut State, changes: DiskChanges) -> bool {
+    let mut changed = false;
+    for (path, text) in changes {
+        if s.is_open(&path) {
+            continue; // opened meanwhile: the editor's text wins
+        }
+        match (text, s.host.file_id(&path)) {
+            (Some(t), _) => {
+                s.host.set_file(&path, t);
+                changed = true;
+            }
+            (None, Some(id)) => {
+                s.host.remove_file(id);
+                changed = true;
+            }
+            (None, None) => {}
+        }
+    }
+    changed
+}
+
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         #[allow(deprecated)] // root_uri: older clients send only that
-        let root = params
-            .workspace_folders
-            .as_ref()
-            .and_then(|f| f.first())
-            .map(|f| f.uri.clone())
-            .or(params.root_uri.clone())
-            .and_then(|u| u.to_file_path().map(|p| p.into_owned()));
+        let uris: Vec<Uri> = match &params.workspace_folders {
+            Some(folders) if !folders.is_empty() => folders.iter().map(|f| f.uri.clone()).collect(),
+            _ => params.root_uri.iter().cloned().collect(),
+        };
+        let roots: Vec<PathBuf> = uris.iter().filter_map(disk_path).collect();
         let options = params.initialization_options;
         let watch_dynamic = params
             .capabilities
@@ -374,7 +584,7 @@ impl LanguageServer for Backend {
             .and_then(|d| d.dynamic_registration)
             .unwrap_or(false);
         self.with_state(move |s| {
-            s.root = root;
+            s.roots = roots;
             s.watch_dynamic = watch_dynamic;
             s.client_settings = options.into_iter().collect();
         })
@@ -444,43 +654,15 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
-        let docs = self
-            .with_state(move |s| {
-                let mut changed = false;
-                for change in params.changes {
-                    let path = path_of(&change.uri);
-                    // An open document's text is the editor's; a file outside the loaded
-                    // packages is nobody's dependency.
-                    if s.is_open(&path) || s.package_of(&path).is_none() {
-                        continue;
-                    }
-                    let text = (change.typ != FileChangeType::DELETED)
-                        .then(|| std::fs::read_to_string(&path).ok())
-                        .flatten();
-                    match (text, s.host.file_id(&path)) {
-                        (Some(t), _) => {
-                            s.host.set_file(&path, t);
-                            changed = true;
-                        }
-                        (None, Some(id)) => {
-                            s.host.remove_file(id);
-                            changed = true;
-                        }
-                        (None, None) => {}
-                    }
-                }
-                changed.then(|| {
-                    s.docs
-                        .iter()
-                        .map(|(u, d)| (u.clone(), d.clone()))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .await
-            .flatten();
+        let state = self.state.clone();
+        let changed = tokio::task::spawn_blocking(move || {
+            let read = read_changes(&state, params.changes);
+            apply_changes(&mut lock(&state), read)
+        })
+        .await;
         // Every open document may use what changed.
-        for (uri, doc) in docs.unwrap_or_default() {
-            self.publish(uri, doc).await;
+        if changed.unwrap_or(false) {
+            self.mark_all().await;
         }
     }
 
@@ -503,28 +685,41 @@ impl LanguageServer for Backend {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
+        let (state, versions, queue) = (
+            self.state.clone(),
+            self.versions.clone(),
+            self.publisher.queue.clone(),
+        );
         let key = uri.clone();
-        let versions = self.versions.clone();
-        self.with_state(move |s| {
-            if let Some(doc) = s.docs.remove(&key) {
-                let path = path_of(&key);
-                // A file of a loaded package stays in its crate, as the disk has it.
-                match s
-                    .package_of(&path)
-                    .and_then(|_| std::fs::read_to_string(&path).ok())
-                {
-                    Some(text) => {
-                        s.host.set_file(&path, text);
-                    }
-                    None => s.host.remove_file(doc.file),
-                }
+        let mates = tokio::task::spawn_blocking(move || {
+            let (doc, mates, gate) = {
+                let s = &mut *lock(&state);
+                let doc = s.docs.remove(&key);
+                lock(&versions).remove(&key);
+                lock(&queue).forget(&key);
+                (doc, s.crate_mates(&key), s.package_gate())
+            };
+            let doc = doc?;
+            // A file of a loaded package stays in its crate, as the disk has it (read outside
+            // the lock, through the packages' gate).
+            let path = path_of(&key);
+            let text = disk_path(&key).and_then(|p| gate.read(&p).ok());
+            let s = &mut *lock(&state);
+            if s.docs.contains_key(&key) {
+                return None; // opened again meanwhile
             }
-            lock(&versions).remove(&key);
+            match text.filter(|_| s.package_of(&path).is_some()) {
+                Some(text) => {
+                    s.host.set_file(&path, text);
+                }
+                None => s.host.remove_file(doc.file),
+            }
+            Some(mates)
         })
         .await;
-        let _order = self.publish.lock().await;
-        if !lock(&self.versions).contains_key(&uri) {
-            self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        self.publisher.clear(uri).await;
+        if let Ok(Some(mates)) = mates {
+            self.publisher.mark(mates);
         }
     }
 
@@ -598,8 +793,8 @@ impl LanguageServer for Backend {
         let p = params.text_document_position;
         let pos = p.position;
         let items = self
-            .query(&p.text_document.uri, move |_, doc, _| {
-                Ok(complete::completions(doc, pos))
+            .query(&p.text_document.uri, move |snap, doc, _| {
+                Ok(complete::completions(doc, &*doc.symbols(snap)?, pos))
             })
             .await?;
         Ok(items
@@ -615,8 +810,8 @@ impl LanguageServer for Backend {
         let uri = p.text_document.uri.clone();
         let pos = p.position;
         let found = self
-            .query(&uri.clone(), move |_, doc, _| {
-                Ok(complete::definition(doc, pos)
+            .query(&uri.clone(), move |snap, doc, _| {
+                Ok(complete::definition(doc, &*doc.symbols(snap)?, pos)
                     .map(|range| GotoDefinitionResponse::Scalar(Location::new(uri, range))))
             })
             .await?;
@@ -629,11 +824,13 @@ impl LanguageServer for Backend {
         let pos = p.position;
         let with_decl = params.context.include_declaration;
         let found = self
-            .query(&uri.clone(), move |_, doc, _| {
-                Ok(complete::references(doc, pos, with_decl)
-                    .into_iter()
-                    .map(|r| Location::new(uri.clone(), r))
-                    .collect::<Vec<_>>())
+            .query(&uri.clone(), move |snap, doc, _| {
+                Ok(
+                    complete::references(doc, &*doc.symbols(snap)?, pos, with_decl)
+                        .into_iter()
+                        .map(|r| Location::new(uri.clone(), r))
+                        .collect::<Vec<_>>(),
+                )
             })
             .await?;
         Ok(found.filter(|l| !l.is_empty()))
