@@ -250,7 +250,7 @@ impl Analysis {
             let f = self.file(file)?;
             let text = f.text(db);
             let analysis = db::file_analysis(db, f, self.settings);
-            hover(text, analysis, offset)
+            hover(text, analysis, db::file_model(db, f).as_deref(), offset)
         })
     }
 }
@@ -428,7 +428,14 @@ impl Hover {
     }
 }
 
-fn hover(text: &str, analysis: &db::FileAnalysis, offset: u32) -> Option<Hover> {
+/// The hover at `offset`, from the file's analysis and its mapping-level model (`None` for a
+/// file nested past the limit: only what the analysis says).
+fn hover(
+    text: &str,
+    analysis: &db::FileAnalysis,
+    model: Option<&syntax::FileModel>,
+    offset: u32,
+) -> Option<Hover> {
     let inside = |s: Span| s.start <= offset && offset < s.end.max(s.start + 1);
     // A rule code in a suppression comment.
     for sup in crate::suppress::scan(text) {
@@ -472,7 +479,7 @@ fn hover(text: &str, analysis: &db::FileAnalysis, offset: u32) -> Option<Hover> 
     }
     // Module-level mappings and axes, lowered with the scope of the innermost module around
     // them (what it declares and imports, from any file of the crate).
-    let model = syntax::file_model(text);
+    let model = model?;
     let empty = Scope::default();
     let module = analysis
         .modules

@@ -16,7 +16,8 @@
 //!   stays bounded.
 //! - **Serving** ([`serve`]): tower-lsp-server's own loop, driven from the decoded messages
 //!   (its `Server` decodes bytes itself and ends the session at the first message it cannot
-//!   decode).
+//!   decode); messages that arrive while `initialize` is handled wait for its answer (the
+//!   library would drop them).
 
 use futures::channel::mpsc as futures_mpsc;
 use futures::{SinkExt, StreamExt, future, stream, stream_select};
@@ -451,9 +452,18 @@ pub async fn serve<S: LanguageServer>(
                     if future::poll_fn(|cx| service.poll_ready(cx)).await.is_err() {
                         break; // exited
                     }
-                    let exit = req.method() == "exit";
+                    let (exit, initialize) = (req.method() == "exit", req.method() == "initialize");
                     let reply = service.call(req);
-                    let reply = async move { reply.await.ok().flatten() };
+                    let reply: futures::future::BoxFuture<'static, Option<Response>> = if initialize
+                    {
+                        // Nothing else is handed over before `initialize` is answered: the
+                        // library drops what arrives meanwhile (a client that sends
+                        // `initialized` and its documents at once would lose them).
+                        let done = reply.await.ok().flatten();
+                        Box::pin(future::ready(done))
+                    } else {
+                        Box::pin(async move { reply.await.ok().flatten() })
+                    };
                     if tasks.send(reply).await.is_err() || exit {
                         break;
                     }

@@ -122,12 +122,21 @@ pub struct StdioServer {
 }
 
 pub fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_visa-lsp"))
+    std::env::var_os("VISA_LSP_TEST_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_visa-lsp")),
+        PathBuf::from,
+    )
 }
 
 impl StdioServer {
     pub fn start() -> StdioServer {
+        StdioServer::start_in(Path::new("."))
+    }
+
+    /// A server started with `dir` as its working directory.
+    pub fn start_in(dir: &Path) -> StdioServer {
         let mut child = Command::new(binary())
+            .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -250,11 +259,17 @@ impl StdioServer {
         r
     }
 
-    /// `shutdown` then `exit`; returns the exit status's code.
-    pub fn stop(mut self) -> Option<i32> {
-        let r = self.request("shutdown", Value::Null);
-        assert_eq!(r["result"], Value::Null, "shutdown answers null: {r}");
-        self.notify("exit", Value::Null);
+    /// `initialize` with `root` as the workspace folder.
+    pub fn initialize_at(&mut self, root: &Path) -> Value {
+        let mut params = initialize_params(Value::Null);
+        params["rootUri"] = json!(file_uri(root));
+        let r = self.request("initialize", params);
+        self.notify("initialized", json!({}));
+        r
+    }
+
+    /// Waits up to 10 s for the process to end by itself; its exit status's code.
+    pub fn wait_exit(mut self) -> Option<i32> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -262,10 +277,23 @@ impl StdioServer {
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!("visa-lsp did not exit after `exit`");
+                panic!("visa-lsp did not exit");
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// `shutdown` then `exit`; returns the exit status's code.
+    pub fn stop(mut self) -> Option<i32> {
+        let r = self.request("shutdown", Value::Null);
+        assert_eq!(r["result"], Value::Null, "shutdown answers null: {r}");
+        self.notify("exit", Value::Null);
+        self.wait_exit()
     }
 
     /// The resident memory of the process in kB (Linux).
