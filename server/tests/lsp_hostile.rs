@@ -416,6 +416,7 @@ fn replies_a_client_does_not_read_are_held_back_not_buffered() {
     let stdin = writer.join().expect("writer");
     drop(stdin);
     let _ = child.kill();
+    let _ = child.wait();
     assert!(peak < 250_000, "peak resident memory {peak} kB");
 }
 
