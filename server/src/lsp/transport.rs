@@ -319,9 +319,24 @@ fn decode(body: &[u8]) -> (Decoded, &[u8]) {
             let rest = &body[values.byte_offset()..];
             (classify(value), rest.trim_ascii_start())
         }
-        Some(Err(e)) => (parse_error(e.to_string()), &[]),
+        // A length that was too long may have taken the start of the next frame: it goes back.
+        Some(Err(e)) => (parse_error(e.to_string()), next_header(body)),
         None => (parse_error("empty body".to_string()), &[]),
     }
+}
+
+/// The bytes of `body` from where a `Content-Length` header starts in it on, whole or cut by
+/// the body's end (none if no header starts in it).
+fn next_header(body: &[u8]) -> &[u8] {
+    const NAME: &[u8] = b"content-length:";
+    let starts_header = |at: usize| {
+        let rest = &body[at..];
+        let n = rest.len().min(NAME.len());
+        rest[..n].eq_ignore_ascii_case(&NAME[..n])
+    };
+    (0..body.len())
+        .find(|&at| starts_header(at))
+        .map_or(&[], |at| &body[at..])
 }
 
 /// Encodes a message as one frame.
@@ -563,6 +578,9 @@ mod tests {
             HOVER.len() - 3
         ));
         input.push_str(&framed(HOVER));
+        // Too long, and no JSON: what it took from the next frame goes back.
+        input.push_str(&format!("Content-Length: {}\r\n\r\nnot json", 8 + 3));
+        input.push_str(&framed(HOVER));
         // Three bytes long: the message is served and the bytes it took go back.
         input.push_str(&format!(
             "Content-Length: {}\r\n\r\n{HOVER}",
@@ -575,8 +593,8 @@ mod tests {
         input.push_str("Content-Length: 18446744073709551615\r\n\r\n");
         input.push_str(&framed(HOVER));
         let (passed, codes, _) = run(input.as_bytes());
-        assert_eq!(passed, ["textDocument/hover"; 4]);
-        assert_eq!(codes, [-32700, -32700, -32700, -32600]);
+        assert_eq!(passed, ["textDocument/hover"; 5]);
+        assert_eq!(codes, [-32700, -32700, -32700, -32700, -32600]);
     }
 
     #[test]
