@@ -250,7 +250,7 @@ impl Analysis {
             let f = self.file(file)?;
             let text = f.text(db);
             let analysis = db::file_analysis(db, f, self.settings);
-            hover(text, analysis, db::file_model(db, f).as_deref(), offset)
+            hover(text, analysis, db::model_at(db, f, offset).as_ref(), offset)
         })
     }
 }
@@ -428,8 +428,8 @@ impl Hover {
     }
 }
 
-/// The hover at `offset`, from the file's analysis and its mapping-level model (`None` for a
-/// file nested past the limit: only what the analysis says).
+/// The hover at `offset`, from the file's analysis and the model of the item around it
+/// (`None` for a file nested past the limit: only what the analysis says).
 fn hover(
     text: &str,
     analysis: &db::FileAnalysis,
@@ -437,13 +437,18 @@ fn hover(
     offset: u32,
 ) -> Option<Hover> {
     let inside = |s: Span| s.start <= offset && offset < s.end.max(s.start + 1);
-    // A rule code in a suppression comment.
-    for sup in crate::suppress::scan(text) {
+    // A rule code in a suppression comment (on the line around `offset`).
+    let at = (offset as usize).min(text.len());
+    let line_start = memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |i| i + 1);
+    let line_end = memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |i| at + i);
+    let line = text.get(line_start..line_end).unwrap_or("");
+    for sup in crate::suppress::scan(line) {
         for (code, span) in &sup.codes {
-            if inside(*span) {
+            let span = span.shift(line_start as u32);
+            if inside(span) {
                 let rule = crate::rules::registry::rule(code)?;
                 return Some(Hover {
-                    range: *span,
+                    range: span,
                     content: HoverContent::Rule(rule),
                 });
             }

@@ -625,18 +625,47 @@ pub fn nesting_past_limit(db: &dyn salsa::Database, file: SourceFile) -> Option<
     }
 }
 
-/// The file's mapping-level model (every `m!`, `axes!` and `i!` site and alias) from its one
-/// parse; `None` for a file nested past the limit, which is never walked.
+/// An item's whole mapping-level model (its sites in functions too), positions relative to
+/// the item (tracked per item: an edit re-runs it for the edited item only).
+#[salsa::tracked(returns(ref))]
+pub fn item_model<'db>(
+    db: &'db dyn salsa::Database,
+    item: ItemSyntax<'db>,
+) -> Arc<syntax::FileModel> {
+    let root = ra_ap_syntax::SyntaxNode::new_root(item.green(db).0.clone());
+    Arc::new(syntax::model_of(&root, None))
+}
+
+/// The file's mapping-level model (every `m!`, `axes!` and `i!` site and alias), put together
+/// from its items' models; `None` for a file nested past the limit, which is never walked.
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn file_model(db: &dyn salsa::Database, file: SourceFile) -> Option<Arc<syntax::FileModel>> {
     if nesting_past_limit(db, file).is_some() {
         return None;
     }
-    let tree = parse(db, file).tree();
-    Some(Arc::new(syntax::model_of(
-        tree.syntax(),
-        Some(file.text(db)),
-    )))
+    let mut model = syntax::FileModel::default();
+    for (item, at) in layout_items(db, file).iter().flatten() {
+        model.append(item_model(db, *item).as_ref().clone().shifted(*at));
+    }
+    Some(Arc::new(model))
+}
+
+/// The model of the item of `file` that holds `offset` (file positions); `None` for a file
+/// nested past the limit or an offset outside every item. Reads one item, whatever the
+/// file's size.
+pub fn model_at(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    offset: u32,
+) -> Option<syntax::FileModel> {
+    if nesting_past_limit(db, file).is_some() {
+        return None;
+    }
+    let (item, at) = layout_items(db, file).iter().flatten().find(|(item, at)| {
+        let len = u32::from(item.green(db).0.text_len());
+        *at <= offset && offset < at.saturating_add(len)
+    })?;
+    Some(item_model(db, *item).as_ref().clone().shifted(*at))
 }
 
 /// Analyses a whole file (tracked per file): every rule's raw findings, before suppression
