@@ -238,10 +238,25 @@ impl Analysis {
         })
     }
 
-    /// The file's mapping-level model (its `m!`, `axes!`, `i!` sites and aliases), made once
-    /// per version from the file's one parse; `None` for a file nested past the limit.
-    pub fn file_model(&self, file: FileId) -> Cancellable<Option<Arc<crate::syntax::FileModel>>> {
-        self.with(|db| db::file_model(db, self.file(file)?).clone())
+    /// The file's mapping-level model (its `m!`, `axes!`, `i!` sites and aliases) as its
+    /// items' models, each with the item's offset (memoised per item); `None` for a file
+    /// nested past the limit.
+    #[allow(clippy::type_complexity)]
+    pub fn item_models(
+        &self,
+        file: FileId,
+    ) -> Cancellable<Option<Vec<(u32, Arc<crate::syntax::FileModel>)>>> {
+        self.with(|db| db::item_models(db, self.file(file)?))
+    }
+
+    /// The model of the item around `offset` (file positions); `None` for a file nested past
+    /// the limit or an offset outside every item.
+    pub fn model_at(
+        &self,
+        file: FileId,
+        offset: u32,
+    ) -> Cancellable<Option<crate::syntax::FileModel>> {
+        self.with(|db| db::model_at(db, self.file(file)?, offset))
     }
 
     /// What to show when the pointer rests at `offset`.

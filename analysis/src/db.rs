@@ -636,18 +636,23 @@ pub fn item_model<'db>(
     Arc::new(syntax::model_of(&root, None))
 }
 
-/// The file's mapping-level model (every `m!`, `axes!` and `i!` site and alias), put together
-/// from its items' models; `None` for a file nested past the limit, which is never walked.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn file_model(db: &dyn salsa::Database, file: SourceFile) -> Option<Arc<syntax::FileModel>> {
+/// The file's mapping-level model (every `m!`, `axes!` and `i!` site and alias), as its items'
+/// models with each item's offset, in the order of the file's modules; `None` for a file
+/// nested past the limit, which is never walked. After an edit only the edited item's model
+/// is made again.
+pub fn item_models(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Option<Vec<(u32, Arc<syntax::FileModel>)>> {
     if nesting_past_limit(db, file).is_some() {
         return None;
     }
-    let mut model = syntax::FileModel::default();
-    for (item, at) in layout_items(db, file).iter().flatten() {
-        model.append(item_model(db, *item).as_ref().clone().shifted(*at));
-    }
-    Some(Arc::new(model))
+    let items = layout_items(db, file).iter().flatten();
+    Some(
+        items
+            .map(|(item, at)| (*at, item_model(db, *item).clone()))
+            .collect(),
+    )
 }
 
 /// The model of the item of `file` that holds `offset` (file positions); `None` for a file
@@ -1245,6 +1250,46 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
             ..slice.clone()
         };
         assert_eq!(&moved, slice);
+    }
+
+    /// The items' models, put together, hold what a walk over the whole
+    /// file finds (the same sites and aliases, at the same places), nested modules included;
+    /// `model_at` finds the item around an offset.
+    #[test]
+    fn the_file_model_of_items_is_the_whole_files_model() {
+        let text = format!(
+            "{KERNEL}\nmod inner {{\n    type Tile = m![A / 4];\n    mod deeper {{\n        axes![B = 8];\n    }}\n}}\n"
+        );
+        let db = Database::default();
+        let file = SourceFile::new(&db, text.clone(), PathBuf::from("k.rs"));
+        let whole = syntax::file_model(&text);
+        let mut of_items = syntax::FileModel::default();
+        for (at, m) in item_models(&db, file).expect("within the limits") {
+            of_items.append(m.as_ref().clone().shifted(at));
+        }
+        let sites = |m: &syntax::FileModel| {
+            let mut v: Vec<(Span, String, Vec<Span>)> = m
+                .sites
+                .iter()
+                .map(|s| (s.span, s.body.clone(), s.fns.clone()))
+                .collect();
+            v.sort_by_key(|(s, _, _)| (s.start, s.end));
+            v
+        };
+        assert_eq!(sites(&of_items), sites(&whole));
+        assert_eq!(of_items.sites.len(), 19);
+        let alias =
+            |m: &syntax::FileModel| m.aliases.iter().map(|a| a.name.span).collect::<Vec<_>>();
+        assert_eq!(alias(&of_items), alias(&whole));
+        let tile = text.find("A / 4").map_or(0, |i| i as u32);
+        let around = model_at(&db, file, tile).expect("an item");
+        assert!(
+            around
+                .sites
+                .iter()
+                .any(|s| s.span.start <= tile && tile < s.span.end)
+        );
+        assert_eq!(around.sites.len(), 1, "only the alias's item");
     }
 
     #[test]

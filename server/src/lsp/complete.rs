@@ -4,6 +4,7 @@
 
 use super::Doc;
 use super::engine;
+use std::sync::Arc;
 use tower_lsp_server::ls_types::{
     CompletionItem, CompletionItemKind, Documentation, MarkupContent, MarkupKind, Position, Range,
 };
@@ -63,17 +64,23 @@ fn idents(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-/// The symbols of a text, from the engine's model of it (`model`: what
-/// [`engine::Snapshot::file_model`] returns for the text; none for a file nested past the
-/// limit, which has no symbols).
-pub fn symbols_of(model: Option<&syntax::FileModel>, text: &str) -> Symbols {
-    let Some(model) = model else {
-        return Symbols::default();
-    };
+/// The symbols of a text, from the engine's models of its items (what
+/// [`engine::Snapshot::item_models`] returns for the text: each item's model, positions
+/// relative to the item, with the item's offset).
+pub fn symbols_of(items: &[(u32, Arc<syntax::FileModel>)], text: &str) -> Symbols {
     let mut out = Symbols::default();
+    for (at, model) in items {
+        item_symbols(model, *at, text, &mut out);
+    }
+    out
+}
+
+/// One item's symbols, at `at` in the file.
+fn item_symbols(model: &syntax::FileModel, at: u32, text: &str, out: &mut Symbols) {
+    let shift = |s: Span| s.shift(at);
     for site in &model.sites {
-        let base = site.body_start as usize;
-        let scope = site.fns.first().copied();
+        let base = (site.body_start + at) as usize;
+        let scope = site.fns.first().copied().map(shift);
         match site.kind {
             MacroKind::Axes => {
                 // `A = 2048, B = 4`: each name and the text of its size.
@@ -82,10 +89,10 @@ pub fn symbols_of(model: Option<&syntax::FileModel>, text: &str) -> Symbols {
                     let Some((name, size)) = decl.split_once('=') else {
                         continue;
                     };
-                    let Some((at, ident)) = idents(name).next() else {
+                    let Some((start, ident)) = idents(name).next() else {
                         continue;
                     };
-                    let start = base + offset + at;
+                    let start = base + offset + start;
                     out.decls.push(Decl {
                         name: ident.to_string(),
                         span: Span::new(start, start + ident.len()),
@@ -98,16 +105,16 @@ pub fn symbols_of(model: Option<&syntax::FileModel>, text: &str) -> Symbols {
                 out.mapping_bodies
                     .push(Span::new(base, base + site.body.len()));
                 let mut prev_colon = false;
-                for (at, ident) in idents(&site.body) {
+                for (start, ident) in idents(&site.body) {
                     // `B::SIZE`: the constant after `::` is no axis.
-                    let before = site.body[..at].trim_end();
+                    let before = site.body[..start].trim_end();
                     prev_colon = prev_colon && before.ends_with("::") || before.ends_with("::");
                     if prev_colon {
                         continue;
                     }
                     out.uses.push((
                         ident.to_string(),
-                        Span::new(base + at, base + at + ident.len()),
+                        Span::new(base + start, base + start + ident.len()),
                         scope,
                     ));
                 }
@@ -117,15 +124,14 @@ pub fn symbols_of(model: Option<&syntax::FileModel>, text: &str) -> Symbols {
     }
     for alias in &model.aliases {
         let site = &model.sites[alias.site];
-        let mapping = text.get(site.span.range()).unwrap_or("").to_string();
+        let mapping = text.get(shift(site.span).range()).unwrap_or("").to_string();
         out.decls.push(Decl {
             name: alias.name.text.clone(),
-            span: alias.name.span,
+            span: shift(alias.name.span),
             kind: DeclKind::Alias(mapping),
-            scope: site.fns.first().copied(),
+            scope: site.fns.first().copied().map(shift),
         });
     }
-    out
 }
 
 fn inside(scope: Option<Span>, at: Span) -> bool {

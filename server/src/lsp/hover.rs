@@ -59,7 +59,7 @@ pub fn hover(snap: &Snapshot, doc: &Doc, pos: Position) -> Cancellable<Option<Ho
         }));
     }
     // Anywhere else in an `m![...]`: the whole mapping.
-    let Some(model) = snap.file_model(doc.file)? else {
+    let Some(model) = snap.model_at(doc.file, offset)? else {
         return Ok(None);
     };
     let site = model

@@ -67,14 +67,14 @@ impl Doc {
         }
     }
 
-    /// The document's symbols, from the engine's model of this version (made once; a file
-    /// nested past the limit has none).
+    /// The document's symbols, from the engine's models of this version's items (made once;
+    /// a file nested past the limit has none).
     pub fn symbols(&self, snap: &Snapshot) -> Cancellable<Arc<complete::Symbols>> {
         if let Some(s) = self.symbols.get() {
             return Ok(s.clone());
         }
-        let model = snap.file_model(self.file)?;
-        let made = Arc::new(complete::symbols_of(model.as_deref(), &self.text));
+        let items = snap.item_models(self.file)?.unwrap_or_default();
+        let made = Arc::new(complete::symbols_of(&items, &self.text));
         Ok(self.symbols.get_or_init(|| made).clone())
     }
 }
@@ -405,7 +405,6 @@ impl Backend {
     /// Stores a new version of a document and publishes its diagnostics (and marks those of
     /// its crate mates, which may use what it declares).
     async fn update(&self, uri: Uri, version: i32, text: String) {
-        self.load_package(&uri).await;
         let (state, versions, queue) = (
             self.state.clone(),
             self.versions.clone(),
@@ -672,6 +671,8 @@ impl LanguageServer for Backend {
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let d = params.text_document;
+        // Its package is read once, when it opens (an edit needs no look at the disk).
+        self.load_package(&d.uri).await;
         self.update(d.uri, d.version, d.text).await;
     }
 

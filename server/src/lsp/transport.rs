@@ -97,7 +97,8 @@ impl<R: Read> Input<R> {
         Input {
             given_back: Vec::new(),
             at: 0,
-            reader: io::BufReader::new(reader),
+            // Room for a typical didChange of a large file in a few reads.
+            reader: io::BufReader::with_capacity(1 << 16, reader),
         }
     }
 
@@ -222,7 +223,8 @@ fn next_frame(input: &mut impl BufRead) -> io::Result<Option<Frame>> {
     Ok(Some(match length {
         Some(Ok(n)) if n > MAX_MESSAGE_BYTES => Frame::TooLarge(n),
         Some(Ok(n)) => {
-            let mut body = Vec::new();
+            // At most the cap: a length that is never sent costs no more than that.
+            let mut body = Vec::with_capacity(n as usize);
             input.take(n).read_to_end(&mut body)?;
             if (body.len() as u64) < n {
                 return Ok(None); // the input ended inside the body
