@@ -216,10 +216,11 @@ fn diagnostics_of(
     ))
 }
 
-/// The document's key for the engine: its file path, or the URI itself for a document that
-/// is no file (`untitled:`), which is never looked for on disk (see [`disk_path`]).
+/// The document's key for the engine: its file path, or for a document that is no file
+/// (`untitled:`) a name no package's directory holds (`/<untitled:Untitled-1>`), never taken
+/// as a path relative to the working directory nor looked for on disk (see [`disk_path`]).
 fn path_of(uri: &Uri) -> PathBuf {
-    disk_path(uri).unwrap_or_else(|| PathBuf::from(uri.as_str()))
+    disk_path(uri).unwrap_or_else(|| PathBuf::from(format!("/<{}>", uri.as_str())))
 }
 
 /// The absolute path of a `file:` URI; `None` for every other URI.
