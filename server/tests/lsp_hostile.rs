@@ -488,3 +488,55 @@ fn two_hundred_documents_opened_at_once_each_end_with_their_latest_diagnostics()
     }
     assert_eq!(s.stop(), Some(0));
 }
+
+#[test]
+fn a_client_that_goes_away_ends_the_session() {
+    let mut child = Command::new(binary())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("visa-lsp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": initialize_params(Value::Null)});
+    stdin
+        .write_all(&frame(init.to_string().as_bytes()))
+        .expect("write");
+    read_until(
+        &mut stdout,
+        "capabilities",
+        Instant::now() + Duration::from_secs(30),
+    );
+    // The client stops reading for good, sends more, then closes its end.
+    drop(stdout);
+    let (_, text) = fixture("fixtures/rules/CAP-003.rs");
+    let uri = scratch_uri("gone.rs");
+    let mut more = frame(
+        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            .to_string()
+            .as_bytes(),
+    );
+    more.extend(frame(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": did_open(&uri, 1, &text)})
+            .to_string()
+            .as_bytes(),
+    ));
+    for id in 1..2000 {
+        let hover = json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover",
+                           "params": position(&uri, 0, 0)});
+        more.extend(frame(hover.to_string().as_bytes()));
+    }
+    let _ = stdin.write_all(&more);
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().ok().flatten().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("visa-lsp did not end after its client went away");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

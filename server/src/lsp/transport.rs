@@ -456,10 +456,11 @@ pub async fn serve<S: LanguageServer>(
         .map(Outgoing::Response);
     let printing = async {
         let mut outgoing = stream_select!(replies, client_requests.map(Outgoing::Request));
+        let mut open = true;
         while let Some(message) = outgoing.next().await {
-            if output.send(Some(frame(&message))).await.is_err() {
-                break;
-            }
+            // Once the client stops reading for good (stdout closed), replies are still
+            // taken and dropped, so that the requests waiting behind them end too.
+            open = open && output.send(Some(frame(&message))).await.is_ok();
         }
     };
     let reading = async {
