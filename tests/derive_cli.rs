@@ -96,3 +96,29 @@ fn derive_json_collect_flits() {
     assert_eq!(c["time2"], "m![A, B / 16]");
     assert_eq!(c["packet2"], "m![B % 16]");
 }
+
+/// `model`, `derive` and `cost` read the crate around the file, as `visa-lint FILE` does: the
+/// kernel's axes (`S`, `D`) and its commit address (`OUT`) are declared in a sibling file.
+#[test]
+fn model_derive_and_cost_read_the_crate_around_the_file() {
+    let file = "fixtures/crates/split_module/src/attention/kernel.rs";
+    let (code, out) = run(&["derive", file]);
+    assert_eq!(code, 0);
+    assert!(out.contains("fetch [4 : 64, 2 : 32, 32 : 1] : 32"), "{out}");
+    assert!(
+        out.contains("commit [4 : 64, 2 : 32, 32 : 1] : 32"),
+        "{out}"
+    );
+    let (code, out) = run(&["model", "--format", "json", file]);
+    assert_eq!(code, 0);
+    let model: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let commit = model["functions"][0]["chains"][0]["steps"]
+        .as_array()
+        .and_then(|steps| steps.iter().find(|s| s["method"] == "commit"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(commit["address"], 8192, "{out}");
+    let (code, out) = run(&["cost", file]);
+    assert_eq!(code, 0);
+    assert!(out.contains("fn scores: 8 cycles"), "{out}");
+}

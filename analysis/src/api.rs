@@ -259,6 +259,16 @@ impl Analysis {
         self.with(|db| db::model_at(db, self.file(file)?, offset))
     }
 
+    /// The file's raw analysis: every function's model, derivations, cost and findings,
+    /// before suppression comments and rule levels (what `visa-lint model`, `derive` and
+    /// `cost` print).
+    pub fn file_analysis(&self, file: FileId) -> Cancellable<Arc<db::FileAnalysis>> {
+        self.with(|db| match self.file(file) {
+            Some(f) => db::file_analysis(db, f, self.settings).clone(),
+            None => db::analyse_text(""),
+        })
+    }
+
     /// What to show when the pointer rests at `offset`.
     pub fn hover_at(&self, file: FileId, offset: u32) -> Cancellable<Option<Hover>> {
         self.with(|db| {

@@ -192,7 +192,7 @@ fn model(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Resu
         Ok(t) => t,
         Err(e) => return Err(std::io::Error::other(e)),
     };
-    let analysis = visa_analysis::db::analyse_text(&text);
+    let analysis = crate::lint::analysis_in_crate(file, &text);
     let doc = crate::dump::model_json(&text, &analysis);
     match format {
         Format::Json => {
@@ -214,7 +214,7 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
         Ok(t) => t,
         Err(e) => return Err(std::io::Error::other(e)),
     };
-    let analysis = visa_analysis::db::analyse_text(&text);
+    let analysis = crate::lint::analysis_in_crate(file, &text);
     let idx = LineIndex::new(&text);
     let target = &visa_analysis::target::RNGD;
     let mut ops = Vec::new();

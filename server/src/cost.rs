@@ -8,11 +8,15 @@ use std::path::Path;
 use visa_analysis::LineIndex;
 use visa_analysis::sim::{self, KernelCost};
 
-/// The costed functions of a file (those with engine operations), each with its text offset.
+/// The costed functions of a text on its own (those with engine operations), each with its
+/// text offset.
 pub fn kernels(text: &str) -> Vec<(u32, KernelCost)> {
-    // Each function's cost is part of its analysis (computed from the same derivations as
-    // its diagnostics).
-    let analysis = visa_analysis::db::analyse_text(text);
+    kernels_of(&visa_analysis::db::analyse_text(text))
+}
+
+/// The costed functions of an analysis: each function's cost is part of its analysis
+/// (computed from the same derivations as its diagnostics).
+pub fn kernels_of(analysis: &visa_analysis::db::FileAnalysis) -> Vec<(u32, KernelCost)> {
     analysis
         .fns
         .iter()
@@ -209,7 +213,8 @@ pub fn run(
             return Ok(2);
         }
     };
-    let ks = kernels(&text);
+    // Within its crate, as the linter reads it (axes and aliases from other files).
+    let ks = kernels_of(&crate::lint::analysis_in_crate(file, &text));
     match format {
         Format::Json => {
             let v = json_report(&text, &ks);

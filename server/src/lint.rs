@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use visa_analysis::config::{Level, check_selector};
+use visa_analysis::db::FileAnalysis;
 use visa_analysis::project::{self, Package, absolute};
 use visa_analysis::{AnalysisHost, Config, Diagnostic, LineIndex, Severity, Span};
 
@@ -42,6 +43,28 @@ impl std::fmt::Debug for LoadedPackage {
             .field("package", &self.package)
             .field("files", &self.files.len())
             .finish()
+    }
+}
+
+/// The raw analysis of `path` (its text `text`) within its crate, as `visa-lint PATH` reads
+/// it: the package around it is read from disk (what `model`, `derive` and `cost` print).
+pub fn analysis_in_crate(path: &Path, text: &str) -> Arc<FileAnalysis> {
+    let path = absolute(path);
+    let host = match project::discover(&path) {
+        Some(package) => LoadedPackage::read(package).host_with(&Config::default(), &path, text),
+        None => {
+            let mut host = AnalysisHost::new();
+            host.set_file(&path, text.to_string());
+            host
+        }
+    };
+    let analysis = host
+        .file_id(&path)
+        .map(|id| host.snapshot().file_analysis(id));
+    match analysis {
+        Some(Ok(a)) => a,
+        // Nothing else sets an input: no query is cancelled.
+        _ => visa_analysis::db::analyse_text(text),
     }
 }
 
