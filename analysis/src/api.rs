@@ -509,7 +509,6 @@ fn hover(
     }
     // Module-level mappings and axes, lowered with the scope of the innermost module around
     // them (what it declares and imports, from any file of the crate).
-    let model = model?;
     let empty = Scope::default();
     let module = analysis
         .modules
@@ -517,11 +516,12 @@ fn hover(
         .filter(|m| m.range.start <= offset && offset <= m.range.end)
         .max_by_key(|m| m.range.start);
     let scope = module.map_or(&empty, |m| &*m.scope);
-    if let Some(site) = model
-        .sites
-        .iter()
-        .find(|s| s.kind == MacroKind::Mapping && inside(s.span))
-    {
+    let site = model.and_then(|m| {
+        m.sites
+            .iter()
+            .find(|s| s.kind == MacroKind::Mapping && inside(s.span))
+    });
+    if let Some(site) = site {
         let layout = mapping::parse::parse_mapping(&site.body)
             .ok()
             .and_then(|e| mapping::lower::lower(&e, scope, &mut Vec::new()))?;
