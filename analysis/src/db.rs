@@ -945,9 +945,16 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
             }
         } else if let Some(c) = ra::Const::cast(node.clone()) {
             if let (Some(name), Some(body)) = (c.name(), c.body()) {
-                // Consts may refer to earlier consts and call `const fn`s.
-                if let Some(v) = model::consts::eval_in(&body, &env.consts, &env.const_fns) {
-                    env.consts.insert(name.text().to_string(), v);
+                // Consts may refer to earlier consts, call `const fn`s and read sizes; one that
+                // is not an integer (a `SwitchConfig`, a `TrfAddress`) is a value.
+                match const_value(&env, &body) {
+                    Ok(model::value::Value::Int(v)) => {
+                        env.consts.insert(name.text().to_string(), v);
+                    }
+                    Ok(v) => {
+                        env.values.insert(name.text().to_string(), v);
+                    }
+                    Err(_) => {}
                 }
             }
         } else if let Some(name) = local_type_name(&node) {
@@ -979,6 +986,18 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
         }
     }
     env
+}
+
+/// The value of a `const` item's body in `env`.
+fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
+    let lookup = |key: &str| env.value(key).cloned().map(Ok);
+    let names = model::value::Names {
+        value: &lookup,
+        ints: &env.consts,
+        fns: &env.const_fns,
+        mapping: &env.scope,
+    };
+    model::value::eval(body, &names).0
 }
 
 /// A `const fn` whose body is a single expression, with plain parameters.
@@ -1013,6 +1032,9 @@ fn path_binding(u: &ra::Use) -> Option<(String, String)> {
 fn bind_path(env: &mut Env, path: &str, name: &str) {
     if let Some(v) = env.consts.get(name).copied() {
         env.consts.insert(path.to_string(), v);
+    }
+    if let Some(v) = env.value(name).cloned() {
+        env.values.insert(path.to_string(), v);
     }
     if let Some(t) = env.tensor_alias(name).cloned() {
         env.tensor_aliases.insert(path.to_string(), t);

@@ -7,6 +7,7 @@ use super::consts::{self, path_key};
 use super::methods::{Engine, Method, Recv};
 use super::problem::{Kernel, NotFollowed, Primitive, Problem, Unknown};
 use super::types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu};
+use super::value;
 use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
 use crate::diagnostic::Span;
 use crate::mapping::{self, Layout, Scope, parse};
@@ -39,6 +40,9 @@ pub struct Env {
     /// Methods of the crate's `impl` blocks, by name (a call on a value the model cannot type
     /// takes the signature of the method of that name).
     pub methods: HashMap<String, LazySig>,
+    /// `const` items whose value is not an integer (`const CFG: SwitchConfig = ..;`), by name
+    /// and by the paths bound to them; read through [`Env::value`].
+    pub values: HashMap<String, super::value::Value>,
 }
 
 /// A helper's signature, built from its syntax when a call first asks for it, in the
@@ -115,6 +119,13 @@ impl Env {
             Some(sig) => Some(sig.get(self)),
             None => self.parent.as_ref()?.method(name),
         }
+    }
+
+    /// The value of a `const` item that is not an integer.
+    pub fn value(&self, name: &str) -> Option<&super::value::Value> {
+        self.values
+            .get(name)
+            .or_else(|| self.parent.as_ref()?.value(name))
     }
 
     /// A helper's signature as declared, unbuilt (to declare it under another name too).
@@ -244,6 +255,10 @@ pub struct Builder<'a> {
     /// The constants in scope: the module's `const` items and the immutable `let` bindings of
     /// constant expressions (shadowing and block scoping as in Rust).
     consts: HashMap<String, u64>,
+    /// The values the function's names hold at compile time, for value arguments: `let`
+    /// bindings (known or not, with the reason) and the parameters (unknown: each call gives
+    /// its own), shadowed and scoped as in Rust.
+    values: HashMap<String, value::Eval>,
     model: FnModel,
     ret: Option<TensorTy>,
     /// Constructs already reported as not analysed (VL-009), once each.
@@ -601,6 +616,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
         root: None,
         last_ends: Vec::new(),
         consts: env.consts.clone(),
+        values: HashMap::new(),
         model: FnModel {
             name,
             span: name_span,
@@ -618,6 +634,11 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
             let Some(pname) = pat_name(&pat) else {
                 continue;
             };
+            let why = format!(
+                "`{pname}` is a parameter of `{}`, whose body visa-lint checks once, without its callers' values",
+                b.model.name
+            );
+            b.values.insert(pname.clone(), Err(value::Unknown { why }));
             let ty = p
                 .ty()
                 .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
@@ -834,6 +855,7 @@ impl Builder<'_> {
             return Val::Unknown;
         };
         let outer_consts = self.consts.clone();
+        let outer_values = self.values.clone();
         let mut diverges = false;
         for stmt in list.statements() {
             diverges = false;
@@ -855,6 +877,7 @@ impl Builder<'_> {
             None => Val::Unknown,
         };
         self.consts = outer_consts;
+        self.values = outer_values;
         val
     }
 
@@ -936,6 +959,35 @@ impl Builder<'_> {
         }
     }
 
+    /// The compile-time value of `e` (see [`value::eval`]), and whether it was reached through
+    /// a name.
+    fn value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
+        let lookup = |key: &str| {
+            self.values
+                .get(key)
+                .cloned()
+                .or_else(|| self.env.value(key).cloned().map(Ok))
+        };
+        let names = value::Names {
+            value: &lookup,
+            ints: &self.consts,
+            fns: &self.env.const_fns,
+            mapping: &self.scope,
+        };
+        value::eval(e, &names)
+    }
+
+    /// A value argument of an engine call: as written, with the value it names (or why that
+    /// value is unknown).
+    fn value_arg(&self, e: &ast::Expr) -> Arg {
+        let mut arg = arg_of(e.syntax());
+        let (v, named) = self.value_of(e);
+        if named || v.is_err() {
+            arg.value = Some(v);
+        }
+        arg
+    }
+
     /// Evaluates an expression that is not the start of the chain being built (an argument):
     /// it neither starts nor continues that chain.
     fn arg_expr(&mut self, e: &ast::Expr) -> Val {
@@ -952,11 +1004,19 @@ impl Builder<'_> {
             .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.problems));
         let name = l.pat().as_ref().and_then(pat_name);
         let immutable = matches!(l.pat(), Some(ast::Pat::IdentPat(ref i)) if i.mut_token().is_none() && i.ref_token().is_none());
-        let constant = l
-            .initializer()
-            .filter(|_| immutable)
-            .and_then(|init| consts::eval_in(&init, &self.consts, &self.env.const_fns));
+        let constant = l.initializer().filter(|_| immutable).and_then(|init| {
+            consts::eval_sized(&init, &self.consts, &self.env.const_fns, &self.scope)
+        });
         if let Some(n) = &name {
+            match l.initializer().filter(|_| immutable) {
+                Some(init) => {
+                    let v = self.value_of(&init).0;
+                    self.values.insert(n.clone(), v);
+                }
+                None => {
+                    self.values.remove(n);
+                }
+            }
             match constant {
                 Some(v) => {
                     self.consts.insert(n.clone(), v);
@@ -1044,6 +1104,7 @@ impl Builder<'_> {
     /// variable, a closure parameter, an assignment).
     fn set_var(&mut self, name: String, val: Val, span: Span) {
         self.consts.remove(&name);
+        self.values.remove(&name);
         self.ends.remove(&name);
         if let Val::Tensor { ty, tu, .. } = &val {
             self.model.tensors.push(TensorVar {
@@ -1281,6 +1342,7 @@ impl Builder<'_> {
             }
             Some(name) => {
                 self.consts.remove(&name);
+                self.values.remove(&name);
                 self.arg_expr(&rhs);
             }
             None => {
@@ -1775,7 +1837,12 @@ impl Builder<'_> {
     /// closure's value is what its body gives, which every call returns (a closure has one
     /// type).
     fn closure(&mut self, c: &ast::ClosureExpr) -> Val {
-        let saved = (self.vars.clone(), self.ends.clone(), self.consts.clone());
+        let saved = (
+            self.vars.clone(),
+            self.ends.clone(),
+            self.consts.clone(),
+            self.values.clone(),
+        );
         for p in c.param_list().into_iter().flat_map(|l| l.params()) {
             let Some(pat) = p.pat() else { continue };
             let annotated = p
@@ -1798,7 +1865,7 @@ impl Builder<'_> {
             self.bind_pat(&pat, v);
         }
         let body = c.body().map_or(Val::Unknown, |b| self.top(&b, None, None));
-        (self.vars, self.ends, self.consts) = saved;
+        (self.vars, self.ends, self.consts, self.values) = saved;
         self.last_ends.clear();
         Val::Closure(Box::new(body))
     }
@@ -2042,7 +2109,7 @@ impl Builder<'_> {
         let method = Method::from_name(&name);
         let span = span_of(name_ref.syntax().text_range());
         let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
-        let val_args: Vec<Arg> = args.iter().map(|a| arg_of(a.syntax())).collect();
+        let val_args: Vec<Arg> = args.iter().map(|a| self.value_arg(a)).collect();
         let gen_args: Vec<Arg> = m
             .generic_arg_list()
             .map(|g| {
@@ -2175,9 +2242,12 @@ impl Builder<'_> {
                 return Val::Unknown;
             }
         }
+        if method.reads_value_args() {
+            self.unknown_values(&args, &val_args, &arg_vals);
+        }
         let address_expr = spec.address_arg.and_then(|k| args.get(k));
-        let address =
-            address_expr.and_then(|a| consts::eval_in(a, &self.consts, &self.env.const_fns));
+        let address = address_expr
+            .and_then(|a| consts::eval_sized(a, &self.consts, &self.env.const_fns, &self.scope));
         if address.is_none()
             && let Some(a) = address_expr
         {
@@ -2349,6 +2419,39 @@ impl Builder<'_> {
 
     /// An address computed by a call visa-lint cannot evaluate, with constant arguments (so
     /// it would be a constant if the call were followed): once.
+    /// Reports each value argument of an engine call whose value visa-lint cannot know (a
+    /// parameter, a `let` of something it does not evaluate, an `if` whose arms differ), once:
+    /// the rules that read it skip it.
+    fn unknown_values(&mut self, exprs: &[ast::Expr], args: &[Arg], vals: &[Val]) {
+        for ((e, arg), val) in exprs.iter().zip(args).zip(vals) {
+            let Some(Err(unknown)) = &arg.value else {
+                continue;
+            };
+            if !matches!(val, Val::Unknown | Val::Lost(_)) || !self.names_a_value(e) {
+                continue;
+            }
+            self.not_analysed(NotFollowed::Value {
+                at: arg.span,
+                text: snippet(e.syntax()),
+                why: unknown.why.clone(),
+            });
+        }
+    }
+
+    /// Whether `e` stands for a compile-time value (not a tensor, a context or a closure): a
+    /// name the function binds to a value, a variant or struct literal, or an `if`/`match`.
+    fn names_a_value(&self, e: &ast::Expr) -> bool {
+        match e {
+            ast::Expr::ParenExpr(p) => p.expr().is_some_and(|x| self.names_a_value(&x)),
+            ast::Expr::PathExpr(p) => p
+                .path()
+                .and_then(|p| path_key(&p))
+                .is_some_and(|k| self.values.contains_key(&k)),
+            ast::Expr::RecordExpr(_) | ast::Expr::IfExpr(_) | ast::Expr::MatchExpr(_) => true,
+            _ => false,
+        }
+    }
+
     fn address_call(&mut self, a: &ast::Expr) {
         let calls = std::iter::once(a.syntax().clone())
             .chain(a.syntax().descendants().skip(1))
@@ -2566,10 +2669,7 @@ fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
 }
 
 fn arg_of(node: &ra_ap_syntax::SyntaxNode) -> Arg {
-    Arg {
-        text: crate::syntax::node_text(node),
-        span: span_of(node.text_range()),
-    }
+    Arg::written(crate::syntax::node_text(node), span_of(node.text_range()))
 }
 
 /// What a call of a helper or method with this signature gives; `lost` names the call for an

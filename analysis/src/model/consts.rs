@@ -28,7 +28,46 @@ pub fn eval_in(
     consts: &HashMap<String, u64>,
     fns: &HashMap<String, ConstFn>,
 ) -> Option<u64> {
-    eval_depth(e, consts, fns, 0)
+    eval_depth(e, consts, fns, None, 0)
+}
+
+/// Evaluates an integer expression as [`eval_in`] does, and reads sizes too: `A::SIZE` of an
+/// axis, `Slice::SIZE` of an alias and `<m![A, B]>::SIZE` of a written mapping.
+pub fn eval_sized(
+    e: &ast::Expr,
+    consts: &HashMap<String, u64>,
+    fns: &HashMap<String, ConstFn>,
+    scope: &crate::mapping::Scope,
+) -> Option<u64> {
+    eval_depth(e, consts, fns, Some(scope), 0)
+}
+
+/// `A::SIZE`, `layouts::Slice::SIZE` or `<m![A, B]>::SIZE`: the size of an axis, an alias or a
+/// written mapping.
+fn size_of(path: &ast::Path, scope: &crate::mapping::Scope) -> Option<u64> {
+    if path.segment()?.name_ref()?.text() != "SIZE" {
+        return None;
+    }
+    let qualifier = path.qualifier()?;
+    if let Some(key) = path_key(&qualifier) {
+        let name = crate::mapping::ast::Name {
+            text: key,
+            span: crate::diagnostic::Span::new(0, 0),
+        };
+        let size = crate::mapping::ast::SizeExpr::SizeOf(name, crate::diagnostic::Span::new(0, 0));
+        return crate::mapping::lower::eval_size(&size, scope, &mut Vec::new(), &mut Vec::new());
+    }
+    // `<m![A, B]>::SIZE`
+    let seg = qualifier.segment()?;
+    let Some(ast::Type::MacroType(m)) = seg.type_anchor()?.ty() else {
+        return None;
+    };
+    let body = m.macro_call()?.token_tree()?;
+    let text = crate::syntax::node_text(body.syntax());
+    let inner = text.trim().get(1..text.trim().len().checked_sub(1)?)?;
+    let expr = crate::mapping::parse::parse_mapping(inner).ok()?;
+    let layout = crate::mapping::lower::lower(&expr, scope, &mut Vec::new())?;
+    Some(layout.size)
 }
 
 /// A call of a `const fn` with constant arguments.
@@ -36,6 +75,7 @@ fn call(
     c: &ast::CallExpr,
     consts: &HashMap<String, u64>,
     fns: &HashMap<String, ConstFn>,
+    sizes: Option<&crate::mapping::Scope>,
     depth: u32,
 ) -> Option<u64> {
     if depth >= MAX_CALL_DEPTH {
@@ -51,7 +91,7 @@ fn call(
     }
     let mut scope = consts.clone();
     for (p, a) in f.params.iter().zip(&args) {
-        let v = eval_depth(a, consts, fns, depth + 1)?;
+        let v = eval_depth(a, consts, fns, sizes, depth + 1)?;
         scope.insert(p.clone(), v);
     }
     let file = ra_ap_syntax::SourceFile::parse(
@@ -64,18 +104,20 @@ fn call(
         .descendants()
         .find_map(ast::Const::cast)?
         .body()?;
-    eval_depth(&body, &scope, fns, depth + 1)
+    eval_depth(&body, &scope, fns, sizes, depth + 1)
 }
 
 fn eval_depth(
     e: &ast::Expr,
     consts: &HashMap<String, u64>,
     fns: &HashMap<String, ConstFn>,
+    sizes: Option<&crate::mapping::Scope>,
     depth: u32,
 ) -> Option<u64> {
-    let eval = |e: &ast::Expr, consts: &HashMap<String, u64>| eval_depth(e, consts, fns, depth);
+    let eval =
+        |e: &ast::Expr, consts: &HashMap<String, u64>| eval_depth(e, consts, fns, sizes, depth);
     match e {
-        ast::Expr::CallExpr(c) => call(c, consts, fns, depth),
+        ast::Expr::CallExpr(c) => call(c, consts, fns, sizes, depth),
         ast::Expr::BlockExpr(b) if b.stmt_list()?.statements().next().is_none() => {
             eval(&b.stmt_list()?.tail_expr()?, consts)
         }
@@ -85,7 +127,13 @@ fn eval_depth(
         },
         ast::Expr::ParenExpr(p) => eval(&p.expr()?, consts),
         ast::Expr::CastExpr(c) => eval(&c.expr()?, consts),
-        ast::Expr::PathExpr(p) => consts.get(&path_key(&p.path()?)?).copied(),
+        ast::Expr::PathExpr(p) => {
+            let path = p.path()?;
+            match path_key(&path).and_then(|k| consts.get(&k).copied()) {
+                Some(v) => Some(v),
+                None => size_of(&path, sizes?),
+            }
+        }
         ast::Expr::BinExpr(b) => {
             let l = eval(&b.lhs()?, consts)?;
             let r = eval(&b.rhs()?, consts)?;

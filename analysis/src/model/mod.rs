@@ -7,6 +7,7 @@ pub mod methods;
 pub mod ops;
 pub mod problem;
 pub mod types;
+pub mod value;
 
 use crate::diagnostic::Span;
 pub use methods::{Engine, Method};
@@ -41,6 +42,36 @@ pub struct Step {
 pub struct Arg {
     pub text: String,
     pub span: Span,
+    /// A value argument's compile-time value when the argument names it (a `let`, a `const`,
+    /// an `if`, a field that is a constant) or when it is unknown; `None` when the value is
+    /// written in place (the rules read its text, with spans inside it).
+    pub value: Option<value::Eval>,
+}
+
+impl Arg {
+    /// An argument written in place.
+    pub fn written(text: String, span: Span) -> Arg {
+        Arg {
+            text,
+            span,
+            value: None,
+        }
+    }
+
+    /// The argument's value as Rust text: the value it names, or its text as written (also
+    /// when the value is unknown: then nothing a rule parses out of it is a value).
+    pub fn value_text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.value {
+            Some(Ok(v)) => std::borrow::Cow::Owned(v.text()),
+            _ => std::borrow::Cow::Borrowed(&self.text),
+        }
+    }
+
+    /// Whether the value is written in the argument itself, so that a span inside its text is
+    /// a part of the value (a field of a `SwitchConfig`).
+    pub fn in_place(&self) -> bool {
+        self.value.is_none()
+    }
 }
 
 /// A chain of method calls, as one statement or `let` initializer.
@@ -110,10 +141,7 @@ pub fn written(step: &Step, i: usize) -> Option<&Arg> {
 /// A mapping as the argument it is written as (its text and where), when it is written
 /// somewhere in the function; `None` for a mapping the model inferred.
 pub fn placed(m: &MapVal) -> Option<Arg> {
-    m.span.map(|span| Arg {
-        text: m.text.clone(),
-        span,
-    })
+    m.span.map(|span| Arg::written(m.text.clone(), span))
 }
 
 /// Where the `slot` mapping of `step`'s result is written: its turbofish argument `generic`

@@ -24,7 +24,8 @@ pub fn op_problem(
     f32_ops: &[&str],
 ) -> Option<Diagnostic> {
     let arg = step.args.first()?;
-    let (en, variant) = split_op(&arg.text)?;
+    let text = arg.value_text();
+    let (en, variant) = split_op(&text)?;
     let (is_i32, ops) = if en == i32_enum {
         (true, i32_ops)
     } else if en == f32_enum {

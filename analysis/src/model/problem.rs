@@ -119,6 +119,8 @@ pub enum NotFollowed {
     },
     /// An address computed by a call of `name` (`at`: the call) with constant arguments.
     AddressCall { at: Span, name: String },
+    /// A value argument (`text`, at `at`) whose compile-time value is unknown, and why.
+    Value { at: Span, text: String, why: String },
 }
 
 impl NotFollowed {
@@ -127,7 +129,8 @@ impl NotFollowed {
         match self {
             NotFollowed::Lost { at, .. }
             | NotFollowed::InMacro { at, .. }
-            | NotFollowed::AddressCall { at, .. } => *at,
+            | NotFollowed::AddressCall { at, .. }
+            | NotFollowed::Value { at, .. } => *at,
         }
     }
 }

@@ -749,10 +749,7 @@ mod tests {
     use crate::diagnostic::Span;
 
     fn arg(text: &str) -> Arg {
-        Arg {
-            text: text.to_string(),
-            span: Span::new(0, text.len()),
-        }
+        Arg::written(text.to_string(), Span::new(0, text.len()))
     }
 
     #[test]

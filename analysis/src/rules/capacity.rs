@@ -406,10 +406,7 @@ fn pad_fix(
     if alias(cx, site.map).is_some() {
         return d;
     }
-    let arg = Arg {
-        text: site.map.text.clone(),
-        span: site.at,
-    };
+    let arg = Arg::written(site.map.text.clone(), site.at);
     match pad_edit(&arg, n) {
         Some(edit) => d.with_fix(title, true, vec![edit]),
         None => d,
@@ -666,7 +663,10 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
                 at,
                 step: Some(step),
                 half: step.method == Method::ToTrf
-                    && step.args.first().is_some_and(|a| a.text.contains("Half")),
+                    && step
+                        .args
+                        .first()
+                        .is_some_and(|a| a.value_text().contains("Half")),
                 interleaved,
             });
         }
@@ -815,7 +815,10 @@ fn trf_regions(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let mut loads = Vec::new();
     for (i, c) in chains.iter().enumerate() {
         for step in c.steps.iter().filter(|s| s.method == Method::ToTrf) {
-            let text = step.args.first().map_or("", |a| a.text.as_str());
+            let text = step
+                .args
+                .first()
+                .map_or_else(String::new, |a| a.value_text().into_owned());
             let region = if text.contains("FirstHalf") {
                 "FirstHalf"
             } else if text.contains("SecondHalf") {

@@ -803,13 +803,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                     if let (Some(mv), Some(n)) = (var.ty.get(Slot::Element), d.elems_for(want))
                         && e.dims.len() == 1
                         && let Some(span) = mv.span
-                        && let Some(edit) = pad_edit(
-                            &Arg {
-                                text: mv.text.clone(),
-                                span,
-                            },
-                            n,
-                        )
+                        && let Some(edit) = pad_edit(&Arg::written(mv.text.clone(), span), n)
                     {
                         diag = diag.with_fix("pad the TRF Element", false, vec![edit]);
                     }
@@ -964,7 +958,8 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 s.method == Method::ToTrf
                     && s.context == Some(Tu::Sub)
                     && s.args.first().is_some_and(|a| {
-                        a.text.contains("FirstHalf") || a.text.contains("SecondHalf")
+                        a.value_text().contains("FirstHalf")
+                            || a.value_text().contains("SecondHalf")
                     })
             })
     {
@@ -1204,7 +1199,10 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
     let (Some(input), Some(output)) = (&step.input, &step.output) else {
         return;
     };
-    let kind = step.args.first().map(|a| a.text.as_str()).unwrap_or("");
+    let kind = step
+        .args
+        .first()
+        .map_or_else(String::new, |a| a.value_text().into_owned());
     let mode = if kind.contains("Interleaved") {
         Mode::Interleaved
     } else if kind.contains("Sequential") {

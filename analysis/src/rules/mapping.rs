@@ -471,7 +471,7 @@ fn check_tile(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         return;
     }
     if let Some(a) = step.args.first()
-        && let Some(start) = lit(&a.text)
+        && let Some(start) = lit(&a.value_text())
         && start.checked_add(n).is_none_or(|end| end > ds)
     {
         out.push(Diagnostic::new(

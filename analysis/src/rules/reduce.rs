@@ -307,7 +307,8 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// identity padding cannot cancel the padded lanes (L5562-L5563). Returns the op.
 fn composed(chain: &Chain, k: usize) -> Option<&'static str> {
     let step = &chain.steps[k];
-    let (_, op) = split_op(&step.args.first()?.text)?;
+    let op_text = step.args.first()?.value_text();
+    let (_, op) = split_op(&op_text)?;
     if !matches!(op, "Add" | "AddSat") {
         return None;
     }
@@ -324,7 +325,8 @@ fn composed(chain: &Chain, k: usize) -> Option<&'static str> {
             )
         })
         .find_map(|s| {
-            let (_, v) = split_op(&s.args.first()?.text)?;
+            let text = s.args.first()?.value_text();
+            let (_, v) = split_op(&text)?;
             ["Exp", "NegExp", "Sigmoid"].into_iter().find(|f| *f == v)
         })
 }
@@ -555,7 +557,8 @@ struct RPart {
 
 /// The identity element of the reduce op, for the identity-padding advice (L5557-L5561).
 fn identity(step: &Step) -> Option<&'static str> {
-    let (en, v) = split_op(&step.args.first()?.text)?;
+    let op_text = step.args.first()?.value_text();
+    let (en, v) = split_op(&op_text)?;
     let f = en.ends_with("F32");
     Some(match (v, f) {
         ("AddSat" | "Add", false) => "0",
@@ -1021,7 +1024,7 @@ fn padded_axes(layouts: &[&Layout]) -> Vec<(String, bool)> {
 /// counters (SEQ-011).
 fn check_valid_count(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let Some(arg) = step.args.first() else { return };
-    if split_op(&arg.text).map(|(_, v)| v) != Some("ValidCount") {
+    if split_op(&arg.value_text()).map(|(_, v)| v) != Some("ValidCount") {
         return;
     }
     let input = step.input.as_ref();

@@ -358,7 +358,7 @@ fn check_custom_broadcast(t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
             .iter()
             .filter(|s| s.method == Method::Switch)
             .flat_map(|s| s.args.iter())
-            .find(|a| a.text.contains("CustomBroadcast"))
+            .find(|a| a.value_text().contains("CustomBroadcast"))
         else {
             continue;
         };

@@ -324,7 +324,8 @@ fn int_literal(s: &str) -> Option<u64> {
 
 /// Reads `SwitchConfig::Variant { field: literal, … }`; `None` when it is not literal.
 fn parse_config(arg: &Arg) -> Option<Config> {
-    let blanked = blank_comments(&arg.text);
+    let value = arg.value_text();
+    let blanked = blank_comments(&value);
     let text = blanked.as_str();
     let open = text.find('{')?;
     let close = text.rfind('}')?;
@@ -348,7 +349,13 @@ fn parse_config(arg: &Arg) -> Option<Config> {
         let start = here + colon + 1 + lead;
         let len = value.trim().len();
         let base = arg.span.start as usize;
-        fields.insert(name.clone(), Span::new(base + start, base + start + len));
+        // A value the argument names has no field written here: the argument is the place.
+        let field = if arg.in_place() {
+            Span::new(base + start, base + start + len)
+        } else {
+            arg.span
+        };
+        fields.insert(name.clone(), field);
         values.insert(name, v);
     }
     let get = |k: &str| values.get(k).copied();
@@ -907,12 +914,9 @@ fn full_cluster(sw: &Switch<'_>, slices: u64) -> Diagnostic {
         let arg = if out_short {
             output_arg(sw.step, Some(0), Slot::Slice)
         } else {
-            sw.input.get(Slot::Slice).and_then(|m| {
-                Some(Arg {
-                    text: m.text.clone(),
-                    span: m.span?,
-                })
-            })
+            sw.input
+                .get(Slot::Slice)
+                .and_then(|m| Some(Arg::written(m.text.clone(), m.span?)))
         };
         if let Some(edit) = arg.and_then(|a| pad_edit(&a, slices)) {
             d = d.with_fix(format!("pad the Slice to {slices}"), false, vec![edit]);
@@ -1753,10 +1757,7 @@ mod tests {
     #[test]
     fn config_parsing_reads_fields_and_spans() {
         let text = "SwitchConfig::Broadcast01 {\n slice1: 2,\n slice0: 1_0, time0: 4u32, }";
-        let arg = Arg {
-            text: text.to_string(),
-            span: Span::new(100, 100 + text.len()),
-        };
+        let arg = Arg::written(text.to_string(), Span::new(100, 100 + text.len()));
         let c = parse_config(&arg).expect("parses");
         assert_eq!(
             c.topo,
@@ -1769,16 +1770,13 @@ mod tests {
         let s = c.span("slice0", Span::default());
         assert_eq!(&text[s.start as usize - 100..s.end as usize - 100], "1_0");
         let text = "SwitchConfig::CustomBroadcast {\n ring_size: 4, // r\n /* é */ }";
-        let arg = Arg {
-            text: text.to_string(),
-            span: Span::new(0, text.len()),
-        };
+        let arg = Arg::written(text.to_string(), Span::new(0, text.len()));
         let c = parse_config(&arg).expect("comments are skipped");
         assert_eq!(c.topo, Topology::Custom { ring_size: 4 });
-        let bad = Arg {
-            text: "SwitchConfig::CustomBroadcast { ring_size: N }".to_string(),
-            span: Span::default(),
-        };
+        let bad = Arg::written(
+            "SwitchConfig::CustomBroadcast { ring_size: N }".to_string(),
+            Span::default(),
+        );
         assert!(parse_config(&bad).is_none());
     }
 

@@ -264,6 +264,13 @@ pub fn not_followed(p: &NotFollowed) -> Diagnostic {
                 "not checked: the address computed by `{name}(..)`: visa-lint evaluates constants and `const fn`s with one expression, not this call, so the rules that need the address (alignment, overlaps) skip it; compute it in a `const` to have it checked"
             ),
         ),
+        NotFollowed::Value { at, text, why } => Diagnostic::new(
+            &VL_009,
+            *at,
+            format!(
+                "not checked: the value of `{text}` is not known at compile time ({why}), so the rules that read this argument skip it"
+            ),
+        ),
     }
 }
 

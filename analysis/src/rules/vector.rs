@@ -597,7 +597,7 @@ fn operands(step: &Step) -> impl Iterator<Item = &Arg> {
     step.args
         .iter()
         .skip(1)
-        .filter(|a| !a.text.contains("ArgMode::"))
+        .filter(|a| !a.value_text().contains("ArgMode::"))
 }
 
 /// The state of one Vector Engine pass along a chain.
@@ -1436,7 +1436,8 @@ fn stage_dtype(stage: VeStage, d: Option<Dtype>, step: &Step, out: &mut Vec<Diag
     let Some(a) = step.args.first() else {
         return;
     };
-    let Some(op) = parse_op(&a.text) else {
+    let text = a.value_text();
+    let Some(op) = parse_op(&text) else {
         return;
     };
     if stage == VeStage::Clip {
@@ -1484,7 +1485,8 @@ fn alu_use<'a>(p: &mut Pass<'a>, stage: VeStage, step: &'a Step, out: &mut Vec<D
     let Some(a) = step.args.first() else {
         return;
     };
-    let Some(op) = parse_op(&a.text) else {
+    let text = a.value_text();
+    let Some(op) = parse_op(&text) else {
         return;
     };
     let Some(unit) = alu(stage, &op) else {
@@ -1751,17 +1753,18 @@ fn branch_mode(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let Some(a) = step.args.first() else {
         return;
     };
-    if !a.text.trim_start().starts_with("BranchMode::") {
+    if !a.value_text().trim_start().starts_with("BranchMode::") {
         return;
     }
-    let Some(op) = parse_op(&a.text) else {
+    let text = a.value_text();
+    let Some(op) = parse_op(&text) else {
         return;
     };
     match op.variant {
         "Unconditional" | "AxisToggle" | "ValidCount" | "Vrf" => {}
         "Comparison" => {
             let want = cx.target.ve_branch_comparisons;
-            if let Some(n) = array_len(&a.text)
+            if let Some(n) = array_len(&text)
                 && n != want
             {
                 out.push(Diagnostic::new(
@@ -1791,10 +1794,15 @@ fn modes(step: &Step, out: &mut Vec<Diagnostic>) {
     if !m.is_with_mode() {
         return;
     }
-    let Some(a) = step.args.iter().find(|a| a.text.contains("ArgMode::")) else {
+    let Some(a) = step
+        .args
+        .iter()
+        .find(|a| a.value_text().contains("ArgMode::"))
+    else {
         return;
     };
-    let Some(op) = parse_op(&a.text) else {
+    let text = a.value_text();
+    let Some(op) = parse_op(&text) else {
         return;
     };
     let (want, variants): (&str, &[&str]) = if *m == Method::VectorFpUnaryWithMode {

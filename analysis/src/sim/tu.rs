@@ -168,9 +168,12 @@ fn switch(step: &Step, t: &Target) -> OpCost {
     let Some((time, bytes)) = stream(step.input.as_ref()) else {
         return unknown(o, "the switch input's Time and Packet");
     };
-    let cfg = step.args.first().map_or("", |a| a.text.as_str());
-    let ring = int_after(cfg, "ring_size")
-        .or_else(|| Some(int_after(cfg, "slice1")?.saturating_mul(int_after(cfg, "slice0")?)));
+    let cfg = step
+        .args
+        .first()
+        .map_or_else(String::new, |a| a.value_text().into_owned());
+    let ring = int_after(&cfg, "ring_size")
+        .or_else(|| Some(int_after(&cfg, "slice1")?.saturating_mul(int_after(&cfg, "slice0")?)));
     let ring = match ring {
         Some(r) => r.max(1),
         None => {

@@ -1,0 +1,511 @@
+//! Compile-time values: what a kernel's value arguments (`SwitchConfig::Broadcast01 { .. }`,
+//! `TrfAddress::FirstHalf`, `FxpBinaryOp::AddFxp`, sizes) are when the compiler traces it.
+//!
+//! The vendor compiler runs a kernel's body at trace time, so an argument bound by `let`,
+//! chosen by an `if` whose condition is a constant, or named by a `const` item of any module
+//! has one value there. [`eval`] computes it from the expression, the `let` bindings in scope
+//! and the environment's `const` items; what it cannot know is [`Unknown`] with the reason,
+//! which the rules report (VL-009) instead of going silent.
+
+use super::consts::{self, ConstFn, path_key};
+use crate::mapping;
+use ra_ap_syntax::AstNode;
+use ra_ap_syntax::ast::{self, BinaryOp, CmpOp, HasArgList, LogicOp, Ordering, UnaryOp};
+use std::collections::HashMap;
+
+/// A value the kernel computes at compile time.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    Int(u64),
+    Bool(bool),
+    /// Another literal (a float, a negative number, a character), as written.
+    Lit(String),
+    /// An enum variant (or a struct), by its path as written without leading modules
+    /// (`SwitchConfig::Broadcast01`), with its fields.
+    Variant {
+        path: String,
+        fields: Fields,
+    },
+    Tuple(Vec<Value>),
+}
+
+/// The fields of a variant or struct value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Fields {
+    Unit,
+    Named(Vec<(String, Value)>),
+    Positional(Vec<Value>),
+}
+
+/// Why a value is not known at compile time, for the "not checked" note: "`cfg` is a
+/// parameter of `stage`", "it is chosen by `if wide`, which visa-lint cannot evaluate".
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Unknown {
+    pub why: String,
+}
+
+impl Unknown {
+    fn new(why: impl Into<String>) -> Unknown {
+        Unknown { why: why.into() }
+    }
+}
+
+/// A value, or why it is unknown.
+pub type Eval = Result<Value, Unknown>;
+
+impl Value {
+    /// The value as Rust source text, the way the rules read a value argument written in place
+    /// (`SwitchConfig::CustomBroadcast { ring_size: 32 }`).
+    pub fn text(&self) -> String {
+        match self {
+            Value::Int(v) => v.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Lit(t) => t.clone(),
+            Value::Variant { path, fields } => match fields {
+                Fields::Unit => path.clone(),
+                Fields::Named(fs) => {
+                    let body: Vec<String> = fs
+                        .iter()
+                        .map(|(n, v)| format!("{n}: {}", v.text()))
+                        .collect();
+                    format!("{path} {{ {} }}", body.join(", "))
+                }
+                Fields::Positional(vs) => {
+                    let body: Vec<String> = vs.iter().map(Value::text).collect();
+                    format!("{path}({})", body.join(", "))
+                }
+            },
+            Value::Tuple(vs) => {
+                let body: Vec<String> = vs.iter().map(Value::text).collect();
+                if vs.len() == 1 {
+                    format!("({},)", body[0])
+                } else {
+                    format!("({})", body.join(", "))
+                }
+            }
+        }
+    }
+}
+
+/// What an expression can name: the `let` bindings and `const` items in scope, the `const
+/// fn`s, and the axes and aliases (for `A::SIZE`).
+pub struct Names<'a> {
+    /// A local binding or a `const` item that is not an integer, by its path key; `None` when
+    /// the name is not a value the evaluator knows of.
+    pub value: &'a dyn Fn(&str) -> Option<Eval>,
+    pub ints: &'a HashMap<String, u64>,
+    pub fns: &'a HashMap<String, ConstFn>,
+    pub mapping: &'a mapping::Scope,
+}
+
+/// How deep nested expressions are followed (the nesting pre-scan bounds the tree; this bounds
+/// the work of one argument).
+const MAX_DEPTH: u32 = 64;
+
+/// The value of `e`, and whether reaching it read a name (a `let`, a `const`): a value written
+/// in place is read by the rules from its text, with spans inside it.
+pub fn eval(e: &ast::Expr, names: &Names<'_>) -> (Eval, bool) {
+    let mut named = false;
+    let v = eval_at(e, names, &mut named, 0);
+    (v, named)
+}
+
+fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    if depth > MAX_DEPTH {
+        return Err(Unknown::new("it is nested too deeply to evaluate"));
+    }
+    let sub = |e: &ast::Expr, named: &mut bool| eval_at(e, names, named, depth + 1);
+    if let Some(v) = int(e, names) {
+        if !is_literal(e) {
+            *named = true;
+        }
+        return Ok(Value::Int(v));
+    }
+    match e {
+        ast::Expr::Literal(l) => match l.kind() {
+            ast::LiteralKind::Bool(b) => Ok(Value::Bool(b)),
+            _ => Ok(Value::Lit(
+                crate::syntax::node_text(l.syntax()).trim().to_string(),
+            )),
+        },
+        ast::Expr::PrefixExpr(p) if p.op_kind() == Some(UnaryOp::Neg) => {
+            match p.expr().map(|x| sub(&x, named)) {
+                Some(Ok(v @ (Value::Int(_) | Value::Lit(_)))) => {
+                    Ok(Value::Lit(format!("-{}", v.text())))
+                }
+                Some(Err(u)) => Err(u),
+                _ => Err(not_evaluated(e)),
+            }
+        }
+        ast::Expr::ParenExpr(p) => p.expr().map_or_else(|| Err(missing()), |x| sub(&x, named)),
+        ast::Expr::BlockExpr(b) => block(b, names, named, depth),
+        ast::Expr::PathExpr(p) => name(p, names, named),
+        ast::Expr::RecordExpr(r) => record(r, names, named, depth),
+        ast::Expr::CallExpr(c) => tuple_variant(c, names, named, depth),
+        ast::Expr::TupleExpr(t) => {
+            let vs: Result<Vec<Value>, Unknown> = t.fields().map(|f| sub(&f, named)).collect();
+            vs.map(Value::Tuple)
+        }
+        ast::Expr::IfExpr(i) => if_expr(i, names, named, depth),
+        ast::Expr::BinExpr(b) => logic(b, names, named, depth),
+        ast::Expr::PrefixExpr(p) if p.op_kind() == Some(UnaryOp::Not) => {
+            match p.expr().map(|x| sub(&x, named)) {
+                Some(Ok(Value::Bool(b))) => Ok(Value::Bool(!b)),
+                Some(Err(u)) => Err(u),
+                _ => Err(not_evaluated(e)),
+            }
+        }
+        _ => Err(not_evaluated(e)),
+    }
+}
+
+fn missing() -> Unknown {
+    Unknown::new("the expression is incomplete")
+}
+
+fn not_evaluated(e: &ast::Expr) -> Unknown {
+    Unknown::new(format!("`{}` is not a value visa-lint evaluates", short(e)))
+}
+
+/// An expression's text for a message: its first line, at most 40 characters.
+fn short(e: &ast::Expr) -> String {
+    let text = crate::syntax::node_text(e.syntax());
+    let line = text.lines().next().unwrap_or("").trim();
+    let s: String = line.chars().take(40).collect();
+    if s.len() < text.trim().len() {
+        format!("{s}..")
+    } else {
+        s
+    }
+}
+
+fn is_literal(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Literal(_) => true,
+        ast::Expr::ParenExpr(p) => p.expr().is_some_and(|x| is_literal(&x)),
+        _ => false,
+    }
+}
+
+/// An integer: literals, `const` items, arithmetic, `const fn` calls and `A::SIZE`.
+fn int(e: &ast::Expr, names: &Names<'_>) -> Option<u64> {
+    consts::eval_sized(e, names.ints, names.fns, names.mapping)
+}
+
+/// `{ tail }`: a block without statements.
+fn block(b: &ast::BlockExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let list = b.stmt_list().ok_or_else(missing)?;
+    if list.statements().next().is_some() {
+        return Err(Unknown::new(
+            "it is computed by a block with statements, which visa-lint does not evaluate",
+        ));
+    }
+    let tail = list.tail_expr().ok_or_else(missing)?;
+    eval_at(&tail, names, named, depth + 1)
+}
+
+/// A name: a local binding, a `const` item, or a unit variant (`TrfAddress::Full`).
+fn name(p: &ast::PathExpr, names: &Names<'_>, named: &mut bool) -> Eval {
+    let path = p.path().ok_or_else(missing)?;
+    let key = path_key(&path).ok_or_else(|| {
+        Unknown::new(format!(
+            "`{}` is not a name visa-lint evaluates",
+            crate::syntax::node_text(p.syntax())
+        ))
+    })?;
+    if let Some(v) = (names.value)(&key) {
+        *named = true;
+        return v;
+    }
+    if let Some(variant) = variant_path(&path) {
+        return Ok(Value::Variant {
+            path: variant,
+            fields: Fields::Unit,
+        });
+    }
+    Err(Unknown::new(format!(
+        "`{key}` is not a compile-time value visa-lint knows"
+    )))
+}
+
+/// `Enum::Variant` (the last two segments of a path whose last segment is capitalised), or a
+/// capitalised single name (a unit struct).
+fn variant_path(path: &ast::Path) -> Option<String> {
+    let segs: Vec<String> = path
+        .segments()
+        .filter_map(|s| s.name_ref().map(|n| n.text().to_string()))
+        .collect();
+    let last = segs.last()?;
+    if !last.chars().next()?.is_uppercase() {
+        return None;
+    }
+    Some(segs[segs.len().saturating_sub(2)..].join("::"))
+}
+
+/// `SwitchConfig::Broadcast01 { slice1: 2, slice0: N, time0 }`.
+fn record(r: &ast::RecordExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let path = r.path().ok_or_else(missing)?;
+    let variant = variant_path(&path).ok_or_else(|| {
+        Unknown::new(format!(
+            "`{}` is not a value visa-lint evaluates",
+            crate::syntax::node_text(path.syntax())
+        ))
+    })?;
+    let list = r.record_expr_field_list().ok_or_else(missing)?;
+    if list.spread().is_some() {
+        return Err(Unknown::new(format!(
+            "`{variant} {{ .. }}` takes fields from another value, which visa-lint does not evaluate"
+        )));
+    }
+    let mut fields = Vec::new();
+    for f in list.fields() {
+        let (name, value) = match (f.name_ref(), f.expr()) {
+            (Some(n), Some(x)) => (n.text().to_string(), eval_at(&x, names, named, depth + 1)?),
+            // `{ ring_size }`: the field's shorthand names a binding.
+            (None, Some(ast::Expr::PathExpr(p))) => {
+                let name = crate::syntax::node_text(p.syntax()).trim().to_string();
+                (name, self::name(&p, names, named)?)
+            }
+            _ => return Err(missing()),
+        };
+        fields.push((name, value));
+    }
+    Ok(Value::Variant {
+        path: variant,
+        fields: Fields::Named(fields),
+    })
+}
+
+/// `Enum::Variant(a, b)`; any other call is unknown.
+fn tuple_variant(c: &ast::CallExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let callee = match c.expr() {
+        Some(ast::Expr::PathExpr(p)) => p.path(),
+        _ => None,
+    };
+    let Some(variant) = callee.as_ref().and_then(variant_path) else {
+        let name = c
+            .expr()
+            .map_or_else(String::new, |x| crate::syntax::node_text(x.syntax()));
+        return Err(Unknown::new(format!(
+            "it is computed by a call of `{}`, which visa-lint does not evaluate",
+            name.trim()
+        )));
+    };
+    let args = c.arg_list().ok_or_else(missing)?;
+    let vs: Result<Vec<Value>, Unknown> = args
+        .args()
+        .map(|a| eval_at(&a, names, named, depth + 1))
+        .collect();
+    Ok(Value::Variant {
+        path: variant,
+        fields: Fields::Positional(vs?),
+    })
+}
+
+/// `if c { a } else { b }`: the arm its condition takes, or the value both arms give.
+fn if_expr(i: &ast::IfExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let then = i.then_branch().ok_or_else(missing)?;
+    let Some(ast::ElseBranch::Block(other)) = i.else_branch() else {
+        return match i.else_branch() {
+            Some(ast::ElseBranch::IfExpr(inner)) => {
+                let cond = condition(i, names, named, depth)?;
+                match cond {
+                    Some(true) => block(&then, names, named, depth),
+                    Some(false) => if_expr(&inner, names, named, depth + 1),
+                    None => agree(
+                        block(&then, names, named, depth),
+                        if_expr(&inner, names, named, depth + 1),
+                        i,
+                    ),
+                }
+            }
+            _ => Err(Unknown::new("an `if` without `else` gives no value")),
+        };
+    };
+    match condition(i, names, named, depth)? {
+        Some(true) => block(&then, names, named, depth),
+        Some(false) => block(&other, names, named, depth),
+        None => agree(
+            block(&then, names, named, depth),
+            block(&other, names, named, depth),
+            i,
+        ),
+    }
+}
+
+/// The condition of an `if`, when it is a constant (`None` when not).
+fn condition(
+    i: &ast::IfExpr,
+    names: &Names<'_>,
+    named: &mut bool,
+    depth: u32,
+) -> Result<Option<bool>, Unknown> {
+    let c = i.condition().ok_or_else(missing)?;
+    match eval_at(&c, names, named, depth + 1) {
+        Ok(Value::Bool(b)) => Ok(Some(b)),
+        _ => Ok(None),
+    }
+}
+
+/// Two arms under a condition visa-lint cannot evaluate: their value when they agree.
+fn agree(a: Eval, b: Eval, i: &ast::IfExpr) -> Eval {
+    let cond = i.condition().map_or_else(String::new, |c| short(&c));
+    match (a, b) {
+        (Ok(x), Ok(y)) if x == y => Ok(x),
+        (Ok(x), Ok(y)) => Err(Unknown::new(format!(
+            "it is chosen by `if {cond}`, which visa-lint cannot evaluate: `{}` or `{}`",
+            x.text(),
+            y.text()
+        ))),
+        (Err(u), _) | (_, Err(u)) => Err(u),
+    }
+}
+
+/// Comparisons and `&&`/`||` of constants.
+fn logic(b: &ast::BinExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let (Some(l), Some(r), Some(op)) = (b.lhs(), b.rhs(), b.op_kind()) else {
+        return Err(missing());
+    };
+    let lv = eval_at(&l, names, named, depth + 1)?;
+    let rv = eval_at(&r, names, named, depth + 1)?;
+    let result = match (op, &lv, &rv) {
+        (BinaryOp::LogicOp(LogicOp::And), Value::Bool(x), Value::Bool(y)) => *x && *y,
+        (BinaryOp::LogicOp(LogicOp::Or), Value::Bool(x), Value::Bool(y)) => *x || *y,
+        (BinaryOp::CmpOp(CmpOp::Eq { negated }), x, y) => (x == y) != negated,
+        (BinaryOp::CmpOp(CmpOp::Ord { ordering, strict }), Value::Int(x), Value::Int(y)) => {
+            match (ordering, strict) {
+                (Ordering::Less, true) => x < y,
+                (Ordering::Less, false) => x <= y,
+                (Ordering::Greater, true) => x > y,
+                (Ordering::Greater, false) => x >= y,
+            }
+        }
+        _ => return Err(not_evaluated(&ast::Expr::BinExpr(b.clone()))),
+    };
+    Ok(Value::Bool(result))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ra_ap_syntax::{Edition, SourceFile};
+
+    fn value_of(src: &str, locals: &[(&str, Eval)]) -> (Eval, bool) {
+        let file = SourceFile::parse(&format!("const X: T = {src};"), Edition::Edition2024).tree();
+        let body = file
+            .syntax()
+            .descendants()
+            .find_map(ast::Const::cast)
+            .and_then(|c| c.body())
+            .expect("an expression");
+        let locals: HashMap<String, Eval> = locals
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let lookup = |k: &str| locals.get(k).cloned();
+        let ints = HashMap::from([("N".to_string(), 32u64)]);
+        let mut scope = mapping::Scope::default();
+        scope.declare_axes(
+            &crate::mapping::parse::parse_axes("A = 64").0,
+            &mut Vec::new(),
+        );
+        let names = Names {
+            value: &lookup,
+            ints: &ints,
+            fns: &HashMap::new(),
+            mapping: &scope,
+        };
+        eval(&body, &names)
+    }
+
+    fn text(src: &str, locals: &[(&str, Eval)]) -> Result<String, String> {
+        value_of(src, locals).0.map(|v| v.text()).map_err(|u| u.why)
+    }
+
+    #[test]
+    fn values_written_in_place() {
+        assert_eq!(
+            text("TrfAddress::FirstHalf", &[]),
+            Ok("TrfAddress::FirstHalf".into())
+        );
+        assert_eq!(
+            text("furiosa_visa_std::prelude::TrfAddress::Full", &[]),
+            Ok("TrfAddress::Full".into())
+        );
+        assert_eq!(
+            text(
+                "SwitchConfig::Broadcast01 { slice1: 2, slice0: 1_0, time0: 4u32 }",
+                &[]
+            ),
+            Ok("SwitchConfig::Broadcast01 { slice1: 2, slice0: 10, time0: 4 }".into())
+        );
+        assert!(!value_of("TrfAddress::Full", &[]).1);
+        assert!(!value_of("0x1000", &[]).1);
+        assert_eq!(text("-0.5f32", &[]), Ok("-0.5f32".into()));
+    }
+
+    #[test]
+    fn names_constants_and_sizes_are_read() {
+        assert_eq!(
+            text("SwitchConfig::CustomBroadcast { ring_size: N }", &[]),
+            Ok("SwitchConfig::CustomBroadcast { ring_size: 32 }".into())
+        );
+        assert_eq!(text("A::SIZE / 2", &[]), Ok("32".into()));
+        let half = Ok(Value::Variant {
+            path: "TrfAddress::FirstHalf".into(),
+            fields: Fields::Unit,
+        });
+        assert_eq!(
+            text("half", &[("half", half.clone())]),
+            Ok("TrfAddress::FirstHalf".into())
+        );
+        assert!(value_of("half", &[("half", half)]).1);
+        assert_eq!(
+            text(
+                "SwitchConfig::CustomBroadcast { ring_size }",
+                &[("ring_size", Ok(Value::Int(8)))]
+            ),
+            Ok("SwitchConfig::CustomBroadcast { ring_size: 8 }".into())
+        );
+    }
+
+    #[test]
+    fn conditions_pick_an_arm_or_the_arms_must_agree() {
+        assert_eq!(
+            text(
+                "if N > 16 { TrfAddress::Full } else { TrfAddress::FirstHalf }",
+                &[]
+            ),
+            Ok("TrfAddress::Full".into())
+        );
+        assert_eq!(
+            text(
+                "if wide { TrfAddress::Full } else { TrfAddress::Full }",
+                &[]
+            ),
+            Ok("TrfAddress::Full".into())
+        );
+        let why = text(
+            "if wide { TrfAddress::Full } else { TrfAddress::FirstHalf }",
+            &[],
+        )
+        .expect_err("unknown");
+        assert!(why.contains("if wide"), "{why}");
+    }
+
+    #[test]
+    fn unknowns_say_why() {
+        let why = text("cfg", &[]).expect_err("unknown");
+        assert!(why.contains("`cfg`"), "{why}");
+        let why = text("pick(3)", &[]).expect_err("unknown");
+        assert!(why.contains("call of `pick`"), "{why}");
+        let param = Err(Unknown::new("`cfg` is a parameter of `stage`"));
+        assert_eq!(
+            text(
+                "SwitchConfig::CustomBroadcast { ring_size: cfg }",
+                &[("cfg", param)]
+            ),
+            Err("`cfg` is a parameter of `stage`".into())
+        );
+    }
+}
