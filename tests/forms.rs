@@ -37,26 +37,6 @@ use std::path::{Path, PathBuf};
 
 /// (fixture file name, rewrite, why its verdict may differ).
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
-    ("rules/ALN-001-form-early-return.rs", "value-if", ADDRESS_IF),
-    ("rules/ALN-001-form-impl.rs", "value-if", ADDRESS_IF),
-    ("rules/ALN-001-path.rs", "value-if", ADDRESS_IF),
-    ("rules/ALN-001.rs", "value-if", ADDRESS_IF),
-    ("rules/ALN-002.rs", "value-if", ADDRESS_IF),
-    ("rules/ALN-008.rs", "value-if", ADDRESS_IF),
-    ("rules/ALN-010.rs", "value-if", ADDRESS_IF),
-    ("rules/CAP-005.rs", "value-if", ADDRESS_IF),
-    ("rules/CAP-007.rs", "value-if", ADDRESS_IF),
-    ("rules/CAP-008.rs", "value-if", ADDRESS_IF),
-    ("rules/CMT-007.rs", "value-if", ADDRESS_IF),
-    ("rules/DMA-003.rs", "value-if", ADDRESS_IF),
-    ("rules/DMA-009.rs", "value-if", ADDRESS_IF),
-    ("rules/SCH-001.rs", "value-if", ADDRESS_IF),
-    ("rules/SCH-002.rs", "value-if", ADDRESS_IF),
-    ("manual/0401_gemv.rs", "value-if", ADDRESS_IF),
-    ("manual/0473_gemm.rs", "value-if", ADDRESS_IF),
-    ("rules/FET-007.rs", "value-let", ZERO_POINT_TEXT),
-    ("rules/FET-007.rs", "value-if", ZERO_POINT_TEXT),
-    ("rules/FET-007.rs", "value-const-module", ZERO_POINT_TEXT),
     ("rules/SWI-003.rs", "value-let", SWITCH_FIELD),
     ("rules/SWI-003.rs", "value-if", SWITCH_FIELD),
     ("rules/SWI-003.rs", "value-const-module", SWITCH_FIELD),
@@ -79,12 +59,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
 ];
 
 /// The engine's remaining gaps the value forms show.
-const ADDRESS_IF: &str = "an address written as `if` on a constant is not evaluated: \
-    Step::address comes from consts::eval_sized, which has no `if` (model::value evaluates \
-    `if` for the value arguments only), so the address rules go silent";
-const ZERO_POINT_TEXT: &str = "FET-007 reads the zero point's text as written (`arg.text` in \
-    rules/fetch.rs check_zero_point), not its value (Arg::value_text): a zero point reached \
-    through a `let`, an `if` or a `const` is not checked";
 const SWITCH_FIELD: &str = "a SwitchConfig reached through a name has no field written at the \
     call, so the switch rule reports the whole argument (rules/switch.rs), not the offending \
     field of the value where it is written: same code and severity, coarser place";

@@ -1098,6 +1098,7 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
             tensors: Vec::new(),
             chains: Vec::new(),
             problems: Vec::new(),
+            iterations: Vec::new(),
         };
         let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {
@@ -1110,9 +1111,10 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
     diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
     // The function's derived facts, once: every rule family and the simulator read them.
     let cx = crate::rules::FnContext::new(&fn_model, &scope, target);
-    diagnostics.extend(crate::rules::check_fn(&cx));
+    let checked = crate::rules::check_fn(&cx);
     let cost = crate::sim::simulate(&fn_model, &cx.ops, &cx.dma_ops, target);
     drop(cx);
+    diagnostics.extend(name_iterations(&fn_model, &scope, target, checked));
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
     FnAnalysis {
@@ -1120,6 +1122,95 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
         diagnostics,
         cost,
     }
+}
+
+/// The rules' diagnostics of a function whose loops the model iterated, each named by the
+/// iteration that breaks the rule: a diagnostic inside a loop body is kept once per rule and
+/// place, from the first iteration that gives it on its own ("when i = 7"), with how many other
+/// iterations do too. A diagnostic that only the iterations together give (two tiles that
+/// overlap) is kept as it is.
+fn name_iterations(
+    model: &FnModel,
+    scope: &Scope,
+    target: &Target,
+    diagnostics: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let in_loop = |d: &Diagnostic| {
+        model.chains.iter().any(|c| {
+            c.iteration.is_some() && c.span.start <= d.span.start && d.span.end <= c.span.end
+        })
+    };
+    if model.iterations.is_empty() || !diagnostics.iter().any(in_loop) {
+        return diagnostics;
+    }
+    // Which iterations give each diagnostic on their own.
+    let mut given_by: Vec<Vec<usize>> = vec![Vec::new(); diagnostics.len()];
+    for k in 0..model.iterations.len() {
+        let mut one = model.clone();
+        one.chains
+            .retain(|c| c.iteration.is_none_or(|i| i as usize == k));
+        let cx = crate::rules::FnContext::new(&one, scope, target);
+        let found = crate::rules::check_fn(&cx);
+        for (d, by) in diagnostics.iter().zip(given_by.iter_mut()) {
+            if in_loop(d) && found.contains(d) {
+                by.push(k);
+            }
+        }
+    }
+    // Per rule and place: every iteration that gives it, and the diagnostic of the first.
+    let mut groups: HashMap<(&'static str, Span), (usize, std::collections::BTreeSet<usize>)> =
+        HashMap::new();
+    for (i, (d, by)) in diagnostics.iter().zip(&given_by).enumerate() {
+        let Some(&k) = by.first() else { continue };
+        let group = groups
+            .entry((d.code(), d.span))
+            .or_insert((i, std::collections::BTreeSet::new()));
+        if given_by[group.0].first().is_none_or(|&j| k < j) {
+            group.0 = i;
+        }
+        group.1.extend(by);
+    }
+    let mut out = Vec::new();
+    for (i, (mut d, by)) in diagnostics.into_iter().zip(&given_by).enumerate() {
+        let Some(&k) = by.first() else {
+            out.push(d);
+            continue;
+        };
+        let Some((kept, all)) = groups.get(&(d.code(), d.span)) else {
+            continue;
+        };
+        if *kept != i {
+            continue;
+        }
+        // A fix made for one iteration's values (an address rounded up) would be wrong in
+        // the others: kept only when every iteration that runs this code breaks the rule.
+        let runs = (0..model.iterations.len())
+            .filter(|&j| {
+                model.chains.iter().any(|c| {
+                    c.iteration.is_some_and(|i| i as usize == j)
+                        && c.span.start <= d.span.start
+                        && d.span.end <= c.span.end
+                })
+            })
+            .count();
+        if all.len() < runs || by.len() < all.len() {
+            d.fixes.clear();
+        }
+        let label = model
+            .iterations
+            .get(k)
+            .map_or_else(String::new, |i| i.label.clone());
+        d.message = match all.len() - 1 {
+            0 => format!("{} (when {label})", d.message),
+            n => format!(
+                "{} (when {label}, and in {n} other iteration{})",
+                d.message,
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        out.push(d);
+    }
+    out
 }
 
 /// Convenience: analyses a text in a fresh database with the default configuration.

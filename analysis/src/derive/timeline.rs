@@ -152,11 +152,20 @@ impl<'a> Timeline<'a> {
 /// The function's chains in issue order as nodes, and its variables with their placement and
 /// liveness. Linear in the size of the function (no relation between nodes is built).
 pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>>) {
-    let mut chains: Vec<&Chain> = model.chains.iter().collect();
+    // One pass over the body of each iterated loop: its first iteration.
+    let mut chains: Vec<&Chain> = model
+        .chains
+        .iter()
+        .filter(|c| model.in_first_pass(c.iteration))
+        .collect();
     chains.sort_by_key(|c| c.span.start);
     // Variables: where they become visible, and which chain writes them.
     let mut vars: Vec<Var<'a>> = Vec::new();
-    for tv in &model.tensors {
+    for tv in model
+        .tensors
+        .iter()
+        .filter(|t| model.in_first_pass(t.iteration))
+    {
         let (from, def) = match tv.origin {
             Origin::Param => (0, None),
             Origin::Let => {

@@ -8,10 +8,10 @@ use super::methods::{Engine, Method, Recv};
 use super::problem::{Kernel, NotFollowed, Primitive, Problem, Unknown};
 use super::types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu};
 use super::value;
-use super::{Arg, Chain, FnKind, FnModel, Origin, Step, TensorVar, written};
+use super::{Arg, Chain, FnKind, FnModel, Iteration, Origin, Step, TensorVar, written};
 use crate::diagnostic::Span;
 use crate::mapping::{self, Layout, Scope, parse};
-use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody};
+use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody, RangeItem};
 use ra_ap_syntax::{AstNode, TextRange, ast};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -263,7 +263,16 @@ pub struct Builder<'a> {
     ret: Option<TensorTy>,
     /// Constructs already reported as not analysed (VL-009), once each.
     lost_reported: std::collections::HashSet<Span>,
+    /// The loop iteration being evaluated (an index into the model's `iterations`).
+    iteration: Option<u32>,
+    /// How many more loop-body evaluations the function's budget allows.
+    iterations_left: u32,
 }
+
+/// How many loop-body evaluations one function's model makes at most, over all its loops (a
+/// loop of more iterations than are left is summarised: its first and last iterations are
+/// evaluated, and the others reported as not checked).
+pub const MAX_ITERATIONS: u32 = 64;
 
 /// Parses a type; tensor types become [`TensorTy`] (unknown mappings stay unset). Types the
 /// file defines itself are not the prelude's.
@@ -624,8 +633,11 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
             tensors: Vec::new(),
             chains: Vec::new(),
             problems: Vec::new(),
+            iterations: Vec::new(),
         },
         ret: None,
+        iteration: None,
+        iterations_left: MAX_ITERATIONS,
         lost_reported: std::collections::HashSet::new(),
     };
     if let Some(pl) = f.param_list() {
@@ -658,6 +670,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
                     ty: ty.clone(),
                     context: None,
                     address: None,
+                    iteration: None,
                 });
                 b.vars.insert(
                     pname,
@@ -816,6 +829,7 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
             declared: None,
             receiver: m.receiver().and_then(|r| var_name(&r)),
             written_apart: false,
+            iteration: None,
             steps: vec![Step {
                 method,
                 span,
@@ -832,6 +846,21 @@ fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
         });
     }
     chains
+}
+
+/// Whether an engine method (`to_dm`, `commit`, `switch`, ..) is called anywhere under `node`.
+fn has_engine_call(node: &ra_ap_syntax::SyntaxNode) -> bool {
+    node.descendants()
+        .filter_map(ast::MethodCallExpr::cast)
+        .filter_map(|m| m.name_ref())
+        .any(|n| Method::from_name(n.text()).transfer().is_some())
+}
+
+/// Whether `name` is written as an identifier anywhere under `node`.
+fn uses_name(node: &ra_ap_syntax::SyntaxNode, name: &str) -> bool {
+    node.descendants_with_tokens()
+        .filter_map(|t| t.into_token())
+        .any(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT && t.text() == name)
 }
 
 fn pat_name(p: &ast::Pat) -> Option<String> {
@@ -1095,6 +1124,7 @@ impl Builder<'_> {
                 ty: ty.clone(),
                 context: *tu,
                 address,
+                iteration: self.iteration,
             });
         }
         self.vars.insert(name, val);
@@ -1114,6 +1144,7 @@ impl Builder<'_> {
                 ty: ty.clone(),
                 context: *tu,
                 address: None,
+                iteration: self.iteration,
             });
         }
         self.vars.insert(name, val);
@@ -1277,6 +1308,7 @@ impl Builder<'_> {
     /// flows around the back edge has the type it had before the loop).
     fn loop_expr(&mut self, e: &ast::Expr) -> Val {
         match e {
+            ast::Expr::ForExpr(f) if self.iterate(f) => {}
             ast::Expr::ForExpr(f) => {
                 let it = f.iterable().map_or(Val::Unknown, |i| self.arg_expr(&i));
                 let elem = match it {
@@ -1314,6 +1346,93 @@ impl Builder<'_> {
         }
         self.last_ends.clear();
         Val::Unknown
+    }
+
+    /// `for i in a..b { .. }` (also `a..=b` and `(a..b).step_by(s)`) with constant bounds and an
+    /// index the body uses: the body is evaluated once per iteration with `i` bound, as the
+    /// compiler's trace unrolls it, each iteration's chains named by it. Past the function's
+    /// budget only the first and last iterations are evaluated, and the loop is reported as
+    /// not checked in between (VL-009). `false` when the loop is not of this form.
+    fn iterate(&mut self, f: &ast::ForExpr) -> bool {
+        let (Some(ast::Pat::IdentPat(p)), Some(iterable), Some(body)) =
+            (f.pat(), f.iterable(), f.loop_body())
+        else {
+            return false;
+        };
+        let Some(var) = ast::HasName::name(&p).map(|n| n.text().to_string()) else {
+            return false;
+        };
+        let Some(range) = self.constant_range(&iterable) else {
+            return false;
+        };
+        // Only a body whose engine calls may see the index is worth unrolling.
+        if !uses_name(body.syntax(), &var) || !has_engine_call(body.syntax()) {
+            return false;
+        }
+        let n = range.len();
+        let indices: Vec<u64> = if n as u64 <= u64::from(self.iterations_left) {
+            range.clone()
+        } else {
+            let first_last = [range.first().copied(), range.last().copied()];
+            let kept: Vec<u64> = first_last.into_iter().flatten().collect();
+            self.not_analysed(NotFollowed::Iterations {
+                at: span_of(p.syntax().text_range()),
+                var: var.clone(),
+                count: n as u64,
+                budget: MAX_ITERATIONS,
+            });
+            kept
+        };
+        let outer = self.iteration;
+        let outer_it = outer.and_then(|k| self.model.iterations.get(k as usize).cloned());
+        for (n, k) in indices.into_iter().enumerate() {
+            self.iterations_left = self.iterations_left.saturating_sub(1);
+            let label = match &outer_it {
+                Some(o) => format!("{}, {var} = {k}", o.label),
+                None => format!("{var} = {k}"),
+            };
+            let first = n == 0 && outer_it.as_ref().is_none_or(|o| o.first);
+            self.model.iterations.push(Iteration { label, first });
+            self.iteration = u32::try_from(self.model.iterations.len() - 1).ok();
+            let saved = (self.consts.clone(), self.values.clone());
+            self.consts.insert(var.clone(), k);
+            self.values.insert(var.clone(), Ok(value::Value::Int(k)));
+            self.vars.remove(&var);
+            self.block(&body, None, None);
+            (self.consts, self.values) = saved;
+        }
+        self.iteration = outer;
+        self.last_ends.clear();
+        true
+    }
+
+    /// The indices of a constant range (`0..N`, `1..=4`, `(0..N).step_by(2)`), when there are
+    /// at most 2^16 of them.
+    fn constant_range(&self, e: &ast::Expr) -> Option<Vec<u64>> {
+        let int =
+            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.const_fns, &self.scope);
+        match e {
+            ast::Expr::ParenExpr(p) => self.constant_range(&p.expr()?),
+            ast::Expr::RangeExpr(r) => {
+                let start = int(&r.start()?)?;
+                let end = int(&r.end()?)?;
+                let end = match r.op_kind()? {
+                    ast::RangeOp::Inclusive => end.checked_add(1)?,
+                    ast::RangeOp::Exclusive => end,
+                };
+                if end.saturating_sub(start) > 1 << 16 {
+                    return None;
+                }
+                Some((start..end).collect())
+            }
+            ast::Expr::MethodCallExpr(m) if m.name_ref().is_some_and(|n| n.text() == "step_by") => {
+                let inner = self.constant_range(&m.receiver()?)?;
+                let step = int(&m.arg_list()?.args().next()?)?;
+                let step = usize::try_from(step).ok().filter(|s| *s > 0)?;
+                Some(inner.into_iter().step_by(step).collect())
+            }
+            _ => None,
+        }
     }
 
     /// `x = e`: the variable takes the new value (its chain, if it is a stream in mid-pass);
@@ -1501,6 +1620,7 @@ impl Builder<'_> {
                         receiver: c.receiver.clone(),
                         steps: w,
                         written_apart: true,
+                        iteration: self.iteration,
                     };
                     self.model.chains.push(chain);
                     ends.push((self.model.chains.len() - 1, n));
@@ -1513,6 +1633,7 @@ impl Builder<'_> {
                         receiver: root_var(e),
                         steps: w,
                         written_apart: false,
+                        iteration: self.iteration,
                     });
                     ends.push((self.model.chains.len() - 1, n));
                 }
@@ -2246,8 +2367,11 @@ impl Builder<'_> {
             self.unknown_values(&args, &val_args, &arg_vals);
         }
         let address_expr = spec.address_arg.and_then(|k| args.get(k));
-        let address = address_expr
-            .and_then(|a| consts::eval_sized(a, &self.consts, &self.env.const_fns, &self.scope));
+        // An address is an integer value: through names, `if`s on constants and sizes too.
+        let address = address_expr.and_then(|a| match self.value_of(a).0 {
+            Ok(value::Value::Int(v)) => Some(v),
+            _ => None,
+        });
         if address.is_none()
             && let Some(a) = address_expr
         {

@@ -89,6 +89,9 @@ pub struct Chain {
     /// Written over several statements or arms (it continues a variable's chain): a fix that
     /// rewrites it as one statement does not apply.
     pub written_apart: bool,
+    /// The loop iteration that made it (an index into [`FnModel::iterations`]), when it is
+    /// written in the body of a loop the model iterates.
+    pub iteration: Option<u32>,
 }
 
 /// Where a tensor value comes from.
@@ -107,6 +110,8 @@ pub struct TensorVar {
     pub ty: TensorTy,
     pub context: Option<Tu>,
     pub address: Option<u64>,
+    /// The loop iteration that bound it (see [`Chain::iteration`]).
+    pub iteration: Option<u32>,
 }
 
 /// What kind of function this is.
@@ -131,6 +136,27 @@ pub struct FnModel {
     pub chains: Vec<Chain>,
     /// What building the model found (the rules layer reports each).
     pub problems: Vec<Problem>,
+    /// The iterations of the loops the model iterated; a chain built in one points here.
+    pub iterations: Vec<Iteration>,
+}
+
+/// One iteration of a loop the model iterated.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Iteration {
+    /// Its loop variables' values: `i = 7`, `i = 1, j = 3` in nested loops.
+    pub label: String,
+    /// The first iteration of its loop, inside the first of every enclosing one: what the
+    /// function's timeline reads of the loop (one pass of its body, as before loops were
+    /// iterated), so that a tensor rebound in each iteration is not taken to live on.
+    pub first: bool,
+}
+
+impl FnModel {
+    /// Whether a chain or tensor of `iteration` belongs to the function's single pass: outside
+    /// any iterated loop, or in the first iteration of each.
+    pub fn in_first_pass(&self, iteration: Option<u32>) -> bool {
+        iteration.is_none_or(|k| self.iterations.get(k as usize).is_some_and(|i| i.first))
+    }
 }
 
 /// The turbofish argument at `i` when it is written out (not `_`).

@@ -121,6 +121,14 @@ pub enum NotFollowed {
     AddressCall { at: Span, name: String },
     /// A value argument (`text`, at `at`) whose compile-time value is unknown, and why.
     Value { at: Span, text: String, why: String },
+    /// A loop over `var` (at its pattern) of `count` iterations, past the function's `budget`
+    /// of loop-body evaluations: only its first and last iterations are checked.
+    Iterations {
+        at: Span,
+        var: String,
+        count: u64,
+        budget: u32,
+    },
 }
 
 impl NotFollowed {
@@ -130,7 +138,8 @@ impl NotFollowed {
             NotFollowed::Lost { at, .. }
             | NotFollowed::InMacro { at, .. }
             | NotFollowed::AddressCall { at, .. }
-            | NotFollowed::Value { at, .. } => *at,
+            | NotFollowed::Value { at, .. }
+            | NotFollowed::Iterations { at, .. } => *at,
         }
     }
 }

@@ -27,6 +27,8 @@ pub enum Value {
         fields: Fields,
     },
     Tuple(Vec<Value>),
+    /// `[a, b]` (and `[a; n]`, its elements repeated).
+    Array(Vec<Value>),
 }
 
 /// The fields of a variant or struct value.
@@ -75,6 +77,10 @@ impl Value {
                     format!("{path}({})", body.join(", "))
                 }
             },
+            Value::Array(vs) => {
+                let body: Vec<String> = vs.iter().map(Value::text).collect();
+                format!("[{}]", body.join(", "))
+            }
             Value::Tuple(vs) => {
                 let body: Vec<String> = vs.iter().map(Value::text).collect();
                 if vs.len() == 1 {
@@ -147,6 +153,7 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
             vs.map(Value::Tuple)
         }
         ast::Expr::IfExpr(i) => if_expr(i, names, named, depth),
+        ast::Expr::ArrayExpr(a) => array(a, names, named, depth),
         ast::Expr::BinExpr(b) => logic(b, names, named, depth),
         ast::Expr::PrefixExpr(p) if p.op_kind() == Some(UnaryOp::Not) => {
             match p.expr().map(|x| sub(&x, named)) {
@@ -302,6 +309,30 @@ fn tuple_variant(c: &ast::CallExpr, names: &Names<'_>, named: &mut bool, depth: 
     })
 }
 
+/// How many elements an array value may have (`[0; N]` with a large `N` is not unrolled).
+const MAX_ARRAY: u64 = 4096;
+
+/// `[a, b, c]` or `[a; n]`.
+fn array(a: &ast::ArrayExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let elems: Vec<ast::Expr> = a.exprs().collect();
+    if a.semicolon_token().is_some() {
+        let (Some(elem), Some(n)) = (elems.first(), elems.get(1)) else {
+            return Err(missing());
+        };
+        let v = eval_at(elem, names, named, depth + 1)?;
+        let n = match eval_at(n, names, named, depth + 1)? {
+            Value::Int(n) if n <= MAX_ARRAY => n,
+            _ => return Err(not_evaluated(&ast::Expr::ArrayExpr(a.clone()))),
+        };
+        return Ok(Value::Array(vec![v; n as usize]));
+    }
+    let vs: Result<Vec<Value>, Unknown> = elems
+        .iter()
+        .map(|x| eval_at(x, names, named, depth + 1))
+        .collect();
+    vs.map(Value::Array)
+}
+
 /// `if c { a } else { b }`: the arm its condition takes, or the value both arms give.
 fn if_expr(i: &ast::IfExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
     let then = i.then_branch().ok_or_else(missing)?;
@@ -442,6 +473,8 @@ mod tests {
         assert!(!value_of("TrfAddress::Full", &[]).1);
         assert!(!value_of("0x1000", &[]).1);
         assert_eq!(text("-0.5f32", &[]), Ok("-0.5f32".into()));
+        assert_eq!(text("[N, 3]", &[]), Ok("[32, 3]".into()));
+        assert_eq!(text("[1; 3]", &[]), Ok("[1, 1, 1]".into()));
     }
 
     #[test]

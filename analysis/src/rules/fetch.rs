@@ -771,7 +771,8 @@ fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
         return;
     };
     let Some(arg) = step.args.first() else { return };
-    let text = arg.text.as_str();
+    let value = arg.value_text();
+    let text = value.as_ref();
     // The literals of `zp` or `[zp0, zp1]`, with their offsets in the argument.
     let mut items: Vec<(usize, &str)> = Vec::new();
     let trimmed = text.trim_start();
@@ -790,10 +791,15 @@ fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
         let Some(v) = parse_int(part) else { continue };
         if v < lo || v > hi {
             let start = off + (part.len() - part.trim_start().len());
-            let span = Span::new(
-                arg.span.start as usize + start,
-                arg.span.start as usize + start + part.trim().len(),
-            );
+            // A zero point the argument names is not written here: the argument is the place.
+            let span = if arg.in_place() {
+                Span::new(
+                    arg.span.start as usize + start,
+                    arg.span.start as usize + start + part.trim().len(),
+                )
+            } else {
+                arg.span
+            };
             out.push(Diagnostic::new(
                 &FET_007,
                 span,

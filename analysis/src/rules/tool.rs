@@ -271,6 +271,18 @@ pub fn not_followed(p: &NotFollowed) -> Diagnostic {
                 "not checked: the value of `{text}` is not known at compile time ({why}), so the rules that read this argument skip it"
             ),
         ),
+        NotFollowed::Iterations {
+            at,
+            var,
+            count,
+            budget,
+        } => Diagnostic::new(
+            &VL_009,
+            *at,
+            format!(
+                "not checked: the iterations of this loop between its first and last: its {count} iterations are past the {budget} loop-body evaluations visa-lint makes per function, so only the first and the last value of `{var}` are checked"
+            ),
+        ),
     }
 }
 
