@@ -138,7 +138,14 @@ pub const VL_009: Rule = Rule {
            of a value it cannot type (`self.weights`), an index into something that is not an \
            array of tensors, a destructuring of something that is not a tuple or struct \
            literal, the result of a function it does not know, and an address computed by a \
-           call it cannot evaluate. Where such a value is used as a tensor (the receiver of an \
+           call it cannot evaluate. Values are evaluated as the compiler traces the kernel: a value \
+           argument (`SwitchConfig`, `TrfAddress`, an op, a zero point, an address) bound by \
+           `let`, named by a `const` of any module or chosen by an `if` on a constant is read \
+           as its value, and a `for` loop over a constant range is unrolled (up to 64 body \
+           evaluations per function; past that its first and last iterations are checked). A \
+           value argument that is a parameter of the function, or an `if` whose arms differ on a \
+           condition visa-lint cannot evaluate, and the iterations of a loop past the budget, \
+           are reported here too. Where such a value is used as a tensor (the receiver of an \
            engine method, the tensor a pass begins from or aligns with), or such an address is \
            passed to `to_dm`, `commit` or `to_hbm`, this note names the construct once, so a \
            clean verdict never silently means that nothing was checked. Annotate the closure's \
