@@ -15,8 +15,9 @@
 //!   stream (the manual's worked examples).
 //! - [`ops`]`(model, target)` -> [`DmaOp`] for every `to_dm` / DM-source `to_hbm` step, with
 //!   the stream the compiler infers for one DMA Engine's command, as the manual's Examples 2-6
-//!   print it: the DM Element's digits in the HBM side's order, then the slice and DMN digits
-//!   innermost with 256-byte packets; the Slice digits above a DMN pair, the Cluster and the
+//!   print it: the DM Element's digits in the HBM side's order, then the slice and DMN digits,
+//!   then the packet (the Element's innermost digits that are contiguous in both layouts, cut
+//!   to 256-byte requests when slices interleave); the Slice digits above a DMN pair, the Cluster and the
 //!   Chip select the engine ([`DmaOp::engines`]). Padded digits iterate only their valid part.
 //!   The simulator and the rules read this stream; nothing downstream re-derives it.
 //! - [`DmaOp::segmented`]: when a padded axis leaves the engine holding its last real positions
@@ -327,12 +328,41 @@ fn used_positions(t: &TensorTy, s: Slot) -> u64 {
         .map_or(1, |n| n.max(1))
 }
 
+/// Positions of a run of digits.
+fn extent(dims: &[Dim]) -> u64 {
+    dims.iter().fold(1u64, |a, d| a.saturating_mul(d.extent()))
+}
+
+/// How many of the innermost `digits` (outermost first) lie in one contiguous run in both
+/// buffers, at least one when there is a digit: the bytes both sequencers access
+/// consecutively, which the packet divides (L2448, L2593). Padded digits end a run where the
+/// other side does not hold the padding.
+fn shared_run(digits: &[Dim], src: &Layout, dst: &Layout) -> usize {
+    let whole = |buf: &Layout, tail: &[Dim]| {
+        configure(buf, &[], tail, Direction::Read, usize::MAX).is_ok_and(|cfg| {
+            cfg.entries.last().is_some_and(|e| e.stride == 1)
+                && cfg.entries.iter().all(|e| e.stride > 0)
+                && contiguous_elements(&cfg.entries) == extent(tail)
+        })
+    };
+    let mut k = usize::from(!digits.is_empty());
+    while k < digits.len() {
+        let tail = &digits[digits.len() - k - 1..];
+        if !(whole(src, tail) && whole(dst, tail)) {
+            break;
+        }
+        k += 1;
+    }
+    k
+}
+
 /// The stream the compiler infers (the manual's Examples 2-6, L2640-L2790):
 ///
 /// - the DM tensor's Chip, Cluster and the Slice digits above one DMN pair select the DMA
 ///   Engine (one command each, their positions are base offsets);
 /// - the DM Element's digits come first, in the HBM side's order (the destination's for DM to
-///   DM); the last one is the packet;
+///   DM); the innermost of them that are one contiguous run in both layouts are the packet
+///   ([`shared_run`]: `m![M, C]` moves like `m![Y]`, Y = M * C);
 /// - then the Slice digits inside one DMN (`slice_stride`), then the DMN digits (`DMN_stride`)
 ///   innermost, so consecutive requests alternate the DMNs (L2652); those packets are 256-byte
 ///   requests (`C % 256` of Example 4, L2694), the rest of the run an outer time digit;
@@ -388,8 +418,11 @@ fn infer_stream(
         .filter(|d| into_dm || holds(other, d))
         .collect();
     let mut time = in_order(lay(dm_ty, Slot::Element)?.dims, hbm.as_ref());
-    // An Element of one position (`m![1]`): one element per slice is the packet.
-    let mut packet: Vec<Dim> = time.pop().into_iter().collect();
+    // The packet is the innermost run of the Element's digits that is contiguous in both
+    // layouts (L2593): `m![M, C]` is one run like `m![Y]`, Y = M * C, when the source holds
+    // M and C adjacent too. An Element of one position (`m![1]`): one element per slice.
+    let k = shared_run(&time, src, dst);
+    let mut packet: Vec<Dim> = time.split_off(time.len() - k);
     if !spread.is_empty() {
         // One 256-byte request per packet, so that each request goes to the next slice.
         let per_request = t
@@ -397,24 +430,32 @@ fn infer_stream(
             .saturating_mul(8)
             .checked_div(u64::from(bits))
             .unwrap_or(0);
+        // Whole digits whose inner digits already fill a request go back to the time.
+        while packet.len() > 1 && per_request > 0 && extent(&packet[1..]) >= per_request {
+            time.push(packet.remove(0));
+        }
+        // The outermost digit is split where the packet reaches a request (`C % 256`, L2694).
+        let inner = extent(packet.get(1..).unwrap_or_default()).max(1);
+        let r = per_request / inner;
         if let Some(Dim::Factor(f)) = packet.first()
-            && per_request > 0
+            && r > 0
+            && per_request.is_multiple_of(inner)
             && f.valid == f.extent
-            && f.extent > per_request
-            && f.extent.is_multiple_of(per_request)
+            && f.extent > r
+            && f.extent.is_multiple_of(r)
         {
             let f = f.clone();
             time.push(Dim::Factor(Factor {
-                extent: f.extent / per_request,
-                valid: f.extent / per_request,
+                extent: f.extent / r,
+                valid: f.extent / r,
                 axis: f.axis.clone(),
-                coef: f.coef.saturating_mul(per_request),
+                coef: f.coef.saturating_mul(r),
             }));
-            packet = vec![Dim::Factor(Factor {
-                extent: per_request,
-                valid: per_request,
+            packet[0] = Dim::Factor(Factor {
+                extent: r,
+                valid: r,
                 ..f
-            })];
+            });
         }
         time.extend(spread);
     }
@@ -977,6 +1018,72 @@ mod tests {
         let ax = "X = 4099";
         let p = dma(ax, "X", "X", "1", "X", 1);
         assert_eq!((p.stride0, p.requests), (Some(1), Some(4099)));
+    }
+
+    /// The DMA ops of the one function of a kernel file.
+    fn kernel_pairs(text: &str) -> Vec<(Vec<Dim>, Vec<Dim>, DmaPair)> {
+        let a = crate::db::analyse_text(text);
+        let (_, f) = a.fns.first().expect("one function");
+        ops(&f.model, &RNGD)
+            .into_iter()
+            .map(|op| (op.time, op.packet, op.pair.expect("derives")))
+            .collect()
+    }
+
+    #[test]
+    fn packet_is_the_run_contiguous_in_both_layouts() {
+        // L2593: stride0 follows "the consecutive read/write volume". `m![M, C]` over an HBM
+        // `m![S, M, C]` is one 24-byte run on both sides, exactly as `m![Y]` (Y = 24) is: the
+        // slice digits go outside it, not between M and C.
+        let kernel = |axes: &str, hbm: &str, el: &str| {
+            format!(
+                "use furiosa_visa_std::prelude::*;\naxes![{axes}];\n#[device(chip = 1)]\n\
+                 fn kernel(ctx: &mut Context, hbm: &HbmTensor<i8, m![1], m![{hbm}]>) {{\n\
+                 let dm = hbm.to_dm::<m![1 # 2], m![S], m![{el}]>(&mut ctx.tdma, 0);\n}}\n"
+            )
+        };
+        let two = kernel_pairs(&kernel("S = 256, M = 4, C = 6", "S, M, C", "M, C"));
+        let one = kernel_pairs(&kernel("S = 256, Y = 24", "S, Y", "Y"));
+        let [(time, packet, p)] = &two[..] else {
+            panic!("one DMA: {two:?}")
+        };
+        let [(_, _, q)] = &one[..] else {
+            panic!("one DMA: {one:?}")
+        };
+        assert_eq!(packet.len(), 2, "packet m![M, C]");
+        assert_eq!(
+            time.len(),
+            2,
+            "the slice digits inside one DMN and the DMN digit"
+        );
+        assert_eq!((p.run_bytes, p.stride0), (24, Some(24)));
+        assert_eq!(
+            (p.run_bytes, p.stride0, p.packets, p.requests),
+            (q.run_bytes, q.stride0, q.packets, q.requests)
+        );
+        // Permuted in DM, M and C are contiguous only in HBM: C alone is the run (6 bytes).
+        let perm = kernel_pairs(&kernel("S = 256, M = 4, C = 6", "S, C, M", "M, C"));
+        let [(_, packet, p)] = &perm[..] else {
+            panic!("one DMA: {perm:?}")
+        };
+        assert_eq!(packet.len(), 1);
+        assert_eq!((p.run_bytes, p.stride0), (1, None));
+        // Padding in DM only ends the run at the padded axis (`C # 8`: 8-byte packets).
+        let pad = kernel_pairs(&kernel("S = 256, M = 4, C = 6", "S, M, C", "M, C # 8"));
+        let [(_, packet, p)] = &pad[..] else {
+            panic!("one DMA: {pad:?}")
+        };
+        assert_eq!(packet.len(), 1);
+        assert_eq!(p.stride0, Some(8));
+        // A run longer than a request is cut at 256 bytes when slices interleave (L2694):
+        // `m![M, C]` with C = 128 moves 256-byte packets `[M % 2, C]`, M / 2 a time digit.
+        let long = kernel_pairs(&kernel("S = 256, M = 4, C = 128", "S, M, C", "M, C"));
+        let [(time, packet, p)] = &long[..] else {
+            panic!("one DMA: {long:?}")
+        };
+        assert_eq!(packet.iter().map(Dim::extent).collect::<Vec<_>>(), [2, 128]);
+        assert_eq!(time.first().map(Dim::extent), Some(2));
+        assert_eq!((p.stride0, p.requests), (Some(256), Some(2 * 32 * 2)));
     }
 
     #[test]

@@ -33,7 +33,11 @@ pub struct Config {
     pub initial: Vec<Entry>,
     /// How many of the innermost `entries` belong to the packet.
     pub packet_entries: usize,
-    /// Elements per packet (grows when a temporal entry merges into the packet, L1619).
+    /// How many of the innermost `initial` entries belong to the packet.
+    pub initial_packet_entries: usize,
+    /// Elements per packet. A read's packet grows when a temporal entry merges into it (L1619);
+    /// a write's stays what each time step writes (a commit keeps part of one 32-byte flit,
+    /// L2191-L2194): the merged entry then runs several packets one after the other.
     pub packet_size: u64,
 }
 
@@ -291,6 +295,7 @@ pub fn configure(
         check_written(&digits, time, packet)?;
     }
     let initial = entries.clone();
+    let initial_packet_entries = packet_entries;
     if entries.len() > max_entries {
         let mut merged: Vec<Entry> = Vec::new();
         let mut merged_packet = 0usize;
@@ -316,14 +321,22 @@ pub fn configure(
         entries = merged;
         packet_entries = merged_packet;
     }
-    let packet_size = entries[entries.len() - packet_entries..]
-        .iter()
-        .map(|e| e.size)
-        .product();
+    // A write's packet is what one time step writes (a commit's input is one flit, L2191):
+    // merging the loop around it into its entry (L1568) does not make the flit bigger.
+    let packet_of = |es: &[Entry], n: usize| -> u64 {
+        es[es.len() - n..]
+            .iter()
+            .fold(1u64, |acc, e| acc.saturating_mul(e.size))
+    };
+    let packet_size = match dir {
+        Direction::Read => packet_of(&entries, packet_entries),
+        Direction::Write => packet_of(&initial, initial_packet_entries),
+    };
     Ok(Config {
         entries,
         initial,
         packet_entries,
+        initial_packet_entries,
         packet_size,
     })
 }
@@ -458,11 +471,14 @@ pub fn fetch_sizes(cfg: &Config, bits: u32, allowed: &[u64]) -> FetchSizes {
     }
 }
 
-/// The number of time steps: the product of the temporal entries.
+/// The number of time steps: the product of the temporal entries, times the packets a packet
+/// entry runs when a write's temporal entry merged into it (the packet entries hold
+/// `packet_size` elements otherwise).
 pub fn time_steps(cfg: &Config) -> u64 {
-    cfg.entries[..cfg.entries.len() - cfg.packet_entries]
-        .iter()
-        .fold(1u64, |acc, e| acc.saturating_mul(e.size))
+    let n = cfg.entries.len() - cfg.packet_entries.min(cfg.entries.len());
+    let product = |es: &[Entry]| es.iter().fold(1u64, |acc, e| acc.saturating_mul(e.size));
+    let packets = (product(&cfg.entries[n..]) / cfg.packet_size.max(1)).max(1);
+    product(&cfg.entries[..n]).saturating_mul(packets)
 }
 
 /// The fetch sizes (bytes) the compiler may choose for a fetch of `from` elements producing
@@ -562,11 +578,14 @@ pub fn commit_sizes_into(
     unit: u64,
 ) -> CommitSizes {
     let kept = bytes(cfg.packet_size, bits);
-    let n = cfg.entries.len();
+    // What one flit holds is read from the entries term by term: a merge may have folded a
+    // loop into the packet's entry (L1568), but the flit stays the kept packet.
+    let n = cfg.initial.len();
+    let p = cfg.initial_packet_entries.min(n);
     let (cin, widened) = if in_sizes.contains(&kept) {
         (kept, Widened::No)
     } else {
-        let row = cfg.entries[..n - cfg.packet_entries.min(n)]
+        let row = cfg.initial[..n - p]
             .iter()
             .filter(|e| e.size > 1 && e.stride > 0)
             .map(|e| e.stride)
@@ -582,13 +601,12 @@ pub fn commit_sizes_into(
             (kept, Widened::No)
         }
     };
-    let p = cfg.packet_entries.min(n);
     let contiguous_bytes = if cin > kept
         && bits > 0
-        && contiguous_elements(&cfg.entries[n - p..]) == cfg.packet_size
+        && contiguous_elements(&cfg.initial[n - p..]) == cfg.packet_size
     {
         // The written row is one run: the packet's (contiguous) entries and the padding after.
-        let mut entries = cfg.entries[..n - p].to_vec();
+        let mut entries = cfg.initial[..n - p].to_vec();
         entries.push(Entry {
             size: cin.saturating_mul(8) / u64::from(bits),
             stride: 1,
@@ -910,6 +928,66 @@ mod tests {
             (s.contiguous_bytes, s.commit_in_size, s.commit_size),
             (8, 32, Some(8))
         );
+    }
+
+    #[test]
+    fn merged_commit_keeps_one_flit() {
+        // A commit of 8 time loops and a 32-byte i8 packet: 9 entries, all contiguous, merge
+        // into one (L1568). The merge folds the loops into the packet's entry, but the Commit
+        // Engine still takes one 32-byte flit per time step (L2191) and keeps 32 bytes of it:
+        // commit_in_size 32, 256 steps, the 8192-byte run written 32 bytes at a time.
+        let ax = "A = 2, B = 2, C = 2, D = 2, E = 2, F = 2, G = 2, H = 2, W = 32";
+        let c = cfg(
+            ax,
+            "A, B, C, D, E, F, G, H, W",
+            "A, B, C, D, E, F, G, H",
+            "W",
+            Direction::Write,
+        );
+        assert_eq!(c.initial.len(), 9);
+        assert_eq!((c.initial_packet_entries, c.packet_entries), (1, 1));
+        assert_eq!(c.to_string(), "[8192 : 1] : 32");
+        assert_eq!(time_steps(&c), 256);
+        let s = commit_sizes_into(
+            &lay(ax, "A, B, C, D, E, F, G, H, W"),
+            32,
+            &c,
+            8,
+            &[8, 16, 24, 32],
+            &[8, 16, 24, 32],
+            8,
+        );
+        assert_eq!(
+            (
+                s.commit_in_size,
+                s.contiguous_bytes,
+                s.commit_size,
+                s.widened
+            ),
+            (32, 8192, Some(32), Widened::No)
+        );
+        // Truncated to 8 of each flit (W = 8 in the Element, `W # 32` in the stream): the merged
+        // entry is 2048 elements, the packet 8 bytes.
+        let ax = "A = 2, B = 2, C = 2, D = 2, E = 2, F = 2, G = 2, H = 2, W = 8";
+        let c = cfg(
+            ax,
+            "A, B, C, D, E, F, G, H, W",
+            "A, B, C, D, E, F, G, H",
+            "W # 32",
+            Direction::Write,
+        );
+        assert_eq!(c.to_string(), "[2048 : 1] : 8");
+        assert_eq!(time_steps(&c), 256);
+        assert_eq!(commit_sizes(&c, 8, &[8, 16, 24, 32]).commit_in_size, 8);
+        // The same stream read grows its packet instead (L1619): one step of 8192 elements.
+        let r = read(
+            "A = 2, B = 2, C = 2, D = 2, E = 2, F = 2, G = 2, H = 2, W = 32",
+            "A, B, C, D, E, F, G, H, W",
+            "A, B, C, D, E, F, G, H",
+            "W",
+        );
+        assert_eq!(r.to_string(), "[8192 : 1] : 8192");
+        assert_eq!(time_steps(&r), 1);
     }
 
     #[test]

@@ -555,6 +555,7 @@ mod tests {
             initial: entries.clone(),
             entries,
             packet_entries,
+            initial_packet_entries: packet_entries,
             packet_size,
         }
     }

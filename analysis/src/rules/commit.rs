@@ -488,6 +488,25 @@ mod tests {
         assert_eq!(codes, ["SEQ-008"]);
     }
 
+    #[test]
+    fn merged_commit_sequencer_keeps_the_flit() {
+        // Nine contiguous entries merge into one (L1568); the flit's kept bytes do not grow.
+        let ok = include_str!("../../../fixtures/ok/CMT-002-merged.rs");
+        assert!(crate::db::analyse_text(ok).diagnostics().is_empty());
+        let bad = include_str!("../../../fixtures/rules/CMT-002-merged.rs");
+        let a = crate::db::analyse_text(bad);
+        let d = a.diagnostics();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code(), "CMT-002");
+        assert!(
+            d[0].message
+                .contains("keeps 12 × i8 = 12 bytes of each 32-byte flit")
+                && d[0].message.contains("[3072 : 1] : 12"),
+            "{}",
+            d[0].message
+        );
+    }
+
     use crate::derive::{Direction, configure};
     use crate::mapping::layout::Factor;
     use crate::mapping::{Axis, Layout};

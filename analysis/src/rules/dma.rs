@@ -2,7 +2,7 @@
 
 use super::context::{FnContext, at_arg};
 use crate::derive::dma::{DmaOp, DmaPair, Media, partial_share, toggles_stack_bit};
-use crate::derive::{Config, bytes};
+use crate::derive::{Config, bytes, contiguous_elements};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::edit::pad_last_term;
 use crate::mapping::layout::Dim;
@@ -346,9 +346,17 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
             ));
             return;
         }
-        // The innermost contiguous entry is cut into stride0 packets; the loops must fit.
+        // The innermost contiguous entry is cut into stride0 packets, and so are the packet's
+        // entries when they are one run (`m![M, C]` like `m![Y]`); the loops must fit.
         let n = cfg.entries.len();
+        let p = cfg.packet_entries.min(n);
         let loops = match cfg.entries.last() {
+            Some(e)
+                if e.stride == 1
+                    && contiguous_elements(&cfg.entries[n - p..]) == cfg.packet_size =>
+            {
+                &cfg.entries[..n - p.max(1)]
+            }
             Some(e) if e.stride == 1 => &cfg.entries[..n - 1],
             _ => &cfg.entries[..],
         };
