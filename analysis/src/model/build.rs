@@ -1033,13 +1033,17 @@ impl Builder<'_> {
             .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.problems));
         let name = l.pat().as_ref().and_then(pat_name);
         let immutable = matches!(l.pat(), Some(ast::Pat::IdentPat(ref i)) if i.mut_token().is_none() && i.ref_token().is_none());
-        let constant = l.initializer().filter(|_| immutable).and_then(|init| {
+        let mut constant = l.initializer().filter(|_| immutable).and_then(|init| {
             consts::eval_sized(&init, &self.consts, &self.env.const_fns, &self.scope)
         });
         if let Some(n) = &name {
             match l.initializer().filter(|_| immutable) {
                 Some(init) => {
                     let v = self.value_of(&init).0;
+                    // An integer reached through an `if` on a constant is a constant too.
+                    if let (Ok(value::Value::Int(k)), None) = (&v, constant) {
+                        constant = Some(*k);
+                    }
                     self.values.insert(n.clone(), v);
                 }
                 None => {
