@@ -11,6 +11,7 @@ use super::value;
 use super::{Arg, Chain, FnKind, FnModel, Iteration, Origin, Step, TensorVar, written};
 use crate::diagnostic::Span;
 use crate::mapping::{self, Layout, Scope, parse};
+use crate::syntax::snippet;
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody, RangeItem};
 use ra_ap_syntax::{AstNode, TextRange, ast};
 use std::collections::HashMap;
@@ -223,18 +224,6 @@ impl Construct {
             span: span_of(node.text_range()),
             what: what.into(),
         }
-    }
-}
-
-/// A construct's text for a message: its first line, at most 40 characters.
-fn snippet(node: &ra_ap_syntax::SyntaxNode) -> String {
-    let text = crate::syntax::node_text(node);
-    let line = text.lines().next().unwrap_or("").trim();
-    let short: String = line.chars().take(40).collect();
-    if short.len() < text.trim().len() {
-        format!("{short}..")
-    } else {
-        short
     }
 }
 
@@ -1033,29 +1022,26 @@ impl Builder<'_> {
             .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.problems));
         let name = l.pat().as_ref().and_then(pat_name);
         let immutable = matches!(l.pat(), Some(ast::Pat::IdentPat(ref i)) if i.mut_token().is_none() && i.ref_token().is_none());
-        let mut constant = l.initializer().filter(|_| immutable).and_then(|init| {
-            consts::eval_sized(&init, &self.consts, &self.env.const_fns, &self.scope)
-        });
         if let Some(n) = &name {
-            match l.initializer().filter(|_| immutable) {
-                Some(init) => {
-                    let v = self.value_of(&init).0;
-                    // An integer reached through an `if` on a constant is a constant too.
-                    if let (Ok(value::Value::Int(k)), None) = (&v, constant) {
-                        constant = Some(*k);
-                    }
+            // An immutable binding's compile-time value; an integer one is a constant too.
+            let value = l
+                .initializer()
+                .filter(|_| immutable)
+                .map(|init| self.value_of(&init).0);
+            match &value {
+                Some(Ok(value::Value::Int(k))) => {
+                    self.consts.insert(n.clone(), *k);
+                }
+                _ => {
+                    self.consts.remove(n);
+                }
+            }
+            match value {
+                Some(v) => {
                     self.values.insert(n.clone(), v);
                 }
                 None => {
                     self.values.remove(n);
-                }
-            }
-            match constant {
-                Some(v) => {
-                    self.consts.insert(n.clone(), v);
-                }
-                None => {
-                    self.consts.remove(n);
                 }
             }
         }

@@ -63,7 +63,7 @@ fn size_of(path: &ast::Path, scope: &crate::mapping::Scope) -> Option<u64> {
         return None;
     };
     let body = m.macro_call()?.token_tree()?;
-    let text = crate::syntax::node_text(body.syntax());
+    let text = body.syntax().text().to_string();
     let inner = text.trim().get(1..text.trim().len().checked_sub(1)?)?;
     let expr = crate::mapping::parse::parse_mapping(inner).ok()?;
     let layout = crate::mapping::lower::lower(&expr, scope, &mut Vec::new())?;

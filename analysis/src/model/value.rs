@@ -174,16 +174,9 @@ fn not_evaluated(e: &ast::Expr) -> Unknown {
     Unknown::new(format!("`{}` is not a value visa-lint evaluates", short(e)))
 }
 
-/// An expression's text for a message: its first line, at most 40 characters.
+/// An expression's text for a message (see [`crate::syntax::snippet`]).
 fn short(e: &ast::Expr) -> String {
-    let text = crate::syntax::node_text(e.syntax());
-    let line = text.lines().next().unwrap_or("").trim();
-    let s: String = line.chars().take(40).collect();
-    if s.len() < text.trim().len() {
-        format!("{s}..")
-    } else {
-        s
-    }
+    crate::syntax::snippet(e.syntax())
 }
 
 fn is_literal(e: &ast::Expr) -> bool {

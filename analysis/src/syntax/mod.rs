@@ -243,6 +243,18 @@ pub fn node_text(node: &SyntaxNode) -> String {
     node.green().to_string()
 }
 
+/// A node's text for a message: its first line, at most 40 characters (`..` when cut).
+pub fn snippet(node: &SyntaxNode) -> String {
+    let text = node_text(node);
+    let line = text.lines().next().unwrap_or("").trim();
+    let short: String = line.chars().take(40).collect();
+    if short.len() < text.trim().len() {
+        format!("{short}..")
+    } else {
+        short
+    }
+}
+
 /// A node's text without its whitespace (`a :: b` and `{ Tile }` as `a::b` and `{Tile}`).
 pub fn compact_text(node: &SyntaxNode) -> String {
     node_text(node)
