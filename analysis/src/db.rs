@@ -375,25 +375,17 @@ pub fn module_env_texts(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<E
                 .collect(),
         )
     };
-    if let Some(ws) = Workspace::try_get(db) {
-        let mut pkgs: Vec<&Package> = ws
-            .packages(db)
-            .iter()
-            .filter(|p| p.contains(path))
-            .collect();
-        pkgs.sort_by_key(|p| std::cmp::Reverse(p.dir.components().count()));
-        if let Some(pkg) = pkgs.first() {
-            let lib = pkg.lib_name.clone().zip(pkg.roots.first().cloned());
-            for root in &pkg.roots {
-                let mut specs = vec![(pkg.crate_name(root), root.clone())];
-                if let Some((name, lib_root)) = &lib
-                    && lib_root != root
-                {
-                    specs.push((name.clone(), lib_root.clone()));
-                }
-                if let Some(envs) = from(def_map(db, CrateKey::new(db, specs))) {
-                    return Arc::new(envs);
-                }
+    if let Some(pkg) = package_of(db, path) {
+        let lib = pkg.lib_name.clone().zip(pkg.roots.first().cloned());
+        for root in &pkg.roots {
+            let mut specs = vec![(pkg.crate_name(root), root.clone())];
+            if let Some((name, lib_root)) = &lib
+                && lib_root != root
+            {
+                specs.push((name.clone(), lib_root.clone()));
+            }
+            if let Some(envs) = from(def_map(db, CrateKey::new(db, specs))) {
+                return Arc::new(envs);
             }
         }
     }

@@ -717,6 +717,12 @@ fn memory(
     }
 }
 
+/// A DMA written into a destination view given as an argument (`to_dm_view(dma, dst)`,
+/// `to_dm_view_pcopy`).
+fn writes_into_view(written: &str) -> bool {
+    written.ends_with("_view") || written.ends_with("_view_pcopy")
+}
+
 fn same_kind(k: Kind) -> Option<Kind> {
     Some(k)
 }
@@ -748,7 +754,7 @@ impl Method {
             return self.transfer();
         }
         let from_dm = matches!(recv, Some(Kind::Dm | Kind::DmView | Kind::DmViewMut));
-        let into_view = written.ends_with("_view") || written.ends_with("_view_pcopy");
+        let into_view = writes_into_view(written);
         let t = match self {
             Method::Fetch => Transfer {
                 generics: &[Time, Packet],
@@ -853,9 +859,7 @@ impl Method {
     /// A furiosa-opt-std method that returns nothing: it writes into a destination view
     /// (`to_dm_view(dma, dst)`) or into its receiver (`memset`, `dma_scatter`).
     pub fn returns_nothing(&self, written: &str) -> bool {
-        written.ends_with("_view")
-            || written.ends_with("_view_pcopy")
-            || matches!(self, Method::Memset | Method::DmaScatter)
+        writes_into_view(written) || matches!(self, Method::Memset | Method::DmaScatter)
     }
 }
 
