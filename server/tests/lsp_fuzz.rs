@@ -342,3 +342,165 @@ fn the_hostile_workspace_is_what_it_says() {
     assert!(ws.uri(1).starts_with("untitled:"));
     let _: Value = json!({});
 }
+
+/// A case the generator found (session 13): a publish that still held its snapshot while it
+/// waited for the state, against an edit that held the state while it waited for every
+/// snapshot to go, wedged the server. Without the fix it fails about one run in two.
+#[test]
+fn a_recorded_case_that_once_wedged_an_edit_against_a_publish() {
+    let actions: Vec<Action> =
+vec![
+    Action::Request {
+        doc: 0,
+        method: "textDocument/definition",
+        line: 46,
+        character: 75,
+    },
+    Action::Open {
+        doc: 3,
+        fixture: 55,
+    },
+    Action::Request {
+        doc: 0,
+        method: "textDocument/completion",
+        line: 52,
+        character: 43,
+    },
+    Action::Request {
+        doc: 0,
+        method: "textDocument/completion",
+        line: 56,
+        character: 115,
+    },
+    Action::Request {
+        doc: 3,
+        method: "textDocument/completion",
+        line: 6,
+        character: 14,
+    },
+    Action::WrongLength {
+        body: "lduvnyagogbuabpcqbgfkelnfmpjnlxhdb".to_string(),
+        off: -5,
+    },
+    Action::Open {
+        doc: 1,
+        fixture: 12,
+    },
+    Action::Edit {
+        doc: 1,
+        at: 3476361748586385528,
+        insert: "\no=Ya%\n".to_string(),
+        delete: 4,
+    },
+    Action::Open {
+        doc: 1,
+        fixture: 63,
+    },
+    Action::Edit {
+        doc: 3,
+        at: 13623951269210458498,
+        insert: "u{\"d\"\n\n$pE".to_string(),
+        delete: 7,
+    },
+    Action::Close {
+        doc: 2,
+    },
+    Action::Request {
+        doc: 0,
+        method: "textDocument/codeAction",
+        line: 54,
+        character: 84,
+    },
+    Action::Edit {
+        doc: 3,
+        at: 16137820251299837543,
+        insert: "".to_string(),
+        delete: 6,
+    },
+    Action::Request {
+        doc: 2,
+        method: "textDocument/references",
+        line: 38,
+        character: 78,
+    },
+    Action::Request {
+        doc: 3,
+        method: "textDocument/references",
+        line: 54,
+        character: 22,
+    },
+    Action::Open {
+        doc: 2,
+        fixture: 59,
+    },
+    Action::WrongLength {
+        body: "sho".to_string(),
+        off: -6,
+    },
+    Action::Open {
+        doc: 1,
+        fixture: 40,
+    },
+    Action::Edit {
+        doc: 0,
+        at: 14086762483457335568,
+        insert: "uoi4`\n`t_)yK".to_string(),
+        delete: 0,
+    },
+    Action::Frame(b"{\x22jsonrpc\x22:\x222.0\x22,\x22method\x22:\x22textDocument/didOpen\x22,\x22params\x22:{\x22textDocument\x22:5}}".to_vec()),
+    Action::Open {
+        doc: 3,
+        fixture: 67,
+    },
+    Action::Open {
+        doc: 3,
+        fixture: 18,
+    },
+    Action::Edit {
+        doc: 2,
+        at: 7981282649943092773,
+        insert: "t\n'\n]\noNS\n\n".to_string(),
+        delete: 1,
+    },
+    Action::Request {
+        doc: 1,
+        method: "textDocument/inlayHint",
+        line: 16,
+        character: 107,
+    },
+    Action::Request {
+        doc: 3,
+        method: "textDocument/references",
+        line: 46,
+        character: 13,
+    },
+    Action::Edit {
+        doc: 2,
+        at: 12231647225543210989,
+        insert: "O\nj~\n9|<S\nv\n".to_string(),
+        delete: 4,
+    },
+    Action::Open {
+        doc: 2,
+        fixture: 55,
+    },
+    Action::Edit {
+        doc: 1,
+        at: 11288377844079234511,
+        insert: "\n\n%p\nk".to_string(),
+        delete: 0,
+    },
+    Action::Close {
+        doc: 1,
+    },
+    Action::Open {
+        doc: 1,
+        fixture: 54,
+    },
+    Action::Open {
+        doc: 3,
+        fixture: 33,
+    },
+];
+    run_case(&actions).expect("the recorded case passes");
+}

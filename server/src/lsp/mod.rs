@@ -214,6 +214,9 @@ fn diagnostics_of(
     };
     let diags = snap.diagnostics(doc.file)?;
     let library = snap.library(doc.file)?;
+    // The snapshot goes before the state is locked again: whoever holds the state may be
+    // applying an edit, which waits until every snapshot is dropped.
+    drop(snap);
     {
         let mut s = lock(state);
         let path = path_of(uri);
