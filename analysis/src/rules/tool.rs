@@ -218,6 +218,15 @@ pub fn mapping_diagnostic(p: &Unevaluated) -> Diagnostic {
                  more than {limit} levels down; visa-lint does not evaluate it"
             ),
         ),
+        Unevaluated::NamedConst { name } => Diagnostic::new(
+            &VL_008,
+            name.span,
+            format!(
+                "`{}` is a constant in an escaped size; visa-lint does not evaluate constants \
+                 inside a mapping, so this mapping is not checked",
+                name.text
+            ),
+        ),
         Unevaluated::SizeOfTooDeep { name, limit } => Diagnostic::new(
             &VL_005,
             name.span,
