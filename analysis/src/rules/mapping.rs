@@ -884,4 +884,17 @@ mod tests {
         );
         assert!(dma("m![A % 5, A / 5, B]", "m![1 # 256], m![A % 5, A / 5, B]").is_empty());
     }
+
+    #[test]
+    fn a_broadcast_neither_places_nor_subsamples_an_axis() {
+        // furiosa-opt-std's `m![N]` (bias_partition_broadcast.rs at ebb846a): live positions
+        // without a coordinate, so coverage reads only the axes around it.
+        assert!(dma("m![C, 2, B]", "m![C / 8 # 256], m![C % 8, B]").is_empty());
+        assert!(dma("m![C, B]", "m![C / 8, 2 # 256], m![C % 8, B]").is_empty());
+        // A partial axis is still reported, broadcast or not.
+        assert_eq!(
+            dma("m![2, C % 8, B]", "m![1 # 256], m![C % 8, B]"),
+            dma("m![C % 8, B]", "m![1 # 256], m![C % 8, B]")
+        );
+    }
 }
