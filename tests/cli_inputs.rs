@@ -530,7 +530,7 @@ fn invalid_configuration_exits_2() {
         (run.code, run.stderr.as_str(), run.stdout.as_str()),
         (
             2,
-            "visa-lint: invalid configuration: $DIR/visa-lint.toml: unknown key `traget` (expected target, strict-bank-rule, perf-severity, inlay-hints, rules-doc-url or rules)\n",
+            "visa-lint: invalid configuration: $DIR/visa-lint.toml: unknown key `traget` (expected target, library, strict-bank-rule, perf-severity, inlay-hints, rules-doc-url or rules)\n",
             ""
         )
     );

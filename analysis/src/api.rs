@@ -200,6 +200,14 @@ impl Analysis {
         })
     }
 
+    /// The library the file's crate is written against, and where visa-lint read it.
+    pub fn library(&self, file: FileId) -> Cancellable<crate::library::Library> {
+        self.with(|db| match self.file(file) {
+            Some(f) => *db::library_of(db, f, self.settings),
+            None => crate::library::Library::default(),
+        })
+    }
+
     /// The fixes of the diagnostics whose primary span meets `range`, each with its diagnostic.
     pub fn fixes(&self, file: FileId, range: Span) -> Cancellable<Vec<(Diagnostic, Fix)>> {
         let diags = self.diagnostics(file)?;

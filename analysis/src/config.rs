@@ -8,6 +8,7 @@
 //!
 //! ```toml
 //! target = "rngd"              # or "rngd-s"
+//! library = "furiosa-opt-std"  # or "furiosa_visa_std"; detected per crate when absent
 //! strict-bank-rule = false     # true: BNK-001 is an error (constraints.md §22 A-27), also
 //!                              # where the concurrency with DMA is unknown (a helper)
 //! perf-severity = "information" # how editors show `perf` findings: "information" or "hint"
@@ -20,6 +21,7 @@
 //! ```
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::library::Library;
 use crate::rules::registry::{self, Rule};
 use crate::target::{RNGD, RNGD_S, Target};
 use std::fmt;
@@ -92,6 +94,9 @@ pub struct Config {
     pub strict_bank: bool,
     pub perf_severity: PerfSeverity,
     pub inlay_hints: bool,
+    /// The library the kernels are written against, when configured (`library = "..."`);
+    /// otherwise each crate's is detected ([`crate::library`]).
+    pub library: Option<Library>,
 }
 
 /// A configuration the user wrote that cannot be used: one line, naming the key.
@@ -182,6 +187,16 @@ impl Config {
                             ))
                         })?;
                 }
+                "library" => {
+                    config.library = Some(value.as_str().and_then(Library::from_config).ok_or_else(
+                        || {
+                            ConfigError(format!(
+                                "`{prefix}library` must be \"furiosa_visa_std\" or \"furiosa-opt-std\" \
+                                 (optionally with a version, \"furiosa-opt-std 0.5\"), not {value}"
+                            ))
+                        },
+                    )?);
+                }
                 "strict-bank-rule" => config.strict_bank = bool_of(key, value)?,
                 "inlay-hints" => config.inlay_hints = bool_of(key, value)?,
                 "perf-severity" => {
@@ -223,7 +238,7 @@ impl Config {
                 }
                 other => {
                     return Err(ConfigError(format!(
-                        "unknown key `{prefix}{other}` (expected target, strict-bank-rule, \
+                        "unknown key `{prefix}{other}` (expected target, library, strict-bank-rule, \
                          perf-severity, inlay-hints, rules-doc-url or rules)"
                     )));
                 }
@@ -291,7 +306,7 @@ mod tests {
         let err = |t: &str| Config::from_toml(t).err().map(|e| e.0).unwrap_or_default();
         assert_eq!(
             err("traget = \"rngd\""),
-            "unknown key `traget` (expected target, strict-bank-rule, perf-severity, inlay-hints, rules-doc-url or rules)"
+            "unknown key `traget` (expected target, library, strict-bank-rule, perf-severity, inlay-hints, rules-doc-url or rules)"
         );
         assert_eq!(
             err("target = \"h100\""),

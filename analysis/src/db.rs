@@ -5,6 +5,7 @@
 
 use crate::config::{Config, TargetName};
 use crate::diagnostic::{Diagnostic, Span};
+use crate::library::{Generation, Library};
 use crate::mapping::{self, Scope};
 use crate::model::build::{self, Env};
 use crate::model::{self, FnModel};
@@ -374,25 +375,17 @@ pub fn module_env_texts(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<E
                 .collect(),
         )
     };
-    if let Some(ws) = Workspace::try_get(db) {
-        let mut pkgs: Vec<&Package> = ws
-            .packages(db)
-            .iter()
-            .filter(|p| p.contains(path))
-            .collect();
-        pkgs.sort_by_key(|p| std::cmp::Reverse(p.dir.components().count()));
-        if let Some(pkg) = pkgs.first() {
-            let lib = pkg.lib_name.clone().zip(pkg.roots.first().cloned());
-            for root in &pkg.roots {
-                let mut specs = vec![(pkg.crate_name(root), root.clone())];
-                if let Some((name, lib_root)) = &lib
-                    && lib_root != root
-                {
-                    specs.push((name.clone(), lib_root.clone()));
-                }
-                if let Some(envs) = from(def_map(db, CrateKey::new(db, specs))) {
-                    return Arc::new(envs);
-                }
+    if let Some(pkg) = package_of(db, path) {
+        let lib = pkg.lib_name.clone().zip(pkg.roots.first().cloned());
+        for root in &pkg.roots {
+            let mut specs = vec![(pkg.crate_name(root), root.clone())];
+            if let Some((name, lib_root)) = &lib
+                && lib_root != root
+            {
+                specs.push((name.clone(), lib_root.clone()));
+            }
+            if let Some(envs) = from(def_map(db, CrateKey::new(db, specs))) {
+                return Arc::new(envs);
             }
         }
     }
@@ -424,6 +417,7 @@ pub struct FnInput<'db> {
     pub module_env: EnvText<'db>,
     pub local_env: EnvText<'db>,
     pub target: TargetName,
+    pub library: Generation,
 }
 
 /// The user's configuration (one per database).
@@ -431,6 +425,39 @@ pub struct FnInput<'db> {
 pub struct Settings {
     #[returns(ref)]
     pub config: Config,
+}
+
+/// The library `file`'s crate is written against ([`crate::library`]): the configured one,
+/// else the dependency of the package around the file, else the first library the file's
+/// text or its crate roots' name, else the manual's.
+#[salsa::tracked]
+pub fn library_of(db: &dyn salsa::Database, file: SourceFile, settings: Settings) -> Library {
+    let package = package_of(db, file.path(db));
+    let roots = package.iter().flat_map(|p| &p.roots);
+    let root_files = roots.filter_map(|r| workspace_files(db).get(r).copied());
+    let texts = std::iter::once(file)
+        .chain(root_files)
+        .map(|f| f.text(db).as_str());
+    crate::library::detect(
+        settings.config(db).library,
+        package.and_then(|p| p.library),
+        texts,
+    )
+}
+
+/// The innermost package of the workspace whose directory holds `path`.
+fn package_of<'db>(db: &'db dyn salsa::Database, path: &Path) -> Option<&'db Package> {
+    Workspace::try_get(db)?
+        .packages(db)
+        .iter()
+        .filter(|p| p.contains(path))
+        .max_by_key(|p| p.dir.components().count())
+}
+
+/// Whether `file` is a crate root: a root of its package, or a file outside any package.
+fn is_crate_root(db: &dyn salsa::Database, file: SourceFile) -> bool {
+    let path = file.path(db);
+    package_of(db, path).is_none_or(|p| p.roots.iter().any(|r| r == path))
 }
 
 /// The configured chip (tracked on its own so that a change of rule levels does not re-run
@@ -567,6 +594,7 @@ pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Ar
         &root,
         fn_env(db, *input.module_env(db), *input.local_env(db)),
         input.target(db).target(),
+        *input.library(db),
     ))
 }
 
@@ -684,6 +712,7 @@ pub fn file_analysis(
     settings: Settings,
 ) -> Arc<FileAnalysis> {
     let target = target_name(db, settings);
+    let library = *library_of(db, file, settings);
     mapping::parse::forget_parsed();
     if let Some(too_deep) = nesting_past_limit(db, file) {
         let module_diagnostics = vec![crate::rules::tool::nesting_too_deep(too_deep)];
@@ -698,6 +727,16 @@ pub fn file_analysis(
     let envs = module_envs(db, file);
     let no_env = || EnvText::new(db, String::new(), Vec::new(), Untracked::default());
     let mut module_diagnostics = Vec::new();
+    if is_crate_root(db, file) {
+        let text = file.text(db);
+        let crate_name = library.generation.crate_name();
+        let name = text
+            .find(crate_name)
+            .map_or(Span::default(), |at| Span::new(at, at + crate_name.len()));
+        module_diagnostics.extend(crate::rules::tool::library_checked_as_nearest(
+            &library, name,
+        ));
+    }
     let mut modules = Vec::new();
     let mut fns = Vec::new();
     let ids = layout_items(db, file);
@@ -739,7 +778,14 @@ pub fn file_analysis(
             for f in &facts.fns {
                 let pieces = f.local_pieces.clone();
                 let local = EnvText::new(db, f.local.clone(), Vec::new(), pieces);
-                let input = FnInput::new(db, f.green.clone(), module_env, local, target);
+                let input = FnInput::new(
+                    db,
+                    f.green.clone(),
+                    module_env,
+                    local,
+                    target,
+                    library.generation,
+                );
                 fns.push((at + f.offset, fn_analysis(db, input).clone()));
             }
         }
@@ -1080,7 +1126,12 @@ fn strip_spans(mut scope: Scope) -> Scope {
 
 /// Analyses one function from its own syntax tree (rooted at the function, offsets relative
 /// to its start) and its environment.
-pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -> FnAnalysis {
+pub fn analyse_fn(
+    tree: &ra_ap_syntax::SyntaxNode,
+    env: &Env,
+    target: &Target,
+    library: Generation,
+) -> FnAnalysis {
     let model = syntax::model_of(tree, None);
     let root = Span::new(0, usize::from(tree.text_range().len()));
     // Only the sites directly in this function; nested functions are analysed on their own.
@@ -1099,6 +1150,7 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
             chains: Vec::new(),
             problems: Vec::new(),
             iterations: Vec::new(),
+            library,
         };
         let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {
@@ -1107,7 +1159,7 @@ pub fn analyse_fn(tree: &ra_ap_syntax::SyntaxNode, env: &Env, target: &Target) -
             cost,
         };
     };
-    let fn_model = build::build_fn(&f, env, scope.clone());
+    let fn_model = build::build_fn(&f, env, scope.clone(), library);
     diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
     // The function's derived facts, once: every rule family and the simulator read them.
     let cx = crate::rules::FnContext::new(&fn_model, &scope, target);
@@ -1444,6 +1496,50 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
         assert_eq!(executed(&log).len(), 0);
     }
 
+    /// A crate on furiosa-opt-std 0.4 is read as 0.6, and its root says so once (VL-010);
+    /// its other files and a crate on 0.6 say nothing.
+    #[test]
+    fn an_older_opt_std_is_checked_as_0_6_with_one_note_on_the_crate_root() {
+        let db = Database::default();
+        let root = PathBuf::from("/q/src/lib.rs");
+        let text = "use furiosa_opt_std::prelude::*;\nmod k;\n".to_string();
+        let lib = SourceFile::new(&db, text, root.clone());
+        let child = SourceFile::new(&db, "use super::*;\n".to_string(), "/q/src/k.rs".into());
+        let files = [lib, child]
+            .into_iter()
+            .map(|f| (f.path(&db).clone(), f))
+            .collect();
+        let manifest = "[package]\nname = \"q\"\n[dependencies]\nfuriosa-opt-std = \"0.4\"\n";
+        let library = Library::from_manifest(&manifest.parse().expect("TOML"));
+        let package = Package {
+            library,
+            dir: PathBuf::from("/q"),
+            lib_name: Some("q".to_string()),
+            roots: vec![root],
+        };
+        Workspace::new(&db, Arc::new(files), Arc::new(vec![package]));
+        let settings = Settings::new(&db, Config::default());
+        assert_eq!(
+            library_of(&db, child, settings).generation,
+            Generation::OptStd
+        );
+        let codes = |f| -> Vec<&str> {
+            file_analysis(&db, f, settings)
+                .diagnostics()
+                .iter()
+                .map(|d| d.code())
+                .collect()
+        };
+        assert_eq!(codes(lib), ["VL-010"]);
+        assert!(codes(child).is_empty());
+        let lib_diag = &file_analysis(&db, lib, settings).module_diagnostics[0];
+        assert!(
+            lib_diag.message.contains("furiosa-opt-std 0.4"),
+            "{}",
+            lib_diag.message
+        );
+    }
+
     /// How many times each of `queries` executed since the log was last read (and clears it).
     fn executions<const N: usize>(log: &Mutex<Vec<String>>, queries: [&str; N]) -> [usize; N] {
         let events = std::mem::take(&mut *log.lock().unwrap_or_else(|p| p.into_inner()));
@@ -1508,6 +1604,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
             .map(|f| (f.path(&db).clone(), f))
             .collect();
         let package = Package {
+            library: None,
             dir: PathBuf::from("/p"),
             lib_name: Some("p".to_string()),
             roots: vec![root],

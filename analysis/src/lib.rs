@@ -9,6 +9,7 @@ pub mod db;
 pub mod derive;
 pub mod diagnostic;
 pub mod dtype;
+pub mod library;
 pub mod line_index;
 pub mod mapping;
 pub mod model;

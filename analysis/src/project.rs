@@ -143,6 +143,8 @@ pub struct Package {
     /// The library's crate name (`my-kernels` -> `my_kernels`), if it has a library.
     pub lib_name: Option<String>,
     pub roots: Vec<PathBuf>,
+    /// The kernel library its `Cargo.toml` depends on, if any.
+    pub library: Option<crate::library::Library>,
 }
 
 impl Package {
@@ -241,6 +243,7 @@ pub fn package_from_manifest(dir: &Path, manifest: &str) -> Option<Package> {
         dir: dir.to_path_buf(),
         lib_name: has_lib.then_some(lib_name),
         roots,
+        library: crate::library::Library::from_manifest(&value),
     })
 }
 
@@ -357,6 +360,7 @@ mod tests {
     #[test]
     fn crate_names_follow_cargo() {
         let pkg = Package {
+            library: None,
             dir: PathBuf::from("/p"),
             lib_name: Some("my_kernels".into()),
             roots: vec![],

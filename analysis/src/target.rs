@@ -203,6 +203,20 @@ const FETCH_CASTS: &[(Dtype, Dtype)] = &[
 /// How many of [`FETCH_CASTS`] RNGD has.
 const RNGD_FETCH_CASTS: usize = 10;
 
+/// The processing elements per chip a furiosa-opt-std kernel runs on when its `#[device]`
+/// names none (`furiosa-opt-macro/src/lib.rs:187-188` at ebb846a).
+pub const DEFAULT_PE: u64 = 8;
+
+/// furiosa-opt-std's device topologies: `#[device(pe = P)]` → (clusters per chip, slices per
+/// cluster) its tensors are laid out over (`furiosa-opt-examples/src/pe_count.rs:14-20` at
+/// ebb846a; `library-v06.md` §4 R3). The manual's chip is the 8-PE one.
+const PE_GRIDS: &[(u64, (u64, u64))] = &[(1, (1, 64)), (2, (1, 128)), (4, (1, 256)), (8, (2, 256))];
+
+/// The (clusters, slices) of a `pe` topology; `None` for a count the library has no grid for.
+pub fn pe_grid(pe: u64) -> Option<(u64, u64)> {
+    PE_GRIDS.iter().find(|(p, _)| *p == pe).map(|(_, g)| *g)
+}
+
 /// RNGD, the chip the manual describes.
 pub const RNGD: Target = Target {
     name: "RNGD",

@@ -41,6 +41,9 @@ pub struct Cli {
     /// Print how often each rule was reported instead of the reports.
     #[arg(long)]
     pub statistics: bool,
+    /// Also say, for each crate checked, which vendor library it is checked against and why.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Apply the safe fixes in place, re-checking until nothing changes; report what remains.
     #[arg(long)]
     pub fix: bool,

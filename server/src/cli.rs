@@ -386,7 +386,8 @@ fn write_diagnostics_json(
         .iter()
         .map(|d| output::diagnostic_json(src, &idx, d))
         .collect();
-    serde_json::to_writer(&mut *out, &output::report_json(1, v))?;
+    let no_crate = std::collections::BTreeMap::new();
+    serde_json::to_writer(&mut *out, &output::report_json(1, v, &no_crate))?;
     writeln!(out)
 }
 

@@ -32,7 +32,7 @@ pub fn model_json(text: &str, analysis: &FileAnalysis) -> Value {
     for (offset, f) in &analysis.fns {
         let m = &f.model;
         let kind = match m.kind {
-            FnKind::Device { chips } => json!({"device": {"chip": chips}}),
+            FnKind::Device { chips, pe } => json!({"device": {"chip": chips, "pe": pe}}),
             FnKind::Host => json!("host"),
             FnKind::Plain => json!("plain"),
         };

@@ -7,13 +7,14 @@ use crate::output::{self, INTERNAL_ERROR, Source};
 use crate::sarif;
 use crate::walk;
 use codespan_reporting::term::termcolor::WriteColor;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use visa_analysis::config::{Level, check_selector};
 use visa_analysis::db::FileAnalysis;
+use visa_analysis::library::Library;
 use visa_analysis::project::{self, Package, absolute};
 use visa_analysis::{AnalysisHost, Config, Diagnostic, LineIndex, Severity, Span};
 
@@ -65,6 +66,34 @@ pub fn analysis_in_crate(path: &Path, text: &str) -> Arc<FileAnalysis> {
         Some(Ok(a)) => a,
         // Nothing else sets an input: no query is cancelled.
         _ => visa_analysis::db::analyse_text(text),
+    }
+}
+
+/// The crate of a text (its package's directory, or the file alone) and the library it is
+/// checked against, detected as the engine detects it.
+fn library_of(config: &Config, ctx: &FileCtx, name: &str, text: &str) -> (String, Library) {
+    let Some(pkg) = &ctx.package else {
+        let library = visa_analysis::library::detect(config.library, None, [text]);
+        return (name.to_string(), library);
+    };
+    let roots = pkg
+        .files
+        .iter()
+        .filter(|(p, _)| pkg.package.roots.contains(p))
+        .map(|(_, t)| t.as_str());
+    let texts = std::iter::once(text).chain(roots);
+    let library = visa_analysis::library::detect(config.library, pkg.package.library, texts);
+    (shown_dir(&pkg.package.dir), library)
+}
+
+/// A package's directory as the report names files: relative to the working directory when
+/// it lies under it (`.` for the working directory itself).
+fn shown_dir(dir: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    match cwd.as_deref().and_then(|c| dir.strip_prefix(c).ok()) {
+        Some(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Some(rel) => rel.display().to_string(),
+        None => dir.display().to_string(),
     }
 }
 
@@ -244,6 +273,9 @@ struct Checked {
     problem: Option<String>,
     /// Found in a directory and not using the Virtual ISA: not checked.
     skipped: bool,
+    /// The crate it belongs to (its package's directory, or the file itself) and the library
+    /// that crate is checked against.
+    library: Option<(String, Library)>,
 }
 
 /// The message of a caught panic.
@@ -311,6 +343,7 @@ fn check_one(
                 fixed: 0,
                 problem: Some(problem),
                 skipped: false,
+                library: None,
             };
         }
     };
@@ -324,6 +357,7 @@ fn check_one(
             fixed: 0,
             problem: None,
             skipped: true,
+            library: None,
         };
     }
     let run = || {
@@ -345,6 +379,7 @@ fn check_one(
                 0,
             ),
         };
+    let library = Some(library_of(config, ctx, &name, &text));
     Checked {
         name,
         path,
@@ -354,6 +389,7 @@ fn check_one(
         fixed,
         problem: None,
         skipped: false,
+        library,
     }
 }
 
@@ -552,7 +588,11 @@ pub fn lint(
     let mut json_diags = Vec::new();
     let mut sarif_results = Vec::new();
     let mut all_diags: Vec<Diagnostic> = Vec::new();
+    let mut libraries: BTreeMap<&str, Library> = BTreeMap::new();
     for c in &checked {
+        if let Some((krate, library)) = &c.library {
+            libraries.entry(krate).or_insert(*library);
+        }
         if let Some(p) = &c.problem {
             problems.push(p.clone());
             continue;
@@ -620,6 +660,11 @@ pub fn lint(
     for p in &problems {
         say(p);
     }
+    if cli.verbose {
+        for (krate, library) in &libraries {
+            say(&format!("{krate}: checked against {library}"));
+        }
+    }
     if cli.diff {
         say(&format!(
             "{fixed} fix{} would be applied to {fixed_files} file{}",
@@ -644,7 +689,8 @@ pub fn lint(
             true
         }
         (false, Format::Json) => {
-            serde_json::to_writer(&mut *out, &output::report_json(files, json_diags))?;
+            let report = output::report_json(files, json_diags, &libraries);
+            serde_json::to_writer(&mut *out, &report)?;
             writeln!(out)?;
             false
         }

@@ -5,6 +5,7 @@ use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::WriteColor};
 use serde_json::{Value, json};
+use visa_analysis::library::Library;
 use visa_analysis::rules::registry::{Rule, Status};
 use visa_analysis::{Diagnostic, LineIndex, Severity, Span};
 
@@ -360,9 +361,26 @@ pub fn diagnostic_json(src: &Source<'_>, idx: &LineIndex, d: &Diagnostic) -> Val
     Value::Object(obj)
 }
 
-/// The whole `--format json` document.
-pub fn report_json(files: usize, diagnostics: Vec<Value>) -> Value {
-    json!({"version": 1, "files": files, "diagnostics": diagnostics})
+/// The whole `--format json` document: the files checked, the library each crate was checked
+/// against, and the diagnostics.
+pub fn report_json(
+    files: usize,
+    diagnostics: Vec<Value>,
+    libraries: &std::collections::BTreeMap<&str, Library>,
+) -> Value {
+    let libraries: Vec<Value> = libraries
+        .iter()
+        .map(|(krate, l)| {
+            json!({
+                "crate": krate,
+                "library": l.generation.package_name(),
+                "version": l.version.map(|v| v.to_string()),
+                "checked_as": l.generation.modelled_version().to_string(),
+                "from": l.evidence.key(),
+            })
+        })
+        .collect();
+    json!({"version": 1, "files": files, "libraries": libraries, "diagnostics": diagnostics})
 }
 
 /// Escapes a workflow-command message (`%`, CR, LF).

@@ -187,7 +187,14 @@ fn walk_problem(err: &ignore::Error) -> Option<String> {
 
 /// Whether a text uses the Virtual ISA at all; others are skipped without parsing.
 pub fn uses_visa(text: &str) -> bool {
-    const MARKERS: [&str; 5] = ["furiosa_visa_std", "m![", "axes![", "Tensor<", "i!["];
+    const MARKERS: [&str; 6] = [
+        "furiosa_visa_std",
+        "furiosa_opt_std",
+        "m![",
+        "axes![",
+        "Tensor<",
+        "i![",
+    ];
     MARKERS.iter().any(|m| text.contains(m))
 }
 

@@ -226,13 +226,23 @@ async fn configuration_sets_levels_and_the_perf_severity() {
     .await;
     let again = c.diagnostics(&uri, 1).await;
     expect!["FET-003=1"].assert_eq(&codes(&again));
+    // The library the document's crate is checked against is logged once.
+    let logged = |m: &serde_json::Value, start: &str| {
+        m["method"] == "window/logMessage"
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|s| s.starts_with(start))
+    };
+    let library = c.wait_for(|m| logged(m, "visa-lsp: ")).await;
+    let text = library["params"]["message"].as_str().unwrap_or_default();
+    assert!(text.contains("checked against furiosa-visa-std"), "{text}");
     // A key it does not know is reported to the user, not ignored silently.
     c.notify(
         "workspace/didChangeConfiguration",
         json!({"settings": {"colour": "blue"}}),
     )
     .await;
-    let log = c.wait_for(|m| m["method"] == "window/logMessage").await;
+    let log = c.wait_for(|m| logged(m, "settings:")).await;
     assert_eq!(log["params"]["message"], "settings: unknown key `colour`");
 }
 

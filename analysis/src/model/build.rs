@@ -10,6 +10,7 @@ use super::types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu};
 use super::value;
 use super::{Arg, Chain, FnKind, FnModel, Iteration, Origin, Step, TensorVar, written};
 use crate::diagnostic::Span;
+use crate::library::Generation;
 use crate::mapping::{self, Layout, Scope, parse};
 use crate::syntax::snippet;
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody, RangeItem};
@@ -401,25 +402,22 @@ fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
 }
 
 /// `#[device(chip = N)]` on a function.
-fn device_chips(f: &ast::Fn) -> Option<Option<u64>> {
+fn device_attr(f: &ast::Fn) -> Option<(Option<u64>, Option<u64>)> {
     for attr in ast::HasAttrs::attrs(f) {
         if attr.simple_name().as_deref() == Some("device") {
             let tt = attr
                 .as_simple_call()
                 .map(|(_, t)| crate::syntax::node_text(t.syntax()))
                 .unwrap_or_default();
-            let chips = tt
-                .split_once("chip")
-                .and_then(|(_, rest)| rest.trim_start().strip_prefix('='))
-                .and_then(|rest| {
-                    let digits: String = rest
-                        .trim_start()
-                        .chars()
-                        .take_while(|c| c.is_ascii_digit())
-                        .collect();
-                    digits.parse().ok()
-                });
-            return Some(chips);
+            // `key = N` among the attribute's comma-separated entries.
+            let int_of = |key: &str| {
+                tt.trim_matches(|c| c == '(' || c == ')')
+                    .split(',')
+                    .filter_map(|e| e.split_once('='))
+                    .find(|(k, _)| k.trim() == key)
+                    .and_then(|(_, v)| v.trim().parse().ok())
+            };
+            return Some((int_of("chip"), int_of("pe")));
         }
     }
     None
@@ -557,7 +555,12 @@ fn many_type(
 
 /// Builds the model of one function. `scope` holds the module's axes and aliases plus the
 /// function's own (and its generic parameters).
-pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
+pub fn build_fn(
+    f: &ast::Fn,
+    env: &Env,
+    scope: Scope,
+    library: crate::library::Generation,
+) -> FnModel {
     // Whole tensor type aliases declared in the body (`type Out = DmTensor<..>;`) are the
     // types they name there.
     let local: Vec<ast::TypeAlias> = f
@@ -601,8 +604,8 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
     let name_span = ast::HasName::name(f).map_or(span_of(f.syntax().text_range()), |n| {
         span_of(n.syntax().text_range())
     });
-    let kind = match device_chips(f) {
-        Some(chips) => FnKind::Device { chips },
+    let kind = match device_attr(f) {
+        Some((chips, pe)) => FnKind::Device { chips, pe },
         None if f.async_token().is_some() => FnKind::Host,
         None => FnKind::Plain,
     };
@@ -623,6 +626,7 @@ pub fn build_fn(f: &ast::Fn, env: &Env, scope: Scope) -> FnModel {
             chains: Vec::new(),
             problems: Vec::new(),
             iterations: Vec::new(),
+            library,
         },
         ret: None,
         iteration: None,
@@ -842,7 +846,15 @@ fn has_engine_call(node: &ra_ap_syntax::SyntaxNode) -> bool {
     node.descendants()
         .filter_map(ast::MethodCallExpr::cast)
         .filter_map(|m| m.name_ref())
-        .any(|n| Method::from_name(n.text()).transfer().is_some())
+        .any(|n| {
+            [Generation::VisaStd, Generation::OptStd]
+                .into_iter()
+                .any(|g| {
+                    Method::resolve(n.text(), g)
+                        .transfer_for(n.text(), g, None)
+                        .is_some()
+                })
+        })
 }
 
 /// Whether `name` is written as an identifier anywhere under `node`.
@@ -2217,7 +2229,8 @@ impl Builder<'_> {
             return Val::Unknown;
         };
         let name = name_ref.text().to_string();
-        let method = Method::from_name(&name);
+        let library = self.model.library;
+        let method = Method::resolve(&name, library);
         let span = span_of(name_ref.syntax().text_range());
         let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
         let val_args: Vec<Arg> = args.iter().map(|a| self.value_arg(a)).collect();
@@ -2234,8 +2247,18 @@ impl Builder<'_> {
         // On a value not followed, or an array of tensors, the methods other types have too
         // (`Iterator::collect`, `Option::transpose`, `clone`) are not taken for engine calls.
         let shared = name == "clone" || matches!(method, Method::Collect | Method::Transpose);
+        let recv_kind = match &recv {
+            Val::Tensor { ty, .. } => Some(ty.kind),
+            _ => None,
+        };
+        if method.is_adapter()
+            && let Val::Tensor { ty, tu, engines } = &recv
+        {
+            let first = m.generic_arg_list().and_then(|g| g.generic_args().next());
+            return self.adapt(&method, ty, *tu, engines, first, val_args, steps);
+        }
         let spec = method
-            .transfer()
+            .transfer_for(&name, library, recv_kind)
             .filter(|_| !(shared && matches!(recv, Val::Lost(_) | Val::Many { .. })));
         let Some(spec) = spec else {
             // A method of the crate's `impl` blocks on a value the model cannot type
@@ -2496,6 +2519,16 @@ impl Builder<'_> {
         for (slot, g) in spec.generics.iter().zip(&generics) {
             set_slot(&mut out, *slot, g, &self.scope);
         }
+        // A DMA into a destination view (`to_dm_view(dma, dst)`) writes the destination's
+        // layout.
+        let returns_nothing = method.returns_nothing(&name);
+        if returns_nothing && let Some(Val::Tensor { ty: dst, .. }) = arg_vals.get(1) {
+            for s in [Slot::Chip, Slot::Cluster, Slot::Slice, Slot::Element] {
+                if let Some(v) = dst.get(s) {
+                    out.maps.insert(s, v.clone());
+                }
+            }
+        }
         match method {
             Method::Contract => out.dtype = input.dtype.and_then(Dtype::widened),
             Method::VectorFxpToFp => out.dtype = Some(Dtype::F32),
@@ -2523,11 +2556,65 @@ impl Builder<'_> {
             generics: gen_args.clone(),
             args: val_args.clone(),
         });
+        if returns_nothing {
+            return Val::Unknown;
+        }
         let tu = if out_kind.is_stream() { tu } else { None };
         Val::Tensor {
             ty: out,
             tu,
             engines,
+        }
+    }
+
+    /// A stream adapter of furiosa-opt-std (`fetch_cast::<D>()`, `fetch_zero_point_sub::<D>(zp)`,
+    /// `commit_trim::<P>()`, `commit_cast::<D>()`): the stream with one property changed, no
+    /// step of its own. A fetch adapter is folded into the fetch it adapts, which then reads
+    /// as the manual's `fetch::<D, Time, Packet>` (`library-v06.md` §3.3), so the fetch rules
+    /// check the conversion.
+    #[allow(clippy::too_many_arguments)]
+    fn adapt(
+        &mut self,
+        method: &Method,
+        ty: &TensorTy,
+        tu: Option<Tu>,
+        engines: &[Engine],
+        first: Option<ast::GenericArg>,
+        args: Vec<Arg>,
+        steps: &mut [Step],
+    ) -> Val {
+        let mut out = ty.clone();
+        // `commit_trim::<P>()` keeps the stream as the Commit Engine receives it: the manual's
+        // commit trims implicitly, and its rules (CMT-001/002) read the untrimmed packet.
+        if *method != Method::CommitTrim
+            && let Some(g) = &first
+        {
+            set_slot(&mut out, Slot::D, g, &self.scope);
+        }
+        if matches!(
+            method,
+            Method::FetchCast | Method::FetchTableLookup | Method::FetchZeroPointSub
+        ) && let Some(fetch) = steps.iter_mut().rev().find(|s| s.method.is_fetch())
+        {
+            if let Some(o) = fetch.output.as_mut() {
+                o.dtype = out.dtype;
+            }
+            if let Some(g) = &first {
+                fetch.generics.insert(0, arg_of(g.syntax()));
+            }
+            match method {
+                Method::FetchTableLookup => fetch.method = Method::FetchWithTable,
+                Method::FetchZeroPointSub => {
+                    fetch.method = Method::FetchWithZeroPoint;
+                    fetch.args.extend(args);
+                }
+                _ => {}
+            }
+        }
+        Val::Tensor {
+            ty: out,
+            tu,
+            engines: engines.to_vec(),
         }
     }
 

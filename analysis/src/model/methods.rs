@@ -3,6 +3,7 @@
 //! it keeps from the receiver.
 
 use super::types::{Kind, Slot, VeStage};
+use crate::library::Generation;
 
 /// Declares [`Method`] from its variants and their names in `furiosa_visa_std`.
 macro_rules! methods {
@@ -100,6 +101,120 @@ methods! {
     VectorStash = "vector_stash",
     Read = "read",
     Write = "write",
+    // furiosa-opt-std 0.6 only (see `Method::resolve`).
+    FetchCast = "fetch_cast",
+    FetchTableLookup = "fetch_table_lookup",
+    FetchZeroPointSub = "fetch_zero_point_sub",
+    ContractTime = "contract_time",
+    CommitTrim = "commit_trim",
+    CommitCast = "commit_cast",
+    CommitCastRelu = "commit_cast_relu",
+    VectorReinterpret = "vector_reinterpret",
+    Reshape = "reshape",
+    Pad = "pad",
+    Unpad = "unpad",
+    ChipTile = "chip_tile",
+    ClusterTile = "cluster_tile",
+    SliceTile = "slice_tile",
+    Memset = "memset",
+    DmaGatherScaled = "dma_gather_scaled",
+    DmaGatherUnscaled = "dma_gather_unscaled",
+    DmaScatter = "dma_scatter",
+    HbmChipShuffle = "hbm_chip_shuffle",
+}
+
+/// furiosa-opt-std 0.6's names for what the manual's methods do, and the manual's methods it
+/// removed (`library-v06.md` §3.1, §3.3): a renamed method is read as the manual's, whose
+/// rules apply to it unchanged; a removed one is unknown there.
+const OPT_STD_RENAMES: &[(&str, Method)] = &[
+    ("contract_outer", Method::Align),
+    ("contract_packet", Method::Contract),
+    ("contract_lane", Method::Accumulate),
+    ("vector_intra_slice_tag", Method::VectorIntraSliceBranch),
+    ("vector_narrow_split", Method::VectorSplit),
+    ("vector_narrow_trim", Method::VectorTrimWay4),
+    ("vector_widen_concat", Method::VectorConcat),
+    ("vector_widen_pad", Method::VectorPadWay8),
+    // A DMA into a destination view: the transfer `to_dm` / `to_hbm` make, written in place.
+    ("to_dm_view", Method::ToDm),
+    ("to_hbm_view", Method::ToHbm),
+    ("to_dm_pcopy", Method::ToDm),
+    ("to_dm_view_pcopy", Method::ToDm),
+];
+
+/// The manual's methods furiosa-opt-std 0.6 no longer has (`library-v06.md` §3.1).
+const OPT_STD_REMOVED: &[&str] = &[
+    "align",
+    "contract",
+    "accumulate",
+    "vector_intra_slice_branch",
+    "vector_split",
+    "vector_trim_way4",
+    "vector_concat",
+    "vector_pad_way8",
+    "fetch_with_table",
+    "fetch_with_zero_point",
+    "fetch_with_zero_points",
+];
+
+/// The manual's library has none of furiosa-opt-std's own methods.
+const VISA_STD_ABSENT: &[Method] = &[
+    Method::FetchCast,
+    Method::FetchTableLookup,
+    Method::FetchZeroPointSub,
+    Method::ContractTime,
+    Method::CommitTrim,
+    Method::CommitCast,
+    Method::CommitCastRelu,
+    Method::VectorReinterpret,
+    Method::Reshape,
+    Method::Pad,
+    Method::Unpad,
+    Method::ChipTile,
+    Method::ClusterTile,
+    Method::SliceTile,
+    Method::Memset,
+    Method::DmaGatherScaled,
+    Method::DmaGatherUnscaled,
+    Method::DmaScatter,
+    Method::HbmChipShuffle,
+];
+
+impl Method {
+    /// The method `name` calls in a crate written against `library`: the manual's surface for
+    /// `furiosa_visa_std`; for furiosa-opt-std 0.6 its renames read as the manual's methods
+    /// they replace, and the manual's methods it removed unknown.
+    pub fn resolve(name: &str, library: Generation) -> Method {
+        match library {
+            Generation::VisaStd => match Method::from_name(name) {
+                m if VISA_STD_ABSENT.contains(&m) => Method::Other(name.into()),
+                m => m,
+            },
+            Generation::OptStd => {
+                if let Some((_, m)) = OPT_STD_RENAMES.iter().find(|(n, _)| *n == name) {
+                    return m.clone();
+                }
+                if OPT_STD_REMOVED.contains(&name) {
+                    return Method::Other(name.into());
+                }
+                Method::from_name(name)
+            }
+        }
+    }
+
+    /// A stage of furiosa-opt-std's stream adapters that changes one property of the stream
+    /// before or after an engine (`fetch_cast`, `commit_trim`): folded into the step it adapts.
+    pub fn is_adapter(&self) -> bool {
+        matches!(
+            self,
+            Method::FetchCast
+                | Method::FetchTableLookup
+                | Method::FetchZeroPointSub
+                | Method::CommitTrim
+                | Method::CommitCast
+                | Method::CommitCastRelu
+        )
+    }
 }
 
 impl std::fmt::Display for Method {
@@ -583,6 +698,168 @@ impl Method {
             _ => return None,
         };
         Some(m)
+    }
+}
+
+fn memory(
+    output: fn(Kind) -> Option<Kind>,
+    generics: &'static [Slot],
+    keep: &'static [Slot],
+) -> Transfer {
+    Transfer {
+        engine: Engine::Memory,
+        recv: Recv::Tensor,
+        output,
+        generics,
+        keep,
+        is_async: false,
+        address_arg: None,
+    }
+}
+
+/// A DMA written into a destination view given as an argument (`to_dm_view(dma, dst)`,
+/// `to_dm_view_pcopy`).
+fn writes_into_view(written: &str) -> bool {
+    written.ends_with("_view") || written.ends_with("_view_pcopy")
+}
+
+fn same_kind(k: Kind) -> Option<Kind> {
+    Some(k)
+}
+
+fn to_dm_kind(k: Kind) -> Option<Kind> {
+    matches!(k, Kind::Hbm | Kind::HbmView | Kind::Dm | Kind::DmView).then_some(Kind::Dm)
+}
+
+fn to_hbm_kind(k: Kind) -> Option<Kind> {
+    matches!(
+        k,
+        Kind::Host | Kind::Hbm | Kind::HbmView | Kind::Dm | Kind::DmView
+    )
+    .then_some(Kind::Hbm)
+}
+
+impl Method {
+    /// The method's transfer rule in `library`, called as `written` on a receiver of kind
+    /// `recv`: furiosa-opt-std 0.6 takes no addresses, fetches with `<Time, Packet>`, commits
+    /// with `<Element>`, and its DMAs take the type parameters of their source's level
+    /// (`library-v06.md` §3.1; `furiosa-opt-std/src/tensor/memory.rs`, `engine/*.rs` at ebb846a).
+    pub fn transfer_for(
+        &self,
+        written: &str,
+        library: Generation,
+        recv: Option<Kind>,
+    ) -> Option<Transfer> {
+        if library == Generation::VisaStd {
+            return self.transfer();
+        }
+        let from_dm = matches!(recv, Some(Kind::Dm | Kind::DmView | Kind::DmViewMut));
+        let into_view = writes_into_view(written);
+        let t = match self {
+            Method::Fetch => Transfer {
+                generics: &[Time, Packet],
+                ..self.transfer()?
+            },
+            Method::Commit => Transfer {
+                address_arg: None,
+                ..self.transfer()?
+            },
+            Method::CommitView => Transfer {
+                generics: &[Element],
+                ..self.transfer()?
+            },
+            Method::ToVrf => Transfer {
+                generics: &[Element],
+                address_arg: None,
+                ..self.transfer()?
+            },
+            Method::Align => Transfer {
+                generics: &[Time, Packet, Row, Other, Other],
+                ..self.transfer()?
+            },
+            Method::ContractTime => Transfer {
+                engine: Engine::Contraction,
+                output: |k| (k == Kind::Contraction).then_some(Kind::Contraction),
+                generics: &[Time],
+                keep: &[D, Chip, Cluster, Slice, Row, Packet],
+                ..memory(same_kind, &[], &[])
+            },
+            Method::ToDm if into_view => memory(to_dm_kind, &[Chip, Cluster, Slice, Element], &[D]),
+            Method::ToDm if from_dm => memory(to_dm_kind, &[Slice, Element], &[D, Chip, Cluster]),
+            Method::ToDm => memory(to_dm_kind, &[Cluster, Slice, Element], &[D, Chip]),
+            Method::ToHbm if into_view && from_dm => memory(to_hbm_kind, &[Chip, Element], &[D]),
+            Method::ToHbm if into_view => memory(to_hbm_kind, &[Other, Chip, Element], &[D]),
+            Method::ToHbm => match recv {
+                Some(Kind::Host) => Transfer {
+                    is_async: true,
+                    ..memory(to_hbm_kind, &[Chip, Element], &[D])
+                },
+                Some(Kind::Dm) => memory(to_hbm_kind, &[Element], &[D, Chip]),
+                _ => memory(to_hbm_kind, &[Other, Element], &[D, Chip]),
+            },
+            Method::ViewMut => memory(
+                |k| match k {
+                    Kind::Hbm => Some(Kind::HbmView),
+                    Kind::Dm => Some(Kind::DmViewMut),
+                    _ => None,
+                },
+                &[],
+                &[D, Chip, Cluster, Slice, Element],
+            ),
+            Method::Tile => memory(
+                |k| matches!(k, Kind::HbmView | Kind::DmView | Kind::DmViewMut).then_some(k),
+                &[Other, Other, Element],
+                &[D, Chip, Cluster, Slice],
+            ),
+            Method::VectorReinterpret => Transfer {
+                engine: Engine::Vector,
+                output: |k| matches!(k, Kind::Vector(_)).then_some(k),
+                generics: &[D],
+                keep: &[Chip, Cluster, Slice, Time, Packet],
+                ..memory(same_kind, &[], &[])
+            },
+            Method::Reshape if from_dm => memory(same_kind, &[Chip, Cluster, Slice, Element], &[D]),
+            Method::Reshape => memory(same_kind, &[Chip, Element], &[D]),
+            Method::Pad | Method::Unpad => {
+                memory(same_kind, &[Element], &[D, Chip, Cluster, Slice])
+            }
+            Method::ChipTile => memory(
+                same_kind,
+                &[Other, Other, Chip],
+                &[D, Cluster, Slice, Element],
+            ),
+            Method::ClusterTile => memory(
+                same_kind,
+                &[Other, Other, Cluster],
+                &[D, Chip, Slice, Element],
+            ),
+            Method::SliceTile => memory(
+                same_kind,
+                &[Other, Other, Slice],
+                &[D, Chip, Cluster, Element],
+            ),
+            Method::Memset | Method::DmaScatter | Method::HbmChipShuffle => {
+                memory(same_kind, &[], &[D, Chip, Cluster, Slice, Element])
+            }
+            Method::DmaGatherScaled => memory(
+                |k| matches!(k, Kind::Hbm | Kind::HbmView).then_some(Kind::Dm),
+                &[Cluster, Slice, Element, Other],
+                &[D, Chip],
+            ),
+            Method::DmaGatherUnscaled => memory(
+                |k| matches!(k, Kind::Hbm | Kind::HbmView).then_some(Kind::Dm),
+                &[Other, Other, Other, Cluster, Slice, Element],
+                &[D, Chip],
+            ),
+            _ => return self.transfer(),
+        };
+        Some(t)
+    }
+
+    /// A furiosa-opt-std method that returns nothing: it writes into a destination view
+    /// (`to_dm_view(dma, dst)`) or into its receiver (`memset`, `dma_scatter`).
+    pub fn returns_nothing(&self, written: &str) -> bool {
+        writes_into_view(written) || matches!(self, Method::Memset | Method::DmaScatter)
     }
 }
 

@@ -117,8 +117,9 @@ pub struct TensorVar {
 /// What kind of function this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FnKind {
-    /// `#[device(chip = N)]`
-    Device { chips: Option<u64> },
+    /// `#[device(chip = N)]`, and furiosa-opt-std's `pe = P` (processing elements per chip,
+    /// which fix its Cluster and Slice sizes) when written.
+    Device { chips: Option<u64>, pe: Option<u64> },
     /// `async fn`, host code.
     Host,
     /// Anything else (helpers, tests, doc-test wrappers).
@@ -138,6 +139,8 @@ pub struct FnModel {
     pub problems: Vec<Problem>,
     /// The iterations of the loops the model iterated; a chain built in one points here.
     pub iterations: Vec<Iteration>,
+    /// The library generation the function is written against (its crate's).
+    pub library: crate::library::Generation,
 }
 
 /// One iteration of a loop the model iterated.

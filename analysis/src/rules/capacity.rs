@@ -232,7 +232,7 @@ pub const RULES: &[Rule] = &[
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let sites = written_sites(cx);
-    if let FnKind::Device { chips } = cx.model.kind {
+    if let FnKind::Device { chips, pe } = cx.model.kind {
         match chips {
             None | Some(0) => out.push(Diagnostic::new(
                 &KRN_010,
@@ -249,9 +249,10 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             Some(n) => spatial(cx, &sites, Slot::Chip, &CAP_001, n, out),
         }
         let reached = tensor_unit_sites(cx);
+        let (clusters, slices) = grid(cx, pe);
         for (slot, rule, want) in [
-            (Slot::Cluster, &CAP_002, cx.target.clusters),
-            (Slot::Slice, &CAP_003, cx.target.slices),
+            (Slot::Cluster, &CAP_002, clusters),
+            (Slot::Slice, &CAP_003, slices),
         ] {
             let mut found = Vec::new();
             spatial(cx, &sites, slot, rule, want, &mut found);
@@ -279,6 +280,18 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     rows(cx, &sites, out);
     capacities(cx, out);
     trf_regions(cx, out);
+}
+
+/// The clusters per chip and slices per cluster a kernel's tensors are laid out over: the
+/// chip's under the manual's library; under furiosa-opt-std, those of its device's `pe`
+/// processing elements per chip (8 unless written; [`crate::target::pe_grid`]).
+fn grid(cx: &FnContext<'_>, pe: Option<u64>) -> (u64, u64) {
+    if cx.model.library == crate::library::Generation::OptStd
+        && let Some(grid) = crate::target::pe_grid(pe.unwrap_or(crate::target::DEFAULT_PE))
+    {
+        return grid;
+    }
+    (cx.target.clusters, cx.target.slices)
 }
 
 /// A memory tensor kind (HBM, DM, host): the library checks its Cluster and Slice only when

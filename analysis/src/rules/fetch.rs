@@ -266,7 +266,13 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             if !step.method.is_fetch() {
                 continue;
             }
-            check_cast(cx, step, out);
+            // furiosa-opt-std's `fetch_table_lookup::<D>()` decodes through its table into any
+            // element type (`furiosa-opt-std/src/engine/fetch_adapter.rs`, `TableLookup`).
+            let decoded = cx.model.library == crate::library::Generation::OptStd
+                && step.method == Method::FetchWithTable;
+            if !decoded {
+                check_cast(cx, step, out);
+            }
             if matches!(
                 step.method,
                 Method::FetchWithZeroPoint | Method::FetchWithZeroPoints

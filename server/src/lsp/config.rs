@@ -6,7 +6,7 @@
 //! `strict-bank-rule`, `perf-severity` (`information` or `hint`), `inlay-hints`,
 //! `rules-doc-url` (the base URL of the rules reference a diagnostic's code links to).
 
-use super::engine::{Config, Level, PerfSeverity, TargetName, check_selector};
+use super::engine::{Config, Level, Library, PerfSeverity, TargetName, check_selector};
 use serde_json::Value;
 use std::path::Path;
 use tower_lsp_server::ls_types::DiagnosticSeverity;
@@ -18,6 +18,8 @@ pub struct Settings {
     pub strict_bank_rule: bool,
     pub perf_severity: DiagnosticSeverity,
     pub inlay_hints: bool,
+    /// The library the workspace's kernels are written against, when set (`library`).
+    pub library: Option<Library>,
     /// `docs/rules.md` of the workspace when it has one, else the one this server was built from.
     pub rules_doc_url: Option<String>,
 }
@@ -27,6 +29,7 @@ impl Default for Settings {
         let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/rules.md");
         Settings {
             rules: Vec::new(),
+            library: None,
             target: TargetName::default(),
             strict_bank_rule: false,
             perf_severity: DiagnosticSeverity::INFORMATION,
@@ -142,6 +145,10 @@ impl Settings {
                     Some(t) => self.target = t,
                     None => problems.push(bad()),
                 },
+                "library" => match value.as_str().and_then(Library::from_config) {
+                    Some(l) => self.library = Some(l),
+                    None => problems.push(bad()),
+                },
                 "strict-bank-rule" => match value.as_bool() {
                     Some(b) => self.strict_bank_rule = b,
                     None => problems.push(bad()),
@@ -179,6 +186,7 @@ impl Settings {
                 PerfSeverity::Information
             },
             inlay_hints: self.inlay_hints,
+            library: self.library,
         }
     }
 }

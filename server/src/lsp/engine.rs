@@ -5,6 +5,7 @@
 //! handles, and the caller answers `ContentModified` or drops a stale publish.
 
 pub use visa_analysis::config::{Level, PerfSeverity, TargetName, check_selector};
+pub use visa_analysis::library::{self, Library};
 pub use visa_analysis::project::{self, Package};
 use visa_analysis::rules::registry::{self, Rule};
 pub use visa_analysis::{

@@ -95,6 +95,11 @@ struct State {
     packages: Vec<Package>,
     /// Whether the client may be asked to watch files.
     watch_dynamic: bool,
+    /// The library each crate seen is checked against (its package's directory, or the
+    /// document alone), logged once when first seen or when it changes.
+    libraries: HashMap<PathBuf, engine::library::Library>,
+    /// Log lines waiting for the async side to send.
+    to_log: Vec<String>,
 }
 
 impl State {
@@ -208,6 +213,16 @@ fn diagnostics_of(
         (s.host.snapshot(), s.settings.clone())
     };
     let diags = snap.diagnostics(doc.file)?;
+    let library = snap.library(doc.file)?;
+    {
+        let mut s = lock(state);
+        let path = path_of(uri);
+        let krate = s.package_of(&path).map_or(path, |p| p.dir.clone());
+        if s.libraries.insert(krate.clone(), library) != Some(library) {
+            let line = format!("visa-lsp: {}: checked against {library}", krate.display());
+            s.to_log.push(line);
+        }
+    }
     Ok(Some(
         diags
             .iter()
@@ -319,6 +334,10 @@ impl Publisher {
                 true // a failure would fail again: not retried until the next change
             }
         };
+        let lines = std::mem::take(&mut lock(&self.state).to_log);
+        for line in lines {
+            self.client.log_message(MessageType::INFO, line).await;
+        }
         lock(&self.queue).finish(&uri, epoch, published);
         if !published {
             self.wake.notify_one();
