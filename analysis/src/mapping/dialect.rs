@@ -8,17 +8,9 @@
 
 use super::ast::{Expr, Op, PadKind, SizeExpr};
 use crate::diagnostic::Span;
+use crate::library::Generation;
 
-/// A generation of the vendor's library, as far as the mapping grammar is concerned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Library {
-    /// `furiosa_visa_std`, the library the manual documents.
-    VisaStd,
-    /// furiosa-opt-std 0.3–0.6 (`furiosa-opt` at ebb846a).
-    OptStd,
-}
-
-/// A written form that only one [`Library`] accepts.
+/// A written form that only one [`Generation`] accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DialectForm {
     /// `N` (N >= 2) as a term: a broadcast (`parser.lalrpop:78` at ebb846a); the manual's
@@ -39,11 +31,11 @@ pub enum DialectForm {
 
 impl DialectForm {
     /// The library whose parser accepts this form (the other one rejects it).
-    pub fn accepted_by(self) -> Library {
+    pub fn accepted_by(self) -> Generation {
         match self {
-            DialectForm::UnescapedSize => Library::VisaStd,
+            DialectForm::UnescapedSize => Generation::VisaStd,
             DialectForm::Broadcast | DialectForm::PadMarker(_) | DialectForm::EscapedSize => {
-                Library::OptStd
+                Generation::OptStd
             }
         }
     }
@@ -145,11 +137,14 @@ mod tests {
 
     #[test]
     fn each_form_belongs_to_one_library_and_has_a_text() {
-        assert_eq!(DialectForm::Broadcast.accepted_by(), Library::OptStd);
-        assert_eq!(DialectForm::UnescapedSize.accepted_by(), Library::VisaStd);
+        assert_eq!(DialectForm::Broadcast.accepted_by(), Generation::OptStd);
+        assert_eq!(
+            DialectForm::UnescapedSize.accepted_by(),
+            Generation::VisaStd
+        );
         assert_eq!(
             DialectForm::PadMarker(PadKind::Bottom).accepted_by(),
-            Library::OptStd
+            Generation::OptStd
         );
         assert_eq!(
             DialectForm::Broadcast.text(),

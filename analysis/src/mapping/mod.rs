@@ -13,7 +13,7 @@ pub mod problem;
 #[cfg(test)]
 pub mod testing;
 
-pub use dialect::{DialectForm, Library, dialect_forms};
+pub use dialect::{DialectForm, dialect_forms};
 pub use layout::{Axis, Index, Layout};
 pub use lower::{Scope, lower};
 pub use problem::Problem;
