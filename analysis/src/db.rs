@@ -644,6 +644,35 @@ pub fn module_check<'db>(
     })
 }
 
+/// The mapping forms of one item (its functions' mappings too) that `library`'s parser does
+/// not accept, as VL-001 diagnostics relative to the item (tracked per item and library).
+#[salsa::tracked(returns(ref))]
+pub fn item_dialect<'db>(
+    db: &'db dyn salsa::Database,
+    item: ItemSyntax<'db>,
+    library: Generation,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for site in &item_model(db, item).sites {
+        if site.kind != MacroKind::Mapping {
+            continue;
+        }
+        let Ok(expr) = mapping::parse::parse_mapping(&site.body) else {
+            continue;
+        };
+        for (form, span) in mapping::dialect_forms(&expr) {
+            if form.accepted_by() == library {
+                continue;
+            }
+            let written = site.body.get(span.range()).unwrap_or_default();
+            let diagnostic =
+                crate::rules::tool::mapping_form_of_other_library(form, span, written, library);
+            out.push(diagnostic.shifted(site.body_start));
+        }
+    }
+    out
+}
+
 /// Where the file first nests past the limit (docs/robustness.md); `None` within it.
 #[salsa::tracked]
 pub fn nesting_past_limit(db: &dyn salsa::Database, file: SourceFile) -> Option<TooDeep> {
@@ -766,6 +795,10 @@ pub fn file_analysis(
                 .iter()
                 .map(|d| d.clone().relocated(|s| place(&places, s))),
         );
+        for (item, at, _) in &items {
+            let dialect = item_dialect(db, *item, library.generation);
+            module_diagnostics.extend(dialect.iter().map(|d| d.clone().shifted(*at)));
+        }
         modules.push(ModuleScope {
             range: Span::new(m.offset as usize, m.end as usize),
             scope: check.scope.clone(),

@@ -27,7 +27,7 @@
 
 use super::sequencer::{Config, DeriveError, Direction, bytes, configure, contiguous_elements};
 use crate::diagnostic::Span;
-use crate::mapping::layout::{Dim, Factor};
+use crate::mapping::layout::{Dim, Factor, PadKind};
 use crate::mapping::{Axis, Layout};
 use crate::model::{FnModel, Kind, Slot, Step, TensorTy};
 use crate::target::Target;
@@ -223,6 +223,7 @@ fn valid_digit(axis: Option<crate::mapping::Axis>, coef: u64, valid: u64) -> Opt
         valid,
         axis: Some(axis),
         coef,
+        pad: PadKind::Top,
     }))
 }
 
@@ -450,10 +451,12 @@ fn infer_stream(
                 valid: f.extent / r,
                 axis: f.axis.clone(),
                 coef: f.coef.saturating_mul(r),
+                pad: PadKind::Top,
             }));
             packet[0] = Dim::Factor(Factor {
                 extent: r,
                 valid: r,
+                pad: PadKind::Top,
                 ..f
             });
         }
@@ -654,6 +657,7 @@ fn segment_streams(
                         Some(Dim::Factor(Factor {
                             extent: n,
                             valid: n,
+                            pad: PadKind::Top,
                             ..f.clone()
                         }))
                     }

@@ -349,7 +349,7 @@ fn padded_run(
     dir: Direction,
     max_entries: usize,
 ) -> Option<Entry> {
-    let crate::mapping::layout::OpaqueKind::Window(inner) = &o.kind else {
+    let crate::mapping::layout::OpaqueKind::Window(inner, _) = &o.kind else {
         return None;
     };
     if dir != Direction::Read || o.extent <= inner.size {

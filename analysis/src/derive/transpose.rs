@@ -14,7 +14,7 @@ pub fn used(l: &Layout) -> Option<u64> {
         let (extent, valid) = match d {
             Dim::Factor(f) => (f.extent, f.valid.min(f.extent)),
             Dim::Opaque(o) => match &o.kind {
-                OpaqueKind::Window(w) => (o.extent, used(w)?.min(o.extent)),
+                OpaqueKind::Window(w, _) => (o.extent, used(w)?.min(o.extent)),
                 _ => (o.extent, o.extent),
             },
         };

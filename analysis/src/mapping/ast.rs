@@ -9,13 +9,27 @@ pub struct Name {
     pub span: Span,
 }
 
-/// The argument of a postfix operator: `8`, `B::SIZE`, or `(B::SIZE * 2)`.
+/// The argument of a postfix operator: `8`, `B::SIZE`, `(B::SIZE * 2)`, or escaped,
+/// `{ B::SIZE / 8 }`.
+///
+/// The two generations of the vendor's parser disagree on what a size is: the manual's
+/// library (`furiosa_visa_std`) takes an integer literal, and visa-lint has always read
+/// `X::SIZE` and `( … )` too; furiosa-opt-std 0.4+ takes an integer literal or an escaped
+/// constant expression `{ … }` (`furiosa-mapping-macro/src/parser/parser.lalrpop:95-100` at
+/// ebb846a) and no unescaped `X::SIZE` (`furiosa-mapping/tests/escaped_const.rs:12-13`). The
+/// parser accepts the union; [`super::dialect_forms`] lists which was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SizeExpr {
     Lit(u64, Span),
     /// `X::SIZE` where `X` is an axis or a mapping alias.
     SizeOf(Name, Span),
     Bin(Box<SizeExpr>, BinOp, Box<SizeExpr>, Span),
+    /// `{ e }`: a size escaped as a Rust constant expression (furiosa-opt-std 0.4+); the span
+    /// covers the braces. Its contents are a size expression, plus bare constant names.
+    Escaped(Box<SizeExpr>, Span),
+    /// `N` or `consts::N` inside an escaped size (`{ N }`): a `const` item or a const generic
+    /// parameter, by name.
+    Const(Name),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,9 +41,51 @@ pub enum BinOp {
 }
 
 impl SizeExpr {
+    /// The value of an integer literal, escaped or not (`8`, `{ 8 }`).
+    pub fn literal(&self) -> Option<u64> {
+        match self {
+            SizeExpr::Lit(n, _) => Some(*n),
+            SizeExpr::Escaped(inner, _) => inner.literal(),
+            _ => None,
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
-            SizeExpr::Lit(_, s) | SizeExpr::SizeOf(_, s) | SizeExpr::Bin(_, _, _, s) => *s,
+            SizeExpr::Lit(_, s)
+            | SizeExpr::SizeOf(_, s)
+            | SizeExpr::Bin(_, _, _, s)
+            | SizeExpr::Escaped(_, s) => *s,
+            SizeExpr::Const(n) => n.span,
+        }
+    }
+}
+
+/// What the padding positions of `# n` are. The manual's library has only [`PadKind::Top`];
+/// furiosa-opt-std 0.3+ writes the kind as `#{*}`, `#{!}` or `#{0}`
+/// (`furiosa-mapping-macro/src/parser/lexer.rs:38-47`, `parser.lalrpop:51-72` at ebb846a) and
+/// makes it part of the type (`Padding<L, N, { PaddingKind::K }>`,
+/// `furiosa-mapping-types/src/dsl.rs:206-234`). Ordered as the vendor orders them, strictest
+/// first: `Bottom < Zero < Top` (`furiosa-mapping-types/src/lib.rs:545-574`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PadKind {
+    /// `#{!}`: inaccessible; reading or writing it is undefined behaviour.
+    Bottom,
+    /// `#{0}`: accessible, reads as zero (the manual's dump notation `1z`).
+    Zero,
+    /// `#` or `#{*}`: accessible positions holding arbitrary values (the manual's only
+    /// padding).
+    #[default]
+    Top,
+}
+
+impl PadKind {
+    /// The operator as printed: `#` for [`PadKind::Top`], `#{!}`, `#{0}`.
+    pub fn operator(self) -> &'static str {
+        match self {
+            PadKind::Bottom => "#{!}",
+            PadKind::Zero => "#{0}",
+            PadKind::Top => "#",
         }
     }
 }
@@ -41,18 +97,26 @@ pub enum Op {
     Stride,
     /// `% n`: the first n positions (inner position within a block); n must divide the size.
     Modulo,
-    /// `# n`: pad to n positions.
-    Pad,
+    /// `# n`: pad to n positions, the new ones of `kind`. `marked`: the kind was written
+    /// `#{*}`, `#{!}` or `#{0}` (furiosa-opt-std's syntax), not as a plain `#`.
+    Pad { kind: PadKind, marked: bool },
     /// `= n`: resize (truncate) to n positions.
     Resize,
 }
 
 impl Op {
+    /// `# n` as the manual writes it: top padding, a plain `#`.
+    pub const PAD: Op = Op::Pad {
+        kind: PadKind::Top,
+        marked: false,
+    };
+
+    /// The operator's symbol; every padding is `#`.
     pub fn symbol(self) -> &'static str {
         match self {
             Op::Stride => "/",
             Op::Modulo => "%",
-            Op::Pad => "#",
+            Op::Pad { .. } => "#",
             Op::Resize => "=",
         }
     }
@@ -63,6 +127,10 @@ impl Op {
 pub enum Expr {
     /// `1`
     Identity(Span),
+    /// `N` for N >= 2: N live positions that all hold the empty index, placing no axis
+    /// (`Broadcast<N>`, `furiosa-mapping-types/src/dsl.rs:35-58` at ebb846a; furiosa-opt-std
+    /// 0.3+ only: the manual's library rejects every number but `1`).
+    Broadcast(u64, Span),
     /// `A`, `T0`, `B'`
     Symbol(Name),
     /// `{ Alias }`; the span covers the braces.
@@ -87,7 +155,11 @@ pub enum Expr {
 impl Expr {
     pub fn span(&self) -> Span {
         match self {
-            Expr::Identity(s) | Expr::Escape(_, s) | Expr::Group(_, s) | Expr::Pair(_, s) => *s,
+            Expr::Identity(s)
+            | Expr::Broadcast(_, s)
+            | Expr::Escape(_, s)
+            | Expr::Group(_, s)
+            | Expr::Pair(_, s) => *s,
             Expr::Symbol(n) => n.span,
             Expr::Op { span, .. } | Expr::LinComb(_, span) => *span,
         }

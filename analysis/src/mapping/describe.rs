@@ -2,7 +2,7 @@
 //! tensor-index table for small mappings (as the manual draws it), the digit and bit layout
 //! for large ones.
 
-use super::layout::{Dim, Index, Layout, OpaqueKind};
+use super::layout::{Dim, Index, Layout, OpaqueKind, PadKind};
 use std::fmt::Write as _;
 
 /// Mappings up to this many positions get the full table.
@@ -109,18 +109,22 @@ pub fn digits(layout: &Layout) -> String {
         let meaning = match d {
             Dim::Factor(f) => {
                 let pad = if f.valid < f.extent {
-                    format!(" (positions >= {} are padding)", f.valid)
+                    format!(" (positions >= {} are {})", f.valid, padding(f.pad))
                 } else {
                     String::new()
                 };
                 match &f.axis {
                     Some(a) if f.coef == 1 => format!("{}{pad}", a.name),
                     Some(a) => format!("{} × {}{pad}", a.name, f.coef),
-                    None => "padding (only 0 is valid)".to_string(),
+                    None if f.is_broadcast() => format!("broadcast: each position holds i![]{pad}"),
+                    None => format!("{} (only 0 is valid)", padding(f.pad)),
                 }
             }
             Dim::Opaque(o) => match &o.kind {
-                OpaqueKind::Window(l) => format!("[{l}] in a window of {}", o.extent),
+                OpaqueKind::Window(l, k) if o.extent > l.size && *k != PadKind::Top => {
+                    format!("[{l}] in a window of {} ({})", o.extent, padding(*k))
+                }
+                OpaqueKind::Window(l, _) => format!("[{l}] in a window of {}", o.extent),
                 OpaqueKind::Strided(l, s) => format!("every {s}-th position of [{l}]"),
                 OpaqueKind::LinComb(_) => {
                     "linear combination (one position may hold several indices)".into()
@@ -133,6 +137,15 @@ pub fn digits(layout: &Layout) -> String {
         out.push_str(&bits);
     }
     out
+}
+
+/// How a digit's padding positions are described: `padding` for the manual's (top) kind.
+fn padding(kind: PadKind) -> &'static str {
+    match kind {
+        PadKind::Top => "padding",
+        PadKind::Bottom => "inaccessible padding `#{!}`",
+        PadKind::Zero => "zero padding `#{0}`",
+    }
 }
 
 fn extents(layout: &Layout) -> String {

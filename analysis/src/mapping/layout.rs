@@ -10,6 +10,14 @@
 //! pad of a pair to a size that is not a multiple of its inner part, linear combinations) are
 //! kept exactly as [`Opaque`] dims: `map` stays exact for them, and equality of normal forms is
 //! then sufficient but not necessary for equivalence.
+//!
+//! Padding positions carry their [`PadKind`] (`#`, `#{!}`, `#{0}`): it is part of the normal
+//! form, so two mappings that differ only in the kind of their padding are different layouts
+//! (as `Padding<L, N, KIND>` are different types for the vendor,
+//! `furiosa-mapping-types/src/dsl.rs:206` at ebb846a). A broadcast (`m![2]`) is a factor with
+//! no axis whose positions are all valid: live, holding the empty index.
+
+pub use super::ast::PadKind;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
@@ -48,14 +56,25 @@ pub enum Dim {
     Opaque(Arc<Opaque>),
 }
 
-/// A digit of `extent` values; values `>= valid` are padding; a valid value `d` adds `d * coef`
-/// to `axis`. A factor with `valid == 1` contributes nothing and has no axis (canonical form).
+/// A digit of `extent` values; values `>= valid` are padding of kind `pad`; a valid value `d`
+/// adds `d * coef` to `axis`. A factor with `valid == 1` contributes nothing and has no axis
+/// (canonical form). A factor with no axis and `valid > 1` is a broadcast: its valid values
+/// all hold the empty index. `pad` is [`PadKind::Top`] when no value is padding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Factor {
     pub extent: u64,
     pub valid: u64,
     pub axis: Option<Axis>,
     pub coef: u64,
+    pub pad: PadKind,
+}
+
+impl Factor {
+    /// True when the digit's valid values hold no axis coordinate but there are several: a
+    /// broadcast (`m![2]`), live and coordinate-free.
+    pub fn is_broadcast(&self) -> bool {
+        self.axis.is_none() && self.valid > 1
+    }
 }
 
 /// A digit whose meaning is a whole sub-mapping.
@@ -68,8 +87,9 @@ pub struct Opaque {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum OpaqueKind {
     /// Digit `d` is valid when `d < inner.size` and then means `inner(d)`: padding (`extent >
-    /// inner.size`) or truncation (`extent < inner.size`) of a whole sub-mapping.
-    Window(Layout),
+    /// inner.size`, the positions past `inner.size` of the given kind) or truncation (`extent <
+    /// inner.size`, the kind [`PadKind::Top`]) of a whole sub-mapping.
+    Window(Layout, PadKind),
     /// Digit `d` means `inner(d * stride)`.
     Strided(Layout, u64),
     /// `$(e1: n1, ...)`: digit `d` means every `e1(s1) ∪ ... ` with `sum(sk * nk) == d`.
@@ -122,6 +142,19 @@ impl Layout {
         }
     }
 
+    /// `m![N]`: N positions that all hold the empty index (`Broadcast<N>`,
+    /// `furiosa-mapping-types/src/dsl.rs:35-58` at ebb846a); `m![1]` is the identity.
+    pub fn broadcast(n: u64) -> Layout {
+        Layout::from_dims(vec![Dim::Factor(Factor {
+            extent: n,
+            valid: n,
+            axis: None,
+            coef: 0,
+            pad: PadKind::Top,
+        })])
+        .unwrap_or_else(|_| Layout::identity())
+    }
+
     /// `m![A]` for an axis of size >= 1.
     pub fn symbol(axis: Axis) -> Layout {
         let size = axis.size;
@@ -130,6 +163,7 @@ impl Layout {
             valid: size,
             axis: Some(axis),
             coef: 1,
+            pad: PadKind::Top,
         })])
         .unwrap_or_else(|_| Layout::identity())
     }
@@ -153,9 +187,15 @@ impl Layout {
         Layout::from_dims(dims)
     }
 
-    /// Keeps positions `0..n` of a buffer of `n` positions: padding when `n > size`
+    /// Keeps positions `0..n` of a buffer of `n` positions: top padding when `n > size`
     /// (`# n`), truncation when `n < size` (`= n`, and `% n` when `n` divides the size).
     pub fn window(&self, n: u64) -> Layout {
+        self.pad(n, PadKind::Top)
+    }
+
+    /// [`Layout::window`] whose new positions, when `n > size`, are padding of `kind`
+    /// (`# n`, `#{!} n`, `#{0} n`).
+    pub fn pad(&self, n: u64, kind: PadKind) -> Layout {
         if n == self.size {
             return self.clone();
         }
@@ -168,13 +208,14 @@ impl Layout {
                     valid: 1,
                     axis: None,
                     coef: 0,
+                    pad: kind,
                 })]),
             };
         };
         let inner = self.size / first.extent();
         if n.is_multiple_of(inner) {
             let mut dims = Vec::with_capacity(self.dims.len());
-            dims.push(window_dim(first, n / inner));
+            dims.push(window_dim(first, n / inner, kind));
             dims.extend(self.dims[1..].iter().cloned());
             return Layout {
                 size: n,
@@ -187,11 +228,12 @@ impl Layout {
                 size: inner,
                 dims: self.dims[1..].to_vec(),
             };
-            return rest.window(n);
+            return rest.pad(n, kind);
         }
+        let kind = if n > self.size { kind } else { PadKind::Top };
         Layout {
             size: n,
-            dims: vec![opaque(n, OpaqueKind::Window(self.clone()))],
+            dims: vec![opaque(n, OpaqueKind::Window(self.clone(), kind))],
         }
     }
 
@@ -331,7 +373,7 @@ impl Layout {
             Dim::Opaque(o) => {
                 limit == 0
                     || match &o.kind {
-                        OpaqueKind::Window(l) | OpaqueKind::Strided(l, _) => {
+                        OpaqueKind::Window(l, _) | OpaqueKind::Strided(l, _) => {
                             l.nesting_exceeds(limit - 1)
                         }
                         OpaqueKind::LinComb(terms) => {
@@ -340,6 +382,65 @@ impl Layout {
                     }
             }
         })
+    }
+
+    /// The kind of padding position `i` is, or `None` when it holds an index (or is past the
+    /// end). Where an outer digit and an inner one are both padding, the outer digit's kind
+    /// wins, as the vendor's `Cell::combine` keeps the major operand's
+    /// (`furiosa-mapping-types/src/lib.rs:714-731` at ebb846a).
+    pub fn pad_kind_at(&self, i: u64) -> Option<PadKind> {
+        if i >= self.size {
+            return None;
+        }
+        let mut digits = Vec::with_capacity(self.dims.len());
+        let mut rest = i;
+        for dim in self.dims.iter().rev() {
+            digits.push(rest % dim.extent());
+            rest /= dim.extent();
+        }
+        for (dim, d) in self.dims.iter().zip(digits.into_iter().rev()) {
+            let kind = match dim {
+                Dim::Factor(f) => (d >= f.valid).then_some(f.pad),
+                Dim::Opaque(o) => o.pad_kind_at(d),
+            };
+            if kind.is_some() {
+                return kind;
+            }
+        }
+        None
+    }
+
+    /// The kinds of padding of this layout's digits (and of the layouts inside its opaque
+    /// digits). It never misses a kind some position has; it may list one that a stride or a
+    /// truncation of an inner layout cuts off.
+    pub fn padding_kinds(&self) -> BTreeSet<PadKind> {
+        let mut out = BTreeSet::new();
+        self.collect_padding_kinds(&mut out);
+        out
+    }
+
+    fn collect_padding_kinds(&self, out: &mut BTreeSet<PadKind>) {
+        for d in &self.dims {
+            match d {
+                Dim::Factor(f) if f.valid < f.extent => {
+                    out.insert(f.pad);
+                }
+                Dim::Factor(_) => {}
+                Dim::Opaque(o) => match &o.kind {
+                    OpaqueKind::Window(l, k) => {
+                        if o.extent > l.size {
+                            out.insert(*k);
+                        }
+                        l.collect_padding_kinds(out);
+                    }
+                    OpaqueKind::Strided(l, _) => l.collect_padding_kinds(out),
+                    OpaqueKind::LinComb(terms) => {
+                        out.insert(PadKind::Top);
+                        terms.iter().for_each(|(l, _)| l.collect_padding_kinds(out));
+                    }
+                },
+            }
+        }
     }
 
     /// The axes the plain factors read.
@@ -391,7 +492,7 @@ impl fmt::Display for Layout {
 impl Opaque {
     fn map_all(&self, d: u64, budget: &mut u64) -> Vec<Index> {
         match &self.kind {
-            OpaqueKind::Window(inner) => inner.map_all_within(d, budget),
+            OpaqueKind::Window(inner, _) => inner.map_all_within(d, budget),
             OpaqueKind::Strided(inner, s) => match d.checked_mul(*s) {
                 Some(j) => inner.map_all_within(j, budget),
                 None => Vec::new(),
@@ -415,12 +516,31 @@ impl Opaque {
         }
     }
 
+    /// The kind of padding digit `d` is (`None`: it holds an index).
+    fn pad_kind_at(&self, d: u64) -> Option<PadKind> {
+        match &self.kind {
+            OpaqueKind::Window(inner, k) if d >= inner.size => Some(*k),
+            OpaqueKind::Window(inner, _) => inner.pad_kind_at(d),
+            OpaqueKind::Strided(inner, s) => inner.pad_kind_at(d.checked_mul(*s)?),
+            OpaqueKind::LinComb(_) => {
+                let mut budget = MAX_SEARCH_STEPS;
+                self.map_all(d, &mut budget)
+                    .is_empty()
+                    .then_some(PadKind::Top)
+            }
+        }
+    }
+
     fn write_expr(&self, out: &mut String) {
         match &self.kind {
-            OpaqueKind::Window(inner) => {
+            OpaqueKind::Window(inner, kind) => {
                 out.push('[');
                 inner.write_expr(out);
-                let op = if self.extent > inner.size { '#' } else { '=' };
+                let op = if self.extent > inner.size {
+                    kind.operator()
+                } else {
+                    "="
+                };
                 let _ = write!(out, "] {op} {}", self.extent);
             }
             OpaqueKind::Strided(inner, s) => {
@@ -588,29 +708,40 @@ fn opaque(extent: u64, kind: OpaqueKind) -> Dim {
     Dim::Opaque(Arc::new(Opaque { extent, kind }))
 }
 
-/// The first `n` values of one digit (padding when `n` exceeds its extent).
-fn window_dim(d: &Dim, n: u64) -> Dim {
+/// The first `n` values of one digit (padding of `kind` where `n` exceeds its extent).
+fn window_dim(d: &Dim, n: u64, kind: PadKind) -> Dim {
+    let wrap = || {
+        let l = Layout {
+            size: d.extent(),
+            dims: vec![d.clone()],
+        };
+        opaque(n, OpaqueKind::Window(l, kind))
+    };
     match d {
-        Dim::Factor(f) => Dim::Factor(Factor {
-            extent: n,
-            valid: f.valid.min(n),
-            axis: f.axis.clone(),
-            coef: f.coef,
-        }),
+        Dim::Factor(f) => {
+            let grows = n > f.extent;
+            if grows && f.valid < f.extent && f.pad != kind {
+                // Two kinds of padding in one digit: no factor says that.
+                return wrap();
+            }
+            Dim::Factor(Factor {
+                extent: n,
+                valid: f.valid.min(n),
+                axis: f.axis.clone(),
+                coef: f.coef,
+                pad: if grows { kind } else { f.pad },
+            })
+        }
         Dim::Opaque(o) if o.extent == n => d.clone(),
         Dim::Opaque(o) => match &o.kind {
-            // Narrowing a window, or widening one that pads: positions past the inner size
-            // stay padding either way. (Widening a truncating window falls to the wrap below.)
-            OpaqueKind::Window(inner) if n <= o.extent || o.extent >= inner.size => {
-                collapse(inner.window(n), n)
+            // Narrowing a window: positions past the inner size stay its padding.
+            OpaqueKind::Window(inner, k) if n < o.extent => collapse(inner.pad(n, *k), n),
+            // Widening one that pads with the same kind. (Widening a truncating window, or
+            // one that pads with another kind, falls to the wrap below.)
+            OpaqueKind::Window(inner, k) if o.extent >= inner.size && *k == kind => {
+                collapse(inner.pad(n, kind), n)
             }
-            _ => {
-                let l = Layout {
-                    size: o.extent,
-                    dims: vec![d.clone()],
-                };
-                opaque(n, OpaqueKind::Window(l))
-            }
+            _ => wrap(),
         },
     }
 }
@@ -623,10 +754,11 @@ fn stride_dim(d: &Dim, s: u64) -> Dim {
             valid: f.valid.div_ceil(s),
             axis: f.axis.clone(),
             coef: f.coef.saturating_mul(s),
+            pad: f.pad,
         }),
         Dim::Opaque(o) => match &o.kind {
-            OpaqueKind::Window(inner) if inner.size % s == 0 => {
-                let l = inner.stride(s).window(o.extent / s);
+            OpaqueKind::Window(inner, k) if inner.size % s == 0 => {
+                let l = inner.stride(s).pad(o.extent / s, *k);
                 collapse(l, o.extent / s)
             }
             // A stride of a stride is one stride of the inner layout, which may simplify.
@@ -660,14 +792,9 @@ fn collapse(l: Layout, n: u64) -> Dim {
     }
     if l.dims.is_empty() {
         // A single valid position (n == 1); callers drop extent-1 digits.
-        return Dim::Factor(Factor {
-            extent: n,
-            valid: 1,
-            axis: None,
-            coef: 0,
-        });
+        return unreachable_dim(n);
     }
-    opaque(n, OpaqueKind::Window(l))
+    opaque(n, OpaqueKind::Window(l, PadKind::Top))
 }
 
 fn unreachable_dim(n: u64) -> Dim {
@@ -676,11 +803,13 @@ fn unreachable_dim(n: u64) -> Dim {
         valid: 1,
         axis: None,
         coef: 0,
+        pad: PadKind::Top,
     })
 }
 
 /// The canonical form of a digit list: no extent-1 digits, contribution-free digits carry no
-/// axis, adjacent digits merged wherever one digit means the same.
+/// axis, digits without padding carry the top kind, adjacent digits merged wherever one digit
+/// means the same.
 fn canonical(dims: Vec<Dim>) -> Vec<Dim> {
     let mut out: Vec<Dim> = Vec::with_capacity(dims.len());
     for d in dims {
@@ -692,12 +821,15 @@ fn canonical(dims: Vec<Dim>) -> Vec<Dim> {
                     f.axis = None;
                     f.coef = 0;
                 }
+                if f.valid >= f.extent {
+                    f.pad = PadKind::Top;
+                }
                 Dim::Factor(f)
             }
             Dim::Opaque(o) if o.extent == 1 => continue,
             Dim::Opaque(o) => match &o.kind {
                 // A window exactly as large as what it holds is just what it holds.
-                OpaqueKind::Window(inner) if inner.size == o.extent => {
+                OpaqueKind::Window(inner, _) if inner.size == o.extent => {
                     for inner_d in inner.dims.iter().cloned() {
                         push_merged(&mut out, inner_d);
                     }
@@ -732,12 +864,27 @@ fn merge(outer: &Dim, inner: &Dim) -> Option<Dim> {
     };
     let extent = o.extent.checked_mul(i.extent)?;
     if o.valid == 1 {
-        // The outer digit must be 0: the pair is the inner digit padded to the product.
+        // The outer digit must be 0: the pair is the inner digit padded to the product, when
+        // its own padding (if any) is of the outer digit's kind.
+        if i.valid < i.extent && i.pad != o.pad {
+            return None;
+        }
         return Some(Dim::Factor(Factor {
             extent,
             valid: i.valid,
             axis: i.axis.clone(),
             coef: i.coef,
+            pad: o.pad,
+        }));
+    }
+    if o.is_broadcast() && i.is_broadcast() && i.valid == i.extent {
+        // `2, 3` is `6`: every valid position holds the empty index.
+        return Some(Dim::Factor(Factor {
+            extent,
+            valid: o.valid.checked_mul(i.extent)?,
+            axis: None,
+            coef: 0,
+            pad: o.pad,
         }));
     }
     if i.valid == i.extent
@@ -757,14 +904,20 @@ fn merge(outer: &Dim, inner: &Dim) -> Option<Dim> {
             valid,
             axis: i.axis.clone(),
             coef: i.coef,
+            pad: o.pad,
         }));
     }
     None
 }
 
 fn write_factor(f: &Factor, out: &mut String) {
+    let pad = f.pad.operator();
     let Some(axis) = &f.axis else {
-        let _ = write!(out, "1 # {}", f.extent);
+        // Padding after one valid position (`1 # 8`), or a broadcast (`2`, `2 #{!} 8`).
+        let _ = write!(out, "{}", f.valid.max(1));
+        if f.extent > f.valid {
+            let _ = write!(out, " {pad} {}", f.extent);
+        }
         return;
     };
     let name = &axis.name;
@@ -791,7 +944,7 @@ fn write_factor(f: &Factor, out: &mut String) {
         let _ = write!(s, " = {n}");
     }
     if f.extent > m {
-        let _ = write!(s, " # {}", f.extent);
+        let _ = write!(s, " {pad} {}", f.extent);
     }
     out.push_str(&s);
 }
@@ -852,6 +1005,107 @@ mod tests {
         let l = big.stride(1 << 20).pair(&big.window(1 << 20)).unwrap();
         assert_eq!(l, big);
         assert_eq!(l.map((1 << 40) - 1), idx(&[("A", (1 << 40) - 1)]));
+    }
+
+    fn eval(axes: &str, mapping: &str) -> Layout {
+        crate::mapping::testing::lay(axes, mapping)
+    }
+
+    #[test]
+    fn a_broadcast_multiplies_the_size_and_places_no_axis() {
+        // bias_partition_broadcast.rs:1-21 at ebb846a: Slice `m![Feat, 2]` is 128 × 2 slices.
+        let l = eval("Feat = 128", "Feat, 2");
+        assert_eq!(l.size, 256);
+        assert_eq!(l.axis_names().len(), 1);
+        assert_eq!(l.map(0), idx(&[]));
+        assert_eq!(l.map(1), idx(&[]));
+        assert_eq!(l.map(3), idx(&[("Feat", 1)]));
+        assert_eq!(l.to_expr(), "Feat, 2");
+        assert_eq!(eval("", "2, 3"), eval("", "6"));
+        assert_eq!(eval("", "1"), Layout::identity());
+    }
+
+    #[test]
+    fn a_broadcast_is_live_and_coordinate_free() {
+        let l = eval("", "4");
+        assert!(l.is_regular());
+        assert!(l.axis_names().is_empty());
+        assert!(matches!(&l.dims[..], [Dim::Factor(f)] if f.is_broadcast() && f.valid == f.extent));
+        for i in 0..4 {
+            assert_eq!(l.map_all(i), vec![Index::new()], "position {i} holds i![]");
+            assert_eq!(l.pad_kind_at(i), None);
+        }
+        assert!(l.padding_kinds().is_empty());
+        // A padded broadcast: live positions first, then padding.
+        let p = eval("", "3 #{!} 8");
+        assert_eq!(p.map(2), idx(&[]));
+        assert_eq!(p.pad_kind_at(3), Some(PadKind::Bottom));
+        assert_eq!(p.to_expr(), "3 #{!} 8");
+    }
+
+    #[test]
+    fn bottom_padding_is_kept_and_printed() {
+        // tile.rs:15 at ebb846a: `m![1 #{!} 32, A]`.
+        let l = eval("A = 8", "1 #{!} 32, A");
+        assert_eq!(l.size, 32 * 8);
+        assert_eq!(l.map(7), idx(&[("A", 7)]));
+        assert_eq!(l.map(8), None);
+        assert_eq!(l.pad_kind_at(8), Some(PadKind::Bottom));
+        assert_eq!(l.pad_kind_at(7), None);
+        assert_eq!(l.padding_kinds(), BTreeSet::from([PadKind::Bottom]));
+        assert_eq!(l.to_expr(), "A #{!} 256");
+        assert_eq!(eval("A = 8", &l.to_expr()), l);
+        assert_eq!(eval("A = 5", "A #{0} 8").to_expr(), "A #{0} 8");
+        assert_eq!(eval("A = 5", "A #{*} 8").to_expr(), "A # 8");
+    }
+
+    #[test]
+    fn layouts_differing_only_in_padding_kind_differ() {
+        let top = eval("A = 5", "A # 8");
+        let bottom = eval("A = 5", "A #{!} 8");
+        let zero = eval("A = 5", "A #{0} 8");
+        assert_ne!(top, bottom);
+        assert_ne!(bottom, zero);
+        assert_eq!(top, eval("A = 5", "A #{*} 8"));
+        // Without padding positions the kind says nothing.
+        assert_eq!(eval("A = 8", "A #{!} 8"), eval("A = 8", "A"));
+    }
+
+    #[test]
+    fn two_padding_kinds_in_one_digit_stay_apart() {
+        // `[A # 8] #{!} 16`: positions 5..8 are top padding, 8..16 bottom.
+        let l = eval("A = 5", "[A # 8] #{!} 16");
+        assert_eq!(l.pad_kind_at(4), None);
+        assert_eq!(l.pad_kind_at(6), Some(PadKind::Top));
+        assert_eq!(l.pad_kind_at(12), Some(PadKind::Bottom));
+        assert_eq!(
+            l.padding_kinds(),
+            BTreeSet::from([PadKind::Bottom, PadKind::Top])
+        );
+        assert_eq!(eval("A = 5", &l.to_expr()), l);
+        // The outer digit's kind wins where both are padding (Cell::combine).
+        let p = eval("A = 5", "1 #{!} 2, A #{0} 8");
+        assert_eq!(p.pad_kind_at(6), Some(PadKind::Zero));
+        assert_eq!(p.pad_kind_at(9), Some(PadKind::Bottom));
+        assert_eq!(eval("A = 5", &p.to_expr()), p);
+    }
+
+    #[test]
+    fn an_escaped_size_is_evaluated() {
+        // stotrf_table_lookup.rs:62 at ebb846a: `# { Out::SIZE / 8 }`.
+        assert_eq!(
+            eval("A = 5, B = 64", "A # { B::SIZE / 8 }"),
+            eval("A = 5", "A # 8")
+        );
+        assert_eq!(eval("A = 64", "A / {8}, A % { 8 }"), eval("A = 64", "A"));
+        let e = crate::mapping::evaluate("A = 64", "A / { N }");
+        assert_eq!(e.layout, None);
+        assert!(matches!(
+            &e.problems[..],
+            [crate::mapping::Problem::Unevaluated(
+                crate::mapping::problem::Unevaluated::NamedConst { name }
+            )] if name.text == "N"
+        ));
     }
 
     #[test]

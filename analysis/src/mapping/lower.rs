@@ -224,6 +224,7 @@ impl Lowerer<'_> {
     ) -> Option<Layout> {
         match e {
             Expr::Identity(_) => Some(Layout::identity()),
+            Expr::Broadcast(n, _) => Some(Layout::broadcast(*n)),
             Expr::Symbol(name) => {
                 let Some(entry) = self.scope.axes.get(&name.text) else {
                     diags.push(undeclared(name, self.scope));
@@ -348,7 +349,7 @@ impl Lowerer<'_> {
                     v.window(n)
                 })
             }
-            Op::Pad => {
+            Op::Pad { kind, .. } => {
                 if n < size {
                     diags.push(
                         Invalid::ShortPad {
@@ -366,7 +367,7 @@ impl Lowerer<'_> {
                     }
                 }
                 // `Padding::map` is `L::map(i)` for every i < n, so a short pad truncates.
-                Some(v.window(n))
+                Some(v.pad(n, kind))
             }
             Op::Resize => {
                 if n == 0 {
@@ -448,11 +449,14 @@ fn what_of(e: &Expr) -> String {
         Expr::Symbol(n) => n.text.clone(),
         Expr::Escape(n, _) => format!("{{ {} }}", n.text),
         Expr::Identity(_) => "1".into(),
+        Expr::Broadcast(n, _) => n.to_string(),
         _ => "the operand".into(),
     }
 }
 
-/// Evaluates a size argument (`8`, `B::SIZE`, `(B::SIZE * 2)`).
+/// Evaluates a size argument (`8`, `B::SIZE`, `(B::SIZE * 2)`, `{ B::SIZE / 8 }`). A named
+/// constant of an escaped size (`{ N }`) is not evaluated: a generic parameter silently, as a
+/// generic escape is, anything else reported as [`Unevaluated::NamedConst`].
 pub fn eval_size(
     e: &SizeExpr,
     scope: &Scope,
@@ -512,6 +516,13 @@ pub fn eval_size(
             }
             v
         }
+        SizeExpr::Escaped(inner, _) => eval_size(inner, scope, stack, diags),
+        SizeExpr::Const(name) => {
+            if !scope.generics.contains(&name.text) {
+                diags.push(Unevaluated::NamedConst { name: name.clone() }.into());
+            }
+            None
+        }
     }
 }
 
@@ -526,7 +537,7 @@ pub fn alias_cycles(aliases: &[Alias], outer: &HashMap<String, Alias>) -> Vec<Pr
             Expr::Group(inner, _) | Expr::Op { inner, .. } => escapes(inner, out),
             Expr::Pair(terms, _) => terms.iter().for_each(|t| escapes(t, out)),
             Expr::LinComb(terms, _) => terms.iter().for_each(|(t, _)| escapes(t, out)),
-            Expr::Identity(_) | Expr::Symbol(_) => {}
+            Expr::Identity(_) | Expr::Broadcast(..) | Expr::Symbol(_) => {}
         }
     }
     let order: HashMap<&str, usize> = aliases

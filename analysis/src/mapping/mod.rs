@@ -4,6 +4,7 @@
 
 pub mod ast;
 pub mod describe;
+pub mod dialect;
 pub mod edit;
 pub mod layout;
 pub mod lower;
@@ -12,6 +13,7 @@ pub mod problem;
 #[cfg(test)]
 pub mod testing;
 
+pub use dialect::{DialectForm, dialect_forms};
 pub use layout::{Axis, Index, Layout};
 pub use lower::{Scope, lower};
 pub use problem::Problem;
@@ -22,7 +24,7 @@ use crate::diagnostic::Span;
 pub fn shift_expr(e: &mut ast::Expr, base: u32) {
     use ast::Expr::*;
     match e {
-        Identity(s) => *s = s.shift(base),
+        Identity(s) | Broadcast(_, s) => *s = s.shift(base),
         Symbol(n) => n.span = n.span.shift(base),
         Escape(n, s) => {
             n.span = n.span.shift(base);
@@ -70,6 +72,11 @@ fn shift_size(e: &mut ast::SizeExpr, base: u32) {
             shift_size(r, base);
             *s = s.shift(base);
         }
+        ast::SizeExpr::Escaped(inner, s) => {
+            shift_size(inner, base);
+            *s = s.shift(base);
+        }
+        ast::SizeExpr::Const(n) => n.span = n.span.shift(base),
     }
 }
 

@@ -488,7 +488,7 @@ impl P<'_> {
             } else if input.peek(Token![%]) {
                 Op::Modulo
             } else if input.peek(Token![#]) {
-                Op::Pad
+                Op::PAD
             } else if input.peek(Token![=]) && !input.peek(Token![==]) && !input.peek(Token![=>]) {
                 Op::Resize
             } else {
@@ -497,8 +497,16 @@ impl P<'_> {
                 }
                 return Ok(e);
             };
-            let op_span = self.next_span(input);
+            let mut op_span = self.next_span(input);
             let _: proc_macro2::TokenTree = input.parse().map_err(|err| self.err(err))?;
+            let mut op = op;
+            if matches!(op, Op::Pad { .. })
+                && let Some((kind, marker)) = self.pad_marker(input)
+            {
+                let _: proc_macro2::TokenTree = input.parse().map_err(|err| self.err(err))?;
+                op = Op::Pad { kind, marked: true };
+                op_span = op_span.cover(marker);
+            }
             if input.is_empty() {
                 return Err(ParseProblem::Syntax(
                     op_span,
@@ -527,14 +535,16 @@ impl P<'_> {
         if input.peek(syn::LitInt) {
             let lit: syn::LitInt = input.parse().map_err(|e| self.err(e))?;
             let span = self.span(lit.span());
+            // `1` is the identity in both generations; any other `N` is furiosa-opt-std's
+            // broadcast (`parser.lalrpop:78` at ebb846a), which `dialect_forms` reports for the
+            // manual's library.
             return match self.int(&lit)? {
-                1 => Ok(Expr::Identity(span)),
-                n => Err(ParseProblem::Syntax(
+                0 => Err(ParseProblem::Syntax(
                     span,
-                    format!(
-                        "`{n}` is not a mapping: only `1` (the identity) is; did you mean `1 # {n}`?"
-                    ),
+                    "`0` is not a mapping: a broadcast `N` has at least one position".into(),
                 )),
+                1 => Ok(Expr::Identity(span)),
+                n => Ok(Expr::Broadcast(n, span)),
             };
         }
         if input.peek(syn::Ident) {
@@ -638,8 +648,34 @@ impl P<'_> {
         ))
     }
 
-    /// A size: `8`, `B::SIZE`, or a parenthesised arithmetic expression.
+    /// The padding-kind marker after a `#`: a brace holding only `*`, `!` or `0` (`#{!}`), and
+    /// the span of the brace. Any other brace is an escaped size (`# { Out::SIZE }`), as the
+    /// vendor's lexer decides it (`furiosa-mapping-macro/src/parser/lexer.rs:175-214` at
+    /// ebb846a).
+    fn pad_marker(&self, input: ParseStream<'_>) -> Option<(PadKind, Span)> {
+        use proc_macro2::TokenTree;
+        let (inside, delim, _) = input.cursor().group(proc_macro2::Delimiter::Brace)?;
+        let (tt, rest) = inside.token_tree()?;
+        if !rest.eof() {
+            return None;
+        }
+        let kind = match &tt {
+            TokenTree::Punct(p) if p.as_char() == '*' => PadKind::Top,
+            TokenTree::Punct(p) if p.as_char() == '!' => PadKind::Bottom,
+            TokenTree::Literal(l) if l.to_string() == "0" => PadKind::Zero,
+            _ => return None,
+        };
+        Some((kind, self.span(delim.join())))
+    }
+
+    /// A size: `8`, `B::SIZE`, a parenthesised arithmetic expression, or an escaped one
+    /// (`{ B::SIZE / 8 }`).
     fn size_primary(&self, input: ParseStream<'_>) -> R<SizeExpr> {
+        self.size_atom(input, false)
+    }
+
+    /// A size; `escaped`: inside `{ … }`, where a bare name is a constant (`{ N }`).
+    fn size_atom(&self, input: ParseStream<'_>, escaped: bool) -> R<SizeExpr> {
         if input.peek(syn::LitInt) {
             let lit: syn::LitInt = input.parse().map_err(|e| self.err(e))?;
             return Ok(SizeExpr::Lit(self.int(&lit)?, self.span(lit.span())));
@@ -660,7 +696,13 @@ impl P<'_> {
                 if field == "SIZE" {
                     return Ok(SizeExpr::SizeOf(name, span));
                 }
+                if escaped {
+                    return Ok(SizeExpr::Const(self.joined(&name, &field)));
+                }
                 return Err(ParseProblem::Syntax(span, "expected `Name::SIZE`".into()));
+            }
+            if escaped {
+                return Ok(SizeExpr::Const(name));
             }
             return Err(ParseProblem::Syntax(
                 name.span,
@@ -676,12 +718,33 @@ impl P<'_> {
             .map_err(|e| self.err(e))?;
             let content = &content;
             let span = self.span(delim.join());
-            let e = self.size_sum(content)?;
+            let e = self.size_level(content, 0, escaped)?;
             self.expect_end(content, "expected `+`, `-`, `*`, `/` or `)`")?;
             return Ok(match e {
                 SizeExpr::Bin(l, op, r, _) => SizeExpr::Bin(l, op, r, span),
                 other => other,
             });
+        }
+        if input.peek(syn::token::Brace) {
+            // `{ Out::SIZE / 8 }`: furiosa-opt-std's escaped size (`parser.lalrpop:95-100` at
+            // ebb846a), read with the size grammar.
+            let (content, delim) = group(input, |i| {
+                let c;
+                let b = braced!(c in i);
+                Ok((c, b.span))
+            })
+            .map_err(|e| self.err(e))?;
+            let content = &content;
+            let span = self.span(delim.join());
+            if content.is_empty() {
+                return Err(ParseProblem::Syntax(
+                    span,
+                    "expected a size inside `{ }`".into(),
+                ));
+            }
+            let e = self.size_level(content, 0, true)?;
+            self.expect_end(content, "expected `+`, `-`, `*`, `/` or `}`")?;
+            return Ok(SizeExpr::Escaped(Box::new(e), span));
         }
         if input.is_empty() {
             return Err(ParseProblem::Syntax(
@@ -696,16 +759,16 @@ impl P<'_> {
     }
 
     fn size_sum(&self, input: ParseStream<'_>) -> R<SizeExpr> {
-        self.size_level(input, 0)
+        self.size_level(input, 0, false)
     }
 
     /// Left-associative binary size arithmetic: level 0 is `+`/`-`, level 1 is `*`/`/`.
-    fn size_level(&self, input: ParseStream<'_>, level: u8) -> R<SizeExpr> {
+    fn size_level(&self, input: ParseStream<'_>, level: u8, escaped: bool) -> R<SizeExpr> {
         let operand = |i| {
             if level == 0 {
-                self.size_level(i, 1)
+                self.size_level(i, 1, escaped)
             } else {
-                self.size_primary(i)
+                self.size_atom(i, escaped)
             }
         };
         let mut l = operand(input)?;
@@ -793,7 +856,7 @@ mod tests {
         else {
             panic!("{e:?}")
         };
-        assert!(matches!(*inner, Expr::Op { op: Op::Pad, .. }));
+        assert!(matches!(*inner, Expr::Op { op: Op::PAD, .. }));
     }
 
     #[test]
@@ -814,7 +877,7 @@ mod tests {
             panic!("{e:?}")
         };
         let Expr::Op {
-            inner, op: Op::Pad, ..
+            inner, op: Op::PAD, ..
         } = &terms[1]
         else {
             panic!("{:?}", terms[1])
@@ -850,7 +913,7 @@ mod tests {
     fn errors_point_at_the_offending_token() {
         assert_eq!(syntax_at("A / , B").0, ",");
         assert_eq!(syntax_at("A B").0, "B");
-        assert_eq!(syntax_at("A, 2").0, "2");
+        assert_eq!(syntax_at("A, 0").0, "0");
         assert_eq!(syntax_at("(A B)").0, "B");
         assert_eq!(syntax_at("A /").0, "/");
         assert_eq!(syntax_at("[A, B").0, "[");
@@ -920,5 +983,106 @@ mod tests {
     fn linear_combination() {
         let e = parse_mapping("$(N: 1, F: 2)").unwrap();
         assert!(matches!(e, Expr::LinComb(ref t, _) if t.len() == 2));
+    }
+
+    #[test]
+    fn a_bare_number_is_a_broadcast_and_one_the_identity() {
+        let Ok(Expr::Pair(terms, _)) = parse_mapping("Feat, 2") else {
+            panic!("pair")
+        };
+        assert!(matches!(terms[1], Expr::Broadcast(2, s) if s == Span::new(6, 7)));
+        assert!(matches!(parse_mapping("1"), Ok(Expr::Identity(_))));
+        assert!(matches!(parse_mapping("4"), Ok(Expr::Broadcast(4, _))));
+        assert_eq!(syntax_at("A, 0").0, "0");
+    }
+
+    #[test]
+    fn padding_kinds_are_read_from_their_marker() {
+        let kind_of = |body: &str| match parse_mapping(body) {
+            Ok(Expr::Op {
+                op: Op::Pad { kind, marked },
+                op_span,
+                arg,
+                ..
+            }) => (
+                kind,
+                marked,
+                body[op_span.range()].to_string(),
+                arg.literal(),
+            ),
+            other => panic!("{body}: {other:?}"),
+        };
+        assert_eq!(kind_of("A # 8"), (PadKind::Top, false, "#".into(), Some(8)));
+        assert_eq!(
+            kind_of("A #{*} 8"),
+            (PadKind::Top, true, "#{*}".into(), Some(8))
+        );
+        assert_eq!(
+            kind_of("A #{!} 8"),
+            (PadKind::Bottom, true, "#{!}".into(), Some(8))
+        );
+        assert_eq!(
+            kind_of("A # { 0 } 8"),
+            (PadKind::Zero, true, "# { 0 }".into(), Some(8))
+        );
+        // A brace holding anything else is an escaped size, as the vendor's lexer decides.
+        assert_eq!(
+            kind_of("A # {8}"),
+            (PadKind::Top, false, "#".into(), Some(8))
+        );
+        let Ok(Expr::Pair(terms, _)) = parse_mapping("1 #{!} 32, A") else {
+            panic!("pair")
+        };
+        assert!(matches!(
+            terms[0],
+            Expr::Op {
+                op: Op::Pad {
+                    kind: PadKind::Bottom,
+                    ..
+                },
+                ..
+            }
+        ));
+        assert_eq!(syntax_at("A #{!}").0, "#{!}");
+    }
+
+    #[test]
+    fn escaped_sizes_read_the_size_grammar_and_bare_constants() {
+        let arg = |body: &str| match parse_mapping(body) {
+            Ok(Expr::Op { arg, .. }) => arg,
+            other => panic!("{body}: {other:?}"),
+        };
+        let SizeExpr::Escaped(inner, span) = arg("A # { B::SIZE / 8 }") else {
+            panic!("escaped")
+        };
+        assert_eq!(span, Span::new(4, 19));
+        assert!(matches!(*inner, SizeExpr::Bin(_, BinOp::Div, _, _)));
+        assert!(
+            matches!(arg("B / {N}"), SizeExpr::Escaped(n, _) if matches!(&*n, SizeExpr::Const(c) if c.text == "N"))
+        );
+        assert!(
+            matches!(arg("B / { consts::N * 2 }"), SizeExpr::Escaped(n, _) if matches!(&*n, SizeExpr::Bin(c, ..) if matches!(&**c, SizeExpr::Const(c) if c.text == "consts::N")))
+        );
+        // Outside braces a bare name is still no size.
+        assert_eq!(syntax_at("B / N").0, "N");
+        assert_eq!(syntax_at("B / {}").0, "{}");
+        assert_eq!(syntax_at("B / { 8 8 }").0, "8");
+        // In atom position a brace is still the mapping escape.
+        assert!(
+            matches!(parse_mapping("{ T } / 2"), Ok(Expr::Op { inner, .. }) if matches!(*inner, Expr::Escape(..)))
+        );
+    }
+
+    #[test]
+    fn trailing_commas_are_accepted_in_mappings_and_indices() {
+        assert!(matches!(parse_mapping("A, B,"), Ok(Expr::Pair(ref t, _)) if t.len() == 2));
+        assert!(matches!(parse_mapping("[A, B,] # 64"), Ok(Expr::Op { .. })));
+        let entries = parse_index("A / { N } = 8: 0, B #{!} 16: 3,").unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1].value, Some(3));
+        assert!(matches!(
+            &entries[0].key,
+            Expr::Op { inner, .. } if matches!(&**inner, Expr::Op { arg: SizeExpr::Escaped(..), .. })
+        ));
     }
 }

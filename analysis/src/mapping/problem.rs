@@ -117,6 +117,9 @@ pub enum Unevaluated {
     },
     /// `name::SIZE` reaching aliases nested past `limit` levels.
     SizeOfTooDeep { name: Name, limit: usize },
+    /// A constant named in an escaped size (`A / { N }`, furiosa-opt-std): lowering knows
+    /// axes and aliases, not the values of `const` items.
+    NamedConst { name: Name },
 }
 
 impl From<Invalid> for Problem {

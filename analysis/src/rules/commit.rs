@@ -606,12 +606,14 @@ mod tests {
                     valid: 2,
                     axis: Some(b.clone()),
                     coef: 1,
+                    pad: crate::mapping::layout::PadKind::Top,
                 }),
                 Dim::Factor(Factor {
                     extent: row,
                     valid: 65,
                     axis: Some(a.clone()),
                     coef: 1,
+                    pad: crate::mapping::layout::PadKind::Top,
                 }),
             ])
             .expect("layout");
@@ -621,12 +623,14 @@ mod tests {
                     valid: 2,
                     axis: Some(b),
                     coef: 1,
+                    pad: crate::mapping::layout::PadKind::Top,
                 }),
                 Dim::Factor(Factor {
                     extent: row / n,
                     valid: row / n,
                     axis: Some(a.clone()),
                     coef: n,
+                    pad: crate::mapping::layout::PadKind::Top,
                 }),
             ];
             let packet = [Dim::Factor(Factor {
@@ -634,6 +638,7 @@ mod tests {
                 valid: n,
                 axis: Some(a),
                 coef: 1,
+                pad: crate::mapping::layout::PadKind::Top,
             })];
             let c = configure(&buf, &time, &packet, Direction::Read, 8).expect("configures");
             assert_eq!(

@@ -396,12 +396,12 @@ fn m(l: &Layout) -> String {
 }
 
 /// The layout without padding: pure padding digits dropped, padded factors cut to their valid
-/// part. `None` for irregular layouts.
+/// part; a broadcast (`m![A, 2]`) repeats data and stays. `None` for irregular layouts.
 fn strip(l: &Layout) -> Option<Layout> {
     let mut dims = Vec::with_capacity(l.dims.len());
     for d in &l.dims {
         match d {
-            Dim::Factor(f) if f.axis.is_none() => {}
+            Dim::Factor(f) if f.axis.is_none() && !f.is_broadcast() => {}
             Dim::Factor(f) => {
                 let mut g = f.clone();
                 g.extent = g.valid;

@@ -9,7 +9,7 @@ use super::context::FnContext;
 use crate::derive::DeriveError;
 use crate::derive::dma::Media;
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::mapping::ast::{Expr, Op as MapOp, SizeExpr};
+use crate::mapping::ast::{Expr, Op as MapOp};
 use crate::mapping::layout::Dim;
 use crate::mapping::problem::Invalid;
 use crate::mapping::{lower, parse};
@@ -428,10 +428,7 @@ fn resizes<'e>(e: &'e Expr, acc: &mut Vec<(&'e Expr, Option<u64>, Span)>) {
     match e {
         Expr::Op { inner, op, arg, .. } => {
             if *op == MapOp::Resize {
-                let n = match arg {
-                    SizeExpr::Lit(n, _) => Some(*n),
-                    _ => None,
-                };
+                let n = arg.literal();
                 acc.push((inner, n, arg.span()));
             }
             resizes(inner, acc);
@@ -439,7 +436,7 @@ fn resizes<'e>(e: &'e Expr, acc: &mut Vec<(&'e Expr, Option<u64>, Span)>) {
         Expr::Group(x, _) => resizes(x, acc),
         Expr::Pair(xs, _) => xs.iter().for_each(|x| resizes(x, acc)),
         Expr::LinComb(xs, _) => xs.iter().for_each(|(x, _)| resizes(x, acc)),
-        Expr::Identity(_) | Expr::Symbol(_) | Expr::Escape(..) => {}
+        Expr::Identity(_) | Expr::Broadcast(..) | Expr::Symbol(_) | Expr::Escape(..) => {}
     }
 }
 
@@ -886,5 +883,18 @@ mod tests {
             ["MAP-011"]
         );
         assert!(dma("m![A % 5, A / 5, B]", "m![1 # 256], m![A % 5, A / 5, B]").is_empty());
+    }
+
+    #[test]
+    fn a_broadcast_neither_places_nor_subsamples_an_axis() {
+        // furiosa-opt-std's `m![N]` (bias_partition_broadcast.rs at ebb846a): live positions
+        // without a coordinate, so coverage reads only the axes around it.
+        assert!(dma("m![C, 2, B]", "m![C / 8 # 256], m![C % 8, B]").is_empty());
+        assert!(dma("m![C, B]", "m![C / 8, 2 # 256], m![C % 8, B]").is_empty());
+        // A partial axis is still reported, broadcast or not.
+        assert_eq!(
+            dma("m![2, C % 8, B]", "m![1 # 256], m![C % 8, B]"),
+            dma("m![C % 8, B]", "m![1 # 256], m![C % 8, B]")
+        );
     }
 }

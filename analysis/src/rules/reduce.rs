@@ -737,6 +737,7 @@ fn check_vcg(cx: &FnContext<'_>, chain: &Chain, k: usize, r: &str, out: &mut Vec
         if let Some(Dim::Factor(inner)) = packet.dims.last()
             && pp.pos + 1 < packet.dims.len()
             && inner.axis.is_none()
+            && !inner.is_broadcast()
         {
             let radix = parts
                 .iter()

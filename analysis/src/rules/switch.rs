@@ -647,6 +647,7 @@ fn render(l: &Layout, written: &Layout, known: &BTreeSet<String>) -> Option<Stri
                 extent,
                 valid,
                 coef: 1,
+                ..
             }) if !known.contains(&*a.name) && extent == valid && a.size == *extent => {
                 Some(a.clone())
             }

@@ -4,8 +4,9 @@
 //! end of this module report them.
 
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::library::Library;
+use crate::library::{Generation, Library};
 use crate::mapping::ast::BinOp;
+use crate::mapping::dialect::DialectForm;
 use crate::mapping::parse::ParseProblem;
 use crate::mapping::problem::Unevaluated;
 use crate::model::problem::{NotFollowed, Primitive, Unknown};
@@ -22,7 +23,12 @@ pub const VL_001: Rule = Rule {
            pair, outermost first). A term is a symbol, `1`, `[ ... ]`, `{ Alias }` or `$(e: n, ...)`, \
            followed by postfix operators applied left to right: `/ n` (stride), `% n` (modulo), \
            `# n` (pad to n) and `= n` (resize to n). The diagnostic points at the first token the \
-           grammar cannot accept.",
+           grammar cannot accept. The two generations of the vendor's library parse different \
+           grammars: furiosa-opt-std 0.6 adds broadcasts (`m![A, 2]`), padding kinds (`#{!}`, \
+           `#{0}`, `#{*}`) and escaped sizes (`# { N * 2 }`), and needs braces around a size \
+           that is not a literal (`# { B::SIZE }`, offered as the fix); the manual's \
+           `furiosa_visa_std` accepts none of them. A form of the other generation is \
+           reported here, at the form.",
     bad: "type E = m![A / , B];",
     good: "type E = m![A / 8, B];",
     manual: "L583-L1028",
@@ -195,6 +201,34 @@ pub fn library_checked_as_nearest(library: &Library, span: Span) -> Option<Diagn
     ))
 }
 
+/// A mapping form the crate's library does not accept (VL-001): furiosa-opt-std's broadcasts
+/// (`m![A, 2]`), padding kinds (`#{!}`) and escaped sizes (`# {N}`) in a crate on the
+/// manual's library, and a size written `X::SIZE` without braces in a crate on
+/// furiosa-opt-std, whose parser needs `{ X::SIZE }` (then offered as the fix).
+pub fn mapping_form_of_other_library(
+    form: DialectForm,
+    span: Span,
+    written: &str,
+    library: Generation,
+) -> Diagnostic {
+    let message = format!(
+        "{}: {} accepts this form, {library} (the library this crate is checked against) \
+         rejects it",
+        form.text(),
+        form.accepted_by()
+    );
+    let diagnostic = Diagnostic::new(&VL_001, span, message);
+    match form {
+        DialectForm::UnescapedSize => diagnostic.with_edit(
+            format!("escape the size: `{{ {written} }}`"),
+            true,
+            span,
+            format!("{{ {written} }}"),
+        ),
+        _ => diagnostic,
+    }
+}
+
 /// Every rule of this family, in code order.
 pub const RULES: &[Rule] = &[
     VL_001, VL_002, VL_003, VL_004, VL_005, VL_006, VL_008, VL_009, VL_010,
@@ -255,6 +289,15 @@ pub fn mapping_diagnostic(p: &Unevaluated) -> Diagnostic {
             format!(
                 "mapping aliases nested too deep: `{name}` escapes aliases that escape aliases \
                  more than {limit} levels down; visa-lint does not evaluate it"
+            ),
+        ),
+        Unevaluated::NamedConst { name } => Diagnostic::new(
+            &VL_008,
+            name.span,
+            format!(
+                "`{}` is a constant in an escaped size; visa-lint does not evaluate constants \
+                 inside a mapping, so this mapping is not checked",
+                name.text
             ),
         ),
         Unevaluated::SizeOfTooDeep { name, limit } => Diagnostic::new(

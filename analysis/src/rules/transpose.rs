@@ -607,6 +607,7 @@ mod tests {
                 valid,
                 axis: Some(Axis::new(name, valid)),
                 coef: 1,
+                pad: crate::mapping::layout::PadKind::Top,
             })
         };
         let l = Layout::from_dims(vec![f(32, 2, "B")]).expect("layout");
