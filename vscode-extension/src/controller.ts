@@ -345,8 +345,9 @@ export function defaultEnv(): Env {
 }
 
 /**
- * Whether the workspace is a furiosa_visa_std one: a `visa-lint.toml`, a `Cargo.toml` that
- * depends on the crate, or an open Rust file that uses it.
+ * Whether the workspace is a kernel crate (furiosa_visa_std or furiosa-opt-std): a
+ * `visa-lint.toml`, a `Cargo.toml` that depends on either library, or an open Rust file that
+ * uses one.
  */
 export async function workspaceUsesVisa(): Promise<boolean> {
   if (vscode.workspace.textDocuments.some((d) => d.languageId === 'rust' && sourceUsesVisa(d.getText()))) {

@@ -114,7 +114,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   if (await workspaceUsesVisa()) {
     await ctl.start();
   } else {
-    // Start when a Rust file that uses furiosa_visa_std is opened.
+    // Start when a Rust file that uses either kernel library is opened.
     const watch = vscode.workspace.onDidOpenTextDocument(async (d) => {
       if (d.languageId === 'rust' && sourceUsesVisa(d.getText())) {
         watch.dispose();
