@@ -165,6 +165,12 @@ impl Target {
             .find(|(n, _)| *n == d)
             .map(|&(_, k)| k)
     }
+
+    /// The whole TRF of a slice: every row's bytes (8 rows × 8 KB = 64 KiB on RNGD,
+    /// furiosa-opt-std's `TRF_CAPACITY_BYTES`).
+    pub fn trf_bytes(&self) -> u64 {
+        self.trf_bytes_per_row.saturating_mul(self.trf_rows)
+    }
 }
 
 /// One row of the Transpose Engine's per-dtype table (L6877-L6883).

@@ -9,6 +9,7 @@
 use super::context::{FnContext, at_arg};
 use crate::derive;
 use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::library::Generation;
 use crate::model::{
     Arg, Chain, Dtype, Engine, FnKind, Kind, MapVal, Method, Origin, Slot, Step, TensorTy, pad_edit,
 };
@@ -118,14 +119,17 @@ pub const CAP_006: Rule = Rule {
     name: "trf-capacity",
     severity: Severity::Error,
     status: Status::Implemented,
-    summary: "A TrfTensor's Element fits 8 KB per Row (4 KB in FirstHalf / SecondHalf)",
+    summary: "A TrfTensor's Element fits 8 KB per Row (4 KB in FirstHalf / SecondHalf); under furiosa-opt-std, Lane × Element fits 64 KiB",
     docs: "The TRF is 8 bank rows × 2 bank columns × 128 rows of 32 bytes: 8 KB per Row in \
            `TrfAddress::Full`, half of it (64 rows, 4 KB) in `FirstHalf` and `SecondHalf`. \
            `Element::SIZE * size_of::<D>()` must fit. The manual notes that fewer rows extend \
            the per-Row space (L4148); visa-lint keeps the stated conservative limit \
            (constraints.md §22 A-21). A TrfTensor parameter, whose region is not known, is \
            checked against the Full 8 KB. The manual's GEMM stores `m![J / 8 % 4, K]` of bf16 \
-           (K = 2048): 16 KB per Row (§22 A-12). Tile the contraction axis over passes.",
+           (K = 2048): 16 KB per Row (§22 A-12). Tile the contraction axis over passes. \
+           furiosa-opt-std 0.6 has no TRF regions and checks the whole TRF instead: \
+           `Lane::SIZE × Element::SIZE × size_of::<D>()` must fit its 64 KiB \
+           (`TRF_CAPACITY_BYTES`; its collect verifier), so 4 lanes of 16 KB are legal there.",
     bad: "axes![J = 512, K = 2048];\n.to_trf::<m![J % 8], m![J / 8 % 4, K]>(TrfAddress::Full) // bf16: 16 KB per Row",
     good: "axes![J = 512, K = 512];\n.to_trf::<m![J % 8], m![J / 8 % 4, K]>(TrfAddress::Full) // bf16: 4 KB per Row",
     manual: "L1089, L139, L4116-L4118, L4141-L4155",
@@ -286,7 +290,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// chip's under the manual's library; under furiosa-opt-std, those of its device's `pe`
 /// processing elements per chip (8 unless written; [`crate::target::pe_grid`]).
 fn grid(cx: &FnContext<'_>, pe: Option<u64>) -> (u64, u64) {
-    if cx.model.library == crate::library::Generation::OptStd
+    if cx.model.library == Generation::OptStd
         && let Some(grid) = crate::target::pe_grid(pe.unwrap_or(crate::target::DEFAULT_PE))
     {
         return grid;
@@ -566,6 +570,8 @@ struct Store<'a> {
     half: bool,
     /// Loaded from a `begin_interleaved` chain.
     interleaved: bool,
+    /// A TRF tensor's Lane (the manual's Row) size, when known.
+    lanes: Option<u64>,
 }
 
 const STORING: &[Method] = &[
@@ -681,6 +687,7 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
                         .first()
                         .is_some_and(|a| a.value_text().contains("Half")),
                 interleaved,
+                lanes: slot_size(ty, Slot::Row),
             });
         }
     }
@@ -715,15 +722,57 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
             step: None,
             half: false,
             interleaved: false,
+            lanes: slot_size(&tv.ty, Slot::Row),
         });
     }
     out
+}
+
+/// The size of one slot of a tensor type, when its layout is known.
+fn slot_size(ty: &TensorTy, slot: Slot) -> Option<u64> {
+    ty.get(slot)?.layout.as_deref().map(|l| l.size)
+}
+
+/// CAP-006 as furiosa-opt-std 0.6 checks it: the whole TRF, `Lane × Element` bytes, against
+/// its 64 KiB (`TRF_CAPACITY_BYTES`; the manual's 8 rows × 8 KB), instead of the manual's
+/// 8 KB per Row (library-v06.md R4; the manual concedes fewer rows see more, L4148).
+fn trf_total(cx: &FnContext<'_>, s: &Store<'_>, out: &mut Vec<Diagnostic>) {
+    let cap = cx.target.trf_bytes();
+    let lanes = s.lanes.unwrap_or(1);
+    let total = s.bytes.saturating_mul(lanes);
+    if total <= cap {
+        return;
+    }
+    let plural = if lanes == 1 { "" } else { "s" };
+    let what = match s.element {
+        Some(m) => format!(
+            "{lanes} lane{plural} of the TrfTensor Element {}",
+            shown(cx, m)
+        ),
+        None => format!("{lanes} lane{plural} of the stream loaded into this TrfTensor"),
+    };
+    let msg = format!(
+        "{what} hold {lanes} × {} × {} = {}; the TRF has {} in total (furiosa-opt-std checks \
+         Lane × Element): tile the contraction axis over several passes, or use fewer lanes",
+        s.elements,
+        s.dtype,
+        human(total),
+        human(cap)
+    );
+    out.push(match s.step {
+        Some(step) => at_arg(&CAP_006, step, Some(s.at), msg),
+        None => Diagnostic::new(&CAP_006, s.at, msg),
+    });
 }
 
 /// CAP-005/006/007/008/011: per-unit capacities, and constant addresses inside them.
 fn capacities(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let t = cx.target;
     for s in stores(cx) {
+        if s.kind == Kind::Trf && cx.model.library == Generation::OptStd {
+            trf_total(cx, &s, out);
+            continue;
+        }
         let (code, cap, unit, space) = match s.kind {
             Kind::Dm => (&CAP_005, t.dm_bytes_per_slice, "slice", "of DM"),
             Kind::Trf if s.half => (
