@@ -9,10 +9,11 @@
 use super::context::{FnContext, at_arg};
 use crate::derive::{DeriveError, Direction, Entry, bytes, configure, trf};
 use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::library::Generation;
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
 use crate::model::{
-    Arg, Kind, Method, Slot, Step, TensorTy, TensorVar, Tu, output_arg, pad_edit, written,
+    Arg, Dtype, Kind, Method, Slot, Step, TensorTy, TensorVar, Tu, output_arg, pad_edit, written,
 };
 use crate::rule::{Rule, Status};
 use std::sync::Arc;
@@ -26,7 +27,10 @@ pub const CON_001: Rule = Rule {
     docs: "The Reducer multiplies i4, i8, f8 or bf16 operands only; f32 (and i16, f16, i32) is \
            not accepted and must be processed in the Vector Engine after (or instead of) the \
            contraction. Checked on the stream passed to `.align()` and on every `.to_trf()` load \
-           (the TRF only feeds the Reducer).",
+           (the TRF only feeds the Reducer). furiosa-opt-std 0.6 also takes i5 and i9 (an i4 or \
+           i8 with its zero point subtracted, from `fetch_zero_point_sub`), and lets the TRF \
+           weight differ from the stream within one integer family (i4 with i5, i8 with i9; \
+           its `ContractionCast`), which CON-003 then accepts.",
     bad: "input: CollectTensor<'l, T, f32, m![1], m![1], m![1], m![M], m![K # 8]>; \
           input.align::<m![M], m![K # 16], _, _>(&trf)",
     good: "input: CollectTensor<'l, T, bf16, m![1], m![1], m![1], m![M], m![K]>; \
@@ -494,20 +498,36 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Whether the Reducer multiplies operands of type `d` (CON-001), as the crate's library
+/// offers them.
+fn reducer_takes(cx: &FnContext<'_>, d: Dtype) -> bool {
+    let operand = cx.model.library.contraction_operand(d);
+    cx.target.tree_depth(operand).is_some()
+}
+
+/// The operand types the Reducer takes, as a message lists them.
+fn reducer_operands(cx: &FnContext<'_>) -> &'static str {
+    match cx.model.library {
+        Generation::VisaStd => "i4, i8, f8 or bf16",
+        Generation::OptStd => "i4, i5, i8, i9, f8 or bf16",
+    }
+}
+
 /// CON-001 and CON-010 on a TRF load.
 fn check_to_trf(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(input), Some(output)) = (&step.input, &step.output) else {
         return;
     };
     if let Some(d) = output.dtype.or(input.dtype)
-        && cx.target.tree_depth(d).is_none()
+        && !reducer_takes(cx, d)
     {
         out.push(Diagnostic::new(
             &CON_001,
             step.span,
             format!(
-                "the TRF feeds only the Reducer, which takes i4, i8, f8 or bf16 operands; this \
-                 `.to_trf()` loads {d}: process {d} in the Vector Engine instead"
+                "the TRF feeds only the Reducer, which takes {} operands; this `.to_trf()` loads \
+                 {d}: process {d} in the Vector Engine instead",
+                reducer_operands(cx)
             ),
         ));
         return;
@@ -600,14 +620,15 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let d = input.dtype.or(output.dtype);
     // CON-001
     if let Some(d) = d
-        && cx.target.tree_depth(d).is_none()
+        && !reducer_takes(cx, d)
     {
         out.push(Diagnostic::new(
             &CON_001,
             step.span,
             format!(
-                "the Reducer takes i4, i8, f8 or bf16 operands; this stream is {d}: process {d} in \
-                 the Vector Engine (skip the contraction with `.vector_init()`)"
+                "the Reducer takes {} operands; this stream is {d}: process {d} in the Vector \
+                 Engine (skip the contraction with `.vector_init()`)",
+                reducer_operands(cx)
             ),
         ));
         return;
@@ -616,8 +637,9 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     // CON-003
     if let Some(t) = trf {
         let mut diffs = Vec::new();
+        let library = cx.model.library;
         if let (Some(a), Some(b)) = (d, t.ty.dtype)
-            && a != b
+            && library.contraction_operand(a) != library.contraction_operand(b)
         {
             diffs.push(format!("D {b} vs {a}"));
         }
@@ -1129,7 +1151,10 @@ fn check_contract(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let Some(d) = input.dtype else {
         return;
     };
-    let Some(depth) = cx.target.tree_depth(d) else {
+    let Some(depth) = cx
+        .target
+        .tree_depth(cx.model.library.contraction_operand(d))
+    else {
         return;
     };
     let (Some(p), Some(q)) = (layout(input, Slot::Packet), layout(output, Slot::Packet)) else {

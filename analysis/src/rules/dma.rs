@@ -4,6 +4,7 @@ use super::context::{FnContext, at_arg};
 use crate::derive::dma::{DmaOp, DmaPair, Media, partial_share, toggles_stack_bit};
 use crate::derive::{Config, bytes, contiguous_elements};
 use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::library::Generation;
 use crate::mapping::edit::pad_last_term;
 use crate::mapping::layout::Dim;
 use crate::model::{Dtype, Kind, Method, Slot, Step, written};
@@ -254,7 +255,8 @@ pub const ALN_003: Rule = Rule {
            vendor's own tested examples move 1- and 4-byte runs (a transposing `to_dm`), so \
            such a kernel runs on the library's simulator; later vendor libraries do assert an \
            8-byte DMA tail for writes into DM, and the manual says the hardware faults. Treat \
-           the warning as a portability risk to real hardware and newer libraries. Pad the \
+           the warning as a portability risk to real hardware and newer libraries. In a \
+           furiosa-opt-std 0.6 crate it is an error: that library refuses the transfer. Pad the \
            innermost Element axis of the DM tensor (`m![A, C]` → `m![A, C # 16]` for i8, \
            C = 13): the padded positions are written with the packet; when the DM layout \
            reorders the source's innermost axis, transpose in the Tensor Unit instead.",
@@ -329,6 +331,16 @@ fn row_bytes(op: &DmaOp<'_>) -> Option<u64> {
 }
 
 /// ALN-003, ALN-004, DMA-010, DMA-011 and SEQ-012 on the derived DMA pair.
+/// ALN-003 is an error under furiosa-opt-std, whose DMA asserts an 8-byte tail for every
+/// write into DM (`tensor/memory.rs:25-112` at ebb846a); a warning under the manual's
+/// library, which never checks it (see the rule's docs).
+fn dma_tail_severity(cx: &FnContext<'_>, diag: Diagnostic) -> Diagnostic {
+    match cx.model.library {
+        Generation::OptStd => diag.with_severity(Severity::Error),
+        Generation::VisaStd => diag,
+    }
+}
+
 fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Diagnostic>) {
     let t = cx.target;
     let d = dtype(op.step);
@@ -381,7 +393,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
             let row = row_bytes(op).unwrap_or(run);
             if run < row {
                 // The layouts disagree on the innermost axis: padding cannot help.
-                out.push(at_arg(
+                let diag = at_arg(
                     &ALN_003,
                     op.step,
                     dm_element(op).map(|w| w.0),
@@ -392,7 +404,8 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
                          innermost axis on both sides (transpose in the Tensor Unit instead)",
                         p.read, p.write, op.align
                     ),
-                ));
+                );
+                out.push(dma_tail_severity(cx, diag));
                 return;
             }
             let up = row.div_ceil(op.align).saturating_mul(op.align);
@@ -407,7 +420,7 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
                     p.read, p.write, op.align
                 ),
             );
-            out.push(pad_fix(op, d, up, diag));
+            out.push(dma_tail_severity(cx, pad_fix(op, d, up, diag)));
         }
         return;
     };
