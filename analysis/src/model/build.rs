@@ -633,6 +633,12 @@ pub fn build_fn(
         iterations_left: MAX_ITERATIONS,
         lost_reported: std::collections::HashSet::new(),
     };
+    if library == Generation::OptStd && matches!(b.model.kind, FnKind::Device { .. }) {
+        let refused = super::refusals::refusals(f)
+            .into_iter()
+            .map(Problem::Refused);
+        b.model.problems.extend(refused);
+    }
     if let Some(pl) = f.param_list() {
         for p in pl.params() {
             let Some(pat) = p.pat() else { continue };

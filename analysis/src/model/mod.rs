@@ -6,6 +6,7 @@ pub mod consts;
 pub mod methods;
 pub mod ops;
 pub mod problem;
+pub mod refusals;
 pub mod types;
 pub mod value;
 

@@ -20,6 +20,8 @@ pub enum Problem {
     Unknown(Unknown),
     /// A value from a form the model does not follow: what uses it is not checked.
     NotFollowed(NotFollowed),
+    /// What furiosa-opt-std 0.6's compiler refuses in a device function.
+    Refused(super::refusals::Refusal),
 }
 
 /// A finding about the structure of a kernel. `at` is the method (or function) name token of

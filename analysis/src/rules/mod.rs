@@ -18,6 +18,7 @@ pub mod fetch;
 pub mod inter_slice;
 pub mod kernel;
 pub mod mapping;
+pub mod opt_std;
 pub mod reduce;
 pub mod registry;
 pub mod schedule;
@@ -47,6 +48,7 @@ pub fn model_diagnostic(p: &crate::model::Problem) -> Diagnostic {
         Problem::Kernel(p) => kernel::diagnostic(p),
         Problem::Unknown(p) => tool::unknown_primitive(p),
         Problem::NotFollowed(p) => tool::not_followed(p),
+        Problem::Refused(p) => opt_std::diagnostic(p),
     }
 }
 

@@ -9,6 +9,7 @@ pub use crate::rule::{Rule, Status};
 const FAMILIES: &[&[Rule]] = &[
     super::tool::RULES,
     super::kernel::RULES,
+    super::opt_std::RULES,
     super::mapping::RULES,
     super::capacity::RULES,
     super::alignment::RULES,

@@ -1,0 +1,204 @@
+//! What furiosa-opt-std 0.6's compiler refuses in a `#[device]` function that the manual never
+//! states: read from the function's syntax while its model is built, reported by the OPT
+//! rules (`crate::rules::opt_std`).
+//!
+//! - A generic entry point: the device function must be monomorphic when it is translated
+//!   (`furiosa-opt-examples/src/negative/generic_device.rs` at ebb846a).
+//! - A run-time `assert!` or `panic!`: a device body allows compile-time guards only, in
+//!   `const { .. }` (`negative/runtime_panic.rs`).
+//! - An immediate that does not const-fold: a `memset` fill value or a Vector Engine operand
+//!   computed by a function call or an `as` cast outside `const { .. }`
+//!   (`negative/memset.rs`, `negative/scalar_cast_diag.rs`).
+
+use crate::diagnostic::Span;
+use ra_ap_syntax::ast::{self, HasArgList, HasGenericParams};
+use ra_ap_syntax::{AstNode, SyntaxNode, TextRange};
+
+/// One construct the 0.6 compiler refuses in a device function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// `fn k<A: AxisName>(..)` under `#[device]`: `at` is the generic parameter list.
+    GenericEntry { at: Span, params: String },
+    /// `assert!(..)`, `panic!(..)` and friends at run time: `at` is the macro's name.
+    RuntimePanic { at: Span, name: String },
+    /// An immediate of `.method(..)` that does not const-fold: `at` is the argument, `what`
+    /// the construct that stays at run time, `text` the argument as written.
+    NotConstant {
+        at: Span,
+        method: String,
+        what: &'static str,
+        text: String,
+    },
+}
+
+/// Every refusal in device function `f`, in source order.
+pub fn refusals(f: &ast::Fn) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    if let Some(generics) = f.generic_param_list() {
+        let params: Vec<String> = generics
+            .generic_params()
+            .filter(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)))
+            .map(|p| p.syntax().text().to_string())
+            .collect();
+        if !params.is_empty() {
+            out.push(Refusal::GenericEntry {
+                at: span_of(generics.syntax().text_range()),
+                params: params.join(", "),
+            });
+        }
+    }
+    if let Some(body) = f.body() {
+        for node in body.syntax().descendants() {
+            if in_const_block(&node) {
+                continue;
+            }
+            if let Some(call) = ast::MacroCall::cast(node.clone()) {
+                runtime_panic(&call, &mut out);
+            } else if let Some(call) = ast::MethodCallExpr::cast(node) {
+                immediates(&call, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The macros that panic at run time.
+const PANICKING: &[&str] = &[
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "panic",
+    "unreachable",
+    "todo",
+    "unimplemented",
+];
+
+fn runtime_panic(call: &ast::MacroCall, out: &mut Vec<Refusal>) {
+    let Some(name) = call
+        .path()
+        .and_then(|p| p.segment())
+        .and_then(|s| s.name_ref())
+    else {
+        return;
+    };
+    let text = name.text().to_string();
+    if PANICKING.contains(&text.as_str()) {
+        out.push(Refusal::RuntimePanic {
+            at: span_of(name.syntax().text_range()),
+            name: text,
+        });
+    }
+}
+
+/// The immediates of a `memset` or a Vector Engine op that stay at run time.
+fn immediates(call: &ast::MethodCallExpr, out: &mut Vec<Refusal>) {
+    let Some(name) = call.name_ref().map(|n| n.text().to_string()) else {
+        return;
+    };
+    if name != "memset" && !name.starts_with("vector_") {
+        return;
+    }
+    for arg in call.arg_list().into_iter().flat_map(|l| l.args()) {
+        if let Some(what) = run_time_part(&arg) {
+            out.push(Refusal::NotConstant {
+                at: span_of(arg.syntax().text_range()),
+                method: name.clone(),
+                what,
+                text: arg.syntax().text().to_string(),
+            });
+        }
+    }
+}
+
+/// What keeps a scalar argument from folding: a call of a function or an `as` cast, outside
+/// `const { .. }`. A variant or struct (`FpBinaryOp::MulF(..)`) is a value, and the library's
+/// operand builders (`Branched::imm(..)`, `TagGuard::matches(..)`: an associated function of
+/// a type, which is capitalised) describe an operand: their arguments are what is checked. A
+/// function of a scalar type (`bf16::from_f32`) or a free function runs at run time.
+/// References (`&vrf`) are tensor operands, not immediates.
+fn run_time_part(e: &ast::Expr) -> Option<&'static str> {
+    match e {
+        ast::Expr::CastExpr(_) => Some("an `as` cast"),
+        ast::Expr::CallExpr(c) => {
+            let callee = c.expr()?.syntax().text().to_string();
+            let mut segments = callee.rsplit("::").map(str::trim);
+            let last = segments.next().unwrap_or_default();
+            let owner = segments.next().unwrap_or_default();
+            let capitalised = |s: &str| s.starts_with(|ch: char| ch.is_ascii_uppercase());
+            if capitalised(last) || capitalised(owner) {
+                c.arg_list()?.args().find_map(|a| run_time_part(&a))
+            } else {
+                Some("a function call")
+            }
+        }
+        ast::Expr::ParenExpr(p) => run_time_part(&p.expr()?),
+        ast::Expr::PrefixExpr(p) => run_time_part(&p.expr()?),
+        ast::Expr::BinExpr(b) => b
+            .lhs()
+            .and_then(|l| run_time_part(&l))
+            .or_else(|| b.rhs().and_then(|r| run_time_part(&r))),
+        ast::Expr::TupleExpr(t) => t.fields().find_map(|f| run_time_part(&f)),
+        _ => None,
+    }
+}
+
+/// Inside a `const { .. }` block, where everything folds.
+fn in_const_block(node: &SyntaxNode) -> bool {
+    node.ancestors()
+        .filter_map(ast::BlockExpr::cast)
+        .any(|b| b.const_token().is_some())
+}
+
+fn span_of(r: TextRange) -> Span {
+    Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ra_ap_syntax::{Edition, SourceFile};
+
+    fn found(src: &str) -> Vec<String> {
+        let file = SourceFile::parse(src, Edition::Edition2024).tree();
+        let f = file
+            .syntax()
+            .descendants()
+            .find_map(ast::Fn::cast)
+            .expect("a function");
+        refusals(&f)
+            .into_iter()
+            .map(|r| match r {
+                Refusal::GenericEntry { params, .. } => format!("generic {params}"),
+                Refusal::RuntimePanic { name, .. } => format!("panic {name}"),
+                Refusal::NotConstant { method, what, .. } => format!("{method}: {what}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_construct_the_0_6_compiler_refuses_is_found_and_its_const_form_is_not() {
+        assert_eq!(found("fn k<'a, A: AxisName>() {}"), ["generic A: AxisName"]);
+        assert_eq!(found("fn k<'a>() {}"), Vec::<String>::new());
+        assert_eq!(
+            found("fn k() { assert!(b < 9); const { assert!(N % 32 == 0) }; }"),
+            ["panic assert"]
+        );
+        assert_eq!(
+            found(
+                "fn k() { x.memset(bf16::from_f32(1.0), s); x.memset(const { bf16::from_f32(1.0) }, s); \
+                 y.vector_fp_div(<m![A]>::SIZE as f32); y.vector_fp_mul(FpBinaryOp::MulF(FpMulAlu::Mul0), 2.0f32); \
+                 y.vector_fxp(FxpBinaryOp::AddFxp, 1 << 23); y.vector_fxp(FxpBinaryOp::MulInt, &vrf); \
+                 y.vector_logic(Op::BitAnd, Branched::imm(negative, 0.0f32)); \
+                 y.vector_clip(Op::Max, Branched::imm(t, i32::from(x))); }"
+            ),
+            [
+                "memset: a function call",
+                "vector_fp_div: an `as` cast",
+                "vector_clip: a function call"
+            ]
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! OPT: what furiosa-opt-std 0.6's compiler refuses in a `#[device]` function that the manual
+//! never states. They apply to crates on furiosa-opt-std only: the model builder finds them
+//! there ([`crate::model::refusals`]) and this module reports them. The manual's hardware
+//! rules are the other families; these are the library's own.
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::refusals::Refusal;
+use crate::rule::{Rule, Status};
+
+pub const OPT_001: Rule = Rule {
+    code: "OPT-001",
+    name: "generic-device-entry",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A `#[device]` function is not generic (furiosa-opt-std)",
+    docs: "furiosa-opt-std 0.6 translates each `#[device]` function on its own, before it is \
+           monomorphized, so a device function generic over an axis, a type or a constant is \
+           refused (the vendor's `negative/generic_device.rs` at ebb846a). Keep the generic \
+           code in a helper and write a concrete `#[device]` wrapper per instantiation. The \
+           manual's library does not state it; the rule applies to furiosa-opt-std crates.",
+    bad: "#[device(chip = 1)]\nfn copy<A: AxisName>(ctx: &mut Context, x: &HbmTensor<i8, m![1], m![A]>) { .. }",
+    good: "fn copy<A: AxisName>(ctx: &mut Context, x: &HbmTensor<i8, m![1], m![A]>) { .. }\n#[device(chip = 1)]\nfn copy_n(ctx: &mut Context, x: &HbmTensor<i8, m![1], m![N]>) { copy::<N>(ctx, x) }",
+    manual: "",
+};
+
+pub const OPT_002: Rule = Rule {
+    code: "OPT-002",
+    name: "runtime-panic-in-device",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A `#[device]` body has no run-time `assert!` or `panic!` (furiosa-opt-std)",
+    docs: "A device body runs on the chip, which has no way to panic: furiosa-opt-std 0.6 \
+           refuses a run-time `assert!`, `assert_eq!`, `panic!`, `unreachable!` or `todo!` in a \
+           `#[device]` function (the vendor's `negative/runtime_panic.rs` at ebb846a). A guard \
+           on shapes and constants belongs in `const { assert!(..) }`, which the compiler \
+           checks and removes; a guard on a run-time value has no device equivalent.",
+    bad: "for b in 0..<m![B]>::SIZE { assert!(b < 1000); .. }",
+    good: "const { assert!(<m![B]>::SIZE % 32 == 0) };",
+    manual: "",
+};
+
+pub const OPT_003: Rule = Rule {
+    code: "OPT-003",
+    name: "immediate-not-constant",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "A `memset` fill value or a Vector Engine immediate folds to a constant (furiosa-opt-std)",
+    docs: "An immediate is encoded in the instruction, so furiosa-opt-std 0.6 needs it to \
+           const-fold: a `memset` value or a Vector Engine scalar operand computed by a \
+           function call (`bf16::from_f32(1.0)`) or an `as` cast (`<m![A]>::SIZE as f32`) is \
+           refused (the vendor's `negative/memset.rs` and `negative/scalar_cast_diag.rs` at \
+           ebb846a). Wrap it in `const { .. }`, offered as a fix (not applied by `--fix`: a `const` block cannot read a local variable), which folds it. A value \
+           chosen by a run-time `if` does not fold either; visa-lint reports that one as not \
+           checked (VL-009) for now.",
+    bad: "dm.view_mut().memset(bf16::from_f32(1.0), &mut ctx.sub);",
+    good: "dm.view_mut().memset(const { bf16::from_f32(1.0) }, &mut ctx.sub);",
+    manual: "",
+};
+
+/// Every rule of this family, in code order.
+pub const RULES: &[Rule] = &[OPT_001, OPT_002, OPT_003];
+
+/// The diagnostic of one refusal.
+pub fn diagnostic(r: &Refusal) -> Diagnostic {
+    match r {
+        Refusal::GenericEntry { at, params } => Diagnostic::new(
+            &OPT_001,
+            *at,
+            format!(
+                "a `#[device]` function cannot be generic (`<{params}>`): furiosa-opt-std \
+                 translates it before it is monomorphized; keep the generic code in a helper \
+                 and call it from a concrete `#[device]` function"
+            ),
+        ),
+        Refusal::RuntimePanic { at, name } => Diagnostic::new(
+            &OPT_002,
+            *at,
+            format!(
+                "`{name}!` panics at run time, which a `#[device]` body cannot do under \
+                 furiosa-opt-std; check shapes and constants in `const {{ assert!(..) }}` instead"
+            ),
+        ),
+        Refusal::NotConstant {
+            at,
+            method,
+            what,
+            text,
+        } => Diagnostic::new(
+            &OPT_003,
+            *at,
+            format!(
+                "the immediate of `.{method}()` must fold to a constant, but `{text}` has {what} \
+                 that stays at run time: wrap it in `const {{ .. }}`"
+            ),
+        )
+        // Not a safe fix: a `const` block cannot read a local variable the value may name.
+        .with_edit(
+            "evaluate it at compile time: `const { .. }`",
+            false,
+            *at,
+            format!("const {{ {text} }}"),
+        ),
+    }
+}
