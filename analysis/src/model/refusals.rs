@@ -12,7 +12,7 @@
 
 use crate::diagnostic::Span;
 use ra_ap_syntax::ast::{self, HasArgList, HasGenericParams};
-use ra_ap_syntax::{AstNode, SyntaxNode, TextRange};
+use ra_ap_syntax::{AstNode, TextRange, WalkEvent};
 
 /// One construct the 0.6 compiler refuses in a device function.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -48,11 +48,15 @@ pub fn refusals(f: &ast::Fn) -> Vec<Refusal> {
         }
     }
     if let Some(body) = f.body() {
-        for node in body.syntax().descendants() {
-            if in_const_block(&node) {
+        // Everything inside a `const { .. }` block folds: its subtree is skipped.
+        let mut walk = body.syntax().preorder();
+        while let Some(event) = walk.next() {
+            let WalkEvent::Enter(node) = event else {
                 continue;
-            }
-            if let Some(call) = ast::MacroCall::cast(node.clone()) {
+            };
+            if ast::BlockExpr::cast(node.clone()).is_some_and(|b| b.const_token().is_some()) {
+                walk.skip_subtree();
+            } else if let Some(call) = ast::MacroCall::cast(node.clone()) {
                 runtime_panic(&call, &mut out);
             } else if let Some(call) = ast::MethodCallExpr::cast(node) {
                 immediates(&call, &mut out);
@@ -143,13 +147,6 @@ fn run_time_part(e: &ast::Expr) -> Option<&'static str> {
         ast::Expr::TupleExpr(t) => t.fields().find_map(|f| run_time_part(&f)),
         _ => None,
     }
-}
-
-/// Inside a `const { .. }` block, where everything folds.
-fn in_const_block(node: &SyntaxNode) -> bool {
-    node.ancestors()
-        .filter_map(ast::BlockExpr::cast)
-        .any(|b| b.const_token().is_some())
 }
 
 fn span_of(r: TextRange) -> Span {

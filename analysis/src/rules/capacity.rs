@@ -657,13 +657,7 @@ fn stores<'a>(cx: &FnContext<'a>) -> Vec<Store<'a>> {
                     let Some(input) = step.input.as_ref() else {
                         continue;
                     };
-                    let size = |s| {
-                        input
-                            .get(s)
-                            .and_then(|m: &MapVal| m.layout.as_deref())
-                            .map(|l| l.size)
-                    };
-                    match (size(Slot::Time), size(Slot::Packet)) {
+                    match (slot_size(input, Slot::Time), slot_size(input, Slot::Packet)) {
                         (Some(t), Some(p)) => t.saturating_mul(p),
                         _ => continue,
                     }
