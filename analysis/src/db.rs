@@ -622,6 +622,7 @@ pub fn module_check<'db>(
     db: &'db dyn salsa::Database,
     module_env: EnvText<'db>,
     sites: ModuleSites<'db>,
+    library: Generation,
 ) -> Arc<ModuleCheck> {
     let mut model = syntax::FileModel::default();
     let mut items = Vec::new();
@@ -633,41 +634,46 @@ pub fn module_check<'db>(
         at = at.saturating_add(len);
     }
     let base = &env(db, module_env).scope;
-    let (problems, scope) = syntax::check_sites(&model, base, |_| true, None);
+    let check = syntax::check_sites(&model, base, |_| true, None);
+    let mut diagnostics: Vec<Diagnostic> = check
+        .problems
+        .iter()
+        .map(crate::rules::mapping_diagnostic)
+        .collect();
+    // The grammar of the mappings outside functions (a function's own are its analysis's).
+    diagnostics.extend(other_library_forms(&model, &check, library, |s| {
+        s.fns.is_empty()
+    }));
     Arc::new(ModuleCheck {
-        diagnostics: problems
-            .iter()
-            .map(crate::rules::mapping_diagnostic)
-            .collect(),
-        scope: Arc::new(scope),
+        diagnostics,
+        scope: Arc::new(check.scope),
         items,
     })
 }
 
-/// The mapping forms of one item (its functions' mappings too) that `library`'s parser does
-/// not accept, as VL-001 diagnostics relative to the item (tracked per item and library).
-#[salsa::tracked(returns(ref))]
-pub fn item_dialect<'db>(
-    db: &'db dyn salsa::Database,
-    item: ItemSyntax<'db>,
+/// The forms of the mappings `check` parsed that `library`'s parser does not accept, as
+/// VL-001 diagnostics (the model's coordinates), for the sites `keep` selects.
+fn other_library_forms(
+    model: &syntax::FileModel,
+    check: &syntax::SitesCheck,
     library: Generation,
+    keep: impl Fn(&syntax::MacroSite) -> bool,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for site in &item_model(db, item).sites {
-        if site.kind != MacroKind::Mapping {
-            continue;
-        }
-        let Ok(expr) = mapping::parse::parse_mapping(&site.body) else {
+    for (i, expr) in &check.mappings {
+        let Some(site) = model.sites.get(*i).filter(|s| keep(s)) else {
             continue;
         };
-        for (form, span) in mapping::dialect_forms(&expr) {
+        for (form, span) in mapping::dialect_forms(expr) {
             if form.accepted_by() == library {
                 continue;
             }
-            let written = site.body.get(span.range()).unwrap_or_default();
-            let diagnostic =
-                crate::rules::tool::mapping_form_of_other_library(form, span, written, library);
-            out.push(diagnostic.shifted(site.body_start));
+            let from = span.start.saturating_sub(site.body_start) as usize;
+            let to = span.end.saturating_sub(site.body_start) as usize;
+            let written = site.body.get(from..to).unwrap_or_default();
+            out.push(crate::rules::tool::mapping_form_of_other_library(
+                form, span, written, library,
+            ));
         }
     }
     out
@@ -782,7 +788,7 @@ pub fn file_analysis(
             db,
             checked.iter().map(|(item, _)| *item).collect::<Vec<_>>(),
         );
-        let check = module_check(db, module_env, sites);
+        let check = module_check(db, module_env, sites, library.generation);
         let places: Vec<(u32, u32, u32)> = check
             .items
             .iter()
@@ -795,10 +801,6 @@ pub fn file_analysis(
                 .iter()
                 .map(|d| d.clone().relocated(|s| place(&places, s))),
         );
-        for (item, at, _) in &items {
-            let dialect = item_dialect(db, *item, library.generation);
-            module_diagnostics.extend(dialect.iter().map(|d| d.clone().shifted(*at)));
-        }
         modules.push(ModuleScope {
             range: Span::new(m.offset as usize, m.end as usize),
             scope: check.scope.clone(),
@@ -1169,11 +1171,14 @@ pub fn analyse_fn(
     let root = Span::new(0, usize::from(tree.text_range().len()));
     // Only the sites directly in this function; nested functions are analysed on their own.
     let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
-    let (problems, scope) = syntax::check_sites(&model, &env.scope, direct, Some(root));
-    let mut diagnostics: Vec<Diagnostic> = problems
+    let check = syntax::check_sites(&model, &env.scope, direct, Some(root));
+    let mut diagnostics: Vec<Diagnostic> = check
+        .problems
         .iter()
         .map(crate::rules::mapping_diagnostic)
         .collect();
+    diagnostics.extend(other_library_forms(&model, &check, library, direct));
+    let scope = check.scope;
     let Some(f) = tree.descendants().find_map(ra::Fn::cast) else {
         let model = FnModel {
             name: String::new(),

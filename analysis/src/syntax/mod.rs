@@ -603,16 +603,37 @@ enum Parsed {
     Failed,
 }
 
+/// What [`check_sites`] found: the problems (file coordinates), the resulting scope, and each
+/// mapping it parsed with its site's index in the model (file coordinates), for a check that
+/// reads the written form (which library's grammar it is) without parsing it again.
+pub struct SitesCheck {
+    pub problems: Vec<Problem>,
+    pub scope: Scope,
+    pub mappings: Vec<(usize, ast::Expr)>,
+}
+
 /// Parses the bodies of the sites `take` selects, adds their axes and aliases (and the
-/// generic parameters of `generics_of`) to `base`, and lowers their mappings. Returns the
-/// problems found (file coordinates) and the resulting scope.
+/// generic parameters of `generics_of`) to `base`, and lowers their mappings.
 pub fn check_sites(
     model: &FileModel,
     base: &Scope,
     take: impl Fn(&MacroSite) -> bool,
     generics_of: Option<Span>,
-) -> (Vec<Problem>, Scope) {
-    sites_scope(model, base, take, generics_of, true)
+) -> SitesCheck {
+    let (problems, scope, parsed) = sites_scope(model, base, take, generics_of, true);
+    let mappings = parsed
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, p)| match p {
+            Parsed::Mapping(e) => Some((i, e)),
+            _ => None,
+        })
+        .collect();
+    SitesCheck {
+        problems,
+        scope,
+        mappings,
+    }
 }
 
 /// The scope [`check_sites`] returns for all of `model`'s sites, without its problems: only
@@ -629,7 +650,7 @@ fn sites_scope(
     take: impl Fn(&MacroSite) -> bool,
     generics_of: Option<Span>,
     diagnose: bool,
-) -> (Vec<Problem>, Scope) {
+) -> (Vec<Problem>, Scope, Vec<Parsed>) {
     let mut diags = Vec::new();
     let mut parsed = Vec::with_capacity(model.sites.len());
     // Without diagnostics, a mapping is read only as an alias's body.
@@ -747,7 +768,7 @@ fn sites_scope(
         scope.generics.extend(g.iter().cloned());
     }
     if !diagnose {
-        return (diags, scope);
+        return (diags, scope, parsed);
     }
     for p in &parsed {
         match p {
@@ -763,7 +784,7 @@ fn sites_scope(
             _ => {}
         }
     }
-    (diags, scope)
+    (diags, scope, parsed)
 }
 
 #[cfg(test)]
