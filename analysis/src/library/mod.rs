@@ -63,6 +63,16 @@ impl Generation {
         }
     }
 
+    /// Whether a tiling axis (an OutTime factor of the contraction that the collected stream
+    /// lacks) must be held by the TRF Element. The manual's library asserts "tiling axes must
+    /// be present in TRF" in `align` (L4081-L4085); furiosa-opt-std 0.6's stream adapter only
+    /// asks that they be OutTime's innermost factors (`verify/engine/contraction/outer/
+    /// stream_adapter.rs:62-70` at ebb846a), and its example `valid_tiling_not_in_trf`
+    /// (`contract_outer_assertions.rs:275`) compiles.
+    pub fn tiling_axes_must_be_in_trf(self) -> bool {
+        self == Generation::VisaStd
+    }
+
     /// The generation a package or crate name names (`-` and `_` alike).
     pub fn from_crate_name(name: &str) -> Option<Generation> {
         match name.replace('_', "-").as_str() {

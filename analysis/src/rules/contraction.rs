@@ -154,8 +154,10 @@ pub const CON_008: Rule = Rule {
            packet only by repeating one contiguous read: the packet's TRF factors must be the \
            Element's innermost factors. A tiling axis (an OutTime factor absent from the collected \
            stream) must be in the TRF Element: the library asserts \"tiling axes must be present \
-           in TRF\" in `align`, so an axis in neither the stream nor the TRF panics, an error. \
-           Packet-size and collection problems are CON-004/005, the read size CON-009.",
+           in TRF\" in `align`, so an axis in neither the stream nor the TRF panics, an error; \
+           furiosa-opt-std 0.6's `contract_outer` asks only that tiling axes be innermost (its \
+           stream adapter verifier, and the example `valid_tiling_not_in_trf`), so that part is \
+           not checked on its crates. Packet-size and collection problems are CON-004/005, the read size CON-009.",
     bad: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![O, M], m![K # 32], _, _>(&trf)",
     good: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![M, O], m![K # 32], _, _>(&trf)",
     manual: "L3778, L3791, L3899-L3910, L4081-L4085",
@@ -791,7 +793,8 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     }
     // Stream side: OutTime = collected Time / c, then innermost tiling axes.
     if let Some(c) = c.filter(|&c| c <= max_flits) {
-        check_stream_time(step, input, output, t, p, ot, c, trf_e.map(|(_, e)| e), out);
+        let e = trf_e.map(|(_, e)| e);
+        check_stream_time(step, input, output, t, p, ot, c, e, cx.model.library, out);
     }
     let Some((var, e)) = trf_e else { return };
     // TRF side: the packet.
@@ -1027,6 +1030,7 @@ fn check_stream_time(
     ot: &Layout,
     c: u64,
     e: Option<&Layout>,
+    library: Generation,
     out: &mut Vec<Diagnostic>,
 ) {
     if ot.dims.iter().any(|d| matches!(d, Dim::Opaque(_))) {
@@ -1084,10 +1088,12 @@ fn check_stream_time(
         out.push(diag);
         return;
     }
-    // Tiling axes repeat a packet the TRF Sequencer reads; the library asserts "tiling axes
-    // must be present in TRF" (an axis in neither the stream nor the TRF Element is data
-    // neither side has).
-    if let Some(e) = e.filter(|e| e.dims.iter().all(|d| matches!(d, Dim::Factor(_)))) {
+    // Tiling axes repeat a packet the TRF Sequencer reads; the manual's library asserts
+    // "tiling axes must be present in TRF" (an axis in neither the stream nor the TRF Element
+    // is data neither side has); furiosa-opt-std 0.6 does not.
+    if let Some(e) = e.filter(|e| {
+        library.tiling_axes_must_be_in_trf() && e.dims.iter().all(|d| matches!(d, Dim::Factor(_)))
+    }) {
         let held = e.axis_names();
         let missing: Vec<String> = ot
             .dims

@@ -440,6 +440,34 @@ fn resizes<'e>(e: &'e Expr, acc: &mut Vec<(&'e Expr, Option<u64>, Span)>) {
     }
 }
 
+/// `core` of a dimension written `core = m # p` (an earlier tile padded back to its length).
+fn resized_then_padded(e: &Expr) -> Option<&Expr> {
+    let Expr::Op {
+        inner,
+        op: MapOp::Pad { .. },
+        ..
+    } = strip_group(e)
+    else {
+        return None;
+    };
+    match strip_group(inner) {
+        Expr::Op {
+            inner: core,
+            op: MapOp::Resize,
+            ..
+        } => Some(core),
+        _ => None,
+    }
+}
+
+fn strip_group(e: &Expr) -> &Expr {
+    match e {
+        Expr::Group(inner, _) => strip_group(inner),
+        Expr::Pair(terms, _) if terms.len() == 1 => strip_group(&terms[0]),
+        _ => e,
+    }
+}
+
 /// MAP-009: `.tile::<Dim, SIZE, TileMapping>(start)` (L813-L832, L956-L971).
 fn check_tile(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let [dim, size, tile] = step.generics.as_slice() else {
@@ -448,12 +476,16 @@ fn check_tile(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let Some((_, dim_body)) = body(&dim.text) else {
         return;
     };
-    let Some(dim_l) = parse::parse_mapping(dim_body)
-        .ok()
-        .and_then(|e| lower(&e, cx.scope, &mut Vec::new()))
-    else {
+    let Ok(dim_e) = parse::parse_mapping(dim_body) else {
         return;
     };
+    let Some(dim_l) = lower(&dim_e, cx.scope, &mut Vec::new()) else {
+        return;
+    };
+    // A dimension already tiled and padded back (`B = 264 # 528`, a nested tile) is tiled
+    // again by resizing what was resized: `B = 132 # 528`, the same positions.
+    let retiled =
+        resized_then_padded(&dim_e).and_then(|core| lower(core, cx.scope, &mut Vec::new()));
     let Some(n) = lit(&size.text) else { return };
     let ds = dim_l.size;
     if n == 0 || n > ds {
@@ -491,9 +523,10 @@ fn check_tile(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let mut rs = Vec::new();
     resizes(&expr, &mut rs);
     let base = tile.span.start.saturating_add(off as u32);
-    let found = rs
-        .iter()
-        .find(|(inner, _, _)| lower(inner, cx.scope, &mut Vec::new()).is_some_and(|l| l == dim_l));
+    let found = rs.iter().find(|(inner, _, _)| {
+        lower(inner, cx.scope, &mut Vec::new())
+            .is_some_and(|l| l == dim_l || retiled.as_ref() == Some(&l))
+    });
     match found {
         Some((_, Some(m), sp)) if *m != n => {
             let sp = shift(*sp, base);
