@@ -11,7 +11,7 @@
 //!   (`negative/memset.rs`, `negative/scalar_cast_diag.rs`).
 
 use crate::diagnostic::Span;
-use ra_ap_syntax::ast::{self, HasArgList, HasGenericParams};
+use ra_ap_syntax::ast::{self, HasArgList, HasGenericParams, HasLoopBody, HasName};
 use ra_ap_syntax::{AstNode, TextRange, WalkEvent};
 
 /// One construct the 0.6 compiler refuses in a device function.
@@ -26,9 +26,43 @@ pub enum Refusal {
     NotConstant {
         at: Span,
         method: String,
-        what: &'static str,
+        what: RunTime,
         text: String,
     },
+}
+
+/// The construct that keeps an immediate from folding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RunTime {
+    /// A call of a function (`bf16::from_f32(1.0)`).
+    Call,
+    /// An `as` cast.
+    Cast,
+    /// A `for` loop's variable: a device loop runs on the chip.
+    LoopVariable,
+    /// An `if` on a run-time value.
+    If,
+    /// A `match` on a run-time value.
+    Match,
+}
+
+impl RunTime {
+    /// The construct, in a few words.
+    pub fn what(self) -> &'static str {
+        match self {
+            RunTime::Call => "a function call",
+            RunTime::Cast => "an `as` cast",
+            RunTime::LoopVariable => "a loop variable",
+            RunTime::If => "an `if` on a run-time value",
+            RunTime::Match => "a `match` on a run-time value",
+        }
+    }
+
+    /// Whether `const { .. }` around the value folds it: a call or a cast of constants does;
+    /// a value that varies while the kernel runs never does.
+    pub fn folds_in_const_block(self) -> bool {
+        matches!(self, RunTime::Call | RunTime::Cast)
+    }
 }
 
 /// Every refusal in device function `f`, in source order.
@@ -106,7 +140,7 @@ fn immediates(call: &ast::MethodCallExpr, out: &mut Vec<Refusal>) {
         return;
     }
     for arg in call.arg_list().into_iter().flat_map(|l| l.args()) {
-        if let Some(what) = run_time_part(&arg) {
+        if let Some(what) = run_time_part(&arg, BINDING_DEPTH) {
             out.push(Refusal::NotConstant {
                 at: span_of(arg.syntax().text_range()),
                 method: name.clone(),
@@ -117,15 +151,21 @@ fn immediates(call: &ast::MethodCallExpr, out: &mut Vec<Refusal>) {
     }
 }
 
+/// How many `let`s a name is followed through to the value it was bound to.
+const BINDING_DEPTH: u32 = 8;
+
 /// What keeps a scalar argument from folding: a call of a function or an `as` cast, outside
-/// `const { .. }`. A variant or struct (`FpBinaryOp::MulF(..)`) is a value, and the library's
-/// operand builders (`Branched::imm(..)`, `TagGuard::matches(..)`: an associated function of
-/// a type, which is capitalised) describe an operand: their arguments are what is checked. A
-/// function of a scalar type (`bf16::from_f32`) or a free function runs at run time.
-/// References (`&vrf`) are tensor operands, not immediates.
-fn run_time_part(e: &ast::Expr) -> Option<&'static str> {
+/// `const { .. }`; a `for` loop's variable (a device loop runs on the chip, its index is a
+/// run-time scalar); an `if` or `match` on a run-time value (`negative/runtime_if_scalar.rs`
+/// at ebb846a); a local bound to one of these. A variant or struct (`FpBinaryOp::MulF(..)`) is
+/// a value, and the library's operand builders (`Branched::imm(..)`, `TagGuard::matches(..)`:
+/// an associated function of a type, which is capitalised) describe an operand: their
+/// arguments are what is checked. A function of a scalar type (`bf16::from_f32`) or a free
+/// function runs at run time. References (`&vrf`) are tensor operands, not immediates.
+fn run_time_part(e: &ast::Expr, depth: u32) -> Option<RunTime> {
+    let within = |e: &ast::Expr| run_time_part(e, depth);
     match e {
-        ast::Expr::CastExpr(_) => Some("an `as` cast"),
+        ast::Expr::CastExpr(_) => Some(RunTime::Cast),
         ast::Expr::CallExpr(c) => {
             let callee = c.expr()?.syntax().text().to_string();
             let mut segments = callee.rsplit("::").map(str::trim);
@@ -133,20 +173,75 @@ fn run_time_part(e: &ast::Expr) -> Option<&'static str> {
             let owner = segments.next().unwrap_or_default();
             let capitalised = |s: &str| s.starts_with(|ch: char| ch.is_ascii_uppercase());
             if capitalised(last) || capitalised(owner) {
-                c.arg_list()?.args().find_map(|a| run_time_part(&a))
+                c.arg_list()?.args().find_map(|a| within(&a))
             } else {
-                Some("a function call")
+                Some(RunTime::Call)
             }
         }
-        ast::Expr::ParenExpr(p) => run_time_part(&p.expr()?),
-        ast::Expr::PrefixExpr(p) => run_time_part(&p.expr()?),
+        ast::Expr::ParenExpr(p) => within(&p.expr()?),
+        ast::Expr::PrefixExpr(p) => within(&p.expr()?),
         ast::Expr::BinExpr(b) => b
             .lhs()
-            .and_then(|l| run_time_part(&l))
-            .or_else(|| b.rhs().and_then(|r| run_time_part(&r))),
-        ast::Expr::TupleExpr(t) => t.fields().find_map(|f| run_time_part(&f)),
+            .and_then(|l| within(&l))
+            .or_else(|| b.rhs().and_then(|r| within(&r))),
+        ast::Expr::TupleExpr(t) => t.fields().find_map(|f| within(&f)),
+        ast::Expr::IfExpr(i) => within(&i.condition()?).map(|_| RunTime::If),
+        ast::Expr::MatchExpr(m) => within(&m.expr()?).map(|_| RunTime::Match),
+        ast::Expr::PathExpr(p) => match binding(p)? {
+            Binding::LoopVariable => Some(RunTime::LoopVariable),
+            Binding::Let(value) if depth > 0 => run_time_part(&value, depth - 1),
+            Binding::Let(_) => None,
+        },
         _ => None,
     }
+}
+
+/// What a local name was bound to.
+enum Binding {
+    /// The pattern of an enclosing `for`.
+    LoopVariable,
+    /// The value of the nearest `let name = value;` before the use.
+    Let(ast::Expr),
+}
+
+/// The binding of a one-segment lowercase path (a local), from the use outwards: the `let`s
+/// before it in each enclosing block, then an enclosing `for` that binds it.
+fn binding(path: &ast::PathExpr) -> Option<Binding> {
+    let p = path.path()?;
+    if p.qualifier().is_some() {
+        return None;
+    }
+    let name = p.segment()?.name_ref()?.text().to_string();
+    if !name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
+        return None;
+    }
+    let binds = |pat: Option<ast::Pat>| matches!(pat, Some(ast::Pat::IdentPat(i)) if i.name().is_some_and(|n| n.text() == name));
+    let mut inner = path.syntax().clone();
+    for node in path.syntax().ancestors().skip(1) {
+        if let Some(list) = ast::StmtList::cast(node.clone()) {
+            let before = list
+                .statements()
+                .take_while(|s| s.syntax().text_range().end() <= inner.text_range().start());
+            let found = before.filter_map(|s| match s {
+                ast::Stmt::LetStmt(l) if binds(l.pat()) => Some(l.initializer()),
+                _ => None,
+            });
+            if let Some(value) = found.last() {
+                return value.map(Binding::Let);
+            }
+        }
+        if let Some(f) = ast::ForExpr::cast(node.clone())
+            && f.loop_body().is_some_and(|b| b.syntax() == &inner)
+            && binds(f.pat())
+        {
+            return Some(Binding::LoopVariable);
+        }
+        if ast::Fn::can_cast(node.kind()) {
+            return None;
+        }
+        inner = node;
+    }
+    None
 }
 
 fn span_of(r: TextRange) -> Span {
@@ -170,7 +265,7 @@ mod tests {
             .map(|r| match r {
                 Refusal::GenericEntry { params, .. } => format!("generic {params}"),
                 Refusal::RuntimePanic { name, .. } => format!("panic {name}"),
-                Refusal::NotConstant { method, what, .. } => format!("{method}: {what}"),
+                Refusal::NotConstant { method, what, .. } => format!("{method}: {}", what.what()),
             })
             .collect()
     }
@@ -196,6 +291,33 @@ mod tests {
                 "vector_fp_div: an `as` cast",
                 "vector_clip: a function call"
             ]
+        );
+    }
+
+    /// A value that varies while the kernel runs: a loop's variable, a branch on one, a local
+    /// bound to either (through `let`s); a local bound to a constant, or a branch on a
+    /// constant, folds.
+    #[test]
+    fn an_immediate_read_from_a_run_time_value_is_found_through_its_lets() {
+        assert_eq!(
+            found(
+                "fn k() { for i in 0..2 { let c = if i == 1 { 1 } else { 2 }; let d = c; \
+                 y.vector_fxp(Op::AddFxp, d); y.vector_fxp(Op::AddFxp, i + 1); \
+                 y.vector_fxp(Op::AddFxp, match i { 0 => 1, _ => 2 }); } }"
+            ),
+            [
+                "vector_fxp: an `if` on a run-time value",
+                "vector_fxp: a loop variable",
+                "vector_fxp: a `match` on a run-time value"
+            ]
+        );
+        assert_eq!(
+            found(
+                "fn k() { let c = 3; let d = if N > 2 { 1 } else { 2 }; for i in 0..2 { \
+                 y.vector_fxp(Op::AddFxp, c); y.vector_fxp(Op::AddFxp, d); let i = 4; \
+                 y.vector_fxp(Op::AddFxp, i); } }"
+            ),
+            Vec::<String>::new()
         );
     }
 }

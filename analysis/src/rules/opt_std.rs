@@ -49,9 +49,11 @@ pub const OPT_003: Rule = Rule {
            const-fold: a `memset` value or a Vector Engine scalar operand computed by a \
            function call (`bf16::from_f32(1.0)`) or an `as` cast (`<m![A]>::SIZE as f32`) is \
            refused (the vendor's `negative/memset.rs` and `negative/scalar_cast_diag.rs` at \
-           ebb846a). Wrap it in `const { .. }`, offered as a fix (not applied by `--fix`: a `const` block cannot read a local variable), which folds it. A value \
-           chosen by a run-time `if` does not fold either; visa-lint reports that one as not \
-           checked (VL-009) for now.",
+           ebb846a). Wrap it in `const { .. }`, offered as a fix (not applied by `--fix`: a `const` \
+           block cannot read a local variable), which folds it. A value that varies while the \
+           kernel runs does not fold at all: a `for` loop's variable, an `if` or `match` on one \
+           (`negative/runtime_if_scalar.rs`), or a local bound to any of these; give each case \
+           its own call with a constant, or pass the value as a tensor operand.",
     bad: "dm.view_mut().memset(bf16::from_f32(1.0), &mut ctx.sub);",
     good: "dm.view_mut().memset(const { bf16::from_f32(1.0) }, &mut ctx.sub);",
     manual: "",
@@ -85,12 +87,13 @@ pub fn diagnostic(r: &Refusal) -> Diagnostic {
             method,
             what,
             text,
-        } => Diagnostic::new(
+        } if what.folds_in_const_block() => Diagnostic::new(
             &OPT_003,
             *at,
             format!(
-                "the immediate of `.{method}()` must fold to a constant, but `{text}` has {what} \
-                 that stays at run time: wrap it in `const {{ .. }}`"
+                "the immediate of `.{method}()` must fold to a constant, but `{text}` has {} \
+                 that stays at run time: wrap it in `const {{ .. }}`",
+                what.what()
             ),
         )
         // Not a safe fix: a `const` block cannot read a local variable the value may name.
@@ -99,6 +102,22 @@ pub fn diagnostic(r: &Refusal) -> Diagnostic {
             false,
             *at,
             format!("const {{ {text} }}"),
+        ),
+        Refusal::NotConstant {
+            at,
+            method,
+            what,
+            text,
+        } => Diagnostic::new(
+            &OPT_003,
+            *at,
+            format!(
+                "the immediate of `.{method}()` must fold to a constant, but `{text}` comes from \
+                 {}, which varies while the kernel runs: an immediate is encoded in the \
+                 instruction; give each case its own call with a constant, or pass the value as \
+                 a tensor operand",
+                what.what()
+            ),
         ),
     }
 }
