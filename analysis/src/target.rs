@@ -24,6 +24,10 @@ pub struct Target {
     pub hbm_bytes_per_chip: u64,
     /// VRF bytes per slice (L1090).
     pub vrf_bytes_per_slice: u64,
+    /// The scratchpad (SPM) of one processing element, where an unscaled gather's index list
+    /// lives: 4 KiB (furiosa-opt-std 0.6, `furiosa-opt-examples/src/negative/scatter_gather.rs:
+    /// 10-20` at ebb846a; the manual does not describe the SPM).
+    pub spm_bytes_per_pe: u64,
     /// Bytes in one flit, the unit every engine after Collect consumes (L3039, L3605).
     pub flit_bytes: u64,
     /// Cast Engine precision lowerings `(D1, D2)`: i32 to i4/i8/i16, f32 to f8e5m2/f8e4m3/f16/bf16
@@ -234,6 +238,7 @@ pub const RNGD: Target = Target {
     trf_row_sizes: &[1, 2, 4, 8],
     hbm_bytes_per_chip: 48 << 30,
     vrf_bytes_per_slice: 8 * 1024,
+    spm_bytes_per_pe: 4 * 1024,
     flit_bytes: 32,
     cast_pairs: &[
         (I32, I4),

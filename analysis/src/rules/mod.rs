@@ -74,5 +74,6 @@ pub fn check_fn(cx: &FnContext<'_>) -> Vec<Diagnostic> {
     transpose::check(cx, &mut out);
     schedule::check(cx, &mut out);
     bank::check(cx, &mut out);
+    opt_std::check(cx, &mut out);
     out
 }

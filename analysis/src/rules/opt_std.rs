@@ -3,8 +3,12 @@
 //! there ([`crate::model::refusals`]) and this module reports them. The manual's hardware
 //! rules are the other families; these are the library's own.
 
+use super::context::FnContext;
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::library::Generation;
+use crate::mapping::layout::{Dim, Layout};
 use crate::model::refusals::Refusal;
+use crate::model::{Kind, Method, Slot, Step, TensorTy, TensorVar};
 use crate::rule::{Rule, Status};
 
 pub const OPT_001: Rule = Rule {
@@ -59,8 +63,105 @@ pub const OPT_003: Rule = Rule {
     manual: "",
 };
 
+pub const OPT_004: Rule = Rule {
+    code: "OPT-004",
+    name: "gather-index-over-spm",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "An unscaled gather's index list fits one processing element's 4 KiB SPM (furiosa-opt-std)",
+    docs: "`dma_gather_unscaled` reads its index of raw row positions from the scratchpad (SPM) \
+           of one processing element, which holds 4 KiB: furiosa-opt-std 0.6 refuses a gather \
+           whose index list is larger (the vendor's `negative/scatter_gather.rs` at ebb846a, \
+           where 2048 i32 entries, 8 KiB, are refused). The list is every entry of the index \
+           tensor (its padding and broadcasts left out). Split the index into chunks of at most \
+           4 KiB with a tile loop, each gathered on its own, or scale the index on the chip \
+           and use `dma_gather_scaled`, which reads it from DRAM.",
+    bad: "let idx: DmTensor<i32, m![1], m![1 # 2], m![R, I / 8], m![I % 8]> = ..; // R × I = 2048 entries\nlet v = table.dma_gather_unscaled(&idx);",
+    good: "for c in 0..4 { let chunk = idx_hbm.view().tile::<m![I / 32], 1, ..>(c).to_dm(..); table.dma_gather_unscaled(&chunk); }",
+    manual: "",
+};
+
 /// Every rule of this family, in code order.
-pub const RULES: &[Rule] = &[OPT_001, OPT_002, OPT_003];
+pub const RULES: &[Rule] = &[OPT_001, OPT_002, OPT_003, OPT_004];
+
+/// The OPT rules that read the model (the others are refusals the model builder found).
+pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    if cx.model.library != Generation::OptStd {
+        return;
+    }
+    for step in cx.model.chains.iter().flat_map(|c| &c.steps) {
+        if step.method == Method::DmaGatherUnscaled {
+            gather_index_fits_spm(cx, step, out);
+        }
+    }
+}
+
+/// OPT-004: the index list of `dma_gather_unscaled(&index)` against one PE's SPM.
+fn gather_index_fits_spm(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let Some((arg, index)) = index_of(cx, step) else {
+        return;
+    };
+    let Some(dtype) = index.ty.dtype else { return };
+    let Some(n) = entries(&index.ty) else { return };
+    let Some(bytes) = dtype.size_bytes(n) else {
+        return;
+    };
+    let spm = cx.target.spm_bytes_per_pe;
+    if bytes <= spm {
+        return;
+    }
+    // Every type whose size is known has a whole number of entries in 4 KiB.
+    let fit = dtype.elems_for(spm);
+    out.push(
+        Diagnostic::new(
+            &OPT_004,
+            arg,
+            format!(
+                "the index list of `dma_gather_unscaled` is {bytes} bytes ({n} {dtype} entries), \
+                 but it lives in one processing element's SPM of {spm} bytes: gather it in \
+                 chunks of at most {} entries, or scale the index and use `dma_gather_scaled`",
+                fit.unwrap_or(0),
+            ),
+        )
+        .with_related(index.span, "the index tensor"),
+    );
+}
+
+/// The gather's index argument (`&index`), its span and the DM tensor it names.
+fn index_of<'a>(
+    cx: &'a FnContext<'_>,
+    step: &Step,
+) -> Option<(crate::diagnostic::Span, &'a TensorVar)> {
+    let arg = step.args.first()?;
+    let name = arg.text.trim().trim_start_matches('&').trim();
+    let var = cx
+        .model
+        .tensors
+        .iter()
+        .rev()
+        .find(|t| t.name == name && t.ty.kind == Kind::Dm && t.span.start <= step.span.start)?;
+    Some((arg.span, var))
+}
+
+/// The entries a tensor type holds: the valid positions of every axis it places, its padding
+/// and broadcasts left out; `None` when a mapping is not known or not regular.
+fn entries(ty: &TensorTy) -> Option<u64> {
+    let mut n: u64 = 1;
+    for slot in ty.kind.params() {
+        if matches!(slot, Slot::D | Slot::Other) {
+            continue;
+        }
+        let Some(map) = ty.get(*slot) else { continue };
+        let layout: &Layout = map.layout.as_deref()?;
+        for dim in &layout.dims {
+            let Dim::Factor(f) = dim else { return None };
+            if f.axis.is_some() {
+                n = n.checked_mul(f.valid)?;
+            }
+        }
+    }
+    Some(n)
+}
 
 /// The diagnostic of one refusal.
 pub fn diagnostic(r: &Refusal) -> Diagnostic {
