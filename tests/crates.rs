@@ -80,3 +80,33 @@ fn the_cli_given_one_file_checks_it_within_its_crate() {
         .collect();
     assert_eq!(codes, vec!["MAP-003"]);
 }
+
+/// A furiosa-opt-std crate reads its own library's names: the Vector Engine's intra-slice
+/// block is `vector_intra_slice_tag(TagMode::..)` there, not the manual's
+/// `vector_intra_slice_branch(BranchMode::..)`.
+#[test]
+fn a_furiosa_opt_std_crate_reads_its_own_method_names() {
+    let (_, out) = run_cli(&[
+        "fixtures/crates/opt_std_kernels/src/kernels.rs",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let messages: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["message"].as_str())
+        .collect();
+    let vec_002 = messages
+        .iter()
+        .find(|m| m.contains("needs an intra-slice block"))
+        .expect("the VEC-002 of zip_without_pair");
+    assert!(
+        vec_002.contains("`vector_intra_slice_tag(TagMode::..)`"),
+        "{vec_002}"
+    );
+    for m in &messages {
+        assert!(!m.contains("vector_intra_slice_branch"), "{m}");
+    }
+}

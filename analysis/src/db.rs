@@ -1159,6 +1159,22 @@ fn strip_spans(mut scope: Scope) -> Scope {
     scope
 }
 
+/// A diagnostic the rules word with the manual's method names, in the words of the crate's
+/// library (its message, its related notes, its fixes' titles and texts).
+fn in_library_words(d: &mut Diagnostic, library: Generation) {
+    let rename = |text: &mut String| {
+        if let Some(renamed) = model::methods::in_library_words(text, library) {
+            *text = renamed;
+        }
+    };
+    rename(&mut d.message);
+    d.related.iter_mut().for_each(|r| rename(&mut r.message));
+    for fix in &mut d.fixes {
+        rename(&mut fix.title);
+        fix.edits.iter_mut().for_each(|e| rename(&mut e.new_text));
+    }
+}
+
 /// Analyses one function from its own syntax tree (rooted at the function, offsets relative
 /// to its start) and its environment.
 pub fn analyse_fn(
@@ -1205,6 +1221,9 @@ pub fn analyse_fn(
     let cost = crate::sim::simulate(&fn_model, &cx.ops, &cx.dma_ops, target);
     drop(cx);
     diagnostics.extend(name_iterations(&fn_model, &scope, target, checked));
+    for d in &mut diagnostics {
+        in_library_words(d, library);
+    }
     diagnostics.sort_by_key(|d| (d.span, d.code()));
     diagnostics.dedup();
     FnAnalysis {

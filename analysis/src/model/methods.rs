@@ -163,6 +163,48 @@ const OPT_STD_REMOVED: &[&str] = &[
     "fetch_with_zero_points",
 ];
 
+/// Words of the manual's library that furiosa-opt-std 0.6 spells otherwise, beside its method
+/// renames: the mode of `vector_intra_slice_tag` (`vector_intra_slice_branch`'s successor).
+const OPT_STD_WORDS: &[(&str, &str)] = &[("BranchMode::", "TagMode::")];
+
+/// A message (or a fix's text) written with the manual's method names, in the words of
+/// `library`: under furiosa-opt-std 0.6 each manual method it removed is named by the one that
+/// replaced it (`align` → `contract_outer`), where the text names a method (after `` ` `` or `.`,
+/// before `` ` ``, `(`, `:` or `<`). `None` when nothing changes.
+pub fn in_library_words(text: &str, library: Generation) -> Option<String> {
+    if library != Generation::OptStd {
+        return None;
+    }
+    let mut out = text.to_string();
+    for (new, method) in OPT_STD_RENAMES {
+        let old = method.as_str();
+        if OPT_STD_REMOVED.contains(&old) {
+            out = rename_method(&out, old, new);
+        }
+    }
+    for (old, new) in OPT_STD_WORDS {
+        out = out.replace(old, new);
+    }
+    (out != text).then_some(out)
+}
+
+/// `text` with the method `old` renamed `new` wherever it is written as a method name.
+fn rename_method(text: &str, old: &str, new: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(old) {
+        let before = rest[..at].chars().last().or_else(|| out.chars().last());
+        let after = rest[at + old.len()..].chars().next();
+        let is_method =
+            matches!(before, Some('`' | '.')) && matches!(after, Some('`' | '(' | ':' | '<'));
+        out.push_str(&rest[..at]);
+        out.push_str(if is_method { new } else { old });
+        rest = &rest[at + old.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The manual's library has none of furiosa-opt-std's own methods.
 const VISA_STD_ABSENT: &[Method] = &[
     Method::FetchCast,
@@ -911,6 +953,26 @@ mod tests {
         ] {
             assert!(Method::from_name(n).transfer().is_some(), "{n}");
         }
+    }
+
+    /// A 0.6 crate reads its own method names: `align` is `contract_outer` there, where the
+    /// text names the method; another word that contains the name is left alone.
+    #[test]
+    fn messages_name_the_methods_of_the_crate_s_library() {
+        let message = "`align` packet: call `.align::<..>()`; after `vector_init()` call \
+                       `vector_intra_slice_branch(BranchMode::..)`; misaligned `align_of`";
+        assert_eq!(
+            in_library_words(message, Generation::OptStd).as_deref(),
+            Some(
+                "`contract_outer` packet: call `.contract_outer::<..>()`; after `vector_init()` \
+                 call `vector_intra_slice_tag(TagMode::..)`; misaligned `align_of`"
+            )
+        );
+        assert_eq!(in_library_words(message, Generation::VisaStd), None);
+        assert_eq!(
+            in_library_words("`to_dm` writes DM", Generation::OptStd),
+            None
+        );
     }
 
     #[test]
