@@ -1,7 +1,8 @@
 //! `--format sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
 //!
-//! One run; the tool driver lists every registered rule with its documentation and a help
-//! URI into `docs/rules.md`; each result has its location, related locations and fixes.
+//! One run; the tool driver lists every registered rule with its documentation (and a help
+//! URI into `docs/rules.md` when the build knows its repository, [`REPOSITORY`]); each result
+//! has its location, related locations and fixes.
 //! Columns count Unicode code points, as the JSON report's do (`columnKind`).
 
 use crate::output::Source;
@@ -9,9 +10,12 @@ use serde_json::{Value, json};
 use visa_analysis::rules::registry::{self, Rule};
 use visa_analysis::{Diagnostic, LineIndex, Severity, Span};
 
-/// Where each rule's documentation lives: `HELP_URI_BASE#<code in lower case>`. GitHub code
-/// scanning needs an absolute URI; forks publishing their own docs change this constant.
-pub const HELP_URI_BASE: &str = "https://github.com/visa-lint/visa-lint/blob/main/docs/rules.md";
+/// The repository this build of visa-lint was made from, when the build was told
+/// (`VISA_LINT_REPOSITORY_URL=https://github.com/ORG/visa-lint cargo install ...`): the driver's
+/// `informationUri`, and each rule's `helpUri` into its `docs/rules.md`. visa-lint has no
+/// public address of its own, so without it the log names none (both are optional in SARIF)
+/// and each rule's whole documentation is in its `help` text.
+pub const REPOSITORY: Option<&str> = option_env!("VISA_LINT_REPOSITORY_URL");
 
 /// The SARIF 2.1.0 schema's canonical address.
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -25,9 +29,14 @@ pub fn level(s: Severity) -> &'static str {
     }
 }
 
-/// The help URI of a rule.
-pub fn help_uri(code: &str) -> String {
-    format!("{HELP_URI_BASE}#{}", code.to_ascii_lowercase())
+/// The help URI of a rule in the `docs/rules.md` of `repository` (GitHub code scanning needs
+/// an absolute URI).
+pub fn help_uri(repository: &str, code: &str) -> String {
+    format!(
+        "{}/blob/main/docs/rules.md#{}",
+        repository.trim_end_matches('/'),
+        code.to_ascii_lowercase()
+    )
 }
 
 /// Every rule the driver describes, in `--list-rules` order, then the tool's internal error.
@@ -61,8 +70,10 @@ fn rule_json(r: &Rule) -> Value {
             "status": r.status.as_str(),
         },
     });
-    if registry::rule(r.code).is_some() {
-        obj["helpUri"] = help_uri(r.code).into();
+    if let Some(repository) = REPOSITORY
+        && registry::rule(r.code).is_some()
+    {
+        obj["helpUri"] = help_uri(repository, r.code).into();
     }
     obj
 }
@@ -168,18 +179,32 @@ pub fn results(src: &Source<'_>, idx: &LineIndex, diags: &[Diagnostic]) -> Vec<V
 /// The whole SARIF log of a run.
 pub fn document(results: Vec<Value>) -> Value {
     let rules: Vec<Value> = rules().into_iter().map(rule_json).collect();
+    let mut driver = json!({
+        "name": "visa-lint",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": rules,
+    });
+    if let Some(repository) = REPOSITORY {
+        driver["informationUri"] = repository.into();
+    }
     json!({
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {
-                "name": "visa-lint",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/visa-lint/visa-lint",
-                "rules": rules,
-            }},
+            "tool": {"driver": driver},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_help_uri_is_the_rule_s_anchor_in_the_repository_s_rules_md() {
+        assert_eq!(
+            super::help_uri("https://github.com/org/visa-lint/", "MAP-001"),
+            "https://github.com/org/visa-lint/blob/main/docs/rules.md#map-001"
+        );
+    }
 }
