@@ -119,6 +119,9 @@ impl Kind {
             "HostTensor" => Kind::Host,
             "HbmTensor" => Kind::Hbm,
             "HbmTensorView" => Kind::HbmView,
+            // A writable HBM view has the same slots; the model reads `view_mut()` of an HBM
+            // tensor as this kind too.
+            "HbmTensorViewMut" => Kind::HbmView,
             "DmTensor" => Kind::Dm,
             "DmTensorView" => Kind::DmView,
             "DmTensorViewMut" => Kind::DmViewMut,
