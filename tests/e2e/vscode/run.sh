@@ -2,7 +2,7 @@
 # The VS Code end-to-end test: packages the extension (with the built visa-lsp bundled),
 # installs the .vsix into code-server (VS Code 1.139 served to a browser), opens a copy of
 # fixtures/rules/CAP-003.rs in a workspace that depends on furiosa_visa_std, and drives it
-# with Debian's chromium (e2e.mjs). Installs its tools once under $VISA_E2E_CACHE (setup.sh).
+# with Debian's chromium (e2e.mjs); then checks a furiosa-opt-std 0.6 crate's diagnostic. Installs its tools once under $VISA_E2E_CACHE (setup.sh).
 # Screenshots go to target/e2e-vscode/ (the CI artifacts).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
@@ -118,6 +118,25 @@ status=0
 EXTENSIONS="$work/extensions" TIMELINE="$timeline" URL="http://127.0.0.1:$port" WORKSPACE="$ws" FILE=kernel.rs CODE=CAP-003 SIZE=64 \
   CHROMIUM="${CHROMIUM:-$(command -v chromium)}" ARTIFACTS="$artifacts" \
   timeout 600 "$node24/node" "$here/e2e.mjs" || status=$?
+# The same extension on a furiosa-opt-std 0.6 crate (the manifest names it): it starts there,
+# and the server checks the crate against that library (OPT-004 exists only there).
+ws06="$work/kernels06"
+if [ "$status" -eq 0 ]; then
+  mkdir -p "$ws06"
+  cat > "$ws06/Cargo.toml" <<'TOML'
+[package]
+name = "kernels06"
+version = "0.1.0"
+edition = "2024"
+
+[dependencies]
+furiosa-opt-std = "0.6"
+TOML
+  cp fixtures/rules/OPT-004.rs "$ws06/gather.rs"
+  URL="http://127.0.0.1:$port" WORKSPACE="$ws06" FILE=gather.rs CODE=OPT-004 ONLY_DIAGNOSTICS=1 \
+    CHROMIUM="${CHROMIUM:-$(command -v chromium)}" ARTIFACTS="$artifacts" \
+    timeout 300 "$node24/node" "$here/e2e.mjs" || status=$?
+fi
 if [ "$status" -ne 0 ]; then
   echo "--- code-server log"; tail -n 60 "$work/code-server.log"
   for f in "$data"/logs/*/exthost*/*visa-lint*.log "$data"/logs/*/exthost*/output_logging_*/*visa-lint*.log; do
