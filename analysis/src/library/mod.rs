@@ -65,7 +65,7 @@ impl Generation {
 
     /// Whether a tiling axis (an OutTime factor of the contraction that the collected stream
     /// lacks) must be held by the TRF Element. The manual's library asserts "tiling axes must
-    /// be present in TRF" in `align` (L4081-L4085); furiosa-opt-std 0.6's stream adapter only
+    /// be present in TRF" in `align` (dadf9ca; the manual reuses TRF data over them, L4083); furiosa-opt-std 0.6's stream adapter only
     /// asks that they be OutTime's innermost factors (`verify/engine/contraction/outer/
     /// stream_adapter.rs:62-70` at ebb846a), and its example `valid_tiling_not_in_trf`
     /// (`contract_outer_assertions.rs:275`) compiles.
