@@ -1205,6 +1205,7 @@ pub fn analyse_fn(
             problems: Vec::new(),
             iterations: Vec::new(),
             library,
+            adapters: Vec::new(),
         };
         let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {

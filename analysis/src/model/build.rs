@@ -8,7 +8,7 @@ use super::methods::{Engine, Method, Recv};
 use super::problem::{Kernel, NotFollowed, Primitive, Problem, Unknown};
 use super::types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu};
 use super::value;
-use super::{Arg, Chain, FnKind, FnModel, Iteration, Origin, Step, TensorVar, written};
+use super::{Adapter, Arg, Chain, FnKind, FnModel, Iteration, Origin, Step, TensorVar, written};
 use crate::diagnostic::Span;
 use crate::library::Generation;
 use crate::mapping::{self, Layout, Scope, parse};
@@ -627,6 +627,7 @@ pub fn build_fn(
             problems: Vec::new(),
             iterations: Vec::new(),
             library,
+            adapters: Vec::new(),
         },
         ret: None,
         iteration: None,
@@ -2261,6 +2262,14 @@ impl Builder<'_> {
             && let Val::Tensor { ty, tu, engines } = &recv
         {
             let first = m.generic_arg_list().and_then(|g| g.generic_args().next());
+            self.model.adapters.push(Adapter {
+                method: method.clone(),
+                span,
+                input: ty.clone(),
+                generic: first
+                    .as_ref()
+                    .map(|g| (arg_of(g.syntax()), map_of(g, &self.scope))),
+            });
             return self.adapt(&method, ty, *tu, engines, first, val_args, steps);
         }
         let spec = method

@@ -142,6 +142,23 @@ pub struct FnModel {
     pub iterations: Vec<Iteration>,
     /// The library generation the function is written against (its crate's).
     pub library: crate::library::Generation,
+    /// furiosa-opt-std's stream adapters as written (`commit_trim::<P>()`, `commit_cast::<D>()`,
+    /// ...): each is folded into the step it adapts, and the rules that check an adapter's own
+    /// conditions read it here.
+    pub adapters: Vec<Adapter>,
+}
+
+/// One stream adapter call of furiosa-opt-std.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Adapter {
+    pub method: Method,
+    /// The method name token.
+    pub span: Span,
+    /// The stream it adapts.
+    pub input: TensorTy,
+    /// Its turbofish argument as written (`m![A % 8]`, `bf16`), with its mapping when it is
+    /// one.
+    pub generic: Option<(Arg, Option<MapVal>)>,
 }
 
 /// One iteration of a loop the model iterated.

@@ -4,7 +4,8 @@
 use super::context::{FnContext, at_arg};
 use crate::derive::{self, Op, OpKind};
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::mapping::layout::Dim;
+use crate::library::Generation;
+use crate::mapping::layout::{Dim, Layout};
 use crate::model::{Dtype, Kind, Method, Slot, Step, Tu, output_arg, slot_bytes};
 use crate::rule::{Rule, Status};
 
@@ -38,7 +39,9 @@ pub const CMT_002: Rule = Rule {
            prefix of another size, for example 12 i8 elements. When the Element as a whole is not \
            a multiple of 8 bytes, ALN-007 reports it instead (one finding per commit). Pad the \
            Element's innermost axis so the commit also writes the padding (`m![M, K, W]` → \
-           `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes.",
+           `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes. In a furiosa-opt-std crate \
+           the kept part is written, `commit_trim::<P>()`: P must be 8, 16, 24 or 32 bytes and \
+           the leading part of the packet it trims (its Commit Adapter verifier).",
     bad: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W]>(0)",
     good: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W # 16]>(0)",
     manual: "L2191-L2194, L2330, L2201-L2238",
@@ -422,7 +425,84 @@ fn check_tail(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// Producers whose own rules (COL-001, CST, TRN) already check the flit.
 const FLIT_PRODUCERS: &[Method] = &[Method::Collect, Method::Cast, Method::Transpose];
 
+/// CMT-002 under furiosa-opt-std: `commit_trim::<P>()` writes out what each flit keeps, which
+/// is a leading 8, 16, 24 or 32 bytes of the packet it trims (`furiosa-opt-lower/src/verify/
+/// engine/commit_adapter.rs:8-39` at ebb846a: a Commit Adapter width, and a resize of the
+/// packet).
+fn check_trims(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    if cx.model.library != Generation::OptStd {
+        return;
+    }
+    let trims = cx
+        .model
+        .adapters
+        .iter()
+        .filter(|a| a.method == Method::CommitTrim);
+    for trim in trims {
+        let Some((arg, Some(map))) = &trim.generic else {
+            continue;
+        };
+        let (Some(kept), Some(d)) = (map.layout.as_deref(), trim.input.dtype) else {
+            continue;
+        };
+        let Some(bytes) = d.size_bytes(kept.size) else {
+            continue;
+        };
+        // Where the commit's Element is known, the derived commit sequencer reports the width
+        // (below, at the Element); the trim's own width is checked where it is not.
+        let widths = cx.target.commit_sizes_main;
+        if !widths.contains(&bytes) && !commit_element_known(cx, trim.span) {
+            out.push(Diagnostic::new(
+                &CMT_002,
+                arg.span,
+                format!(
+                    "`commit_trim` keeps {bytes} bytes of each flit ({} {d} elements, `{}`); the \
+                     Commit Adapter writes 8, 16, 24 or 32: pad the kept packet to one of them",
+                    kept.size, arg.text
+                ),
+            ));
+            continue;
+        }
+        let Some(packet) = trim.input.get(Slot::Packet) else {
+            continue;
+        };
+        if let Some(p) = packet.layout.as_deref()
+            && !leads(kept, p)
+        {
+            out.push(Diagnostic::new(
+                &CMT_002,
+                arg.span,
+                format!(
+                    "`commit_trim` keeps `{}`, which is not the leading part of the packet `{}`: \
+                     it may only cut the packet's tail (the same elements, in order)",
+                    arg.text, packet.text
+                ),
+            ));
+        }
+    }
+}
+
+/// Whether the commit that follows the adapter at `at` in its chain writes a known Element.
+fn commit_element_known(cx: &FnContext<'_>, at: Span) -> bool {
+    cx.model
+        .chains
+        .iter()
+        .flat_map(|c| &c.steps)
+        .filter(|s| s.method.is_commit() && s.span.start > at.start)
+        .min_by_key(|s| s.span.start)
+        .and_then(|s| s.output.as_ref())
+        .and_then(|ty| ty.get(Slot::Element))
+        .is_some_and(|m| m.layout.is_some())
+}
+
+/// Whether `kept` is the first `kept.size` positions of `packet`, element for element (padding
+/// for padding).
+fn leads(kept: &Layout, packet: &Layout) -> bool {
+    kept.size <= packet.size && (0..kept.size).all(|i| kept.map(i) == packet.map(i))
+}
+
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    check_trims(cx, out);
     check_stride_zero(cx, out);
     check_commit_ops(cx, out);
     check_tail(cx, out);

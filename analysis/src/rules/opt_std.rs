@@ -8,7 +8,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::library::Generation;
 use crate::mapping::layout::{Dim, Layout};
 use crate::model::refusals::Refusal;
-use crate::model::{Kind, Method, Slot, Step, TensorTy, TensorVar};
+use crate::model::{Dtype, Kind, Method, Slot, Step, TensorTy, TensorVar};
 use crate::rule::{Rule, Status};
 
 pub const OPT_001: Rule = Rule {
@@ -81,8 +81,26 @@ pub const OPT_004: Rule = Rule {
     manual: "",
 };
 
+pub const OPT_005: Rule = Rule {
+    code: "OPT-005",
+    name: "commit-cast",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "`commit_cast` converts f32 to bf16, from a trimmed packet of whole 16-byte units (furiosa-opt-std)",
+    docs: "furiosa-opt-std 0.6 can convert a stream while the Commit Engine writes it \
+           (`commit_cast::<bf16>()`, `commit_cast_relu::<bf16>()`, after `commit_trim`). That \
+           conversion is f32 to bf16 only (its `CommitCast` table), and the converting commit \
+           unit writes 8 bytes from every 16 it reads, so the trimmed packet, counted in f32 \
+           bytes, is a multiple of 16: 16 or 32 bytes, 4 or 8 elements (its Commit Adapter \
+           verifier). The manual has no commit-side cast; another conversion goes through the \
+           Cast Engine (`cast::<D, Packet>()`).",
+    bad: ".commit_trim::<m![N % 4 # 6]>().commit_cast::<bf16>() // 24 bytes of f32",
+    good: ".commit_trim::<m![N % 4 # 8]>().commit_cast::<bf16>() // 32 bytes of f32",
+    manual: "",
+};
+
 /// Every rule of this family, in code order.
-pub const RULES: &[Rule] = &[OPT_001, OPT_002, OPT_003, OPT_004];
+pub const RULES: &[Rule] = &[OPT_001, OPT_002, OPT_003, OPT_004, OPT_005];
 
 /// The OPT rules that read the model (the others are refusals the model builder found).
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
@@ -92,6 +110,74 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for step in cx.model.chains.iter().flat_map(|c| &c.steps) {
         if step.method == Method::DmaGatherUnscaled {
             gather_index_fits_spm(cx, step, out);
+        }
+    }
+    commit_casts(cx, out);
+}
+
+/// OPT-005: each `commit_cast[_relu]::<D>()`, against the `commit_trim` before it.
+fn commit_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    let adapters = &cx.model.adapters;
+    for (i, cast) in adapters.iter().enumerate() {
+        if !matches!(cast.method, Method::CommitCast | Method::CommitCastRelu) {
+            continue;
+        }
+        let to = cast
+            .generic
+            .as_ref()
+            .and_then(|(a, _)| Dtype::from_name(a.text.trim()));
+        let from = cast.input.dtype;
+        if let (Some(from), Some(to)) = (from, to)
+            && (from, to) != (Dtype::F32, Dtype::Bf16)
+        {
+            out.push(Diagnostic::new(
+                &OPT_005,
+                cast.span,
+                format!(
+                    "`{}` converts f32 to bf16 only; this stream is {from} to {to}: convert it \
+                     in the Cast Engine (`cast::<{to}, ..>()`) before the commit",
+                    cast.method
+                ),
+            ));
+            continue;
+        }
+        let trim = adapters[..i]
+            .iter()
+            .rev()
+            .find(|a| a.method == Method::CommitTrim);
+        let Some((arg, Some(map))) = trim.and_then(|t| t.generic.as_ref()) else {
+            continue;
+        };
+        let (Some(kept), Some(from)) = (map.layout.as_deref(), from) else {
+            continue;
+        };
+        let Some(bytes) = from.size_bytes(kept.size) else {
+            continue;
+        };
+        // The smallest commit width, times how many bytes are read for each one written.
+        let base = cx
+            .target
+            .commit_sizes_main
+            .iter()
+            .min()
+            .copied()
+            .unwrap_or(8);
+        let ratio = u64::from(from.bits() / Dtype::Bf16.bits()).max(1);
+        let unit = base * ratio;
+        if !bytes.is_multiple_of(unit) {
+            out.push(
+                Diagnostic::new(
+                    &OPT_005,
+                    arg.span,
+                    format!(
+                        "`{}` reads the trimmed packet in {unit}-byte units (it writes half as \
+                         many bytes as it reads), but `{}` keeps {bytes} bytes of {from}: trim \
+                         to 16 or 32 bytes",
+                        cast.method, arg.text
+                    ),
+                )
+                .with_related(cast.span, "the converting commit"),
+            );
         }
     }
 }
