@@ -71,14 +71,18 @@ fn the_cli_given_one_file_checks_it_within_its_crate() {
         "json",
     ]);
     assert_eq!(code, 1, "{out}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let codes: Vec<&str> = v["diagnostics"]
+    assert_eq!(fields(&out, "code"), vec!["MAP-003"]);
+}
+
+/// The `field` of every diagnostic of a CLI's JSON report.
+fn fields(json: &str, field: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(json).expect("JSON");
+    v["diagnostics"]
         .as_array()
         .expect("diagnostics")
         .iter()
-        .filter_map(|d| d["code"].as_str())
-        .collect();
-    assert_eq!(codes, vec!["MAP-003"]);
+        .filter_map(|d| d[field].as_str().map(String::from))
+        .collect()
 }
 
 /// A furiosa-opt-std crate reads its own library's names: the Vector Engine's intra-slice
@@ -91,13 +95,7 @@ fn a_furiosa_opt_std_crate_reads_its_own_method_names() {
         "--format",
         "json",
     ]);
-    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let messages: Vec<&str> = v["diagnostics"]
-        .as_array()
-        .expect("diagnostics")
-        .iter()
-        .filter_map(|d| d["message"].as_str())
-        .collect();
+    let messages = fields(&out, "message");
     let vec_002 = messages
         .iter()
         .find(|m| m.contains("needs an intra-slice block"))

@@ -178,6 +178,17 @@ impl FnModel {
     pub fn in_first_pass(&self, iteration: Option<u32>) -> bool {
         iteration.is_none_or(|k| self.iterations.get(k as usize).is_some_and(|i| i.first))
     }
+
+    /// The tensor of `kind` that `step`'s first value argument names (`&x`, `x`), as bound
+    /// before the step: the TRF of a contraction, the index of a gather.
+    pub fn first_arg_tensor(&self, step: &Step, kind: Kind) -> Option<&TensorVar> {
+        let arg = step.args.first()?;
+        let name = arg.text.trim().trim_start_matches('&').trim();
+        self.tensors
+            .iter()
+            .rev()
+            .find(|t| t.name == name && t.ty.kind == kind && t.span.start <= step.span.start)
+    }
 }
 
 /// The turbofish argument at `i` when it is written out (not `_`).

@@ -251,15 +251,7 @@ fn check_trf_alignment(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let Some(output) = &step.output else { continue };
-        let Some(arg) = step.args.first() else {
-            continue;
-        };
-        let name = arg.text.trim().trim_start_matches('&').trim();
-        let Some(var) =
-            cx.model.tensors.iter().rev().find(|t| {
-                t.name == name && t.ty.kind == Kind::Trf && t.span.start <= step.span.start
-            })
-        else {
+        let Some(var) = cx.model.first_arg_tensor(step, Kind::Trf) else {
             continue;
         };
         let Some(d) = var.ty.dtype else {

@@ -13,7 +13,7 @@ use crate::library::Generation;
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
 use crate::model::{
-    Arg, Dtype, Kind, Method, Slot, Step, TensorTy, TensorVar, Tu, output_arg, pad_edit, written,
+    Arg, Dtype, Kind, Method, Slot, Step, TensorTy, Tu, output_arg, pad_edit, written,
 };
 use crate::rule::{Rule, Status};
 use std::sync::Arc;
@@ -452,17 +452,6 @@ fn at(step: &Step, i: usize, slot: Slot) -> Option<Span> {
     output_arg(step, Some(i), slot).map(|a| a.span)
 }
 
-/// The TRF tensor passed to `.align(&trf)`: the nearest parameter or `let` of that name.
-fn trf_var<'a>(cx: &'a FnContext<'_>, step: &Step) -> Option<&'a TensorVar> {
-    let arg = step.args.first()?;
-    let name = arg.text.trim().trim_start_matches('&').trim();
-    cx.model
-        .tensors
-        .iter()
-        .rev()
-        .find(|t| t.name == name && t.ty.kind == Kind::Trf && t.span.start <= step.span.start)
-}
-
 /// How many 32-byte flits the Stream Adapter collects to build `packet` from the collected
 /// stream `time`, `flit` (1: the flit alone, padded; c: the innermost Time positions `0..c`
 /// followed by the flit), when the packet is such a collection.
@@ -635,7 +624,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         ));
         return;
     }
-    let trf = trf_var(cx, step);
+    let trf = cx.model.first_arg_tensor(step, Kind::Trf);
     // CON-003
     if let Some(t) = trf {
         let mut diffs = Vec::new();

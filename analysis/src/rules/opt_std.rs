@@ -8,7 +8,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::library::Generation;
 use crate::mapping::layout::{Dim, Layout};
 use crate::model::refusals::Refusal;
-use crate::model::{Dtype, Kind, Method, Slot, Step, TensorTy, TensorVar};
+use crate::model::{Dtype, Kind, Method, Slot, Step, TensorTy};
 use crate::rule::{Rule, Status};
 
 pub const OPT_001: Rule = Rule {
@@ -184,7 +184,8 @@ fn commit_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 
 /// OPT-004: the index list of `dma_gather_unscaled(&index)` against one PE's SPM.
 fn gather_index_fits_spm(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
-    let Some((arg, index)) = index_of(cx, step) else {
+    let (Some(arg), Some(index)) = (step.args.first(), cx.model.first_arg_tensor(step, Kind::Dm))
+    else {
         return;
     };
     let Some(dtype) = index.ty.dtype else { return };
@@ -201,7 +202,7 @@ fn gather_index_fits_spm(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnost
     out.push(
         Diagnostic::new(
             &OPT_004,
-            arg,
+            arg.span,
             format!(
                 "the index list of `dma_gather_unscaled` is {bytes} bytes ({n} {dtype} entries), \
                  but it lives in one processing element's SPM of {spm} bytes: gather it in \
@@ -211,22 +212,6 @@ fn gather_index_fits_spm(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnost
         )
         .with_related(index.span, "the index tensor"),
     );
-}
-
-/// The gather's index argument (`&index`), its span and the DM tensor it names.
-fn index_of<'a>(
-    cx: &'a FnContext<'_>,
-    step: &Step,
-) -> Option<(crate::diagnostic::Span, &'a TensorVar)> {
-    let arg = step.args.first()?;
-    let name = arg.text.trim().trim_start_matches('&').trim();
-    let var = cx
-        .model
-        .tensors
-        .iter()
-        .rev()
-        .find(|t| t.name == name && t.ty.kind == Kind::Dm && t.span.start <= step.span.start)?;
-    Some((arg.span, var))
 }
 
 /// The entries a tensor type holds: the valid positions of every axis it places, its padding
