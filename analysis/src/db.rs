@@ -330,6 +330,11 @@ fn workspace_files(db: &dyn salsa::Database) -> &BTreeMap<PathBuf, SourceFile> {
     Workspace::try_get(db).map_or(&EMPTY, |w| &**w.files(db))
 }
 
+/// The workspace's file at an absolute path.
+pub fn workspace_file<'db>(db: &'db dyn salsa::Database, path: &Path) -> Option<&'db SourceFile> {
+    workspace_files(db).get(path)
+}
+
 /// A crate's module tree with every scope resolved.
 #[salsa::tracked(returns(ref))]
 pub fn def_map<'db>(db: &'db dyn salsa::Database, key: CrateKey<'db>) -> Arc<DefMap> {
@@ -375,6 +380,18 @@ pub fn module_env_texts(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<E
                 .collect(),
         )
     };
+    Arc::new(in_crate_of(db, file, from).unwrap_or_default())
+}
+
+/// `from` applied to the module tree of `file`'s crate: the first crate of its package whose
+/// tree holds the file, else the file as its own crate root (`from` says whether a tree holds
+/// the file by answering).
+pub fn in_crate_of<T>(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    from: impl Fn(&DefMap) -> Option<T>,
+) -> Option<T> {
+    let path = file.path(db);
     if let Some(pkg) = package_of(db, path) {
         let lib = pkg.lib_name.clone().zip(pkg.roots.first().cloned());
         for root in &pkg.roots {
@@ -384,8 +401,8 @@ pub fn module_env_texts(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<E
             {
                 specs.push((name.clone(), lib_root.clone()));
             }
-            if let Some(envs) = from(def_map(db, CrateKey::new(db, specs))) {
-                return Arc::new(envs);
+            if let Some(found) = from(def_map(db, CrateKey::new(db, specs))) {
+                return Some(found);
             }
         }
     }
@@ -400,8 +417,7 @@ pub fn module_env_texts(db: &dyn salsa::Database, file: SourceFile) -> Arc<Vec<E
     };
     let files = workspace_files(db);
     let alone = Some(file);
-    let map = DefMap::build(&[spec], &DbItems { db, files, alone });
-    Arc::new(from(&map).unwrap_or_default())
+    from(&DefMap::build(&[spec], &DbItems { db, files, alone }))
 }
 
 /// One function's text, its environment and the chip it is checked for. The environment is
@@ -841,7 +857,8 @@ pub fn file_diagnostics(
     file: SourceFile,
     settings: Settings,
 ) -> Arc<[Diagnostic]> {
-    let raw = file_analysis(db, file, settings).diagnostics();
+    let mut raw = file_analysis(db, file, settings).diagnostics();
+    crate::alias_fix::add_definition_fixes(db, file, &mut raw);
     let suppressed = crate::suppress::apply(file.text(db), raw);
     settings.config(db).apply(suppressed).into()
 }

@@ -56,6 +56,17 @@ pub struct Fix {
     pub title: String,
     /// Safe fixes keep the kernel's meaning apart from the reported problem; `--fix` applies only those.
     pub safe: bool,
+    /// Edits in the diagnostic's own file.
+    pub edits: Vec<Edit>,
+    /// Edits in other files of the crate (the definition of an alias another module declares).
+    pub other_files: Vec<FileEdits>,
+}
+
+/// The edits a fix makes in one file other than its diagnostic's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileEdits {
+    /// Absolute, as the engine names files.
+    pub path: std::path::PathBuf,
     pub edits: Vec<Edit>,
 }
 
@@ -129,6 +140,7 @@ impl Diagnostic {
             title: title.into(),
             safe,
             edits,
+            other_files: Vec::new(),
         });
         self
     }

@@ -3,6 +3,7 @@
 //! Today it holds the mapping engine (`m!`, `axes!`, `i!`: grammar, symbolic semantics,
 //! canonical normal form, MAP-* diagnostics) and the rule registry.
 
+pub mod alias_fix;
 pub mod api;
 pub mod config;
 pub mod db;
@@ -27,7 +28,7 @@ pub use api::{
     evaluate,
 };
 pub use config::{Config, ConfigError};
-pub use diagnostic::{Diagnostic, Edit, Fix, LineIndex, Severity, Span};
+pub use diagnostic::{Diagnostic, Edit, FileEdits, Fix, LineIndex, Severity, Span};
 pub use line_index::{Encoding, Position};
 
 /// Checks one file's text with every implemented rule under the default configuration,

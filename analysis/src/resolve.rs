@@ -1046,6 +1046,11 @@ impl DefMap {
             .position(|m| m.file == file && m.in_file == in_file)
     }
 
+    /// The name an item of the crate is declared under.
+    pub fn item_name(&self, module: usize, index: usize) -> Option<&str> {
+        self.item(module, index).map(|it| it.name.as_str())
+    }
+
     fn item(&self, module: usize, index: usize) -> Option<&Item> {
         self.items.get(module).and_then(|(_, _, it)| it.get(index))
     }

@@ -290,6 +290,7 @@ pub fn tensor_type(
                 let at = span_of(seg.syntax().text_range());
                 for m in t.maps.values_mut() {
                     m.span = Some(at);
+                    m.in_tensor_alias = true;
                 }
                 return Some(t);
             }
@@ -371,6 +372,7 @@ fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
                     text,
                     layout: layout.map(Arc::new),
                     span: Some(span_of(call.syntax().text_range())),
+                    in_tensor_alias: false,
                 })
             }
             ast::Type::PathType(p) => {
@@ -398,6 +400,7 @@ fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
         text: name.to_string(),
         layout: layout.map(Arc::new),
         span: Some(at),
+        in_tensor_alias: false,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod types;
 pub mod value;
 
 use crate::diagnostic::Span;
+use crate::mapping::Scope;
 pub use methods::{Engine, Method};
 pub use problem::Problem;
 pub use types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu, VeStage, slot_bytes};
@@ -47,6 +48,9 @@ pub struct Arg {
     /// an `if`, a field that is a constant) or when it is unknown; `None` when the value is
     /// written in place (the rules read its text, with spans inside it).
     pub value: Option<value::Eval>,
+    /// A mapping written inside a tensor type alias that is named at `span` (see
+    /// [`MapVal::in_tensor_alias`]): `text` is not what `span` holds.
+    pub in_tensor_alias: bool,
 }
 
 impl Arg {
@@ -56,6 +60,15 @@ impl Arg {
             text,
             span,
             value: None,
+            in_tensor_alias: false,
+        }
+    }
+
+    /// Where a mapping is written, as an argument (see [`placed`]).
+    pub fn mapping(m: &MapVal, span: Span) -> Arg {
+        Arg {
+            in_tensor_alias: m.in_tensor_alias,
+            ..Arg::written(m.text.clone(), span)
         }
     }
 
@@ -199,7 +212,7 @@ pub fn written(step: &Step, i: usize) -> Option<&Arg> {
 /// A mapping as the argument it is written as (its text and where), when it is written
 /// somewhere in the function; `None` for a mapping the model inferred.
 pub fn placed(m: &MapVal) -> Option<Arg> {
-    m.span.map(|span| Arg::written(m.text.clone(), span))
+    m.span.map(|span| Arg::mapping(m, span))
 }
 
 /// Where the `slot` mapping of `step`'s result is written: its turbofish argument `generic`
@@ -254,8 +267,20 @@ pub fn in_call(step: &Step, span: Span) -> bool {
         || step.args.iter().any(|a| within(a.span))
 }
 
-/// The edit that pads a written `m![...]` argument to `n` positions (see
-/// [`crate::mapping::edit::pad`]).
-pub fn pad_edit(arg: &Arg, n: u64) -> Option<crate::diagnostic::Edit> {
-    crate::mapping::edit::pad(&arg.text, arg.span, n)
+/// The edit that pads a written mapping argument to `n` positions (see
+/// [`crate::mapping::edit::pad`]): an `m![...]` is padded where it stands; a mapping alias
+/// (`Slice`, `layouts::Slice`) is replaced at this use by its padded mapping, so no other use
+/// of the alias changes (the engine offers editing the alias's definition as a second fix).
+/// `None` for a mapping written inside a tensor type alias, which this use cannot edit.
+pub fn pad_edit(scope: &Scope, arg: &Arg, n: u64) -> Option<crate::diagnostic::Edit> {
+    if arg.in_tensor_alias {
+        return None;
+    }
+    let text = arg.text.trim();
+    if text.starts_with("m![") {
+        return crate::mapping::edit::pad(text, arg.span, n);
+    }
+    let alias = scope.aliases.get(text)?.body.as_ref()?;
+    let layout = crate::mapping::lower(alias, scope, &mut Vec::new())?;
+    crate::mapping::edit::pad(&format!("m![{}]", layout.to_expr()), arg.span, n)
 }

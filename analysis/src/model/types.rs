@@ -257,6 +257,10 @@ pub struct MapVal {
     /// Shared: a model copies its tensor types into every step that reads or writes them.
     pub layout: Option<std::sync::Arc<Layout>>,
     pub span: Option<crate::diagnostic::Span>,
+    /// Written inside a tensor type alias (`type Input = DmTensor<.., m![A / 8], ..>`) that is
+    /// named at `span` (`a: &Input`): `text` is the mapping, not the text at `span`, so no fix
+    /// may replace `span` with a mapping.
+    pub in_tensor_alias: bool,
 }
 
 impl MapVal {
@@ -266,6 +270,7 @@ impl MapVal {
             text: text.into(),
             layout: layout.map(std::sync::Arc::new),
             span: None,
+            in_tensor_alias: false,
         }
     }
 }

@@ -418,7 +418,7 @@ fn check_flit_fill(
             waste % 10
         ),
     );
-    if let Some(edit) = d.elems_for(full).and_then(|m| pad_edit(arg, m)) {
+    if let Some(edit) = d.elems_for(full).and_then(|m| pad_edit(cx.scope, arg, m)) {
         diag = diag.with_fix(format!("pad the packet to {full} bytes"), false, vec![edit]);
     }
     out.push(diag);
@@ -638,7 +638,7 @@ fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     let target_bytes = round_up(bytes, a).unwrap_or(a);
     if let Some(edit) = arg
         .zip(d.elems_for(target_bytes))
-        .and_then(|(arg, m)| pad_edit(arg, m))
+        .and_then(|(arg, m)| pad_edit(cx.scope, arg, m))
     {
         diag = diag.with_fix(
             format!("pad the packet to {target_bytes} bytes"),
@@ -681,7 +681,7 @@ fn check_commit_units(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     );
     if let Some(edit) = arg
         .zip(d.elems_for(full))
-        .and_then(|(arg, m)| pad_edit(arg, m))
+        .and_then(|(arg, m)| pad_edit(cx.scope, arg, m))
     {
         diag = diag.with_fix(
             format!("make the padding explicit ({full} bytes)"),
@@ -759,7 +759,8 @@ mod tests {
 
     #[test]
     fn padding_edits() {
-        let e = |t: &str, n| pad_edit(&arg(t), n).map(|e| e.new_text);
+        let scope = crate::mapping::Scope::default();
+        let e = |t: &str, n| pad_edit(&scope, &arg(t), n).map(|e| e.new_text);
         assert_eq!(e("m![C]", 8).as_deref(), Some("m![C # 8]"));
         assert_eq!(e("m![B, C]", 16).as_deref(), Some("m![[B, C] # 16]"));
         assert_eq!(e("m![C # 6]", 8).as_deref(), Some("m![C # 8]"));

@@ -411,8 +411,8 @@ fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
     out
 }
 
-/// The fix that pads a written mapping to `n`, or (for an alias) nothing: the alias is edited
-/// where it is defined.
+/// The fix that pads a written mapping to `n` (an alias: at this use; the engine adds the
+/// edit of its definition).
 fn pad_fix(
     cx: &FnContext<'_>,
     d: Diagnostic,
@@ -420,11 +420,8 @@ fn pad_fix(
     n: u64,
     title: String,
 ) -> Diagnostic {
-    if alias(cx, site.map).is_some() {
-        return d;
-    }
-    let arg = Arg::written(site.map.text.clone(), site.at);
-    match pad_edit(&arg, n) {
+    let arg = Arg::mapping(site.map, site.at);
+    match pad_edit(cx.scope, &arg, n) {
         Some(edit) => d.with_fix(title, true, vec![edit]),
         None => d,
     }
@@ -1081,7 +1078,7 @@ mod tests {
     }
 
     #[test]
-    fn alias_reported_once_without_a_fix() {
+    fn alias_reported_once_with_its_padded_mapping_at_the_use() {
         let src = "axes![A = 512];\ntype S = m![A / 8];\n#[device(chip = 1)]\nfn k(a: &DmTensor<i8, m![1], m![1 # 2], S, m![A % 8]>, b: &DmTensor<i8, m![1], m![1 # 2], S, m![A % 8]>) {}\n";
         let d = diags(src);
         assert_eq!(d.len(), 1, "{d:?}");
@@ -1090,7 +1087,8 @@ mod tests {
             "{}",
             d[0].1
         );
-        assert!(fix_texts(src, "CAP-003").is_empty());
+        // The use is replaced by the padded mapping, so the other use keeps its type.
+        assert_eq!(fix_texts(src, "CAP-003"), ["m![A / 8 # 256]"]);
     }
 
     #[test]

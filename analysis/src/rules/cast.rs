@@ -189,7 +189,7 @@ fn check_packet(
         };
         if let Some(a) = &arg {
             if same_elements {
-                if let Some(edit) = pad_edit(a, n2) {
+                if let Some(edit) = pad_edit(cx.scope, a, n2) {
                     diag = diag.with_fix(
                         format!("pad the packet to {n2} elements ({flit} bytes)"),
                         true,

@@ -139,7 +139,9 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 )
             };
             if bytes < flit
-                && let Some(edit) = arg.zip(d.elems_for(flit)).and_then(|(a, m)| pad_edit(a, m))
+                && let Some(edit) = arg
+                    .zip(d.elems_for(flit))
+                    .and_then(|(a, m)| pad_edit(cx.scope, a, m))
             {
                 diag = diag.with_fix(format!("pad the packet to {flit} bytes"), false, vec![edit]);
             }

@@ -717,7 +717,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 && op_bytes < mac
                 && let Some(edit) = written(step, 1)
                     .zip(d.elems_for(mac))
-                    .and_then(|(a, n)| pad_edit(a, n))
+                    .and_then(|(a, n)| pad_edit(cx.scope, a, n))
             {
                 diag = diag.with_fix(format!("pad OutPacket to {mac} bytes"), false, vec![edit]);
             }
@@ -825,7 +825,7 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                     if let (Some(mv), Some(n)) = (var.ty.get(Slot::Element), d.elems_for(want))
                         && e.dims.len() == 1
                         && let Some(span) = mv.span
-                        && let Some(edit) = pad_edit(&Arg::written(mv.text.clone(), span), n)
+                        && let Some(edit) = pad_edit(cx.scope, &Arg::mapping(mv, span), n)
                     {
                         diag = diag.with_fix("pad the TRF Element", false, vec![edit]);
                     }
@@ -1295,7 +1295,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                 );
                 if same_data(op, r)
                     && op.size < rows
-                    && let Some(edit) = written(step, 1).and_then(|a| pad_edit(a, rows))
+                    && let Some(edit) = written(step, 1).and_then(|a| pad_edit(cx.scope, a, rows))
                 {
                     diag = diag.with_fix(format!("pad OutPacket to {rows}"), false, vec![edit]);
                 }
@@ -1381,7 +1381,7 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                 );
                 if data_ok
                     && padded <= cols
-                    && let Some(edit) = written(step, 1).and_then(|a| pad_edit(a, padded))
+                    && let Some(edit) = written(step, 1).and_then(|a| pad_edit(cx.scope, a, padded))
                 {
                     diag = diag.with_fix(format!("pad OutPacket to {padded}"), false, vec![edit]);
                 }

@@ -12,8 +12,8 @@
 
 use super::context::{FnContext, at_arg};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
-use crate::mapping::Layout;
 use crate::mapping::layout::{Axis, Dim, Factor};
+use crate::mapping::{Layout, Scope};
 use crate::model::{
     Arg, Chain, Method, Slot, Step, TensorTy, input_arg, output_arg, pad_edit, slot_bytes,
 };
@@ -830,7 +830,7 @@ fn check_switch(cx: &FnContext<'_>, sw: &Switch<'_>, out: &mut Vec<Diagnostic>) 
             && sw.out_slice.size == slices
             && sw.input.get(Slot::Slice).is_some_and(|m| m.span.is_some());
         if !reported_by_cap {
-            out.push(full_cluster(sw, slices));
+            out.push(full_cluster(cx.scope, sw, slices));
         }
         return;
     }
@@ -884,7 +884,7 @@ fn packet_unchanged(sw: &Switch<'_>, out: &mut Vec<Diagnostic>) {
     out.push(d);
 }
 
-fn full_cluster(sw: &Switch<'_>, slices: u64) -> Diagnostic {
+fn full_cluster(scope: &Scope, sw: &Switch<'_>, slices: u64) -> Diagnostic {
     let out_short = sw.out_slice.size != slices;
     let (span, which, text_, size) = if out_short {
         (
@@ -917,9 +917,9 @@ fn full_cluster(sw: &Switch<'_>, slices: u64) -> Diagnostic {
         } else {
             sw.input
                 .get(Slot::Slice)
-                .and_then(|m| Some(Arg::written(m.text.clone(), m.span?)))
+                .and_then(|m| Some(Arg::mapping(m, m.span?)))
         };
-        if let Some(edit) = arg.and_then(|a| pad_edit(&a, slices)) {
+        if let Some(edit) = arg.and_then(|a| pad_edit(scope, &a, slices)) {
             d = d.with_fix(format!("pad the Slice to {slices}"), false, vec![edit]);
         }
     }

@@ -208,7 +208,10 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
                 pout.size
             ),
         );
-        if let Some(edit) = packet_arg.as_ref().and_then(|a| pad_edit(a, align)) {
+        if let Some(edit) = packet_arg
+            .as_ref()
+            .and_then(|a| pad_edit(cx.scope, a, align))
+        {
             diag = diag.with_fix(
                 format!("pad the row to {align} elements ({flit} bytes)"),
                 true,
