@@ -68,13 +68,14 @@ fn definition_fix(
         span: body,
         new_text: new_text.to_string(),
     };
-    let title = format!("pad `{name}` where it is defined (changes every use of `{name}`)");
+    let title = format!("pad `{name}` where it is defined, for every use");
     if def_file == file {
         return Fix {
             title,
             safe: false,
             edits: vec![edit],
             other_files: Vec::new(),
+            edits_definition: true,
         };
     }
     Fix {
@@ -85,6 +86,7 @@ fn definition_fix(
             path: def_file.path(db).clone(),
             edits: vec![edit],
         }],
+        edits_definition: true,
     }
 }
 

@@ -60,6 +60,9 @@ pub struct Fix {
     pub edits: Vec<Edit>,
     /// Edits in other files of the crate (the definition of an alias another module declares).
     pub other_files: Vec<FileEdits>,
+    /// It edits the definition of an alias, so every use of the alias changes: unsafe until
+    /// the crate analysed with it shows no new error (see [`crate::fix_check`]).
+    pub edits_definition: bool,
 }
 
 /// The edits a fix makes in one file other than its diagnostic's.
@@ -141,6 +144,7 @@ impl Diagnostic {
             safe,
             edits,
             other_files: Vec::new(),
+            edits_definition: false,
         });
         self
     }

@@ -10,6 +10,7 @@ pub mod db;
 pub mod derive;
 pub mod diagnostic;
 pub mod dtype;
+pub mod fix_check;
 pub mod library;
 pub mod line_index;
 pub mod mapping;
@@ -24,8 +25,8 @@ pub mod syntax;
 pub mod target;
 
 pub use api::{
-    Analysis, AnalysisHost, Cancellable, CostHint, Evaluation, FileId, Hover, HoverContent,
-    evaluate,
+    Analysis, AnalysisHost, Cancellable, CheckedFixes, CostHint, Evaluation, FileId, Hover,
+    HoverContent, evaluate,
 };
 pub use config::{Config, ConfigError};
 pub use diagnostic::{Diagnostic, Edit, FileEdits, Fix, LineIndex, Severity, Span};

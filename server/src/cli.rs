@@ -116,6 +116,7 @@ fn eval(
     let src = Source {
         name: "<command line>",
         text: &ev.source,
+        others: &[],
     };
     let Some(layout) = ev.layout.as_ref().filter(|_| !has_error) else {
         match format {

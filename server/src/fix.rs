@@ -28,7 +28,12 @@ pub fn apply_once(text: &str, diags: &[Diagnostic], which: Applicability) -> (St
         let candidate = d
             .fixes
             .iter()
-            .find(|f| !f.edits.is_empty() && (f.safe || which == Applicability::All));
+            // A fix that edits other files too waits for a crate-wide pass (not yet made).
+            .find(|f| {
+                !f.edits.is_empty()
+                    && f.other_files.is_empty()
+                    && (f.safe || which == Applicability::All)
+            });
         let Some(fix) = candidate else {
             continue;
         };

@@ -28,6 +28,10 @@ pub type Analyse<'a> = &'a (dyn Fn(&Config, &FileCtx, &str) -> Vec<Diagnostic> +
 pub struct FileCtx {
     pub path: Option<PathBuf>,
     pub package: Option<Arc<LoadedPackage>>,
+    /// Whether the fixes are checked against the crate analysed with each applied (see
+    /// [`visa_analysis::fix_check`]): when they are applied (`--fix`, `--diff`) or handed to
+    /// tools that may apply them (JSON, SARIF).
+    pub check_fixes: bool,
 }
 
 /// A package's files as the run read them, and one analysis host over them shared by the
@@ -121,7 +125,21 @@ impl LoadedPackage {
 
     /// The diagnostics of `path` with `text`: from the shared host when the text is the one
     /// read from disk, from a host of its own otherwise (a `--fix` pass, standard input).
-    fn diagnostics(&self, config: &Config, path: &Path, text: &str) -> Vec<Diagnostic> {
+    fn diagnostics(
+        &self,
+        config: &Config,
+        path: &Path,
+        text: &str,
+        check: bool,
+    ) -> Vec<Diagnostic> {
+        if check {
+            let mut host = self.host_with(config, path, text);
+            let Some(file) = host.file_id(path) else {
+                return Vec::new();
+            };
+            let diags = host.snapshot().diagnostics(file).map(|d| d.to_vec());
+            return host.check_fixes(file, &diags.unwrap_or_default());
+        }
         let on_disk = self.files.iter().any(|(p, t)| p == path && t == text);
         let snapshot = on_disk
             .then(|| {
@@ -154,7 +172,7 @@ impl LoadedPackage {
 /// levels applied), within its crate when it lies in a package.
 pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
     if let (Some(path), Some(pkg)) = (&file.path, &file.package) {
-        return pkg.diagnostics(config, &absolute(path), text);
+        return pkg.diagnostics(config, &absolute(path), text, file.check_fixes);
     }
     let path = file.path.clone().unwrap_or_else(|| PathBuf::from("<text>"));
     LONE_HOST.with_borrow_mut(|lone| {
@@ -168,11 +186,14 @@ pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
         let host = &mut lone.host;
         host.set_config(config.clone());
         let id = host.set_file(&path, text.to_string());
-        let diagnostics = host
+        let mut diagnostics = host
             .snapshot()
             .diagnostics(id)
             .map(|d| d.to_vec())
             .unwrap_or_default();
+        if file.check_fixes {
+            diagnostics = host.check_fixes(id, &diagnostics);
+        }
         // The next file is a crate of its own: this one must not be among its neighbours.
         host.remove_file(id);
         lone.busy = false;
@@ -268,6 +289,8 @@ struct Checked {
     original: String,
     text: String,
     diags: Vec<Diagnostic>,
+    /// The other files its diagnostics' fixes edit: (absolute path, name as reported, text).
+    others: Vec<(PathBuf, String, String)>,
     fixed: usize,
     /// A one-line problem (unreadable file, not UTF-8): exit status 2.
     problem: Option<String>,
@@ -340,6 +363,7 @@ fn check_one(
                 original: String::new(),
                 text: String::new(),
                 diags: Vec::new(),
+                others: Vec::new(),
                 fixed: 0,
                 problem: Some(problem),
                 skipped: false,
@@ -354,6 +378,7 @@ fn check_one(
             original: String::new(),
             text: String::new(),
             diags: Vec::new(),
+            others: Vec::new(),
             fixed: 0,
             problem: None,
             skipped: true,
@@ -380,17 +405,41 @@ fn check_one(
             ),
         };
     let library = Some(library_of(config, ctx, &name, &text));
+    let others = other_texts(ctx, &diags);
     Checked {
         name,
         path,
         original: text,
         text: fixed_text,
         diags,
+        others,
         fixed,
         problem: None,
         skipped: false,
         library,
     }
+}
+
+/// The texts of the other files that `diags`' fixes edit, from the file's package as the run
+/// read it, each with its name as the report gives it.
+fn other_texts(ctx: &FileCtx, diags: &[Diagnostic]) -> Vec<(PathBuf, String, String)> {
+    let Some(pkg) = &ctx.package else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, String, String)> = Vec::new();
+    for o in diags
+        .iter()
+        .flat_map(|d| &d.fixes)
+        .flat_map(|f| &f.other_files)
+    {
+        if out.iter().any(|(p, _, _)| *p == o.path) {
+            continue;
+        }
+        if let Some((path, text)) = pkg.files.iter().find(|(p, _)| *p == o.path) {
+            out.push((path.clone(), shown_dir(path), text.clone()));
+        }
+    }
+    out
 }
 
 /// Checks every input on `jobs` threads; results in input order.
@@ -570,7 +619,11 @@ pub fn lint(
     let ctxs: Vec<FileCtx> = packages_of(&paths)
         .into_iter()
         .zip(paths)
-        .map(|(package, path)| FileCtx { path, package })
+        .map(|(package, path)| FileCtx {
+            path,
+            package,
+            check_fixes: fixing.is_some() || matches!(cli.format, Format::Json | Format::Sarif),
+        })
         .collect();
 
     let checked = check_all(
@@ -632,6 +685,7 @@ pub fn lint(
         let src = Source {
             name: &c.name,
             text: &c.text,
+            others: &c.others,
         };
         if cli.statistics {
             all_diags.extend(c.diags.iter().cloned());

@@ -5,6 +5,7 @@ use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::WriteColor};
 use serde_json::{Value, json};
+use std::path::PathBuf;
 use visa_analysis::library::Library;
 use visa_analysis::rules::registry::{Rule, Status};
 use visa_analysis::{Diagnostic, LineIndex, Severity, Span};
@@ -29,6 +30,8 @@ pub static INTERNAL_ERROR: Rule = Rule {
 pub struct Source<'a> {
     pub name: &'a str,
     pub text: &'a str,
+    /// The other files its fixes edit: (absolute path, name as reported, text).
+    pub others: &'a [(PathBuf, String, String)],
 }
 
 fn cs_severity(s: Severity) -> CsSeverity {
@@ -320,6 +323,29 @@ fn insert_position(
     }
 }
 
+/// A fix's edits in other files, each file as `{"file", "edits"}` with positions in its text
+/// (a file whose text the run does not hold is left out).
+fn other_files_json(src: &Source<'_>, f: &visa_analysis::Fix) -> Vec<Value> {
+    f.other_files
+        .iter()
+        .filter_map(|o| {
+            let (_, name, text) = src.others.iter().find(|(p, _, _)| *p == o.path)?;
+            let idx = LineIndex::new(text);
+            let edits: Vec<Value> = o
+                .edits
+                .iter()
+                .map(|e| {
+                    let mut obj = serde_json::Map::new();
+                    insert_position(&mut obj, &idx, text, e.span);
+                    obj.insert("new_text".into(), e.new_text.clone().into());
+                    Value::Object(obj)
+                })
+                .collect();
+            Some(json!({"file": name, "edits": edits}))
+        })
+        .collect()
+}
+
 /// One diagnostic as DESIGN.md §4's JSON object.
 pub fn diagnostic_json(src: &Source<'_>, idx: &LineIndex, d: &Diagnostic) -> Value {
     let mut obj = serde_json::Map::new();
@@ -343,7 +369,11 @@ pub fn diagnostic_json(src: &Source<'_>, idx: &LineIndex, d: &Diagnostic) -> Val
                     Value::Object(o)
                 })
                 .collect();
-            json!({"title": f.title, "safe": f.safe, "edits": edits})
+            let mut fix = json!({"title": f.title, "safe": f.safe, "edits": edits});
+            if !f.other_files.is_empty() {
+                fix["other_files"] = other_files_json(src, f).into();
+            }
+            fix
         })
         .collect();
     obj.insert("fixes".into(), fixes.into());

@@ -3,12 +3,13 @@
 //! that applies every safe fix of the file.
 
 use super::config::Settings;
+use super::convert::Lines;
 use super::{Doc, FIX_ALL, diagnostics};
 use std::collections::HashMap;
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, TextEdit, Uri, WorkspaceEdit,
 };
-use visa_analysis::{Diagnostic, Edit, Fix, Span};
+use visa_analysis::{CheckedFixes, Diagnostic, Edit, Fix, Span};
 
 /// Whether a fix pads a mapping (`# N`): the headline fixes, listed first.
 fn is_padding(f: &Fix) -> bool {
@@ -26,6 +27,30 @@ fn workspace_edit(uri: &Uri, doc: &Doc, edits: &[&Edit]) -> WorkspaceEdit {
     }
 }
 
+/// A fix's edits as one workspace edit: this document's, and those of the other files it
+/// edits (placed in their texts as the fix was checked against); `None` when another file's
+/// text or URI is not known.
+fn fix_edit(uri: &Uri, doc: &Doc, fix: &Fix, checked: &CheckedFixes) -> Option<WorkspaceEdit> {
+    let own: Vec<&Edit> = fix.edits.iter().collect();
+    let mut edit = workspace_edit(uri, doc, &own);
+    let changes = edit.changes.get_or_insert_with(HashMap::new);
+    if own.is_empty() {
+        changes.clear();
+    }
+    for other in &fix.other_files {
+        let text = checked.texts.get(&other.path)?;
+        let other_uri = Uri::from_file_path(&other.path)?;
+        let lines = Lines::default();
+        changes.entry(other_uri).or_default().extend(
+            other
+                .edits
+                .iter()
+                .map(|e| TextEdit::new(lines.range(text, e.span), e.new_text.clone())),
+        );
+    }
+    Some(edit)
+}
+
 /// Whether an action of kind `kind` was asked for (`only` filters by prefix).
 fn wanted(only: Option<&[CodeActionKind]>, kind: &CodeActionKind) -> bool {
     only.is_none_or(|only| {
@@ -39,10 +64,13 @@ fn overlaps(a: Span, b: Span) -> bool {
     a.start <= b.end && b.start <= a.end
 }
 
+/// The code actions at `params.range`: `checked` holds the diagnostics there with their fixes
+/// checked (see [`visa_analysis::fix_check`]), `diags` every diagnostic of the document.
 pub fn code_actions(
     uri: &Uri,
     doc: &Doc,
     diags: &[Diagnostic],
+    checked: &CheckedFixes,
     params: &CodeActionParams,
     settings: &Settings,
 ) -> Vec<CodeActionOrCommand> {
@@ -50,18 +78,25 @@ pub fn code_actions(
     let range = doc.lines.span(&doc.text, params.range);
     let mut out = Vec::new();
     if wanted(only, &CodeActionKind::QUICKFIX) {
-        for d in diags.iter().filter(|d| overlaps(d.span, range)) {
+        for d in checked
+            .diagnostics
+            .iter()
+            .filter(|d| overlaps(d.span, range))
+        {
             let lsp = diagnostics::to_lsp(d, uri, doc, settings);
             let mut fixes: Vec<&Fix> = d.fixes.iter().collect();
+            // Padding fixes first; among them the checker's order (a clean alias edit first).
             fixes.sort_by_key(|f| !is_padding(f));
             let preferred = fixes.iter().position(|f| f.safe);
             for (i, f) in fixes.iter().enumerate() {
-                let edits: Vec<&Edit> = f.edits.iter().collect();
+                let Some(edit) = fix_edit(uri, doc, f, checked) else {
+                    continue;
+                };
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: f.title.clone(),
                     kind: Some(CodeActionKind::QUICKFIX),
                     diagnostics: Some(vec![lsp.clone()]),
-                    edit: Some(workspace_edit(uri, doc, &edits)),
+                    edit: Some(edit),
                     is_preferred: (preferred == Some(i)).then_some(true),
                     ..Default::default()
                 }));
@@ -91,7 +126,14 @@ pub fn code_actions(
 pub fn safe_edits(diags: &[Diagnostic]) -> Vec<&Edit> {
     let mut fixes: Vec<&Fix> = diags
         .iter()
-        .flat_map(|d| d.fixes.iter().filter(|f| f.safe).take(1))
+        // A fix that edits other files or an alias's definition is offered on its own, after
+        // its check (the quick fixes), never in the file-wide batch.
+        .flat_map(|d| {
+            d.fixes
+                .iter()
+                .filter(|f| f.safe && f.other_files.is_empty() && !f.edits_definition)
+                .take(1)
+        })
         .collect();
     fixes.sort_by_key(|f| f.edits.iter().map(|e| e.span).min());
     let mut taken: Vec<&Edit> = Vec::new();

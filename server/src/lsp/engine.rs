@@ -9,7 +9,8 @@ pub use visa_analysis::library::{self, Library};
 pub use visa_analysis::project::{self, Package};
 use visa_analysis::rules::registry::{self, Rule};
 pub use visa_analysis::{
-    Analysis as Snapshot, AnalysisHost as Host, Cancellable, Config, FileId, HoverContent,
+    Analysis as Snapshot, AnalysisHost as Host, Cancellable, CheckedFixes, Config, FileId,
+    HoverContent,
 };
 
 /// Every registered rule (for completion in suppression comments).

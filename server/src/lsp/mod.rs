@@ -807,7 +807,11 @@ impl LanguageServer for Backend {
         let actions = self
             .query(&uri.clone(), move |snap, doc, settings| {
                 let diags = snap.diagnostics(doc.file)?;
-                Ok(actions::code_actions(&uri, doc, &diags, &params, settings))
+                let range = doc.lines.span(&doc.text, params.range);
+                let checked = snap.checked_fixes(doc.file, range)?;
+                Ok(actions::code_actions(
+                    &uri, doc, &diags, &checked, &params, settings,
+                ))
             })
             .await?;
         Ok(actions.filter(|a| !a.is_empty()))

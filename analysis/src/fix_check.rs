@@ -1,0 +1,214 @@
+//! Every fix checked before it is offered: applied to the crate in a host of its own and
+//! analysed again.
+//!
+//! A fix that leaves its diagnostic in place is not offered. A fix that clears it but adds an
+//! error anywhere in the crate (a padded alias another tensor needed unpadded, a mapping
+//! inlined where its axes are not in scope) is offered as unsafe, its title naming what it
+//! breaks. An unsafe fix that clears its diagnostic and adds no error is offered as safe
+//! when it is only unsafe for what it might break elsewhere (the edit of an alias's
+//! definition), and it comes first: padding the alias is then the fix.
+
+use crate::api::{AnalysisHost, FileId};
+use crate::diagnostic::{Diagnostic, Edit, Fix, Severity, Span};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// The errors of every file of a host, by file, as (rule, message) with their count: what a
+/// fix must not add to.
+type Errors = HashMap<PathBuf, HashMap<(&'static str, String), usize>>;
+
+/// `diags` (diagnostics of `file` in `host`) with their fixes checked: dropped, made unsafe or
+/// promoted as the module's documentation says. The host's texts are restored afterwards.
+pub fn check_fixes(host: &mut AnalysisHost, file: FileId, diags: &[Diagnostic]) -> Vec<Diagnostic> {
+    if diags.iter().all(|d| d.fixes.is_empty()) {
+        return diags.to_vec();
+    }
+    let before = errors(host);
+    diags
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            let fixes = std::mem::take(&mut d.fixes);
+            d.fixes = checked(host, file, &d, fixes, &before);
+            d
+        })
+        .collect()
+}
+
+fn checked(
+    host: &mut AnalysisHost,
+    file: FileId,
+    d: &Diagnostic,
+    fixes: Vec<Fix>,
+    before: &Errors,
+) -> Vec<Fix> {
+    let mut out: Vec<Fix> = Vec::new();
+    for mut fix in fixes {
+        match verdict(host, file, d, &fix, before) {
+            Verdict::Leaves => {}
+            Verdict::Breaks(what) => {
+                fix.safe = false;
+                fix.title = format!("{} (adds {what})", fix.title);
+                out.push(fix);
+            }
+            Verdict::Clean if fix.edits_definition => {
+                fix.safe = true;
+                out.insert(0, fix);
+            }
+            Verdict::Clean => out.push(fix),
+        }
+    }
+    out
+}
+
+enum Verdict {
+    /// The diagnostic is still reported where the fix applied.
+    Leaves,
+    /// It is gone, and these errors are new.
+    Breaks(String),
+    Clean,
+}
+
+fn verdict(
+    host: &mut AnalysisHost,
+    file: FileId,
+    d: &Diagnostic,
+    fix: &Fix,
+    before: &Errors,
+) -> Verdict {
+    let Some(path) = host.path(file).map(PathBuf::from) else {
+        return Verdict::Leaves;
+    };
+    let mut changes: Vec<(PathBuf, &[Edit])> = vec![(path.clone(), &fix.edits)];
+    for other in &fix.other_files {
+        changes.push((other.path.clone(), &other.edits));
+    }
+    let Some(originals) = apply(host, &changes) else {
+        return Verdict::Leaves;
+    };
+    let at = moved(d.span, &fix.edits);
+    let left = host.snapshot().diagnostics(file).is_ok_and(|after| {
+        after
+            .iter()
+            .any(|a| a.code() == d.code() && a.span.start <= at.end && at.start <= a.span.end)
+    });
+    let verdict = if left {
+        Verdict::Leaves
+    } else {
+        match new_errors(before, &errors(host)) {
+            Some(what) => Verdict::Breaks(what),
+            None => Verdict::Clean,
+        }
+    };
+    host.set_files(originals);
+    verdict
+}
+
+/// Sets each file's text with its edits applied; the original texts, or `None` (nothing
+/// changed) when an edit does not fit its file.
+fn apply(
+    host: &mut AnalysisHost,
+    changes: &[(PathBuf, &[Edit])],
+) -> Option<Vec<(PathBuf, String)>> {
+    let snapshot = host.snapshot();
+    let mut originals = Vec::new();
+    let mut edited = Vec::new();
+    for (path, edits) in changes {
+        if edits.is_empty() {
+            continue;
+        }
+        let id = host.file_id(path)?;
+        let text = snapshot.text(id).ok()?;
+        edited.push((path.clone(), applied(&text, edits)?));
+        originals.push((path.clone(), text.to_string()));
+    }
+    drop(snapshot);
+    host.set_files(edited);
+    Some(originals)
+}
+
+/// `text` with `edits` (non-overlapping) applied.
+pub fn applied(text: &str, edits: &[Edit]) -> Option<String> {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for e in sorted {
+        let r = e.span.range();
+        if r.start < at || !text.is_char_boundary(r.start) || !text.is_char_boundary(r.end) {
+            return None;
+        }
+        out.push_str(text.get(at..r.start)?);
+        out.push_str(&e.new_text);
+        at = r.end;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}
+
+/// Where `span` is after `edits`: moved by the edits before it, and covering an edit that
+/// replaces it.
+fn moved(span: Span, edits: &[Edit]) -> Span {
+    let mut start = i64::from(span.start);
+    let mut end = i64::from(span.end);
+    for e in edits {
+        let delta = e.new_text.len() as i64 - (i64::from(e.span.end) - i64::from(e.span.start));
+        if e.span.end <= span.start {
+            start += delta;
+            end += delta;
+        } else if e.span.start < span.end {
+            end += delta.max(-(end - start));
+        }
+    }
+    Span::new(start.max(0) as usize, end.max(start).max(0) as usize)
+}
+
+fn errors(host: &AnalysisHost) -> Errors {
+    let analysis = host.snapshot();
+    let mut out: Errors = HashMap::new();
+    for path in host.paths() {
+        let Some(id) = host.file_id(&path) else {
+            continue;
+        };
+        let counts = out.entry(path).or_default();
+        for d in analysis.diagnostics(id).iter().flat_map(|ds| ds.iter()) {
+            if d.severity == Severity::Error {
+                *counts.entry((d.code(), d.message.clone())).or_default() += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The errors `after` has beyond `before`, as a short phrase (`2 errors: CAP-003 in
+/// layouts.rs, ...`), or `None`.
+fn new_errors(before: &Errors, after: &Errors) -> Option<String> {
+    let mut added: Vec<String> = Vec::new();
+    for (path, counts) in after {
+        for ((code, message), n) in counts {
+            let had = before
+                .get(path)
+                .and_then(|c| c.get(&(*code, message.clone())))
+                .copied()
+                .unwrap_or(0);
+            let name = path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            added.extend(std::iter::repeat_n(
+                format!("{code} in {name}"),
+                n.saturating_sub(had),
+            ));
+        }
+    }
+    if added.is_empty() {
+        return None;
+    }
+    added.sort();
+    let n = added.len();
+    added.dedup();
+    Some(format!(
+        "{n} error{}: {}",
+        if n == 1 { "" } else { "s" },
+        added.join(", ")
+    ))
+}
