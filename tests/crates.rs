@@ -108,3 +108,50 @@ fn a_furiosa_opt_std_crate_reads_its_own_method_names() {
         assert!(!m.contains("vector_intra_slice_branch"), "{m}");
     }
 }
+
+/// The fixes of the diagnostic of `code` in the CLI's JSON report of `path`.
+fn fixes_of(path: &str, code: &str) -> Vec<serde_json::Value> {
+    let (_, out) = run_cli(&[path, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["code"] == code)
+        .and_then(|d| d["fixes"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// A padding fix through an alias of another module (`fixtures/crates/alias_fixes`): padding
+/// the alias where it is defined is checked against the crate. Where every use stays valid it
+/// is the safe fix, listed first, with its edit in `layouts.rs`; where padding it breaks
+/// another use (`Unit` is also a Chip, which must stay 1), it is unsafe and says what it
+/// breaks, and padding the mapping at this use is the safe fix.
+#[test]
+fn an_alias_of_another_file_is_padded_where_it_is_defined_when_every_use_allows() {
+    let fixes = fixes_of("fixtures/crates/alias_fixes", "CAP-003");
+    let first = &fixes[0];
+    assert_eq!(first["safe"], true, "{fixes:#?}");
+    assert!(first["edits"].as_array().is_some_and(Vec::is_empty));
+    let other = &first["other_files"][0];
+    assert!(
+        other["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("src/layouts.rs"))
+    );
+    assert_eq!(other["edits"][0]["line"], 6);
+    assert_eq!(other["edits"][0]["new_text"], "m![A / 8 # 256]");
+    assert_eq!(fixes[1]["edits"][0]["new_text"], "m![A / 8 # 256]");
+
+    let fixes = fixes_of("fixtures/crates/alias_fixes", "CAP-002");
+    assert_eq!(fixes[0]["safe"], true, "{fixes:#?}");
+    assert_eq!(fixes[0]["edits"][0]["new_text"], "m![1 # 2]");
+    let alias = &fixes[1];
+    assert_eq!(alias["safe"], false);
+    assert!(
+        alias["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("adds 1 error: CAP-001 in kernels.rs")),
+        "{alias:#?}"
+    );
+}

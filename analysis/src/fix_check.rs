@@ -212,3 +212,55 @@ fn new_errors(before: &Errors, after: &Errors) -> Option<String> {
         added.join(", ")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(start: usize, end: usize, new_text: &str) -> Edit {
+        Edit {
+            span: Span::new(start, end),
+            new_text: new_text.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_replaced_span_covers_its_replacement_and_later_spans_move() {
+        // `Slice` (5 bytes) at 10 replaced by `m![A / 8 # 256]` (15 bytes).
+        let e = [edit(10, 15, "m![A / 8 # 256]")];
+        assert_eq!(moved(Span::new(10, 15), &e), Span::new(10, 25));
+        assert_eq!(moved(Span::new(20, 22), &e), Span::new(30, 32));
+        assert_eq!(moved(Span::new(0, 4), &e), Span::new(0, 4));
+    }
+
+    #[test]
+    fn edits_apply_in_order_and_overlaps_are_refused() {
+        let text = "type S = m![A];";
+        assert_eq!(
+            applied(text, &[edit(9, 14, "m![A # 8]")]).as_deref(),
+            Some("type S = m![A # 8];")
+        );
+        assert_eq!(applied(text, &[edit(0, 4, "x"), edit(2, 6, "y")]), None);
+        assert_eq!(applied(text, &[edit(9, 99, "m![]")]), None);
+    }
+
+    #[test]
+    fn new_errors_are_counted_per_file_and_named() {
+        let key = |code: &'static str| (code, "message".to_string());
+        let mut before: Errors = HashMap::new();
+        before
+            .entry(PathBuf::from("/c/src/k.rs"))
+            .or_default()
+            .insert(key("CAP-003"), 1);
+        let mut after = before.clone();
+        assert_eq!(new_errors(&before, &after), None);
+        after
+            .entry(PathBuf::from("/c/src/k.rs"))
+            .or_default()
+            .insert(key("CAP-001"), 2);
+        assert_eq!(
+            new_errors(&before, &after).as_deref(),
+            Some("2 errors: CAP-001 in k.rs")
+        );
+    }
+}
