@@ -540,6 +540,10 @@ impl Backend {
     }
 }
 
+/// How many diagnostics with fixes one code-action request checks (see
+/// [`visa_analysis::fix_check`]); past it the fixes are offered unchecked.
+const MAX_CHECKED_PER_REQUEST: usize = 4;
+
 /// What a change of files on disk does to the host: each file's new text (`None`: it is gone
 /// or cannot be read, and leaves the analysis).
 type DiskChanges = Vec<(PathBuf, Option<String>)>;
@@ -808,7 +812,21 @@ impl LanguageServer for Backend {
             .query(&uri.clone(), move |snap, doc, settings| {
                 let diags = snap.diagnostics(doc.file)?;
                 let range = doc.lines.span(&doc.text, params.range);
-                let checked = snap.checked_fixes(doc.file, range)?;
+                let under = diags
+                    .iter()
+                    .filter(|d| !d.fixes.is_empty() && d.span.start <= range.end)
+                    .filter(|d| range.start <= d.span.end)
+                    .count();
+                // A cursor's few diagnostics are checked (a forked host analysed once per
+                // fix); a whole-file request gets the engine's fixes as they are.
+                let checked = if under <= MAX_CHECKED_PER_REQUEST {
+                    snap.checked_fixes(doc.file, range)?
+                } else {
+                    visa_analysis::CheckedFixes {
+                        diagnostics: diags.to_vec(),
+                        texts: Default::default(),
+                    }
+                };
                 Ok(actions::code_actions(
                     &uri, doc, &diags, &checked, &params, settings,
                 ))
