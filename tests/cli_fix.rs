@@ -293,7 +293,7 @@ fn every_offered_fix_clears_its_diagnostic_and_adds_no_error() {
             .diagnostics(file)
             .map(|d| d.to_vec())
             .unwrap_or_default();
-        let checked = host.check_fixes(file, &raw);
+        let checked = visa_analysis::check_fixes(&mut host, file, &raw);
         let before = errors_of(&raw);
         for d in &checked {
             for fix in d.fixes.iter().filter(|f| f.other_files.is_empty()) {

@@ -5,47 +5,65 @@
 //! changes nothing else. The other way to fix it is to pad the alias where it is defined,
 //! which fixes every use at once, and may break the uses that needed the old size. This
 //! module finds that definition, in the same file or in another module of the crate, and adds
-//! the edit of its `m![...]` as a second, unsafe fix; checking the fixes (see
+//! the edit of its `m![...]` as a second, unsafe fix to the diagnostics the surfaces get
+//! ([`diagnostics`], over [`db::file_diagnostics`]); checking the fixes (see
 //! [`crate::fix_check`]) promotes it when the crate analysed with the edit has no new error.
 
-use crate::db::{self, SourceFile};
+use crate::db::{self, Settings, SourceFile};
 use crate::diagnostic::{Diagnostic, Edit, FileEdits, Fix, Span};
 use crate::resolve::DefMap;
 use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode, ast, ast::HasName};
+use std::sync::Arc;
 
 /// How many renames (`type Strip = Slice;`) are followed to the alias's `m![...]`.
 const MAX_RENAMES: usize = 8;
 
-/// Adds, after each fix that replaces an alias by a padded mapping, the fix that pads the
-/// alias where it is defined.
-pub fn add_definition_fixes(db: &dyn salsa::Database, file: SourceFile, diags: &mut [Diagnostic]) {
+/// A file's diagnostics as the surfaces get them: [`db::file_diagnostics`] with, after each
+/// fix that replaces an alias by its padded mapping, the fix that pads the alias where it is
+/// defined.
+#[salsa::tracked(returns(ref))]
+pub fn diagnostics(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    settings: Settings,
+) -> Arc<[Diagnostic]> {
+    let shown = db::file_diagnostics(db, file, settings);
     let text = file.text(db);
-    for d in diags.iter_mut() {
-        let mut added = Vec::new();
-        for fix in &d.fixes {
-            let [edit] = fix.edits.as_slice() else {
-                continue;
-            };
-            let Some(path) = text.get(edit.span.range()).filter(|p| is_path(p)) else {
-                continue;
-            };
-            if !edit.new_text.starts_with("m![") {
-                continue;
-            }
-            let Some((def_file, body)) = definition(db, file, edit.span.start, path) else {
-                continue;
-            };
-            added.push(definition_fix(
-                db,
-                file,
-                def_file,
-                body,
-                path,
-                &edit.new_text,
-            ));
-        }
+    let replaces_alias = |d: &Diagnostic| d.fixes.iter().any(|f| alias_use(text, f).is_some());
+    if !shown.iter().any(replaces_alias) {
+        return shown.clone();
+    }
+    let mut all = shown.to_vec();
+    for d in &mut all {
+        let added: Vec<Fix> = d
+            .fixes
+            .iter()
+            .filter_map(|fix| {
+                let (path, edit) = alias_use(text, fix)?;
+                let (def_file, body) = definition(db, file, edit.span.start, path)?;
+                Some(definition_fix(
+                    db,
+                    file,
+                    def_file,
+                    body,
+                    path,
+                    &edit.new_text,
+                ))
+            })
+            .collect();
         d.fixes.extend(added);
     }
+    all.into()
+}
+
+/// The alias a fix replaces by a mapping (its one edit writes an `m![...]` over a path), with
+/// that edit.
+fn alias_use<'t, 'f>(text: &'t str, fix: &'f Fix) -> Option<(&'t str, &'f Edit)> {
+    let [edit] = fix.edits.as_slice() else {
+        return None;
+    };
+    let path = text.get(edit.span.range()).filter(|p| is_path(p))?;
+    edit.new_text.starts_with("m![").then_some((path, edit))
 }
 
 /// `Slice`, `layouts::Slice`, `super::layouts::Slice`: what an alias use can be.
@@ -64,28 +82,21 @@ fn definition_fix(
     name: &str,
     new_text: &str,
 ) -> Fix {
-    let edit = Edit {
+    let edits = vec![Edit {
         span: body,
         new_text: new_text.to_string(),
+    }];
+    let (edits, other_files) = if def_file == file {
+        (edits, Vec::new())
+    } else {
+        let path = def_file.path(db).clone();
+        (Vec::new(), vec![FileEdits { path, edits }])
     };
-    let title = format!("pad `{name}` where it is defined, for every use");
-    if def_file == file {
-        return Fix {
-            title,
-            safe: false,
-            edits: vec![edit],
-            other_files: Vec::new(),
-            edits_definition: true,
-        };
-    }
     Fix {
-        title,
+        title: format!("pad `{name}` where it is defined, for every use"),
         safe: false,
-        edits: Vec::new(),
-        other_files: vec![FileEdits {
-            path: def_file.path(db).clone(),
-            edits: vec![edit],
-        }],
+        edits,
+        other_files,
         edits_definition: true,
     }
 }

@@ -19,13 +19,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Diagnostics with their fixes checked, and the texts of the other files the fixes edit.
-#[derive(Clone, Debug, Default)]
-pub struct CheckedFixes {
-    pub diagnostics: Vec<Diagnostic>,
-    pub texts: HashMap<PathBuf, Arc<str>>,
-}
-
 /// A query's answer, or the news that an edit cancelled it.
 pub type Cancellable<T> = Result<T, salsa::Cancelled>;
 
@@ -159,12 +152,6 @@ impl AnalysisHost {
         self.by_path.keys().cloned().collect()
     }
 
-    /// `diags` of `file` with every fix checked against the crate analysed with it applied
-    /// (see [`crate::fix_check`]); the host's texts are the same afterwards.
-    pub fn check_fixes(&mut self, file: FileId, diags: &[Diagnostic]) -> Vec<Diagnostic> {
-        crate::fix_check::check_fixes(self, file, diags)
-    }
-
     pub fn path(&self, file: FileId) -> Option<&Path> {
         self.files.get(file.0 as usize).map(|(p, _)| p.as_path())
     }
@@ -213,7 +200,7 @@ impl Analysis {
     /// The file's diagnostics with suppression comments and rule levels applied.
     pub fn diagnostics(&self, file: FileId) -> Cancellable<Arc<[Diagnostic]>> {
         self.with(|db| match self.file(file) {
-            Some(f) => db::file_diagnostics(db, f, self.settings).clone(),
+            Some(f) => crate::alias_fix::diagnostics(db, f, self.settings).clone(),
             None => Arc::from(Vec::new()),
         })
     }
@@ -234,43 +221,6 @@ impl Analysis {
             .filter(|d| d.span.start <= range.end && range.start <= d.span.end)
             .flat_map(|d| d.fixes.iter().map(move |f| (d.clone(), f.clone())))
             .collect())
-    }
-
-    /// The diagnostics whose primary span meets `range`, with every fix checked against the
-    /// crate analysed with it applied (see [`crate::fix_check`]), and the texts of the other
-    /// files their fixes edit (to place those edits).
-    pub fn checked_fixes(&self, file: FileId, range: Span) -> Cancellable<CheckedFixes> {
-        let under: Vec<Diagnostic> = self
-            .diagnostics(file)?
-            .iter()
-            .filter(|d| d.span.start <= range.end && range.start <= d.span.end)
-            .cloned()
-            .collect();
-        if under.iter().all(|d| d.fixes.is_empty()) {
-            return Ok(CheckedFixes {
-                diagnostics: under,
-                texts: HashMap::new(),
-            });
-        }
-        let Some((mut host, id)) = self.fork(file)? else {
-            return Ok(CheckedFixes {
-                diagnostics: under,
-                texts: HashMap::new(),
-            });
-        };
-        let diagnostics = host.check_fixes(id, &under);
-        let snapshot = host.snapshot();
-        let mut texts = HashMap::new();
-        for path in diagnostics
-            .iter()
-            .flat_map(|d| d.fixes.iter())
-            .flat_map(|f| f.other_files.iter().map(|o| &o.path))
-        {
-            if let Some(other) = host.file_id(path) {
-                texts.insert(path.clone(), snapshot.text(other)?);
-            }
-        }
-        Ok(CheckedFixes { diagnostics, texts })
     }
 
     /// A host of its own holding `file`'s package as this snapshot sees it (the file alone

@@ -857,8 +857,7 @@ pub fn file_diagnostics(
     file: SourceFile,
     settings: Settings,
 ) -> Arc<[Diagnostic]> {
-    let mut raw = file_analysis(db, file, settings).diagnostics();
-    crate::alias_fix::add_definition_fixes(db, file, &mut raw);
+    let raw = file_analysis(db, file, settings).diagnostics();
     let suppressed = crate::suppress::apply(file.text(db), raw);
     settings.config(db).apply(suppressed).into()
 }

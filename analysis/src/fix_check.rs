@@ -8,10 +8,54 @@
 //! when it is only unsafe for what it might break elsewhere (the edit of an alias's
 //! definition), and it comes first: padding the alias is then the fix.
 
-use crate::api::{AnalysisHost, FileId};
+use crate::api::{Analysis, AnalysisHost, Cancellable, FileId};
 use crate::diagnostic::{Diagnostic, Edit, Fix, Severity, Span};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Diagnostics with their fixes checked, and the texts of the other files the fixes edit.
+#[derive(Clone, Debug, Default)]
+pub struct CheckedFixes {
+    pub diagnostics: Vec<Diagnostic>,
+    pub texts: HashMap<PathBuf, Arc<str>>,
+}
+
+/// The diagnostics of `file` whose primary span meets `range`, with every fix checked on a
+/// host forked from `analysis` (see [`Analysis::fork`]), and the texts of the other files
+/// their fixes edit (to place those edits).
+pub fn checked_fixes(analysis: &Analysis, file: FileId, range: Span) -> Cancellable<CheckedFixes> {
+    let under: Vec<Diagnostic> = analysis
+        .diagnostics(file)?
+        .iter()
+        .filter(|d| d.span.start <= range.end && range.start <= d.span.end)
+        .cloned()
+        .collect();
+    let forked = if under.iter().any(|d| !d.fixes.is_empty()) {
+        analysis.fork(file)?
+    } else {
+        None
+    };
+    let Some((mut host, id)) = forked else {
+        return Ok(CheckedFixes {
+            diagnostics: under,
+            texts: HashMap::new(),
+        });
+    };
+    let diagnostics = check_fixes(&mut host, id, &under);
+    let snapshot = host.snapshot();
+    let mut texts = HashMap::new();
+    for path in diagnostics
+        .iter()
+        .flat_map(|d| d.fixes.iter())
+        .flat_map(|f| f.other_files.iter().map(|o| &o.path))
+    {
+        if let Some(other) = host.file_id(path) {
+            texts.insert(path.clone(), snapshot.text(other)?);
+        }
+    }
+    Ok(CheckedFixes { diagnostics, texts })
+}
 
 /// The errors of every file of a host, by file, as (rule, message) with their count: what a
 /// fix must not add to.

@@ -25,11 +25,12 @@ pub mod syntax;
 pub mod target;
 
 pub use api::{
-    Analysis, AnalysisHost, Cancellable, CheckedFixes, CostHint, Evaluation, FileId, Hover,
-    HoverContent, evaluate,
+    Analysis, AnalysisHost, Cancellable, CostHint, Evaluation, FileId, Hover, HoverContent,
+    evaluate,
 };
 pub use config::{Config, ConfigError};
 pub use diagnostic::{Diagnostic, Edit, FileEdits, Fix, LineIndex, Severity, Span};
+pub use fix_check::{CheckedFixes, check_fixes, checked_fixes};
 pub use line_index::{Encoding, Position};
 
 /// Checks one file's text with every implemented rule under the default configuration,

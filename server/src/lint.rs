@@ -125,6 +125,8 @@ impl LoadedPackage {
 
     /// The diagnostics of `path` with `text`: from the shared host when the text is the one
     /// read from disk, from a host of its own otherwise (a `--fix` pass, standard input).
+    /// With `check`, the fixes are checked on a host of the file's own (only when it has
+    /// fixes: the check edits that host's texts, which the shared host's readers must not see).
     fn diagnostics(
         &self,
         config: &Config,
@@ -132,14 +134,18 @@ impl LoadedPackage {
         text: &str,
         check: bool,
     ) -> Vec<Diagnostic> {
-        if check {
-            let mut host = self.host_with(config, path, text);
-            let Some(file) = host.file_id(path) else {
-                return Vec::new();
-            };
-            let diags = host.snapshot().diagnostics(file).map(|d| d.to_vec());
-            return host.check_fixes(file, &diags.unwrap_or_default());
+        let diags = self.shown(config, path, text);
+        if !check || diags.iter().all(|d| d.fixes.is_empty()) {
+            return diags;
         }
+        let mut host = self.host_with(config, path, text);
+        match host.file_id(path) {
+            Some(file) => visa_analysis::check_fixes(&mut host, file, &diags),
+            None => diags,
+        }
+    }
+
+    fn shown(&self, config: &Config, path: &Path, text: &str) -> Vec<Diagnostic> {
         let on_disk = self.files.iter().any(|(p, t)| p == path && t == text);
         let snapshot = on_disk
             .then(|| {
@@ -192,7 +198,7 @@ pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
             .map(|d| d.to_vec())
             .unwrap_or_default();
         if file.check_fixes {
-            diagnostics = host.check_fixes(id, &diagnostics);
+            diagnostics = visa_analysis::check_fixes(host, id, &diagnostics);
         }
         // The next file is a crate of its own: this one must not be among its neighbours.
         host.remove_file(id);

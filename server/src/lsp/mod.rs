@@ -820,7 +820,7 @@ impl LanguageServer for Backend {
                 // A cursor's few diagnostics are checked (a forked host analysed once per
                 // fix); a whole-file request gets the engine's fixes as they are.
                 let checked = if under <= MAX_CHECKED_PER_REQUEST {
-                    snap.checked_fixes(doc.file, range)?
+                    visa_analysis::checked_fixes(snap, doc.file, range)?
                 } else {
                     visa_analysis::CheckedFixes {
                         diagnostics: diags.to_vec(),
