@@ -75,6 +75,31 @@ pub fn pad_last_term(text: &str, n: u64) -> Option<String> {
     Some(format!("m![{head}{sep}{base} # {n}]"))
 }
 
+/// Pads the innermost term of a written mapping whatever its form: like [`pad_last_term`],
+/// and a term with operators is padded as a whole (`m![B / 2, B % 2]` → `m![B / 2, B % 2 # 4]`,
+/// `m![N = 3]` → `m![N = 3 # 4]`). `None` when the mapping is not written as `m![...]`.
+pub fn pad_innermost(text: &str, n: u64) -> Option<String> {
+    if let Some(t) = pad_last_term(text, n) {
+        return Some(t);
+    }
+    let text = text.trim();
+    let inner = text.strip_prefix("m![")?.strip_suffix(']')?;
+    let (at, last) = *top_terms(text).last()?;
+    let head = &text[..at];
+    let term = match last.rsplit_once('#') {
+        Some((b, k))
+            if !k.trim().is_empty()
+                && k.trim().chars().all(|c| c.is_ascii_digit() || c == '_')
+                && b.matches('[').count() == b.matches(']').count() =>
+        {
+            b.trim_end()
+        }
+        _ => last,
+    };
+    let tail = &text[at + last.len()..];
+    (!inner.trim().is_empty()).then(|| format!("{head}{term} # {n}{tail}"))
+}
+
 /// The top-level terms of a written `m![...]` mapping with their offsets in `text`.
 pub fn top_terms(text: &str) -> Vec<(usize, &str)> {
     let Some(open) = text.find("m![") else {
@@ -140,6 +165,28 @@ mod tests {
         assert_eq!(pad_last_term("m![N]", 4).as_deref(), Some("m![N # 4]"));
         assert_eq!(pad_last_term("m![K, N = 3]", 4), None);
         assert_eq!(pad_last_term("Element", 4), None);
+    }
+
+    #[test]
+    fn pads_an_innermost_term_of_any_form() {
+        assert_eq!(
+            pad_innermost("m![B / 2, B % 2]", 4).as_deref(),
+            Some("m![B / 2, B % 2 # 4]")
+        );
+        assert_eq!(
+            pad_innermost("m![K, N = 3]", 4).as_deref(),
+            Some("m![K, N = 3 # 4]")
+        );
+        assert_eq!(
+            pad_innermost("m![A, B % 8 # 12]", 16).as_deref(),
+            Some("m![A, B % 8 # 16]")
+        );
+        assert_eq!(
+            pad_innermost("m![M, W]", 8).as_deref(),
+            Some("m![M, W # 8]")
+        );
+        assert_eq!(pad_innermost("Element", 4), None);
+        assert_eq!(pad_innermost("m![]", 4), None);
     }
 
     #[test]

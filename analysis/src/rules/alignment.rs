@@ -4,10 +4,11 @@
 //!
 //! Also holds the small byte-size and padding-fix helpers the FET/COL/CMT/DMA families share.
 
-use super::context::{FnContext, at_arg};
+use super::context::{FnContext, at_arg, pad_output};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{
-    Arg, Dtype, Kind, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes, written,
+    Arg, Chain, Dtype, Kind, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes,
+    written,
 };
 use crate::rule::{Rule, Status};
 
@@ -218,7 +219,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 | Method::FetchWithTable
                 | Method::FetchWithZeroPoint
                 | Method::FetchWithZeroPoints
-                    if !check_fetch_packet(cx, step, out) =>
+                    if !check_fetch_packet(cx, chain, step, out) =>
                 {
                     check_flit_fill(cx, step, chain.steps.get(i + 1), out);
                 }
@@ -231,7 +232,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                     )
                     .is_none() =>
                 {
-                    check_commit_units(cx, step, out);
+                    check_commit_units(cx, chain, step, out);
                 }
                 _ => {}
             }
@@ -601,7 +602,12 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
 }
 
 /// ALN-005: the fetch output packet is a multiple of 8 bytes. True when it reported.
-fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) -> bool {
+fn check_fetch_packet(
+    cx: &FnContext<'_>,
+    chain: &Chain,
+    step: &Step,
+    out: &mut Vec<Diagnostic>,
+) -> bool {
     let Some(ty) = step.output.as_ref() else {
         return false;
     };
@@ -612,16 +618,8 @@ fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     if bytes.is_multiple_of(a) {
         return false;
     }
-    let arg = if step.method == Method::Fetch {
-        written(step, 2)
-    } else {
-        None
-    };
-    let at = output_arg(
-        step,
-        (step.method == Method::Fetch).then_some(2),
-        Slot::Packet,
-    );
+    let generic = (step.method == Method::Fetch).then_some(2);
+    let at = output_arg(step, generic, Slot::Packet);
     let mut diag = at_arg(
         &ALN_005,
         step,
@@ -635,15 +633,16 @@ fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
             }
         ),
     );
+    // Padding changes the FetchTensor's type, which the steps after it may spell out: unsafe.
     let target_bytes = round_up(bytes, a).unwrap_or(a);
-    if let Some(edit) = arg
-        .zip(d.elems_for(target_bytes))
-        .and_then(|(arg, m)| pad_edit(cx.scope, arg, m))
+    if let Some(edits) = d
+        .elems_for(target_bytes)
+        .and_then(|m| pad_output(cx.scope, chain, step, generic, Slot::Packet, m))
     {
         diag = diag.with_fix(
             format!("pad the packet to {target_bytes} bytes"),
             false,
-            vec![edit],
+            edits,
         );
     }
     out.push(diag);
@@ -651,7 +650,7 @@ fn check_fetch_packet(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
 }
 
 /// ALN-007: a committed Element is a whole number of 8-byte units.
-fn check_commit_units(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+fn check_commit_units(cx: &FnContext<'_>, chain: &Chain, step: &Step, out: &mut Vec<Diagnostic>) {
     let Some(ty) = step.output.as_ref() else {
         return;
     };
@@ -665,7 +664,6 @@ fn check_commit_units(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
     if bytes.is_multiple_of(u) {
         return;
     }
-    let arg = written(step, 0);
     let at = output_arg(step, Some(0), Slot::Element);
     let text = ty.get(Slot::Element).map_or("", |m| m.text.as_str());
     let full = round_up(bytes, u).unwrap_or(u);
@@ -679,14 +677,14 @@ fn check_commit_units(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>
             full - bytes
         ),
     );
-    if let Some(edit) = arg
-        .zip(d.elems_for(full))
-        .and_then(|(arg, m)| pad_edit(cx.scope, arg, m))
+    if let Some(edits) = d
+        .elems_for(full)
+        .and_then(|m| pad_output(cx.scope, chain, step, Some(0), Slot::Element, m))
     {
         diag = diag.with_fix(
             format!("make the padding explicit ({full} bytes)"),
             false,
-            vec![edit],
+            edits,
         );
     }
     out.push(diag);
@@ -766,6 +764,37 @@ mod tests {
         assert_eq!(e("m![C # 6]", 8).as_deref(), Some("m![C # 8]"));
         assert_eq!(e("m![A % 8]", 32).as_deref(), Some("m![A % 8 # 32]"));
         assert_eq!(e("Packet", 8), None);
+    }
+
+    #[test]
+    fn fetch_packet_fix_pads_where_the_packet_is_written() {
+        use crate::rules::fix_testing::assert_fix_clears;
+        // The packet written in the function's return type (L1816-L1840) and in the fetch's
+        // turbofish; f8 m![C] -> m![C # 8], i4 m![W] -> m![W # 16].
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/manual/1816_fetch_padding_packets.rs"),
+            "ALN-005",
+        );
+        assert!(fixed.contains("m![A, B], m![C # 8]>"), "{fixed}");
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/manual/2061_fetch_batching.rs"),
+            "ALN-005",
+        );
+        assert!(fixed.contains("m![N, C, H], m![W # 16]>"), "{fixed}");
+        assert_fix_clears(
+            include_str!("../../../fixtures/rules/ALN-005.rs"),
+            "ALN-005",
+        );
+    }
+
+    #[test]
+    fn commit_units_fix_pads_the_annotation() {
+        // GEMV (L452-L461): the committed Element m![1] is written in the `let` annotation.
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../fixtures/manual/0401_gemv.rs"),
+            "ALN-007",
+        );
+        assert!(fixed.contains("Slice, m![1 # 4]> = ctx"), "{fixed}");
     }
 
     #[test]

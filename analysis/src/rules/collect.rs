@@ -1,9 +1,9 @@
 //! COL: the Collect Engine, which normalizes packets to 32-byte flits (constraints.md §9).
 
-use super::context::{FnContext, at_arg};
+use super::context::{FnContext, at_arg, pad_output, rewrite_output};
 use crate::derive::collect::normalize;
 use crate::diagnostic::{Diagnostic, Edit, Severity};
-use crate::model::{Method, Slot, Step, output_arg, pad_edit, slot_bytes, written};
+use crate::model::{Chain, Method, Slot, Step, output_arg, slot_bytes, written};
 use crate::rule::{Rule, Status};
 
 pub const COL_001: Rule = Rule {
@@ -108,7 +108,6 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 check_derived(cx, step, out);
                 continue;
             }
-            let arg = written(step, 1);
             let span = output_arg(step, Some(1), Slot::Packet).map(|a| a.span);
             let text = ty.get(Slot::Packet).map_or("", |m| m.text.as_str());
             let mut diag = if bytes < flit {
@@ -138,16 +137,46 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                     ),
                 )
             };
-            if bytes < flit
-                && let Some(edit) = arg
-                    .zip(d.elems_for(flit))
-                    .and_then(|(a, m)| pad_edit(cx.scope, a, m))
-            {
-                diag = diag.with_fix(format!("pad the packet to {flit} bytes"), false, vec![edit]);
+            if bytes < flit {
+                if let Some(edits) = d
+                    .elems_for(flit)
+                    .and_then(|m| pad_output(cx.scope, chain, step, Some(1), Slot::Packet, m))
+                {
+                    diag = diag.with_fix(format!("pad the packet to {flit} bytes"), false, edits);
+                }
+            } else if let Some(edits) = split_fix(cx, chain, step) {
+                diag = diag.with_fix(
+                    format!("keep one {flit}-byte flit in the packet, the outer flits in Time"),
+                    false,
+                    edits,
+                );
             }
             out.push(diag);
         }
     }
+}
+
+/// COL-001's fix of a packet over one flit: Time2 and Packet2 rewritten, where they are
+/// written, to what collect derives (the inner flit in the packet, the outer flit count as the
+/// innermost Time factor). Unsafe: every later step sees the new shape.
+fn split_fix(cx: &FnContext<'_>, chain: &Chain, step: &Step) -> Option<Vec<Edit>> {
+    let (inp, outp) = (step.input.as_ref()?, step.output.as_ref()?);
+    let bits = inp.dtype.or(outp.dtype)?.bits();
+    let time = inp.get(Slot::Time)?.layout.as_deref()?;
+    let packet = inp.get(Slot::Packet)?.layout.as_deref()?;
+    let f = normalize(time, packet, bits, cx.target.flit_bytes)?;
+    if f.flits < 2 {
+        return None;
+    }
+    let mut edits = Vec::new();
+    for (k, slot, want) in [(0, Slot::Time, &f.time2), (1, Slot::Packet, &f.packet2)] {
+        if outp.get(slot)?.layout.as_deref() == Some(want) {
+            continue;
+        }
+        let text = format!("m![{}]", want.to_expr());
+        edits.extend(rewrite_output(chain, step, Some(k), slot, &text)?);
+    }
+    (!edits.is_empty()).then_some(edits)
 }
 
 /// COL-002 (written Time2/Packet2 against the derivation) and COL-004 (a partial last flit).
@@ -225,4 +254,42 @@ fn check_derived(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         )
         .with_fix("use the derived Time2 and Packet2", false, edits),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::fix_testing::assert_fix_clears;
+
+    #[test]
+    fn small_packet_fix_pads_the_annotation() {
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/rules/COL-001-annotation.rs"),
+            "COL-001",
+        );
+        assert!(fixed.contains("m![1], m![A % 16 # 32]> ="), "{fixed}");
+        assert_fix_clears(
+            include_str!("../../../fixtures/rules/COL-001.rs"),
+            "COL-001",
+        );
+    }
+
+    #[test]
+    fn large_packet_fix_moves_the_outer_flits_into_time() {
+        // L3124-L3135: 32 x f32 = 4 flits; Time2 m![B, C / 8], Packet2 m![C % 8] (L3563-L3564).
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/manual/3124_switch_forwarding.rs"),
+            "COL-001",
+        );
+        assert!(
+            fixed.contains("m![A], m![B, C / 8], m![C % 8]> {"),
+            "{fixed}"
+        );
+        // Written through the aliases Time and Packet, which `align` also names: no fix.
+        let gemv = include_str!("../../../fixtures/manual/0401_gemv.rs");
+        assert!(
+            crate::check_text(gemv)
+                .iter()
+                .any(|d| d.code() == "COL-001" && d.fixes.is_empty())
+        );
+    }
 }

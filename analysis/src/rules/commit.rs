@@ -451,8 +451,9 @@ fn check_trims(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         // Where the commit's Element is known, the derived commit sequencer reports the width
         // (below, at the Element); the trim's own width is checked where it is not.
         let widths = cx.target.commit_sizes_main;
+        let packet = trim.input.get(Slot::Packet);
         if !widths.contains(&bytes) && !commit_element_known(cx, trim.span) {
-            out.push(Diagnostic::new(
+            let mut diag = Diagnostic::new(
                 &CMT_002,
                 arg.span,
                 format!(
@@ -460,10 +461,23 @@ fn check_trims(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                      Commit Adapter writes 8, 16, 24 or 32: pad the kept packet to one of them",
                     kept.size, arg.text
                 ),
-            ));
+            );
+            let wider = packet
+                .and_then(|p| p.layout.as_deref())
+                .and_then(|p| wider_trim(kept, p, d, widths));
+            if let Some((text, w)) = wider.filter(|_| arg.text.trim_start().starts_with("m![")) {
+                // It writes more of each flit than the kernel asked for: unsafe.
+                diag = diag.with_edit(
+                    format!("keep the leading {w} bytes of the packet: {text}"),
+                    false,
+                    arg.span,
+                    text,
+                );
+            }
+            out.push(diag);
             continue;
         }
-        let Some(packet) = trim.input.get(Slot::Packet) else {
+        let Some(packet) = packet else {
             continue;
         };
         if let Some(p) = packet.layout.as_deref()
@@ -480,6 +494,21 @@ fn check_trims(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             ));
         }
     }
+}
+
+/// CMT-002's fix of a trim whose width is not a Commit Adapter width: keep the leading part of
+/// `packet` of the next width up (`m![L = 3]` f32 → `m![L % 4]`, 16 bytes) and its width, when
+/// the packet is that long.
+fn wider_trim(kept: &Layout, packet: &Layout, d: Dtype, widths: &[u64]) -> Option<(String, u64)> {
+    let bytes = d.size_bytes(kept.size)?;
+    let w = widths.iter().copied().filter(|&w| w > bytes).min()?;
+    let n = d.elems_for(w)?;
+    if n > packet.size || !leads(kept, packet) {
+        return None;
+    }
+    let lead = packet.window(n);
+    (leads(&lead, packet) && d.size_bytes(lead.size) == Some(w))
+        .then(|| (format!("m![{}]", lead.to_expr()), w))
 }
 
 /// Whether the commit that follows the adapter at `at` in its chain writes a known Element.
@@ -546,6 +575,23 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 mod tests {
     use super::*;
     use crate::mapping::testing::{lay, terms};
+
+    #[test]
+    fn narrow_trim_fix_keeps_the_next_width() {
+        // 3 f32 = 12 bytes is no Commit Adapter width; the leading 4 (16 bytes) are.
+        let src = "use furiosa_opt_std::prelude::*;\naxes![N = 8, L = 8];\n\
+                   #[device(chip = 1)]\n\
+                   pub fn k(ctx: &mut Context, x: &DmTensor<f32, m![1], m![1 # 2], m![1 # 256], m![N, L]>) {\n\
+                   let _t = ctx.main.begin(x.view()).fetch::<m![N], m![L]>().fetch_cast::<f32>()\n\
+                   .collect::<m![N], m![L]>().commit_trim::<m![L = 3]>().commit();\n}\n";
+        let fixed = crate::rules::fix_testing::assert_fix_clears(src, "CMT-002");
+        assert!(fixed.contains("commit_trim::<m![L % 4]>()"), "{fixed}");
+        assert!(
+            crate::check_text(&fixed).is_empty(),
+            "{:?}",
+            crate::check_text(&fixed)
+        );
+    }
 
     #[test]
     fn stride_zero_commit_is_cmt_006_and_write_is_seq_008() {

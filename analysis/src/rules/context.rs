@@ -2,9 +2,9 @@
 //! it once for every family (and the simulator), its scope and the target. Families import
 //! this and the layers below, never one another.
 
-use crate::diagnostic::{Diagnostic, Span};
+use crate::diagnostic::{Diagnostic, Edit, Span};
 use crate::mapping::Scope;
-use crate::model::{FnModel, Step, in_call};
+use crate::model::{Chain, FnModel, Slot, Step, in_call, output_arg, pad_edit};
 use crate::rule::Rule;
 use crate::target::Target;
 
@@ -49,4 +49,76 @@ pub fn at_arg(
         Some(span) => Diagnostic::new(rule, span, message),
         None => Diagnostic::new(rule, step.span, message),
     }
+}
+
+/// The edits that rewrite the `slot` mapping of `step`'s result to `new_text` wherever it is
+/// written: the turbofish argument `generic` (or the annotation, signature or call it comes
+/// from) and, when `step` ends `chain`, the chain's declared type if it writes the mapping
+/// elsewhere (both must change together or the kernel no longer type-checks). `None` when the
+/// mapping is written nowhere.
+pub fn rewrite_output(
+    chain: &Chain,
+    step: &Step,
+    generic: Option<usize>,
+    slot: Slot,
+    new_text: &str,
+) -> Option<Vec<Edit>> {
+    let at = output_arg(step, generic, slot).filter(spelled_out)?;
+    let mut edits = vec![Edit {
+        span: at.span,
+        new_text: new_text.to_string(),
+    }];
+    if let Some(span) = declared_elsewhere(chain, step, slot, at.span) {
+        let declared = chain.declared.as_ref()?.get(slot)?;
+        if !spelled_out(&crate::model::Arg::written(declared.text.clone(), span)) {
+            return None;
+        }
+        edits.push(Edit {
+            span,
+            new_text: new_text.to_string(),
+        });
+    }
+    Some(edits)
+}
+
+/// The edits that pad the `slot` mapping of `step`'s result to `n` positions wherever it is
+/// written (see [`rewrite_output`]): an `m![...]` is padded in place, an alias use is replaced
+/// by its padded layout (see [`pad_edit`]); `None` when a place cannot be padded.
+pub fn pad_output(
+    scope: &Scope,
+    chain: &Chain,
+    step: &Step,
+    generic: Option<usize>,
+    slot: Slot,
+    n: u64,
+) -> Option<Vec<Edit>> {
+    let at = output_arg(step, generic, slot).filter(written_here)?;
+    let mut edits = vec![pad_edit(scope, &at, n)?];
+    if let Some(span) = declared_elsewhere(chain, step, slot, at.span) {
+        let declared = chain.declared.as_ref()?.get(slot)?;
+        let declared = crate::model::Arg::written(declared.text.clone(), span);
+        edits.push(pad_edit(scope, &declared, n).filter(|_| written_here(&declared))?);
+    }
+    Some(edits)
+}
+
+/// Where the chain's declared type writes `slot`, when `step` ends the chain and that is not
+/// `at`.
+fn declared_elsewhere(chain: &Chain, step: &Step, slot: Slot, at: Span) -> Option<Span> {
+    let last = chain.steps.last().is_some_and(|s| std::ptr::eq(s, step));
+    let span = chain.declared.as_ref()?.get(slot)?.span?;
+    (last && span != at).then_some(span)
+}
+
+/// Whether `arg` is an `m![...]` mapping written at its span (not an alias, nor a tensor alias
+/// whose mappings all point at the alias's name).
+fn spelled_out(arg: &crate::model::Arg) -> bool {
+    arg.text.trim_start().starts_with("m![") && written_here(arg)
+}
+
+/// Whether `arg`'s text is what its span covers (a mapping or an alias use written there, not a
+/// mapping read out of a tensor alias).
+fn written_here(arg: &crate::model::Arg) -> bool {
+    !arg.in_tensor_alias
+        && usize::try_from(arg.span.end.saturating_sub(arg.span.start)) == Ok(arg.text.len())
 }

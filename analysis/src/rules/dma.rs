@@ -5,7 +5,7 @@ use crate::derive::dma::{DmaOp, DmaPair, Media, partial_share, toggles_stack_bit
 use crate::derive::{Config, bytes, contiguous_elements};
 use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::library::Generation;
-use crate::mapping::edit::pad_last_term;
+use crate::mapping::edit::pad_innermost;
 use crate::mapping::layout::Dim;
 use crate::model::{Dtype, Kind, Method, Slot, Step, written};
 use crate::rule::{Rule, Status};
@@ -316,7 +316,7 @@ fn pad_fix(op: &DmaOp<'_>, d: Option<Dtype>, row_bytes: u64, diag: Diagnostic) -
     };
     let Some(new) = d
         .and_then(|d| d.elems_for(row_bytes))
-        .and_then(|n| pad_last_term(&text, n))
+        .and_then(|n| pad_innermost(&text, n))
     else {
         return diag;
     };
@@ -826,6 +826,16 @@ mod tests {
             .filter(|d| d.code() == "DMA-008")
             .cloned()
             .collect()
+    }
+
+    #[test]
+    fn tail_pad_fix_pads_an_innermost_term_with_operators() {
+        // L1183: the DM Element m![B % 2] (bf16) keeps 4-byte rows; pad it to 8 bytes.
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../fixtures/manual/1183_hbm_to_dm_fn.rs"),
+            "ALN-003",
+        );
+        assert!(fixed.contains("m![B / 2], m![B % 2 # 4]>"), "{fixed}");
     }
 
     #[test]

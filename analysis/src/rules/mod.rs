@@ -15,6 +15,8 @@ pub mod context;
 pub mod contraction;
 pub mod dma;
 pub mod fetch;
+#[cfg(test)]
+pub mod fix_testing;
 pub mod inter_slice;
 pub mod kernel;
 pub mod mapping;

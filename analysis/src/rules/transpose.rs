@@ -7,7 +7,7 @@
 //! the transposed columns. The expected OutTime/OutPacket are rebuilt from the input layouts and
 //! compared by meaning (`Layout ==`), so the check never enumerates elements.
 
-use super::context::{FnContext, at_arg};
+use super::context::{FnContext, at_arg, rewrite_output};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::model::{
@@ -110,6 +110,33 @@ fn layout(ty: &TensorTy, slot: Slot) -> Option<&Layout> {
 
 fn text(ty: &TensorTy, slot: Slot) -> &str {
     ty.get(slot).map_or("?", |m| m.text.as_str())
+}
+
+/// TRN-002's fix of an OutTime longer than in_cols: its first `in_cols` positions (`m![B # 16]`
+/// → `m![B # 8]`), when every position past them is padding; otherwise the message says to
+/// move data out of OutTime. Unsafe: later steps see the shorter OutTime.
+fn trim_rows_fix(diag: Diagnostic, chain: &Chain, step: &Step, in_cols: u64) -> Diagnostic {
+    let Some(time) = step
+        .output
+        .as_ref()
+        .and_then(|t| t.get(Slot::Time))
+        .and_then(|m| m.layout.as_deref())
+    else {
+        return diag;
+    };
+    if (in_cols..time.size).any(|i| time.map(i).is_some()) {
+        let mut diag = diag;
+        diag.message.push_str(&format!(
+            "; OutTime holds data past row {in_cols}, so no padding fixes it: move its outer \
+             factors out of the transposed rows (into the stream's Time before the transpose)"
+        ));
+        return diag;
+    }
+    let new = format!("m![{}]", time.window(in_cols).to_expr());
+    match rewrite_output(chain, step, Some(0), Slot::Time, &new) {
+        Some(edits) => diag.with_fix(format!("keep {in_cols} rows: {new}"), false, edits),
+        None => diag,
+    }
 }
 
 fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mut Vec<Diagnostic>) {
@@ -279,7 +306,7 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
     // TRN-002, Trim: out_rows <= in_cols.
     if split.out_rows > split.in_cols {
         let span = output_arg(step, Some(0), Slot::Time).map(|a| a.span);
-        out.push(at_arg(
+        let diag = at_arg(
             &TRN_002,
             step,
             span,
@@ -290,7 +317,8 @@ fn check_step(cx: &FnContext<'_>, chain: &Chain, i: usize, step: &Step, out: &mu
                 split.out_rows,
                 split.in_cols
             ),
-        ));
+        );
+        out.push(trim_rows_fix(diag, chain, step, split.in_cols));
         return;
     }
     check_buffering(cx, chain, i, step, g, &split, out);
@@ -387,6 +415,21 @@ mod tests {
     }
 
     /// The per-dtype table, L6877-L6883.
+    #[test]
+    fn too_many_rows_fix_trims_the_padding() {
+        // out_rows 16 > in_cols 8, and OutTime m![B # 16] holds 2 rows of data: m![B # 8], in the
+        // turbofish and the return type together.
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../fixtures/rules/TRN-002-trim.rs"),
+            "TRN-002",
+        );
+        assert_eq!(
+            fixed.matches("m![B # 8], m![A # 32]>").count(),
+            2,
+            "{fixed}"
+        );
+    }
+
     #[test]
     fn geometry_table() {
         let want = [

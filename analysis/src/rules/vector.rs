@@ -9,7 +9,7 @@
 //! reported here.
 
 use super::context::FnContext;
-use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
 use crate::model::{Arg, Dtype, Engine, Kind, Method, Slot, Step, TensorTy, VeStage};
@@ -1153,18 +1153,17 @@ fn way<'a>(
                         && *m == Method::VectorPadWay8
                         && !split_lanes_in_time(n, step);
                     if *m != want && !split_gone {
-                        out.push(
-                            Diagnostic::new(
-                                &VEC_006,
-                                step.span,
-                                format!(
-                                    "`{m}` does not reverse `{}`: widen a split with \
-                                     `vector_concat` and a trim with `vector_pad_way8`",
-                                    n.method
-                                ),
-                            )
-                            .with_related(n.span, "the stream was narrowed here"),
-                        );
+                        let diag = Diagnostic::new(
+                            &VEC_006,
+                            step.span,
+                            format!(
+                                "`{m}` does not reverse `{}`: widen a split with \
+                                 `vector_concat` and a trim with `vector_pad_way8`",
+                                n.method
+                            ),
+                        )
+                        .with_related(n.span, "the stream was narrowed here");
+                        out.push(concat_fix(diag, n, step));
                     }
                 }
                 _ if !p.way4 => {
@@ -1258,6 +1257,77 @@ fn split_lanes_in_time(split: &Step, widen: &Step) -> bool {
     after_split.window(2) == now.window(2)
 }
 
+/// VEC-006's fix of a `vector_trim_way4` packet wider than 4 lanes: the packet trim derives
+/// (`[P]` → `[P = 4]`), when the lanes it drops hold only padding (otherwise trimming loses
+/// data, VEC-007, and the stream needs `vector_split` instead: no fix). Unsafe: later steps
+/// may spell out the packet as written.
+fn trim_fix(diag: Diagnostic, step: &Step, arg: &Arg, n4: u64) -> Diagnostic {
+    let kept = (|| {
+        if step.method != Method::VectorTrimWay4 {
+            return None;
+        }
+        let input = layout(step.input.as_ref(), Slot::Packet)?;
+        let lanes = valid_lanes(input)?;
+        Some(if lanes.iter().all(|&i| i < n4) {
+            Ok(input.window(n4))
+        } else {
+            Err(())
+        })
+    })();
+    let kept = match kept {
+        Some(Ok(kept)) => kept,
+        Some(Err(())) => {
+            let mut diag = diag;
+            diag.message.push_str(&format!(
+                "; no {n4}-lane packet fits, because the incoming packet holds data beyond lane \
+                 {}: trimming would drop it (VEC-007), so split the stream with `vector_split` \
+                 and widen it back with `vector_concat`",
+                n4 - 1
+            ));
+            return diag;
+        }
+        None => return diag,
+    };
+    let text = format!("m![{}]", kept.to_expr());
+    diag.with_edit(
+        format!("keep the {n4} lanes `vector_trim_way4` keeps: `{text}`"),
+        false,
+        arg.span,
+        text,
+    )
+}
+
+/// VEC-006's fix of a `vector_pad_way8` after a `vector_split`: `vector_concat` back to the
+/// Time and Packet the split started from. Unsafe: the stream after it has the split's Time
+/// undone, which later steps may spell out.
+fn concat_fix(diag: Diagnostic, split: &Step, widen: &Step) -> Diagnostic {
+    let fix = (|| {
+        if split.method != Method::VectorSplit || widen.method != Method::VectorPadWay8 {
+            return None;
+        }
+        let arg = widen.generics.first()?;
+        let t = layout(split.input.as_ref(), Slot::Time)?;
+        let p = layout(split.input.as_ref(), Slot::Packet)?;
+        let args = format!("m![{}], m![{}]", t.to_expr(), p.to_expr());
+        Some((arg.span, args))
+    })();
+    let Some((at, args)) = fix else { return diag };
+    diag.with_fix(
+        format!("widen with `vector_concat::<{args}>()`, which reverses the split"),
+        false,
+        vec![
+            Edit {
+                span: widen.span,
+                new_text: "vector_concat".to_string(),
+            },
+            Edit {
+                span: at,
+                new_text: args,
+            },
+        ],
+    )
+}
+
 /// VEC-006 packet of a Narrow step (at most 4 lanes; the manual's reduce examples narrow to
 /// packets of 2 or 3 positions, so smaller ones are accepted) and VEC-007 (trim drops lanes 4..).
 fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
@@ -1269,7 +1339,7 @@ fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     if let (Some(a), Some(l)) = (arg, layout(step.output.as_ref(), Slot::Packet))
         && l.size > n4
     {
-        out.push(Diagnostic::new(
+        let d = Diagnostic::new(
             &VEC_006,
             a.span,
             format!(
@@ -1277,7 +1347,8 @@ fn narrow_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
                 a.text.trim(),
                 l.size
             ),
-        ));
+        );
+        out.push(trim_fix(d, step, a, n4));
     }
     if step.method == Method::VectorTrimWay4
         && let Some(pk) = step.input.as_ref().and_then(|t| t.get(Slot::Packet))
@@ -1956,6 +2027,50 @@ mod tests {
                 (d.code().to_string(), s.to_string())
             })
             .collect()
+    }
+
+    #[test]
+    fn pad_way8_after_split_fix_concats() {
+        use crate::rules::fix_testing::assert_fix_clears;
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/rules/VEC-006.rs"),
+            "VEC-006",
+        );
+        assert!(
+            fixed.contains(".vector_concat::<m![1], m![A % 8]>()"),
+            "{fixed}"
+        );
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/rules/VEC-006-reduced-split.rs"),
+            "VEC-006",
+        );
+        assert!(
+            fixed.contains(".vector_concat::<m![G % 2, K / 8], m![K % 8]>()"),
+            "{fixed}"
+        );
+    }
+
+    #[test]
+    fn trim_way4_fix_keeps_the_padded_lanes() {
+        use crate::rules::fix_testing::assert_fix_clears;
+        // L6003: the trim keeps lanes 0-3 of `m![R # 24 / 8 # 8]`, whose lanes 3-7 are padding.
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/manual/6003_vcg_packet_not_innermost_err.rs"),
+            "VEC-006",
+        );
+        assert!(
+            fixed.contains("vector_trim_way4::<m![R # 24 / 8 # 4]>()"),
+            "{fixed}"
+        );
+        // L6072: A's lanes lie past lane 3; no trim keeps them, and the message says so.
+        let diags = crate::check_text(include_str!(
+            "../../../fixtures/manual/6072_vcg_mixed_packet_axes_err.rs"
+        ));
+        let d = diags.iter().find(|d| d.code() == "VEC-006");
+        assert!(
+            d.is_some_and(|d| d.fixes.is_empty() && d.message.contains("vector_split")),
+            "{d:?}"
+        );
     }
 
     #[test]
