@@ -351,3 +351,92 @@ fn every_offered_fix_clears_its_diagnostic_and_adds_no_error() {
     assert!(offered >= 60, "only {offered} fixes offered");
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// Copies the fixture crate `name` (`fixtures/crates/NAME`) into `to`.
+fn copy_crate(name: &str, to: &std::path::Path) {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/crates")
+        .join(name);
+    for rel in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "src/kernels.rs",
+        "src/layouts.rs",
+    ] {
+        let target = to.join(rel);
+        std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
+        std::fs::copy(from.join(rel), &target).expect("copy");
+    }
+}
+
+/// `--diff` and `--fix` on one file of a crate reach the crate's fixed point: the safe fix of
+/// `Slice` pads it where `layouts.rs` defines it (every use stays valid), so `--diff` shows
+/// `layouts.rs` beside the file given and `--fix` writes both; the crate is then clean.
+#[test]
+fn fix_reaches_a_fixed_point_across_the_files_of_a_crate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_crate("alias_fixes", dir.path());
+    let kernels = dir.path().join("src/kernels.rs");
+    let layouts = dir.path().join("src/layouts.rs");
+    let before = std::fs::read_to_string(&layouts).expect("read");
+    let path = kernels.display().to_string();
+
+    let diff = run_cli_io(&[&path, "--diff"], "");
+    assert_eq!(diff.code, 1);
+    assert_eq!(std::fs::read_to_string(&layouts).expect("read"), before);
+    // Lines end trimmed: a blank context line is one space, which the source would not keep.
+    let stdout: String = diff
+        .stdout
+        .replace(&dir.path().display().to_string(), "$TMP")
+        .lines()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect();
+    expect![[r#"
+        --- $TMP/src/kernels.rs
+        +++ $TMP/src/kernels.rs
+        @@ -9,5 +9,5 @@
+         fn full(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], Full, m![A % 8]>) {}
+ 
+         #[device(chip = 1)]
+        -fn shared(ctx: &mut Context, a: &DmTensor<i8, Unit, Unit, Full, m![A % 8]>) {}
+        +fn shared(ctx: &mut Context, a: &DmTensor<i8, Unit, m![1 # 2], Full, m![A % 8]>) {}
+         //                                                  ^^^^ CAP-002
+        --- $TMP/src/layouts.rs
+        +++ $TMP/src/layouts.rs
+        @@ -3,7 +3,7 @@
+         axes![A = 512];
+ 
+         /// 64 slices: CAP-003 wants 256 (reported where a kernel uses it).
+        -pub type Slice = m![A / 8];
+        +pub type Slice = m![A / 8 # 256];
+ 
+         /// The full cluster: its uses are clean.
+         pub type Full = m![A / 8 # 256];
+    "#]]
+    .assert_eq(&stdout);
+    assert_eq!(
+        diff.stderr,
+        "visa-lint: 2 fixes would be applied to 2 files\n"
+    );
+
+    let fix = run_cli_io(&[&path, "--fix"], "");
+    assert_eq!(fix.code, 0, "{}", fix.stdout);
+    assert!(
+        fix.stdout.ends_with("; 2 fixes applied to 2 files\n"),
+        "{}",
+        fix.stdout
+    );
+    let after = std::fs::read_to_string(&layouts).expect("read");
+    assert!(
+        after.contains("pub type Slice = m![A / 8 # 256];"),
+        "{after}"
+    );
+    let src = dir.path().join("src").display().to_string();
+    let again = run_cli_io(&[&src], "");
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert!(
+        again.stdout.contains("0 errors, 0 warnings, 0 other"),
+        "{}",
+        again.stdout
+    );
+}

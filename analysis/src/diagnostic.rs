@@ -50,6 +50,16 @@ pub struct Edit {
     pub new_text: String,
 }
 
+impl Edit {
+    /// Replaces the bytes `start..end` by `new_text`.
+    pub fn replace(start: usize, end: usize, new_text: impl Into<String>) -> Edit {
+        Edit {
+            span: Span::new(start, end),
+            new_text: new_text.into(),
+        }
+    }
+}
+
 /// A mechanical fix a user can apply (`--fix`, LSP code action).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fix {

@@ -262,10 +262,7 @@ mod tests {
     use super::*;
 
     fn edit(start: usize, end: usize, new_text: &str) -> Edit {
-        Edit {
-            span: Span::new(start, end),
-            new_text: new_text.to_string(),
-        }
+        Edit::replace(start, end, new_text)
     }
 
     #[test]

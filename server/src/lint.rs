@@ -2,7 +2,7 @@
 //! reporting in every output format.
 
 use crate::args::{Cli, Format};
-use crate::fix::{self, Applicability};
+use crate::fix::{self, Applicability, Texts};
 use crate::output::{self, INTERNAL_ERROR, Source};
 use crate::sarif;
 use crate::walk;
@@ -32,6 +32,8 @@ pub struct FileCtx {
     /// [`visa_analysis::fix_check`]): when they are applied (`--fix`, `--diff`) or handed to
     /// tools that may apply them (JSON, SARIF).
     pub check_fixes: bool,
+    /// Files of the package whose texts a `--fix` pass changed, read in place of the disk's.
+    pub edited: Arc<Texts>,
 }
 
 /// A package's files as the run read them, and one analysis host over them shared by the
@@ -56,7 +58,9 @@ impl std::fmt::Debug for LoadedPackage {
 pub fn analysis_in_crate(path: &Path, text: &str) -> Arc<FileAnalysis> {
     let path = absolute(path);
     let host = match project::discover(&path) {
-        Some(package) => LoadedPackage::read(package).host_with(&Config::default(), &path, text),
+        Some(package) => {
+            LoadedPackage::read(package).host_with(&Config::default(), &Texts::new(), &path, text)
+        }
         None => {
             let mut host = AnalysisHost::new();
             host.set_file(&path, text.to_string());
@@ -111,16 +115,27 @@ impl LoadedPackage {
         }
     }
 
-    fn host_with(&self, config: &Config, path: &Path, text: &str) -> AnalysisHost {
+    /// A host over the package's files, `edited` read in place of the disk's texts and `text`
+    /// as `path`'s.
+    fn host_with(&self, config: &Config, edited: &Texts, path: &Path, text: &str) -> AnalysisHost {
         let mut host = AnalysisHost::new();
         host.set_config(config.clone());
         host.set_packages(vec![self.package.clone()]);
         host.set_files(self.files.iter().map(|(p, t)| {
-            let t = if p == path { text } else { t.as_str() };
+            let t = match edited.get(p) {
+                _ if p == path => text,
+                Some(e) => e.as_str(),
+                None => t.as_str(),
+            };
             (p.clone(), t.to_string())
         }));
         host.set_file(path, text.to_string());
         host
+    }
+
+    /// The package's texts as read from disk.
+    fn texts(&self) -> Texts {
+        self.files.iter().cloned().collect()
     }
 
     /// The diagnostics of `path` with `text`: from the shared host when the text is the one
@@ -130,28 +145,28 @@ impl LoadedPackage {
     fn diagnostics(
         &self,
         config: &Config,
+        file: &FileCtx,
         path: &Path,
         text: &str,
-        check: bool,
     ) -> Vec<Diagnostic> {
-        let diags = self.shown(config, path, text);
-        if !check || diags.iter().all(|d| d.fixes.is_empty()) {
+        let diags = self.shown(config, &file.edited, path, text);
+        if !file.check_fixes || diags.iter().all(|d| d.fixes.is_empty()) {
             return diags;
         }
-        let mut host = self.host_with(config, path, text);
+        let mut host = self.host_with(config, &file.edited, path, text);
         match host.file_id(path) {
             Some(file) => visa_analysis::check_fixes(&mut host, file, &diags),
             None => diags,
         }
     }
 
-    fn shown(&self, config: &Config, path: &Path, text: &str) -> Vec<Diagnostic> {
-        let on_disk = self.files.iter().any(|(p, t)| p == path && t == text);
+    fn shown(&self, config: &Config, edited: &Texts, path: &Path, text: &str) -> Vec<Diagnostic> {
+        let on_disk = edited.is_empty() && self.files.iter().any(|(p, t)| p == path && t == text);
         let snapshot = on_disk
             .then(|| {
                 let mut slot = self.host.lock().ok()?;
                 if slot.is_none() {
-                    *slot = Some((config.clone(), self.host_with(config, path, text)));
+                    *slot = Some((config.clone(), self.host_with(config, edited, path, text)));
                 }
                 let (c, host) = slot.as_ref()?;
                 (c == config).then(|| (host.snapshot(), host.file_id(path)))
@@ -160,7 +175,7 @@ impl LoadedPackage {
         let (analysis, file) = match snapshot {
             Some((a, Some(f))) => (a, f),
             _ => {
-                let host = self.host_with(config, path, text);
+                let host = self.host_with(config, edited, path, text);
                 let Some(f) = host.file_id(path) else {
                     return Vec::new();
                 };
@@ -178,7 +193,7 @@ impl LoadedPackage {
 /// levels applied), within its crate when it lies in a package.
 pub fn analyse(config: &Config, file: &FileCtx, text: &str) -> Vec<Diagnostic> {
     if let (Some(path), Some(pkg)) = (&file.path, &file.package) {
-        return pkg.diagnostics(config, &absolute(path), text, file.check_fixes);
+        return pkg.diagnostics(config, file, &absolute(path), text);
     }
     let path = file.path.clone().unwrap_or_else(|| PathBuf::from("<text>"));
     LONE_HOST.with_borrow_mut(|lone| {
@@ -305,6 +320,27 @@ struct Checked {
     /// The crate it belongs to (its package's directory, or the file itself) and the library
     /// that crate is checked against.
     library: Option<(String, Library)>,
+    /// Not an input: another file of an input's package that the input's fixes changed.
+    edited_only: bool,
+}
+
+impl Checked {
+    /// `text` as read and kept: nothing analysed, nothing fixed.
+    fn unchanged(name: String, path: Option<PathBuf>, text: String) -> Checked {
+        Checked {
+            name,
+            path,
+            original: text.clone(),
+            text,
+            diags: Vec::new(),
+            others: Vec::new(),
+            fixed: 0,
+            problem: None,
+            skipped: false,
+            library: None,
+            edited_only: false,
+        }
+    }
 }
 
 /// The message of a caught panic.
@@ -349,13 +385,17 @@ fn read_text(origin: &Origin) -> Result<(String, String), String> {
     }
 }
 
-fn check_one(
-    origin: &Origin,
-    config: &Config,
-    ctx: &FileCtx,
-    analyse: Analyse<'_>,
-    fixing: Option<Applicability>,
-) -> Checked {
+/// An input read, or the result that stops it there (unreadable, or not using the ISA).
+enum Input {
+    Read {
+        name: String,
+        path: Option<PathBuf>,
+        text: String,
+    },
+    Done(Box<Checked>),
+}
+
+fn read_input(origin: &Origin) -> Input {
     let (fallback_name, path) = match origin {
         Origin::Stdin(name, _) => (name.clone(), None),
         Origin::File { path, .. } => (path.display().to_string(), Some(path.clone())),
@@ -363,34 +403,30 @@ fn check_one(
     let (name, text) = match read_text(origin) {
         Ok(t) => t,
         Err(problem) => {
-            return Checked {
-                name: fallback_name,
-                path,
-                original: String::new(),
-                text: String::new(),
-                diags: Vec::new(),
-                others: Vec::new(),
-                fixed: 0,
-                problem: Some(problem),
-                skipped: false,
-                library: None,
-            };
+            let mut c = Checked::unchanged(fallback_name, path, String::new());
+            c.problem = Some(problem);
+            return Input::Done(Box::new(c));
         }
     };
     if matches!(origin, Origin::File { walked: true, .. }) && !walk::uses_visa(&text) {
-        return Checked {
-            name,
-            path,
-            original: String::new(),
-            text: String::new(),
-            diags: Vec::new(),
-            others: Vec::new(),
-            fixed: 0,
-            problem: None,
-            skipped: true,
-            library: None,
-        };
+        let mut c = Checked::unchanged(name, path, String::new());
+        c.skipped = true;
+        return Input::Done(Box::new(c));
     }
+    Input::Read { name, path, text }
+}
+
+fn check_one(
+    origin: &Origin,
+    config: &Config,
+    ctx: &FileCtx,
+    analyse: Analyse<'_>,
+    fixing: Option<Applicability>,
+) -> Checked {
+    let (name, path, text) = match read_input(origin) {
+        Input::Read { name, path, text } => (name, path, text),
+        Input::Done(c) => return *c,
+    };
     let run = || {
         let analyse_levelled = |t: &str| analyse(config, ctx, t);
         match fixing {
@@ -413,17 +449,118 @@ fn check_one(
     let library = Some(library_of(config, ctx, &name, &text));
     let others = other_texts(ctx, &diags);
     Checked {
-        name,
-        path,
-        original: text,
         text: fixed_text,
         diags,
         others,
         fixed,
-        problem: None,
-        skipped: false,
         library,
+        ..Checked::unchanged(name, path, text)
     }
+}
+
+/// Fixes the inputs `unit` of one package together, to a fixed point over the package's
+/// files (a fix may edit another file, and two inputs' fixes the same one): each input's
+/// result, then a result for each other file of the package the fixes changed.
+fn check_crate(
+    unit: &[usize],
+    origins: &[Origin],
+    config: &Config,
+    ctxs: &[FileCtx],
+    analyse: Analyse<'_>,
+    which: Applicability,
+) -> Vec<(usize, Checked)> {
+    let Some(pkg) = unit.first().and_then(|&i| ctxs.get(i)?.package.clone()) else {
+        return Vec::new();
+    };
+    let mut done = Vec::new();
+    let mut targets: Vec<(usize, String, PathBuf)> = Vec::new();
+    let mut texts = pkg.texts();
+    for &i in unit {
+        match origins.get(i).map(read_input) {
+            Some(Input::Read {
+                name,
+                path: Some(path),
+                text,
+            }) => {
+                let key = absolute(&path);
+                texts.insert(key.clone(), text);
+                targets.push((i, name, key));
+            }
+            Some(Input::Read { .. }) | None => {}
+            Some(Input::Done(c)) => done.push((i, *c)),
+        }
+    }
+    let read = texts.clone();
+    let disk = pkg.texts();
+    let analyse_in = |texts: &Texts, path: &Path| {
+        let edited: Texts = texts
+            .iter()
+            .filter(|(p, t)| p.as_path() != path && disk.get(*p) != Some(*t))
+            .map(|(p, t)| (p.clone(), t.clone()))
+            .collect();
+        let ctx = FileCtx {
+            path: Some(path.to_path_buf()),
+            package: Some(pkg.clone()),
+            check_fixes: true,
+            edited: Arc::new(edited),
+        };
+        analyse(config, &ctx, texts.get(path).map_or("", String::as_str))
+    };
+    let paths: Vec<PathBuf> = targets.iter().map(|(_, _, p)| p.clone()).collect();
+    let run = || fix::crate_to_fixed_point(texts, &paths, which, &analyse_in);
+    let fixed = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(f) => f,
+        Err(payload) => fix::CrateFixed {
+            texts: read.clone(),
+            applied: BTreeMap::new(),
+            remaining: targets
+                .iter()
+                .map(|(_, name, p)| {
+                    let d = internal_error(name, &panic_message(payload.as_ref()));
+                    (p.clone(), vec![d])
+                })
+                .collect(),
+        },
+    };
+    for (i, name, path) in &targets {
+        let original = read.get(path).cloned().unwrap_or_default();
+        let ctx = FileCtx {
+            edited: Arc::new(fixed.texts.clone()),
+            ..ctxs.get(*i).cloned().unwrap_or_default()
+        };
+        let diags = fixed.remaining.get(path).cloned().unwrap_or_default();
+        let input_path = match origins.get(*i) {
+            Some(Origin::File { path, .. }) => Some(path.clone()),
+            _ => None,
+        };
+        done.push((
+            *i,
+            Checked {
+                text: fixed.texts.get(path).cloned().unwrap_or_default(),
+                others: other_texts(&ctx, &diags),
+                fixed: fixed.applied.get(path).copied().unwrap_or(0),
+                library: Some(library_of(config, &ctx, name, &original)),
+                diags,
+                ..Checked::unchanged(name.clone(), input_path, original)
+            },
+        ));
+    }
+    let last = unit.iter().copied().max().unwrap_or(0);
+    for (path, text) in &fixed.texts {
+        let original = disk.get(path);
+        if targets.iter().any(|(_, _, p)| p == path) || original.is_none_or(|o| o == text) {
+            continue;
+        }
+        let mut c = Checked::unchanged(
+            shown_dir(path),
+            Some(path.clone()),
+            original.cloned().unwrap_or_default(),
+        );
+        c.text = text.clone();
+        c.edited_only = true;
+        done.push((last, c));
+    }
+    done
 }
 
 /// The texts of the other files that `diags`' fixes edit, from the file's package as the run
@@ -441,7 +578,9 @@ fn other_texts(ctx: &FileCtx, diags: &[Diagnostic]) -> Vec<(PathBuf, String, Str
         if out.iter().any(|(p, _, _)| *p == o.path) {
             continue;
         }
-        if let Some((path, text)) = pkg.files.iter().find(|(p, _)| *p == o.path) {
+        if let Some(text) = ctx.edited.get(&o.path) {
+            out.push((o.path.clone(), shown_dir(&o.path), text.clone()));
+        } else if let Some((path, text)) = pkg.files.iter().find(|(p, _)| *p == o.path) {
             out.push((path.clone(), shown_dir(path), text.clone()));
         }
     }
@@ -468,23 +607,35 @@ fn check_all(
         }
         bar
     });
+    let units = units_of(origins, configs, ctxs, fixing);
     let next = AtomicUsize::new(0);
-    let jobs = jobs.clamp(1, origins.len().max(1));
+    let jobs = jobs.clamp(1, units.len().max(1));
     let mut results: Vec<(usize, Checked)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..jobs)
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(origin) = origins.get(i) else {
+                        let u = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(unit) = units.get(u) else {
                             break;
                         };
-                        let config = configs.get(i).cloned().unwrap_or_default();
-                        let ctx = ctxs.get(i).cloned().unwrap_or_default();
-                        mine.push((i, check_one(origin, &config, &ctx, analyse, fixing)));
+                        let first = unit.first().copied().unwrap_or(0);
+                        let config = configs.get(first).cloned().unwrap_or_default();
+                        match (fixing, unit.as_slice()) {
+                            (Some(which), _) if is_crate_unit(unit, origins, ctxs) => mine
+                                .extend(check_crate(unit, origins, &config, ctxs, analyse, which)),
+                            (_, [i]) => {
+                                let ctx = ctxs.get(*i).cloned().unwrap_or_default();
+                                if let Some(origin) = origins.get(*i) {
+                                    let c = check_one(origin, &config, &ctx, analyse, fixing);
+                                    mine.push((*i, c));
+                                }
+                            }
+                            _ => {}
+                        }
                         if let Some(bar) = &progress {
-                            bar.inc(1);
+                            bar.inc(unit.len() as u64);
                         }
                     }
                     mine
@@ -500,8 +651,50 @@ fn check_all(
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
+    // Stable: the other files a crate's fixes changed stay after its inputs.
     results.sort_by_key(|(i, _)| *i);
     results.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The inputs checked together, in input order: each file alone, except that when fixing,
+/// the files of one package under one configuration are one unit (their fixes may edit each
+/// other's files, so they reach one fixed point together).
+fn units_of(
+    origins: &[Origin],
+    configs: &[Arc<Config>],
+    ctxs: &[FileCtx],
+    fixing: Option<Applicability>,
+) -> Vec<Vec<usize>> {
+    let mut units: Vec<Vec<usize>> = Vec::new();
+    let mut by_crate: HashMap<(PathBuf, *const Config), usize> = HashMap::new();
+    for (i, origin) in origins.iter().enumerate() {
+        let package = ctxs.get(i).and_then(|c| c.package.as_ref());
+        let key = match (fixing, origin, package, configs.get(i)) {
+            (Some(_), Origin::File { .. }, Some(pkg), Some(config)) => {
+                Some((pkg.package.dir.clone(), Arc::as_ptr(config)))
+            }
+            _ => None,
+        };
+        match key.as_ref().and_then(|k| by_crate.get(k)) {
+            Some(&u) => units[u].push(i),
+            None => {
+                if let Some(k) = key {
+                    by_crate.insert(k, units.len());
+                }
+                units.push(vec![i]);
+            }
+        }
+    }
+    units
+}
+
+/// Whether `unit` is fixed as a crate: its files lie in a package and were not read from
+/// standard input.
+fn is_crate_unit(unit: &[usize], origins: &[Origin], ctxs: &[FileCtx]) -> bool {
+    unit.first().is_some_and(|&i| {
+        matches!(origins.get(i), Some(Origin::File { .. }))
+            && ctxs.get(i).is_some_and(|c| c.package.is_some())
+    })
 }
 
 /// The number of threads to check files on.
@@ -629,6 +822,7 @@ pub fn lint(
             path,
             package,
             check_fixes: fixing.is_some() || matches!(cli.format, Format::Json | Format::Sarif),
+            edited: Arc::default(),
         })
         .collect();
 
@@ -660,11 +854,12 @@ pub fn lint(
             skipped += 1;
             continue;
         }
-        files += 1;
-        if c.fixed > 0 {
+        if !c.edited_only {
+            files += 1;
             fixed += c.fixed;
-            fixed_files += 1;
         }
+        // Files changed: the inputs fixed, and the other files of their crates the fixes edit.
+        fixed_files += usize::from(c.text != c.original);
         if cli.diff {
             if c.text != c.original {
                 write!(out, "{}", fix::unified_diff(&c.name, &c.original, &c.text))?;
@@ -677,6 +872,9 @@ pub fn lint(
             && let Err(e) = std::fs::write(path, &c.text)
         {
             problems.push(walk::io_message(path, &e));
+        }
+        if c.edited_only {
+            continue;
         }
         for d in &c.diags {
             match d.severity {
