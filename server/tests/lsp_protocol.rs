@@ -475,3 +475,108 @@ async fn files_are_analysed_within_their_crate_and_follow_changes_on_disk() {
     let diags = c.diagnostics(&uri, 1).await;
     assert_eq!(diags, json!([]), "{diags}");
 }
+
+/// An alias of another module padded where it is defined: the quick fix is one workspace edit
+/// of `layouts.rs`; with `documentChanges` each document names its version (the open one its
+/// editor's, a file only on disk none), without them it is a `changes` map.
+#[tokio::test]
+async fn an_alias_fix_edits_the_module_that_defines_it_with_versions_when_the_client_takes_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let from =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/crates/alias_fixes");
+    for rel in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "src/kernels.rs",
+        "src/layouts.rs",
+    ] {
+        let to = dir.path().join(rel);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(from.join(rel), &to).expect("copy");
+    }
+    let kernels = std::fs::read_to_string(dir.path().join("src/kernels.rs")).expect("read");
+    let layouts_path = dir.path().join("src/layouts.rs");
+    let layouts = std::fs::read_to_string(&layouts_path).expect("read");
+    let uri = file_uri(&dir.path().join("src/kernels.rs"));
+    let layouts_uri = file_uri(&layouts_path);
+
+    for document_changes in [true, false] {
+        let mut c = InProcess::new();
+        let mut params = initialize_params(options());
+        params["capabilities"] =
+            json!({"workspace": {"workspaceEdit": {"documentChanges": document_changes}}});
+        c.request("initialize", params).await;
+        c.notify("initialized", json!({})).await;
+        let diags = open(&mut c, &uri, &kernels).await;
+        let d = diags
+            .as_array()
+            .and_then(|a| a.iter().find(|d| d["code"] == "CAP-003"))
+            .cloned()
+            .expect("CAP-003 on the use of Slice");
+        let r = c
+            .request(
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": uri}, "range": d["range"],
+                       "context": {"diagnostics": [d], "only": ["quickfix"]}}),
+            )
+            .await;
+        let first = r["result"][0].clone();
+        assert_eq!(
+            first["title"],
+            "pad `Slice` where it is defined, for every use"
+        );
+        assert_eq!(first["isPreferred"], true);
+        let edits = if document_changes {
+            let docs = first["edit"]["documentChanges"]
+                .as_array()
+                .cloned()
+                .expect("documentChanges");
+            assert_eq!(docs.len(), 1, "{docs:?}");
+            assert_eq!(docs[0]["textDocument"]["uri"], layouts_uri.as_str());
+            assert_eq!(
+                docs[0]["textDocument"]["version"],
+                Value::Null,
+                "not open: no version"
+            );
+            docs[0]["edits"].as_array().cloned().unwrap_or_default()
+        } else {
+            assert_eq!(first["edit"]["documentChanges"], Value::Null);
+            first["edit"]["changes"][&layouts_uri]
+                .as_array()
+                .cloned()
+                .expect("changes")
+        };
+        assert!(
+            apply_edits(&layouts, &edits).contains("pub type Slice = m![A / 8 # 256];"),
+            "{edits:?}"
+        );
+    }
+
+    // Open in the editor, layouts.rs is named with its version.
+    let mut c = InProcess::new();
+    let mut params = initialize_params(options());
+    params["capabilities"] = json!({"workspace": {"workspaceEdit": {"documentChanges": true}}});
+    c.request("initialize", params).await;
+    c.notify("initialized", json!({})).await;
+    c.notify("textDocument/didOpen", did_open(&layouts_uri, 7, &layouts))
+        .await;
+    let diags = open(&mut c, &uri, &kernels).await;
+    let d = diags
+        .as_array()
+        .and_then(|a| a.iter().find(|d| d["code"] == "CAP-003"))
+        .cloned()
+        .expect("CAP-003");
+    let r = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": d["range"],
+                   "context": {"diagnostics": [d], "only": ["quickfix"]}}),
+        )
+        .await;
+    let docs = r["result"][0]["edit"]["documentChanges"].clone();
+    assert_eq!(docs[0]["textDocument"]["version"], 7, "{docs}");
+    // The fix at the use names this document's version.
+    let at_use = r["result"][1]["edit"]["documentChanges"].clone();
+    assert_eq!(at_use[0]["textDocument"]["uri"], uri.as_str());
+    assert_eq!(at_use[0]["textDocument"]["version"], 1, "{at_use}");
+}

@@ -7,7 +7,8 @@ use super::convert::Lines;
 use super::{Doc, FIX_ALL, diagnostics};
 use std::collections::HashMap;
 use tower_lsp_server::ls_types::{
-    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, TextEdit, Uri, WorkspaceEdit,
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, DocumentChanges, OneOf,
+    OptionalVersionedTextDocumentIdentifier, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 use visa_analysis::{CheckedFixes, Diagnostic, Edit, Fix, Span};
 
@@ -16,39 +17,91 @@ fn is_padding(f: &Fix) -> bool {
     f.title.to_ascii_lowercase().contains("pad") || f.edits.iter().any(|e| e.new_text.contains('#'))
 }
 
-fn workspace_edit(uri: &Uri, doc: &Doc, edits: &[&Edit]) -> WorkspaceEdit {
-    let edits = edits
-        .iter()
-        .map(|e| TextEdit::new(doc.lines.range(&doc.text, e.span), e.new_text.clone()))
-        .collect();
-    WorkspaceEdit {
-        changes: Some(HashMap::from([(uri.clone(), edits)])),
-        ..Default::default()
+/// How the client takes a workspace edit: `documentChanges` naming each document's version
+/// when it says it can (`workspace.workspaceEdit.documentChanges`), so an edit made for an
+/// older text is refused rather than misplaced; `changes` otherwise.
+#[derive(Clone, Debug, Default)]
+pub struct EditStyle {
+    pub document_changes: bool,
+    /// The versions of the open documents (a file that is not open has none).
+    pub versions: HashMap<Uri, i32>,
+}
+
+/// A workspace edit being built: text edits by document, in order.
+#[derive(Default)]
+struct EditsByDoc(Vec<(Uri, Vec<TextEdit>)>);
+
+impl EditsByDoc {
+    fn add(&mut self, uri: &Uri, edits: impl IntoIterator<Item = TextEdit>) {
+        match self.0.iter_mut().find(|(u, _)| u == uri) {
+            Some((_, list)) => list.extend(edits),
+            None => self.0.push((uri.clone(), edits.into_iter().collect())),
+        }
     }
+
+    fn add_own(&mut self, uri: &Uri, doc: &Doc, edits: &[&Edit]) {
+        let edits = edits
+            .iter()
+            .map(|e| TextEdit::new(doc.lines.range(&doc.text, e.span), e.new_text.clone()));
+        self.add(uri, edits);
+    }
+
+    fn build(self, style: &EditStyle) -> WorkspaceEdit {
+        if !style.document_changes {
+            return WorkspaceEdit {
+                changes: Some(self.0.into_iter().collect()),
+                ..Default::default()
+            };
+        }
+        let docs = self
+            .0
+            .into_iter()
+            .map(|(uri, edits)| TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier {
+                    version: style.versions.get(&uri).copied(),
+                    uri,
+                },
+                edits: edits.into_iter().map(OneOf::Left).collect(),
+            })
+            .collect();
+        WorkspaceEdit {
+            document_changes: Some(DocumentChanges::Edits(docs)),
+            ..Default::default()
+        }
+    }
+}
+
+fn workspace_edit(uri: &Uri, doc: &Doc, edits: &[&Edit], style: &EditStyle) -> WorkspaceEdit {
+    let mut out = EditsByDoc::default();
+    out.add_own(uri, doc, edits);
+    out.build(style)
 }
 
 /// A fix's edits as one workspace edit: this document's, and those of the other files it
 /// edits (placed in their texts as the fix was checked against); `None` when another file's
 /// text or URI is not known.
-fn fix_edit(uri: &Uri, doc: &Doc, fix: &Fix, checked: &CheckedFixes) -> Option<WorkspaceEdit> {
-    let own: Vec<&Edit> = fix.edits.iter().collect();
-    let mut edit = workspace_edit(uri, doc, &own);
-    let changes = edit.changes.get_or_insert_with(HashMap::new);
-    if own.is_empty() {
-        changes.clear();
+fn fix_edit(
+    uri: &Uri,
+    doc: &Doc,
+    fix: &Fix,
+    checked: &CheckedFixes,
+    style: &EditStyle,
+) -> Option<WorkspaceEdit> {
+    let mut out = EditsByDoc::default();
+    if !fix.edits.is_empty() {
+        out.add_own(uri, doc, &fix.edits.iter().collect::<Vec<_>>());
     }
     for other in &fix.other_files {
         let text = checked.texts.get(&other.path)?;
         let other_uri = Uri::from_file_path(&other.path)?;
         let lines = Lines::default();
-        changes.entry(other_uri).or_default().extend(
-            other
-                .edits
-                .iter()
-                .map(|e| TextEdit::new(lines.range(text, e.span), e.new_text.clone())),
-        );
+        let edits = other
+            .edits
+            .iter()
+            .map(|e| TextEdit::new(lines.range(text, e.span), e.new_text.clone()));
+        out.add(&other_uri, edits);
     }
-    Some(edit)
+    Some(out.build(style))
 }
 
 /// Whether an action of kind `kind` was asked for (`only` filters by prefix).
@@ -73,6 +126,7 @@ pub fn code_actions(
     checked: &CheckedFixes,
     params: &CodeActionParams,
     settings: &Settings,
+    style: &EditStyle,
 ) -> Vec<CodeActionOrCommand> {
     let only = params.context.only.as_deref();
     let range = doc.lines.span(&doc.text, params.range);
@@ -89,7 +143,7 @@ pub fn code_actions(
             fixes.sort_by_key(|f| !is_padding(f));
             let preferred = fixes.iter().position(|f| f.safe);
             for (i, f) in fixes.iter().enumerate() {
-                let Some(edit) = fix_edit(uri, doc, f, checked) else {
+                let Some(edit) = fix_edit(uri, doc, f, checked, style) else {
                     continue;
                 };
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
@@ -102,7 +156,7 @@ pub fn code_actions(
                 }));
             }
             out.push(CodeActionOrCommand::CodeAction(allow_action(
-                uri, doc, d, lsp,
+                uri, doc, d, lsp, style,
             )));
         }
     }
@@ -114,7 +168,7 @@ pub fn code_actions(
             out.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: "Apply all safe visa-lint fixes".to_string(),
                 kind: Some(fix_all),
-                edit: Some(workspace_edit(uri, doc, &edits)),
+                edit: Some(workspace_edit(uri, doc, &edits, style)),
                 ..Default::default()
             }));
         }
@@ -158,6 +212,7 @@ fn allow_action(
     doc: &Doc,
     d: &Diagnostic,
     lsp: tower_lsp_server::ls_types::Diagnostic,
+    style: &EditStyle,
 ) -> CodeAction {
     let text = &doc.text;
     let line = doc.lines.line(text, d.span.start);
@@ -195,7 +250,7 @@ fn allow_action(
         title: format!("Allow {} on this line", d.code()),
         kind: Some(CodeActionKind::QUICKFIX),
         diagnostics: Some(vec![lsp]),
-        edit: Some(workspace_edit(uri, doc, &[&edit])),
+        edit: Some(workspace_edit(uri, doc, &[&edit], style)),
         ..Default::default()
     }
 }

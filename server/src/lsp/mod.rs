@@ -95,6 +95,8 @@ struct State {
     packages: Vec<Package>,
     /// Whether the client may be asked to watch files.
     watch_dynamic: bool,
+    /// Whether the client takes versioned `documentChanges` in a workspace edit.
+    document_changes: bool,
     /// The library each crate seen is checked against (its package's directory, or the
     /// document alone), logged once when first seen or when it changes.
     libraries: HashMap<PathBuf, engine::library::Library>,
@@ -609,9 +611,17 @@ impl LanguageServer for Backend {
             .and_then(|w| w.did_change_watched_files.as_ref())
             .and_then(|d| d.dynamic_registration)
             .unwrap_or(false);
+        let document_changes = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
+            .unwrap_or(false);
         self.with_state(move |s| {
             s.roots = roots;
             s.watch_dynamic = watch_dynamic;
+            s.document_changes = document_changes;
             s.client_settings = options.into_iter().collect();
         })
         .await;
@@ -808,8 +818,18 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = params.text_document.uri.clone();
+        let style = self
+            .with_state(|s| actions::EditStyle {
+                document_changes: s.document_changes,
+                versions: s.docs.iter().map(|(u, d)| (u.clone(), d.version)).collect(),
+            })
+            .await
+            .unwrap_or_default();
         let actions = self
             .query(&uri.clone(), move |snap, doc, settings| {
+                // This document's edits are placed in the text of the version queried.
+                let mut style = style;
+                style.versions.insert(uri.clone(), doc.version);
                 let diags = snap.diagnostics(doc.file)?;
                 let range = doc.lines.span(&doc.text, params.range);
                 let under = diags
@@ -828,7 +848,7 @@ impl LanguageServer for Backend {
                     }
                 };
                 Ok(actions::code_actions(
-                    &uri, doc, &diags, &checked, &params, settings,
+                    &uri, doc, &diags, &checked, &params, settings, &style,
                 ))
             })
             .await?;
