@@ -20,4 +20,10 @@ cp fixtures/rules/CAP-003.rs "$work/kernel.rs"
 
 VISA_LSP="$root/target/debug/visa-lsp" KERNEL="$work/kernel.rs" CODE=CAP-003 \
   timeout 120 "$venv/bin/nvim" --headless --clean -l tests/e2e/neovim/e2e.lua
+
+# A crate whose alias `Slice` is defined in another module: the preferred fix pads it there.
+cp -r fixtures/crates/alias_fixes "$work/crate"
+VISA_LSP="$root/target/debug/visa-lsp" ROOT="$work/crate" KERNEL="$work/crate/src/kernels.rs" \
+  CODE=CAP-003 DEFINES="$work/crate/src/layouts.rs" EXPECT='pub type Slice = m![A / 8 # 256];' \
+  timeout 120 "$venv/bin/nvim" --headless --clean -l tests/e2e/neovim/e2e.lua
 echo "neovim e2e passed"
