@@ -7,7 +7,9 @@
 // (the rule), SIZE (the size the hover must show), CHROMIUM, ARTIFACTS, EXTENSIONS (code-server's
 // extensions directory: the server to kill runs from there), TIMELINE=1 to check the status bar
 // and the timeline, ONLY_DIAGNOSTICS=1 to stop once the diagnostic is in the editor and the
-// Problems panel (another library's crate: the extension starts and the server reads it).
+// Problems panel (another library's crate: the extension starts and the server reads it),
+// ALIAS_FIX=1 with LINE, DEFINES and EXPECT to apply a fix that edits another file (see
+// aliasFix).
 import puppeteer from 'puppeteer-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -90,6 +92,95 @@ async function palette(command) {
   await page.keyboard.press('Enter');
 }
 
+/** Opens `name` with Quick Open (Ctrl+P) and waits for its tab. */
+async function openFile(name) {
+  await page.click('.monaco-workbench .part.editor');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyP');
+    await page.keyboard.up('Control');
+    try {
+      await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 5000 });
+      break;
+    } catch {
+      say('quick open did not show; retrying');
+    }
+  }
+  await page.keyboard.type(name, { delay: 20 });
+  await until('quick open results', (f) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(f)), name, 15000);
+  await page.keyboard.press('Enter');
+  await until(`${name} in an editor`, (f) => document.querySelector('.tab.active')?.textContent.includes(f), name, 15000);
+}
+
+/**
+ * ALIAS_FIX=1: the diagnostic on the line holding LINE is reported where a kernel uses an
+ * alias that DEFINES (another file of the crate) defines; the quick fix "... where it is
+ * defined" pads it there: the diagnostic goes, and DEFINES, opened, holds EXPECT.
+ */
+async function aliasFix() {
+  const lineText = env('LINE');
+  const defines = env('DEFINES');
+  const expected = env('EXPECT');
+  const squiggle = await until(
+    `the ${code} squiggle on the line of "${lineText}"`,
+    (t) => {
+      const line = [...document.querySelectorAll('.monaco-editor .view-line')].find((l) => l.textContent.replace(/\u00a0/g, ' ').includes(t));
+      if (!line) return undefined;
+      const ly = line.getBoundingClientRect();
+      const hit = [...document.querySelectorAll('.monaco-editor .squiggly-warning, .monaco-editor .squiggly-error')].find((q) => {
+        const r = q.getBoundingClientRect();
+        return Math.abs(r.y + r.height / 2 - (ly.y + ly.height / 2)) < ly.height;
+      });
+      if (!hit) return undefined;
+      const r = hit.getBoundingClientRect();
+      return { x: r.x, y: r.y, w: r.width, h: r.height };
+    },
+    lineText,
+    90000,
+  );
+  say(`squiggle on the line of "${lineText}"`);
+  await showProblems();
+  await until('the Problems panel entry', (c) => [...document.querySelectorAll('.markers-panel .monaco-list-row')].some((r) => r.textContent.includes(c)), code, 30000);
+  await page.mouse.click(squiggle.x + Math.min(squiggle.w / 2, 20), squiggle.y + squiggle.h / 2);
+  await page.keyboard.press('Escape');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Period');
+  await page.keyboard.up('Control');
+  const titles = await until(
+    'the quick fix menu',
+    () => {
+      const rows = [...document.querySelectorAll('.action-widget .monaco-list-row')];
+      return rows.length > 0 && rows.map((r) => r.textContent);
+    },
+    undefined,
+    20000,
+  );
+  say(`quick fixes: ${JSON.stringify(titles)}`);
+  const index = titles.findIndex((t) => t.includes('where it is defined'));
+  if (index < 0) await fail('no fix that pads the alias where it is defined');
+  const rows = await page.$$('.action-widget .monaco-list-row');
+  await rows[index].click();
+  say(`applied: ${titles[index]}`);
+  await showProblems();
+  await until(
+    'the Problems panel without the diagnostic',
+    (c) => ![...document.querySelectorAll('.markers-panel .monaco-list-row')].some((r) => r.textContent.includes(c)),
+    code,
+    30000,
+  );
+  say(`${code} is gone from the Problems panel`);
+  await shot(`vscode-e2e-alias-fix-${code}.png`);
+  await openFile(defines);
+  const line = await until(
+    'the alias padded where it is defined',
+    (e) => [...document.querySelectorAll('.monaco-editor .view-line')].map((l) => l.textContent.replace(/\u00a0/g, ' ')).find((t) => t.trim() === e),
+    expected,
+    15000,
+  );
+  say(`${defines} now: ${line.trim()}`);
+  await shot('vscode-e2e-alias-fix-definition.png');
+}
+
 /** Ctrl+Shift+M: the Problems panel. */
 async function showProblems() {
   await page.keyboard.down('Control');
@@ -106,27 +197,20 @@ try {
   await until('the workbench', () => document.querySelector('.monaco-workbench .part.editor'));
   say('workbench up');
   // The explorer lists the workspace once the file service is ready.
-  await until('the explorer', (f) => [...document.querySelectorAll('.explorer-folders-view .monaco-list-row')].some((r) => r.textContent.includes(f)), file);
+  // (a file in a subfolder: the folder, TOP)
+  const top = process.env.TOP ?? file;
+  await until('the explorer', (f) => [...document.querySelectorAll('.explorer-folders-view .monaco-list-row')].some((r) => r.textContent.includes(f)), top);
   say('explorer lists the kernel');
 
-  // Open the kernel with Quick Open.
-  await page.click('.monaco-workbench .part.editor');
-  for (let attempt = 0; attempt < 3; attempt++) {
-    await page.keyboard.down('Control');
-    await page.keyboard.press('KeyP');
-    await page.keyboard.up('Control');
-    try {
-      await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 5000 });
-      break;
-    } catch {
-      say('quick open did not show; retrying');
-    }
-  }
-  await page.keyboard.type(file, { delay: 20 });
-  await until('quick open results', (f) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(f)), file, 15000);
-  await page.keyboard.press('Enter');
-  await until('the kernel in an editor', (f) => document.querySelector('.tab.active')?.textContent.includes(f), file, 15000);
+  await openFile(file);
   say(`opened ${file}`);
+  if (process.env.ALIAS_FIX === '1') {
+    await aliasFix();
+    await browser.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+    say('vscode e2e passed (an alias padded in the module that defines it)');
+    process.exit(0);
+  }
 
   // The error squiggle (the extension activates, starts the bundled visa-lsp, it publishes).
   await until('the error squiggle', () => document.querySelector('.monaco-editor .squiggly-error'), undefined, 90000);

@@ -2,7 +2,8 @@
 # The VS Code end-to-end test: packages the extension (with the built visa-lsp bundled),
 # installs the .vsix into code-server (VS Code 1.139 served to a browser), opens a copy of
 # fixtures/rules/CAP-003.rs in a workspace that depends on furiosa_visa_std, and drives it
-# with Debian's chromium (e2e.mjs); then checks a furiosa-opt-std 0.6 crate's diagnostic. Installs its tools once under $VISA_E2E_CACHE (setup.sh).
+# with Debian's chromium (e2e.mjs); then checks a furiosa-opt-std 0.6 crate's diagnostic, and applies a quick fix that pads an alias in the
+# module that defines it (fixtures/crates/alias_fixes). Installs its tools once under $VISA_E2E_CACHE (setup.sh).
 # Screenshots go to target/e2e-vscode/ (the CI artifacts).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
@@ -134,6 +135,14 @@ furiosa-opt-std = "0.6"
 TOML
   cp fixtures/rules/OPT-004.rs "$ws06/gather.rs"
   URL="http://127.0.0.1:$port" WORKSPACE="$ws06" FILE=gather.rs CODE=OPT-004 ONLY_DIAGNOSTICS=1 \
+    CHROMIUM="${CHROMIUM:-$(command -v chromium)}" ARTIFACTS="$artifacts" \
+    timeout 300 "$node24/node" "$here/e2e.mjs" || status=$?
+fi
+# A crate whose alias is defined in another module: the quick fix pads it there.
+if [ "$status" -eq 0 ]; then
+  cp -r fixtures/crates/alias_fixes "$work/alias_fixes"
+  URL="http://127.0.0.1:$port" WORKSPACE="$work/alias_fixes" FILE=kernels.rs TOP=src CODE=CAP-003 ALIAS_FIX=1 \
+    LINE='fn short(' DEFINES=layouts.rs EXPECT='pub type Slice = m![A / 8 # 256];' \
     CHROMIUM="${CHROMIUM:-$(command -v chromium)}" ARTIFACTS="$artifacts" \
     timeout 300 "$node24/node" "$here/e2e.mjs" || status=$?
 fi
