@@ -125,13 +125,18 @@ fn fixes_of(path: &str, code: &str) -> Vec<serde_json::Value> {
 /// A padding fix through an alias of another module (`fixtures/crates/alias_fixes`): padding
 /// the alias where it is defined is checked against the crate. Where every use stays valid it
 /// is the safe fix, listed first, with its edit in `layouts.rs`; where padding it breaks
-/// another use (`Unit` is also a Chip, which must stay 1), it is unsafe and says what it
-/// breaks, and padding the mapping at this use is the safe fix.
+/// another use (`Unit` is also a Chip, which must stay 1), it is unsafe and names the other
+/// use it changes and what it breaks, and padding the mapping at this use is the safe fix.
 #[test]
 fn an_alias_of_another_file_is_padded_where_it_is_defined_when_every_use_allows() {
     let fixes = fixes_of("fixtures/crates/alias_fixes", "CAP-003");
     let first = &fixes[0];
     assert_eq!(first["safe"], true, "{fixes:#?}");
+    // `Slice` has no other use: the title names none.
+    assert_eq!(
+        first["title"],
+        "pad `Slice` where it is defined, for every use"
+    );
     assert!(first["edits"].as_array().is_some_and(Vec::is_empty));
     let other = &first["other_files"][0];
     assert!(
@@ -153,5 +158,11 @@ fn an_alias_of_another_file_is_padded_where_it_is_defined_when_every_use_allows(
             .as_str()
             .is_some_and(|t| t.contains("adds 1 error: CAP-001 in kernels.rs")),
         "{alias:#?}"
+    );
+    // The Chip use of `Unit` on the same line is the other use padding it changes.
+    assert_eq!(
+        alias["title"],
+        "pad `Unit` where it is defined, also changing its use at kernels.rs:12 \
+         (adds 1 error: CAP-001 in kernels.rs)"
     );
 }

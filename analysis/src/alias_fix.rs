@@ -41,14 +41,12 @@ pub fn diagnostics(
             .filter_map(|fix| {
                 let (path, edit) = alias_use(text, fix)?;
                 let (def_file, body) = definition(db, file, edit.span.start, path)?;
-                Some(definition_fix(
-                    db,
-                    file,
-                    def_file,
-                    body,
-                    path,
-                    &edit.new_text,
-                ))
+                let mut fix = definition_fix(db, file, def_file, body, path, &edit.new_text);
+                let others = other_uses(db, file, edit.span, path, (def_file, body));
+                if !others.is_empty() {
+                    fix.title = format!("pad `{path}` where it is defined, {}", changing(&others));
+                }
+                Some(fix)
             })
             .collect();
         d.fixes.extend(added);
@@ -99,6 +97,85 @@ fn definition_fix(
         other_files,
         edits_definition: true,
     }
+}
+
+/// How many uses a fix's title names before it counts the rest.
+const MAX_USES_NAMED: usize = 3;
+
+/// The uses of the alias defined at `def` (its file and `m![...]`) in `file`'s crate, other
+/// than the one at `here`, each as `file.rs:LINE`: what padding the definition changes beside
+/// the diagnostic's own use. A use is a path whose last segment is the alias's name and that
+/// resolves to `def` (so a same-named alias of another module is not one).
+fn other_uses(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    here: Span,
+    path: &str,
+    def: (SourceFile, Span),
+) -> Vec<String> {
+    let name = path.rsplit("::").next().unwrap_or(path);
+    let files = db::in_crate_of(db, file, |map| {
+        let mut files: Vec<std::path::PathBuf> =
+            map.modules.iter().map(|m| m.file.clone()).collect();
+        files.sort();
+        files.dedup();
+        Some(files)
+    })
+    .unwrap_or_default();
+    let mut out = Vec::new();
+    for f in files
+        .iter()
+        .filter_map(|p| db::workspace_file(db, p).copied())
+    {
+        let text = f.text(db);
+        if !text.contains(name) {
+            continue;
+        }
+        let tree = db::parse(db, f).tree();
+        for p in tree.syntax().descendants().filter_map(ast::Path::cast) {
+            let outermost = p
+                .syntax()
+                .parent()
+                .is_none_or(|n| n.kind() != SyntaxKind::PATH);
+            let named = p
+                .segment()
+                .and_then(|s| s.name_ref())
+                .is_some_and(|n| n.text() == name);
+            let start = u32::from(p.syntax().text_range().start());
+            let is_here = f == file && here.start <= start && start < here.end.max(here.start + 1);
+            if !outermost || !named || is_here {
+                continue;
+            }
+            if definition(db, f, start, &p.syntax().text().to_string()) == Some(def) {
+                let line = text
+                    .get(..start as usize)
+                    .map_or(0, |t| t.matches('\n').count())
+                    + 1;
+                let shown = f
+                    .path(db)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned());
+                out.push(format!("{}:{line}", shown.unwrap_or_default()));
+            }
+        }
+    }
+    out
+}
+
+/// `also changing its use at a.rs:1`, `also changing its uses at a.rs:1, b.rs:2 and 3 more`.
+fn changing(uses: &[String]) -> String {
+    let named = uses
+        .iter()
+        .take(MAX_USES_NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = match uses.len().saturating_sub(MAX_USES_NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let noun = if uses.len() == 1 { "use" } else { "uses" };
+    format!("also changing its {noun} at {named}{more}")
 }
 
 /// The file and the `m![...]` of the mapping alias that `path`, written at `at` in `file`,
@@ -208,4 +285,23 @@ fn alias_body(file: SourceFile, alias: &ast::TypeAlias) -> Option<(SourceFile, S
         file,
         Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_other_uses_are_named_up_to_three_then_counted() {
+        let uses = |n: usize| (1..=n).map(|i| format!("k.rs:{i}")).collect::<Vec<_>>();
+        assert_eq!(changing(&uses(1)), "also changing its use at k.rs:1");
+        assert_eq!(
+            changing(&uses(3)),
+            "also changing its uses at k.rs:1, k.rs:2, k.rs:3"
+        );
+        assert_eq!(
+            changing(&uses(5)),
+            "also changing its uses at k.rs:1, k.rs:2, k.rs:3 and 2 more"
+        );
+    }
 }
