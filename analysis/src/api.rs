@@ -33,6 +33,8 @@ pub struct AnalysisHost {
     workspace: Workspace,
     files: Vec<(PathBuf, SourceFile)>,
     by_path: HashMap<PathBuf, FileId>,
+    /// Counts the changes of the inputs (see [`Analysis::revision`]).
+    revision: u64,
 }
 
 impl Default for AnalysisHost {
@@ -52,6 +54,7 @@ impl AnalysisHost {
             workspace,
             files: Vec::new(),
             by_path: HashMap::new(),
+            revision: 0,
         }
     }
 
@@ -64,6 +67,7 @@ impl AnalysisHost {
         use salsa::Setter;
         if *self.settings.config(&self.db) != config {
             self.settings.set_config(&mut self.db).to(config);
+            self.revision += 1;
         }
     }
 
@@ -96,6 +100,7 @@ impl AnalysisHost {
                     input.set_text(&mut self.db).to(text);
                     input.set_reparsed(&mut self.db).to(Some(parsed));
                     input.set_nesting(&mut self.db).to(Some(nesting));
+                    self.revision += 1;
                 }
                 continue;
             }
@@ -109,6 +114,7 @@ impl AnalysisHost {
         }
         if added {
             self.workspace.set_files(&mut self.db).to(Arc::new(map));
+            self.revision += 1;
         }
     }
 
@@ -120,6 +126,7 @@ impl AnalysisHost {
             self.workspace
                 .set_packages(&mut self.db)
                 .to(Arc::new(packages));
+            self.revision += 1;
         }
     }
 
@@ -132,6 +139,7 @@ impl AnalysisHost {
     pub fn remove_file(&mut self, file: FileId) {
         use salsa::Setter;
         if let Some((path, input)) = self.files.get(file.0 as usize).cloned() {
+            self.revision += 1;
             if !input.text(&self.db).is_empty() {
                 input.set_text(&mut self.db).to(String::new());
             }
@@ -162,6 +170,7 @@ impl AnalysisHost {
             db: self.db.clone(),
             settings: self.settings,
             files: self.files.iter().map(|(_, f)| *f).collect(),
+            revision: self.revision,
         }
     }
 }
@@ -172,9 +181,16 @@ pub struct Analysis {
     db: Database,
     settings: Settings,
     files: Arc<[SourceFile]>,
+    revision: u64,
 }
 
 impl Analysis {
+    /// The host's inputs as this snapshot saw them, counted: two snapshots of one host with
+    /// the same revision answer every question alike (a key for caching their answers).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
     fn file(&self, file: FileId) -> Option<SourceFile> {
         self.files.get(file.0 as usize).copied()
     }

@@ -31,18 +31,28 @@ pub fn checked_fixes(analysis: &Analysis, file: FileId, range: Span) -> Cancella
         .filter(|d| d.span.start <= range.end && range.start <= d.span.end)
         .cloned()
         .collect();
-    let forked = if under.iter().any(|d| !d.fixes.is_empty()) {
+    checked_diagnostics(analysis, file, under)
+}
+
+/// `diags` (diagnostics of `file` in `analysis`) with every fix checked, as
+/// [`checked_fixes`] does for the diagnostics of a range.
+pub fn checked_diagnostics(
+    analysis: &Analysis,
+    file: FileId,
+    diags: Vec<Diagnostic>,
+) -> Cancellable<CheckedFixes> {
+    let forked = if diags.iter().any(|d| !d.fixes.is_empty()) {
         analysis.fork(file)?
     } else {
         None
     };
     let Some((mut host, id)) = forked else {
         return Ok(CheckedFixes {
-            diagnostics: under,
+            diagnostics: diags,
             texts: HashMap::new(),
         });
     };
-    let diagnostics = check_fixes(&mut host, id, &under);
+    let diagnostics = check_fixes(&mut host, id, &diags);
     let snapshot = host.snapshot();
     let mut texts = HashMap::new();
     for path in diagnostics

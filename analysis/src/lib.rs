@@ -30,7 +30,7 @@ pub use api::{
 };
 pub use config::{Config, ConfigError};
 pub use diagnostic::{Diagnostic, Edit, FileEdits, Fix, LineIndex, Severity, Span};
-pub use fix_check::{CheckedFixes, check_fixes, checked_fixes};
+pub use fix_check::{CheckedFixes, check_fixes, checked_diagnostics, checked_fixes};
 pub use line_index::{Encoding, Position};
 
 /// Checks one file's text with every implemented rule under the default configuration,

@@ -29,6 +29,7 @@ pub mod config;
 pub mod convert;
 pub mod diagnostics;
 pub mod engine;
+pub mod fix_cache;
 pub mod hover;
 pub mod publish;
 pub mod transport;
@@ -142,6 +143,9 @@ pub struct Backend {
     /// before) so the async side can check versions without waiting for an input to be set.
     versions: Arc<Mutex<HashMap<Uri, i32>>>,
     publisher: Publisher,
+    /// The fixes code actions checked, for the host's current revision (its own lock, taken
+    /// alone).
+    fixes: Arc<Mutex<fix_cache::FixCache>>,
 }
 
 /// The service, for driving in-process (tests) or over a transport.
@@ -162,6 +166,7 @@ pub fn service() -> (LspService<Backend>, ClientSocket) {
             client,
             state,
             versions,
+            fixes: Arc::default(),
         }
     })
 }
@@ -542,10 +547,6 @@ impl Backend {
     }
 }
 
-/// How many diagnostics with fixes one code-action request checks (see
-/// [`visa_analysis::fix_check`]); past it the fixes are offered unchecked.
-const MAX_CHECKED_PER_REQUEST: usize = 4;
-
 /// What a change of files on disk does to the host: each file's new text (`None`: it is gone
 /// or cannot be read, and leaves the analysis).
 type DiskChanges = Vec<(PathBuf, Option<String>)>;
@@ -825,6 +826,7 @@ impl LanguageServer for Backend {
             })
             .await
             .unwrap_or_default();
+        let fixes = self.fixes.clone();
         let actions = self
             .query(&uri.clone(), move |snap, doc, settings| {
                 // This document's edits are placed in the text of the version queried.
@@ -832,21 +834,12 @@ impl LanguageServer for Backend {
                 style.versions.insert(uri.clone(), doc.version);
                 let diags = snap.diagnostics(doc.file)?;
                 let range = doc.lines.span(&doc.text, params.range);
-                let under = diags
+                let under: Vec<_> = diags
                     .iter()
-                    .filter(|d| !d.fixes.is_empty() && d.span.start <= range.end)
-                    .filter(|d| range.start <= d.span.end)
-                    .count();
-                // A cursor's few diagnostics are checked (a forked host analysed once per
-                // fix); a whole-file request gets the engine's fixes as they are.
-                let checked = if under <= MAX_CHECKED_PER_REQUEST {
-                    visa_analysis::checked_fixes(snap, doc.file, range)?
-                } else {
-                    visa_analysis::CheckedFixes {
-                        diagnostics: diags.to_vec(),
-                        texts: Default::default(),
-                    }
-                };
+                    .filter(|d| d.span.start <= range.end && range.start <= d.span.end)
+                    .cloned()
+                    .collect();
+                let checked = fix_cache::checked(&fixes, snap, doc.file, under)?;
                 Ok(actions::code_actions(
                     &uri, doc, &diags, &checked, &params, settings, &style,
                 ))
