@@ -4,7 +4,7 @@
 
 use crate::diagnostic::{Diagnostic, Edit, Span};
 use crate::mapping::Scope;
-use crate::model::{Chain, FnModel, Slot, Step, in_call, output_arg, pad_edit};
+use crate::model::{Chain, FnModel, Slot, Step, in_call, input_arg, output_arg, pad_edit};
 use crate::rule::Rule;
 use crate::target::Target;
 
@@ -79,6 +79,39 @@ pub fn rewrite_output(
         });
     }
     Some(edits)
+}
+
+/// The edits that rewrite the `slot` mapping of `step`'s input to `new_text` where the tensor
+/// got it: the call that produced it (its turbofish argument, and the chain's declared type
+/// with it, see [`rewrite_output`]), or the parameter's type. `None` when the mapping is not
+/// spelled out there.
+pub fn rewrite_input(
+    model: &FnModel,
+    step: &Step,
+    slot: Slot,
+    new_text: &str,
+) -> Option<Vec<Edit>> {
+    let at = input_arg(step, slot)?;
+    for chain in &model.chains {
+        for s in &chain.steps {
+            let generic = s.generics.iter().position(|g| g.span == at.span);
+            let out_slot = s.output.as_ref().and_then(|t| {
+                t.maps
+                    .iter()
+                    .find(|(_, m)| m.span == Some(at.span))
+                    .map(|(k, _)| k)
+            });
+            if let Some(out_slot) = out_slot {
+                return rewrite_output(chain, s, generic, out_slot, new_text);
+            }
+        }
+    }
+    spelled_out(&at).then(|| {
+        vec![Edit {
+            span: at.span,
+            new_text: new_text.to_string(),
+        }]
+    })
 }
 
 /// The edits that pad the `slot` mapping of `step`'s result to `n` positions wherever it is
