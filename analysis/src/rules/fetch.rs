@@ -2,10 +2,11 @@
 //! decided from dtypes and literals are checked here; the ones that need the derived
 //! `fetch_size` stay planned until `crate::derive` provides it.
 
-use super::context::{FnContext, at_arg};
+use super::context::{FnContext, at_arg, rewrite_input};
 use crate::derive::{self, OpKind};
-use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::model::{Dtype, Method, Slot, Step, Tu, output_arg, written};
+use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
+use crate::mapping::edit::{layout_of, top_terms};
+use crate::model::{Dtype, Method, Slot, Step, Tu, input_arg, output_arg, written};
 use crate::rule::{Rule, Status};
 use crate::target::Target;
 
@@ -37,7 +38,9 @@ pub const FET_002: Rule = Rule {
            size must divide both the packet and the contiguous DM run the sequencer reads \
            (L1761), so in `ctx.sub` gcd(packet bytes, contiguous bytes) must be a multiple of 8 \
            (4). visa-lint derives both from the BeginTensor's Element and the fetch's Time and \
-           Packet (crate::derive). Pad the packet and the DM layout to a multiple of 8 bytes, or \
+           Packet (crate::derive). Store the packet's axes innermost in DM (visa-lint offers \
+           this as a fix when the packet is whole fetches: `m![B, C, A]` → `m![C, B, A]` for a \
+           packet `m![B, A]`), pad the packet and the DM layout to a multiple of 8 bytes, or \
            run the fetch on `ctx.main`. A strided packet axis is SEQ-004's; a packet that is not a whole number of fetches is FET-006's.",
     bad: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![C], m![B, A]>() // 4-byte runs",
     good: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![B], m![C, A]>() // 16-byte runs",
@@ -345,18 +348,61 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             (op.step.method == Method::Fetch).then_some(2),
             Slot::Packet,
         );
-        out.push(at_arg(
+        let fix = packet_innermost(cx, op, required);
+        let at = fix
+            .as_ref()
+            .and_then(|(e, _)| e.first())
+            .map(|e| e.span)
+            .or(at.map(|a| a.span));
+        let diag = at_arg(
             &FET_002,
             op.step,
-            at.map(|a| a.span),
+            at,
             format!(
                 "a sub-context fetch reads {required} bytes at a time, which must divide the {}-byte \
-                 packet and the {}-byte contiguous DM run (sequencer {cfg}); pad both to a multiple \
-                 of {required} bytes or fetch on ctx.main",
+                 packet and the {}-byte contiguous DM run (sequencer {cfg}); store the packet's \
+                 axes innermost in DM, pad both to a multiple of {required} bytes, or fetch on \
+                 ctx.main",
                 sizes.packet_bytes, sizes.contiguous_bytes
             ),
-        ));
+        );
+        out.push(match fix {
+            Some((edits, new)) => diag.with_fix(
+                format!("store the packet's axes innermost in DM: {new}"),
+                false,
+                edits,
+            ),
+            None => diag,
+        });
     }
+}
+
+/// FET-002's fix when the packet is a whole number of fetches but its axes lie apart in DM:
+/// the DM Element, where it is written, with the packet's terms moved innermost in the
+/// packet's order (`m![B, C, A]`, packet `m![B, A]` → `m![C, B, A]`), so that the packet is
+/// one contiguous run; offered when the fetch derived over it reads `required` bytes at a
+/// time. Its edits and the new mapping.
+fn packet_innermost(
+    cx: &FnContext<'_>,
+    op: &derive::Op<'_>,
+    required: u64,
+) -> Option<(Vec<Edit>, String)> {
+    let buf = input_arg(op.step, Slot::Packet)?;
+    let packet = op.step.output.as_ref()?.get(Slot::Packet)?;
+    let packet: Vec<&str> = top_terms(&packet.text).into_iter().map(|t| t.1).collect();
+    let stored: Vec<&str> = top_terms(&buf.text).into_iter().map(|t| t.1).collect();
+    if packet.is_empty() || !packet.iter().all(|t| stored.contains(t)) {
+        return None;
+    }
+    let outer = stored.iter().filter(|t| !packet.contains(t));
+    let terms: Vec<&str> = outer.chain(&packet).copied().collect();
+    let new = format!("m![{}]", terms.join(", "));
+    let moved = op.over(layout_of(&new, cx.scope)?, cx.target);
+    let (Ok(cfg), Some(bits)) = (&moved.config, moved.bits) else {
+        return None;
+    };
+    derive::fetch_sizes(cfg, bits, &[required]).fetch_size?;
+    Some((rewrite_input(cx.model, op.step, Slot::Packet, &new)?, new))
 }
 
 /// `a / b` as a decimal with at most two places (`1.5`).
@@ -818,6 +864,23 @@ fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::fix_testing::assert_fix_clears;
+
+    /// FET-002's fix stores the packet's axes innermost in DM: `m![B, C, A]` with packet
+    /// `m![B, A]` becomes `m![C, B, A]`, one 8-byte run the sub context fetches at once
+    /// (L1758-L1761).
+    #[test]
+    fn sub_fetch_fix_stores_the_packet_innermost() {
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/rules/FET-002.rs"),
+            "FET-002",
+        );
+        assert!(
+            fixed.contains("a: &DmTensor<i8, m![1], m![1 # 2], m![S], m![C, B, A]>"),
+            "{fixed}"
+        );
+        assert!(fixed.contains(".fetch::<i8, m![C], m![B, A]>()"), "{fixed}");
+    }
 
     fn dtype(name: &str) -> Dtype {
         Dtype::from_name(name).expect("an element type")
