@@ -52,8 +52,8 @@ pub fn at_arg(
 }
 
 /// The edits that rewrite the `slot` mapping of `step`'s result to `new_text` wherever it is
-/// written: the turbofish argument `generic` (or the annotation, signature or call it comes
-/// from) and, when `step` ends `chain`, the chain's declared type if it writes the mapping
+/// written (an alias use is replaced at that use): the turbofish argument `generic` (or the
+/// annotation, signature or call it comes from) and, when `step` ends `chain`, the chain's declared type if it writes the mapping
 /// elsewhere (both must change together or the kernel no longer type-checks). `None` when the
 /// mapping is written nowhere.
 pub fn rewrite_output(
@@ -143,10 +143,17 @@ fn declared_elsewhere(chain: &Chain, step: &Step, slot: Slot, at: Span) -> Optio
     (last && span != at).then_some(span)
 }
 
-/// Whether `arg` is an `m![...]` mapping written at its span (not an alias, nor a tensor alias
-/// whose mappings all point at the alias's name).
+/// Whether `arg` is a mapping written at its span that a fix may replace: an `m![...]`, or a
+/// mapping alias's name (`Packet`, `layouts::Packet`), which the new mapping replaces at this
+/// use only, as [`pad_edit`] does; not a tensor alias whose mappings all point at the alias's
+/// name.
 fn spelled_out(arg: &crate::model::Arg) -> bool {
-    arg.text.trim_start().starts_with("m![") && written_here(arg)
+    let text = arg.text.trim();
+    let path = text != "_"
+        && text
+            .split("::")
+            .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    (text.starts_with("m![") || path) && written_here(arg)
 }
 
 /// Whether `arg`'s text is what its span covers (a mapping or an alias use written there, not a
