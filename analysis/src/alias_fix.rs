@@ -8,6 +8,9 @@
 //! the edit of its `m![...]` as a second, unsafe fix to the diagnostics the surfaces get
 //! ([`diagnostics`], over [`db::file_diagnostics`]); checking the fixes (see
 //! [`crate::fix_check`]) promotes it when the crate analysed with the edit has no new error.
+//! A mapping alias named inside a tensor type alias (`type Input = DmTensor<.., Blocks, ..>`,
+//! used as `a: &Input`) has no use a rule can edit: the rule asks for the definition's edit
+//! alone ([`crate::diagnostic::Fix::alias_pad`]), and it is written here.
 
 use crate::db::{self, Settings, SourceFile};
 use crate::diagnostic::{Diagnostic, Edit, FileEdits, Fix, Span};
@@ -29,12 +32,34 @@ pub fn diagnostics(
 ) -> Arc<[Diagnostic]> {
     let shown = db::file_diagnostics(db, file, settings);
     let text = file.text(db);
-    let replaces_alias = |d: &Diagnostic| d.fixes.iter().any(|f| alias_use(text, f).is_some());
+    let replaces_alias = |d: &Diagnostic| {
+        d.fixes
+            .iter()
+            .any(|f| f.alias_pad.is_some() || alias_use(text, f).is_some())
+    };
     if !shown.iter().any(replaces_alias) {
         return shown.clone();
     }
     let mut all = shown.to_vec();
     for d in &mut all {
+        let at = d.span.start;
+        d.fixes = std::mem::take(&mut d.fixes)
+            .into_iter()
+            .filter_map(|fix| match &fix.alias_pad {
+                None => Some(fix),
+                Some(pad) => {
+                    let (def_file, body) = definition(db, file, at, &pad.name)?;
+                    Some(definition_fix(
+                        db,
+                        file,
+                        def_file,
+                        body,
+                        &pad.name,
+                        &pad.new_text,
+                    ))
+                }
+            })
+            .collect();
         let added: Vec<Fix> = d
             .fixes
             .iter()
@@ -96,6 +121,7 @@ fn definition_fix(
         edits,
         other_files,
         edits_definition: true,
+        alias_pad: None,
     }
 }
 

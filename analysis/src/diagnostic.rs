@@ -73,6 +73,19 @@ pub struct Fix {
     /// It edits the definition of an alias, so every use of the alias changes: unsafe until
     /// the crate analysed with it shows no new error (see [`crate::fix_check`]).
     pub edits_definition: bool,
+    /// A padding the rule could not write where it points (a mapping alias named inside a
+    /// tensor type alias): `edits` is empty until [`crate::alias_fix`] writes it at the alias's
+    /// definition, or drops the fix when it finds none. Only the engine's raw diagnostics carry
+    /// one; what the surfaces get never does.
+    pub alias_pad: Option<AliasPad>,
+}
+
+/// The mapping alias `name`, as named where the diagnostic points, to be defined as
+/// `new_text` (its padded mapping).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AliasPad {
+    pub name: String,
+    pub new_text: String,
 }
 
 /// The edits a fix makes in one file other than its diagnostic's.
@@ -155,6 +168,24 @@ impl Diagnostic {
             edits,
             other_files: Vec::new(),
             edits_definition: false,
+            alias_pad: None,
+        });
+        self
+    }
+
+    /// A fix that pads the mapping alias `name` where it is defined, for a use no edit can
+    /// reach (see [`Fix::alias_pad`]).
+    pub fn with_alias_pad(mut self, name: &str, new_text: impl Into<String>) -> Diagnostic {
+        self.fixes.push(Fix {
+            title: format!("pad `{name}` where it is defined, for every use"),
+            safe: false,
+            edits: Vec::new(),
+            other_files: Vec::new(),
+            edits_definition: true,
+            alias_pad: Some(AliasPad {
+                name: name.to_string(),
+                new_text: new_text.into(),
+            }),
         });
         self
     }

@@ -262,6 +262,7 @@ mod tests {
                 edits: other,
             }],
             edits_definition: true,
+            alias_pad: None,
         });
         d
     }

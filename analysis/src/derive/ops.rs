@@ -193,66 +193,96 @@ pub fn ops<'a>(model: &'a FnModel, target: &Target) -> Vec<Op<'a>> {
             let (Some(buf), Some(time), Some(packet)) = (buf, time, packet) else {
                 continue;
             };
-            let time_key = if kind.direction() == Direction::Read {
-                o
-            } else {
-                i
-            };
-            let time_dims = terms(time_key.and_then(|t| t.get(Slot::Time)), &time);
-            let packet_dims = terms(time_key.and_then(|t| t.get(Slot::Packet)), &packet);
-            let config = configure(
-                &buf,
-                &time_dims,
-                &packet_dims,
-                kind.direction(),
-                target.sequencer_entries,
-            );
-            let sub = step.context == Some(Tu::Sub);
-            let (fetch, commit) = match (&config, b) {
-                (Ok(cfg), Some(bits)) if kind.direction() == Direction::Read => {
-                    let allowed = fetch_size_choices(
-                        target,
-                        sub && kind == OpKind::Fetch,
-                        i.and_then(|t| t.dtype),
-                        o.and_then(|t| t.dtype),
-                    );
-                    (Some(fetch_sizes(cfg, bits, &allowed)), None)
-                }
-                (Ok(cfg), Some(bits)) => {
-                    let sizes = if sub {
-                        target.commit_sizes_sub
-                    } else {
-                        target.commit_sizes_main
-                    };
-                    let c = commit_sizes_into(
-                        &buf,
-                        packet.size,
-                        cfg,
-                        bits,
-                        target.commit_sizes_main,
-                        sizes,
-                        target.commit_stride_align_bytes,
-                    );
-                    (None, Some(c))
-                }
-                _ => (None, None),
-            };
-            out.push(Op {
-                kind,
-                step,
-                span: step.span,
-                buf,
-                time,
-                packet,
-                bits: b,
-                context: step.context,
-                config,
-                fetch,
-                commit,
-            });
+            out.push(derive_op(step, kind, buf, time, packet, b, target));
         }
     }
     out
+}
+
+impl<'a> Op<'a> {
+    /// This operation over another buffer layout (a padded DM Element, say), derived as
+    /// [`ops`] derives it: what a fix that changes the buffer would make of it.
+    pub fn over(&self, buf: Layout, target: &Target) -> Op<'a> {
+        derive_op(
+            self.step,
+            self.kind,
+            buf,
+            self.time.clone(),
+            self.packet.clone(),
+            self.bits,
+            target,
+        )
+    }
+}
+
+/// One operation's derivation: its configuration and its fetch or commit sizes.
+fn derive_op<'a>(
+    step: &'a Step,
+    kind: OpKind,
+    buf: Layout,
+    time: Layout,
+    packet: Layout,
+    b: Option<u32>,
+    target: &Target,
+) -> Op<'a> {
+    let (i, o) = (step.input.as_ref(), step.output.as_ref());
+    let time_key = if kind.direction() == Direction::Read {
+        o
+    } else {
+        i
+    };
+    let time_dims = terms(time_key.and_then(|t| t.get(Slot::Time)), &time);
+    let packet_dims = terms(time_key.and_then(|t| t.get(Slot::Packet)), &packet);
+    let config = configure(
+        &buf,
+        &time_dims,
+        &packet_dims,
+        kind.direction(),
+        target.sequencer_entries,
+    );
+    let sub = step.context == Some(Tu::Sub);
+    let (fetch, commit) = match (&config, b) {
+        (Ok(cfg), Some(bits)) if kind.direction() == Direction::Read => {
+            let allowed = fetch_size_choices(
+                target,
+                sub && kind == OpKind::Fetch,
+                i.and_then(|t| t.dtype),
+                o.and_then(|t| t.dtype),
+            );
+            (Some(fetch_sizes(cfg, bits, &allowed)), None)
+        }
+        (Ok(cfg), Some(bits)) => {
+            let sizes = if sub {
+                target.commit_sizes_sub
+            } else {
+                target.commit_sizes_main
+            };
+            let c = commit_sizes_into(
+                &buf,
+                packet.size,
+                cfg,
+                bits,
+                target.commit_sizes_main,
+                sizes,
+                target.commit_stride_align_bytes,
+            );
+            (None, Some(c))
+        }
+        _ => (None, None),
+    };
+    Op {
+        kind,
+        step,
+        span: step.span,
+        buf,
+        time,
+        packet,
+        bits: b,
+        context: step.context,
+        config,
+        fetch,
+        commit,
+    }
 }
 
 /// A commit whose dummy tail (commits write whole units of the smallest main commit size, so

@@ -343,6 +343,11 @@ impl SlotMap {
         self.0.iter().map(|(_, m)| m)
     }
 
+    /// The slots with their mappings, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = (Slot, &MapVal)> {
+        self.0.iter().map(|(s, m)| (*s, m))
+    }
+
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut MapVal> {
         self.0.iter_mut().map(|(_, m)| m)
     }

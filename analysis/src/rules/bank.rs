@@ -11,13 +11,14 @@
 //! [`Timeline`]: every function is checked, kernels and helpers alike; a function that issues no
 //! DMA itself leaves the concurrency unknown (its callers decide), which BNK-001 reports as such.
 
-use super::context::FnContext;
+use super::context::{FnContext, at_arg, rewrite_input, rewrite_output};
 use crate::derive::banks::{Runs, accesses, runs};
 use crate::derive::timeline::{Resource, Timeline};
-use crate::derive::{self, Config, OpKind};
-use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::derive::{self, Config, Op, OpKind};
+use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
+use crate::mapping::edit::{layout_of, pad_innermost, top_terms};
 use crate::mapping::layout::Dim;
-use crate::model::{Dtype, Kind, Method, Slot};
+use crate::model::{Dtype, Kind, Method, Slot, input_arg, output_arg};
 use crate::rule::{Rule, Status};
 use crate::target::Target;
 
@@ -156,6 +157,7 @@ pub const RULES: &[Rule] = &[BNK_001, BNK_002, BNK_003, BNK_004, BNK_005, BNK_00
 
 /// One fetch or commit command with its runs.
 struct Cmd<'a> {
+    op: &'a Op<'a>,
     kind: OpKind,
     span: Span,
     node: usize,
@@ -194,28 +196,25 @@ fn commands<'a>(cx: &'a FnContext<'_>, t: &Timeline<'_>) -> Vec<Cmd<'a>> {
         if !matches!(op.kind, OpKind::Fetch | OpKind::Commit) {
             continue;
         }
-        let (Ok(cfg), Some(bits)) = (&op.config, op.bits) else {
+        let Ok(cfg) = &op.config else {
             continue;
         };
-        if cfg.entries.is_empty() {
-            continue;
-        }
         let Some(node) = t.node_of(op.step) else {
             continue;
         };
         let Some(resource) = t.nodes[node].resource else {
             continue;
         };
-        let (chunk, base) = if op.kind == OpKind::Fetch {
-            (op.fetch.and_then(|f| f.fetch_size), t.source_address(node))
+        let base = if op.kind == OpKind::Fetch {
+            t.source_address(node)
         } else {
-            (op.commit.and_then(|c| c.commit_size), op.step.address)
+            op.step.address
         };
-        let acc = accesses(cfg, bits, chunk);
-        let Some(runs) = runs(&acc, base.unwrap_or(0), cx.target) else {
+        let Some(runs) = op_runs(op, base, cx.target) else {
             continue;
         };
         out.push(Cmd {
+            op,
             kind: op.kind,
             span: op.span,
             node,
@@ -226,6 +225,28 @@ fn commands<'a>(cx: &'a FnContext<'_>, t: &Timeline<'_>) -> Vec<Cmd<'a>> {
         });
     }
     out
+}
+
+/// The same-bank runs of a fetch or commit whose first access is at `base` (0 when unknown):
+/// its accesses are the derived loops with the contiguous run cut into fetch_size (commit_size)
+/// chunks.
+fn op_runs(op: &Op<'_>, base: Option<u64>, target: &Target) -> Option<Runs> {
+    let (Ok(cfg), Some(bits)) = (&op.config, op.bits) else {
+        return None;
+    };
+    if cfg.entries.is_empty() {
+        return None;
+    }
+    let acc = accesses(cfg, bits, access_bytes(op));
+    runs(&acc, base.unwrap_or(0), target)
+}
+
+/// The bytes of one access of a fetch (fetch_size) or commit (commit_size), when derived.
+fn access_bytes(op: &Op<'_>) -> Option<u64> {
+    match op.kind {
+        OpKind::Fetch => op.fetch.and_then(|f| f.fetch_size),
+        _ => op.commit.and_then(|c| c.commit_size),
+    }
 }
 
 /// Consecutive accesses one bank sees from a main and a sub command plus one DMA request
@@ -362,24 +383,20 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         };
         if c.runs.run >= limit {
+            let message = format!(
+                "{} is accessed {} times in a row by this {} (sequencer {}: {}) while the DMA \
+                 may be active; {limit} or more consecutive same-bank accesses can starve the \
+                 DMA into a NoC timeout, so the compiler serializes this command with DMA. {}",
+                bank_name(c, cx.target),
+                c.runs.run,
+                c.kind.as_str(),
+                c.cfg,
+                why(c),
+                remedy(c)
+            );
             out.push(
-                Diagnostic::new(
-                    &BNK_001,
-                    c.span,
-                    format!(
-                        "{} is accessed {} times in a row by this {} (sequencer {}: {}) while the \
-                         DMA may be active; {limit} or more consecutive same-bank accesses can \
-                         starve the DMA into a NoC timeout, so the compiler serializes this \
-                         command with DMA. Pad the stride so it is not a multiple of 128 bytes, \
-                         or make the innermost loop walk contiguous memory",
-                        bank_name(c, cx.target),
-                        c.runs.run,
-                        c.kind.as_str(),
-                        c.cfg,
-                        why(c)
-                    ),
-                )
-                .with_related(dma_span(&t, d), "this DMA may run at the same time"),
+                bnk_001(cx, c, message)
+                    .with_related(dma_span(&t, d), "this DMA may run at the same time"),
             );
         } else if c.runs.run >= NEAR && !in_pair[i] {
             out.push(
@@ -408,29 +425,107 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// Reported at the rule's severity, like the visible case; what it would cost is said as a
 /// condition (L2909: the pattern is to be avoided whatever runs alongside).
 fn unknown_concurrency(cx: &FnContext<'_>, c: &Cmd<'_>, limit: u64) -> Diagnostic {
-    Diagnostic::new(
-        &BNK_001,
-        c.span,
-        format!(
-            "{} is accessed {} times in a row by this {} (sequencer {}: {}); `{}` issues no DMA, \
-             so whether one is active meanwhile is unknown here (its callers decide). If one \
-             is, the compiler serializes this command with it and the overlap is lost: {limit} \
-             or more consecutive same-bank accesses could otherwise starve the DMA until the \
-             NoC's {}-cycle timeout resets the cluster. Pad the stride so it is not a multiple \
-             of 128 bytes, or make the innermost loop walk contiguous memory",
-            bank_name(c, cx.target),
-            c.runs.run,
-            c.kind.as_str(),
-            c.cfg,
-            why(c),
-            cx.model.name,
-            cx.target.noc_timeout_cycles,
-        ),
-    )
-    .with_related(
+    let message = format!(
+        "{} is accessed {} times in a row by this {} (sequencer {}: {}); `{}` issues no DMA, \
+         so whether one is active meanwhile is unknown here (its callers decide). If one is, the \
+         compiler serializes this command with it and the overlap is lost: {limit} or more \
+         consecutive same-bank accesses could otherwise starve the DMA until the NoC's \
+         {}-cycle timeout resets the cluster. {}",
+        bank_name(c, cx.target),
+        c.runs.run,
+        c.kind.as_str(),
+        c.cfg,
+        why(c),
+        cx.model.name,
+        cx.target.noc_timeout_cycles,
+        remedy(c),
+    );
+    bnk_001(cx, c, message).with_related(
         cx.model.span,
         "issues no DMA: what runs alongside it depends on where it is called",
     )
+}
+
+/// How many accesses BNK-001's fix may add to the innermost term before it gives up.
+const MAX_PAD_ACCESSES: u64 = 8;
+
+/// BNK-001's fix: the DM tensor's Element, where it is written, with its innermost term padded
+/// by whole accesses (at least one bank wide) until the command's accesses rotate banks, as
+/// the command would derive over it; its edits and the new mapping. `None` for a re-read of
+/// one address (no padding moves it) or a mapping that is not spelled out where it is written.
+fn rotation(cx: &FnContext<'_>, c: &Cmd<'_>) -> Option<(Vec<Edit>, String)> {
+    if c.runs.stride == 0 {
+        return None;
+    }
+    let new = padded_pitch(cx, c)?;
+    Some((buffer_edits(cx, c.op, &new)?, new))
+}
+
+/// A BNK-001 diagnostic: at the DM mapping its fix pads (the command related), else at the
+/// command.
+fn bnk_001(cx: &FnContext<'_>, c: &Cmd<'_>, message: String) -> Diagnostic {
+    let fix = rotation(cx, c);
+    let at = fix.as_ref().and_then(|(e, _)| e.first()).map(|e| e.span);
+    let diag = at_arg(&BNK_001, c.op.step, at, message);
+    match fix {
+        Some((edits, new)) => diag.with_fix(
+            format!("pad the innermost term so the row pitch rotates banks: {new}"),
+            false,
+            edits,
+        ),
+        None => diag,
+    }
+}
+
+/// The buffer mapping padded as [`rotation`] pads it.
+fn padded_pitch(cx: &FnContext<'_>, c: &Cmd<'_>) -> Option<String> {
+    let text = buffer_arg(c.op)?.text;
+    let (_, last) = *top_terms(&text).last()?;
+    let extent = layout_of(&format!("m![{last}]"), cx.scope)?.size;
+    let access = access_bytes(c.op).unwrap_or(0).max(cx.target.dm_bank_bytes);
+    let per_access = c.op.bits.and_then(|b| {
+        let bits = access.checked_mul(8)?;
+        bits.is_multiple_of(u64::from(b))
+            .then(|| bits / u64::from(b))
+    })?;
+    (1..=MAX_PAD_ACCESSES).find_map(|k| {
+        let new = pad_innermost(&text, extent.checked_add(k.checked_mul(per_access)?)?)?;
+        let op = c.op.over(layout_of(&new, cx.scope)?, cx.target);
+        let runs = op_runs(&op, c.base, cx.target)?;
+        (runs.run < NEAR).then_some(new)
+    })
+}
+
+/// Where the DM buffer of a fetch (its source's Element) or commit (its Element) is written.
+fn buffer_arg(op: &Op<'_>) -> Option<crate::model::Arg> {
+    match op.kind {
+        OpKind::Fetch => input_arg(op.step, Slot::Packet),
+        _ => output_arg(op.step, Some(0), Slot::Element),
+    }
+}
+
+/// The edits that write `new` as the DM buffer of `op` wherever it is written.
+fn buffer_edits(cx: &FnContext<'_>, op: &Op<'_>, new: &str) -> Option<Vec<Edit>> {
+    if op.kind == OpKind::Fetch {
+        return rewrite_input(cx.model, op.step, Slot::Packet, new);
+    }
+    let chain = cx
+        .model
+        .chains
+        .iter()
+        .find(|ch| ch.steps.iter().any(|s| std::ptr::eq(s, op.step)))?;
+    rewrite_output(chain, op.step, Some(0), Slot::Element, new)
+}
+
+/// What BNK-001 asks for: padding, unless the run re-reads one address (no padding moves it).
+fn remedy(c: &Cmd<'_>) -> &'static str {
+    if c.runs.stride == 0 {
+        "No padding moves a re-read of one address: reorder Time so the broadcast axis is \
+         not the innermost loop (the innermost loop should walk contiguous memory)"
+    } else {
+        "Pad the stride so it is not a multiple of 128 bytes, or make the innermost loop walk \
+         contiguous memory"
+    }
 }
 
 /// BNK-006: DM tensors moved by DMA whose data sits in one DMN.
@@ -540,6 +635,7 @@ mod tests {
     use super::*;
     use crate::derive::Entry;
     use crate::derive::banks::Accesses;
+    use crate::rules::fix_testing::assert_fix_clears;
     use crate::target::RNGD;
 
     fn cfg(entries: &[(u64, u64)], packet_entries: usize) -> Config {
@@ -717,6 +813,50 @@ fn walk(ctx: &mut Context, m: &DmTensor<bf16, m![1], m![1 # 2], m![S], m![R, C]>
         let bnk: Vec<_> = d.iter().filter(|d| d.code() == "BNK-001").collect();
         assert_eq!(bnk.len(), 1, "{d:?}");
         assert_eq!(bnk[0].severity, Severity::Error);
+    }
+
+    /// BNK-001's fix pads the row by one 32-byte fetch (128 -> 144 bf16): a 288-byte pitch
+    /// starts each row 32 bytes further along the banks, so the column walk rotates them.
+    #[test]
+    fn fix_pads_the_row_pitch_where_the_dm_tensor_is_written() {
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/rules/BNK-001.rs"),
+            "BNK-001",
+        );
+        assert!(
+            fixed.contains("m.to_dm::<m![1 # 2], m![S], m![R, C # 144]>(&mut ctx.tdma, 0)"),
+            "{fixed}"
+        );
+        // The other DMA's tensor keeps its layout.
+        assert!(
+            fixed.contains("w.to_dm::<m![1 # 2], m![S], m![R, C]>"),
+            "{fixed}"
+        );
+        let fixed = assert_fix_clears(&helper_walk(64), "BNK-001");
+        assert!(
+            fixed.contains("m: &DmTensor<bf16, m![1], m![1 # 2], m![S], m![R, C # 144]>"),
+            "{fixed}"
+        );
+    }
+
+    /// A Time broadcast re-reads one address: no padding helps, and the message says so.
+    #[test]
+    fn broadcast_has_no_padding_fix() {
+        let text = "axes![S = 256, T = 64, C = 4];
+fn bcast(ctx: &mut Context, m: &DmTensor<f32, m![1], m![1 # 2], m![S], m![C]>) {
+    let r = ctx.main.begin(m.view()).fetch::<f32, m![T], m![C]>().collect::<m![T], m![C # 8]>().commit::<m![T, C # 8]>(1 << 16);
+}";
+        let d: Vec<Diagnostic> = crate::check_text(text)
+            .into_iter()
+            .filter(|d| d.code() == "BNK-001")
+            .collect();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].fixes.is_empty(), "{:?}", d[0].fixes);
+        assert!(
+            d[0].message.contains("No padding moves a re-read"),
+            "{}",
+            d[0].message
+        );
     }
 
     #[test]

@@ -412,7 +412,7 @@ fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
 }
 
 /// The fix that pads a written mapping to `n` (an alias: at this use; the engine adds the
-/// edit of its definition).
+/// edit of its definition; an alias named inside a tensor type alias: at its definition only).
 fn pad_fix(
     cx: &FnContext<'_>,
     d: Diagnostic,
@@ -421,8 +421,21 @@ fn pad_fix(
     title: String,
 ) -> Diagnostic {
     let arg = Arg::mapping(site.map, site.at);
-    match pad_edit(cx.scope, &arg, n) {
-        Some(edit) => d.with_fix(title, true, vec![edit]),
+    if let Some(edit) = pad_edit(cx.scope, &arg, n) {
+        return d.with_fix(title, true, vec![edit]);
+    }
+    // A mapping alias named inside a tensor type alias: no use here to edit, so the alias is
+    // padded where it is defined (the engine finds the definition).
+    let padded = alias(cx, site.map)
+        .filter(|_| site.map.in_tensor_alias)
+        .and_then(|a| {
+            Some((
+                a,
+                pad_edit(cx.scope, &Arg::written(a.to_string(), site.at), n)?,
+            ))
+        });
+    match padded {
+        Some((a, edit)) => d.with_alias_pad(a, edit.new_text),
         None => d,
     }
 }
@@ -472,10 +485,13 @@ fn spatial(
                 None => format!("pad it with `# {want}` to fill the unused positions"),
             }
         } else {
-            match slot {
-                Slot::Chip => "move factors into Element (or run on more chips)".to_string(),
-                _ => "move factors into Time or Element".to_string(),
-            }
+            let instead = match slot {
+                Slot::Chip => "move factors into Element (or run on more chips)",
+                _ => "move factors into Time or Element",
+            };
+            format!(
+                "padding only adds positions, so no padding brings {n} down to {want}; {instead}"
+            )
         };
         let msg = format!(
             "{head}: the {} mapping {what} of this {} has size {n}; {unit}: {advice}",
@@ -540,8 +556,9 @@ fn rows(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagnostic>) {
                 cx.target.trf_rows
             ),
             None => format!(
-                "the Row mapping {what} of this {} has size {n}; a slice has only {} MAC rows (Row::SIZE is {list}): move factors into Element",
+                "the Row mapping {what} of this {} has size {n}; a slice has only {} MAC rows (Row::SIZE is {list}), and padding only adds rows, so no padding brings {n} down to a row count: move factors into Element (keep at most {} in Row)",
                 site.kind.type_name(),
+                cx.target.trf_rows,
                 cx.target.trf_rows
             ),
         };
@@ -1091,6 +1108,21 @@ mod tests {
         assert_eq!(fix_texts(src, "CAP-003"), ["m![A / 8 # 256]"]);
     }
 
+    /// `Blocks` is named inside the tensor alias `Input`, so no use in the kernel can be
+    /// edited: the fix pads the alias where it is defined, following `Blocks = Strip` to
+    /// `Strip`'s `m![...]` (L1081: `m![X / N # 256]`).
+    #[test]
+    fn alias_inside_a_tensor_alias_is_padded_where_it_is_defined() {
+        let src = include_str!("../../../fixtures/rules/CAP-003-form-alias-chain.rs");
+        let fixed = crate::rules::fix_testing::assert_fix_clears(src, "CAP-003");
+        assert!(fixed.contains("type Strip = m![A / 16 # 256];"), "{fixed}");
+        assert!(fixed.contains("type Blocks = Strip;"), "{fixed}");
+        let d = crate::check_text(src);
+        let fix = &d[0].fixes[0];
+        assert_eq!(fix.title, "pad `Blocks` where it is defined, for every use");
+        assert!(fix.edits_definition && fix.alias_pad.is_none());
+    }
+
     #[test]
     fn larger_than_the_hardware_has_no_padding_fix() {
         let src = "axes![A = 1024];\n#[device(chip = 1)]\nfn k(a: &DmTensor<i8, m![1], m![1 # 2], m![A], m![1]>) {}\n";
@@ -1098,6 +1130,14 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert!(
             d[0].1.starts_with("Slice size must be 256, got 1024"),
+            "{}",
+            d[0].1
+        );
+        assert!(
+            d[0].1.contains(
+                "padding only adds positions, so no padding brings 1024 down to 256; move \
+                 factors into Time or Element"
+            ),
             "{}",
             d[0].1
         );
@@ -1119,6 +1159,15 @@ mod tests {
         assert_eq!(fix_texts(&k("3"), "CAP-004"), vec!["m![N # 4]".to_string()]);
         assert_eq!(codes(&k("16")), vec!["CAP-004"]);
         assert!(fix_texts(&k("16"), "CAP-004").is_empty());
+        let d = diags(&k("16"));
+        assert!(
+            d[0].1.ends_with(
+                "padding only adds rows, so no padding brings 16 down to a row count: move \
+                 factors into Element (keep at most 8 in Row)"
+            ),
+            "{}",
+            d[0].1
+        );
     }
 
     const DM: &str = "axes![E = SIZE];\n#[device(chip = 1)]\nfn k(ctx: &mut Context, h: &HbmTensor<D, m![1], m![E]>) {\n    let d: DmTensor<D, m![1], m![1 # 2], m![1 # 256], m![E]> = h.to_dm(&mut ctx.tdma, ADDR);\n}\n";

@@ -488,7 +488,9 @@ fn check_trims(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 arg.span,
                 format!(
                     "`commit_trim` keeps `{}`, which is not the leading part of the packet `{}`: \
-                     it may only cut the packet's tail (the same elements, in order)",
+                     it may only cut the packet's tail (the same elements, in order), so no trim \
+                     keeps these elements; order the packet upstream so that they come first, then \
+                     trim the rest",
                     arg.text, packet.text
                 ),
             ));
@@ -590,6 +592,31 @@ mod tests {
             crate::check_text(&fixed).is_empty(),
             "{:?}",
             crate::check_text(&fixed)
+        );
+    }
+
+    /// A trim that keeps every other element is no tail cut: no trim keeps them, and the
+    /// message says what to do instead.
+    #[test]
+    fn strided_trim_has_no_fix_and_says_why() {
+        let src = "use furiosa_opt_std::prelude::*;\naxes![N = 8, L = 8];\n\
+                   #[device(chip = 1)]\n\
+                   pub fn k(ctx: &mut Context, x: &DmTensor<f32, m![1], m![1 # 2], m![1 # 256], m![N, L]>) {\n\
+                   let _t: DmTensor<f32, m![1], m![1 # 2], m![1 # 256], m![N, L / 2]> = ctx.main.begin(x.view()).fetch::<m![N], m![L]>().fetch_cast::<f32>()\n\
+                   .collect::<m![N], m![L]>().commit_trim::<m![L / 2]>().commit();\n}\n";
+        let d: Vec<Diagnostic> = crate::check_text(src)
+            .into_iter()
+            .filter(|d| d.code() == "CMT-002")
+            .collect();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].fixes.is_empty());
+        assert!(
+            d[0].message.ends_with(
+                "so no trim keeps these elements; order the packet upstream so that they come \
+                 first, then trim the rest"
+            ),
+            "{}",
+            d[0].message
         );
     }
 

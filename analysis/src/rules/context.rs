@@ -4,7 +4,7 @@
 
 use crate::diagnostic::{Diagnostic, Edit, Span};
 use crate::mapping::Scope;
-use crate::model::{Chain, FnModel, Slot, Step, in_call, output_arg, pad_edit};
+use crate::model::{Chain, FnModel, Slot, Step, in_call, input_arg, output_arg, pad_edit};
 use crate::rule::Rule;
 use crate::target::Target;
 
@@ -52,8 +52,8 @@ pub fn at_arg(
 }
 
 /// The edits that rewrite the `slot` mapping of `step`'s result to `new_text` wherever it is
-/// written: the turbofish argument `generic` (or the annotation, signature or call it comes
-/// from) and, when `step` ends `chain`, the chain's declared type if it writes the mapping
+/// written (an alias use is replaced at that use): the turbofish argument `generic` (or the
+/// annotation, signature or call it comes from) and, when `step` ends `chain`, the chain's declared type if it writes the mapping
 /// elsewhere (both must change together or the kernel no longer type-checks). `None` when the
 /// mapping is written nowhere.
 pub fn rewrite_output(
@@ -79,6 +79,39 @@ pub fn rewrite_output(
         });
     }
     Some(edits)
+}
+
+/// The edits that rewrite the `slot` mapping of `step`'s input to `new_text` where the tensor
+/// got it: the call that produced it (its turbofish argument, and the chain's declared type
+/// with it, see [`rewrite_output`]), or the parameter's type. `None` when the mapping is not
+/// spelled out there.
+pub fn rewrite_input(
+    model: &FnModel,
+    step: &Step,
+    slot: Slot,
+    new_text: &str,
+) -> Option<Vec<Edit>> {
+    let at = input_arg(step, slot)?;
+    for chain in &model.chains {
+        for s in &chain.steps {
+            let generic = s.generics.iter().position(|g| g.span == at.span);
+            let out_slot = s.output.as_ref().and_then(|t| {
+                t.maps
+                    .iter()
+                    .find(|(_, m)| m.span == Some(at.span))
+                    .map(|(k, _)| k)
+            });
+            if let Some(out_slot) = out_slot {
+                return rewrite_output(chain, s, generic, out_slot, new_text);
+            }
+        }
+    }
+    spelled_out(&at).then(|| {
+        vec![Edit {
+            span: at.span,
+            new_text: new_text.to_string(),
+        }]
+    })
 }
 
 /// The edits that pad the `slot` mapping of `step`'s result to `n` positions wherever it is
@@ -110,10 +143,17 @@ fn declared_elsewhere(chain: &Chain, step: &Step, slot: Slot, at: Span) -> Optio
     (last && span != at).then_some(span)
 }
 
-/// Whether `arg` is an `m![...]` mapping written at its span (not an alias, nor a tensor alias
-/// whose mappings all point at the alias's name).
+/// Whether `arg` is a mapping written at its span that a fix may replace: an `m![...]`, or a
+/// mapping alias's name (`Packet`, `layouts::Packet`), which the new mapping replaces at this
+/// use only, as [`pad_edit`] does; not a tensor alias whose mappings all point at the alias's
+/// name.
 fn spelled_out(arg: &crate::model::Arg) -> bool {
-    arg.text.trim_start().starts_with("m![") && written_here(arg)
+    let text = arg.text.trim();
+    let path = text != "_"
+        && text
+            .split("::")
+            .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    (text.starts_with("m![") || path) && written_here(arg)
 }
 
 /// Whether `arg`'s text is what its span covers (a mapping or an alias use written there, not a

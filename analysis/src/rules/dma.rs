@@ -400,8 +400,9 @@ fn check_pair(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut Vec<Dia
                     format!(
                         "the DMA moves {run}-byte runs that are contiguous in both layouts (read \
                          {}, write {}): the DM layout reorders the source's innermost axis, and a \
-                         DMA writing DM needs packets that are multiples of {} bytes; keep the same \
-                         innermost axis on both sides (transpose in the Tensor Unit instead)",
+                         DMA writing DM needs packets that are multiples of {} bytes; padding cannot \
+                         lengthen a run that the reordering cuts, so keep the same innermost axis on \
+                         both sides (transpose in the Tensor Unit instead)",
                         p.read, p.write, op.align
                     ),
                 );

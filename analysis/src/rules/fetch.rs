@@ -2,10 +2,11 @@
 //! decided from dtypes and literals are checked here; the ones that need the derived
 //! `fetch_size` stay planned until `crate::derive` provides it.
 
-use super::context::{FnContext, at_arg};
+use super::context::{FnContext, at_arg, rewrite_input, rewrite_output};
 use crate::derive::{self, OpKind};
-use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::model::{Dtype, Method, Slot, Step, Tu, output_arg, written};
+use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
+use crate::mapping::edit::{layout_of, top_terms};
+use crate::model::{Dtype, Method, Slot, Step, Tu, input_arg, output_arg, written};
 use crate::rule::{Rule, Status};
 use crate::target::Target;
 
@@ -37,7 +38,9 @@ pub const FET_002: Rule = Rule {
            size must divide both the packet and the contiguous DM run the sequencer reads \
            (L1761), so in `ctx.sub` gcd(packet bytes, contiguous bytes) must be a multiple of 8 \
            (4). visa-lint derives both from the BeginTensor's Element and the fetch's Time and \
-           Packet (crate::derive). Pad the packet and the DM layout to a multiple of 8 bytes, or \
+           Packet (crate::derive). Store the packet's axes innermost in DM (visa-lint offers \
+           this as a fix when the packet is whole fetches: `m![B, C, A]` → `m![C, B, A]` for a \
+           packet `m![B, A]`), pad the packet and the DM layout to a multiple of 8 bytes, or \
            run the fetch on `ctx.main`. A strided packet axis is SEQ-004's; a packet that is not a whole number of fetches is FET-006's.",
     bad: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![C], m![B, A]>() // 4-byte runs",
     good: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![B], m![C, A]>() // 16-byte runs",
@@ -151,7 +154,8 @@ pub const FET_008: Rule = Rule {
            visa-lint enforces the literal counts and no byte limit, and no limit for the types \
            the manual does not list. Split the padded axis so the packet row holds at most 31 \
            f32 (or 255 4-bit) elements of it (`m![A # 64]` → Time `A # 64 / 16`, Packet `A # 64 \
-           % 16`).",
+           % 16`, as in the manual's padding case 1, L1903-L1911); visa-lint offers this split as \
+           a fix when both mappings are written out.",
     bad: "axes![A = 60]; .fetch::<f32, m![1], m![A # 64]>() // 60 valid f32 in the last row",
     good: ".fetch::<f32, m![A # 64 / 16], m![A # 64 % 16]>() // 12 valid in the last row",
     manual: "L1899-L1927",
@@ -345,18 +349,61 @@ fn check_sub_fetch_size(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             (op.step.method == Method::Fetch).then_some(2),
             Slot::Packet,
         );
-        out.push(at_arg(
+        let fix = packet_innermost(cx, op, required);
+        let at = fix
+            .as_ref()
+            .and_then(|(e, _)| e.first())
+            .map(|e| e.span)
+            .or(at.map(|a| a.span));
+        let diag = at_arg(
             &FET_002,
             op.step,
-            at.map(|a| a.span),
+            at,
             format!(
                 "a sub-context fetch reads {required} bytes at a time, which must divide the {}-byte \
-                 packet and the {}-byte contiguous DM run (sequencer {cfg}); pad both to a multiple \
-                 of {required} bytes or fetch on ctx.main",
+                 packet and the {}-byte contiguous DM run (sequencer {cfg}); store the packet's \
+                 axes innermost in DM, pad both to a multiple of {required} bytes, or fetch on \
+                 ctx.main",
                 sizes.packet_bytes, sizes.contiguous_bytes
             ),
-        ));
+        );
+        out.push(match fix {
+            Some((edits, new)) => diag.with_fix(
+                format!("store the packet's axes innermost in DM: {new}"),
+                false,
+                edits,
+            ),
+            None => diag,
+        });
     }
+}
+
+/// FET-002's fix when the packet is a whole number of fetches but its axes lie apart in DM:
+/// the DM Element, where it is written, with the packet's terms moved innermost in the
+/// packet's order (`m![B, C, A]`, packet `m![B, A]` → `m![C, B, A]`), so that the packet is
+/// one contiguous run; offered when the fetch derived over it reads `required` bytes at a
+/// time. Its edits and the new mapping.
+fn packet_innermost(
+    cx: &FnContext<'_>,
+    op: &derive::Op<'_>,
+    required: u64,
+) -> Option<(Vec<Edit>, String)> {
+    let buf = input_arg(op.step, Slot::Packet)?;
+    let packet = op.step.output.as_ref()?.get(Slot::Packet)?;
+    let packet: Vec<&str> = top_terms(&packet.text).into_iter().map(|t| t.1).collect();
+    let stored: Vec<&str> = top_terms(&buf.text).into_iter().map(|t| t.1).collect();
+    if packet.is_empty() || !packet.iter().all(|t| stored.contains(t)) {
+        return None;
+    }
+    let outer = stored.iter().filter(|t| !packet.contains(t));
+    let terms: Vec<&str> = outer.chain(&packet).copied().collect();
+    let new = format!("m![{}]", terms.join(", "));
+    let moved = op.over(layout_of(&new, cx.scope)?, cx.target);
+    let (Ok(cfg), Some(bits)) = (&moved.config, moved.bits) else {
+        return None;
+    };
+    derive::fetch_sizes(cfg, bits, &[required]).fetch_size?;
+    Some((rewrite_input(cx.model, op.step, Slot::Packet, &new)?, new))
 }
 
 /// `a / b` as a decimal with at most two places (`1.5`).
@@ -623,7 +670,7 @@ fn check_masking(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             (op.step.method == Method::Fetch).then_some(2),
             Slot::Packet,
         );
-        out.push(at_arg(
+        let diag = at_arg(
             &FET_008,
             op.step,
             at.map(|a| a.span),
@@ -631,8 +678,72 @@ fn check_masking(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 "masking the padded `{}` leaves {rightmost} valid {dtype} elements in the last {}-element packet row (last_dim_rightmost_valid_count); the Fetch Engine counts 0-{max} for {dtype} (L1902, constraints.md §22 A-25). Split the axis so a packet row holds at most {max} of its elements",
                 axis.name, f.extent
             ),
-        ));
+        );
+        out.push(match split_masked(cx, op, f.extent, max) {
+            Some((edits, title)) => diag.with_fix(title, false, edits),
+            None => diag,
+        });
     }
+}
+
+/// FET-008's fix (the manual's padding case 1, L1903-L1911): the masked innermost Packet term
+/// `T` (of `extent` positions) split into Time `T / k` and Packet `T % k`, `k` the largest
+/// divisor of `extent` within the valid-count limit `max` that keeps the packet a whole
+/// number of 8-byte units (ALN-005), so the last packet row holds at most `k` valid
+/// elements. Both mappings are rewritten where they are written (the turbofish and the
+/// chain's declared type). Its edits and title.
+fn split_masked(
+    cx: &FnContext<'_>,
+    op: &derive::Op<'_>,
+    extent: u64,
+    max: u64,
+) -> Option<(Vec<Edit>, String)> {
+    if op.step.method != Method::Fetch {
+        return None;
+    }
+    let ty = op.step.output.as_ref()?;
+    let (tm, pm) = (ty.get(Slot::Time)?, ty.get(Slot::Packet)?);
+    let time = cx.scope.lowered_terms(&tm.text)?;
+    let mut packet = cx.scope.lowered_terms(&pm.text)?;
+    let (term, l) = packet.pop()?;
+    if l.size != extent || term.contains([',', '[', '(']) {
+        return None;
+    }
+    let outer = packet
+        .iter()
+        .try_fold(1u64, |a, (_, l)| a.checked_mul(l.size))?;
+    let bits = op.bits?;
+    let align = cx.target.fetch_align_bytes;
+    let k = (2..=max.min(extent - 1)).rev().find(|&k| {
+        extent.is_multiple_of(k)
+            && outer
+                .checked_mul(k)
+                .is_some_and(|n| derive::bytes(n, bits).is_multiple_of(align))
+    })?;
+    let list = |terms: Vec<String>| format!("m![{}]", terms.join(", "));
+    let mut time: Vec<String> = time.into_iter().map(|(t, _)| t).collect();
+    time.retain(|t| t != "1");
+    time.push(format!("{term} / {k}"));
+    let mut packet: Vec<String> = packet.into_iter().map(|(t, _)| t).collect();
+    packet.push(format!("{term} % {k}"));
+    let (time, packet) = (list(time), list(packet));
+    let chain = cx
+        .model
+        .chains
+        .iter()
+        .find(|c| c.steps.iter().any(|s| std::ptr::eq(s, op.step)))?;
+    let mut edits = rewrite_output(chain, op.step, Some(1), Slot::Time, &time)?;
+    edits.extend(rewrite_output(
+        chain,
+        op.step,
+        Some(2),
+        Slot::Packet,
+        &packet,
+    )?);
+    Some((
+        edits,
+        format!("split `{term}` by {k}: Time {time}, Packet {packet}"),
+    ))
 }
 
 /// FET-010: the interleave axis stays in Time; two zero points need an interleaved input.
@@ -818,6 +929,37 @@ fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::fix_testing::assert_fix_clears;
+
+    /// FET-008's fix follows the manual's padding case 1 (L1903-L1911): `A # 64` split by 16
+    /// leaves 60 - 48 = 12 valid f32 in the last packet row, within 0-31 (L1902).
+    #[test]
+    fn masking_fix_splits_the_padded_axis() {
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/rules/FET-008.rs"),
+            "FET-008",
+        );
+        assert!(
+            fixed.contains(".fetch::<f32, m![B, A # 64 / 16], m![A # 64 % 16]>()"),
+            "{fixed}"
+        );
+    }
+
+    /// FET-002's fix stores the packet's axes innermost in DM: `m![B, C, A]` with packet
+    /// `m![B, A]` becomes `m![C, B, A]`, one 8-byte run the sub context fetches at once
+    /// (L1758-L1761).
+    #[test]
+    fn sub_fetch_fix_stores_the_packet_innermost() {
+        let fixed = assert_fix_clears(
+            include_str!("../../../fixtures/rules/FET-002.rs"),
+            "FET-002",
+        );
+        assert!(
+            fixed.contains("a: &DmTensor<i8, m![1], m![1 # 2], m![S], m![C, B, A]>"),
+            "{fixed}"
+        );
+        assert!(fixed.contains(".fetch::<i8, m![C], m![B, A]>()"), "{fixed}");
+    }
 
     fn dtype(name: &str) -> Dtype {
         Dtype::from_name(name).expect("an element type")
