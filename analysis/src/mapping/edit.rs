@@ -2,16 +2,6 @@
 //! every rule family, built here so the families agree on how a padded mapping is spelled.
 
 use crate::diagnostic::{Edit, Span};
-use crate::mapping::{Layout, Scope, lower, parse};
-
-/// The layout of a mapping written as `m![...]` (a fix's new text, a term of one), or `None`
-/// when it does not parse or lower in `scope`.
-pub fn layout_of(text: &str, scope: &Scope) -> Option<Layout> {
-    let text = text.trim();
-    let body = text.strip_prefix("m![").and_then(|t| t.strip_suffix(']'))?;
-    let expr = parse::parse_mapping(body).ok()?;
-    lower(&expr, scope, &mut Vec::new())
-}
 
 /// The edit that pads the mapping written as `text` at `span` to `n` positions: `m![C]` →
 /// `m![C # 8]`, `m![B, C]` → `m![[B, C] # 16]`, `m![C # 6]` → `m![C # 8]`.

@@ -621,3 +621,12 @@ pub fn alias_cycles(aliases: &[Alias], outer: &HashMap<String, Alias>) -> Vec<Pr
     }
     diags
 }
+
+/// The layout of a mapping written as `m![...]` (a fix's new text, a term of one), or `None`
+/// when it does not parse or lower in `scope`.
+pub fn layout_of(text: &str, scope: &Scope) -> Option<Layout> {
+    let text = text.trim();
+    let body = text.strip_prefix("m![").and_then(|t| t.strip_suffix(']'))?;
+    let expr = super::parse::parse_mapping(body).ok()?;
+    lower(&expr, scope, &mut Vec::new())
+}

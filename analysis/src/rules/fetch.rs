@@ -5,7 +5,8 @@
 use super::context::{FnContext, at_arg, rewrite_input, rewrite_output};
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
-use crate::mapping::edit::{layout_of, top_terms};
+use crate::mapping::edit::top_terms;
+use crate::mapping::lower::layout_of;
 use crate::model::{Dtype, Method, Slot, Step, Tu, input_arg, output_arg, written};
 use crate::rule::{Rule, Status};
 use crate::target::Target;
