@@ -476,6 +476,41 @@ async fn files_are_analysed_within_their_crate_and_follow_changes_on_disk() {
     assert_eq!(diags, json!([]), "{diags}");
 }
 
+/// The quick fixes of CAP-003 in `kernels` (at `uri`, version 1) from a server whose client
+/// does or does not take `documentChanges`, with `layouts` (URI, text) open at version 7 first
+/// when given.
+async fn cap_003_actions(
+    uri: &str,
+    kernels: &str,
+    document_changes: bool,
+    layouts: Option<(&str, &str)>,
+) -> Vec<Value> {
+    let mut c = InProcess::new();
+    let mut params = initialize_params(options());
+    params["capabilities"] =
+        json!({"workspace": {"workspaceEdit": {"documentChanges": document_changes}}});
+    c.request("initialize", params).await;
+    c.notify("initialized", json!({})).await;
+    if let Some((layouts_uri, text)) = layouts {
+        c.notify("textDocument/didOpen", did_open(layouts_uri, 7, text))
+            .await;
+    }
+    let diags = open(&mut c, uri, kernels).await;
+    let d = diags
+        .as_array()
+        .and_then(|a| a.iter().find(|d| d["code"] == "CAP-003"))
+        .cloned()
+        .expect("CAP-003 on the use of Slice");
+    let r = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": d["range"],
+                   "context": {"diagnostics": [d], "only": ["quickfix"]}}),
+        )
+        .await;
+    r["result"].as_array().cloned().unwrap_or_default()
+}
+
 /// An alias of another module padded where it is defined: the quick fix is one workspace edit
 /// of `layouts.rs`; with `documentChanges` each document names its version (the open one its
 /// editor's, a file only on disk none), without them it is a `changes` map.
@@ -501,26 +536,8 @@ async fn an_alias_fix_edits_the_module_that_defines_it_with_versions_when_the_cl
     let layouts_uri = file_uri(&layouts_path);
 
     for document_changes in [true, false] {
-        let mut c = InProcess::new();
-        let mut params = initialize_params(options());
-        params["capabilities"] =
-            json!({"workspace": {"workspaceEdit": {"documentChanges": document_changes}}});
-        c.request("initialize", params).await;
-        c.notify("initialized", json!({})).await;
-        let diags = open(&mut c, &uri, &kernels).await;
-        let d = diags
-            .as_array()
-            .and_then(|a| a.iter().find(|d| d["code"] == "CAP-003"))
-            .cloned()
-            .expect("CAP-003 on the use of Slice");
-        let r = c
-            .request(
-                "textDocument/codeAction",
-                json!({"textDocument": {"uri": uri}, "range": d["range"],
-                       "context": {"diagnostics": [d], "only": ["quickfix"]}}),
-            )
-            .await;
-        let first = r["result"][0].clone();
+        let actions = cap_003_actions(&uri, &kernels, document_changes, None).await;
+        let first = actions[0].clone();
         assert_eq!(
             first["title"],
             "pad `Slice` where it is defined, for every use"
@@ -553,30 +570,12 @@ async fn an_alias_fix_edits_the_module_that_defines_it_with_versions_when_the_cl
     }
 
     // Open in the editor, layouts.rs is named with its version.
-    let mut c = InProcess::new();
-    let mut params = initialize_params(options());
-    params["capabilities"] = json!({"workspace": {"workspaceEdit": {"documentChanges": true}}});
-    c.request("initialize", params).await;
-    c.notify("initialized", json!({})).await;
-    c.notify("textDocument/didOpen", did_open(&layouts_uri, 7, &layouts))
-        .await;
-    let diags = open(&mut c, &uri, &kernels).await;
-    let d = diags
-        .as_array()
-        .and_then(|a| a.iter().find(|d| d["code"] == "CAP-003"))
-        .cloned()
-        .expect("CAP-003");
-    let r = c
-        .request(
-            "textDocument/codeAction",
-            json!({"textDocument": {"uri": uri}, "range": d["range"],
-                   "context": {"diagnostics": [d], "only": ["quickfix"]}}),
-        )
-        .await;
-    let docs = r["result"][0]["edit"]["documentChanges"].clone();
+    let open_layouts = Some((layouts_uri.as_str(), layouts.as_str()));
+    let actions = cap_003_actions(&uri, &kernels, true, open_layouts).await;
+    let docs = actions[0]["edit"]["documentChanges"].clone();
     assert_eq!(docs[0]["textDocument"]["version"], 7, "{docs}");
     // The fix at the use names this document's version.
-    let at_use = r["result"][1]["edit"]["documentChanges"].clone();
+    let at_use = actions[1]["edit"]["documentChanges"].clone();
     assert_eq!(at_use[0]["textDocument"]["uri"], uri.as_str());
     assert_eq!(at_use[0]["textDocument"]["version"], 1, "{at_use}");
 }

@@ -1555,17 +1555,9 @@ mod tests {
         );
     }
 
-    /// Applies the first fix of the first `code` diagnostic of `text`.
+    /// Applies the first fix of the first `code` diagnostic of `text` that has one.
     fn fixed(text: &str, code: &str) -> Option<String> {
-        let diags = crate::check_text(text);
-        let fix = diags.iter().find(|d| d.code() == code)?.fixes.first()?;
-        let mut out = text.to_string();
-        let mut edits = fix.edits.clone();
-        edits.sort_by_key(|e| std::cmp::Reverse(e.span));
-        for e in edits {
-            out.replace_range(e.span.range(), &e.new_text);
-        }
-        Some(out)
+        crate::rules::fix_testing::apply(text, code, 0)
     }
 
     #[test]

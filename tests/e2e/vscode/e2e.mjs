@@ -141,21 +141,7 @@ async function aliasFix() {
   say(`squiggle on the line of "${lineText}"`);
   await showProblems();
   await until('the Problems panel entry', (c) => [...document.querySelectorAll('.markers-panel .monaco-list-row')].some((r) => r.textContent.includes(c)), code, 30000);
-  await page.mouse.click(squiggle.x + Math.min(squiggle.w / 2, 20), squiggle.y + squiggle.h / 2);
-  await page.keyboard.press('Escape');
-  await page.keyboard.down('Control');
-  await page.keyboard.press('Period');
-  await page.keyboard.up('Control');
-  const titles = await until(
-    'the quick fix menu',
-    () => {
-      const rows = [...document.querySelectorAll('.action-widget .monaco-list-row')];
-      return rows.length > 0 && rows.map((r) => r.textContent);
-    },
-    undefined,
-    20000,
-  );
-  say(`quick fixes: ${JSON.stringify(titles)}`);
+  const titles = await quickFixes(squiggle.x + Math.min(squiggle.w / 2, 20), squiggle.y + squiggle.h / 2);
   const index = titles.findIndex((t) => t.includes('where it is defined'));
   if (index < 0) await fail('no fix that pads the alias where it is defined');
   const rows = await page.$$('.action-widget .monaco-list-row');
@@ -179,6 +165,26 @@ async function aliasFix() {
   );
   say(`${defines} now: ${line.trim()}`);
   await shot('vscode-e2e-alias-fix-definition.png');
+}
+
+/** Puts the cursor at (x, y) and opens the quick fix menu (Ctrl+.): the titles of its rows. */
+async function quickFixes(x, y) {
+  await page.mouse.click(x, y);
+  await page.keyboard.press('Escape');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Period');
+  await page.keyboard.up('Control');
+  const titles = await until(
+    'the quick fix menu',
+    () => {
+      const rows = [...document.querySelectorAll('.action-widget .monaco-list-row')];
+      return rows.length > 0 && rows.map((r) => r.textContent);
+    },
+    undefined,
+    20000,
+  );
+  say(`quick fixes: ${JSON.stringify(titles)}`);
+  return titles;
 }
 
 /** Ctrl+Shift+M: the Problems panel. */
@@ -346,21 +352,7 @@ try {
   await shot('vscode-e2e.png');
 
   // The quick fix: cursor into the squiggle, Ctrl+., pick the padding fix.
-  await page.mouse.click(box.x + Math.min(box.w / 2, 30), box.y + box.h / 2);
-  await page.keyboard.press('Escape');
-  await page.keyboard.down('Control');
-  await page.keyboard.press('Period');
-  await page.keyboard.up('Control');
-  const titles = await until(
-    'the quick fix menu',
-    () => {
-      const rows = [...document.querySelectorAll('.action-widget .monaco-list-row')];
-      return rows.length > 0 && rows.map((r) => r.textContent);
-    },
-    undefined,
-    20000,
-  );
-  say(`quick fixes: ${JSON.stringify(titles)}`);
+  const titles = await quickFixes(box.x + Math.min(box.w / 2, 30), box.y + box.h / 2);
   const index = titles.findIndex((t) => t.includes('#') || /pad/i.test(t));
   if (index < 0) await fail('no padding fix in the menu');
   const rows = await page.$$('.action-widget .monaco-list-row');
