@@ -611,6 +611,7 @@ pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Ar
         fn_env(db, *input.module_env(db), *input.local_env(db)),
         input.target(db).target(),
         *input.library(db),
+        &model::Bound::default(),
     ))
 }
 
@@ -847,19 +848,6 @@ pub fn file_analysis(
         fns,
         modules,
     })
-}
-
-/// A file's diagnostics as the user sees them: suppression comments and the configured rule
-/// levels applied, sorted by position.
-#[salsa::tracked(returns(ref))]
-pub fn file_diagnostics(
-    db: &dyn salsa::Database,
-    file: SourceFile,
-    settings: Settings,
-) -> Arc<[Diagnostic]> {
-    let raw = file_analysis(db, file, settings).diagnostics();
-    let suppressed = crate::suppress::apply(file.text(db), raw);
-    settings.config(db).apply(suppressed).into()
 }
 
 /// What function bodies declare for the functions inside them (the manual's
@@ -1198,6 +1186,7 @@ pub fn analyse_fn(
     env: &Env,
     target: &Target,
     library: Generation,
+    bound: &model::Bound,
 ) -> FnAnalysis {
     let model = syntax::model_of(tree, None);
     let root = Span::new(0, usize::from(tree.text_range().len()));
@@ -1222,6 +1211,7 @@ pub fn analyse_fn(
             iterations: Vec::new(),
             library,
             adapters: Vec::new(),
+            calls: Vec::new(),
         };
         let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {
@@ -1230,7 +1220,7 @@ pub fn analyse_fn(
             cost,
         };
     };
-    let fn_model = build::build_fn(&f, env, scope.clone(), library);
+    let fn_model = build::build_fn(&f, env, scope.clone(), library, bound);
     diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
     // The function's derived facts, once: every rule family and the simulator read them.
     let cx = crate::rules::FnContext::new(&fn_model, &scope, target);
@@ -1565,7 +1555,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
             .levels
             .push(("KRN".to_string(), crate::config::Level::Allow));
         settings.set_config(&mut db).to(config);
-        let shown = file_diagnostics(&db, file, settings).clone();
+        let shown = crate::calls::file_diagnostics(&db, file, settings).clone();
         assert!(shown.iter().all(|d| d.code() != "KRN-002"));
         assert_eq!(executed(&log).len(), 0);
     }

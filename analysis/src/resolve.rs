@@ -1051,7 +1051,8 @@ impl DefMap {
         self.item(module, index).map(|it| it.name.as_str())
     }
 
-    fn item(&self, module: usize, index: usize) -> Option<&Item> {
+    /// An item of the crate: the `index`-th declaration of `module`.
+    pub fn item(&self, module: usize, index: usize) -> Option<&Item> {
         self.items.get(module).and_then(|(_, _, it)| it.get(index))
     }
 

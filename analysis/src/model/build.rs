@@ -557,12 +557,14 @@ fn many_type(
 }
 
 /// Builds the model of one function. `scope` holds the module's axes and aliases plus the
-/// function's own (and its generic parameters).
+/// function's own (and its generic parameters); `bound` holds what a call binds its
+/// parameters to (nothing, when the function is checked on its own).
 pub fn build_fn(
     f: &ast::Fn,
     env: &Env,
     scope: Scope,
     library: crate::library::Generation,
+    bound: &super::Bound,
 ) -> FnModel {
     // Whole tensor type aliases declared in the body (`type Out = DmTensor<..>;`) are the
     // types they name there.
@@ -631,6 +633,7 @@ pub fn build_fn(
             iterations: Vec::new(),
             library,
             adapters: Vec::new(),
+            calls: Vec::new(),
         },
         ret: None,
         iteration: None,
@@ -643,17 +646,23 @@ pub fn build_fn(
             .map(Problem::Refused);
         b.model.problems.extend(refused);
     }
+    b.bind_const_generics(f, &bound.generics);
     if let Some(pl) = f.param_list() {
-        for p in pl.params() {
+        for (k, p) in pl.params().enumerate() {
             let Some(pat) = p.pat() else { continue };
             let Some(pname) = pat_name(&pat) else {
                 continue;
             };
-            let why = format!(
-                "`{pname}` is a parameter of `{}`, whose body visa-lint checks once, without its callers' values",
-                b.model.name
-            );
-            b.values.insert(pname.clone(), Err(value::Unknown { why }));
+            match bound.params.get(k).cloned().flatten() {
+                Some(v) => b.bind(&pname, v),
+                None => {
+                    let why = format!(
+                        "`{pname}` is a parameter of `{}`: its body is checked on its own without its callers' values, and again at each call that gives it a known one",
+                        b.model.name
+                    );
+                    b.values.insert(pname.clone(), Err(value::Unknown { why }));
+                }
+            }
             let ty = p
                 .ty()
                 .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
@@ -1028,6 +1037,71 @@ impl Builder<'_> {
         arg
     }
 
+    /// Binds `name` to a compile-time value (a parameter a call gives a known value, a loop's
+    /// index): an integer is a constant too.
+    fn bind(&mut self, name: &str, v: value::Value) {
+        if let value::Value::Int(k) = v {
+            self.consts.insert(name.to_string(), k);
+        }
+        self.values.insert(name.to_string(), Ok(v));
+    }
+
+    /// Binds the function's const generic parameters to the arguments a call wrote for them
+    /// (`tile::<4>(..)`), by position among its type and const parameters.
+    fn bind_const_generics(&mut self, f: &ast::Fn, args: &[Option<value::Value>]) {
+        let Some(list) = ast::HasGenericParams::generic_param_list(f) else {
+            return;
+        };
+        let params = list
+            .generic_params()
+            .filter(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)));
+        for (k, p) in params.enumerate() {
+            let ast::GenericParam::ConstParam(c) = p else {
+                continue;
+            };
+            let Some(name) = ast::HasName::name(&c).map(|n| n.text().to_string()) else {
+                continue;
+            };
+            match args.get(k).cloned().flatten() {
+                Some(v) => self.bind(&name, v),
+                None => {
+                    let why = format!(
+                        "`{name}` is a const generic parameter of `{}`: its body is checked on its own without its callers' arguments, and again at each call that writes one",
+                        self.model.name
+                    );
+                    self.values.insert(name, Err(value::Unknown { why }));
+                }
+            }
+        }
+    }
+
+    /// What a call of a helper binds its parameters to: each argument's compile-time value
+    /// and each const generic argument's, where known.
+    fn bound_by(&self, args: &[ast::Expr], generics: Option<ast::GenericArgList>) -> super::Bound {
+        let known = |e: &ast::Expr| self.value_of(e).0.ok();
+        let generics = generics
+            .into_iter()
+            .flat_map(|g| g.generic_args())
+            .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+            .map(|a| match a {
+                ast::GenericArg::ConstArg(c) => c.expr().and_then(|e| known(&e)),
+                // `::<N>` with `N` a const item parses as a type.
+                ast::GenericArg::TypeArg(t) => match t.ty() {
+                    Some(ast::Type::PathType(p)) => p
+                        .path()
+                        .and_then(|p| path_key(&p))
+                        .and_then(|k| self.consts.get(&k).map(|v| value::Value::Int(*v))),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        super::Bound {
+            params: args.iter().map(known).collect(),
+            generics,
+        }
+    }
+
     /// Evaluates an expression that is not the start of the chain being built (an argument):
     /// it neither starts nor continues that chain.
     fn arg_expr(&mut self, e: &ast::Expr) -> Val {
@@ -1378,7 +1452,9 @@ impl Builder<'_> {
             return false;
         };
         // Only a body whose engine calls may see the index is worth unrolling.
-        if !uses_name(body.syntax(), &var) || !has_engine_call(body.syntax()) {
+        if !uses_name(body.syntax(), &var)
+            || !(has_engine_call(body.syntax()) || self.calls_a_helper(body.syntax()))
+        {
             return false;
         }
         let n = range.len();
@@ -1416,6 +1492,19 @@ impl Builder<'_> {
         self.iteration = outer;
         self.last_ends.clear();
         true
+    }
+
+    /// Whether `node` calls one of the crate's helper functions (which may take the index).
+    fn calls_a_helper(&self, node: &ra_ap_syntax::SyntaxNode) -> bool {
+        node.descendants().filter_map(ast::CallExpr::cast).any(|c| {
+            let Some(ast::Expr::PathExpr(callee)) = c.expr() else {
+                return false;
+            };
+            callee
+                .path()
+                .and_then(|p| path_key(&p).or_else(|| turbofish_key(&p)))
+                .is_some_and(|k| self.env.fn_sig(&k).is_some())
+        })
     }
 
     /// The indices of a constant range (`0..N`, `1..=4`, `(0..N).step_by(2)`), when there are
@@ -2128,7 +2217,17 @@ impl Builder<'_> {
             }
             return self.launch(&args);
         }
+        let key = key.or_else(|| turbofish_key(&path));
         if let Some(sig) = key.as_ref().and_then(|k| self.env.fn_sig(k)).cloned() {
+            let bound = self.bound_by(&args, last.generic_arg_list());
+            if let Some(callee) = key.clone().filter(|_| bound.binds_any()) {
+                self.model.calls.push(super::HelperCall {
+                    callee,
+                    span: span_of(path.syntax().text_range()),
+                    bound,
+                    iteration: self.iteration,
+                });
+            }
             for (k, a) in args.iter().enumerate() {
                 let expected = sig.params.get(k).cloned().flatten();
                 self.top(a, expected, None);
@@ -2667,6 +2766,13 @@ impl Builder<'_> {
                 .and_then(|p| path_key(&p))
                 .is_some_and(|k| self.values.contains_key(&k)),
             ast::Expr::RecordExpr(_) | ast::Expr::IfExpr(_) | ast::Expr::MatchExpr(_) => true,
+            // `BASE + OFF`, `-at`, `at as u64`: computed from a value.
+            ast::Expr::BinExpr(b) => [b.lhs(), b.rhs()]
+                .into_iter()
+                .flatten()
+                .any(|x| self.names_a_value(&x)),
+            ast::Expr::PrefixExpr(p) => p.expr().is_some_and(|x| self.names_a_value(&x)),
+            ast::Expr::CastExpr(c) => c.expr().is_some_and(|x| self.names_a_value(&x)),
             _ => false,
         }
     }
@@ -2889,6 +2995,18 @@ fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
 
 fn arg_of(node: &ra_ap_syntax::SyntaxNode) -> Arg {
     Arg::written(crate::syntax::node_text(node), span_of(node.text_range()))
+}
+
+/// The helper a path names with a turbofish (`stage_past::<1>`, `helpers::tile::<4>`): the
+/// helper of that name.
+fn turbofish_key(path: &ast::Path) -> Option<String> {
+    let last = path.segment()?;
+    last.generic_arg_list()?;
+    let name = last.name_ref()?.text().to_string();
+    match path.qualifier() {
+        Some(q) => Some(format!("{}::{name}", path_key(&q)?)),
+        None => Some(name),
+    }
 }
 
 /// What a call of a helper or method with this signature gives; `lost` names the call for an

@@ -159,6 +159,43 @@ pub struct FnModel {
     /// ...): each is folded into the step it adapts, and the rules that check an adapter's own
     /// conditions read it here.
     pub adapters: Vec<Adapter>,
+    /// The calls of the crate's helper functions that bind a parameter to a value known at
+    /// the call: the helper's body is checked again with those values
+    /// (`db::helper_call_diagnostics`), as the compiler traces it at the call.
+    pub calls: Vec<HelperCall>,
+}
+
+/// A call of a helper function with some of its parameters known at the call
+/// (`stage(ctx, &a, BASE + 1)`, `tile::<4>(ctx, &a)`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HelperCall {
+    /// The helper as the call names it (`stage`, `super::helpers::stage`).
+    pub callee: String,
+    /// The callee's path at the call: where what the helper's body gives with these values
+    /// is reported.
+    pub span: Span,
+    pub bound: Bound,
+    /// The loop iteration the call is made in (see [`Chain::iteration`]).
+    pub iteration: Option<u32>,
+}
+
+/// What a call binds a helper's parameters to: each value parameter's value, by position
+/// (`None`: not a value known at the call), and each const generic argument written at the
+/// call (`::<4>`), by position among the type and const arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Bound {
+    pub params: Vec<Option<value::Value>>,
+    pub generics: Vec<Option<value::Value>>,
+}
+
+impl Bound {
+    /// Whether the call binds anything.
+    pub fn binds_any(&self) -> bool {
+        self.params
+            .iter()
+            .chain(&self.generics)
+            .any(Option::is_some)
+    }
 }
 
 /// One stream adapter call of furiosa-opt-std.

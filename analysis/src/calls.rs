@@ -1,0 +1,358 @@
+//! Helper calls as the compiler traces them. The vendor compiler runs a kernel's body with
+//! every helper called on its arguments, so a helper called with a value known at the call
+//! (`stage(ctx, &a, BASE + 1)`, `tile::<4>(ctx, &a)`) is checked again here with that value
+//! bound ([`Instance`], one query per helper and values, shared by every call that gives the
+//! same ones). What that check finds beyond the helper's own check is reported at the call,
+//! naming the helper, where in it, and the values: the helper on its own cannot know them.
+//!
+//! A helper that calls another with values of its own is followed the same way, up to
+//! [`MAX_CALL_DEPTH`] calls deep (recursion included): each depth is its own query, so a
+//! helper that calls itself ends at the bound instead of in a cycle.
+
+use crate::config::TargetName;
+use crate::db::{self, EnvText, FnInput, SourceFile};
+use crate::diagnostic::{Diagnostic, Span};
+use crate::library::Generation;
+use crate::model::value::Value;
+use crate::model::{Bound, FnModel, HelperCall};
+use crate::resolve::ItemKind;
+use ra_ap_syntax::AstNode;
+use ra_ap_syntax::ast::{self, HasGenericParams, HasName};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// How many calls deep helpers are followed (a kernel's helper calling a helper is two).
+pub const MAX_CALL_DEPTH: u8 = 4;
+
+/// A helper function checked with the values one call binds its parameters to.
+#[salsa::interned]
+pub struct Instance<'db> {
+    pub helper: FnInput<'db>,
+    #[returns(ref)]
+    pub bound: Bound,
+    /// The helper's file and module (index among the file's modules): the calls it makes are
+    /// resolved from there.
+    pub file: SourceFile,
+    pub module: u32,
+    /// How many calls deep it is (1 for a call from the function being checked).
+    pub depth: u8,
+}
+
+/// What the helper gives with the call's values that it does not give on its own: new
+/// findings of its body (spans relative to the helper's start), and what the calls it makes
+/// with values it now knows give (at those calls).
+#[salsa::tracked(returns(ref))]
+pub fn instance_findings<'db>(
+    db: &'db dyn salsa::Database,
+    inst: Instance<'db>,
+) -> Arc<Vec<Diagnostic>> {
+    let helper = *inst.helper(db);
+    let root = ra_ap_syntax::SyntaxNode::new_root(helper.green(db).0.clone());
+    let env = db::fn_env(db, *helper.module_env(db), *helper.local_env(db));
+    let target = helper.target(db);
+    let library = *helper.library(db);
+    let bound = db::analyse_fn(&root, env, target.target(), library, inst.bound(db));
+    let alone = db::fn_analysis(db, helper);
+    let known: HashSet<(&str, Span)> = alone
+        .diagnostics
+        .iter()
+        .map(|d| (d.code(), d.span))
+        .collect();
+    let mut out: Vec<Diagnostic> = bound
+        .diagnostics
+        .iter()
+        .filter(|d| !std::ptr::eq(d.rule, &crate::rules::tool::VL_009))
+        .filter(|d| !known.contains(&(d.code(), d.span)))
+        .cloned()
+        .collect();
+    if *inst.depth(db) < MAX_CALL_DEPTH {
+        // The calls whose values the helper on its own did not have.
+        let fresh: Vec<&HelperCall> = bound
+            .model
+            .calls
+            .iter()
+            .filter(|c| !alone.model.calls.contains(c))
+            .collect();
+        let at = Caller {
+            file: *inst.file(db),
+            module: *inst.module(db),
+            depth: *inst.depth(db) + 1,
+            target: *target,
+            library,
+        };
+        out.extend(call_diagnostics(db, &at, &bound.model, &fresh));
+    }
+    Arc::new(out)
+}
+
+/// A file's diagnostics as the user sees them: its analysis's findings and what its helper
+/// calls give at each call, with suppression comments and the configured rule levels
+/// applied, sorted by position.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    settings: db::Settings,
+) -> Arc<[Diagnostic]> {
+    let analysis = db::file_analysis(db, file, settings);
+    let mut raw = analysis.diagnostics();
+    let calling = analysis
+        .fns
+        .iter()
+        .filter(|(_, f)| !f.model.calls.is_empty());
+    for (start, f) in calling {
+        // The innermost module around the function resolves the helpers it names.
+        let module = analysis
+            .modules
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.range.start <= *start && *start < m.range.end.max(1))
+            .max_by_key(|(_, m)| m.range.start)
+            .map_or(0, |(i, _)| i as u32);
+        let at = Caller {
+            file,
+            module,
+            depth: 1,
+            target: *db::target_name(db, settings),
+            library: db::library_of(db, file, settings).generation,
+        };
+        let calls: Vec<&HelperCall> = f.model.calls.iter().collect();
+        let found = call_diagnostics(db, &at, &f.model, &calls);
+        raw.extend(found.into_iter().map(|d| d.shifted(*start)));
+    }
+    raw.sort_by_key(|d| (d.span, d.code()));
+    raw.dedup();
+    let suppressed = crate::suppress::apply(file.text(db), raw);
+    settings.config(db).apply(suppressed).into()
+}
+
+/// Where calls are made from: the module that resolves the helpers they name, and how deep.
+pub struct Caller {
+    pub file: SourceFile,
+    pub module: u32,
+    pub depth: u8,
+    pub target: TargetName,
+    pub library: Generation,
+}
+
+/// The diagnostics of `calls` (made by the function `model` describes), each at its call
+/// (spans relative to the caller's start): what its helper gives with its values beyond what
+/// it gives on its own. One per rule and call, the first call's (a loop's first iteration
+/// that breaks it).
+pub fn call_diagnostics(
+    db: &dyn salsa::Database,
+    at: &Caller,
+    model: &FnModel,
+    calls: &[&HelperCall],
+) -> Vec<Diagnostic> {
+    if calls.is_empty() || at.depth > MAX_CALL_DEPTH {
+        return Vec::new();
+    }
+    let names: Vec<&str> = calls.iter().map(|c| c.callee.as_str()).collect();
+    let helpers = resolve_helpers(db, at, &names);
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for (call, helper) in calls.iter().zip(helpers) {
+        let Some(helper) = helper else { continue };
+        let inst = Instance::new(
+            db,
+            helper.input,
+            call.bound.clone(),
+            helper.file,
+            helper.module,
+            at.depth,
+        );
+        let when = call
+            .iteration
+            .and_then(|k| model.iterations.get(k as usize))
+            .map(|it| it.label.as_str());
+        for d in instance_findings(db, inst).iter() {
+            if out
+                .iter()
+                .any(|o| o.rule.code == d.rule.code && o.span == call.span)
+            {
+                continue;
+            }
+            out.push(at_the_call(db, d, call, &helper, when));
+        }
+    }
+    out
+}
+
+/// `d`, found in `helper`'s body with `call`'s values, reported at the call.
+fn at_the_call(
+    db: &dyn salsa::Database,
+    d: &Diagnostic,
+    call: &HelperCall,
+    helper: &Helper<'_>,
+    when: Option<&str>,
+) -> Diagnostic {
+    let text = helper.file.text(db);
+    let offset = (helper.offset as usize).saturating_add(d.span.start as usize);
+    let line = 1 + text.get(..offset).map_or(0, |t| t.matches('\n').count());
+    let file = helper
+        .file
+        .path(db)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let values = helper.bindings_text(&call.bound);
+    let when = when.map(|w| format!(" when {w}")).unwrap_or_default();
+    let here = format!("called here with {values}{when})");
+    // Found deeper (`stage` called by `relay`): the trail names each call on the way.
+    let message = match d.message.rsplit_once(", called here with ") {
+        Some((found, inner)) if d.message.ends_with(')') => {
+            let inner = inner.strip_suffix(')').unwrap_or(inner);
+            format!(
+                "{found} with {inner}, called by `{}` at {file}:{line}, {here}",
+                call.callee
+            )
+        }
+        _ => format!(
+            "{} (in `{}` at {file}:{line}, {here}",
+            d.message, call.callee
+        ),
+    };
+    let mut out = Diagnostic::new(d.rule, call.span, message).with_severity(d.severity);
+    // Its fixes and related spans are places in the helper, not at the call.
+    out.fixes.clear();
+    out
+}
+
+/// A helper function a call names.
+struct Helper<'db> {
+    input: FnInput<'db>,
+    file: SourceFile,
+    module: u32,
+    /// Where the helper starts in its file.
+    offset: u32,
+    /// Its parameters' names, and its type and const generic parameters' (`None` for a type
+    /// parameter), by position.
+    params: Vec<String>,
+    generics: Vec<Option<String>>,
+}
+
+impl Helper<'_> {
+    /// What a call binds, as `at = 8193, N = 4`.
+    fn bindings_text(&self, bound: &Bound) -> String {
+        let named = |name: Option<&String>, v: &Option<Value>| {
+            let text = match v.as_ref()? {
+                // An address reads best in hex.
+                Value::Int(k) if *k >= 0x100 => format!("{k:#x}"),
+                v => v.text(),
+            };
+            Some(format!("`{} = {text}`", name?))
+        };
+        let generics = self.generics.iter().zip(&bound.generics);
+        let params = self.params.iter().zip(&bound.params);
+        generics
+            .filter_map(|(n, v)| named(n.as_ref(), v))
+            .chain(params.filter_map(|(n, v)| named(Some(n), v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The helper each name in `names` stands for in the caller's module (a function of the
+/// crate, not a method), resolved through the crate's module tree in one pass.
+fn resolve_helpers<'db>(
+    db: &'db dyn salsa::Database,
+    at: &Caller,
+    names: &[&str],
+) -> Vec<Option<Helper<'db>>> {
+    let path = at.file.path(db).clone();
+    let found = db::in_crate_of(db, at.file, |map| {
+        let from = map.module_of(&path, at.module as usize)?;
+        Some(
+            names
+                .iter()
+                .map(|name| {
+                    let segs: Vec<String> = name.split("::").map(str::to_string).collect();
+                    let (module, index) = map.resolve_item(from, &segs)?;
+                    let item = map.item(module, index)?;
+                    let m = map.modules.get(module)?;
+                    (item.kind == ItemKind::Fn && !item.name.contains("::"))
+                        .then(|| (m.file.clone(), m.in_file, index))
+                })
+                .collect::<Vec<_>>(),
+        )
+    })
+    .unwrap_or_default();
+    found
+        .into_iter()
+        .map(|f| {
+            let (file, in_file, index) = f?;
+            let file = if file == path {
+                at.file
+            } else {
+                *db::workspace_file(db, &file)?
+            };
+            helper_at(db, file, in_file, index, at)
+        })
+        .collect()
+}
+
+/// The function that is the `index`-th declaration of module `in_file` of `file`.
+fn helper_at<'db>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+    in_file: usize,
+    index: usize,
+    at: &Caller,
+) -> Option<Helper<'db>> {
+    let items = db::layout_items(db, file).get(in_file)?;
+    let mut first = 0;
+    let (item, offset) = items.iter().find(|(item, _)| {
+        let n = db::item_facts(db, *item).decls.items.len();
+        first += n;
+        index < first
+    })?;
+    let f = db::item_facts(db, *item)
+        .fns
+        .first()
+        .filter(|f| f.offset == 0)?;
+    let module_env = *db::module_envs(db, file).get(in_file)?;
+    let local = EnvText::new(
+        db,
+        String::new(),
+        Vec::new(),
+        crate::resolve::Untracked::default(),
+    );
+    let input = FnInput::new(
+        db,
+        f.green.clone(),
+        module_env,
+        local,
+        at.target,
+        at.library,
+    );
+    let syntax = ra_ap_syntax::SyntaxNode::new_root(f.green.0.clone());
+    let fun = ast::Fn::cast(syntax)?;
+    let params = fun
+        .param_list()
+        .into_iter()
+        .flat_map(|l| l.params())
+        .map(|p| {
+            p.pat()
+                .map(|p| crate::syntax::node_text(p.syntax()))
+                .unwrap_or_default()
+        })
+        .collect();
+    let generics = fun
+        .generic_param_list()
+        .into_iter()
+        .flat_map(|l| l.generic_params())
+        .filter_map(|p| match p {
+            ast::GenericParam::ConstParam(c) => Some(c.name().map(|n| n.text().to_string())),
+            ast::GenericParam::TypeParam(_) => Some(None),
+            ast::GenericParam::LifetimeParam(_) => None,
+        })
+        .collect();
+    Some(Helper {
+        input,
+        file,
+        module: in_file as u32,
+        offset: *offset,
+        params,
+        generics,
+    })
+}
