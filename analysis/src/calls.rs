@@ -242,11 +242,20 @@ impl Helper<'_> {
             };
             Some(format!("`{} = {text}`", name?))
         };
+        // A tensor instantiated by the caller's: its element type, or its mappings.
+        let typed = |name: &String, t: &Option<crate::model::TensorTy>| {
+            Some(match t.as_ref()?.dtype {
+                Some(d) => format!("`{name}` of {d}"),
+                None => format!("`{name}` with the argument's mappings"),
+            })
+        };
         let generics = self.generics.iter().zip(&bound.generics);
         let params = self.params.iter().zip(&bound.params);
+        let tensors = self.params.iter().zip(&bound.tensors);
         generics
             .filter_map(|(n, v)| named(n.as_ref(), v))
             .chain(params.filter_map(|(n, v)| named(Some(n), v)))
+            .chain(tensors.filter_map(|(n, t)| typed(n, t)))
             .collect::<Vec<_>>()
             .join(", ")
     }

@@ -666,6 +666,13 @@ pub fn build_fn(
             let ty = p
                 .ty()
                 .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
+            // Its generics as the call instantiates them.
+            let ty = match (ty, bound.tensors.get(k).cloned().flatten()) {
+                (Some(declared), Some(at_call)) => {
+                    Some(declared.instantiated_by(&at_call).unwrap_or(declared))
+                }
+                (ty, _) => ty,
+            };
             if ty.is_none()
                 && let Some(many) = p
                     .ty()
@@ -1077,7 +1084,13 @@ impl Builder<'_> {
 
     /// What a call of a helper binds its parameters to: each argument's compile-time value
     /// and each const generic argument's, where known.
-    fn bound_by(&self, args: &[ast::Expr], generics: Option<ast::GenericArgList>) -> super::Bound {
+    fn bound_by(
+        &self,
+        args: &[ast::Expr],
+        generics: Option<ast::GenericArgList>,
+        sig: &FnSig,
+        vals: &[Val],
+    ) -> super::Bound {
         let known = |e: &ast::Expr| self.value_of(e).0.ok();
         let generics = generics
             .into_iter()
@@ -1096,9 +1109,18 @@ impl Builder<'_> {
                 _ => None,
             })
             .collect();
+        let tensors = vals
+            .iter()
+            .enumerate()
+            .map(|(k, v)| match (sig.params.get(k).cloned().flatten(), v) {
+                (Some(declared), Val::Tensor { ty, .. }) => declared.instantiated_by(ty),
+                _ => None,
+            })
+            .collect();
         super::Bound {
             params: args.iter().map(known).collect(),
             generics,
+            tensors,
         }
     }
 
@@ -2219,7 +2241,12 @@ impl Builder<'_> {
         }
         let key = key.or_else(|| turbofish_key(&path));
         if let Some(sig) = key.as_ref().and_then(|k| self.env.fn_sig(k)).cloned() {
-            let bound = self.bound_by(&args, last.generic_arg_list());
+            let vals: Vec<Val> = args
+                .iter()
+                .enumerate()
+                .map(|(k, a)| self.top(a, sig.params.get(k).cloned().flatten(), None))
+                .collect();
+            let bound = self.bound_by(&args, last.generic_arg_list(), &sig, &vals);
             if let Some(callee) = key.clone().filter(|_| bound.binds_any()) {
                 self.model.calls.push(super::HelperCall {
                     callee,
@@ -2227,10 +2254,6 @@ impl Builder<'_> {
                     bound,
                     iteration: self.iteration,
                 });
-            }
-            for (k, a) in args.iter().enumerate() {
-                let expected = sig.params.get(k).cloned().flatten();
-                self.top(a, expected, None);
             }
             let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
             return sig_value(sig, Construct::new(callee.syntax(), what));

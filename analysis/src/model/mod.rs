@@ -186,6 +186,9 @@ pub struct HelperCall {
 pub struct Bound {
     pub params: Vec<Option<value::Value>>,
     pub generics: Vec<Option<value::Value>>,
+    /// Each tensor parameter's type as the call instantiates it (a generic element type or
+    /// mapping taken from the caller's argument), where the argument adds to the declared one.
+    pub tensors: Vec<Option<TensorTy>>,
 }
 
 impl Bound {
@@ -195,6 +198,7 @@ impl Bound {
             .iter()
             .chain(&self.generics)
             .any(Option::is_some)
+            || self.tensors.iter().any(Option::is_some)
     }
 }
 

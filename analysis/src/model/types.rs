@@ -298,6 +298,36 @@ pub struct TensorTy {
     pub maps: SlotMap,
 }
 
+impl TensorTy {
+    /// This type (a helper's parameter, written with generics) with what `arg` (the caller's
+    /// argument) knows filled in where this one does not: the element type of a generic `D`,
+    /// the mappings of generic slots (unplaced: they are written at the call, not here).
+    /// `None` when `arg` adds nothing, or is another kind of tensor.
+    pub fn instantiated_by(&self, arg: &TensorTy) -> Option<TensorTy> {
+        if self.kind != arg.kind {
+            return None;
+        }
+        let mut out = self.clone();
+        let mut filled = false;
+        if out.dtype.is_none() && arg.dtype.is_some() {
+            out.dtype = arg.dtype;
+            filled = true;
+        }
+        for (slot, m) in arg.maps.iter().filter(|(_, m)| m.layout.is_some()) {
+            if out.maps.get(&slot).is_none_or(|mine| mine.layout.is_none()) {
+                let unplaced = MapVal {
+                    span: None,
+                    in_tensor_alias: false,
+                    ..m.clone()
+                };
+                out.maps.insert(slot, unplaced);
+                filled = true;
+            }
+        }
+        filled.then_some(out)
+    }
+}
+
 /// A tensor type's mappings by slot, in slot order: a sorted vector, not a `BTreeMap` (a type
 /// has a handful of slots, and a model copies its types into every step: a map's node holds
 /// room for eleven).
