@@ -153,6 +153,7 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
             vs.map(Value::Tuple)
         }
         ast::Expr::IfExpr(i) => if_expr(i, names, named, depth),
+        ast::Expr::MatchExpr(m) => match_expr(m, names, named, depth),
         ast::Expr::ArrayExpr(a) => array(a, names, named, depth),
         ast::Expr::BinExpr(b) => logic(b, names, named, depth),
         ast::Expr::PrefixExpr(p) if p.op_kind() == Some(UnaryOp::Not) => {
@@ -357,6 +358,105 @@ fn if_expr(i: &ast::IfExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> 
     }
 }
 
+/// `match x { P => a, .. }`: the arm a constant scrutinee takes (literal, variant, `_` and
+/// `|` patterns), or the value every arm gives when the scrutinee is not known. An arm whose
+/// pattern or guard visa-lint cannot decide before the one taken makes the value unknown.
+fn match_expr(m: &ast::MatchExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let scrutinee = m.expr().ok_or_else(missing)?;
+    let arms: Vec<ast::MatchArm> = m.match_arm_list().ok_or_else(missing)?.arms().collect();
+    let arm_value = |arm: &ast::MatchArm, named: &mut bool| {
+        arm.expr()
+            .map_or_else(|| Err(missing()), |x| eval_at(&x, names, named, depth + 1))
+    };
+    let what = short(&scrutinee);
+    let Ok(v) = eval_at(&scrutinee, names, named, depth + 1) else {
+        // Not known: the arms' value when they all agree.
+        let mut values = arms.iter().map(|a| arm_value(a, named));
+        let first = values.next().ok_or_else(missing)??;
+        for other in values {
+            let other = other?;
+            if other != first {
+                return Err(Unknown::new(format!(
+                    "it is chosen by `match {what}`, which visa-lint cannot evaluate: `{}` or `{}`",
+                    first.text(),
+                    other.text()
+                )));
+            }
+        }
+        return Ok(first);
+    };
+    for arm in &arms {
+        let undecided = || {
+            Unknown::new(format!(
+                "it is chosen by `match {what}`, whose arm `{}` visa-lint cannot decide",
+                arm.pat()
+                    .map_or_else(String::new, |p| crate::syntax::snippet(p.syntax()))
+            ))
+        };
+        let matches = arm.pat().and_then(|p| pattern_matches(&p, &v, names));
+        match matches {
+            Some(true) if arm.guard().is_none() => return arm_value(arm, named),
+            Some(false) => continue,
+            _ => return Err(undecided()),
+        }
+    }
+    Err(Unknown::new(format!(
+        "no arm of `match {what}` takes `{}`",
+        v.text()
+    )))
+}
+
+/// Whether pattern `p` matches `v` (`None`: a pattern visa-lint does not decide: one that
+/// binds or destructures, a range).
+fn pattern_matches(p: &ast::Pat, v: &Value, names: &Names<'_>) -> Option<bool> {
+    match p {
+        ast::Pat::WildcardPat(_) => Some(true),
+        ast::Pat::OrPat(o) => {
+            let mut any = Some(false);
+            for alt in o.pats() {
+                match pattern_matches(&alt, v, names) {
+                    Some(true) => return Some(true),
+                    Some(false) => {}
+                    None => any = None,
+                }
+            }
+            any
+        }
+        ast::Pat::LiteralPat(l) => {
+            let lit = ast::Expr::Literal(l.literal()?);
+            let (pv, _) = eval(&lit, names);
+            Some(pv.ok()? == *v)
+        }
+        ast::Pat::PathPat(pp) => {
+            let path = pp.path()?;
+            let key = path_key(&path)?;
+            if let Some(k) = names.ints.get(&key) {
+                return Some(Value::Int(*k) == *v);
+            }
+            match (names.value)(&key) {
+                Some(Ok(named)) => Some(named == *v),
+                Some(Err(_)) => None,
+                None => match (variant_path(&path)?, v) {
+                    (pat, Value::Variant { path, .. }) => Some(pat == *path),
+                    _ => None,
+                },
+            }
+        }
+        // `N`: a const item (or an imported variant), else a binding (undecided).
+        ast::Pat::IdentPat(i) if i.pat().is_none() => {
+            let name = ast::HasName::name(i)?.text().to_string();
+            if let Some(k) = names.ints.get(&name) {
+                return Some(Value::Int(*k) == *v);
+            }
+            match (names.value)(&name) {
+                Some(Ok(named)) => Some(named == *v),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// The condition of an `if`, when it is a constant (`None` when not).
 fn condition(
     i: &ast::IfExpr,
@@ -468,6 +568,38 @@ mod tests {
         assert_eq!(text("-0.5f32", &[]), Ok("-0.5f32".into()));
         assert_eq!(text("[N, 3]", &[]), Ok("[32, 3]".into()));
         assert_eq!(text("[1; 3]", &[]), Ok("[1, 1, 1]".into()));
+    }
+
+    #[test]
+    fn a_match_on_a_constant_takes_its_arm() {
+        let wide = || {
+            Ok(Value::Variant {
+                path: "Mode::Wide".into(),
+                fields: Fields::Unit,
+            })
+        };
+        let by_mode = "match mode { Mode::Narrow => TrfAddress::FirstHalf, Mode::Wide | Mode::Full => TrfAddress::Full }";
+        assert_eq!(
+            text(by_mode, &[("mode", wide())]),
+            Ok("TrfAddress::Full".into())
+        );
+        // Integers, a const item as a pattern, and `_`.
+        assert_eq!(
+            text("match N { 0 => 1, N => 2, _ => 3 }", &[]),
+            Ok("2".into())
+        );
+        assert_eq!(text("match 7 { 0 | 1 => 1, _ => 3 }", &[]), Ok("3".into()));
+        // Not known: the arms' value when they agree, else why not.
+        let unknown = || Err(Unknown::new("a parameter"));
+        assert_eq!(
+            text("match m { 0 => 4, _ => 4 }", &[("m", unknown())]),
+            Ok("4".into())
+        );
+        let chosen = text("match m { 0 => 4, _ => 8 }", &[("m", unknown())]);
+        assert!(chosen.is_err_and(|why| why.contains("chosen by `match m`")));
+        // A guard or a binding before the arm taken is not decided.
+        let guarded = text("match N { n if n > 3 => 1, _ => 2 }", &[]);
+        assert!(guarded.is_err_and(|why| why.contains("cannot decide")));
     }
 
     #[test]
