@@ -100,6 +100,7 @@ pub fn file_diagnostics(
         .fns
         .iter()
         .filter(|(_, f)| !f.model.calls.is_empty());
+    let found_before = raw.len();
     for (start, f) in calling {
         // The innermost module around the function resolves the helpers it names.
         let module = analysis
@@ -120,8 +121,11 @@ pub fn file_diagnostics(
         let found = call_diagnostics(db, &at, &f.model, &calls);
         raw.extend(found.into_iter().map(|d| d.shifted(*start)));
     }
-    raw.sort_by_key(|d| (d.span, d.code()));
-    raw.dedup();
+    // `diagnostics()` is sorted: only what the calls added needs sorting in.
+    if raw.len() > found_before {
+        raw.sort_by_key(|d| (d.span, d.code()));
+        raw.dedup();
+    }
     let suppressed = crate::suppress::apply(file.text(db), raw);
     settings.config(db).apply(suppressed).into()
 }
