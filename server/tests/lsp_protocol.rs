@@ -579,3 +579,59 @@ async fn an_alias_fix_edits_the_module_that_defines_it_with_versions_when_the_cl
     assert_eq!(at_use[0]["textDocument"]["uri"], uri.as_str());
     assert_eq!(at_use[0]["textDocument"]["version"], 1, "{at_use}");
 }
+
+/// A helper's body is checked with each caller's values and reported at the call: editing the
+/// helper in another file re-publishes its callers with what the new body gives with their
+/// values.
+#[tokio::test]
+async fn a_helper_edited_in_another_file_is_checked_again_with_each_callers_values() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/crates/helper_values/src")
+        .canonicalize()
+        .expect("the fixture crate");
+    let read = |name: &str| std::fs::read_to_string(src.join(name)).expect("fixture");
+    let (kernels, helpers) = (read("kernels.rs"), read("helpers.rs"));
+    let line_of = |needle: &str| find(&kernels, needle).0;
+    let odd = line_of("stage(ctx, a, consts::ODD)");
+    let even = line_of("stage(ctx, a, consts::BASE)");
+    // The lines of the ALN-001s a publication of `kernels.rs` holds.
+    let misaligned = |m: &Value| -> Vec<u64> {
+        let diags = m["params"]["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        diags
+            .iter()
+            .filter(|d| d["code"] == "ALN-001")
+            .filter_map(|d| d["range"]["start"]["line"].as_u64())
+            .collect()
+    };
+    let kernels_uri = file_uri(&src.join("kernels.rs"));
+    let mut c = InProcess::new();
+    c.initialize(options()).await;
+    c.notify("textDocument/didOpen", did_open(&kernels_uri, 1, &kernels))
+        .await;
+    let first = c
+        .wait_for(|m| m["params"]["uri"] == kernels_uri.as_str())
+        .await;
+    assert!(misaligned(&first).contains(&u64::from(odd)), "{first}");
+    assert!(!misaligned(&first).contains(&u64::from(even)), "{first}");
+
+    // `stage` now commits one byte past `at`: ODD + 1 is aligned, BASE + 1 is not.
+    let helpers_uri = file_uri(&src.join("helpers.rs"));
+    c.notify("textDocument/didOpen", did_open(&helpers_uri, 1, &helpers))
+        .await;
+    let moved = helpers.replace(".commit(at)", ".commit(at + 1)");
+    assert_ne!(moved, helpers);
+    c.notify(
+        "textDocument/didChange",
+        did_change(&helpers_uri, 2, &moved),
+    )
+    .await;
+    let again = c
+        .wait_for(|m| {
+            m["params"]["uri"] == kernels_uri.as_str() && misaligned(m).contains(&u64::from(even))
+        })
+        .await;
+    assert!(!misaligned(&again).contains(&u64::from(odd)), "{again}");
+}
