@@ -101,6 +101,8 @@ pub fn file_diagnostics(
         .iter()
         .filter(|(_, f)| !f.model.calls.is_empty());
     let found_before = raw.len();
+    let target = *db::target_name(db, settings);
+    let library = db::library_of(db, file, settings).generation;
     for (start, f) in calling {
         // The innermost module around the function resolves the helpers it names.
         let module = analysis
@@ -114,8 +116,8 @@ pub fn file_diagnostics(
             file,
             module,
             depth: 1,
-            target: *db::target_name(db, settings),
-            library: db::library_of(db, file, settings).generation,
+            target,
+            library,
         };
         let calls: Vec<&HelperCall> = f.model.calls.iter().collect();
         let found = call_diagnostics(db, &at, &f.model, &calls);

@@ -24,6 +24,18 @@ async fn open(c: &mut InProcess, uri: &str, text: &str) -> Value {
     c.diagnostics(uri, 1).await
 }
 
+/// The quick fixes the server offers for diagnostic `d` of the document at `uri`.
+async fn quick_fixes(c: &mut InProcess, uri: &str, d: &Value) -> Vec<Value> {
+    let r = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": d["range"],
+                   "context": {"diagnostics": [d], "only": ["quickfix"]}}),
+        )
+        .await;
+    r["result"].as_array().cloned().unwrap_or_default()
+}
+
 #[tokio::test]
 async fn initialize_announces_the_features() {
     let mut c = InProcess::new();
@@ -132,14 +144,7 @@ async fn allow_this_rule_on_this_line_silences_the_diagnostic() {
     let uri = scratch_uri("allow.rs");
     let diags = open(&mut c, &uri, &text).await;
     let d = diags[0].clone();
-    let r = c
-        .request(
-            "textDocument/codeAction",
-            json!({"textDocument": {"uri": uri}, "range": d["range"],
-                   "context": {"diagnostics": [d], "only": ["quickfix"]}}),
-        )
-        .await;
-    let actions = r["result"].as_array().cloned().unwrap_or_default();
+    let actions = quick_fixes(&mut c, &uri, &d).await;
     let allow = actions
         .iter()
         .find(|a| a["title"] == "Allow CAP-003 on this line")
@@ -501,14 +506,7 @@ async fn cap_003_actions(
         .and_then(|a| a.iter().find(|d| d["code"] == "CAP-003"))
         .cloned()
         .expect("CAP-003 on the use of Slice");
-    let r = c
-        .request(
-            "textDocument/codeAction",
-            json!({"textDocument": {"uri": uri}, "range": d["range"],
-                   "context": {"diagnostics": [d], "only": ["quickfix"]}}),
-        )
-        .await;
-    r["result"].as_array().cloned().unwrap_or_default()
+    quick_fixes(&mut c, uri, &d).await
 }
 
 /// An alias of another module padded where it is defined: the quick fix is one workspace edit

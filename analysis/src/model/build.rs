@@ -1505,8 +1505,7 @@ impl Builder<'_> {
             self.model.iterations.push(Iteration { label, first });
             self.iteration = u32::try_from(self.model.iterations.len() - 1).ok();
             let saved = (self.consts.clone(), self.values.clone());
-            self.consts.insert(var.clone(), k);
-            self.values.insert(var.clone(), Ok(value::Value::Int(k)));
+            self.bind(&var, value::Value::Int(k));
             self.vars.remove(&var);
             self.block(&body, None, None);
             (self.consts, self.values) = saved;
@@ -1524,7 +1523,7 @@ impl Builder<'_> {
             };
             callee
                 .path()
-                .and_then(|p| path_key(&p).or_else(|| turbofish_key(&p)))
+                .and_then(|p| callee_key(&p))
                 .is_some_and(|k| self.env.fn_sig(&k).is_some())
         })
     }
@@ -2227,7 +2226,6 @@ impl Builder<'_> {
                 engines: Vec::new(),
             };
         }
-        let key = path_key(&path);
         if path.qualifier().is_none() && fname == "launch" {
             if !awaited {
                 self.model.problems.push(
@@ -2239,7 +2237,7 @@ impl Builder<'_> {
             }
             return self.launch(&args);
         }
-        let key = key.or_else(|| turbofish_key(&path));
+        let key = callee_key(&path);
         if let Some(sig) = key.as_ref().and_then(|k| self.env.fn_sig(k)).cloned() {
             let vals: Vec<Val> = args
                 .iter()
@@ -3020,9 +3018,12 @@ fn arg_of(node: &ra_ap_syntax::SyntaxNode) -> Arg {
     Arg::written(crate::syntax::node_text(node), span_of(node.text_range()))
 }
 
-/// The helper a path names with a turbofish (`stage_past::<1>`, `helpers::tile::<4>`): the
-/// helper of that name.
-fn turbofish_key(path: &ast::Path) -> Option<String> {
+/// The function a call's path names, by its key: a helper named with a turbofish
+/// (`stage_past::<1>`, `helpers::tile::<4>`) is the helper of that name.
+fn callee_key(path: &ast::Path) -> Option<String> {
+    if let Some(key) = path_key(path) {
+        return Some(key);
+    }
     let last = path.segment()?;
     last.generic_arg_list()?;
     let name = last.name_ref()?.text().to_string();

@@ -429,12 +429,8 @@ fn pattern_matches(p: &ast::Pat, v: &Value, names: &Names<'_>) -> Option<bool> {
         }
         ast::Pat::PathPat(pp) => {
             let path = pp.path()?;
-            let key = path_key(&path)?;
-            if let Some(k) = names.ints.get(&key) {
-                return Some(Value::Int(*k) == *v);
-            }
-            match (names.value)(&key) {
-                Some(Ok(named)) => Some(named == *v),
+            match constant(&path_key(&path)?, names) {
+                Some(Ok(c)) => Some(c == *v),
                 Some(Err(_)) => None,
                 None => match (variant_path(&path)?, v) {
                     (pat, Value::Variant { path, .. }) => Some(pat == *path),
@@ -445,15 +441,18 @@ fn pattern_matches(p: &ast::Pat, v: &Value, names: &Names<'_>) -> Option<bool> {
         // `N`: a const item (or an imported variant), else a binding (undecided).
         ast::Pat::IdentPat(i) if i.pat().is_none() => {
             let name = ast::HasName::name(i)?.text().to_string();
-            if let Some(k) = names.ints.get(&name) {
-                return Some(Value::Int(*k) == *v);
-            }
-            match (names.value)(&name) {
-                Some(Ok(named)) => Some(named == *v),
-                _ => None,
-            }
+            constant(&name, names)?.ok().map(|c| c == *v)
         }
         _ => None,
+    }
+}
+
+/// The constant a name stands for in a pattern (an integer `const`, another `const` item or
+/// a binding the evaluator knows); `None` when it names none.
+fn constant(key: &str, names: &Names<'_>) -> Option<Eval> {
+    match names.ints.get(key) {
+        Some(k) => Some(Ok(Value::Int(*k))),
+        None => (names.value)(key),
     }
 }
 
