@@ -203,7 +203,8 @@ fn at_the_call(
         .unwrap_or_default();
     let values = helper.bindings_text(&call.bound);
     let when = when.map(|w| format!(" when {w}")).unwrap_or_default();
-    let here = format!("called here with {values}{when})");
+    let verb = if call.launched { "launched" } else { "called" };
+    let here = format!("{verb} here with {values}{when})");
     // Found deeper (`stage` called by `relay`): the trail names each call on the way.
     let message = match d.message.rsplit_once(", called here with ") {
         Some((found, inner)) if d.message.ends_with(')') => {
@@ -255,13 +256,18 @@ impl Helper<'_> {
                 None => format!("`{name}` with the argument's mappings"),
             })
         };
+        // A tensor the caller placed at a known address.
+        let placed =
+            |name: &String, a: &Option<u64>| Some(format!("`{name}` placed at {:#x}", a.as_ref()?));
         let generics = self.generics.iter().zip(&bound.generics);
         let params = self.params.iter().zip(&bound.params);
         let tensors = self.params.iter().zip(&bound.tensors);
+        let addresses = self.params.iter().zip(&bound.addresses);
         generics
             .filter_map(|(n, v)| named(n.as_ref(), v))
             .chain(params.filter_map(|(n, v)| named(Some(n), v)))
             .chain(tensors.filter_map(|(n, t)| typed(n, t)))
+            .chain(addresses.filter_map(|(n, a)| placed(n, a)))
             .collect::<Vec<_>>()
             .join(", ")
     }

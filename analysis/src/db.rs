@@ -1212,6 +1212,7 @@ pub fn analyse_fn(
             library,
             adapters: Vec::new(),
             calls: Vec::new(),
+            placements: Vec::new(),
         };
         let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {

@@ -257,6 +257,9 @@ pub struct Builder<'a> {
     iteration: Option<u32>,
     /// How many more loop-body evaluations the function's budget allows.
     iterations_left: u32,
+    /// The address the last `from_addr(..)` evaluated placed its tensor at, for the `let` it
+    /// initialises.
+    placed: Option<u64>,
 }
 
 /// How many loop-body evaluations one function's model makes at most, over all its loops (a
@@ -634,11 +637,13 @@ pub fn build_fn(
             library,
             adapters: Vec::new(),
             calls: Vec::new(),
+            placements: Vec::new(),
         },
         ret: None,
         iteration: None,
         iterations_left: MAX_ITERATIONS,
         lost_reported: std::collections::HashSet::new(),
+        placed: None,
     };
     if library == Generation::OptStd && matches!(b.model.kind, FnKind::Device { .. }) {
         let refused = super::refusals::refusals(f)
@@ -688,7 +693,8 @@ pub fn build_fn(
                     origin: Origin::Param,
                     ty: ty.clone(),
                     context: None,
-                    address: None,
+                    // Where the caller placed it, when the call says.
+                    address: bound.addresses.get(k).copied().flatten(),
                     iteration: None,
                 });
                 b.vars.insert(
@@ -1121,7 +1127,22 @@ impl Builder<'_> {
             params: args.iter().map(known).collect(),
             generics,
             tensors,
+            addresses: args.iter().map(|a| self.placed_at(a)).collect(),
         }
+    }
+
+    /// The address the tensor an argument names (`&a`, `a`) was placed at, when known.
+    fn placed_at(&self, arg: &ast::Expr) -> Option<u64> {
+        let name = var_name(arg)?;
+        let Some(Val::Tensor { .. }) = self.vars.get(&name) else {
+            return None;
+        };
+        self.model
+            .tensors
+            .iter()
+            .rev()
+            .find(|t| t.name == name)?
+            .address
     }
 
     /// Evaluates an expression that is not the start of the chain being built (an argument):
@@ -1163,6 +1184,7 @@ impl Builder<'_> {
                 }
             }
         }
+        self.placed = None;
         let val = match l.initializer() {
             Some(init) => self.top(&init, expected.clone(), name.clone()),
             None => match &expected {
@@ -1221,7 +1243,8 @@ impl Builder<'_> {
                 .last()
                 .filter(|c| c.binding.as_deref() == Some(name.as_str()))
                 .and_then(|c| c.steps.last())
-                .and_then(|s| s.address);
+                .and_then(|s| s.address)
+                .or(self.placed.take());
             let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
                 span_of(p.syntax().text_range())
             });
@@ -2192,39 +2215,8 @@ impl Builder<'_> {
         let args: Vec<ast::Expr> = c.arg_list().map(|a| a.args().collect()).unwrap_or_default();
         // `HbmTensor::<D, Chip, Element>::from_addr(a)`, `HostTensor::<D, M>::rand(..)`,
         // `Output::from_addr(a)` of a whole tensor type alias.
-        let aliased = path
-            .qualifier()
-            .as_ref()
-            .and_then(path_key)
-            .and_then(|k| self.env.tensor_alias(&k))
-            .cloned();
-        if let Some(ty) = aliased {
-            for a in &args {
-                self.arg_expr(a);
-            }
-            return Val::Tensor {
-                ty,
-                tu: None,
-                engines: Vec::new(),
-            };
-        }
-        if let Some(q) = path.qualifier()
-            && let Some(seg) = q.segment()
-            && let Some(tname) = seg.name_ref().map(|n| n.text().to_string())
-            && let Some(kind) = Kind::from_name(&tname)
-        {
-            let mut ty = TensorTy::new(kind);
-            if let Some(ga) = seg.generic_arg_list() {
-                apply_generics(&mut ty, kind.params(), &ga, &self.scope);
-            }
-            for a in &args {
-                self.arg_expr(a);
-            }
-            return Val::Tensor {
-                ty,
-                tu: None,
-                engines: Vec::new(),
-            };
+        if let Some(ty) = self.constructed_type(&path) {
+            return self.construct(ty, &fname, &args);
         }
         if path.qualifier().is_none() && fname == "launch" {
             if !awaited {
@@ -2251,6 +2243,7 @@ impl Builder<'_> {
                     span: span_of(path.syntax().text_range()),
                     bound,
                     iteration: self.iteration,
+                    launched: false,
                 });
             }
             let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
@@ -2290,8 +2283,50 @@ impl Builder<'_> {
         Val::Lost(Construct::new(callee.syntax(), what))
     }
 
+    /// The tensor type a constructor's path names (`Output::from_addr`,
+    /// `HbmTensor::<D, Chip, Element>::from_addr`), when it names one.
+    fn constructed_type(&self, path: &ast::Path) -> Option<TensorTy> {
+        let q = path.qualifier()?;
+        if let Some(ty) = path_key(&q).and_then(|k| self.env.tensor_alias(&k)) {
+            return Some(ty.clone());
+        }
+        let seg = q.segment()?;
+        let kind = Kind::from_name(seg.name_ref()?.text())?;
+        let mut ty = TensorTy::new(kind);
+        if let Some(ga) = seg.generic_arg_list() {
+            apply_generics(&mut ty, kind.params(), &ga, &self.scope);
+        }
+        Some(ty)
+    }
+
+    /// A tensor made by the constructor `fname` of its type: `from_addr(a)` places it at `a`
+    /// when `a` is a constant.
+    fn construct(&mut self, ty: TensorTy, fname: &str, args: &[ast::Expr]) -> Val {
+        for a in args {
+            self.arg_expr(a);
+        }
+        if fname == "from_addr"
+            && let [a] = args
+            && let Ok(value::Value::Int(address)) = self.value_of(a).0
+        {
+            self.placed = Some(address);
+            self.model.placements.push(super::Placement {
+                arg: self.value_arg(a),
+                address,
+                ty: ty.clone(),
+            });
+        }
+        Val::Tensor {
+            ty,
+            tu: None,
+            engines: Vec::new(),
+        }
+    }
+
     /// `launch(kernel, (&mut ctx, &a, &b))`: the tuple takes the kernel's parameter types (as
-    /// rustc infers them) and the result is the kernel's return type.
+    /// rustc infers them), the kernel is checked again with the addresses the host placed its
+    /// tensors at (a [`super::HelperCall`] launched), and the result is the kernel's return
+    /// type.
     fn launch(&mut self, args: &[ast::Expr]) -> Val {
         let Some(ast::Expr::PathExpr(k)) = args.first() else {
             return Val::Unknown;
@@ -2303,11 +2338,31 @@ impl Builder<'_> {
             return Val::Unknown;
         };
         if let Some(ast::Expr::TupleExpr(t)) = args.get(1) {
-            for (field, param) in t.fields().zip(&sig.params) {
-                let (Some(param), Some(var)) = (param, var_name(&field)) else {
+            let fields: Vec<ast::Expr> = t.fields().collect();
+            for (field, param) in fields.iter().zip(&sig.params) {
+                let (Some(param), Some(var)) = (param, var_name(field)) else {
                     continue;
                 };
                 self.refine_var(&var, param);
+            }
+            // The kernel is checked again with what the host placed where.
+            let vals: Vec<Val> = fields
+                .iter()
+                .map(|f| {
+                    var_name(f)
+                        .and_then(|v| self.vars.get(&v).cloned())
+                        .unwrap_or(Val::Unknown)
+                })
+                .collect();
+            let bound = self.bound_by(&fields, None, &sig, &vals);
+            if bound.binds_any() {
+                self.model.calls.push(super::HelperCall {
+                    callee: kname,
+                    span: span_of(k.syntax().text_range()),
+                    bound,
+                    iteration: self.iteration,
+                    launched: true,
+                });
             }
         }
         match sig.ret {

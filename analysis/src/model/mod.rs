@@ -163,6 +163,18 @@ pub struct FnModel {
     /// the call: the helper's body is checked again with those values
     /// (`db::helper_call_diagnostics`), as the compiler traces it at the call.
     pub calls: Vec<HelperCall>,
+    /// The tensors placed at a constant address by a constructor (`from_addr(0x1000)`): the
+    /// alignment rules check the address where it is written.
+    pub placements: Vec<Placement>,
+}
+
+/// A tensor a constructor placed at a constant address (`Input::from_addr(0x1000)`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Placement {
+    /// The address argument as written.
+    pub arg: Arg,
+    pub address: u64,
+    pub ty: TensorTy,
 }
 
 /// A call of a helper function with some of its parameters known at the call
@@ -177,6 +189,8 @@ pub struct HelperCall {
     pub bound: Bound,
     /// The loop iteration the call is made in (see [`Chain::iteration`]).
     pub iteration: Option<u32>,
+    /// A kernel launched by the host (`launch(kernel, (&mut ctx, &a))`), not a helper called.
+    pub launched: bool,
 }
 
 /// What a call binds a helper's parameters to: each value parameter's value, by position
@@ -189,6 +203,9 @@ pub struct Bound {
     /// Each tensor parameter's type as the call instantiates it (a generic element type or
     /// mapping taken from the caller's argument), where the argument adds to the declared one.
     pub tensors: Vec<Option<TensorTy>>,
+    /// Each tensor parameter's address, where the caller's argument was placed at a known one
+    /// (`to_hbm(&mut ctx.pdma, 0x1000)`, `from_addr(0x1000)` before `launch`).
+    pub addresses: Vec<Option<u64>>,
 }
 
 impl Bound {
@@ -199,6 +216,7 @@ impl Bound {
             .chain(&self.generics)
             .any(Option::is_some)
             || self.tensors.iter().any(Option::is_some)
+            || self.addresses.iter().any(Option::is_some)
     }
 }
 

@@ -7,8 +7,8 @@
 use super::context::{FnContext, at_arg, pad_output};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{
-    Arg, Chain, Dtype, Kind, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes,
-    written,
+    Arg, Chain, Dtype, Kind, Method, Placement, Slot, Step, TensorTy, output_arg, pad_edit,
+    slot_bytes, written,
 };
 use crate::rule::{Rule, Status};
 
@@ -237,6 +237,9 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 _ => {}
             }
         }
+    }
+    for p in &cx.model.placements {
+        check_placement(cx, p, out);
     }
     check_tail_padding(cx, out);
     check_trf_alignment(cx, out);
@@ -509,6 +512,68 @@ fn round_up_fix(d: Diagnostic, arg: &Arg, addr: u64, align: u64) -> Diagnostic {
     }
 }
 
+/// ALN-001: a tensor of `dtype` placed at `addr` (written as `arg`) that does not start at a
+/// multiple of its element's size.
+fn element_misaligned(arg: &Arg, addr: u64, dtype: Dtype) -> Option<Diagnostic> {
+    let bits = dtype.bits();
+    let size = if bits.is_multiple_of(8) {
+        u64::from(bits / 8)
+    } else {
+        1
+    };
+    if addr.is_multiple_of(size) {
+        return None;
+    }
+    let d = Diagnostic::new(
+        &ALN_001,
+        arg.span,
+        format!(
+            "a {dtype} tensor starts at a multiple of size_of::<{dtype}>() = {size} bytes; address {} is not",
+            arg.text.trim()
+        ),
+    );
+    Some(round_up_fix(d, arg, addr, size))
+}
+
+/// Whether a `to_dm` of the function reads a tensor of type `ty` (an HBM-to-DM transfer).
+fn read_into_dm(cx: &FnContext<'_>, ty: &TensorTy) -> bool {
+    cx.model
+        .chains
+        .iter()
+        .flat_map(|c| c.steps.iter())
+        .any(|s| s.method == Method::ToDm && s.input.as_ref() == Some(ty))
+}
+
+/// ALN-001 and ALN-010 on a tensor a constructor placed (`Input::from_addr(0x1000)`), as on
+/// the address of a transfer that writes it: its element's alignment, and HBM's 256-byte
+/// units (below 8 bytes, a DMA reading it into DM is DMA-003's error).
+fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<Diagnostic>) {
+    if let Some(dtype) = p.ty.dtype
+        && let Some(d) = element_misaligned(&p.arg, p.address, dtype)
+    {
+        out.push(d);
+        return;
+    }
+    let a = cx.target.hbm_align_bytes;
+    if p.ty.kind != Kind::Hbm
+        || p.address.is_multiple_of(a)
+        || !p.address.is_multiple_of(cx.target.dma_dm_align_bytes) && read_into_dm(cx, &p.ty)
+    {
+        return;
+    }
+    let d = Diagnostic::new(
+        &ALN_010,
+        p.arg.span,
+        format!(
+            "HBM is accessed in {a}-byte units: an unaligned access costs a read-modify-write \
+             or a second transfer; the tensor is placed at {}, {} bytes past a multiple of {a}",
+            p.arg.text.trim(),
+            p.address % a
+        ),
+    );
+    out.push(round_up_fix(d, &p.arg, p.address, a));
+}
+
 /// ALN-001 and ALN-002 on constant addresses.
 fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(addr), Some(k)) = (step.address, address_arg(&step.method)) else {
@@ -535,22 +600,7 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
         }
         return;
     }
-    let bits = dtype.bits();
-    let size = if bits.is_multiple_of(8) {
-        u64::from(bits / 8)
-    } else {
-        1
-    };
-    if !addr.is_multiple_of(size) {
-        let mut d = Diagnostic::new(
-            &ALN_001,
-            arg.span,
-            format!(
-                "a {dtype} tensor starts at a multiple of size_of::<{dtype}>() = {size} bytes; address {} is not",
-                arg.text.trim()
-            ),
-        );
-        d = round_up_fix(d, arg, addr, size);
+    if let Some(d) = element_misaligned(arg, addr, dtype) {
         out.push(d);
         return;
     }
@@ -575,16 +625,7 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     // An HBM tensor below 8-byte alignment that goes on to DM is DMA-003's error.
     if code.code == "ALN-010"
         && !addr.is_multiple_of(cx.target.dma_dm_align_bytes)
-        && cx
-            .model
-            .chains
-            .iter()
-            .flat_map(|c| c.steps.iter())
-            .any(|s| {
-                s.method == Method::ToDm
-                    && s.input.is_some()
-                    && s.input.as_ref() == step.output.as_ref()
-            })
+        && step.output.as_ref().is_some_and(|t| read_into_dm(cx, t))
     {
         return;
     }
