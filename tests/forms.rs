@@ -23,13 +23,20 @@
 //!   and referred to as `value_consts::VN`;
 //! - `value-loop`: each statement-level chain that is an expression statement (without
 //!   `return` or `?`) wrapped in a loop run once, `for _ in 0..1 { chain; }`.
+//! - `value-helper`: each top-level function's value arguments moved into parameters of its
+//!   own (`vN: <Type>`), with a caller beside it that passes them as written; what the
+//!   function breaks with them is then reported at the call, so this form compares which
+//!   rules break at which severity, not where (and leaves out the VL-009 notes the function
+//!   gets on its own for its new parameters).
 //!
 //! The diagnostics of the rewritten kernel must be the original's: the same codes and
 //! severities at the same places, positions mapped back through the rewrite (every byte of
 //! the rewritten text that was copied knows where it came from). Where a rewrite legitimately
 //! changes a verdict the difference is listed, with its reason, in [`EXCEPTIONS`].
 
-use ra_ap_syntax::ast::{self, HasArgList, HasModuleItem, HasName, HasVisibility};
+use ra_ap_syntax::ast::{
+    self, HasArgList, HasGenericParams, HasModuleItem, HasName, HasVisibility,
+};
 use ra_ap_syntax::{AstNode, Edition, SourceFile, SyntaxKind, SyntaxNode, TextRange};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -56,6 +63,8 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("rules/VEC-012.rs", "value-if", BRANCH_ARRAY),
     ("ok/VEC-012.rs", "value-let", BRANCH_ARRAY),
     ("ok/VEC-012.rs", "value-if", BRANCH_ARRAY),
+    ("rules/CMT-007.rs", "value-helper", GIVES_WAY),
+    ("rules/ISR-004.rs", "value-helper", GIVES_WAY),
 ];
 
 /// The engine's remaining gaps the value forms show.
@@ -65,6 +74,11 @@ const SWITCH_FIELD: &str = "a SwitchConfig reached through a name has no field w
 const BRANCH_ARRAY: &str = "`BranchMode::Comparison([cmp, ..])` reached through a name is not \
     evaluated (model::value has no arrays, and `cmp` is a parameter), so it is VL-009 unknown \
     and VEC-012, which needs only the array's length, goes unchecked";
+
+const GIVES_WAY: &str = "a general warning that gives way to a more specific rule once a value \
+    is known (ALN-007 to CMT-007 when the commit's address shows what its tail overwrites, \
+    VCG-007 to ISR-004 when the reduce follows an `Exp`) stays in the helper on its own, where \
+    that value is a parameter; the specific rule is reported at the call";
 
 /// A piece of the rewritten text: copied from the original, or new.
 enum Piece {
@@ -135,6 +149,16 @@ fn verdicts(text: &str) -> Vec<(String, String, usize, usize)> {
         .collect();
     v.sort();
     v
+}
+
+/// The verdicts as a helper's caller sees them: which rules break at which severity, not where
+/// (what the helper breaks with the caller's values is reported once per rule at the call),
+/// the helper's own "not checked" notes on its parameters left out.
+fn at_the_call(v: &[Verdict]) -> BTreeSet<(String, String)> {
+    v.iter()
+        .filter(|(code, ..)| code != "VL-009")
+        .map(|(code, sev, _)| (code.clone(), sev.clone()))
+        .collect()
 }
 
 fn mapped(r: &Rewritten) -> Vec<Verdict> {
@@ -787,6 +811,102 @@ fn value_loop(src: &str, root: &SyntaxNode) -> Option<Rewritten> {
     (!edits.is_empty()).then(|| apply(src, edits))
 }
 
+/// The function an argument is written in: its innermost enclosing item, when that is a
+/// function.
+fn enclosing_fn(node: &SyntaxNode) -> Option<ast::Fn> {
+    let item = node.ancestors().find(|a| {
+        matches!(
+            a.kind(),
+            SyntaxKind::FN | SyntaxKind::CONST | SyntaxKind::STATIC | SyntaxKind::IMPL
+        )
+    })?;
+    ast::Fn::cast(item)
+}
+
+/// Moves each top-level function's value arguments into parameters of its own (`vN: <Type>`)
+/// and adds beside it a caller that passes them as they were written:
+/// `fn k(ctx: &mut Context) { x.f(1 << 12) }` becomes `fn k(ctx: &mut Context, v0: u64) {
+/// x.f(v0) }` and `fn k__at_call(ctx: &mut Context) { k(ctx, 1 << 12) }` (with the same
+/// generic parameters, which the call infers). `async` and `const` functions, methods and
+/// functions with a parameter that is not a plain name are left as they are.
+fn value_helper(src: &str, file: &SourceFile) -> Option<Rewritten> {
+    let names = declared_names(file);
+    let args = value_args(file.syntax());
+    let mut edits: Vec<(Range<usize>, Vec<Piece>)> = Vec::new();
+    for f in file.items().filter_map(|i| match i {
+        ast::Item::Fn(f) => Some(f),
+        _ => None,
+    }) {
+        let (Some(name), Some(params), Some(body)) = (f.name(), f.param_list(), f.body()) else {
+            continue;
+        };
+        let plain = f.async_token().is_none()
+            && f.const_token().is_none()
+            && params.self_param().is_none()
+            && params
+                .params()
+                .all(|p| matches!(p.pat(), Some(ast::Pat::IdentPat(_))));
+        let mine: Vec<&ValueArg> = args
+            .iter()
+            .filter(|a| enclosing_fn(&a.node).is_some_and(|g| g.syntax() == f.syntax()))
+            .filter(|a| reachable_from_module(&a.node, &names).is_some())
+            .collect();
+        if !plain || mine.is_empty() {
+            continue;
+        }
+        let passed: Vec<String> = params
+            .params()
+            .filter_map(|p| p.pat().map(|p| p.syntax().text().to_string()))
+            .collect();
+        let mut added = String::new();
+        let mut given = Vec::new();
+        for (k, a) in mine.iter().enumerate() {
+            let ty = match &a.kind {
+                ValueKind::Variant(enum_path) => enum_path.clone(),
+                ValueKind::Int => "u64".into(),
+            };
+            let comma = if k == 0 && passed.is_empty() {
+                ""
+            } else {
+                ", "
+            };
+            added.push_str(&format!("{comma}v{k}: {ty}"));
+            given.push(src[a.range.clone()].to_string());
+            edits.push((a.range.clone(), vec![Piece::New(format!("v{k}"))]));
+        }
+        // After the last parameter (before a trailing comma and comments), or inside `()`.
+        let after = match params.params().last() {
+            Some(last) => usize::from(last.syntax().text_range().end()),
+            None => usize::from(params.syntax().text_range().start()) + 1,
+        };
+        edits.push((after..after, vec![Piece::New(added)]));
+        let ret = f
+            .ret_type()
+            .map(|r| format!(" {}", r.syntax().text()))
+            .unwrap_or_default();
+        // The caller has the function's generic parameters too; the call infers them.
+        let generics = f
+            .generic_param_list()
+            .map(|g| g.syntax().text().to_string())
+            .unwrap_or_default();
+        let bounds = f
+            .where_clause()
+            .map(|w| format!(" {}", w.syntax().text()))
+            .unwrap_or_default();
+        let call = passed
+            .into_iter()
+            .chain(given)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let caller = format!(
+            "\n\nfn {name}__at_call{generics}{params}{ret}{bounds} {{\n    {name}({call})\n}}"
+        );
+        let end = usize::from(body.syntax().text_range().end());
+        edits.push((end..end, vec![Piece::New(caller)]));
+    }
+    (!edits.is_empty()).then(|| apply(src, edits))
+}
+
 fn fixture_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut out = Vec::new();
@@ -815,6 +935,7 @@ const REWRITES: &[&str] = &[
     "value-if",
     "value-const-module",
     "value-loop",
+    "value-helper",
 ];
 
 fn rewrite(kind: &str, src: &str) -> Option<Rewritten> {
@@ -832,6 +953,7 @@ fn rewrite(kind: &str, src: &str) -> Option<Rewritten> {
         "value-if" => value_if(src, root),
         "value-const-module" => value_const_module(src, &file),
         "value-loop" => value_loop(src, root),
+        "value-helper" => value_helper(src, &file),
         _ => None,
     }
 }
@@ -878,7 +1000,12 @@ fn verdicts_do_not_depend_on_the_form_a_kernel_is_written_in() {
                 continue;
             }
             let got = mapped(&r);
-            if got == original {
+            let same = if *kind == "value-helper" {
+                at_the_call(&got) == at_the_call(&original)
+            } else {
+                got == original
+            };
+            if same {
                 *kept.entry(kind).or_default() += 1;
                 continue;
             }
@@ -933,6 +1060,7 @@ fn verdicts_do_not_depend_on_the_form_a_kernel_is_written_in() {
         ("value-if", 350),
         ("value-const-module", 350),
         ("value-loop", 50),
+        ("value-helper", 300),
     ] {
         let n = applied.get(kind).copied().unwrap_or(0);
         assert!(n >= min, "{kind} applied to {n} fixtures only (want {min})");
@@ -984,5 +1112,19 @@ fn value_forms_move_literal_arguments_only() {
         ),
         "{}",
         r.text
+    );
+}
+
+#[test]
+fn value_helper_moves_arguments_into_parameters_and_passes_them_at_a_call() {
+    let src = "fn k<'l>(ctx: &mut Context, a: &A<'l>) -> B {\n    a.to_dm(&mut ctx.tdma, 1 << 12).to_trf(TrfAddress::Full)\n}\n";
+    let file = SourceFile::parse(src, Edition::Edition2024).tree();
+    let r = value_helper(src, &file).expect("value arguments");
+    assert_eq!(
+        r.text,
+        "fn k<'l>(ctx: &mut Context, a: &A<'l>, v0: u64, v1: TrfAddress) -> B {\n    \
+         a.to_dm(&mut ctx.tdma, v0).to_trf(v1)\n}\n\n\
+         fn k__at_call<'l>(ctx: &mut Context, a: &A<'l>) -> B {\n    \
+         k(ctx, a, 1 << 12, TrfAddress::Full)\n}\n"
     );
 }
