@@ -260,6 +260,9 @@ pub struct Builder<'a> {
     /// The address the last `from_addr(..)` evaluated placed its tensor at, for the `let` it
     /// initialises.
     placed: Option<u64>,
+    /// The `let mut` integers not assigned since their `let`, with their first value: the
+    /// counters a `while` loop may step (see [`Builder::counted_while`]).
+    counters: HashMap<String, u64>,
 }
 
 /// How many loop-body evaluations one function's model makes at most, over all its loops (a
@@ -644,6 +647,7 @@ pub fn build_fn(
         iterations_left: MAX_ITERATIONS,
         lost_reported: std::collections::HashSet::new(),
         placed: None,
+        counters: HashMap::new(),
     };
     if library == Generation::OptStd && matches!(b.model.kind, FnKind::Device { .. }) {
         let refused = super::refusals::refusals(f)
@@ -1160,13 +1164,31 @@ impl Builder<'_> {
             .as_ref()
             .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.problems));
         let name = l.pat().as_ref().and_then(pat_name);
-        let immutable = matches!(l.pat(), Some(ast::Pat::IdentPat(ref i)) if i.mut_token().is_none() && i.ref_token().is_none());
+        let (immutable, mutable) = match l.pat() {
+            Some(ast::Pat::IdentPat(i)) if i.ref_token().is_none() => {
+                (i.mut_token().is_none(), i.mut_token().is_some())
+            }
+            _ => (false, false),
+        };
         if let Some(n) = &name {
-            // An immutable binding's compile-time value; an integer one is a constant too.
-            let value = l
-                .initializer()
-                .filter(|_| immutable)
-                .map(|init| self.value_of(&init).0);
+            // A binding's compile-time value (a `let mut` never assigned again is one too); an
+            // integer one is a constant too. A variable assigned after its `let` is not
+            // followed through its assignments: its value is unknown, and says why.
+            let reassigned = mutable && assigned_after(l, n);
+            self.counters.remove(n);
+            if reassigned
+                && let Some(Ok(value::Value::Int(first))) =
+                    l.initializer().map(|init| self.value_of(&init).0)
+            {
+                self.counters.insert(n.clone(), first);
+            }
+            let value =
+                l.initializer()
+                    .filter(|_| immutable || mutable)
+                    .map(|init| match reassigned {
+                        false => self.value_of(&init).0,
+                        true => Err(value::Unknown::assigned(n)),
+                    });
             match &value {
                 Some(Ok(value::Value::Int(k))) => {
                     self.consts.insert(n.clone(), *k);
@@ -1460,6 +1482,7 @@ impl Builder<'_> {
                     self.block(&b, None, None);
                 }
             }
+            ast::Expr::WhileExpr(w) if self.counted_while(w) => {}
             ast::Expr::WhileExpr(w) => {
                 if let Some(c) = w.condition() {
                     self.condition(&c);
@@ -1496,12 +1519,86 @@ impl Builder<'_> {
         let Some(range) = self.constant_range(&iterable) else {
             return false;
         };
-        // Only a body whose engine calls may see the index is worth unrolling.
-        if !uses_name(body.syntax(), &var)
-            || !(has_engine_call(body.syntax()) || self.calls_a_helper(body.syntax()))
-        {
+        if !self.worth_unrolling(&body, &var) {
             return false;
         }
+        self.unroll(&var, range, &body, span_of(p.syntax().text_range()));
+        true
+    }
+
+    /// Only a body whose engine calls (or helper calls) may see the index is worth unrolling.
+    fn worth_unrolling(&self, body: &ast::BlockExpr, var: &str) -> bool {
+        uses_name(body.syntax(), var)
+            && (has_engine_call(body.syntax()) || self.calls_a_helper(body.syntax()))
+    }
+
+    /// `while i < N { ..; i += s; }` with `i` a `let mut` counter that only the body's last
+    /// statement steps, and `N` and `s` constants: the `for i in (first..N).step_by(s)` it is,
+    /// unrolled the same way (`<=` and `!=` bounds too). `false` when the loop is not of
+    /// this form.
+    fn counted_while(&mut self, w: &ast::WhileExpr) -> bool {
+        let (Some(ast::Expr::BinExpr(cond)), Some(body)) = (w.condition(), w.loop_body()) else {
+            return false;
+        };
+        let Some(var) = cond.lhs().as_ref().and_then(var_name) else {
+            return false;
+        };
+        let Some(&first) = self.counters.get(&var) else {
+            return false;
+        };
+        let int =
+            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.const_fns, &self.scope);
+        let Some(bound) = cond.rhs().as_ref().and_then(int) else {
+            return false;
+        };
+        let end = match cond.op_kind() {
+            Some(ast::BinaryOp::CmpOp(ast::CmpOp::Ord {
+                ordering: ast::Ordering::Less,
+                strict: true,
+            }))
+            | Some(ast::BinaryOp::CmpOp(ast::CmpOp::Eq { negated: true })) => bound,
+            Some(ast::BinaryOp::CmpOp(ast::CmpOp::Ord {
+                ordering: ast::Ordering::Less,
+                strict: false,
+            })) => match bound.checked_add(1) {
+                Some(e) => e,
+                None => return false,
+            },
+            _ => return false,
+        };
+        let Some(step) = last_step(&body, &var).and_then(|e| int(&e)) else {
+            return false;
+        };
+        // The counter moves only at the end of the body, by the step.
+        let steps = body
+            .syntax()
+            .descendants()
+            .filter(|n| assigns(n, &var))
+            .count();
+        let Ok(step) = usize::try_from(step) else {
+            return false;
+        };
+        if steps != 1 || step == 0 || end.saturating_sub(first) > 1 << 16 {
+            return false;
+        }
+        let range: Vec<u64> = (first..end).step_by(step).collect();
+        if (cond.op_kind() == Some(ast::BinaryOp::CmpOp(ast::CmpOp::Eq { negated: true })))
+            && range.last().and_then(|l| l.checked_add(step as u64)) != Some(end)
+        {
+            // `i != N` that steps past N never ends.
+            return false;
+        }
+        if !self.worth_unrolling(&body, &var) {
+            return false;
+        }
+        self.unroll(&var, range, &body, span_of(cond.syntax().text_range()));
+        true
+    }
+
+    /// Evaluates `body` once per index in `range` with `var` bound to it, each iteration's
+    /// chains named by it; past the function's budget only the first and last.
+    fn unroll(&mut self, var: &str, range: Vec<u64>, body: &ast::BlockExpr, at: Span) {
+        let var = var.to_string();
         let n = range.len();
         let indices: Vec<u64> = if n as u64 <= u64::from(self.iterations_left) {
             range.clone()
@@ -1509,7 +1606,7 @@ impl Builder<'_> {
             let first_last = [range.first().copied(), range.last().copied()];
             let kept: Vec<u64> = first_last.into_iter().flatten().collect();
             self.not_analysed(NotFollowed::Iterations {
-                at: span_of(p.syntax().text_range()),
+                at,
                 var: var.clone(),
                 count: n as u64,
                 budget: MAX_ITERATIONS,
@@ -1530,12 +1627,11 @@ impl Builder<'_> {
             let saved = (self.consts.clone(), self.values.clone());
             self.bind(&var, value::Value::Int(k));
             self.vars.remove(&var);
-            self.block(&body, None, None);
+            self.block(body, None, None);
             (self.consts, self.values) = saved;
         }
         self.iteration = outer;
         self.last_ends.clear();
-        true
     }
 
     /// Whether `node` calls one of the crate's helper functions (which may take the index).
@@ -1585,6 +1681,9 @@ impl Builder<'_> {
     fn assign(&mut self, b: &ast::BinExpr) -> Val {
         let plain = matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { op: None }));
         let target = b.lhs().as_ref().and_then(var_name);
+        if let Some(t) = &target {
+            self.counters.remove(t);
+        }
         let Some(rhs) = b.rhs() else {
             return Val::Unknown;
         };
@@ -1599,14 +1698,22 @@ impl Builder<'_> {
                 let at = b.lhs().map_or(span_of(b.syntax().text_range()), |l| {
                     span_of(l.syntax().text_range())
                 });
+                let had_value = self.values.contains_key(&name);
                 self.set_var(name.clone(), val, at);
+                if had_value {
+                    self.values
+                        .insert(name.clone(), Err(value::Unknown::assigned(&name)));
+                }
                 if !ends.is_empty() {
                     self.ends.insert(name, ends);
                 }
             }
             Some(name) => {
                 self.consts.remove(&name);
-                self.values.remove(&name);
+                if self.values.contains_key(&name) {
+                    self.values
+                        .insert(name.clone(), Err(value::Unknown::assigned(&name)));
+                }
                 self.arg_expr(&rhs);
             }
             None => {
@@ -3212,6 +3319,55 @@ fn root_var(e: &ast::Expr) -> Option<String> {
 }
 
 /// `&x`, `x`: the variable an argument names.
+/// Whether the variable `name` a `let` binds is assigned (`name = ..`, `name += ..`) or
+/// borrowed mutably (`&mut name`) later in the block it lives in.
+fn assigned_after(l: &ast::LetStmt, name: &str) -> bool {
+    let Some(block) = l.syntax().parent() else {
+        return false;
+    };
+    let after = l.syntax().text_range().end();
+    block
+        .descendants()
+        .filter(|n| n.text_range().start() >= after)
+        .any(|n| assigns(&n, name))
+}
+
+/// `name = ..`, `name op= ..` or `&mut name`.
+fn assigns(n: &ra_ap_syntax::SyntaxNode, name: &str) -> bool {
+    if let Some(b) = ast::BinExpr::cast(n.clone())
+        && matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { .. }))
+    {
+        return b.lhs().and_then(|l| var_name(&l)).as_deref() == Some(name);
+    }
+    if let Some(r) = ast::RefExpr::cast(n.clone())
+        && r.mut_token().is_some()
+    {
+        return r.expr().and_then(|e| var_name(&e)).as_deref() == Some(name);
+    }
+    false
+}
+
+/// The step of `var += step` when it is the last statement of `body`.
+fn last_step(body: &ast::BlockExpr, var: &str) -> Option<ast::Expr> {
+    let list = body.stmt_list()?;
+    let last = match list.tail_expr() {
+        Some(t) => t,
+        None => match list.statements().last()? {
+            ast::Stmt::ExprStmt(e) => e.expr()?,
+            _ => return None,
+        },
+    };
+    let ast::Expr::BinExpr(b) = last else {
+        return None;
+    };
+    let add = Some(ast::BinaryOp::Assignment {
+        op: Some(ast::ArithOp::Add),
+    });
+    (b.op_kind() == add && b.lhs().as_ref().and_then(var_name).as_deref() == Some(var))
+        .then(|| b.rhs())
+        .flatten()
+}
+
 fn var_name(e: &ast::Expr) -> Option<String> {
     match e {
         ast::Expr::RefExpr(r) => var_name(&r.expr()?),

@@ -47,6 +47,14 @@ pub struct Unknown {
 }
 
 impl Unknown {
+    /// A variable assigned after its `let`, whose assignments are not followed.
+    pub fn assigned(name: &str) -> Unknown {
+        Unknown::new(format!(
+            "`{name}` is assigned after its `let`, and visa-lint does not follow a variable \
+             through its assignments"
+        ))
+    }
+
     fn new(why: impl Into<String>) -> Unknown {
         Unknown { why: why.into() }
     }
