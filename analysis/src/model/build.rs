@@ -1175,10 +1175,13 @@ impl Builder<'_> {
             // integer one is a constant too. A variable assigned after its `let` is not
             // followed through its assignments: its value is unknown, and says why.
             let reassigned = mutable && assigned_after(l, n);
-            self.counters.remove(n);
+            if !self.counters.is_empty() {
+                self.counters.remove(n);
+            }
             if reassigned
-                && let Some(Ok(value::Value::Int(first))) =
-                    l.initializer().map(|init| self.value_of(&init).0)
+                && let Some(first) = l.initializer().and_then(|init| {
+                    consts::eval_sized(&init, &self.consts, &self.env.const_fns, &self.scope)
+                })
             {
                 self.counters.insert(n.clone(), first);
             }
@@ -1681,7 +1684,9 @@ impl Builder<'_> {
     fn assign(&mut self, b: &ast::BinExpr) -> Val {
         let plain = matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { op: None }));
         let target = b.lhs().as_ref().and_then(var_name);
-        if let Some(t) = &target {
+        if let Some(t) = &target
+            && !self.counters.is_empty()
+        {
             self.counters.remove(t);
         }
         let Some(rhs) = b.rhs() else {
@@ -3318,17 +3323,13 @@ fn root_var(e: &ast::Expr) -> Option<String> {
     }
 }
 
-/// `&x`, `x`: the variable an argument names.
 /// Whether the variable `name` a `let` binds is assigned (`name = ..`, `name += ..`) or
 /// borrowed mutably (`&mut name`) later in the block it lives in.
 fn assigned_after(l: &ast::LetStmt, name: &str) -> bool {
-    let Some(block) = l.syntax().parent() else {
-        return false;
-    };
-    let after = l.syntax().text_range().end();
-    block
-        .descendants()
-        .filter(|n| n.text_range().start() >= after)
+    l.syntax()
+        .siblings(ra_ap_syntax::Direction::Next)
+        .skip(1)
+        .flat_map(|s| s.descendants())
         .any(|n| assigns(&n, name))
 }
 
@@ -3368,6 +3369,7 @@ fn last_step(body: &ast::BlockExpr, var: &str) -> Option<ast::Expr> {
         .flatten()
 }
 
+/// `&x`, `x`: the variable an argument names.
 fn var_name(e: &ast::Expr) -> Option<String> {
     match e {
         ast::Expr::RefExpr(r) => var_name(&r.expr()?),
