@@ -10,7 +10,9 @@ use crate::mapping::ast::{Expr, Op as MapOp, PadKind};
 use crate::mapping::layout::{Dim, Layout};
 use crate::mapping::{lower, parse, shift_expr};
 use crate::model::refusals::{Refusal, SlotFault};
-use crate::model::{Chain, Dtype, Kind, Method, Slot, Step, TensorTy, input_arg, output_arg};
+use crate::model::{
+    Chain, Dtype, FnModel, Kind, Method, Slot, Step, TensorTy, input_arg, output_arg,
+};
 use crate::rule::{Rule, Status};
 
 pub const OPT_001: Rule = Rule {
@@ -144,7 +146,7 @@ pub const OPT_007: Rule = Rule {
            tensor keeps the tensor's kind. The fix rewrites the operator. The manual's library \
            has one padding kind; the rule applies to furiosa-opt-std crates, to tile mappings \
            written as `m![...]` (an alias is not read) and to HBM tiles whose `view()` or \
-           `view_mut()` is in the same chain.",
+           `view_mut()` the function shows (an `HbmTensorViewMut` parameter's is not).",
     bad: "output.view_mut().tile::<m![B], 2, m![B = 2 # 8]>(0)",
     good: "output.view_mut().tile::<m![B], 2, m![B = 2 #{!} 8]>(0)",
     manual: "",
@@ -241,17 +243,35 @@ fn reshape_sizes(step: &Step, out: &mut Vec<Diagnostic>) {
 }
 
 /// Whether the view a `tile` (step `i` of `chain`) reads from is mutable: a DM view says so in
-/// its type; an HBM view only through the `view()` / `view_mut()` before it in the chain.
-fn tile_is_mutable(chain: &Chain, i: usize) -> Option<bool> {
+/// its type; an HBM view only through the `view()` / `view_mut()` that made it, before the
+/// tile in its chain or ending the chain that bound the variable the chain starts from.
+fn tile_is_mutable(model: &FnModel, chain: &Chain, i: usize) -> Option<bool> {
     let step = chain.steps.get(i)?;
     match step.input.as_ref()?.kind {
         Kind::DmViewMut => Some(true),
         Kind::DmView => Some(false),
-        Kind::HbmView => match chain.steps.get(i.checked_sub(1)?)?.method {
-            Method::ViewMut => Some(true),
-            Method::View => Some(false),
-            _ => None,
-        },
+        Kind::HbmView => {
+            let before = match i.checked_sub(1) {
+                Some(j) => chain.steps.get(j)?,
+                None => {
+                    let name = chain.receiver.as_deref()?;
+                    model
+                        .chains
+                        .iter()
+                        .rev()
+                        .find(|c| {
+                            c.binding.as_deref() == Some(name) && c.span.end <= chain.span.start
+                        })?
+                        .steps
+                        .last()?
+                }
+            };
+            match before.method {
+                Method::ViewMut => Some(true),
+                Method::View => Some(false),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
@@ -265,7 +285,7 @@ fn tile_padding(cx: &FnContext<'_>, chain: &Chain, i: usize, out: &mut Vec<Diagn
     let [dim, size, tile] = step.generics.as_slice() else {
         return;
     };
-    let Some(mutable) = tile_is_mutable(chain, i) else {
+    let Some(mutable) = tile_is_mutable(cx.model, chain, i) else {
         return;
     };
     let Some(dim_l) = mapping_body(&dim.text)
