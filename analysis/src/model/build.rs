@@ -655,6 +655,12 @@ pub fn build_fn(
             .map(Problem::Refused);
         b.model.problems.extend(refused);
     }
+    if library == Generation::OptStd {
+        let defects = super::refusals::slot_defects(f)
+            .into_iter()
+            .map(Problem::Refused);
+        b.model.problems.extend(defects);
+    }
     b.bind_const_generics(f, &bound.generics);
     if let Some(pl) = f.param_list() {
         for (k, p) in pl.params().enumerate() {
@@ -2540,7 +2546,18 @@ impl Builder<'_> {
                     .collect()
             })
             .unwrap_or_default();
-        let arg_vals: Vec<Val> = args.iter().map(|a| self.arg_expr(a)).collect();
+        // A tile view written as the argument (`commit_view(out.view_mut().tile::<..>(i))`) is
+        // recorded as a chain, as it is when bound by a `let`, so its tile is checked.
+        let arg_vals: Vec<Val> = args
+            .iter()
+            .map(|a| {
+                if is_tile_view(a) {
+                    self.top(a, None, None)
+                } else {
+                    self.arg_expr(a)
+                }
+            })
+            .collect();
         // On a value not followed, or an array of tensors, the methods other types have too
         // (`Iterator::collect`, `Option::transpose`, `clone`) are not taken for engine calls.
         let shared = name == "clone" || matches!(method, Method::Collect | Method::Transpose);
@@ -3245,6 +3262,19 @@ fn passes_a_chain(e: &ast::Expr) -> bool {
         };
     }
     false
+}
+
+/// Whether an argument is a tile view (`out.view_mut().tile::<..>(i)`, possibly behind `&` or
+/// parentheses).
+fn is_tile_view(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::MethodCallExpr(m) => m
+            .name_ref()
+            .is_some_and(|n| Method::from_name(n.text()) == Method::Tile),
+        ast::Expr::RefExpr(r) => r.expr().is_some_and(|x| is_tile_view(&x)),
+        ast::Expr::ParenExpr(p) => p.expr().is_some_and(|x| is_tile_view(&x)),
+        _ => false,
+    }
 }
 
 /// An array of values: values of one type (tensors of one kind, tuples of them) make an array

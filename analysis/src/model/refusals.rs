@@ -9,6 +9,12 @@
 //! - An immediate that does not const-fold: a `memset` fill value or a Vector Engine operand
 //!   computed by a function call or an `as` cast outside `const { .. }`
 //!   (`negative/memset.rs`, `negative/scalar_cast_diag.rs`).
+//! - A guarded Vector Engine operand (`Branched::imm(guard, v).imm(..).rf(guard, &vrf)`) whose
+//!   slots the pass cannot hold: a fourth immediate or a slot after the rf port (the builder's
+//!   typestate, `engine/vector/operand.rs:320-470`), a guard that never fires or a slot after an
+//!   unconditional one (`SlotDefect`, `furiosa-opt-common-ir/src/lib.rs:491-510,560-600`). Found
+//!   in every function of a furiosa-opt-std crate ([`slot_defects`]): the library's builder
+//!   refuses them wherever the operand is built.
 
 use crate::diagnostic::Span;
 use ra_ap_syntax::ast::{self, HasArgList, HasGenericParams, HasLoopBody, HasName};
@@ -28,6 +34,30 @@ pub enum Refusal {
         method: String,
         what: RunTime,
         text: String,
+    },
+    /// A `Branched` operand whose slots a Vector Engine pass cannot hold: `at` is the argument
+    /// or call at fault, `related` the unconditional guard an `AfterUnconditional` slot follows.
+    Slots {
+        at: Span,
+        fault: SlotFault,
+        related: Option<Span>,
+    },
+}
+
+/// What is wrong with the slots of a `Branched` operand. A slot is named as the vendor names
+/// it: `reg0`, `reg1`, `reg2` (the immediate registers, in the order `imm` fills them), `rf`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SlotFault {
+    /// A fourth `imm`: a pass has three immediate registers.
+    NoFreeImmediate,
+    /// An `imm` or a second `rf` after the rf port, which is the last slot.
+    AfterRf { method: String },
+    /// A guard no execution id satisfies (`TagGuard::not_matches([Ignore; 4])`).
+    DeadGuard { slot: &'static str, guard: String },
+    /// A slot after one guarded by `TagGuard::all()`, which claims every element left over.
+    AfterUnconditional {
+        unconditional: &'static str,
+        slot: &'static str,
     },
 }
 
@@ -244,6 +274,238 @@ fn binding(path: &ast::PathExpr) -> Option<Binding> {
     None
 }
 
+/// Every `Branched` operand of `f` whose slots a pass cannot hold, in source order: the first
+/// fault of each operand, as the library's builder meets it slot by slot.
+pub fn slot_defects(f: &ast::Fn) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let Some(body) = f.body() else {
+        return out;
+    };
+    for call in body.syntax().descendants().filter_map(ast::CallExpr::cast) {
+        branched(&call, &mut out);
+    }
+    out
+}
+
+/// The slot kinds, as the builder's methods name them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SlotKind {
+    Imm,
+    Rf,
+}
+
+/// One filled slot: its kind, its guard argument and where its call is named.
+struct Filled {
+    kind: SlotKind,
+    method: String,
+    guard: Option<ast::Expr>,
+    at: Span,
+}
+
+/// What a guard admits, as far as its text says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Admits {
+    /// Every execution id: `TagGuard::all()`, `matches([Ignore; 4])`.
+    All,
+    /// None: `not_matches([Ignore; 4])`.
+    Nothing,
+    /// Some ids and not others, or not known.
+    Other,
+}
+
+const IMM_SLOTS: [&str; 3] = ["reg0", "reg1", "reg2"];
+
+/// The slot fault of the operand `Branched::imm(..)` / `Branched::rf(..)` opens, if any.
+fn branched(call: &ast::CallExpr, out: &mut Vec<Refusal>) {
+    let Some(ast::Expr::PathExpr(callee)) = call.expr() else {
+        return;
+    };
+    let Some(path) = callee.path() else { return };
+    let Some(name) = path.segment().and_then(|s| s.name_ref()) else {
+        return;
+    };
+    let owner = path
+        .qualifier()
+        .and_then(|q| q.segment())
+        .and_then(|s| s.name_ref());
+    if owner.is_none_or(|o| o.text() != "Branched") {
+        return;
+    }
+    let first_arg = |list: Option<ast::ArgList>| list.and_then(|l| l.args().next());
+    let Some(kind) = slot_kind(name.text()) else {
+        return;
+    };
+    let mut slots = vec![Filled {
+        kind,
+        method: name.text().to_string(),
+        guard: first_arg(call.arg_list()),
+        at: span_of(name.syntax().text_range()),
+    }];
+    // The methods chained on the builder: `.imm(guard, v)`, `.rf(guard, x)`.
+    let mut node = call.syntax().clone();
+    while let Some(m) = node.parent().and_then(ast::MethodCallExpr::cast) {
+        if m.receiver().is_none_or(|r| r.syntax() != &node) {
+            break;
+        }
+        let Some(n) = m.name_ref() else { break };
+        let Some(kind) = slot_kind(n.text()) else {
+            break;
+        };
+        slots.push(Filled {
+            kind,
+            method: n.text().to_string(),
+            guard: first_arg(m.arg_list()),
+            at: span_of(n.syntax().text_range()),
+        });
+        node = m.syntax().clone();
+    }
+    let mut imms = 0;
+    let mut rf = false;
+    let mut unconditional: Option<(&'static str, Option<Span>)> = None;
+    for s in &slots {
+        let fault = |fault, at, related| Refusal::Slots { at, fault, related };
+        if rf {
+            out.push(fault(
+                SlotFault::AfterRf {
+                    method: s.method.clone(),
+                },
+                s.at,
+                None,
+            ));
+            return;
+        }
+        let slot = match s.kind {
+            SlotKind::Imm => {
+                let Some(slot) = IMM_SLOTS.get(imms) else {
+                    out.push(fault(SlotFault::NoFreeImmediate, s.at, None));
+                    return;
+                };
+                imms += 1;
+                *slot
+            }
+            SlotKind::Rf => {
+                rf = true;
+                "rf"
+            }
+        };
+        let guard_span = s.guard.as_ref().map(|g| span_of(g.syntax().text_range()));
+        let admits = s
+            .guard
+            .as_ref()
+            .map_or(Admits::Other, |g| admits(g, BINDING_DEPTH));
+        if admits == Admits::Nothing
+            && let (Some(g), Some(at)) = (&s.guard, guard_span)
+        {
+            out.push(fault(
+                SlotFault::DeadGuard {
+                    slot,
+                    guard: g.syntax().text().to_string(),
+                },
+                at,
+                None,
+            ));
+            return;
+        }
+        if let Some((unconditional, related)) = unconditional {
+            out.push(fault(
+                SlotFault::AfterUnconditional {
+                    unconditional,
+                    slot,
+                },
+                s.at,
+                related,
+            ));
+            return;
+        }
+        if admits == Admits::All {
+            unconditional = Some((slot, guard_span));
+        }
+    }
+}
+
+fn slot_kind(method: &str) -> Option<SlotKind> {
+    match method {
+        "imm" => Some(SlotKind::Imm),
+        "rf" => Some(SlotKind::Rf),
+        _ => None,
+    }
+}
+
+/// What a `TagGuard` expression admits: its constructor and its bit pattern, through the
+/// `let`s that bound it.
+fn admits(e: &ast::Expr, depth: u32) -> Admits {
+    match e {
+        ast::Expr::ParenExpr(p) => p.expr().map_or(Admits::Other, |x| admits(&x, depth)),
+        ast::Expr::PathExpr(p) => match binding(p) {
+            Some(Binding::Let(value)) if depth > 0 => admits(&value, depth - 1),
+            _ => Admits::Other,
+        },
+        ast::Expr::CallExpr(c) => {
+            let Some(ast::Expr::PathExpr(callee)) = c.expr() else {
+                return Admits::Other;
+            };
+            let Some(path) = callee.path() else {
+                return Admits::Other;
+            };
+            let name = path.segment().and_then(|s| s.name_ref());
+            let owner = path
+                .qualifier()
+                .and_then(|q| q.segment())
+                .and_then(|s| s.name_ref());
+            if owner.is_none_or(|o| o.text() != "TagGuard") {
+                return Admits::Other;
+            }
+            let bits = || {
+                c.arg_list()
+                    .and_then(|l| l.args().next())
+                    .and_then(|b| unconstrained(&b, depth))
+            };
+            match name.as_ref().map(|n| n.text().to_string()).as_deref() {
+                Some("all" | "default") => Admits::All,
+                Some("matches") if bits() == Some(true) => Admits::All,
+                Some("not_matches") if bits() == Some(true) => Admits::Nothing,
+                _ => Admits::Other,
+            }
+        }
+        _ => Admits::Other,
+    }
+}
+
+/// Whether a `[BitReq; 4]` pattern constrains no bit (`[Ignore; 4]`, four `Ignore`s); `None`
+/// when its text does not say.
+fn unconstrained(e: &ast::Expr, depth: u32) -> Option<bool> {
+    let is_ignore = |x: &ast::Expr| -> Option<bool> {
+        let ast::Expr::PathExpr(p) = x else {
+            return None;
+        };
+        let name = p.path()?.segment()?.name_ref()?.text().to_string();
+        match name.as_str() {
+            "Ignore" => Some(true),
+            "One" | "Zero" => Some(false),
+            _ => None,
+        }
+    };
+    match e {
+        ast::Expr::ParenExpr(p) => unconstrained(&p.expr()?, depth),
+        ast::Expr::PathExpr(p) => match binding(p)? {
+            Binding::Let(value) if depth > 0 => unconstrained(&value, depth - 1),
+            _ => None,
+        },
+        ast::Expr::ArrayExpr(a) if a.semicolon_token().is_some() => is_ignore(&a.exprs().next()?),
+        ast::Expr::ArrayExpr(a) => {
+            let known: Vec<Option<bool>> = a.exprs().map(|x| is_ignore(&x)).collect();
+            if known.contains(&Some(false)) {
+                Some(false)
+            } else if known.len() == 4 && known.iter().all(|k| *k == Some(true)) {
+                Some(true)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
 fn span_of(r: TextRange) -> Span {
     Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize)
 }
@@ -266,6 +528,7 @@ mod tests {
                 Refusal::GenericEntry { params, .. } => format!("generic {params}"),
                 Refusal::RuntimePanic { name, .. } => format!("panic {name}"),
                 Refusal::NotConstant { method, what, .. } => format!("{method}: {}", what.what()),
+                Refusal::Slots { fault, .. } => format!("slots {fault:?}"),
             })
             .collect()
     }
@@ -291,6 +554,63 @@ mod tests {
                 "vector_fp_div: an `as` cast",
                 "vector_clip: a function call"
             ]
+        );
+    }
+
+    /// The slots of a `Branched` operand, as the builder fills them: the first fault of each
+    /// operand; a guard read through a `let`; a guard the text does not decide is not judged.
+    #[test]
+    fn each_slot_fault_of_a_branched_operand_is_found() {
+        let faults = |body: &str| -> Vec<String> {
+            let src = format!("fn k() {{ {body} }}");
+            let file = SourceFile::parse(&src, Edition::Edition2024).tree();
+            let f = file
+                .syntax()
+                .descendants()
+                .find_map(ast::Fn::cast)
+                .expect("a function");
+            slot_defects(&f)
+                .into_iter()
+                .map(|r| match r {
+                    Refusal::Slots { fault, .. } => format!("{fault:?}"),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        };
+        let g = "TagGuard::matches([One, Ignore, Ignore, Ignore])";
+        assert_eq!(
+            faults(&format!(
+                "y.vector_clip(Op::Max, Branched::imm({g}, 1).imm({g}, 2).imm({g}, 3).imm({g}, 4));"
+            )),
+            ["NoFreeImmediate"]
+        );
+        assert_eq!(
+            faults(&format!(
+                "y.vector_clip(Op::Max, Branched::rf({g}, Stash).imm({g}, 1));"
+            )),
+            ["AfterRf { method: \"imm\" }"]
+        );
+        assert_eq!(
+            faults(
+                "let dead = TagGuard::not_matches([BitReq::Ignore; 4]); \
+                 y.vector_clip(Op::Max, Branched::imm(dead, 1));"
+            ),
+            ["DeadGuard { slot: \"reg0\", guard: \"dead\" }"]
+        );
+        assert_eq!(
+            faults(&format!(
+                "y.vector_clip(Op::Max, Branched::imm({g}, 1).imm(TagGuard::matches([Ignore, Ignore, Ignore, Ignore]), 2).rf({g}, &v));"
+            )),
+            ["AfterUnconditional { unconditional: \"reg1\", slot: \"rf\" }"]
+        );
+        // Valid: the unconditional slot last; a guard the text does not decide.
+        assert!(
+            faults(&format!(
+                "y.vector_clip(Op::Max, Branched::imm({g}, 1).rf(TagGuard::all(), &v)); \
+                 y.vector_clip(Op::Max, Branched::imm(guard_of(x), 1).imm({g}, 2)); \
+                 y.vector_clip(Op::Max, Branched::imm(TagGuard::not_matches([One, Ignore, Ignore, Ignore]), 1));"
+            ))
+            .is_empty()
         );
     }
 
