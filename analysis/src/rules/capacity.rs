@@ -265,7 +265,7 @@ pub const KRN_010: Rule = Rule {
     manual: "L62, L1083-L1084, L1751",
     generations: Generations::Differs(
         "furiosa-opt-std 0.6's `#[device]` defaults `chip` to 1 and `pe` to 8 \
-         (`furiosa-opt-macro/src/lib.rs:186-187`), so an attribute without `chip` is legal there; \
+         (`furiosa-opt-macro/src/lib.rs:187-188`), so an attribute without `chip` is legal there; \
          visa-lint still asks for `chip = N` under both",
     ),
 };

@@ -25,7 +25,7 @@ pub const CST_001: Rule = Rule {
     manual: "L6759, L6765, L6776-L6779",
     generations: Generations::Differs(
         "furiosa-opt-std 0.6's `CastEngineCast` has the same pairs without f16, which it removed \
-         (`furiosa-opt-std/src/cast.rs:117-126`; CHANGES.md:33-35), and converts f32 to bf16 in \
+         (`furiosa-opt-std/src/cast.rs:111-126`; CHANGES.md:33-35), and converts f32 to bf16 in \
          the commit as well (OPT-005)",
     ),
 };

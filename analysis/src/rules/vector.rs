@@ -190,7 +190,11 @@ pub const VEC_010: Rule = Rule {
     bad: ".vector_stash().vector_fxp(FxpBinaryOp::AddFxp, Stash).vector_clip(ClipBinaryOpI32::Max, Stash)",
     good: ".vector_stash().vector_fxp(FxpBinaryOp::AddFxp, 100).vector_clip(ClipBinaryOpI32::Max, Stash)",
     manual: "L4977-L4988, L5006, L5059, L5258",
-    generations: Generations::Both,
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 also reads a stash at the scalar and the way it was written with, and \
+         refuses a stash in pair mode at compile time (CHANGES.md:56, 111); visa-lint checks the \
+         manual's one stash, read once (L4977-L4988), under both",
+    ),
 };
 
 pub const VEC_011: Rule = Rule {
@@ -266,7 +270,12 @@ pub const VEC_014: Rule = Rule {
     bad: ".vector_fxp_with_mode(FxpBinaryOp::SubFxp, UnaryArgMode::Mode1, 7)",
     good: ".vector_fxp_with_mode(FxpBinaryOp::SubFxp, BinaryArgMode::Mode10, 7)",
     manual: "L5083-L5117",
-    generations: Generations::Both,
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 has no `vector_fp_unary_with_mode`: a guarded unary op is \
+         `vector_fp_unary((guard, op))` \
+         (`furiosa-opt-std/src/engine/vector/tensor/vector_tensor.rs:1295-1303`), so only its \
+         other `*_with_mode` ops can break the rule there",
+    ),
 };
 
 pub const VEC_015: Rule = Rule {
