@@ -204,6 +204,25 @@ fn list_rules_json() {
         .expect("MAP-001 listed");
     assert_eq!(map001["status"], "implemented");
     assert_eq!(map001["name"], "stride-must-divide");
+    assert_eq!(map001["generations"], "both");
+    assert_eq!(
+        map001["applies_to"],
+        serde_json::json!(["furiosa-visa-std", "furiosa-opt-std"])
+    );
+    let aln001 = rules
+        .iter()
+        .find(|r| r["code"] == "ALN-001")
+        .expect("ALN-001 listed");
+    assert_eq!(
+        aln001["applies_to"],
+        serde_json::json!(["furiosa-visa-std"])
+    );
+    assert!(
+        aln001["generations_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("CHANGES.md:26-32")),
+        "{aln001}"
+    );
     for r in rules {
         assert!(
             r["code"].is_string()
@@ -223,6 +242,16 @@ fn explain_prints_the_rule_docs() {
         "{out}"
     );
     assert!(out.contains("Manual: L741-L778"), "{out}");
+    assert!(
+        out.contains("Applies to: furiosa_visa_std (the manual) and furiosa-opt-std 0.6\n"),
+        "{out}"
+    );
+    let (code, out) = run(&["--explain", "OPT-001"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("Applies to: furiosa-opt-std 0.6 only: "),
+        "{out}"
+    );
     let (code, _) = run(&["--explain", "NOPE-001"]);
     assert_eq!(code, 2);
 }

@@ -34,6 +34,19 @@ fn every_fixture_crate_produces_exactly_its_expected_diagnostics() {
         for (path, text) in &files {
             let id = host.file_id(path).expect("loaded");
             let diags = analysis.diagnostics(id).expect("not cancelled");
+            // As in tests/fixtures.rs: no rule reports on a library it does not apply to.
+            let library = analysis.library(id).expect("not cancelled").generation;
+            for d in diags
+                .iter()
+                .filter(|d| !d.rule.generations.applies_to(library))
+            {
+                failures.push(format!(
+                    "{}: {} is reported on a {library} kernel, yet its rule applies to {}",
+                    path.display(),
+                    d.rule.code,
+                    d.rule.generations
+                ));
+            }
             let mut expected = expectations(text);
             // As in tests/fixtures.rs: a severity is compared only where the caret states one.
             let mut got: Vec<Expectation> = diags

@@ -402,7 +402,21 @@ fn list_rules(out: &mut dyn WriteColor, format: Format) -> std::io::Result<u8> {
             let rules: Vec<Value> = registry::all()
                 .map(|r| {
                     let (status, reason) = status(r.status);
-                    json!({"code": r.code, "name": r.name, "severity": r.severity.as_str(), "status": status, "reason": reason})
+                    let applies_to: Vec<&str> = r
+                        .generations
+                        .libraries()
+                        .map(|g| g.package_name())
+                        .collect();
+                    json!({
+                        "code": r.code,
+                        "name": r.name,
+                        "severity": r.severity.as_str(),
+                        "status": status,
+                        "reason": reason,
+                        "generations": r.generations.as_str(),
+                        "applies_to": applies_to,
+                        "generations_note": r.generations.note(),
+                    })
                 })
                 .collect();
             serde_json::to_writer(&mut *out, &rules)?;
@@ -455,5 +469,6 @@ fn explain(out: &mut dyn WriteColor, code: &str) -> std::io::Result<u8> {
         writeln!(out, "Follows it:\n    {}\n", r.good)?;
     }
     writeln!(out, "Manual: {}", r.manual)?;
+    writeln!(out, "Applies to: {}", r.generations)?;
     Ok(0)
 }

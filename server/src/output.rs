@@ -7,7 +7,7 @@ use codespan_reporting::term::{self, termcolor::WriteColor};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use visa_analysis::library::Library;
-use visa_analysis::rules::registry::{Rule, Status};
+use visa_analysis::rules::registry::{Generations, Rule, Status};
 use visa_analysis::{Diagnostic, LineIndex, Severity, Span};
 
 /// The diagnostic reported when the analysis of one file fails inside visa-lint itself: the
@@ -24,6 +24,7 @@ pub static INTERNAL_ERROR: Rule = Rule {
     bad: "",
     good: "",
     manual: "",
+    generations: Generations::Both,
 };
 
 /// One checked text: its name as given and its contents.

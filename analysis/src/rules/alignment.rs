@@ -10,7 +10,7 @@ use crate::model::{
     Arg, Chain, Dtype, Kind, Method, Placement, Slot, Step, TensorTy, output_arg, pad_edit,
     slot_bytes, written,
 };
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const ALN_001: Rule = Rule {
     code: "ALN-001",
@@ -26,6 +26,11 @@ pub const ALN_001: Rule = Rule {
     bad: "...cast::<bf16, m![A % 16]>().commit::<m![A]>(1025)",
     good: "...cast::<bf16, m![A % 16]>().commit::<m![A]>(1024)",
     manual: "L1071-L1073",
+    generations: Generations::VisaStdOnly(
+        "it reads the constant address of `commit(addr)`, `to_hbm(.., addr)` or `from_addr`, and \
+         furiosa-opt-std 0.6 has no addresses: the compiler places a kernel's tensors and the \
+         runtime what the host uploads (CHANGES.md:26-32)",
+    ),
 };
 
 pub const ALN_002: Rule = Rule {
@@ -44,6 +49,11 @@ pub const ALN_002: Rule = Rule {
     bad: "let x: DmTensor<i8, ..> = h.to_dm(&mut ctx.tdma, 0x1004);",
     good: "let x: DmTensor<i8, ..> = h.to_dm(&mut ctx.tdma, 0x1000);",
     manual: "L2425-L2427",
+    generations: Generations::VisaStdOnly(
+        "furiosa-opt-std 0.6's `to_dm(dma)` takes no DM address: the compiler places DM tensors \
+         (CHANGES.md:26-32); its 8-byte DMA tail assertion is ALN-003's \
+         (`furiosa-opt-std/src/tensor/memory.rs:25-112`)",
+    ),
 };
 
 pub const ALN_005: Rule = Rule {
@@ -60,6 +70,12 @@ pub const ALN_005: Rule = Rule {
     bad: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C]>()",
     good: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C # 8]>()",
     manual: "L1711-L1716, L1723, L7657-L7658",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6's `fetch` no longer asserts it, since `fetch_cast` may widen a packet \
+         into alignment; the Switch and Collect inputs assert it on the widened packet instead \
+         (`furiosa-opt-std/src/engine/fetch.rs:37-42, 91-94`, `engine/switch.rs:40-44`). visa-lint \
+         folds `fetch_cast` into the fetch, so it checks that same widened packet",
+    ),
 };
 
 pub const ALN_006: Rule = Rule {
@@ -78,6 +94,10 @@ pub const ALN_006: Rule = Rule {
     bad: "",
     good: "",
     manual: "L1755-L1756",
+    generations: Generations::VisaStdOnly(
+        "a fetch address exists only where a tensor has one, and furiosa-opt-std 0.6 has no \
+         addresses (CHANGES.md:26-32)",
+    ),
 };
 
 pub const ALN_007: Rule = Rule {
@@ -95,6 +115,7 @@ pub const ALN_007: Rule = Rule {
     bad: "...cast::<bf16, m![1 # 16]>().commit::<m![1]>(0)",
     good: "...cast::<bf16, m![1 # 16]>().commit::<m![1 # 4]>(0)",
     manual: "L2193, L2330, L7699",
+    generations: Generations::Both,
 };
 
 pub const ALN_008: Rule = Rule {
@@ -110,6 +131,10 @@ pub const ALN_008: Rule = Rule {
     bad: "...collect::<m![1], m![A # 32]>().commit::<m![A]>(4) // i8",
     good: "...collect::<m![1], m![A # 32]>().commit::<m![A]>(8)",
     manual: "L2338, L2426",
+    generations: Generations::VisaStdOnly(
+        "furiosa-opt-std 0.6's `commit()` takes no address: the compiler places the tensor it \
+         writes (CHANGES.md:26-32)",
+    ),
 };
 
 pub const ALN_009: Rule = Rule {
@@ -132,6 +157,7 @@ pub const ALN_009: Rule = Rule {
     bad: "// trf: &TrfTensor<bf16, .., m![N], m![J, K # 48]>, K = 32\ninput.align::<m![M, J], m![K], _, _>(trf) // J strides 96 B",
     good: "// trf: &TrfTensor<bf16, .., m![N], m![J, K]>\ninput.align::<m![M, J], m![K], _, _>(trf) // J strides 64 B",
     manual: "L4110-L4111",
+    generations: Generations::Both,
 };
 
 pub const ALN_010: Rule = Rule {
@@ -147,6 +173,10 @@ pub const ALN_010: Rule = Rule {
     bad: "let h = host.to_hbm(&mut ctx.pdma, 0x1010).await;",
     good: "let h = host.to_hbm(&mut ctx.pdma, 0x1100).await;",
     manual: "L2859, L2983-L2985, L2594",
+    generations: Generations::VisaStdOnly(
+        "furiosa-opt-std 0.6's `to_hbm(dma)` takes no address: the runtime allocates what the host \
+         uploads (CHANGES.md:26-32)",
+    ),
 };
 
 pub const ALN_011: Rule = Rule {
@@ -164,6 +194,7 @@ pub const ALN_011: Rule = Rule {
     bad: "axes![C = 2]; ...fetch::<f8e4m3, m![A, B], m![C # 8]>().collect::<m![A, B], m![C # 32]>()",
     good: "axes![C = 2]; ...fetch::<f8e4m3, m![A], m![[B, C] # 32]>().collect::<m![A], m![[B, C] # 32]>()",
     manual: "L2122, L2128-L2130, L2143-L2144",
+    generations: Generations::Both,
 };
 
 pub const ALN_012: Rule = Rule {
@@ -182,6 +213,7 @@ pub const ALN_012: Rule = Rule {
     bad: "let out: DmTensor<f8, m![1], m![1], m![1], m![B, A # 88]> = ...commit(1024);",
     good: "let out: DmTensor<f8, m![1], m![1], m![1], m![B, A # 96]> = ...commit(1024);",
     manual: "L7860-L7881",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

@@ -20,7 +20,7 @@ use crate::mapping::edit::{pad_innermost, top_terms};
 use crate::mapping::layout::Dim;
 use crate::mapping::lower::layout_of;
 use crate::model::{Dtype, Kind, Method, Slot, input_arg, output_arg};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 use crate::target::Target;
 
 pub const BNK_001: Rule = Rule {
@@ -55,6 +55,7 @@ pub const BNK_001: Rule = Rule {
           let w = w.to_dm::<m![1 # 2], m![S], m![R, C]>(&mut ctx.tdma, 1 << 17); // independent DMA",
     good: "ctx.main.begin(m.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // row walk",
     manual: "L2137, L2352-L2353, L2856, L2875-L2879, L2898, L2906-L2909, L2938-L2939",
+    generations: Generations::Both,
 };
 
 pub const BNK_002: Rule = Rule {
@@ -79,6 +80,7 @@ pub const BNK_002: Rule = Rule {
     good: "ctx.main.begin(x.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // rotates banks\n\
            ctx.sub.begin(y.view()).fetch::<bf16, m![C / 4, Q], m![C % 4]>()… // 30 + 1 = 31",
     manual: "L2913-L2926, L2917",
+    generations: Generations::Both,
 };
 
 pub const BNK_003: Rule = Rule {
@@ -96,6 +98,7 @@ pub const BNK_003: Rule = Rule {
     bad: "",
     good: "",
     manual: "L2905, L2940, L2842",
+    generations: Generations::Both,
 };
 
 pub const BNK_004: Rule = Rule {
@@ -114,6 +117,7 @@ pub const BNK_004: Rule = Rule {
     bad: "ctx.main.begin(m.view()).fetch::<bf16, m![C / 16, R], m![C % 16]>() // R = 48: 48 in a row, DMA in flight",
     good: "ctx.main.begin(m.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()",
     manual: "L2899-L2904, L2929",
+    generations: Generations::Both,
 };
 
 pub const BNK_005: Rule = Rule {
@@ -134,6 +138,7 @@ pub const BNK_005: Rule = Rule {
     good: "ctx.main.begin(x.view()).fetch::<bf16, m![R, C / 16], m![C % 16]>()… // rotates banks\n\
            ctx.sub.begin(y.view()).fetch::<bf16, m![R, C / 4], m![C % 4]>()…",
     manual: "L2910, L2927-L2931",
+    generations: Generations::Both,
 };
 
 pub const BNK_006: Rule = Rule {
@@ -151,6 +156,7 @@ pub const BNK_006: Rule = Rule {
     bad: "axes![A = 32, B = 2048]; let x = x.to_dm::<m![1 # 2], m![A # 256], m![B]>(&mut ctx.tdma, 0); // f32, 256 KiB in DMN 0",
     good: "axes![A = 256, B = 256]; let x = x.to_dm::<m![1 # 2], m![A], m![B]>(&mut ctx.tdma, 0); // all 8 DMNs",
     manual: "L2857-L2858, L2883-L2895, L2935",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

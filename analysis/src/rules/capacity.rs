@@ -13,7 +13,7 @@ use crate::library::Generation;
 use crate::model::{
     Arg, Chain, Dtype, Engine, FnKind, Kind, MapVal, Method, Origin, Slot, Step, TensorTy, pad_edit,
 };
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 use std::collections::HashSet;
 
 pub const CAP_001: Rule = Rule {
@@ -34,6 +34,7 @@ pub const CAP_001: Rule = Rule {
     bad: "axes![A = 8, B = 512];\n#[device(chip = 1)]\nfn kernel(ctx: &mut Context, hbm: &HbmTensor<i8, m![A], m![B]>) {}",
     good: "axes![A = 8, B = 512];\n#[device(chip = 1)]\nfn kernel(ctx: &mut Context, hbm: &HbmTensor<i8, m![1], m![A, B]>) {}",
     manual: "L1079, L1083-L1084, L1751, L55-L63",
+    generations: Generations::Both,
 };
 
 pub const CAP_002: Rule = Rule {
@@ -55,6 +56,12 @@ pub const CAP_002: Rule = Rule {
     bad: "a: &DmTensor<i8, m![1], m![1], m![A / 8 # 256], m![A % 8]>",
     good: "a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>",
     manual: "L1080, L1091-L1092, L1709, L130",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 allows a Cluster of 1 or 2 \
+         (`furiosa-opt-std/src/constraints.rs:35-45`) and lays a kernel over the grid of its \
+         `#[device(pe)]`: 1 cluster for 1, 2 or 4 processing elements, 2 for 8, the default \
+         (`furiosa-opt-examples/src/pe_count.rs:14-20`); visa-lint asks for that grid's size there",
+    ),
 };
 
 pub const CAP_003: Rule = Rule {
@@ -76,6 +83,12 @@ pub const CAP_003: Rule = Rule {
     bad: "axes![A = 512];\ntype Slice = m![A / 8];",
     good: "axes![A = 512];\ntype Slice = m![A / 8 # 256];",
     manual: "L1081, L1710, L3501-L3502",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 allows a Slice of 64, 128 or 256 \
+         (`furiosa-opt-std/src/constraints.rs:48-56`): 64 slices for 1 processing element, 128 for \
+         2, 256 for 4 or 8 (`furiosa-opt-examples/src/pe_count.rs:14-20`); visa-lint asks for the \
+         size of the `#[device(pe)]` grid there",
+    ),
 };
 
 pub const CAP_004: Rule = Rule {
@@ -91,6 +104,7 @@ pub const CAP_004: Rule = Rule {
     bad: "axes![N = 6, K = 64];\nlet w: TrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![N], m![K]> = ...;",
     good: "axes![N = 6, K = 64];\nlet w: TrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![N # 8], m![K]> = ...;",
     manual: "L1089, L4529-L4530, L4162-L4167, L132",
+    generations: Generations::Both,
 };
 
 pub const CAP_005: Rule = Rule {
@@ -112,6 +126,11 @@ pub const CAP_005: Rule = Rule {
     bad: "axes![A = 1024, B = 1024];\nlet a: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A, B]> = hbm.to_dm(&mut ctx.tdma, 0); // 1 MiB",
     good: "axes![A = 1024, B = 1024];\nlet a: DmTensor<i8, m![1], m![1 # 2], m![A / 4], m![A % 4, B]> = hbm.to_dm(&mut ctx.tdma, 0); // 4 KiB",
     manual: "L1088, L1093, L1075, L2863-L2879, L2874",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 has no DM addresses (CHANGES.md:26-32), so only the Element's 512 KB \
+         per slice is checked there; its open code asserts no DM limit of its own (library-v06.md \
+         §7)",
+    ),
 };
 
 pub const CAP_006: Rule = Rule {
@@ -126,13 +145,16 @@ pub const CAP_006: Rule = Rule {
            the per-Row space (L4148); visa-lint keeps the stated conservative limit \
            (constraints.md §22 A-21). A TrfTensor parameter, whose region is not known, is \
            checked against the Full 8 KB. The manual's GEMM stores `m![J / 8 % 4, K]` of bf16 \
-           (K = 2048): 16 KB per Row (§22 A-12). Tile the contraction axis over passes. \
-           furiosa-opt-std 0.6 has no TRF regions and checks the whole TRF instead: \
-           `Lane::SIZE × Element::SIZE × size_of::<D>()` must fit its 64 KiB \
-           (`TRF_CAPACITY_BYTES`; its collect verifier), so 4 lanes of 16 KB are legal there.",
+           (K = 2048): 16 KB per Row (§22 A-12). Tile the contraction axis over passes.",
     bad: "axes![J = 512, K = 2048];\n.to_trf::<m![J % 8], m![J / 8 % 4, K]>(TrfAddress::Full) // bf16: 16 KB per Row",
     good: "axes![J = 512, K = 512];\n.to_trf::<m![J % 8], m![J / 8 % 4, K]>(TrfAddress::Full) // bf16: 4 KB per Row",
     manual: "L1089, L139, L4116-L4118, L4141-L4155",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 has no TRF regions and checks the whole TRF: Lane × Element bytes fit \
+         its 64 KiB (`TRF_CAPACITY_BYTES`, \
+         `furiosa-opt-lower/src/verify/engine/collect.rs:150-159`), so 4 lanes of 16 KB are legal \
+         there; the manual's library asks 8 KB per Row (L1089)",
+    ),
 };
 
 pub const CAP_007: Rule = Rule {
@@ -148,6 +170,11 @@ pub const CAP_007: Rule = Rule {
     bad: "axes![A = 8192];\nlet v: VrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![A]> = ...to_vrf(0); // 16 KB",
     good: "axes![A = 8192];\nlet v: VrfTensor<bf16, m![1], m![1 # 2], m![A / 32 # 256], m![A % 32]> = ...to_vrf(0); // 64 B",
     manual: "L1090, L140, L5256, L7916-L7917, L7189",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 has no VRF addresses (CHANGES.md:26-32) and asserts the Element's \
+         8,192 bytes itself (`furiosa-opt-std/src/constraints.rs:108-117`), so only the size is \
+         checked there; the address part is `to_vrf(addr)`'s, under `furiosa_visa_std`",
+    ),
 };
 
 pub const CAP_008: Rule = Rule {
@@ -163,6 +190,10 @@ pub const CAP_008: Rule = Rule {
     bad: "host.to_hbm(&mut ctx.pdma, 48 << 30)",
     good: "host.to_hbm(&mut ctx.pdma, 0x1000)",
     manual: "L137, L2949-L2960, L2976",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 has no HBM addresses (CHANGES.md:26-32), so only the Element's size \
+         is checked there",
+    ),
 };
 
 pub const CAP_009: Rule = Rule {
@@ -178,6 +209,7 @@ pub const CAP_009: Rule = Rule {
     bad: "",
     good: "axes![T = 1048576, C = 32];\n.fetch::<i8, m![T], m![C]>() // Time::SIZE = 2^20 is fine",
     manual: "L1099",
+    generations: Generations::Both,
 };
 
 pub const CAP_010: Rule = Rule {
@@ -194,6 +226,10 @@ pub const CAP_010: Rule = Rule {
     bad: "let w0 = ..to_trf(TrfAddress::Full);\nlet w1 = ..to_trf(TrfAddress::FirstHalf);\n..align::<_, _, _, _>(&w0)",
     good: "let w0 = ..to_trf(TrfAddress::FirstHalf);\nlet w1 = ..to_trf(TrfAddress::SecondHalf);\n..align::<_, _, _, _>(&w0)",
     manual: "L304, L4151-L4159",
+    generations: Generations::VisaStdOnly(
+        "furiosa-opt-std 0.6 has no `TrfAddress`: the scheduler assigns the TRF regions \
+         (CHANGES.md:26-32; `docs/src/computing-tensors/register-files.md:122`)",
+    ),
 };
 
 pub const CAP_011: Rule = Rule {
@@ -210,6 +246,7 @@ pub const CAP_011: Rule = Rule {
     bad: "ctx.sub.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<..>().collect::<..>().to_vrf(0) // 2 × 4096 bf16 = 16 KB",
     good: "ctx.sub.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<..>().collect::<..>().to_vrf(0) // 2 × 2048 bf16 = 8 KB",
     manual: "L7372, L7156, L7189",
+    generations: Generations::Both,
 };
 
 pub const KRN_010: Rule = Rule {
@@ -226,6 +263,11 @@ pub const KRN_010: Rule = Rule {
     bad: "#[device]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
     good: "#[device(chip = 1)]\nfn kernel(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A, B]>) {}",
     manual: "L62, L1083-L1084, L1751",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6's `#[device]` defaults `chip` to 1 and `pe` to 8 \
+         (`furiosa-opt-macro/src/lib.rs:187-188`), so an attribute without `chip` is legal there; \
+         visa-lint still asks for `chip = N` under both",
+    ),
 };
 
 /// Every rule of this family, in code order.

@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{
     Chain, Dtype, Kind, Method, Slot, Step, Tu, output_arg, pad_edit, slot_bytes, written,
 };
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const CST_001: Rule = Rule {
     code: "CST-001",
@@ -23,6 +23,11 @@ pub const CST_001: Rule = Rule {
     bad: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<i8, m![1 # 32]>() // f32",
     good: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 16]>()",
     manual: "L6759, L6765, L6776-L6779",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6's `CastEngineCast` has the same pairs without f16, which it removed \
+         (`furiosa-opt-std/src/cast.rs:111-126`; CHANGES.md:33-35), and converts f32 to bf16 in \
+         the commit as well (OPT-005)",
+    ),
 };
 
 pub const CST_002: Rule = Rule {
@@ -42,6 +47,7 @@ pub const CST_002: Rule = Rule {
     bad: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 8]>()",
     good: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 16]>()",
     manual: "L6781-L6784, L3042, L6787-L6818",
+    generations: Generations::Both,
 };
 
 pub const CST_003: Rule = Rule {
@@ -61,6 +67,7 @@ pub const CST_003: Rule = Rule {
     bad: "let c = ctx.sub.begin(a.view()).fetch::<i32, T, P>().collect::<T, P>().cast::<i8, m![A # 32]>();",
     good: "let c = ctx.main.begin(a.view()).fetch::<i32, T, P>().collect::<T, P>().cast::<i8, m![A # 32]>();",
     manual: "L3018, L2337-L2338, L3046-L3052",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

@@ -4,7 +4,7 @@ use super::context::{FnContext, at_arg, pad_output, rewrite_output};
 use crate::derive::collect::normalize;
 use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::model::{Chain, Method, Slot, Step, output_arg, slot_bytes, written};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const COL_001: Rule = Rule {
     code: "COL-001",
@@ -21,6 +21,7 @@ pub const COL_001: Rule = Rule {
     bad: "axes![B = 16]; ...fetch::<i8, m![A], m![B]>().collect::<m![A], m![B]>()",
     good: "axes![B = 16]; ...fetch::<i8, m![A], m![B]>().collect::<m![A], m![B # 32]>()",
     manual: "L3039, L3544, L3549, L3561-L3564",
+    generations: Generations::Both,
 };
 
 pub const COL_002: Rule = Rule {
@@ -40,6 +41,7 @@ pub const COL_002: Rule = Rule {
     bad: "// fetch Time m![A], Packet m![B], bf16, B = 32\n.collect::<m![B / 16, A], m![B % 16]>()",
     good: ".collect::<m![A, B / 16], m![B % 16]>()",
     manual: "L3561-L3564, L3589-L3603, L3622-L3668",
+    generations: Generations::Both,
 };
 
 pub const COL_003: Rule = Rule {
@@ -57,6 +59,7 @@ pub const COL_003: Rule = Rule {
     bad: "",
     good: "",
     manual: "L3605",
+    generations: Generations::Both,
 };
 
 pub const COL_004: Rule = Rule {
@@ -74,6 +77,7 @@ pub const COL_004: Rule = Rule {
     bad: "axes![B = 40]; .fetch::<i8, m![A], m![B]>().collect::<m![A, B # 64 / 32], m![B # 64 % 32]>()",
     good: "axes![B = 32]; .fetch::<i8, m![A], m![B]>().collect::<m![A], m![B]>()",
     manual: "L2122-L2124, L2128",
+    generations: Generations::Both,
 };
 
 pub const COL_005: Rule = Rule {
@@ -89,6 +93,7 @@ pub const COL_005: Rule = Rule {
     bad: "",
     good: "",
     manual: "L1997, L2125-L2127",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

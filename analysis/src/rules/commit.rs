@@ -7,7 +7,7 @@ use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::library::Generation;
 use crate::mapping::layout::{Dim, Layout};
 use crate::model::{Dtype, Kind, Method, Slot, Step, Tu, output_arg, slot_bytes};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const CMT_001: Rule = Rule {
     code: "CMT-001",
@@ -25,6 +25,7 @@ pub const CMT_001: Rule = Rule {
     bad: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 4]>) { s.commit::<m![B, A]>(0); }",
     good: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 8]>) { s.commit::<m![B, A]>(0); }",
     manual: "L2192, L2328",
+    generations: Generations::Both,
 };
 
 pub const CMT_002: Rule = Rule {
@@ -39,12 +40,16 @@ pub const CMT_002: Rule = Rule {
            prefix of another size, for example 12 i8 elements. When the Element as a whole is not \
            a multiple of 8 bytes, ALN-007 reports it instead (one finding per commit). Pad the \
            Element's innermost axis so the commit also writes the padding (`m![M, K, W]` → \
-           `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes. In a furiosa-opt-std crate \
-           the kept part is written, `commit_trim::<P>()`: P must be 8, 16, 24 or 32 bytes and \
-           the leading part of the packet it trims (its Commit Adapter verifier).",
+           `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes.",
     bad: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W]>(0)",
     good: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W # 16]>(0)",
     manual: "L2191-L2194, L2330, L2201-L2238",
+    generations: Generations::Differs(
+        "under furiosa-opt-std 0.6 the kept part is written, `commit_trim::<P>()`: P must be 8, \
+         16, 24 or 32 bytes and the leading part of the packet it trims \
+         (`furiosa-opt-lower/src/verify/engine/commit_adapter.rs:8-39`); under `furiosa_visa_std` \
+         the commit's Element implies it (L2191-L2194)",
+    ),
 };
 
 pub const CMT_003: Rule = Rule {
@@ -62,6 +67,7 @@ pub const CMT_003: Rule = Rule {
     bad: "axes![B = 2, A = 4]; ctx.sub...collect::<m![1], m![[B, A] # 32]>().commit::<m![A, B]>(0) // 1-byte runs",
     good: "axes![B = 2, A = 4]; ctx.sub...collect::<m![1], m![[B, A] # 32]>().commit::<m![B, A]>(0)",
     manual: "L2243, L2247-L2248, L2330",
+    generations: Generations::Both,
 };
 
 pub const CMT_004: Rule = Rule {
@@ -78,6 +84,7 @@ pub const CMT_004: Rule = Rule {
     bad: "",
     good: "",
     manual: "L2332-L2338",
+    generations: Generations::Both,
 };
 
 pub const CMT_005: Rule = Rule {
@@ -96,6 +103,7 @@ pub const CMT_005: Rule = Rule {
     bad: "axes![M = 4, K = 2, W = 8]; ...cast::<i8, m![W # 32]>().commit::<m![K, W, M]>(0) // W stride 4 B",
     good: "axes![M = 4, K = 2, W = 8]; ...cast::<i8, m![W # 32]>().commit::<m![K, M, W]>(0)",
     manual: "L2321, L2338, L7699",
+    generations: Generations::Both,
 };
 
 pub const CMT_006: Rule = Rule {
@@ -117,6 +125,7 @@ pub const CMT_006: Rule = Rule {
     bad: "// stream Time m![T, A / 32], Packet m![A % 32] (T repeats A)\n.commit::<m![A]>(0x1000)",
     good: ".commit::<m![T, A]>(0x1000)",
     manual: "L7775",
+    generations: Generations::Both,
 };
 
 pub const CMT_007: Rule = Rule {
@@ -135,6 +144,7 @@ pub const CMT_007: Rule = Rule {
     bad: "let a: DmTensor<bf16, .., m![N]> = ...commit(0); // N = 3: 6 bytes + 2 dummy\nlet b = ...commit(6);",
     good: "let a: DmTensor<bf16, .., m![N # 4]> = ...commit(0);\nlet b = ...commit(8);",
     manual: "L7699, L7884, L7896",
+    generations: Generations::Both,
 };
 
 pub const CMT_008: Rule = Rule {
@@ -150,6 +160,7 @@ pub const CMT_008: Rule = Rule {
     bad: "",
     good: "",
     manual: "L2315-L2318, L2343",
+    generations: Generations::Both,
 };
 
 pub const CMT_009: Rule = Rule {
@@ -168,6 +179,7 @@ pub const CMT_009: Rule = Rule {
     bad: "axes![K = 2, M = 4, W = 8]; ...collect::<m![K], m![M, W]>().commit::<m![M, K, W]>(0) // 4 writes per flit",
     good: "axes![K = 2, M = 4, W = 8]; ...collect::<m![K], m![M, W]>().commit::<m![K, M, W]>(0)",
     manual: "L2244-L2245, L2341-L2345, L7709-L7764",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

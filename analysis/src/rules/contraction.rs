@@ -15,7 +15,7 @@ use crate::mapping::layout::Dim;
 use crate::model::{
     Arg, Dtype, Kind, Method, Slot, Step, TensorTy, Tu, output_arg, pad_edit, written,
 };
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 use std::sync::Arc;
 
 pub const CON_001: Rule = Rule {
@@ -27,15 +27,17 @@ pub const CON_001: Rule = Rule {
     docs: "The Reducer multiplies i4, i8, f8 or bf16 operands only; f32 (and i16, f16, i32) is \
            not accepted and must be processed in the Vector Engine after (or instead of) the \
            contraction. Checked on the stream passed to `.align()` and on every `.to_trf()` load \
-           (the TRF only feeds the Reducer). furiosa-opt-std 0.6 also takes i5 and i9 (an i4 or \
-           i8 with its zero point subtracted, from `fetch_zero_point_sub`), and lets the TRF \
-           weight differ from the stream within one integer family (i4 with i5, i8 with i9; \
-           its `ContractionCast`), which CON-003 then accepts.",
+           (the TRF only feeds the Reducer).",
     bad: "input: CollectTensor<'l, T, f32, m![1], m![1], m![1], m![M], m![K # 8]>; \
           input.align::<m![M], m![K # 16], _, _>(&trf)",
     good: "input: CollectTensor<'l, T, bf16, m![1], m![1], m![1], m![M], m![K]>; \
            input.align::<m![M], m![K # 32], _, _>(&trf)",
     manual: "L3782, L4532-L4533",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6's `ContractionCast` adds i5 and i9, an i4 or i8 with its zero point \
+         subtracted (`fetch_zero_point_sub`), and lets the TRF weight differ from the stream \
+         within one integer family (`furiosa-opt-std/src/cast.rs:294-375`; CHANGES.md:54)",
+    ),
 };
 
 pub const CON_002: Rule = Rule {
@@ -51,6 +53,7 @@ pub const CON_002: Rule = Rule {
     bad: "let acc: AccumulationTensor<'l, T, bf16, ..> = input.align::<..>(&trf).contract::<m![1]>().accumulate::<..>(..);",
     good: "let acc: AccumulationTensor<'l, T, f32, ..> = input.align::<..>(&trf).contract::<m![1]>().accumulate::<..>(..);",
     manual: "L4313, L4388-L4390, L4533",
+    generations: Generations::Both,
 };
 
 pub const CON_003: Rule = Rule {
@@ -66,6 +69,11 @@ pub const CON_003: Rule = Rule {
     bad: "trf: &TrfTensor<i8, m![1], m![1], m![1], m![N], m![K]>; input (bf16).align::<..>(trf)",
     good: "trf: &TrfTensor<bf16, m![1], m![1], m![1], m![N], m![K]>; input (bf16).align::<..>(trf)",
     manual: "L3891-L3899",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 lets the TRF weight's type differ from the stream's within one \
+         integer family, i4 with i5 and i8 with i9 (`ContractionWeight`, \
+         `furiosa-opt-std/src/cast.rs:330-345`); Chip, Cluster and Slice are shared under both",
+    ),
 };
 
 pub const CON_004: Rule = Rule {
@@ -82,6 +90,11 @@ pub const CON_004: Rule = Rule {
     bad: "axes![K = 16]; input.align::<m![M], m![K], _, _>(&trf) // 32 bytes of bf16",
     good: "axes![K = 16]; input.align::<m![M], m![K # 32], _, _>(&trf)",
     manual: "L3921, L3952, L4099",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6's `contract_outer` also takes an OutPacket of one 32-byte flit and \
+         pads it to the 64-byte computation packet itself \
+         (`furiosa-opt-lower/src/verify/engine/contraction/outer/stream_adapter.rs:13-15, 46`)",
+    ),
 };
 
 /// furiosa-opt-std 0.6's `contract_outer` takes an OutPacket of one flit as well as two: the
@@ -107,6 +120,7 @@ pub const CON_005: Rule = Rule {
     bad: "input: CollectTensor<.., m![L, M], m![K]>; input.align::<m![M], m![L, K], _, _>(&trf)",
     good: "input: CollectTensor<.., m![M, L], m![K]>; input.align::<m![M], m![L, K], _, _>(&trf)",
     manual: "L3908, L3916-L3928, L3948-L3951",
+    generations: Generations::Both,
 };
 
 pub const CON_006: Rule = Rule {
@@ -124,6 +138,7 @@ pub const CON_006: Rule = Rule {
     bad: "input: CollectTensor<.., m![M, N], m![K]>; trf Row m![N]; input.align::<m![M, N], m![K # 32], _, _>(trf)",
     good: "input: CollectTensor<.., m![M], m![K]>; trf Row m![N]; input.align::<m![M], m![K # 32], _, _>(trf)",
     manual: "L3799-L3801, L3909, L3929-L3933, L3953",
+    generations: Generations::Both,
 };
 
 pub const CON_007: Rule = Rule {
@@ -139,6 +154,7 @@ pub const CON_007: Rule = Rule {
     bad: "input.align::<m![T, M], m![K # 32], _, _>(&trf) // T only in the TRF",
     good: "input.align::<m![M, T], m![K # 32], _, _>(&trf)",
     manual: "L3938-L3946, L3954",
+    generations: Generations::Both,
 };
 
 pub const CON_008: Rule = Rule {
@@ -154,13 +170,18 @@ pub const CON_008: Rule = Rule {
            packet only by repeating one contiguous read: the packet's TRF factors must be the \
            Element's innermost factors. A tiling axis (an OutTime factor absent from the collected \
            stream) must be in the TRF Element: the library asserts \"tiling axes must be present \
-           in TRF\" in `align`, so an axis in neither the stream nor the TRF panics, an error; \
-           furiosa-opt-std 0.6's `contract_outer` asks only that tiling axes be innermost (its \
-           stream adapter verifier, and the example `valid_tiling_not_in_trf`), so that part is \
-           not checked on its crates. Packet-size and collection problems are CON-004/005, the read size CON-009.",
+           in TRF\" in `align`, so an axis in neither the stream nor the TRF panics, an error. \
+           Packet-size and collection problems are CON-004/005, the read size CON-009.",
     bad: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![O, M], m![K # 32], _, _>(&trf)",
     good: "input: CollectTensor<.., m![M, O], m![K]>; input.align::<m![M, O], m![K # 32], _, _>(&trf)",
     manual: "L3778, L3791, L3899-L3910, L4081-L4085",
+    generations: Generations::Differs(
+        "the tiling-axis part differs: `furiosa_visa_std`'s `align` asserts that tiling axes are \
+         in the TRF (L4083), furiosa-opt-std 0.6's `contract_outer` only that they are OutTime's \
+         innermost factors \
+         (`furiosa-opt-lower/src/verify/engine/contraction/outer/stream_adapter.rs:62-70`), so \
+         that part is not checked on its crates",
+    ),
 };
 
 pub const CON_009: Rule = Rule {
@@ -177,6 +198,7 @@ pub const CON_009: Rule = Rule {
     bad: "axes![K = 24]; trf: &TrfTensor<bf16, .., m![N], m![K]>; input.align::<m![M], m![K # 32], _, _>(trf)",
     good: "axes![K = 24]; trf: &TrfTensor<bf16, .., m![N], m![K # 32]>; input.align::<m![M], m![K # 32], _, _>(trf)",
     manual: "L4099-L4108",
+    generations: Generations::Both,
 };
 
 pub const CON_010: Rule = Rule {
@@ -192,6 +214,7 @@ pub const CON_010: Rule = Rule {
     bad: "collect::<m![N, K / 16], m![K % 16]>().to_trf::<m![K / 16], m![N, K % 16]>(TrfAddress::Full)",
     good: "collect::<m![N, K / 16], m![K % 16]>().to_trf::<m![N], m![K]>(TrfAddress::Full)",
     manual: "L4053-L4055, L503-L508",
+    generations: Generations::Both,
 };
 
 pub const CON_011: Rule = Rule {
@@ -208,6 +231,7 @@ pub const CON_011: Rule = Rule {
     bad: "input.align::<m![M], m![L, K], _, _>(&trf).contract::<m![K]>()",
     good: "input.align::<m![M], m![L, K], _, _>(&trf).contract::<m![L]>()",
     manual: "L4384-L4392, L4530-L4531",
+    generations: Generations::Both,
 };
 
 pub const CON_012: Rule = Rule {
@@ -223,6 +247,7 @@ pub const CON_012: Rule = Rule {
     bad: "axes![K = 64]; // i8\ninput.align::<m![M], m![K], _, _>(&trf).contract::<m![K]>()",
     good: "axes![K = 64]; // i8\ninput.align::<m![M], m![K], _, _>(&trf).contract::<m![K / 2]>()",
     manual: "L4396-L4398, L4531-L4532",
+    generations: Generations::Both,
 };
 
 pub const CON_013: Rule = Rule {
@@ -240,6 +265,7 @@ pub const CON_013: Rule = Rule {
     bad: "",
     good: "",
     manual: "L4394-L4395, L4533",
+    generations: Generations::Both,
 };
 
 pub const CON_014: Rule = Rule {
@@ -258,6 +284,7 @@ pub const CON_014: Rule = Rule {
     good: "axes![M = 256, N = 8, K = 64]; ..align::<m![M, K / 16], m![K % 16 # 32], _, _>(&trf)\
            .contract::<m![1]>().accumulate::<m![M], m![N]>(AccumulationKind::Interleaved)",
     manual: "L4409, L4432-L4434, L4534-L4538",
+    generations: Generations::Both,
 };
 
 pub const CON_015: Rule = Rule {
@@ -273,6 +300,7 @@ pub const CON_015: Rule = Rule {
     bad: "..contract::<m![1]>().accumulate::<m![A], m![1]>(AccumulationKind::Interleaved) // Row m![1]",
     good: "..contract::<m![1]>().accumulate::<m![A], m![1 # 8]>(AccumulationKind::Interleaved)",
     manual: "L4436-L4448, L4535-L4536",
+    generations: Generations::Both,
 };
 
 pub const CON_016: Rule = Rule {
@@ -288,6 +316,7 @@ pub const CON_016: Rule = Rule {
     bad: "..accumulate::<m![M, N], m![K % 16 / 4]>(AccumulationKind::Sequential)",
     good: "..accumulate::<m![M, N], m![K % 16 / 4 # 8]>(AccumulationKind::Sequential)",
     manual: "L4484-L4491, L4521, L4537-L4538",
+    generations: Generations::Both,
 };
 
 pub const CON_017: Rule = Rule {
@@ -302,6 +331,7 @@ pub const CON_017: Rule = Rule {
     bad: "..contract::<m![K % 16 / 4]>().accumulate::<m![M, K % 16 / 4 = 2], m![N]>(AccumulationKind::Interleaved)",
     good: "..contract::<m![K % 16 / 4 # 8]>().accumulate::<m![M, K % 16 / 4 # 8 = 4], m![N]>(AccumulationKind::Interleaved)",
     manual: "L4438-L4441",
+    generations: Generations::Both,
 };
 
 pub const CON_018: Rule = Rule {
@@ -317,6 +347,7 @@ pub const CON_018: Rule = Rule {
     bad: "axes![L = 4, K = 16]; input(Time m![M, L], Packet m![K]).align::<m![M], m![L, K], _, _>(&trf)",
     good: "axes![L = 4, K = 16]; input(Time m![M, L], Packet m![K]).align::<m![M, L / 2], m![L % 2, K], _, _>(&trf)",
     manual: "L3781, L3928, L3951",
+    generations: Generations::Both,
 };
 
 pub const CON_019: Rule = Rule {
@@ -332,6 +363,7 @@ pub const CON_019: Rule = Rule {
     bad: "stream packet m![K # 16] (i8), TRF Element m![K # 16]: both pad K",
     good: "stream packet m![K # 16], TRF Element m![K] with zero fill by the Stream Adapter",
     manual: "L3769-L3772",
+    generations: Generations::Both,
 };
 
 pub const CON_020: Rule = Rule {
@@ -347,6 +379,7 @@ pub const CON_020: Rule = Rule {
     bad: "trf: &TrfTensor<bf16, .., m![1], m![O, K]>; input.align::<m![M, O], m![K # 32], _, _>(trf)",
     good: "trf: &TrfTensor<bf16, .., m![O], m![K]>; input.align::<m![M], m![K # 32], _, _>(trf)",
     manual: "L3780, L3785, L4450, L4545",
+    generations: Generations::Both,
 };
 
 pub const CON_021: Rule = Rule {
@@ -363,6 +396,11 @@ pub const CON_021: Rule = Rule {
     bad: "sub: ..to_trf(TrfAddress::SecondHalf); main: ..align::<m![M], m![K], _, _>(&w) // 64-B reads",
     good: "sub: ..to_trf(TrfAddress::SecondHalf); main: ..align::<m![M, K / 16], m![K % 16 # 32], _, _>(&w)",
     manual: "L4181-L4199",
+    generations: Generations::VisaStdOnly(
+        "it needs a `to_trf` into `TrfAddress::FirstHalf` or `SecondHalf`, and furiosa-opt-std 0.6 \
+         has no `TrfAddress`: its scheduler picks the TRF half (CHANGES.md:26-32; \
+         `docs/src/computing-tensors/register-files.md:122`)",
+    ),
 };
 
 pub const SEQ_010: Rule = Rule {
@@ -379,6 +417,7 @@ pub const SEQ_010: Rule = Rule {
           trf Element m![I, H, G, F, E, D, C, B, A, K]; align::<m![A, B, C, D, E, F, G, H, I], ..>",
     good: "trf Element m![A, B, C, D, E, F, G, H, I, K]; align::<m![A, B, C, D, E, F, G, H, I], ..>",
     manual: "L4171-L4177",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

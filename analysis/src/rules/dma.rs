@@ -8,7 +8,7 @@ use crate::library::Generation;
 use crate::mapping::edit::pad_innermost;
 use crate::mapping::layout::Dim;
 use crate::model::{Dtype, Kind, Method, Slot, Step, written};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const DMA_001: Rule = Rule {
     code: "DMA-001",
@@ -23,6 +23,7 @@ pub const DMA_001: Rule = Rule {
     bad: "",
     good: "",
     manual: "L2415-L2421",
+    generations: Generations::Both,
 };
 
 pub const DMA_002: Rule = Rule {
@@ -39,6 +40,7 @@ pub const DMA_002: Rule = Rule {
     bad: "let dm = hbm.to_dm(&mut ctx.tdma, 0);",
     good: "let dm = hbm.to_dm::<m![1], m![A # 256], m![B]>(&mut ctx.tdma, 0);",
     manual: "seed 000 L175; L2527",
+    generations: Generations::Both,
 };
 
 pub const DMA_003: Rule = Rule {
@@ -56,6 +58,10 @@ pub const DMA_003: Rule = Rule {
     bad: "let h = host.to_hbm(&mut ctx.pdma, 0x1004).await; let d = h.to_dm::<..>(&mut ctx.tdma, 0);",
     good: "let h = host.to_hbm(&mut ctx.pdma, 0x1000).await; let d = h.to_dm::<..>(&mut ctx.tdma, 0);",
     manual: "L2425-L2427, L2834",
+    generations: Generations::VisaStdOnly(
+        "furiosa-opt-std 0.6 places HBM tensors itself and takes no address (CHANGES.md:26-32), so \
+         there is no HBM address to check",
+    ),
 };
 
 pub const DMA_004: Rule = Rule {
@@ -71,6 +77,7 @@ pub const DMA_004: Rule = Rule {
     bad: "",
     good: "",
     manual: "seed 000 L33, L196",
+    generations: Generations::Both,
 };
 
 pub const DMA_005: Rule = Rule {
@@ -86,6 +93,7 @@ pub const DMA_005: Rule = Rule {
     bad: "",
     good: "",
     manual: "seed 000 L140-L142",
+    generations: Generations::Both,
 };
 
 pub const DMA_006: Rule = Rule {
@@ -98,6 +106,7 @@ pub const DMA_006: Rule = Rule {
     bad: "",
     good: "",
     manual: "seed 000 L469-L471; L2943-L2944",
+    generations: Generations::Both,
 };
 
 pub const DMA_007: Rule = Rule {
@@ -110,6 +119,7 @@ pub const DMA_007: Rule = Rule {
     bad: "",
     good: "",
     manual: "seed 000 L160-L163, L50, L477",
+    generations: Generations::Both,
 };
 
 pub const DMA_008: Rule = Rule {
@@ -133,6 +143,7 @@ pub const DMA_008: Rule = Rule {
     bad: "axes![D = 4, A = 15, B = 32, C = 256];\n// DM: Slice m![A # 16 / 4, A # 16 / 2 % 2, B], Element m![A # 16 % 2, C]\ndm.to_hbm(&mut ctx.pdma, 0)",
     good: "axes![D = 4, A = 16, B = 32, C = 256]; // same layout, A divides",
     manual: "seed 000 L439, L454, L474",
+    generations: Generations::Both,
 };
 
 pub const DMA_009: Rule = Rule {
@@ -153,6 +164,10 @@ pub const DMA_009: Rule = Rule {
     bad: "let r0 = s0.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, 0x4000);\nlet r1 = s1.to_dm::<m![1 # 2], m![S], m![B]>(&mut ctx.tdma, 0x4040); // s1 follows s0 in HBM",
     good: "let r = s.to_dm::<m![1 # 2], m![S], m![X, B]>(&mut ctx.tdma, 0x4000); // X = 2: both halves",
     manual: "seed 000 L113, L212, L473",
+    generations: Generations::VisaStdOnly(
+        "it compares transfers at constant addresses, and furiosa-opt-std 0.6 has no addresses \
+         (CHANGES.md:26-32)",
+    ),
 };
 
 pub const DMA_010: Rule = Rule {
@@ -169,6 +184,7 @@ pub const DMA_010: Rule = Rule {
     bad: "axes![A = 2, C = 4099]; h.to_dm::<m![1], m![1], m![A, C]>(..) // 8,198-byte run: 2-byte packets",
     good: "axes![A = 2, C = 4099]; h.to_dm::<m![1], m![1], m![A, C # 4352]>(..)",
     manual: "L2469-L2472, L2593-L2594",
+    generations: Generations::Both,
 };
 
 pub const DMA_011: Rule = Rule {
@@ -188,6 +204,7 @@ pub const DMA_011: Rule = Rule {
     bad: "axes![B = 64, C = 8, D = 512]; // HBM m![B, C, D], DM element m![C, D % 256]",
     good: "axes![B = 64, C = 8, D = 512]; // HBM m![B, C, D], DM element m![C, D]",
     manual: "L2720-L2756, L2854-L2861, L2987-L2988",
+    generations: Generations::Both,
 };
 
 pub const DMA_012: Rule = Rule {
@@ -203,6 +220,7 @@ pub const DMA_012: Rule = Rule {
     bad: "",
     good: "",
     manual: "seed 000 L3; L2851",
+    generations: Generations::Both,
 };
 
 pub const DMA_013: Rule = Rule {
@@ -218,6 +236,11 @@ pub const DMA_013: Rule = Rule {
     bad: "fn k(ctx: &mut Context, h: &HbmTensor<i9, m![1], m![A]>) { h.to_dm::<..>(&mut ctx.tdma, 0); }",
     good: "fn k(ctx: &mut Context, h: &HbmTensor<i8, m![1], m![A]>) { h.to_dm::<..>(&mut ctx.tdma, 0); }",
     manual: "L2525",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 removed f16 from its scalars and DMA dtypes (CHANGES.md:33-35) and \
+         adds u8 and the packed f4e2m1 (`furiosa-opt-std/src/scalar.rs`); visa-lint checks the \
+         manual's list (L2525) under both",
+    ),
 };
 
 pub const SEQ_012: Rule = Rule {
@@ -236,6 +259,7 @@ pub const SEQ_012: Rule = Rule {
     bad: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![B, A]>(..) // HBM m![A, B]: entry 131072",
     good: "axes![A = 131072, B = 2]; h.to_dm::<m![1], m![1], m![A, B]>(..)",
     manual: "L1225, L2512, L2545, seed 000 L69, L94, L157-L158, L191",
+    generations: Generations::Both,
 };
 
 pub const ALN_003: Rule = Rule {
@@ -255,14 +279,18 @@ pub const ALN_003: Rule = Rule {
            vendor's own tested examples move 1- and 4-byte runs (a transposing `to_dm`), so \
            such a kernel runs on the library's simulator; later vendor libraries do assert an \
            8-byte DMA tail for writes into DM, and the manual says the hardware faults. Treat \
-           the warning as a portability risk to real hardware and newer libraries. In a \
-           furiosa-opt-std 0.6 crate it is an error: that library refuses the transfer. Pad the \
+           the warning as a portability risk to real hardware and newer libraries. Pad the \
            innermost Element axis of the DM tensor (`m![A, C]` → `m![A, C # 16]` for i8, \
            C = 13): the padded positions are written with the packet; when the DM layout \
            reorders the source's innermost axis, transpose in the Tensor Unit instead.",
     bad: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C]>(&mut ctx.tdma, 0); // 39-byte run",
     good: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C # 16]>(&mut ctx.tdma, 0);",
     manual: "L2425-L2427, L2593, L2834",
+    generations: Generations::Differs(
+        "an error under furiosa-opt-std 0.6, whose DMA into DM asserts an 8-byte destination tail \
+         (`assert_dma_layout`, `furiosa-opt-std/src/tensor/memory.rs:25-112`); a warning under \
+         `furiosa_visa_std`, which checks no DMA packet (the hardware rule is L2425-L2427)",
+    ),
 };
 
 pub const ALN_004: Rule = Rule {
@@ -280,6 +308,7 @@ pub const ALN_004: Rule = Rule {
     bad: "axes![S = 256, C = 8200]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0) // 1,640-byte packets, 7 requests each",
     good: "axes![S = 256, C = 8192]; h.to_dm::<m![1 # 2], m![S], m![C]>(&mut ctx.tdma, 0)",
     manual: "L2428-L2429, L2512, L2448",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

@@ -8,7 +8,7 @@ use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::edit::top_terms;
 use crate::mapping::lower::layout_of;
 use crate::model::{Dtype, Method, Slot, Step, Tu, input_arg, output_arg, written};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 use crate::target::Target;
 
 pub const FET_001: Rule = Rule {
@@ -26,6 +26,12 @@ pub const FET_001: Rule = Rule {
     bad: "",
     good: "",
     manual: "L1700-L1718",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6's `fetch` asserts a Cluster of 1 or 2 and a Slice of 64, 128 or 256, \
+         no cast (that is `fetch_cast`'s trait bound) and no packet alignment \
+         (`furiosa-opt-std/src/engine/fetch.rs:80-94`); CAP-002, CAP-003, FET-004 and ALN-005 say \
+         how each is checked",
+    ),
 };
 
 pub const FET_002: Rule = Rule {
@@ -46,6 +52,7 @@ pub const FET_002: Rule = Rule {
     bad: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![C], m![B, A]>() // 4-byte runs",
     good: "// a: DmTensor<i8, .., m![S], m![B, C, A]>, A = 4\nctx.sub.begin(a.view()).fetch::<i8, m![B], m![C, A]>() // 16-byte runs",
     manual: "L1757-L1759, L2018-L2021",
+    generations: Generations::Both,
 };
 
 pub const FET_003: Rule = Rule {
@@ -67,6 +74,7 @@ pub const FET_003: Rule = Rule {
     bad: "// a: DmTensor<f8e4m3, .., m![A, B, C]>, A = 3, B = 5, C = 2\n.fetch::<f8e4m3, m![A, B], m![C]>() // 2-byte fetches, 15 cycles",
     good: ".fetch::<f8e4m3, m![A], m![[B, C] # 16]>() // 16-byte fetches, 3 cycles",
     manual: "L1761, L2060, L2067-L2111, L1816-L1839",
+    generations: Generations::Both,
 };
 
 pub const FET_004: Rule = Rule {
@@ -83,6 +91,13 @@ pub const FET_004: Rule = Rule {
     bad: "ctx.main.begin(a.view()).fetch::<f32, m![A / 8], m![A % 8]>() // a: i8",
     good: "ctx.main.begin(a.view()).fetch::<i32, m![A / 8], m![A % 8]>() // a: i8",
     manual: "L1962-L1977, L1724, L2116",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 splits the conversions by stage: `fetch_cast` takes `FetchCast`'s \
+         pairs (identity, i4/i8/i16 → i32, f8/bf16 → f32, f32 → bf16; no f16, \
+         `furiosa-opt-std/src/cast.rs:20-33`), `fetch_zero_point_sub` i4 → i5 and i8 → i9, and \
+         `fetch_table_lookup` decodes by its table, which this rule does not check; visa-lint \
+         reads the manual's table (L1962-L1979) for the others",
+    ),
 };
 
 pub const FET_005: Rule = Rule {
@@ -104,6 +119,7 @@ pub const FET_005: Rule = Rule {
     bad: "",
     good: "",
     manual: "L1996-L2017",
+    generations: Generations::Both,
 };
 
 pub const FET_006: Rule = Rule {
@@ -125,6 +141,7 @@ pub const FET_006: Rule = Rule {
     bad: "// a: DmTensor<i8, .., m![B, A]>, A = 12\nctx.sub.begin(a.view()).fetch_with_zero_point(3) // i8 -> i32, 12-byte packets",
     good: "// A = 16: 16-byte packets, two 8-byte fetches each",
     manual: "L2115-L2116, L2098-L2105",
+    generations: Generations::Both,
 };
 
 pub const FET_007: Rule = Rule {
@@ -140,6 +157,12 @@ pub const FET_007: Rule = Rule {
     bad: "...fetch_with_zero_point(300) // D2 = i9",
     good: "...fetch_with_zero_point(100) // D2 = i9",
     manual: "L2117, L2030-L2049",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 writes it `fetch_zero_point_sub::<D>(zp)`, read here as \
+         `fetch_with_zero_point`, and asserts the stricter range of the source type, -8..=7 for i4 \
+         and -128..=127 for i8 (`furiosa-opt-std/src/engine/fetch_adapter.rs:314-318`), which \
+         visa-lint does not check",
+    ),
 };
 
 pub const FET_008: Rule = Rule {
@@ -160,6 +183,7 @@ pub const FET_008: Rule = Rule {
     bad: "axes![A = 60]; .fetch::<f32, m![1], m![A # 64]>() // 60 valid f32 in the last row",
     good: ".fetch::<f32, m![A # 64 / 16], m![A # 64 % 16]>() // 12 valid in the last row",
     manual: "L1899-L1927",
+    generations: Generations::Both,
 };
 
 pub const FET_009: Rule = Rule {
@@ -177,6 +201,7 @@ pub const FET_009: Rule = Rule {
     bad: "",
     good: "",
     manual: "L1936-L1953, L1870",
+    generations: Generations::Both,
 };
 
 pub const FET_010: Rule = Rule {
@@ -193,6 +218,11 @@ pub const FET_010: Rule = Rule {
     bad: "ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<i8, m![A], m![I, B]>()",
     good: "ctx.main.begin_interleaved::<I, _, _, _, _, _>(a.view(), b.view()).fetch::<i8, m![A, I], m![B]>()",
     manual: "L1846-L1850, L2030-L2049",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 has one zero point per fetch, `fetch_zero_point_sub(zp: i32)` \
+         (`furiosa-opt-std/src/engine/fetch_adapter.rs:307`), so only the interleave-axis part \
+         applies there",
+    ),
 };
 
 pub const FET_011: Rule = Rule {
@@ -210,6 +240,7 @@ pub const FET_011: Rule = Rule {
     bad: "// a: DmTensor<i8, .., m![B, C, A]>, A = 4\n.fetch::<i8, m![C], m![B, A]>() // 8-byte packets in 4-byte pieces",
     good: "// a: DmTensor<i8, .., m![C, B, A]>\n.fetch::<i8, m![C], m![B, A]>()",
     manual: "L2058-L2059",
+    generations: Generations::Both,
 };
 
 pub const FET_012: Rule = Rule {
@@ -225,6 +256,7 @@ pub const FET_012: Rule = Rule {
     bad: "",
     good: "",
     manual: "L2125-L2127, L2138-L2142",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

@@ -7,7 +7,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
 use crate::model::{Chain, Kind, Method, Slot, Step, VeStage, ops::op_problem, output_arg};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const XSL_001: Rule = Rule {
     code: "XSL-001",
@@ -21,6 +21,7 @@ pub const XSL_001: Rule = Rule {
     bad: ".vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::Mul) // i32",
     good: ".vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::AddSat)",
     manual: "L6612-L6625, L6735",
+    generations: Generations::Both,
 };
 
 pub const XSL_002: Rule = Rule {
@@ -36,6 +37,7 @@ pub const XSL_002: Rule = Rule {
     bad: ".vector_trim_way4::<m![A % 4]>().vector_inter_slice_reduce::<S2, T2>(op)",
     good: ".vector_trim_way4::<m![A % 4]>() /* ... */ .vector_pad_way8::<m![A % 4 # 8]>().vector_inter_slice_reduce::<S2, T2>(op)",
     manual: "L6603-L6604",
+    generations: Generations::Both,
 };
 
 pub const XSL_003: Rule = Rule {
@@ -57,6 +59,7 @@ pub const XSL_003: Rule = Rule {
     bad: "// R = 8: Cluster m![R / 4], Slice m![A / 8, R % 4]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
     good: "// R = 4: Cluster m![1 # 2], Slice m![A / 8, R]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
     manual: "L6584, L6736, L7081, L7383-L7386",
+    generations: Generations::Both,
 };
 
 pub const XSL_004: Rule = Rule {
@@ -73,6 +76,7 @@ pub const XSL_004: Rule = Rule {
     bad: "// input Packet m![A % 8]\n-> VectorFinalTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, 1 # 4], m![1], m![A % 4 # 8]>",
     good: "// input Packet m![A % 8]\n-> VectorFinalTensor<'l, T, i32, m![1], m![1 # 2], m![A / 8, 1 # 4], m![1], m![A % 8]>",
     manual: "L6585, L6633-L6634, L6737",
+    generations: Generations::Both,
 };
 
 pub const XSL_005: Rule = Rule {
@@ -89,6 +93,7 @@ pub const XSL_005: Rule = Rule {
     bad: "// Slice m![A / 8, R], Time m![1]\n.vector_inter_slice_reduce::<m![A / 8], m![1]>(op)",
     good: "// Slice m![A / 8, R], Time m![1]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
     manual: "L6627-L6634, L6653, L6671-L6675",
+    generations: Generations::Both,
 };
 
 pub const XSL_006: Rule = Rule {
@@ -106,6 +111,7 @@ pub const XSL_006: Rule = Rule {
     bad: "// Slice m![R] (R = 256), Time m![1]: 256-cycle tail for 1 flit\n.vector_inter_slice_reduce::<m![1 # 256], m![1]>(op)",
     good: "// Slice m![R] (R = 256), Time m![B] (B = 1024): the tail hides behind 1024 flits\n.vector_inter_slice_reduce::<m![1 # 256], m![B]>(op)",
     manual: "L4369, L6739-L6754",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

@@ -14,7 +14,7 @@ use crate::mapping::layout::Dim;
 use crate::mapping::problem::Invalid;
 use crate::mapping::{lower, parse};
 use crate::model::{Kind, Method, Slot, Step, TensorTy};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const MAP_001: Rule = Rule {
     code: "MAP-001",
@@ -28,6 +28,7 @@ pub const MAP_001: Rule = Rule {
     bad: "axes![A = 63]; type E = m![A / 8];",
     good: "axes![A = 63]; type E = m![A # 64 / 8];",
     manual: "L873, L5588",
+    generations: Generations::Both,
 };
 
 pub const MAP_002: Rule = Rule {
@@ -42,6 +43,7 @@ pub const MAP_002: Rule = Rule {
     bad: "axes![A = 15]; type E = m![A % 4];",
     good: "axes![A = 15]; type E = m![A # 16 % 4];",
     manual: "L891, L1027",
+    generations: Generations::Both,
 };
 
 pub const MAP_003: Rule = Rule {
@@ -58,6 +60,7 @@ pub const MAP_003: Rule = Rule {
     bad: "axes![C = 2]; type E = m![C # 6];",
     good: "axes![C = 2]; type E = m![C # 8];",
     manual: "L741-L778, L1027, L7656",
+    generations: Generations::Both,
 };
 
 pub const MAP_004: Rule = Rule {
@@ -71,6 +74,7 @@ pub const MAP_004: Rule = Rule {
     bad: "axes![D = 3]; type E = m![D = 5];",
     good: "axes![D = 3]; type E = m![D = 2];",
     manual: "L780, L810, L831",
+    generations: Generations::Both,
 };
 
 pub const MAP_005: Rule = Rule {
@@ -85,6 +89,7 @@ pub const MAP_005: Rule = Rule {
     bad: "axes![A = 8]; type E = m![A, X];",
     good: "axes![A = 8, X = 16]; type E = m![A, X];",
     manual: "L588, L625, L5360",
+    generations: Generations::Both,
 };
 
 pub const MAP_006: Rule = Rule {
@@ -100,6 +105,7 @@ pub const MAP_006: Rule = Rule {
     bad: "type E = m![{ L }, B];",
     good: "type L = m![A]; type E = m![{ L }, B];",
     manual: "L972-L984",
+    generations: Generations::Both,
 };
 
 pub const MAP_007: Rule = Rule {
@@ -116,6 +122,7 @@ pub const MAP_007: Rule = Rule {
     bad: "",
     good: "type E = m![B / 64, B % 64]; // same as m![B]",
     manual: "L1017-L1028, L578",
+    generations: Generations::Both,
 };
 
 pub const MAP_008: Rule = Rule {
@@ -131,6 +138,7 @@ pub const MAP_008: Rule = Rule {
     bad: "axes![A = 4, B = 4, B' = B - A]; type E = m![A, B'];",
     good: "axes![A = 4, B = 4, B' = B - A]; type E = m![A, B' = 4];",
     manual: "L986-L1016",
+    generations: Generations::Both,
 };
 
 pub const MAP_009: Rule = Rule {
@@ -148,6 +156,7 @@ pub const MAP_009: Rule = Rule {
     bad: "axes![A = 8, B = 64];\nview.tile::<m![B / 8], 2, m![A, B / 8 = 3 # 8, B % 8]>(0)\nview.tile::<m![B / 8], 2, m![A, B / 8 = 2 # 8, B % 8]>(7)",
     good: "axes![A = 8, B = 64];\nview.tile::<m![B / 8], 2, m![A, B / 8 = 2 # 8, B % 8]>(6)",
     manual: "L813-L832, L956-L971",
+    generations: Generations::Both,
 };
 
 pub const MAP_010: Rule = Rule {
@@ -178,6 +187,7 @@ pub const MAP_010: Rule = Rule {
     bad: "axes![A = 2048, B = 16];\nlet dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![B]> = a.to_dm(&mut ctx.tdma, 0); // a: m![A, B]",
     good: "let dm: DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8, B]> = a.to_dm(&mut ctx.tdma, 0);",
     manual: "L149, L1155-L1159, L1557",
+    generations: Generations::Both,
 };
 
 pub const MAP_011: Rule = Rule {
@@ -195,6 +205,7 @@ pub const MAP_011: Rule = Rule {
     bad: "axes![A = 15, B = 64]; // a: HbmTensor<i8, m![1], m![A % 5, A / 5, B]>\nlet dm: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A % 3, A / 3, B]> = a.to_dm(&mut ctx.tdma, 0);",
     good: "let dm: DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A % 5, A / 5, B]> = a.to_dm(&mut ctx.tdma, 0);",
     manual: "L1660-L1683",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

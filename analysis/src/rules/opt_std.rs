@@ -13,7 +13,7 @@ use crate::model::refusals::{Refusal, SlotFault};
 use crate::model::{
     Chain, Dtype, FnModel, Kind, Method, Slot, Step, TensorTy, input_arg, output_arg,
 };
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const OPT_001: Rule = Rule {
     code: "OPT-001",
@@ -24,11 +24,15 @@ pub const OPT_001: Rule = Rule {
     docs: "furiosa-opt-std 0.6 translates each `#[device]` function on its own, before it is \
            monomorphized, so a device function generic over an axis, a type or a constant is \
            refused (the vendor's `negative/generic_device.rs` at ebb846a). Keep the generic \
-           code in a helper and write a concrete `#[device]` wrapper per instantiation. The \
-           manual's library does not state it; the rule applies to furiosa-opt-std crates.",
+           code in a helper and write a concrete `#[device]` wrapper per instantiation.",
     bad: "#[device(chip = 1)]\nfn copy<A: AxisName>(ctx: &mut Context, x: &HbmTensor<i8, m![1], m![A]>) { .. }",
     good: "fn copy<A: AxisName>(ctx: &mut Context, x: &HbmTensor<i8, m![1], m![A]>) { .. }\n#[device(chip = 1)]\nfn copy_n(ctx: &mut Context, x: &HbmTensor<i8, m![1], m![N]>) { copy::<N>(ctx, x) }",
     manual: "",
+    generations: Generations::OptStdOnly(
+        "the vendor's translator refuses a `#[device]` function that is still generic, as it runs \
+         before monomorphization (`furiosa-opt-examples/src/negative/generic_device.rs:1-11`); the \
+         manual states nothing of it",
+    ),
 };
 
 pub const OPT_002: Rule = Rule {
@@ -45,6 +49,11 @@ pub const OPT_002: Rule = Rule {
     bad: "for b in 0..<m![B]>::SIZE { assert!(b < 1000); .. }",
     good: "const { assert!(<m![B]>::SIZE % 32 == 0) };",
     manual: "",
+    generations: Generations::OptStdOnly(
+        "the vendor refuses a run-time `assert!` or `panic!` in a device body \
+         (`furiosa-opt-examples/src/negative/runtime_panic.rs:1-7`); the manual states nothing of \
+         it",
+    ),
 };
 
 pub const OPT_003: Rule = Rule {
@@ -65,6 +74,11 @@ pub const OPT_003: Rule = Rule {
     bad: "dm.view_mut().memset(bf16::from_f32(1.0), &mut ctx.sub);",
     good: "dm.view_mut().memset(const { bf16::from_f32(1.0) }, &mut ctx.sub);",
     manual: "",
+    generations: Generations::OptStdOnly(
+        "the vendor refuses a `memset` value or an immediate that does not fold to a constant \
+         (`furiosa-opt-examples/src/negative/memset.rs:17-23`, \
+         `negative/scalar_cast_diag.rs:1-10`); the manual has no `memset` and states no such rule",
+    ),
 };
 
 pub const OPT_004: Rule = Rule {
@@ -83,6 +97,10 @@ pub const OPT_004: Rule = Rule {
     bad: "let idx: DmTensor<i32, m![1], m![1 # 2], m![R, I / 8], m![I % 8]> = ..; // R × I = 2048 entries\nlet v = table.dma_gather_unscaled(&idx);",
     good: "for c in 0..4 { let chunk = idx_hbm.view().tile::<m![I / 32], 1, ..>(c).to_dm(..); table.dma_gather_unscaled(&chunk); }",
     manual: "",
+    generations: Generations::OptStdOnly(
+        "`dma_gather_unscaled` exists only there (`furiosa-opt-std/src/tensor/memory.rs:380-406`; \
+         `furiosa-opt-examples/src/negative/scatter_gather.rs:10-20`); the manual has no gather",
+    ),
 };
 
 pub const OPT_005: Rule = Rule {
@@ -101,6 +119,10 @@ pub const OPT_005: Rule = Rule {
     bad: ".commit_trim::<m![N % 4 # 6]>().commit_cast::<bf16>() // 24 bytes of f32",
     good: ".commit_trim::<m![N % 4 # 8]>().commit_cast::<bf16>() // 32 bytes of f32",
     manual: "",
+    generations: Generations::OptStdOnly(
+        "`commit_cast` exists only there (`furiosa-opt-std/src/cast.rs:137-156`; CHANGES.md:52); \
+         the manual casts only in the Cast Engine",
+    ),
 };
 
 pub const OPT_006: Rule = Rule {
@@ -124,6 +146,11 @@ pub const OPT_006: Rule = Rule {
     bad: "axes![A = 8, B = 64, C = 1024];\nlet y: DmTensor<i32, m![1], m![1 # 2], m![1 # 256], m![C]> = unsafe { x.reshape() }; // x: .., m![A, B] (512)",
     good: "axes![A = 8, B = 64, C = 512];\nlet y: DmTensor<i32, m![1], m![1 # 2], m![1 # 256], m![C]> = unsafe { x.reshape() }; // x: .., m![A, B] (512)",
     manual: "",
+    generations: Generations::OptStdOnly(
+        "the manual's library has no `reshape`; furiosa-opt-std 0.6 const-asserts the level sizes \
+         in every `reshape` (`furiosa-opt-std/src/constraints.rs:128-173`, \
+         `src/tensor/memory.rs:438-448`)",
+    ),
 };
 
 pub const OPT_007: Rule = Rule {
@@ -150,6 +177,11 @@ pub const OPT_007: Rule = Rule {
     bad: "output.view_mut().tile::<m![B], 2, m![B = 2 # 8]>(0)",
     good: "output.view_mut().tile::<m![B], 2, m![B = 2 #{!} 8]>(0)",
     manual: "",
+    generations: Generations::OptStdOnly(
+        "the manual's library has one padding kind; furiosa-opt-std 0.6 passes Bottom for a \
+         mutable tile and Top for a read one to its tile check \
+         (`furiosa-opt-std/src/tensor/memory.rs:554-575,738-760`)",
+    ),
 };
 
 pub const OPT_008: Rule = Rule {
@@ -174,6 +206,10 @@ pub const OPT_008: Rule = Rule {
     bad: "Branched::imm(TagGuard::all(), 1.0f32).rf(negative, &scale_vrf)",
     good: "Branched::imm(negative, 1.0f32).rf(TagGuard::all(), &scale_vrf)",
     manual: "",
+    generations: Generations::OptStdOnly(
+        "`Branched` and `TagGuard` exist only in furiosa-opt-std 0.6, whose slot check refuses \
+         these operands (`furiosa-opt-common-ir/src/lib.rs:560-600`; CHANGES.md:51)",
+    ),
 };
 
 /// Every rule of this family, in code order.

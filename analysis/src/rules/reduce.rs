@@ -15,7 +15,7 @@ use crate::model::{
     ops::{op_problem, split_op},
     output_arg,
 };
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const ISR_001: Rule = Rule {
     code: "ISR-001",
@@ -31,6 +31,7 @@ pub const ISR_001: Rule = Rule {
     bad: ".vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(IntraSliceReduceOpI32::Add) // i32",
     good: ".vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(IntraSliceReduceOpI32::AddSat)",
     manual: "L4908-L4912, L5384-L5402",
+    generations: Generations::Both,
 };
 
 pub const ISR_002: Rule = Rule {
@@ -46,6 +47,7 @@ pub const ISR_002: Rule = Rule {
     bad: "// Time m![R, A % 2], Packet m![R % 4]\n.vector_intra_slice_reduce::<R, m![1], m![1 # 4]>(op)",
     good: "// Time m![R, A % 2], Packet m![R % 4]\n.vector_intra_slice_reduce::<R, m![A % 2], m![1 # 4]>(op)",
     manual: "L5360-L5361",
+    generations: Generations::Both,
 };
 
 pub const ISR_003: Rule = Rule {
@@ -62,6 +64,7 @@ pub const ISR_003: Rule = Rule {
     bad: "// Time m![R, A % 3, B % 4]: 12 slots\n.vector_intra_slice_reduce::<R, m![A % 3, B % 4], m![B / 4]>(op)",
     good: "// Time m![A % 3, R, B % 4]: 4 slots\n.vector_intra_slice_reduce::<R, m![A % 3, B % 4], m![B / 4]>(op)",
     manual: "L5499-L5543",
+    generations: Generations::Both,
 };
 
 pub const ISR_004: Rule = Rule {
@@ -80,6 +83,7 @@ pub const ISR_004: Rule = Rule {
     bad: "// Slice m![X, R # 16 % 4], Time m![R # 16 / 4], R = 10\n.vector_fp_unary(FpUnaryOp::Exp).vector_intra_slice_reduce::<R, m![1], m![A]>(IntraSliceReduceOpF32::Add)",
     good: "// Slice m![X, R # 12 % 4], Time m![R # 12 / 4], R = 10\n.vector_fp_unary(FpUnaryOp::Exp).vector_intra_slice_reduce::<R, m![1], m![A]>(IntraSliceReduceOpF32::Add)",
     manual: "L5544-L5563",
+    generations: Generations::Both,
 };
 
 pub const VCG_001: Rule = Rule {
@@ -97,6 +101,7 @@ pub const VCG_001: Rule = Rule {
     bad: "// A = 4\n.vector_init() // Packet m![A, 1 # 2]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
     good: "// A = 4\n.vector_init() // Packet m![A # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
     manual: "L4800, L6177-L6179, L6558",
+    generations: Generations::Both,
 };
 
 pub const VCG_002: Rule = Rule {
@@ -114,6 +119,7 @@ pub const VCG_002: Rule = Rule {
     bad: "Time m![R # 24 % 8], Packet m![R # 24 / 8 # 8]",
     good: "Time m![R # 24 / 8], Packet m![R # 24 % 8]",
     manual: "L5612-L5613, L6009, L6025-L6026, L6046, L6078, L6087-L6091",
+    generations: Generations::Both,
 };
 
 pub const VCG_003: Rule = Rule {
@@ -130,6 +136,7 @@ pub const VCG_003: Rule = Rule {
     bad: "Slice m![X, R # 16 / 2 % 4, R # 16 / 8], Time m![R # 16 % 2]",
     good: "Slice m![X, R # 16 / 8, R # 16 / 2 % 4], Time m![R # 16 % 2]",
     manual: "L5610-L5611, L5709-L5712, L5844-L5858, L6454-L6457",
+    generations: Generations::Both,
 };
 
 pub const VCG_004: Rule = Rule {
@@ -145,6 +152,7 @@ pub const VCG_004: Rule = Rule {
     bad: "// Order matters in Slice only (VCG-003 reports this), never in Time\nSlice m![X, R # 16 / 2 % 4, R # 16 / 8], Time m![R # 16 % 2]",
     good: "// R = 13\nSlice m![Y, R # 16 / 8], Time m![R # 16 % 2, X, R # 16 / 2 % 4]",
     manual: "L5611-L5612, L5903-L5904",
+    generations: Generations::Both,
 };
 
 pub const VCG_005: Rule = Rule {
@@ -160,6 +168,7 @@ pub const VCG_005: Rule = Rule {
     bad: "axes![R = 2045]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
     good: "axes![R = 2045]; Slice m![R # 2048 / 8], Time m![R # 2048 % 8], Packet m![A # 8]",
     manual: "L5597, L6138-L6153, L6520-L6543",
+    generations: Generations::Both,
 };
 
 pub const VCG_006: Rule = Rule {
@@ -178,6 +187,7 @@ pub const VCG_006: Rule = Rule {
     bad: "Slice m![X, R # 16 / 2 % 4], Time m![R # 16 / 8, R # 16 % 2]",
     good: "Slice m![X, R # 16 / 4], Time m![R # 16 % 4]",
     manual: "L5877-L5890, L6544-L6547, L6571",
+    generations: Generations::Both,
 };
 
 pub const VCG_007: Rule = Rule {
@@ -194,6 +204,7 @@ pub const VCG_007: Rule = Rule {
     bad: "axes![R = 14]; Slice m![X, R # 20 % 4], Time m![R # 20 / 4]",
     good: "axes![R = 14]; Slice m![X, R # 16 % 4], Time m![R # 16 / 4]",
     manual: "L5734-L5739, L5785-L5807, L6484-L6503",
+    generations: Generations::Both,
 };
 
 pub const VCG_008: Rule = Rule {
@@ -211,6 +222,7 @@ pub const VCG_008: Rule = Rule {
     bad: "// A = 3, B = 60, C = 3, D = 3, E = 5\nSlice m![A # 4, B # 64], Time m![C # 4, D # 4], Packet m![E # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
     good: "// A = 3, B = 60, C = 3, D = 4, E = 5\nSlice m![A # 4, B # 64], Time m![C # 4, D], Packet m![E # 8]\n.vector_intra_slice_branch(BranchMode::ValidCount)",
     manual: "L4800, L6459, L6549-L6555, L6561",
+    generations: Generations::Both,
 };
 
 pub const VCG_009: Rule = Rule {
@@ -227,6 +239,7 @@ pub const VCG_009: Rule = Rule {
     bad: "// R = 3\nTime m![R # 4 / 2], Packet m![[R # 4 % 2, 1 # 2] # 8]",
     good: "// R = 3\nTime m![R # 4 / 2], Packet m![R # 4 % 2 # 8]",
     manual: "L6284-L6288",
+    generations: Generations::Both,
 };
 
 pub const VCG_010: Rule = Rule {
@@ -242,6 +255,7 @@ pub const VCG_010: Rule = Rule {
     bad: "// a partial last packet (2045 % 8 = 5) does need the VCG: VCG-005\naxes![R = 2045]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
     good: "axes![R = 2040]; Slice m![R # 2048 / 8], Packet m![R # 2048 % 8]",
     manual: "L6111-L6118, L6540-L6542, L6547",
+    generations: Generations::Both,
 };
 
 pub const SEQ_011: Rule = Rule {
@@ -258,6 +272,7 @@ pub const SEQ_011: Rule = Rule {
     bad: "// R = 14\nTime m![A, B, C, D, E, F, G, R # 16 / 4], Packet m![R # 16 % 4 # 8] // 8 + 1 counters",
     good: "// R = 14\nTime m![A, B, C, D, E, F, R # 16 / 4], Packet m![R # 16 % 4 # 8] // 7 + 1 counters",
     manual: "L6202, L6213, L6234-L6236",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

@@ -3,7 +3,7 @@
 //! Codes from `spec/constraints.md` (`MAP-001`, `SEQ-001`, …) are the hardware rules; `VL-*`
 //! codes are the tool's own (syntax errors, unsupported notation, arithmetic overflow).
 
-pub use crate::rule::{Rule, Status};
+pub use crate::rule::{Generations, Rule, Status};
 
 /// Every family's rules, in the order `--list-rules` prints them.
 const FAMILIES: &[&[Rule]] = &[
@@ -62,9 +62,18 @@ pub fn markdown() -> String {
     let mut out = String::from(
         "# visa-lint rules\n\n<!-- Generated from analysis/src/rules by `cargo test --test docs`; do not edit. -->\n\n\
          Each rule's *Manual* line gives where the TCP Virtual ISA manual states it: `L1234` is a \
-         line of the manual's main text, `seed 000 L123` a line of its separate DMA page.\n\n\
-         | code | name | severity | status |\n|---|---|---|---|\n",
+         line of the manual's main text, `seed 000 L123` a line of its separate DMA page. Its \
+         *Applies to* line says which generations of the vendor's library it applies to, the \
+         manual's `furiosa_visa_std` and furiosa-opt-std 0.6, and where they differ, why: a \
+         `file:line` there is the vendor's repository furiosa-ai/furiosa-opt at `ebb846a`.\n\n\
+         | code | name | severity | status | applies to |\n|---|---|---|---|---|\n",
     );
+    let applies = |g: Generations| match g {
+        Generations::Both => "both",
+        Generations::VisaStdOnly(_) => "furiosa_visa_std only",
+        Generations::OptStdOnly(_) => "furiosa-opt-std 0.6 only",
+        Generations::Differs(_) => "both, differently",
+    };
     let status = |s: Status| match s {
         Status::Implemented => "implemented".to_string(),
         _ => format!("{}: {}", s.as_str(), s.reason()),
@@ -72,12 +81,13 @@ pub fn markdown() -> String {
     for r in all() {
         let _ = writeln!(
             out,
-            "| [{}](#{}) | {} | {} | {} |",
+            "| [{}](#{}) | {} | {} | {} | {} |",
             r.code,
             r.code.to_ascii_lowercase(),
             r.name,
             r.severity.as_str(),
-            status(r.status)
+            status(r.status),
+            applies(r.generations)
         );
     }
     for r in all() {
@@ -98,6 +108,7 @@ pub fn markdown() -> String {
             let _ = write!(out, "\nFollows it:\n\n```rust\n{}\n```\n", r.good);
         }
         let _ = writeln!(out, "\nManual: {}", r.manual);
+        let _ = writeln!(out, "\nApplies to: {}", r.generations);
     }
     out
 }
@@ -132,6 +143,79 @@ mod tests {
                 r.code
             );
         }
+    }
+
+    /// Whether a note names its evidence: a manual line (`L1089`), a file and line
+    /// (`CHANGES.md:26-32`, `cast.rs:20-33`) or a section of the project's notes (`§7`).
+    fn cites_evidence(note: &str) -> bool {
+        let chars: Vec<char> = note.chars().collect();
+        chars.windows(3).any(|w| match w {
+            [before, 'L', digit] => !before.is_alphanumeric() && digit.is_ascii_digit(),
+            [_, ':', digit] => digit.is_ascii_digit(),
+            [_, '§', _] => true,
+            _ => false,
+        })
+    }
+
+    #[test]
+    fn every_rule_says_which_generations_it_applies_to_and_why() {
+        for r in all() {
+            let g = r.generations;
+            let note = g.note();
+            if g == Generations::Both {
+                continue;
+            }
+            assert!(
+                cites_evidence(note),
+                "{}: its generations note cites no manual line or vendor file:line: {note}",
+                r.code
+            );
+            if !matches!(g, Generations::OptStdOnly(_)) {
+                assert!(
+                    note.contains("furiosa-opt-std 0.6"),
+                    "{}: the note must say what furiosa-opt-std 0.6 does: {note}",
+                    r.code
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn rules_the_manual_does_not_state_apply_to_furiosa_opt_std_only() {
+        for r in all() {
+            let vendor_only = r.code.starts_with("OPT-") || r.manual.is_empty();
+            let opt_only = matches!(r.generations, Generations::OptStdOnly(_));
+            if vendor_only {
+                assert!(opt_only, "{} is furiosa-opt-std's rule: say so", r.code);
+            }
+            if opt_only {
+                let tools_own = r.code.starts_with("VL-") && r.manual.starts_with('(');
+                assert!(
+                    vendor_only || tools_own,
+                    "{} follows the manual ({}), yet applies to furiosa-opt-std only",
+                    r.code,
+                    r.manual
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn generations_read_as_the_explain_line_says() {
+        let line = |code: &str| rule(code).map(|r| r.generations.to_string());
+        assert_eq!(
+            line("MAP-001").as_deref(),
+            Some("furiosa_visa_std (the manual) and furiosa-opt-std 0.6")
+        );
+        assert!(
+            line("ALN-001").is_some_and(|l| l.starts_with("furiosa_visa_std (the manual) only: "))
+        );
+        assert!(line("OPT-001").is_some_and(|l| l.starts_with("furiosa-opt-std 0.6 only: ")));
+        let alignment = rule("ALN-001").map(|r| r.generations);
+        assert!(
+            alignment.is_some_and(|g| g.applies_to(crate::library::Generation::VisaStd)
+                && !g.applies_to(crate::library::Generation::OptStd))
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::derive;
 use crate::derive::timeline::{MAX_NODES, Node, Resource, Timeline, Var, Write, scan};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Method, Origin};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 use std::collections::{BTreeSet, HashSet};
 
 pub const SCH_001: Rule = Rule {
@@ -36,6 +36,10 @@ pub const SCH_001: Rule = Rule {
     good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
            let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 17);",
     manual: "L154-L155, L243, L275, L497-L498, L1093, L7056",
+    generations: Generations::VisaStdOnly(
+        "it compares constant DM addresses, and furiosa-opt-std 0.6 has none: the compiler places \
+         a kernel's tensors (CHANGES.md:26-32)",
+    ),
 };
 
 pub const SCH_002: Rule = Rule {
@@ -57,6 +61,10 @@ pub const SCH_002: Rule = Rule {
     good: "ctx.main.begin(a.view())…commit(1 << 17);\n\
            let c: DmTensor<…> = c.to_dm(&mut ctx.tdma, 1 << 18); // overlaps main",
     manual: "L153, L7043-L7044, L7058-L7070",
+    generations: Generations::VisaStdOnly(
+        "it follows reused constant DM addresses, and furiosa-opt-std 0.6 has none: the compiler \
+         places a kernel's tensors (CHANGES.md:26-32)",
+    ),
 };
 
 pub const SCH_003: Rule = Rule {
@@ -77,6 +85,7 @@ pub const SCH_003: Rule = Rule {
     good: "ctx.main.begin(x.view())…commit(1 << 17);\n\
            let w = ctx.sub.begin(w.view()).fetch…().collect…().to_trf(TrfAddress::Full);",
     manual: "L152, L3047-L3052, L4158, L7064-L7066",
+    generations: Generations::Both,
 };
 
 pub const SCH_004: Rule = Rule {
@@ -96,6 +105,7 @@ pub const SCH_004: Rule = Rule {
           ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::CustomBroadcast { ring_size: 256 })…",
     good: "ctx.main.begin(a.view()).fetch…().switch…(SwitchConfig::Broadcast01 { … })…",
     manual: "L2909, L2353, L3336",
+    generations: Generations::Both,
 };
 
 pub const VL_007: Rule = Rule {
@@ -113,6 +123,7 @@ pub const VL_007: Rule = Rule {
     bad: "fn huge(ctx: &mut Context, /* 401 chains of engine calls */) { /* ... */ }",
     good: "fn part1(ctx: &mut Context) { /* 200 chains */ }\nfn part2(ctx: &mut Context) { /* 201 chains */ }",
     manual: "(the tool's own rule)",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

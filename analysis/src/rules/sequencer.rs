@@ -9,7 +9,7 @@ use crate::diagnostic::{Diagnostic, Severity, Span};
 use crate::mapping::layout::Dim;
 use crate::mapping::{lower, parse};
 use crate::model::{Dtype, Slot, Tu, mapping_around};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const SEQ_001: Rule = Rule {
     code: "SEQ-001",
@@ -25,6 +25,7 @@ pub const SEQ_001: Rule = Rule {
     bad: "// Element m![N, C, H, W]; nothing in Time is adjacent as in the buffer\n.fetch::<i8, m![H % 2, N % 2, C % 2, W / 16, H / 2, N / 2, C / 2, W / 8 % 2], m![W % 8]>()",
     good: ".fetch::<i8, m![W / 16, H % 2, H / 2, C / 2, C % 2, N / 2, N % 2, W / 8 % 2], m![W % 8]>()",
     manual: "L1568-L1569, L1616-L1627, L1630, L2321, L2338",
+    generations: Generations::Both,
 };
 
 pub const SEQ_002: Rule = Rule {
@@ -41,6 +42,7 @@ pub const SEQ_002: Rule = Rule {
     bad: "axes![A = 131072]; .fetch::<i8, m![A / 8], m![A % 8]>() // entry 16384 : 8 is fine; m![A] in Time with m![1] packet is 131072 : 1",
     good: "axes![A = 131072]; .fetch::<i8, m![A / 8], m![A % 8]>()",
     manual: "L1631-L1632, L4174, L7699",
+    generations: Generations::Both,
 };
 
 pub const SEQ_003: Rule = Rule {
@@ -61,6 +63,7 @@ pub const SEQ_003: Rule = Rule {
     bad: "// a: DmTensor<i4, .., m![W, H]>, W = H = 16\n.fetch::<i4, m![H], m![W]>() // W is strided by 16: 4-bit reads",
     good: "// a: DmTensor<i4, .., m![H, W]>\n.fetch::<i4, m![H], m![W]>() // 8-byte contiguous packets",
     manual: "L1632, L2104, L2118",
+    generations: Generations::Both,
 };
 
 pub const SEQ_004: Rule = Rule {
@@ -83,6 +86,7 @@ pub const SEQ_004: Rule = Rule {
     bad: "// a: DmTensor<i8, .., m![A, B]>, B = 32\nctx.sub.begin(a.view()).fetch::<i8, m![B], m![A]>()",
     good: "ctx.sub.begin(a.view()).fetch::<i8, m![A], m![B]>()",
     manual: "L1633-L1636",
+    generations: Generations::Both,
 };
 
 pub const SEQ_005: Rule = Rule {
@@ -102,6 +106,7 @@ pub const SEQ_005: Rule = Rule {
     bad: "// a: DmTensor<i8, .., m![N, C, H, W]>\n.fetch::<i8, m![1], m![N, H, C, W]>() // 8-byte runs",
     good: ".fetch::<i8, m![C], m![N, H, W]>() // 32-byte runs",
     manual: "L1762, L1769-L1804",
+    generations: Generations::Both,
 };
 
 pub const SEQ_006: Rule = Rule {
@@ -118,6 +123,7 @@ pub const SEQ_006: Rule = Rule {
     bad: "buf: &BufTensor<i8, m![N % 512]> → StreamTensor<i8, m![N / 512], m![N % 512]>",
     good: "buf: &BufTensor<i8, m![N]> → StreamTensor<i8, m![N / 512], m![N % 512]>",
     manual: "L1639-L1659",
+    generations: Generations::Both,
 };
 
 pub const SEQ_007: Rule = Rule {
@@ -133,6 +139,7 @@ pub const SEQ_007: Rule = Rule {
     bad: "buf: &BufTensor<i8, m![A % 5, A / 5]> → StreamTensor<i8, m![1], m![A % 3, A / 3]>",
     good: "buf: &BufTensor<i8, m![A % 5, A / 5]> → StreamTensor<i8, m![1], m![A % 5, A / 5]>",
     manual: "L1660-L1683",
+    generations: Generations::Both,
 };
 
 pub const SEQ_008: Rule = Rule {
@@ -152,6 +159,7 @@ pub const SEQ_008: Rule = Rule {
     bad: "// buf: &mut BufTensor<i8, m![A]>\nbuf.write(stream) // stream: StreamTensor<i8, m![T, A], m![P]>",
     good: "// buf: &mut BufTensor<i8, m![T, A, P]>\nbuf.write(stream)",
     manual: "L7775, L2321, L1328-L1335",
+    generations: Generations::Both,
 };
 
 pub const SEQ_009: Rule = Rule {
@@ -171,6 +179,7 @@ pub const SEQ_009: Rule = Rule {
     bad: "// stream Time m![M # 8], Packet m![W # 32]; M = 4, W = 8, i8\n.commit::<m![M, W]>(0)",
     good: ".commit::<m![M # 8, W]>(0)",
     manual: "L7884, L7896",
+    generations: Generations::Both,
 };
 
 pub const SEQ_013: Rule = Rule {
@@ -183,6 +192,7 @@ pub const SEQ_013: Rule = Rule {
     bad: "",
     good: "",
     manual: "L1684-L1688, L1005",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

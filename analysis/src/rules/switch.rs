@@ -17,7 +17,7 @@ use crate::mapping::{Layout, Scope};
 use crate::model::{
     Arg, Chain, Method, Slot, Step, TensorTy, input_arg, output_arg, pad_edit, slot_bytes,
 };
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const SWI_001: Rule = Rule {
@@ -35,6 +35,12 @@ pub const SWI_001: Rule = Rule {
     bad: "axes![A = 256, B = 64];\nfetched /* Slice m![A], Time m![B] */ .switch::<m![A / 4], m![B, A % 4]>(SwitchConfig::Broadcast1 { slice1: 4, slice0: 1 })",
     good: "axes![A = 256, B = 64, X = 4];\nfetched /* Slice m![A], Time m![B] */ .switch::<m![A / 4, X], m![B, A % 4]>(SwitchConfig::Broadcast1 { slice1: 4, slice0: 1 })",
     manual: "L3501-L3502, L1079-L1084",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 also runs clusters of 64 or 128 slices, on devices of 1 or 2 \
+         processing elements (`furiosa-opt-std/src/constraints.rs:48-56`; \
+         `furiosa-opt-examples/src/pe_count.rs:14-20`); visa-lint asks for 256 under both \
+         (library-v06.md §4 R2)",
+    ),
 };
 
 pub const SWI_002: Rule = Rule {
@@ -62,6 +68,7 @@ pub const SWI_002: Rule = Rule {
     bad: "axes![A = 256, B = 64, C = 64, X = 4];\nfetched.switch::<m![A / 4, X], m![B / 4, A % 2, B % 4, A / 2 % 2]>(SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 })",
     good: "axes![A = 256, B = 64, C = 64, X = 4];\nfetched.switch::<m![A / 4, X], m![B / 4, A / 2 % 2, B % 4, A % 2]>(SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 })",
     manual: "L3091, L3143-L3157, L3182, L3189-L3203, L3223-L3234, L3256-L3263, L3290-L3303, L3499-L3500",
+    generations: Generations::Both,
 };
 
 pub const SWI_003: Rule = Rule {
@@ -78,6 +85,7 @@ pub const SWI_003: Rule = Rule {
     bad: "/* Time m![B] with B = 64 */ SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 3 }",
     good: "/* Time m![B] with B = 64 */ SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 }",
     manual: "L3143, L3166, L3222",
+    generations: Generations::Both,
 };
 
 pub const SWI_004: Rule = Rule {
@@ -94,6 +102,7 @@ pub const SWI_004: Rule = Rule {
     bad: "/* Slice m![C], Time m![A] with A = 4 */ SwitchConfig::InterTranspose { slice1: 4, slice0: 16, time0: 2 }",
     good: "/* Slice m![C], Time m![A] with A = 4 */ SwitchConfig::InterTranspose { slice1: 2, slice0: 16, time0: 2 }",
     manual: "L3287-L3289",
+    generations: Generations::Both,
 };
 
 pub const SWI_005: Rule = Rule {
@@ -110,6 +119,7 @@ pub const SWI_005: Rule = Rule {
     bad: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 16 })",
     good: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
     manual: "L3364, L3401, L3441",
+    generations: Generations::Both,
 };
 
 pub const SWI_006: Rule = Rule {
@@ -125,6 +135,7 @@ pub const SWI_006: Rule = Rule {
     bad: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 2, B / 2 % 2]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
     good: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B / 2 % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
     manual: "L3460, L3488-L3492, L3505-L3510",
+    generations: Generations::Both,
 };
 
 pub const SWI_007: Rule = Rule {
@@ -139,6 +150,7 @@ pub const SWI_007: Rule = Rule {
     bad: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![A % 2, C, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
     good: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
     manual: "L3472, L3481-L3482, L3511-L3519",
+    generations: Generations::Both,
 };
 
 pub const SWI_008: Rule = Rule {
@@ -153,6 +165,7 @@ pub const SWI_008: Rule = Rule {
     bad: "let s: SwitchTensor<'_, T, i8, m![1], m![1 # 2], m![A], m![B], m![C # 32]> = fetched_with_packet_c.switch(..);",
     good: "let s: SwitchTensor<'_, T, i8, m![1], m![1 # 2], m![A], m![B], m![C]> = fetched_with_packet_c.switch(..);",
     manual: "L3065-L3067, L3087-L3088",
+    generations: Generations::Both,
 };
 
 pub const SWI_009: Rule = Rule {
@@ -169,6 +182,7 @@ pub const SWI_009: Rule = Rule {
     bad: "fetched /* Slice m![A, B], Time m![C] */ .switch::<m![A, B / 4, X], m![C, Y]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
     good: "fetched /* Slice m![A, B], Time m![C] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
     manual: "L3341, L3420-L3457",
+    generations: Generations::Both,
 };
 
 pub const SWI_010: Rule = Rule {
@@ -184,6 +198,7 @@ pub const SWI_010: Rule = Rule {
     bad: "fetched /* Slice m![A], Time m![B] */ .switch::<m![A / 64, A % 2, A / 2 % 32], m![B]>(SwitchConfig::CustomBroadcast { ring_size: 64 })",
     good: "fetched /* Slice m![A], Time m![B] */ .switch::<m![A / 64, A % 2, A / 2 % 32], m![B]>(SwitchConfig::Transpose { slice1: 32, slice0: 2 })",
     manual: "L3336, L3524-L3526, L3533-L3537",
+    generations: Generations::Both,
 };
 
 pub const SWI_011: Rule = Rule {
@@ -201,6 +216,7 @@ pub const SWI_011: Rule = Rule {
     bad: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 256 })",
     good: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
     manual: "L3207-L3210, L3524-L3532, L3542, L2554",
+    generations: Generations::Both,
 };
 
 pub const KRN_003: Rule = Rule {
@@ -216,6 +232,7 @@ pub const KRN_003: Rule = Rule {
     bad: "fetched.switch::<m![A], m![B]>(SwitchConfig::Transpose { slice1: 1, slice0: 256 }).collect::<m![B], m![C]>()",
     good: "fetched.collect::<m![B], m![C]>()",
     manual: "L3123, L363",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

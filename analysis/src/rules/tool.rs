@@ -10,7 +10,7 @@ use crate::mapping::dialect::DialectForm;
 use crate::mapping::parse::ParseProblem;
 use crate::mapping::problem::Unevaluated;
 use crate::model::problem::{NotFollowed, Primitive, Unknown};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 use crate::syntax::limits::TooDeep;
 
 pub const VL_001: Rule = Rule {
@@ -23,15 +23,18 @@ pub const VL_001: Rule = Rule {
            pair, outermost first). A term is a symbol, `1`, `[ ... ]`, `{ Alias }` or `$(e: n, ...)`, \
            followed by postfix operators applied left to right: `/ n` (stride), `% n` (modulo), \
            `# n` (pad to n) and `= n` (resize to n). The diagnostic points at the first token the \
-           grammar cannot accept. The two generations of the vendor's library parse different \
-           grammars: furiosa-opt-std 0.6 adds broadcasts (`m![A, 2]`), padding kinds (`#{!}`, \
-           `#{0}`, `#{*}`) and escaped sizes (`# { N * 2 }`), and needs braces around a size \
-           that is not a literal (`# { B::SIZE }`, offered as the fix); the manual's \
-           `furiosa_visa_std` accepts none of them. A form of the other generation is \
-           reported here, at the form.",
+           grammar cannot accept. A form of the other generation of the vendor's library (see \
+           Applies to) is reported here, at the form; a size that furiosa-opt-std 0.6 needs in \
+           braces (`# { B::SIZE }`) is offered as the fix.",
     bad: "type E = m![A / , B];",
     good: "type E = m![A / 8, B];",
     manual: "L583-L1028",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 adds broadcasts (`m![A, 2]`), padding kinds (`#{!}`, `#{0}`, `#{*}`) \
+         and escaped sizes (`# { N * 2 }`), and needs braces around a size that is not a literal; \
+         `furiosa_visa_std` accepts none of them \
+         (`furiosa-mapping-macro/src/parser/parser.lalrpop:47-100`)",
+    ),
 };
 
 pub const VL_002: Rule = Rule {
@@ -47,6 +50,7 @@ pub const VL_002: Rule = Rule {
     bad: "type E = m![A @ 1024];",
     good: "type E = m![A];",
     manual: "L1876, L2531, L7171, L7785, L7911",
+    generations: Generations::Both,
 };
 
 pub const VL_003: Rule = Rule {
@@ -61,6 +65,7 @@ pub const VL_003: Rule = Rule {
     bad: "axes![A = 4294967296, B = 4294967296]; type E = m![A, B];",
     good: "axes![A = 4294967296, B = 1024]; type E = m![A, B];",
     manual: "L767, L873",
+    generations: Generations::Both,
 };
 
 pub const VL_004: Rule = Rule {
@@ -75,6 +80,12 @@ pub const VL_004: Rule = Rule {
     bad: "let t: TuTensor<..> = x.reduce_add(axis: I);",
     good: "ctx.main.begin(x.view()).fetch::<..>().collect::<..>().vector_init() /* ... */",
     manual: "L7166-L7346",
+    generations: Generations::Differs(
+        "each library's API is its own list of primitives, the `#[primitive]` names of its \
+         vendor crate (`analysis/src/library/*.primitives`; library-v06.md §7): a manual method \
+         that furiosa-opt-std 0.6 removed (§3.1) is unknown there, and one of its own is unknown \
+         to `furiosa_visa_std`",
+    ),
 };
 
 pub const VL_005: Rule = Rule {
@@ -93,6 +104,7 @@ pub const VL_005: Rule = Rule {
     bad: "let x = ((((((((((((((((((((/* ...300 levels... */ 1))))))))))))))))))));",
     good: "let inner = /* ... */ 1; let x = inner;",
     manual: "none: a limit of the tool, documented in docs/robustness.md",
+    generations: Generations::Both,
 };
 
 pub const VL_006: Rule = Rule {
@@ -109,6 +121,7 @@ pub const VL_006: Rule = Rule {
     bad: "let x = 1; // visa-lint: allow(MAP-001)",
     good: "let x = 1;",
     manual: "(the tool's own rule)",
+    generations: Generations::Both,
 };
 
 pub const VL_008: Rule = Rule {
@@ -127,6 +140,7 @@ pub const VL_008: Rule = Rule {
     bad: "use other_crate::*;\ntype T = m![A];",
     good: "axes![A = 64];\ntype T = m![A];",
     manual: "(the tool's own rule)",
+    generations: Generations::Both,
 };
 
 pub const VL_009: Rule = Rule {
@@ -161,6 +175,7 @@ pub const VL_009: Rule = Rule {
     bad: "let stage = |t| ctx.main.begin(t.view()).fetch::<i8, m![1], m![A % 8]>();",
     good: "let stage = |t: &Input| ctx.main.begin(t.view()).fetch::<i8, m![1], m![A % 8]>();",
     manual: "(the tool's own rule)",
+    generations: Generations::Both,
 };
 
 pub const VL_010: Rule = Rule {
@@ -182,6 +197,10 @@ pub const VL_010: Rule = Rule {
     bad: "# Cargo.toml\n[dependencies]\nfuriosa-opt-std = \"0.4\"",
     good: "# Cargo.toml\n[dependencies]\nfuriosa-opt-std = \"0.6\"",
     manual: "(the tool's own rule; library-v06.md §6, the vendor's CHANGES.md)",
+    generations: Generations::OptStdOnly(
+        "it reports a crate asking for a furiosa-opt-std older than the 0.6 visa-lint models; \
+         0.2 to 0.5 sit between the two libraries (library-v06.md §6; CHANGES.md:93-173)",
+    ),
 };
 
 /// VL-010 for a crate whose library is an older `furiosa-opt-std` than the one modelled, at

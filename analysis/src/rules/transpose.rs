@@ -13,7 +13,7 @@ use crate::mapping::Layout;
 use crate::model::{
     Chain, Dtype, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes, written,
 };
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 use crate::derive::transpose::{Split, cycles, expected_time, find_split, used};
 use crate::target::TransposeGeometry;
@@ -40,6 +40,7 @@ pub const TRN_001: Rule = Rule {
            input: CollectTensor<'l, T, bf16, m![1], m![1], m![P], m![C, D], m![E # 16]>\n\
            input.transpose::<m![C, E], m![D # 16]>()",
     manual: "L6843-L6848, L6859-L6871, L6877-L6883",
+    generations: Generations::Both,
 };
 
 pub const TRN_002: Rule = Rule {
@@ -57,6 +58,7 @@ pub const TRN_002: Rule = Rule {
     bad: "input.transpose::<m![C, E], m![D # 32]>() // bf16: 64 bytes",
     good: "input.transpose::<m![C, E], m![D # 16]>() // bf16: 32 bytes",
     manual: "L6848, L6885-L6886",
+    generations: Generations::Both,
 };
 
 pub const TRN_003: Rule = Rule {
@@ -75,6 +77,7 @@ pub const TRN_003: Rule = Rule {
     bad: "input: CollectTensor<.., i8, .., m![C, D], m![E # 32]>; input.transpose::<m![E, C], m![D # 32]>()",
     good: "input: CollectTensor<.., i8, .., m![C, D], m![E # 32]>; input.transpose::<m![C, E], m![D # 32]>()",
     manual: "L6830-L6831, L6839, L3043",
+    generations: Generations::Both,
 };
 
 pub const TRN_004: Rule = Rule {
@@ -93,6 +96,7 @@ pub const TRN_004: Rule = Rule {
     bad: "...collect::<m![B, C, D], m![E # 32]>().transpose::<m![B, D, E], m![C # 32]>() // 128 cycles",
     good: "...collect::<m![B, D, C], m![E # 32]>().transpose::<m![B, D, E], m![C # 32]>() // 72 cycles",
     manual: "L6859, L6889-L6912",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.

@@ -13,7 +13,7 @@ use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::Layout;
 use crate::mapping::layout::Dim;
 use crate::model::{Arg, Dtype, Engine, Kind, Method, Slot, Step, TensorTy, VeStage};
-use crate::rule::{Rule, Status};
+use crate::rule::{Generations, Rule, Status};
 
 pub const VEC_001: Rule = Rule {
     code: "VEC-001",
@@ -29,6 +29,7 @@ pub const VEC_001: Rule = Rule {
     bad: "ctx.main.begin(a.view()).fetch::<bf16, m![1], m![A % 16]>().collect::<..>().vector_init()",
     good: "ctx.main.begin(a.view()).fetch::<f32, m![1], m![A % 8]>().collect::<..>().vector_init()",
     manual: "L3041, L4551, L4563-L4565, L5254",
+    generations: Generations::Both,
 };
 
 pub const VEC_002: Rule = Rule {
@@ -46,6 +47,7 @@ pub const VEC_002: Rule = Rule {
     bad: "input.vector_init().vector_fxp(FxpBinaryOp::AddFxp, 100).vector_final()",
     good: "input.vector_init().vector_intra_slice_branch(BranchMode::Unconditional).vector_fxp(FxpBinaryOp::AddFxp, 100).vector_final()",
     manual: "L4581, L4722-L4726, L4748-L4749, L6610",
+    generations: Generations::Both,
 };
 
 pub const VEC_003: Rule = Rule {
@@ -63,6 +65,7 @@ pub const VEC_003: Rule = Rule {
     bad: ".vector_clip(ClipBinaryOpI32::Max, 0).vector_fxp(FxpBinaryOp::AddFxp, 1)",
     good: ".vector_fxp(FxpBinaryOp::AddFxp, 1).vector_clip(ClipBinaryOpI32::Max, 0)",
     manual: "L4678, L4686-L4718, L4730, L4733-L4747, L4750",
+    generations: Generations::Both,
 };
 
 pub const VEC_004: Rule = Rule {
@@ -81,6 +84,7 @@ pub const VEC_004: Rule = Rule {
     bad: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_fxp(FxpBinaryOp::SubFxp, 5)",
     good: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_clip(ClipBinaryOpI32::AddFxp, -5)",
     manual: "L4750, L4805-L4836, L4877-L4906, L4955-L4972, L5205, L5253, L5260-L5269",
+    generations: Generations::Both,
 };
 
 pub const VEC_005: Rule = Rule {
@@ -96,6 +100,7 @@ pub const VEC_005: Rule = Rule {
     bad: ".vector_intra_slice_branch(BranchMode::Unconditional).vector_fp_unary(FpUnaryOp::Sigmoid)",
     good: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_pad_way8::<m![A % 2 # 8]>()",
     manual: "L4731, L4733-L4747, L4804, L4822, L4845-L4847, L4875-L4876, L4915, L4954",
+    generations: Generations::Both,
 };
 
 pub const VEC_006: Rule = Rule {
@@ -120,6 +125,7 @@ pub const VEC_006: Rule = Rule {
     bad: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Exp).vector_pad_way8::<m![A % 2]>()",
     good: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Exp).vector_pad_way8::<m![A % 2 # 8]>()",
     manual: "L4843-L4873, L4919-L4947",
+    generations: Generations::Both,
 };
 
 pub const VEC_007: Rule = Rule {
@@ -135,6 +141,7 @@ pub const VEC_007: Rule = Rule {
     bad: "// Packet m![A % 8]\n.vector_trim_way4::<m![A % 4]>()",
     good: "// Packet m![A % 8]\n.vector_split::<m![A / 4 % 2], m![A % 4]>()",
     manual: "L4851, L6578, L6582",
+    generations: Generations::Both,
 };
 
 pub const VEC_008: Rule = Rule {
@@ -151,6 +158,7 @@ pub const VEC_008: Rule = Rule {
     bad: "// f32 stream\n.vector_fxp(FxpBinaryOp::AddFxp, 1)",
     good: "// f32 stream\n.vector_trim_way4::<P4>().vector_fp_binary(FpBinaryOp::AddF, 1.0f32)",
     manual: "L4735-L4747, L4822, L4837-L4842, L4875, L4948-L4972",
+    generations: Generations::Both,
 };
 
 pub const VEC_009: Rule = Rule {
@@ -165,6 +173,7 @@ pub const VEC_009: Rule = Rule {
     bad: "// f32 stream\n.vector_logic(LogicBinaryOp::LeftShift, 1)",
     good: "// f32 stream\n.vector_logic(LogicBinaryOp::BitAnd, 0x7fff_ffff)",
     manual: "L4806-L4820",
+    generations: Generations::Both,
 };
 
 pub const VEC_010: Rule = Rule {
@@ -181,6 +190,11 @@ pub const VEC_010: Rule = Rule {
     bad: ".vector_stash().vector_fxp(FxpBinaryOp::AddFxp, Stash).vector_clip(ClipBinaryOpI32::Max, Stash)",
     good: ".vector_stash().vector_fxp(FxpBinaryOp::AddFxp, 100).vector_clip(ClipBinaryOpI32::Max, Stash)",
     manual: "L4977-L4988, L5006, L5059, L5258",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 also reads a stash at the scalar and the way it was written with, and \
+         refuses a stash in pair mode at compile time (CHANGES.md:56, 111); visa-lint checks the \
+         manual's one stash, read once (L4977-L4988), under both",
+    ),
 };
 
 pub const VEC_011: Rule = Rule {
@@ -198,6 +212,12 @@ pub const VEC_011: Rule = Rule {
     bad: "// i32 stream\n.vector_fxp(FxpBinaryOp::AddFxp, 1.5f32)",
     good: "// i32 stream\n.vector_fxp(FxpBinaryOp::AddFxp, 2)",
     manual: "L223, L5052-L5063, L5065-L5080, L5256",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 writes an operand bare (a constant, `&vrf` or `Stash`) or through \
+         `Branched::imm(guard, v).rf(guard, &vrf)`, and has no `VeRhs` \
+         (`furiosa-opt-std/src/engine/vector/operand.rs:370-418`; CHANGES.md:46); visa-lint reads \
+         the bare forms under both",
+    ),
 };
 
 pub const VEC_012: Rule = Rule {
@@ -212,6 +232,11 @@ pub const VEC_012: Rule = Rule {
     bad: ".vector_intra_slice_branch(BranchMode::Comparison([c0, c1, c2]))",
     good: ".vector_intra_slice_branch(BranchMode::Comparison([c0, c1, c2, c3]))",
     manual: "L4795-L4802, L5255",
+    generations: Generations::VisaStdOnly(
+        "furiosa-opt-std 0.6 has no `BranchMode`: `vector_intra_slice_tag` takes `TagMode<D>`, \
+         whose `ValidCount` and `Vrf` are withheld and whose comparisons are `Cmp<D>` \
+         (CHANGES.md:49-50)",
+    ),
 };
 
 pub const VEC_013: Rule = Rule {
@@ -228,6 +253,7 @@ pub const VEC_013: Rule = Rule {
     bad: ".vector_intra_slice_unzip::<I, m![1 # 2], m![1]>().vector_fxp(FxpBinaryOp::MulInt, 10, ()).vector_final()",
     good: ".vector_intra_slice_unzip::<I, m![1 # 2], m![1]>().vector_fxp(FxpBinaryOp::MulInt, 10, ()).vector_clip_zip(ClipBinaryOpI32::AddFxp).vector_final()",
     manual: "L5155-L5165, L5201-L5205, L5259",
+    generations: Generations::Both,
 };
 
 pub const VEC_014: Rule = Rule {
@@ -244,6 +270,12 @@ pub const VEC_014: Rule = Rule {
     bad: ".vector_fxp_with_mode(FxpBinaryOp::SubFxp, UnaryArgMode::Mode1, 7)",
     good: ".vector_fxp_with_mode(FxpBinaryOp::SubFxp, BinaryArgMode::Mode10, 7)",
     manual: "L5083-L5117",
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 has no `vector_fp_unary_with_mode`: a guarded unary op is \
+         `vector_fp_unary((guard, op))` \
+         (`furiosa-opt-std/src/engine/vector/tensor/vector_tensor.rs:1295-1303`), so only its \
+         other `*_with_mode` ops can break the rule there",
+    ),
 };
 
 pub const VEC_015: Rule = Rule {
@@ -266,6 +298,7 @@ pub const VEC_015: Rule = Rule {
     bad: ".vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sqrt).vector_fp_unary(FpUnaryOp::Tanh)",
     good: "let pass1 = ctx.main.begin(x.view())/* .. */.vector_fp_unary(FpUnaryOp::Sqrt).vector_pad_way8::<m![A % 2 # 8]>().vector_final().commit::<m![B, A % 2 # 8]>(0x2100);\nctx.main.begin(pass1.view()).fetch::<f32, m![B], m![A % 2 # 8]>().collect::<m![B], m![A % 2 # 8]>().vector_init().vector_intra_slice_branch(BranchMode::Unconditional).vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Tanh)/* .. */",
     manual: "L4750, L5253",
+    generations: Generations::Both,
 };
 
 pub const VEC_016: Rule = Rule {
@@ -284,6 +317,7 @@ pub const VEC_016: Rule = Rule {
     bad: "// Packet m![A % 2 # 8]\n.vector_split::<m![B, 1 # 2], m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_concat::<m![B], m![A % 2 # 8]>()",
     good: "// Packet m![A % 2 # 8]\n.vector_trim_way4::<m![A % 2 # 4]>().vector_fp_unary(FpUnaryOp::Sigmoid).vector_pad_way8::<m![A % 2 # 8]>()",
     manual: "L4847-L4851, L5257, L5272-L5277",
+    generations: Generations::Both,
 };
 
 /// Every rule of this family, in code order.
