@@ -688,6 +688,29 @@ pub fn build_fn(
                 }
                 (ty, _) => ty,
             };
+            // A tuple of tensors (`inputs: (&HbmTensor<..>, &DmTensor<..>)`), field by field.
+            if ty.is_none()
+                && let Some(ast::Type::TupleType(tuple)) = p.ty()
+                && tuple.fields().next().is_some()
+            {
+                let fields: Vec<Val> = tuple
+                    .fields()
+                    .map(
+                        |f| match tensor_type(&f, b.env, &b.scope, &mut b.model.problems) {
+                            Some(ty) => Val::Tensor {
+                                ty,
+                                tu: None,
+                                engines: Vec::new(),
+                            },
+                            None => Val::Unknown,
+                        },
+                    )
+                    .collect();
+                if fields.iter().any(|v| matches!(v, Val::Tensor { .. })) {
+                    b.vars.insert(pname, Val::Tuple(fields));
+                    continue;
+                }
+            }
             if ty.is_none()
                 && let Some(many) = p
                     .ty()
@@ -928,6 +951,7 @@ impl Builder<'_> {
         };
         let outer_consts = self.consts.clone();
         let outer_values = self.values.clone();
+        self.local_consts(&list);
         let mut diverges = false;
         for stmt in list.statements() {
             diverges = false;
@@ -951,6 +975,25 @@ impl Builder<'_> {
         self.consts = outer_consts;
         self.values = outer_values;
         val
+    }
+
+    /// The `const` items a block declares (`const GROUPS: usize = 2;` in a kernel's body):
+    /// constants in the whole block, as Rust scopes an item.
+    fn local_consts(&mut self, list: &ast::StmtList) {
+        for stmt in list.statements() {
+            let ast::Stmt::Item(ast::Item::Const(c)) = stmt else {
+                continue;
+            };
+            let (Some(name), Some(body)) = (ast::HasName::name(&c), c.body()) else {
+                continue;
+            };
+            let name = name.text().to_string();
+            let value = self.value_of(&body).0;
+            if let Ok(value::Value::Int(k)) = value {
+                self.consts.insert(name.clone(), k);
+            }
+            self.values.insert(name, value);
+        }
     }
 
     /// The arms of an `if`/`match` used as a value: a tensor when every arm gives one of the

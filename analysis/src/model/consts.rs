@@ -70,6 +70,21 @@ fn size_of(path: &ast::Path, scope: &crate::mapping::Scope) -> Option<u64> {
     Some(layout.size)
 }
 
+/// `size_of::<bf16>()` (also `std::mem::size_of`, `core::mem::size_of`): the bytes of one
+/// element of a scalar type the library names, when it is whole bytes.
+fn size_of_type(path: &ast::Path) -> Option<u64> {
+    let seg = path.segment()?;
+    if seg.name_ref()?.text() != "size_of" {
+        return None;
+    }
+    let ast::GenericArg::TypeArg(t) = seg.generic_arg_list()?.generic_args().next()? else {
+        return None;
+    };
+    let dtype = crate::dtype::Dtype::from_name(crate::syntax::node_text(t.syntax()).trim())?;
+    let bits = dtype.bits();
+    bits.is_multiple_of(8).then(|| u64::from(bits / 8))
+}
+
 /// A call of a `const fn` with constant arguments.
 fn call(
     c: &ast::CallExpr,
@@ -84,6 +99,9 @@ fn call(
     let ast::Expr::PathExpr(callee) = c.expr()? else {
         return None;
     };
+    if let Some(bytes) = size_of_type(&callee.path()?) {
+        return Some(bytes);
+    }
     let f = fns.get(&path_key(&callee.path()?)?)?;
     let args: Vec<ast::Expr> = c.arg_list()?.args().collect();
     if args.len() != f.params.len() {
@@ -212,6 +230,16 @@ mod tests {
         assert_eq!(value("(BASE as u64) * 2"), Some(8192));
         assert_eq!(value("consts::BASE + 8"), Some(4104));
         assert_eq!(value("consts :: BASE"), Some(4096));
+    }
+
+    #[test]
+    fn size_of_a_scalar_is_its_bytes() {
+        assert_eq!(value("size_of::<bf16>()"), Some(2));
+        assert_eq!(value("8 * std::mem::size_of::<f32>()"), Some(32));
+        assert_eq!(value("(16 * core::mem::size_of::<i8>()) as i32"), Some(16));
+        // Half a byte is not a `size_of`; a type the library does not name is not known.
+        assert_eq!(value("size_of::<i4>()"), None);
+        assert_eq!(value("size_of::<Foo>()"), None);
     }
 
     #[test]
