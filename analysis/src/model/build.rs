@@ -1318,7 +1318,10 @@ impl Builder<'_> {
                 .filter(|c| c.binding.as_deref() == Some(name.as_str()))
                 .and_then(|c| c.steps.last())
                 .and_then(|s| s.address)
-                .or(self.placed.take());
+                .or(self
+                    .placed
+                    .take()
+                    .filter(|_| l.initializer().as_ref().is_some_and(is_from_addr)));
             let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
                 span_of(p.syntax().text_range())
             });
@@ -1630,7 +1633,14 @@ impl Builder<'_> {
         let Ok(step) = usize::try_from(step) else {
             return false;
         };
-        if steps != 1 || step == 0 || end.saturating_sub(first) > 1 << 16 {
+        // A `break` or `continue` would end or repeat an iteration the unrolling runs whole.
+        let jumps = body.syntax().descendants().any(|n| {
+            matches!(
+                n.kind(),
+                ra_ap_syntax::SyntaxKind::BREAK_EXPR | ra_ap_syntax::SyntaxKind::CONTINUE_EXPR
+            )
+        });
+        if jumps || steps != 1 || step == 0 || end.saturating_sub(first) > 1 << 16 {
             return false;
         }
         let range: Vec<u64> = (first..end).step_by(step).collect();
@@ -3393,6 +3403,20 @@ fn root_var(e: &ast::Expr) -> Option<String> {
         ast::Expr::TryExpr(t) => root_var(&t.expr()?),
         ast::Expr::ParenExpr(p) => root_var(&p.expr()?),
         _ => var_name(e),
+    }
+}
+
+/// Whether an initializer is a `from_addr(..)` call, in an `unsafe` block or parentheses.
+fn is_from_addr(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::CallExpr(c) => matches!(c.expr(), Some(ast::Expr::PathExpr(p))
+            if p.path().and_then(|p| p.segment()?.name_ref()).is_some_and(|n| n.text() == "from_addr")),
+        ast::Expr::ParenExpr(p) => p.expr().is_some_and(|x| is_from_addr(&x)),
+        ast::Expr::BlockExpr(b) => b
+            .stmt_list()
+            .and_then(|l| l.tail_expr())
+            .is_some_and(|x| is_from_addr(&x)),
+        _ => false,
     }
 }
 
