@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use visa_analysis::{AnalysisHost, project};
-use visa_lint_tests::{Expectation, actual, expectations, run_cli};
+use visa_lint_tests::{Expectation, actual, expectations, misapplied, run_cli};
 
 fn crates() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crates");
@@ -36,17 +36,7 @@ fn every_fixture_crate_produces_exactly_its_expected_diagnostics() {
             let diags = analysis.diagnostics(id).expect("not cancelled");
             // As in tests/fixtures.rs: no rule reports on a library it does not apply to.
             let library = analysis.library(id).expect("not cancelled").generation;
-            for d in diags
-                .iter()
-                .filter(|d| !d.rule.generations.applies_to(library))
-            {
-                failures.push(format!(
-                    "{}: {} is reported on a {library} kernel, yet its rule applies to {}",
-                    path.display(),
-                    d.rule.code,
-                    d.rule.generations
-                ));
-            }
+            failures.extend(misapplied(path, library, &diags));
             let mut expected = expectations(text);
             // As in tests/fixtures.rs: a severity is compared only where the caret states one.
             let mut got: Vec<Expectation> = diags

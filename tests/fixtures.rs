@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use visa_analysis::library::Library;
 use visa_analysis::rules::registry::{self, Status};
-use visa_lint_tests::{Expectation, actual, expectations};
+use visa_lint_tests::{Expectation, actual, expectations, misapplied};
 
 fn fixture_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -56,17 +56,7 @@ fn every_fixture_produces_exactly_its_expected_diagnostics() {
         // Each rule says which library generations it applies to (issue 29): a fixture written
         // against one never gets a diagnostic of a rule for the other only.
         let library = Library::from_source(&text).unwrap_or_default().generation;
-        for d in diags
-            .iter()
-            .filter(|d| !d.rule.generations.applies_to(library))
-        {
-            failures.push(format!(
-                "{}: {} is reported on a {library} kernel, yet its rule applies to {}",
-                path.display(),
-                d.rule.code,
-                d.rule.generations
-            ));
-        }
+        failures.extend(misapplied(path, library, &diags));
         // An annotation without a severity matches any: compare the severity only where the
         // fixture states one (`^^^ MAP-010 (warning)`).
         let mut got: Vec<Expectation> = diags

@@ -106,6 +106,28 @@ fn parse_annotation(line: &str) -> Option<(u32, u32, String, Option<String>)> {
     valid.then_some((caret as u32 + 1, end as u32 + 1, code, severity))
 }
 
+/// Each rule says which library generations it applies to (issue 29): a kernel written
+/// against `library` never gets a diagnostic of a rule for the other only. One line per
+/// diagnostic that does.
+pub fn misapplied(
+    path: &std::path::Path,
+    library: visa_analysis::library::Generation,
+    diags: &[visa_analysis::Diagnostic],
+) -> Vec<String> {
+    diags
+        .iter()
+        .filter(|d| !d.rule.generations.applies_to(library))
+        .map(|d| {
+            format!(
+                "{}: {} is reported on a {library} kernel, yet its rule applies to {}",
+                path.display(),
+                d.rule.code,
+                d.rule.generations
+            )
+        })
+        .collect()
+}
+
 /// Converts a diagnostic's primary span to the annotation form (a multi-line span is cut at
 /// the end of its first line).
 pub fn actual(text: &str, d: &visa_analysis::Diagnostic) -> Expectation {
