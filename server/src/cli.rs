@@ -468,7 +468,10 @@ fn explain(out: &mut dyn WriteColor, code: &str) -> std::io::Result<u8> {
     if !r.good.is_empty() {
         writeln!(out, "Follows it:\n    {}\n", r.good)?;
     }
-    writeln!(out, "Manual: {}", r.manual)?;
+    // The library's own rules (OPT) follow the vendor's code, not a manual line.
+    if !r.manual.is_empty() {
+        writeln!(out, "Manual: {}", r.manual)?;
+    }
     writeln!(out, "Applies to: {}", r.generations)?;
     Ok(0)
 }
