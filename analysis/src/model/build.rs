@@ -257,9 +257,6 @@ pub struct Builder<'a> {
     iteration: Option<u32>,
     /// How many more loop-body evaluations the function's budget allows.
     iterations_left: u32,
-    /// The address the last `from_addr(..)` evaluated placed its tensor at, for the `let` it
-    /// initialises.
-    placed: Option<u64>,
     /// The `let mut` integers not assigned since their `let`, with their first value: the
     /// counters a `while` loop may step (see [`Builder::counted_while`]).
     counters: HashMap<String, u64>,
@@ -646,7 +643,6 @@ pub fn build_fn(
         iteration: None,
         iterations_left: MAX_ITERATIONS,
         lost_reported: std::collections::HashSet::new(),
-        placed: None,
         counters: HashMap::new(),
     };
     if library == Generation::OptStd && matches!(b.model.kind, FnKind::Device { .. }) {
@@ -1184,6 +1180,15 @@ impl Builder<'_> {
         }
     }
 
+    /// The address a `let` whose initializer is a `from_addr(..)` call places its tensor at
+    /// (the placement that call recorded).
+    fn placed_by(&self, l: &ast::LetStmt) -> Option<u64> {
+        let init = l.initializer().filter(is_from_addr)?;
+        let at = span_of(init.syntax().text_range());
+        let p = self.model.placements.last()?;
+        (at.start <= p.arg.span.start && p.arg.span.end <= at.end).then_some(p.address)
+    }
+
     /// The address the tensor an argument names (`&a`, `a`) was placed at, when known.
     fn placed_at(&self, arg: &ast::Expr) -> Option<u64> {
         let name = var_name(arg)?;
@@ -1258,7 +1263,6 @@ impl Builder<'_> {
                 }
             }
         }
-        self.placed = None;
         let val = match l.initializer() {
             Some(init) => self.top(&init, expected.clone(), name.clone()),
             None => match &expected {
@@ -1318,10 +1322,7 @@ impl Builder<'_> {
                 .filter(|c| c.binding.as_deref() == Some(name.as_str()))
                 .and_then(|c| c.steps.last())
                 .and_then(|s| s.address)
-                .or(self
-                    .placed
-                    .take()
-                    .filter(|_| l.initializer().as_ref().is_some_and(is_from_addr)));
+                .or_else(|| self.placed_by(l));
             let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
                 span_of(p.syntax().text_range())
             });
@@ -1748,6 +1749,8 @@ impl Builder<'_> {
         {
             self.counters.remove(t);
         }
+        // A variable with a compile-time value loses it: assignments are not followed.
+        let forgotten = target.clone().filter(|t| self.values.contains_key(t));
         let Some(rhs) = b.rhs() else {
             return Val::Unknown;
         };
@@ -1762,27 +1765,22 @@ impl Builder<'_> {
                 let at = b.lhs().map_or(span_of(b.syntax().text_range()), |l| {
                     span_of(l.syntax().text_range())
                 });
-                let had_value = self.values.contains_key(&name);
                 self.set_var(name.clone(), val, at);
-                if had_value {
-                    self.values
-                        .insert(name.clone(), Err(value::Unknown::assigned(&name)));
-                }
                 if !ends.is_empty() {
                     self.ends.insert(name, ends);
                 }
             }
             Some(name) => {
                 self.consts.remove(&name);
-                if self.values.contains_key(&name) {
-                    self.values
-                        .insert(name.clone(), Err(value::Unknown::assigned(&name)));
-                }
                 self.arg_expr(&rhs);
             }
             None => {
                 self.top(&rhs, None, None);
             }
+        }
+        if let Some(name) = forgotten {
+            let unknown = value::Unknown::assigned(&name);
+            self.values.insert(name, Err(unknown));
         }
         self.last_ends.clear();
         Val::Unknown
@@ -2480,7 +2478,6 @@ impl Builder<'_> {
             && let [a] = args
             && let Ok(value::Value::Int(address)) = self.value_of(a).0
         {
-            self.placed = Some(address);
             self.model.placements.push(super::Placement {
                 arg: self.value_arg(a),
                 address,

@@ -80,7 +80,7 @@ fn size_of_type(path: &ast::Path) -> Option<u64> {
     let ast::GenericArg::TypeArg(t) = seg.generic_arg_list()?.generic_args().next()? else {
         return None;
     };
-    let dtype = crate::dtype::Dtype::from_name(crate::syntax::node_text(t.syntax()).trim())?;
+    let dtype = crate::dtype::Dtype::from_name(t.syntax().text().to_string().trim())?;
     let bits = dtype.bits();
     bits.is_multiple_of(8).then(|| u64::from(bits / 8))
 }

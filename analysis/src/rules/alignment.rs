@@ -567,13 +567,16 @@ fn element_misaligned(arg: &Arg, addr: u64, dtype: Dtype) -> Option<Diagnostic> 
     Some(round_up_fix(d, arg, addr, size))
 }
 
-/// Whether a `to_dm` of the function reads a tensor of type `ty` (an HBM-to-DM transfer).
-fn read_into_dm(cx: &FnContext<'_>, ty: &TensorTy) -> bool {
-    cx.model
-        .chains
-        .iter()
-        .flat_map(|c| c.steps.iter())
-        .any(|s| s.method == Method::ToDm && s.input.as_ref() == Some(ty))
+/// Whether an HBM tensor of type `ty` at `addr` is DMA-003's error rather than ALN-010's
+/// note: below 8-byte alignment, and read into DM by a `to_dm` of the function.
+fn dma_003_reports(cx: &FnContext<'_>, addr: u64, ty: &TensorTy) -> bool {
+    !addr.is_multiple_of(cx.target.dma_dm_align_bytes)
+        && cx
+            .model
+            .chains
+            .iter()
+            .flat_map(|c| c.steps.iter())
+            .any(|s| s.method == Method::ToDm && s.input.as_ref() == Some(ty))
 }
 
 /// ALN-001 and ALN-010 on a tensor a constructor placed (`Input::from_addr(0x1000)`), as on
@@ -589,7 +592,7 @@ fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<Diagnostic>)
     let a = cx.target.hbm_align_bytes;
     if p.ty.kind != Kind::Hbm
         || p.address.is_multiple_of(a)
-        || !p.address.is_multiple_of(cx.target.dma_dm_align_bytes) && read_into_dm(cx, &p.ty)
+        || dma_003_reports(cx, p.address, &p.ty)
     {
         return;
     }
@@ -654,10 +657,11 @@ fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     if addr.is_multiple_of(a) {
         return;
     }
-    // An HBM tensor below 8-byte alignment that goes on to DM is DMA-003's error.
     if code.code == "ALN-010"
-        && !addr.is_multiple_of(cx.target.dma_dm_align_bytes)
-        && step.output.as_ref().is_some_and(|t| read_into_dm(cx, t))
+        && step
+            .output
+            .as_ref()
+            .is_some_and(|t| dma_003_reports(cx, addr, t))
     {
         return;
     }
