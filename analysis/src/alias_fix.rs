@@ -273,16 +273,17 @@ fn item_alias(
         *db::workspace_file(db, &m.file)?
     };
     let layout = db::file_layout(db, def_file);
-    let (alias, offset) =
-        layout
-            .modules
-            .get(m.in_file)?
-            .items
-            .iter()
-            .find_map(|(green, offset)| {
-                let a = ast::TypeAlias::cast(SyntaxNode::new_root(green.0.clone()))?;
-                (a.name()?.text() == name).then_some((a, *offset))
-            })?;
+    let (alias, offset) = layout
+        .modules
+        .get(m.in_file)?
+        .items
+        .iter()
+        // An alias a macro generated is not written where it sits: no edit reaches it.
+        .filter(|item| item.generated.is_none())
+        .find_map(|item| {
+            let a = ast::TypeAlias::cast(SyntaxNode::new_root(item.green.0.clone()))?;
+            (a.name()?.text() == name).then_some((a, item.at))
+        })?;
     match alias.ty()? {
         ast::Type::MacroType(mt) => {
             let r = mt.syntax().text_range();

@@ -103,25 +103,35 @@ pub fn file_diagnostics(
     let found_before = raw.len();
     let target = *db::target_name(db, settings);
     let library = db::library_of(db, file, settings).generation;
-    for (start, f) in calling {
-        // The innermost module around the function resolves the helpers it names.
-        let module = analysis
+    // The innermost module around a position resolves the helpers a function there names.
+    let caller = |start: u32| Caller {
+        file,
+        module: analysis
             .modules
             .iter()
             .enumerate()
-            .filter(|(_, m)| m.range.start <= *start && *start < m.range.end.max(1))
+            .filter(|(_, m)| m.range.start <= start && start < m.range.end.max(1))
             .max_by_key(|(_, m)| m.range.start)
-            .map_or(0, |(i, _)| i as u32);
-        let at = Caller {
-            file,
-            module,
-            depth: 1,
-            target,
-            library,
-        };
+            .map_or(0, |(i, _)| i as u32),
+        depth: 1,
+        target,
+        library,
+    };
+    for (start, f) in calling {
         let calls: Vec<&HelperCall> = f.model.calls.iter().collect();
-        let found = call_diagnostics(db, &at, &f.model, &calls);
+        let found = call_diagnostics(db, &caller(*start), &f.model, &calls);
         raw.extend(found.into_iter().map(|d| d.shifted(*start)));
+    }
+    // A function a macro generated calls from the invocation.
+    for g in analysis
+        .generated
+        .iter()
+        .filter(|g| !g.analysis.model.calls.is_empty())
+    {
+        let model = &g.analysis.model;
+        let calls: Vec<&HelperCall> = model.calls.iter().collect();
+        let found = call_diagnostics(db, &caller(g.call.start), model, &calls);
+        raw.extend(found.iter().map(|d| g.at_call(d)));
     }
     // `diagnostics()` is sorted: only what the calls added needs sorting in.
     if raw.len() > found_before {

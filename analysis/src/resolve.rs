@@ -19,6 +19,7 @@
 //! *open*: names it does not declare may come from there, so they are unknown, not errors.
 
 use crate::mapping::parse;
+use crate::syntax::macros::MacroDef;
 use crate::syntax::{self, Tok};
 use ra_ap_syntax::ast::{self, HasAttrs, HasName, HasVisibility};
 use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode, TextSize};
@@ -77,12 +78,40 @@ pub struct FileLayout {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModuleLayout {
-    /// The inline module's start offset in the file (0 for the top level).
+    /// The inline module's start offset in the file (0 for the top level; a module a macro
+    /// generated sits where the macro is invoked).
     pub offset: u32,
     /// Where its text ends (the file's length for the top level).
     pub end: u32,
-    pub items: Vec<(syntax::GreenKey, u32)>,
+    pub items: Vec<LayoutItem>,
     pub mods: Vec<ModDecl>,
+    /// The item macros invoked here whose items are not read, and why (reported as "not
+    /// checked").
+    pub not_expanded: Vec<NotExpanded>,
+}
+
+/// An item of a module: its syntax, its offset in the file, and the macro invocation that
+/// generated it (its syntax is then the expansion's, and its offset the invocation's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutItem {
+    pub green: syntax::GreenKey,
+    pub at: u32,
+    pub generated: Option<std::sync::Arc<Generated>>,
+}
+
+/// A macro invocation that generated items: where it is written and the macro's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generated {
+    pub call: (u32, u32),
+    pub macro_name: String,
+}
+
+/// An item macro invocation whose items are not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotExpanded {
+    pub call: (u32, u32),
+    pub macro_name: String,
+    pub reason: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -276,7 +305,7 @@ pub fn file_items(root: &ast::SourceFile) -> FileItems {
         layout.modules[module]
             .items
             .get(index)
-            .map(|(key, _)| item_decls(key))
+            .map(|item| item_decls(&item.green))
             .unwrap_or_default()
     })
 }
@@ -288,51 +317,153 @@ pub fn file_layout(root: &ast::SourceFile) -> FileLayout {
         end: u32::from(root.syntax().text_range().end()),
         ..ModuleLayout::default()
     });
-    layout(root.syntax().green(), 0, 0, &mut out);
+    let mut walk = Walk {
+        out: &mut out,
+        macros: HashMap::new(),
+        generated: None,
+        depth: 0,
+    };
+    walk.items(root.syntax().green(), 0, 0);
     out
 }
 
-/// The items of a module body (`list`: the file or an inline module's item list, starting at
-/// `offset`), over the green tree: a syntax node is made only for an inline module's header.
-fn layout(list: &rowan::GreenNodeData, offset: u32, at: usize, out: &mut FileLayout) {
-    use ra_ap_syntax::RustLanguage;
-    use rowan::Language;
-    let mut pos = offset;
-    for child in list.children() {
-        let start = pos;
-        pos += u32::from(child.text_len());
-        let rowan::NodeOrToken::Node(node) = child else {
-            continue;
-        };
-        let kind = RustLanguage::kind_from_raw(node.kind());
-        if kind != SyntaxKind::MODULE {
-            if ast::Item::can_cast(kind) {
-                let key = syntax::GreenKey(node.to_owned());
-                out.modules[at].items.push((key, start));
+/// Item macros generate items through at most this many nested invocations.
+const MAX_EXPANSION_DEPTH: usize = 8;
+
+/// The walk over a module body's items (see [`Walk::items`]).
+struct Walk<'o> {
+    out: &'o mut FileLayout,
+    /// The `macro_rules!` definitions in textual scope.
+    macros: HashMap<String, std::sync::Arc<MacroDef>>,
+    /// The invocation whose expansion is walked (`None`: the file's own text).
+    generated: Option<std::sync::Arc<Generated>>,
+    depth: usize,
+}
+
+impl Walk<'_> {
+    /// The items of a module body (`list`: the file or an inline module's item list, starting
+    /// at `offset`), over the green tree: a syntax node is made only for an inline module's
+    /// header and for macro definitions and invocations.
+    fn items(&mut self, list: &rowan::GreenNodeData, offset: u32, at: usize) {
+        use ra_ap_syntax::RustLanguage;
+        use rowan::Language;
+        let mut pos = offset;
+        for child in list.children() {
+            let start = pos;
+            pos += u32::from(child.text_len());
+            let rowan::NodeOrToken::Node(node) = child else {
+                continue;
+            };
+            // Inside an expansion every item sits at the invocation.
+            let (start, end) = match &self.generated {
+                Some(g) => g.call,
+                None => (start, pos),
+            };
+            match RustLanguage::kind_from_raw(node.kind()) {
+                SyntaxKind::MODULE => self.module(node, start, end, at),
+                SyntaxKind::MACRO_RULES => {
+                    let root = SyntaxNode::new_root(node.to_owned());
+                    if let Some(def) = ast::MacroRules::cast(root).and_then(|d| MacroDef::of(&d)) {
+                        self.macros
+                            .insert(def.name.clone(), std::sync::Arc::new(def));
+                    }
+                }
+                kind if ast::Item::can_cast(kind) => {
+                    self.out.modules[at].items.push(LayoutItem {
+                        green: syntax::GreenKey(node.to_owned()),
+                        at: start,
+                        generated: self.generated.clone(),
+                    });
+                    if kind == SyntaxKind::MACRO_CALL {
+                        self.invocation(node, (start, end), at);
+                    }
+                }
+                _ => {}
             }
-            continue;
         }
+    }
+
+    /// An inline module or a `mod name;` declaration.
+    fn module(&mut self, node: &rowan::GreenNodeData, start: u32, end: u32, at: usize) {
         let Some(md) = ast::Module::cast(SyntaxNode::new_root(node.to_owned())) else {
-            continue;
+            return;
         };
-        let Some(name) = md.name() else { continue };
+        let Some(name) = md.name() else { return };
         let inline = md.item_list().map(|list| {
-            let idx = out.modules.len();
-            out.modules.push(ModuleLayout {
+            let idx = self.out.modules.len();
+            self.out.modules.push(ModuleLayout {
                 offset: start,
-                end: pos,
+                end,
                 ..ModuleLayout::default()
             });
             let list_at = start + u32::from(list.syntax().text_range().start());
-            layout(list.syntax().green(), list_at, idx, out);
+            // A module sees the macros defined before it; what it defines stays inside.
+            let outer = self.macros.clone();
+            self.items(list.syntax().green(), list_at, idx);
+            self.macros = outer;
             idx
         });
-        out.modules[at].mods.push(ModDecl {
+        self.out.modules[at].mods.push(ModDecl {
             name: name.text().to_string(),
             public: public(&md),
             path_attr: md.attrs().find_map(|a| path_attr(&a)),
             inline,
         });
+    }
+
+    /// An item-level macro invocation: a `macro_rules!` macro in scope is expanded and its
+    /// items walked as this module's; any other (but the library's `axes!`) is recorded as
+    /// not read.
+    fn invocation(&mut self, node: &rowan::GreenNodeData, call: (u32, u32), at: usize) {
+        let Some(mc) = ast::MacroCall::cast(SyntaxNode::new_root(node.to_owned())) else {
+            return;
+        };
+        let Some(name) = mc.path().and_then(|p| p.segment()).map(|s| s.to_string()) else {
+            return;
+        };
+        if name == "axes" {
+            return;
+        }
+        // The invocation as written: from its path (the comments before an item belong to
+        // its node) to its arguments' end, without the `;` (an invocation inside an expansion
+        // stands for the outer one).
+        let call = match (&self.generated, mc.path(), mc.token_tree()) {
+            (None, Some(path), Some(tt)) => (
+                call.0 + u32::from(path.syntax().text_range().start()),
+                call.0 + u32::from(tt.syntax().text_range().end()),
+            ),
+            _ => call,
+        };
+        let expansion = match (self.macros.get(&name), mc.token_tree()) {
+            _ if self.depth >= MAX_EXPANSION_DEPTH => Err(format!(
+                "it is invoked through more than {MAX_EXPANSION_DEPTH} nested macro expansions"
+            )),
+            (Some(def), Some(args)) => def.expand(&args),
+            (None, _) => Err(format!(
+                "`{name}!` is not a `macro_rules!` defined before it in this file"
+            )),
+            (Some(_), None) => Err("the invocation has no arguments".to_string()),
+        };
+        let text = match expansion {
+            Ok(text) => text,
+            Err(reason) => {
+                self.out.modules[at].not_expanded.push(NotExpanded {
+                    call,
+                    macro_name: name,
+                    reason,
+                });
+                return;
+            }
+        };
+        let parsed = ast::SourceFile::parse(&text, ra_ap_syntax::Edition::Edition2024);
+        let outer = self.generated.replace(std::sync::Arc::new(Generated {
+            call,
+            macro_name: name,
+        }));
+        self.depth += 1;
+        self.items(parsed.tree().syntax().green(), call.0, at);
+        self.depth -= 1;
+        self.generated = outer;
     }
 }
 

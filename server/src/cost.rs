@@ -17,12 +17,20 @@ pub fn kernels(text: &str) -> Vec<(u32, KernelCost)> {
 /// The costed functions of an analysis: each function's cost is part of its analysis
 /// (computed from the same derivations as its diagnostics).
 pub fn kernels_of(analysis: &visa_analysis::db::FileAnalysis) -> Vec<(u32, KernelCost)> {
-    analysis
+    let written = analysis
         .fns
         .iter()
-        .map(|(offset, f)| (*offset, f.cost.clone()))
+        .map(|(offset, f)| (*offset, f.cost.clone()));
+    let generated = analysis
+        .generated
+        .iter()
+        .map(|g| (g.call.start, g.cost_at_call()));
+    let mut out: Vec<(u32, KernelCost)> = written
+        .chain(generated)
         .filter(|(_, k)| !k.ops.is_empty())
-        .collect()
+        .collect();
+    out.sort_by_key(|(offset, _)| *offset);
+    out
 }
 
 fn percent(part: u64, total: u64) -> u64 {

@@ -29,7 +29,14 @@ pub fn model_json(text: &str, analysis: &FileAnalysis) -> Value {
     let idx = LineIndex::new(text);
     let line = |offset: u32, rel: u32| idx.line_col(text, offset + rel).line;
     let mut fns = Vec::new();
-    for (offset, f) in &analysis.fns {
+    // A function a macro generated is placed at the invocation, every line with it.
+    let written = analysis.fns.iter().map(|(offset, f)| (*offset, f, None));
+    let generated = analysis
+        .generated
+        .iter()
+        .map(|g| (g.call.start, &g.analysis, Some(g.macro_name.as_str())));
+    for (offset, f, macro_name) in written.chain(generated) {
+        let at = |rel: u32| line(offset, if macro_name.is_some() { 0 } else { rel });
         let m = &f.model;
         let kind = match m.kind {
             FnKind::Device { chips, pe } => json!({"device": {"chip": chips, "pe": pe}}),
@@ -42,7 +49,7 @@ pub fn model_json(text: &str, analysis: &FileAnalysis) -> Value {
             .map(|t| {
                 let mut o = Map::new();
                 o.insert("name".into(), t.name.clone().into());
-                o.insert("line".into(), line(*offset, t.span.start).into());
+                o.insert("line".into(), at(t.span.start).into());
                 o.insert(
                     "origin".into(),
                     match t.origin {
@@ -70,7 +77,7 @@ pub fn model_json(text: &str, analysis: &FileAnalysis) -> Value {
                     .map(|s| {
                         let mut o = Map::new();
                         o.insert("method".into(), s.method.to_string().into());
-                        o.insert("line".into(), line(*offset, s.span.start).into());
+                        o.insert("line".into(), at(s.span.start).into());
                         o.insert(
                             "engine".into(),
                             s.engine.map_or(Value::Null, |e| e.name().into()),
@@ -92,19 +99,23 @@ pub fn model_json(text: &str, analysis: &FileAnalysis) -> Value {
                     })
                     .collect();
                 json!({
-                    "line": line(*offset, c.span.start),
+                    "line": at(c.span.start),
                     "binding": c.binding,
                     "steps": steps,
                 })
             })
             .collect();
-        fns.push(json!({
+        let mut o = json!({
             "name": m.name,
-            "line": line(*offset, m.span.start),
+            "line": at(m.span.start),
             "kind": kind,
             "tensors": tensors,
             "chains": chains,
-        }));
+        });
+        if let Some(name) = macro_name {
+            o["generated_by"] = format!("{name}!").into();
+        }
+        fns.push(o);
     }
     json!({"functions": fns})
 }

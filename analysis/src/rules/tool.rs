@@ -158,7 +158,9 @@ pub const VL_009: Rule = Rule {
            other than `m!`, `axes!` and `i!` (and an engine chain written inside one), a field \
            of a value it cannot type (`self.weights`), an index into something that is not an \
            array of tensors, a destructuring of something that is not a tuple or struct \
-           literal, the result of a function it does not know, and an address computed by a \
+           literal, the items of a macro invoked where no `macro_rules!` of the file defines \
+           it before (one defined there is expanded and its kernels are checked, each finding \
+           reported at the invocation), the result of a function it does not know, and an address computed by a \
            call it cannot evaluate. Values are evaluated as the compiler traces the kernel: a value \
            argument (`SwitchConfig`, `TrfAddress`, an op, a zero point, an address) bound by \
            `let`, named by a `const` of any module or chosen by an `if` on a constant is read \
@@ -343,6 +345,18 @@ pub fn unknown_primitive(u: &Unknown) -> Diagnostic {
         u.at,
         format!(
             "unknown primitive: {what} is not part of the furiosa_visa_std API visa-lint knows; it is not checked"
+        ),
+    )
+}
+
+/// The diagnostic of an item macro invocation whose items are not read (VL-009).
+pub fn macro_not_expanded(call: Span, name: &str, reason: &str) -> Diagnostic {
+    Diagnostic::new(
+        &VL_009,
+        call,
+        format!(
+            "not checked: the items `{name}!` generates: {reason}; visa-lint expands the \
+             `macro_rules!` macros a file defines before it invokes them"
         ),
     )
 }

@@ -5,6 +5,7 @@
 //! far as they go. (The engine-chain model of issue 3 grows from here.)
 
 pub mod limits;
+pub mod macros;
 
 use crate::diagnostic::Span;
 use crate::mapping::{self, Problem, Scope, ast, parse};
