@@ -322,6 +322,7 @@ pub fn file_layout(root: &ast::SourceFile) -> FileLayout {
         macros: HashMap::new(),
         generated: None,
         depth: 0,
+        expanded: 0,
     };
     walk.items(root.syntax().green(), 0, 0);
     out
@@ -329,6 +330,10 @@ pub fn file_layout(root: &ast::SourceFile) -> FileLayout {
 
 /// Item macros generate items through at most this many nested invocations.
 const MAX_EXPANSION_DEPTH: usize = 8;
+
+/// A file's expansions together are at most this long: a macro that invokes itself many times
+/// over is cut off, each invocation past the budget reported with the reason.
+const MAX_EXPANDED_BYTES: usize = 1 << 20;
 
 /// The walk over a module body's items (see [`Walk::items`]).
 struct Walk<'o> {
@@ -338,6 +343,8 @@ struct Walk<'o> {
     /// The invocation whose expansion is walked (`None`: the file's own text).
     generated: Option<std::sync::Arc<Generated>>,
     depth: usize,
+    /// The bytes of expansion text the file's walk has made so far.
+    expanded: usize,
 }
 
 impl Walk<'_> {
@@ -438,6 +445,9 @@ impl Walk<'_> {
             _ if self.depth >= MAX_EXPANSION_DEPTH => Err(format!(
                 "it is invoked through more than {MAX_EXPANSION_DEPTH} nested macro expansions"
             )),
+            _ if self.expanded > MAX_EXPANDED_BYTES => Err(format!(
+                "the file's macro expansions pass {MAX_EXPANDED_BYTES} bytes"
+            )),
             (Some(def), Some(args)) => def.expand(&args),
             (None, _) => Err(format!(
                 "`{name}!` is not a `macro_rules!` defined before it in this file"
@@ -447,14 +457,20 @@ impl Walk<'_> {
         let text = match expansion {
             Ok(text) => text,
             Err(reason) => {
-                self.out.modules[at].not_expanded.push(NotExpanded {
-                    call,
-                    macro_name: name,
-                    reason,
-                });
+                // Inside an expansion every invocation stands for the outer one: it is
+                // reported once.
+                let here = &mut self.out.modules[at].not_expanded;
+                if !here.iter().any(|n| n.call == call) {
+                    here.push(NotExpanded {
+                        call,
+                        macro_name: name,
+                        reason,
+                    });
+                }
                 return;
             }
         };
+        self.expanded += text.len();
         let parsed = ast::SourceFile::parse(&text, ra_ap_syntax::Edition::Edition2024);
         let outer = self.generated.replace(std::sync::Arc::new(Generated {
             call,
@@ -1594,6 +1610,68 @@ mod tests {
         assert!(e.contains("const TOP: u64 = crate·b·BASE + 1;"), "{e}");
         assert!(e.contains("use super::a::TOP as TOP;"), "{e}");
         assert!(!e.contains("MAX"), "{e}");
+    }
+
+    /// The items of the file's top level, with their kinds, and what was not expanded.
+    fn top_level(src: &str) -> (Vec<SyntaxKind>, Vec<NotExpanded>) {
+        let root = ast::SourceFile::parse(src, ra_ap_syntax::Edition::Edition2024).tree();
+        let layout = file_layout(&root);
+        let top = &layout.modules[0];
+        let kinds = top
+            .items
+            .iter()
+            .map(|i| SyntaxNode::new_root(i.green.0.clone()).kind());
+        (kinds.collect(), top.not_expanded.clone())
+    }
+
+    #[test]
+    fn an_invocation_generates_its_items_at_the_invocation() {
+        let src = "macro_rules! two { ($a:ident) => { fn $a() {} const B: u8 = 1; }; }\ntwo!(f);";
+        let root = ast::SourceFile::parse(src, ra_ap_syntax::Edition::Edition2024).tree();
+        let layout = file_layout(&root);
+        let call = (
+            src.find("two!(f)").unwrap_or(0) as u32,
+            src.len() as u32 - 1,
+        );
+        let generated: Vec<_> = layout.modules[0]
+            .items
+            .iter()
+            .filter_map(|i| Some((i.at, i.generated.as_ref()?.call)))
+            .collect();
+        assert_eq!(generated, [(call.0, call), (call.0, call)]);
+    }
+
+    #[test]
+    fn a_macro_that_invokes_itself_stops_at_the_depth_limit() {
+        let src = "macro_rules! again { () => { fn f() {} again!(); }; }\nagain!();";
+        let (kinds, not_expanded) = top_level(src);
+        let fns = kinds.iter().filter(|k| **k == SyntaxKind::FN).count();
+        assert_eq!(fns, MAX_EXPANSION_DEPTH);
+        assert_eq!(not_expanded.len(), 1, "one report for the invocation");
+        assert!(not_expanded[0].reason.contains("nested"));
+    }
+
+    #[test]
+    fn a_macro_that_multiplies_is_cut_off_by_the_byte_budget() {
+        // Each level invokes the next ten times: 10^7 expansions without the budget.
+        let mut src = String::from("macro_rules! l0 { () => { fn f() {} }; }\n");
+        for level in 1..8 {
+            let calls = format!("l{}!(); ", level - 1).repeat(10);
+            // And writes a 6 KB array.
+            let zeros = vec!["0"; 3000].join(",");
+            src.push_str(&format!(
+                "macro_rules! l{level} {{ () => {{ {calls} const P: [u8; 3000] = [{zeros}]; }}; }}\n"
+            ));
+        }
+        src.push_str("l7!();");
+        let (kinds, not_expanded) = top_level(&src);
+        assert!(kinds.len() < 100_000, "{} items", kinds.len());
+        assert_eq!(not_expanded.len(), 1);
+        assert!(
+            not_expanded[0].reason.contains("bytes"),
+            "{:?}",
+            not_expanded[0]
+        );
     }
 
     #[test]
