@@ -637,7 +637,14 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
                 }
             }
         }
-        ast::Item::Struct(s) => type_item(s.name(), public(&s), m),
+        // A struct with named fields is written as it stands: a kernel's parameter of its type
+        // is its tensors field by field (`inputs.a`), and the types of its fields come along.
+        ast::Item::Struct(s) => match (s.name(), s.field_list()) {
+            (Some(n), Some(ast::FieldList::RecordFieldList(_))) => {
+                m.items.push(verbatim(n, ItemKind::Type, public(&s), &node));
+            }
+            _ => type_item(s.name(), public(&s), m),
+        },
         ast::Item::Enum(e) => type_item(e.name(), public(&e), m),
         ast::Item::Union(u) => type_item(u.name(), public(&u), m),
         ast::Item::Trait(t) => type_item(t.name(), public(&t), m),
