@@ -821,23 +821,26 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             else {
                 continue;
             };
-            if !cx.target.dma_dtypes.contains(&d.canonical()) {
-                out.push(Diagnostic::new(
-                    &DMA_013,
-                    step.span,
-                    format!(
-                        "the DMA engine does not move {d} tensors; it moves {}",
-                        cx.target
-                            .dma_dtypes
-                            .iter()
-                            .map(|d| d.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-            }
+            check_dtype(cx, step, d, out);
         }
     }
+}
+
+/// DMA-013: the type of a tensor a DMA moves against the storable types of the crate's library.
+fn check_dtype(cx: &FnContext<'_>, step: &Step, d: Dtype, out: &mut Vec<Diagnostic>) {
+    let conversions = cx.conversions();
+    if conversions.stores(d) {
+        return;
+    }
+    let moved: Vec<&str> = conversions.storable.iter().map(|d| d.as_str()).collect();
+    out.push(Diagnostic::new(
+        &DMA_013,
+        step.span,
+        format!(
+            "the DMA engine does not move {d} tensors; it moves {}",
+            moved.join(", ")
+        ),
+    ));
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::mapping::edit::top_terms;
 use crate::mapping::lower::layout_of;
 use crate::model::{Dtype, Method, Slot, Step, Tu, input_arg, output_arg, written};
+use crate::library::{Conversions, Generation, Stage, ZeroPointRange};
 use crate::rule::{Generations, Rule, Status};
-use crate::target::Target;
 
 pub const FET_001: Rule = Rule {
     code: "FET-001",
@@ -265,32 +265,20 @@ pub const RULES: &[Rule] = &[
     FET_011, FET_012,
 ];
 
-/// `true` when the fetch adapter converts `from` to `to` (identity included); `f8` stands for
-/// either 8-bit float (constraints.md §22 A-14).
-pub fn converts(target: &Target, from: Dtype, to: Dtype) -> bool {
-    let spell = |d: Dtype| -> Vec<Dtype> {
-        if d == Dtype::F8 {
-            vec![Dtype::F8e4m3, Dtype::F8e5m2, Dtype::F8]
-        } else {
-            vec![d]
+/// The fetch stage a fetch method or adapter converts with, under the crate's library, and the
+/// name a message gives it: furiosa-opt-std's three adapters each have their own table; the
+/// manual's fetch methods share the Fetch Adapter's (which the generation's tables say).
+fn stage_of<'t>(conv: &Conversions<'t>, method: &Method) -> Option<(Stage<'t>, &'static str)> {
+    Some(match method {
+        Method::Fetch | Method::FetchCast => (conv.fetch_cast, "fetch_cast"),
+        Method::FetchWithZeroPoint | Method::FetchWithZeroPoints | Method::FetchZeroPointSub => {
+            (conv.zero_point_sub, "fetch_zero_point_sub")
         }
-    };
-    let (fs, ts) = (spell(from), spell(to));
-    fs.iter().any(|&f| {
-        ts.iter()
-            .any(|&t| f == t || target.fetch_casts.iter().any(|&(a, b)| a == f && b == t))
+        Method::FetchWithTable | Method::FetchTableLookup => {
+            (conv.table_lookup, "fetch_table_lookup")
+        }
+        _ => return None,
     })
-}
-
-/// The types `from` converts to on `target`, for messages.
-fn conversions(target: &Target, from: Dtype) -> Vec<&'static str> {
-    let f = from.canonical();
-    target
-        .fetch_casts
-        .iter()
-        .filter(|&&(a, _)| a == f || (from == Dtype::F8 && a.is_f8()))
-        .map(|&(_, b)| b.as_str())
-        .collect()
 }
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
@@ -298,25 +286,26 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     check_fetch_perf(cx, out);
     check_masking(cx, out);
     check_interleave(cx, out);
+    let opt_std = cx.model.library == Generation::OptStd;
     for chain in &cx.model.chains {
         for step in &chain.steps {
             if !step.method.is_fetch() {
                 continue;
             }
-            // furiosa-opt-std's `fetch_table_lookup::<D>()` decodes through its table into any
-            // element type (`furiosa-opt-std/src/engine/fetch_adapter.rs`, `TableLookup`).
-            let decoded = cx.model.library == crate::library::Generation::OptStd
-                && step.method == Method::FetchWithTable;
-            if !decoded {
+            // furiosa-opt-std's adapters fold into the fetch: each is checked where written.
+            if !opt_std {
                 check_cast(cx, step, out);
             }
             if matches!(
                 step.method,
                 Method::FetchWithZeroPoint | Method::FetchWithZeroPoints
             ) {
-                check_zero_point(step, out);
+                check_zero_point(cx, step, out);
             }
         }
+    }
+    if opt_std {
+        check_adapter_casts(cx, out);
     }
 }
 
@@ -858,6 +847,8 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 }
 
 /// FET-004.
+/// FET-004 on a fetch of the manual's library: its input and output types against the Fetch
+/// Adapter's table of the target.
 fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(from), Some(to)) = (
         step.input.as_ref().and_then(|t| t.dtype),
@@ -865,7 +856,10 @@ fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     ) else {
         return;
     };
-    if converts(cx.target, from, to) {
+    let Some((stage, _)) = stage_of(&cx.conversions(), &step.method) else {
+        return;
+    };
+    if stage.converts(from, to) {
         return;
     }
     let span = if step.method == Method::Fetch {
@@ -873,20 +867,70 @@ fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     } else {
         step.span
     };
-    let list = conversions(cx.target, from);
-    let options = if list.is_empty() {
-        format!("{from} can only be fetched as {from}")
-    } else {
-        format!("{from} converts to {} (or stays {from})", list.join(", "))
-    };
     out.push(Diagnostic::new(
         &FET_004,
         span,
         format!(
-            "the {} fetch adapter cannot convert {from} to {to}: {options}",
-            cx.target.name
+            "the {} fetch adapter cannot convert {from} to {to}: {}",
+            cx.target.name,
+            options(stage, from)
         ),
     ));
+}
+
+/// What `from` converts to in a stage, for messages.
+fn options(stage: Stage<'_>, from: Dtype) -> String {
+    let list: Vec<&str> = stage.targets(from).iter().map(|d| d.as_str()).collect();
+    match (list.is_empty(), stage.identity) {
+        (true, true) => format!("{from} can only be fetched as {from}"),
+        (true, false) => format!("it converts no {from}"),
+        (false, true) => format!("{from} converts to {} (or stays {from})", list.join(", ")),
+        (false, false) => format!("{from} converts to {} only", list.join(", ")),
+    }
+}
+
+/// FET-004 under furiosa-opt-std 0.6: each fetch adapter (`fetch_cast`,
+/// `fetch_zero_point_sub`, `fetch_table_lookup`) against its own stage's table, from the
+/// stream it receives to the type it names.
+fn check_adapter_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    let conv = cx.conversions();
+    for adapter in &cx.model.adapters {
+        let Some((stage, name)) = stage_of(&conv, &adapter.method) else {
+            continue;
+        };
+        let Some((arg, _)) = &adapter.generic else {
+            continue;
+        };
+        let (Some(from), Some(to)) = (adapter.input.dtype, Dtype::from_name(arg.text.trim()))
+        else {
+            continue;
+        };
+        if stage.converts(from, to) {
+            continue;
+        }
+        // The fetch stage that does convert the pair, if any.
+        let elsewhere = [
+            (conv.fetch_cast, "fetch_cast"),
+            (conv.zero_point_sub, "fetch_zero_point_sub"),
+            (conv.table_lookup, "fetch_table_lookup"),
+        ]
+        .into_iter()
+        .find(|(s, _)| s.converts(from, to))
+        .map_or(String::new(), |(_, other)| {
+            format!("; {from} → {to} is `{other}`'s")
+        });
+        out.push(
+            Diagnostic::new(
+                &FET_004,
+                arg.span,
+                format!(
+                    "`{name}` cannot convert {from} to {to}: {}{elsewhere}",
+                    options(stage, from)
+                ),
+            )
+            .with_related(adapter.span, format!("the `{name}` stage")),
+        );
+    }
 }
 
 /// An integer literal (`-10`, `100i8`, `0x7f`, `1_000`), or `None`.
@@ -912,12 +956,9 @@ fn parse_int(text: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-/// FET-007.
-fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
-    let Some(to) = step.output.as_ref().and_then(|t| t.dtype) else {
-        return;
-    };
-    let Some((lo, hi)) = to.int_range() else {
+/// FET-007: each literal zero point against the range the crate's library asks of it.
+fn check_zero_point(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+    let Some((what, (lo, hi))) = zero_point_range(cx, step) else {
         return;
     };
     let Some(arg) = step.args.first() else { return };
@@ -953,8 +994,30 @@ fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
             out.push(Diagnostic::new(
                 &FET_007,
                 span,
-                format!("the zero point {v} does not fit the fetch output type {to} ({lo}..={hi})"),
+                format!("the zero point {v} does not fit {what} ({lo}..={hi})"),
             ));
+        }
+    }
+}
+
+/// The range a zero-point fetch's zero point must lie in, and what it is the range of: the
+/// output type's for the manual (L2117); for furiosa-opt-std 0.6 the source type's, which
+/// `fetch_zero_point_sub` asserts (`fetch_adapter.rs:314-318`), when the fetch is one of its
+/// pairs (another is FET-004's).
+fn zero_point_range(cx: &FnContext<'_>, step: &Step) -> Option<(String, (i64, i64))> {
+    let to = step.output.as_ref()?.dtype?;
+    let conv = cx.conversions();
+    match conv.zero_point_range {
+        ZeroPointRange::Output => Some((format!("the fetch output type {to}"), to.int_range()?)),
+        ZeroPointRange::Source => {
+            let from = step.input.as_ref()?.dtype?;
+            if !conv.zero_point_sub.pairs.contains(&(from, to)) {
+                return None;
+            }
+            let what = format!(
+                "the source type {from}, which `fetch_zero_point_sub` asserts for its {to} output"
+            );
+            Some((what, from.int_range()?))
         }
     }
 }
@@ -1001,6 +1064,8 @@ mod tests {
 
     #[test]
     fn rngd_type_cast_table_l1962() {
+        let stage = Generation::VisaStd.conversions(&RNGD).fetch_cast;
+        let converts = |a, b| stage.converts(a, b);
         // L1962-L1971: the RNGD conversion table.
         for (a, b) in [
             ("i4", "i5"),
@@ -1016,7 +1081,7 @@ mod tests {
             ("i8", "i8"),
             ("f8", "f32"),
         ] {
-            assert!(converts(&RNGD, dtype(a), dtype(b)), "{a} -> {b}");
+            assert!(converts(dtype(a), dtype(b)), "{a} -> {b}");
         }
         // L1972-L1977: RNGD-S-only conversions are not RNGD's.
         for (a, b) in [
@@ -1025,7 +1090,7 @@ mod tests {
             ("f8e4m3", "bf16"),
             ("i8", "f32"),
         ] {
-            assert!(!converts(&RNGD, dtype(a), dtype(b)), "{a} -> {b}");
+            assert!(!converts(dtype(a), dtype(b)), "{a} -> {b}");
         }
     }
 

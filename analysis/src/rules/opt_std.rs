@@ -474,16 +474,19 @@ fn commit_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             .as_ref()
             .and_then(|(a, _)| Dtype::from_name(a.text.trim()));
         let from = cast.input.dtype;
+        let stage = cx.conversions().commit_cast;
         if let (Some(from), Some(to)) = (from, to)
-            && (from, to) != (Dtype::F32, Dtype::Bf16)
+            && !stage.converts(from, to)
         {
+            let pairs: Vec<String> = stage.pairs.iter().map(|(a, b)| format!("{a} to {b}")).collect();
             out.push(Diagnostic::new(
                 &OPT_005,
                 cast.span,
                 format!(
-                    "`{}` converts f32 to bf16 only; this stream is {from} to {to}: convert it \
+                    "`{}` converts {} only; this stream is {from} to {to}: convert it \
                      in the Cast Engine (`cast::<{to}, ..>()`) before the commit",
-                    cast.method
+                    cast.method,
+                    pairs.join(", ")
                 ),
             ));
             continue;
