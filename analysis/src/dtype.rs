@@ -127,8 +127,8 @@ mod tests {
     #[test]
     fn names_round_trip() {
         for n in [
-            "i4", "i5", "i8", "f8", "f8e4m3", "f8e5m2", "i9", "i16", "bf16", "f16", "i32", "f32", "u8",
-            "f4e2m1",
+            "i4", "i5", "i8", "f8", "f8e4m3", "f8e5m2", "i9", "i16", "bf16", "f16", "i32", "f32",
+            "u8", "f4e2m1",
         ] {
             assert_eq!(Dtype::from_name(n).map(Dtype::as_str), Some(n));
         }

@@ -241,7 +241,12 @@ mod tests {
         let c = Generation::VisaStd.conversions(&RNGD);
         assert!(c.fetch_cast.converts(I4, I5) && c.fetch_cast.converts(F16, F32));
         assert!(!c.fetch_cast.converts(I4, I9));
-        assert!(Generation::VisaStd.conversions(&RNGD_S).fetch_cast.converts(I4, I9));
+        assert!(
+            Generation::VisaStd
+                .conversions(&RNGD_S)
+                .fetch_cast
+                .converts(I4, I9)
+        );
         assert!(c.cast_engine.converts(F32, F16) && !c.cast_engine.converts(F32, F32));
         assert!(!c.commit_cast.converts(F32, Bf16));
         assert!(c.stores(F16) && !c.stores(I9));

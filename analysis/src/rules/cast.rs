@@ -19,14 +19,15 @@ pub const CST_001: Rule = Rule {
            no float-to-integer or integer-to-float lowering, no widening, and no cast of a stream \
            that is already narrow (a bf16 stream straight from collect). Convert between integer \
            and float in the Vector Engine (FxpToFp / FpToFxp) before the cast, cast to a type of \
-           the same family, or drop the cast when the stream already has the type to commit.",
+           the same family, or drop the cast when the stream already has the type to commit. \
+           furiosa-opt-std 0.6 has no f16, so f32 lowers to f8e5m2, f8e4m3 or bf16 there.",
     bad: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<i8, m![1 # 32]>() // f32",
     good: "...accumulate::<m![1], m![1 # 8]>(AccumulationKind::Interleaved).cast::<bf16, m![1 # 16]>()",
     manual: "L6759, L6765, L6776-L6779",
     generations: Generations::Differs(
-        "furiosa-opt-std 0.6's `CastEngineCast` has the same pairs without f16, which it removed \
-         (`furiosa-opt-std/src/cast.rs:111-126`; CHANGES.md:33-35), and converts f32 to bf16 in \
-         the commit as well (OPT-005)",
+        "furiosa-opt-std 0.6's `CastEngineCast` has the same pairs without f16, which it removed, \
+         and no identity (`furiosa-opt-std/src/cast.rs:111-126`; CHANGES.md:33-35); visa-lint \
+         checks that table there. It converts f32 to bf16 in the commit as well (OPT-005)",
     ),
 };
 

@@ -36,7 +36,8 @@ pub const CON_001: Rule = Rule {
     generations: Generations::Differs(
         "furiosa-opt-std 0.6's `ContractionCast` adds i5 and i9, an i4 or i8 with its zero point \
          subtracted (`fetch_zero_point_sub`), and lets the TRF weight differ from the stream \
-         within one integer family (`furiosa-opt-std/src/cast.rs:294-375`; CHANGES.md:54)",
+         within one integer family (`furiosa-opt-std/src/cast.rs:294-375`; CHANGES.md:54); \
+         visa-lint checks that set there",
     ),
 };
 
@@ -72,7 +73,8 @@ pub const CON_003: Rule = Rule {
     generations: Generations::Differs(
         "furiosa-opt-std 0.6 lets the TRF weight's type differ from the stream's within one \
          integer family, i4 with i5 and i8 with i9 (`ContractionWeight`, \
-         `furiosa-opt-std/src/cast.rs:330-345`); Chip, Cluster and Slice are shared under both",
+         `furiosa-opt-std/src/cast.rs:320-345`), which visa-lint checks there; Chip, Cluster and \
+         Slice are shared under both",
     ),
 };
 

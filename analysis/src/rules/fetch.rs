@@ -5,10 +5,10 @@
 use super::context::{FnContext, at_arg, rewrite_input, rewrite_output};
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
+use crate::library::{Conversions, Generation, Stage, ZeroPointRange};
 use crate::mapping::edit::top_terms;
 use crate::mapping::lower::layout_of;
 use crate::model::{Dtype, Method, Slot, Step, Tu, input_arg, output_arg, written};
-use crate::library::{Conversions, Generation, Stage, ZeroPointRange};
 use crate::rule::{Generations, Rule, Status};
 
 pub const FET_001: Rule = Rule {
@@ -87,16 +87,23 @@ pub const FET_004: Rule = Rule {
            → f32, bf16 → f32, f16 → f32 and f32 → bf16; keeping the type is always allowed. \
            RNGD-S adds i4 → i9, i16 → i9 and f8 → bf16. Any other pair does not implement \
            `FetchCast`. Fetch a supported type and convert later (the Vector Engine or the Cast \
-           Engine), or store the tensor in a type that converts directly.",
+           Engine), or store the tensor in a type that converts directly. furiosa-opt-std 0.6 \
+           gives each adapter stage its own table, on either chip, and visa-lint checks each \
+           adapter where it is written: `fetch_cast` keeps the type or widens i4/i8/i16 to i32 \
+           and f8e4m3/f8e5m2/bf16 to f32, or narrows f32 to bf16 (no f16, no i5/i9); \
+           `fetch_zero_point_sub` makes i5 from i4 and i9 from i8 only; `fetch_table_lookup` \
+           decodes f4e2m1 to either 8-bit float and either 8-bit float to bf16.",
     bad: "ctx.main.begin(a.view()).fetch::<f32, m![A / 8], m![A % 8]>() // a: i8",
     good: "ctx.main.begin(a.view()).fetch::<i32, m![A / 8], m![A % 8]>() // a: i8",
     manual: "L1962-L1977, L1724, L2116",
     generations: Generations::Differs(
-        "furiosa-opt-std 0.6 splits the conversions by stage: `fetch_cast` takes `FetchCast`'s \
-         pairs (identity, i4/i8/i16 → i32, f8/bf16 → f32, f32 → bf16; no f16, \
-         `furiosa-opt-std/src/cast.rs:20-33`), `fetch_zero_point_sub` i4 → i5 and i8 → i9, and \
-         `fetch_table_lookup` decodes by its table, which this rule does not check; visa-lint \
-         reads the manual's table (L1962-L1979) for the others",
+        "furiosa-opt-std 0.6 splits the conversions by stage, one trait each, bound where the \
+         adapter is called (`furiosa-opt-std/src/engine/fetch_adapter.rs:209-245,307-313`): \
+         `fetch_cast` takes `FetchCast`'s pairs (identity, i4/i8/i16 → i32, f8e4m3/f8e5m2/bf16 → \
+         f32, f32 → bf16; no f16 and no RNGD-S extras, `furiosa-opt-std/src/cast.rs:20-35`), \
+         `fetch_zero_point_sub` `FetchZeroPointSub`'s i4 → i5 and i8 → i9 (`cast.rs:83-108`), \
+         `fetch_table_lookup` `TableLookup`'s f4e2m1 → f8e4m3/f8e5m2 and f8 → bf16 \
+         (`cast.rs:43-74`); visa-lint checks each adapter against its own table",
     ),
 };
 
@@ -149,19 +156,21 @@ pub const FET_007: Rule = Rule {
     name: "zero-point-range",
     severity: Severity::Error,
     status: Status::Implemented,
-    summary: "A zero point fits the fetch output type",
+    summary: "A zero point fits the fetch output type (furiosa-opt-std: the source type)",
     docs: "`fetch_with_zero_point(zp)` and `fetch_with_zero_points([zp0, zp1])` subtract the zero \
            point while converting to the output type D2; the value must be representable in D2 \
-           (i9 holds -256..=255, i5 holds -16..=15). visa-lint checks integer literals. Use a \
-           wider output type or requantize.",
+           (i9 holds -256..=255, i5 holds -16..=15). furiosa-opt-std 0.6's \
+           `fetch_zero_point_sub::<D2>(zp)` asserts the stricter range of the type it reads, \
+           -128..=127 for i8 → i9 and -8..=7 for i4 → i5, which keeps every residual within \
+           D2. visa-lint checks integer literals. Use a wider output type or requantize.",
     bad: "...fetch_with_zero_point(300) // D2 = i9",
     good: "...fetch_with_zero_point(100) // D2 = i9",
     manual: "L2117, L2030-L2049",
     generations: Generations::Differs(
-        "furiosa-opt-std 0.6 writes it `fetch_zero_point_sub::<D>(zp)`, read here as \
-         `fetch_with_zero_point`, and asserts the stricter range of the source type, -8..=7 for i4 \
-         and -128..=127 for i8 (`furiosa-opt-std/src/engine/fetch_adapter.rs:314-318`), which \
-         visa-lint does not check",
+        "furiosa-opt-std 0.6 writes it `fetch_zero_point_sub::<D>(zp)` with one zero point and \
+         asserts the range of the source type, -8..=7 for i4 and -128..=127 for i8 \
+         (`FetchZeroPointSub::ZERO_POINT_RANGE`, `furiosa-opt-std/src/cast.rs:83-108`, asserted \
+         at `engine/fetch_adapter.rs:314-318`); visa-lint checks that range there",
     ),
 };
 
@@ -958,7 +967,7 @@ fn parse_int(text: &str) -> Option<i64> {
 
 /// FET-007: each literal zero point against the range the crate's library asks of it.
 fn check_zero_point(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
-    let Some((what, (lo, hi))) = zero_point_range(cx, step) else {
+    let Some((what, (lo, hi), why)) = zero_point_range(cx, step) else {
         return;
     };
     let Some(arg) = step.args.first() else { return };
@@ -994,30 +1003,35 @@ fn check_zero_point(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
             out.push(Diagnostic::new(
                 &FET_007,
                 span,
-                format!("the zero point {v} does not fit {what} ({lo}..={hi})"),
+                format!("the zero point {v} does not fit {what} ({lo}..={hi}){why}"),
             ));
         }
     }
 }
 
-/// The range a zero-point fetch's zero point must lie in, and what it is the range of: the
-/// output type's for the manual (L2117); for furiosa-opt-std 0.6 the source type's, which
-/// `fetch_zero_point_sub` asserts (`fetch_adapter.rs:314-318`), when the fetch is one of its
-/// pairs (another is FET-004's).
-fn zero_point_range(cx: &FnContext<'_>, step: &Step) -> Option<(String, (i64, i64))> {
+/// The range a zero-point fetch's zero point must lie in, what it is the range of, and why
+/// (for a message's end): the output type's for the manual (L2117); for furiosa-opt-std 0.6
+/// the source type's, which `fetch_zero_point_sub` asserts (`fetch_adapter.rs:314-318`), when
+/// the fetch is one of its pairs (another is FET-004's).
+fn zero_point_range(cx: &FnContext<'_>, step: &Step) -> Option<(String, (i64, i64), String)> {
     let to = step.output.as_ref()?.dtype?;
     let conv = cx.conversions();
     match conv.zero_point_range {
-        ZeroPointRange::Output => Some((format!("the fetch output type {to}"), to.int_range()?)),
+        ZeroPointRange::Output => Some((
+            format!("the fetch output type {to}"),
+            to.int_range()?,
+            String::new(),
+        )),
         ZeroPointRange::Source => {
             let from = step.input.as_ref()?.dtype?;
             if !conv.zero_point_sub.pairs.contains(&(from, to)) {
                 return None;
             }
-            let what = format!(
-                "the source type {from}, which `fetch_zero_point_sub` asserts for its {to} output"
+            let why = format!(
+                ": `fetch_zero_point_sub` asserts the range of the type it reads, which keeps \
+                 every residual within {to}"
             );
-            Some((what, from.int_range()?))
+            Some((format!("the source type {from}"), from.int_range()?, why))
         }
     }
 }
