@@ -8,7 +8,7 @@ use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::library::{Conversions, Generation, Stage, ZeroPointRange};
 use crate::mapping::edit::top_terms;
 use crate::mapping::lower::layout_of;
-use crate::model::{Dtype, Method, Slot, Step, Tu, input_arg, output_arg, written};
+use crate::model::{Arg, Dtype, Method, Slot, Step, TensorTy, Tu, input_arg, output_arg, written};
 use crate::rule::{Generations, Rule, Status};
 
 pub const FET_001: Rule = Rule {
@@ -301,20 +301,25 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             if !step.method.is_fetch() {
                 continue;
             }
-            // furiosa-opt-std's adapters fold into the fetch: each is checked where written.
+            // furiosa-opt-std's adapters fold into the fetch: each is checked where written
+            // (a chain may stop after the fetch and go on from a variable).
             if !opt_std {
                 check_cast(cx, step, out);
             }
-            if matches!(
-                step.method,
-                Method::FetchWithZeroPoint | Method::FetchWithZeroPoints
-            ) {
-                check_zero_point(cx, step, out);
+            if !opt_std
+                && matches!(
+                    step.method,
+                    Method::FetchWithZeroPoint | Method::FetchWithZeroPoints
+                )
+            {
+                let dtype = |t: &Option<TensorTy>| t.as_ref().and_then(|t| t.dtype);
+                let types = (dtype(&step.input), dtype(&step.output));
+                check_zero_point(cx, types, step.args.first(), out);
             }
         }
     }
     if opt_std {
-        check_adapter_casts(cx, out);
+        check_adapters(cx, out);
     }
 }
 
@@ -900,8 +905,8 @@ fn options(stage: Stage<'_>, from: Dtype) -> String {
 
 /// FET-004 under furiosa-opt-std 0.6: each fetch adapter (`fetch_cast`,
 /// `fetch_zero_point_sub`, `fetch_table_lookup`) against its own stage's table, from the
-/// stream it receives to the type it names.
-fn check_adapter_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+/// stream it receives to the type it names; and FET-007 on `fetch_zero_point_sub`'s zero point.
+fn check_adapters(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let conv = cx.conversions();
     for adapter in &cx.model.adapters {
         let Some((stage, name)) = stage_of(&conv, &adapter.method) else {
@@ -914,6 +919,9 @@ fn check_adapter_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         else {
             continue;
         };
+        if adapter.method == Method::FetchZeroPointSub {
+            check_zero_point(cx, (Some(from), Some(to)), adapter.args.first(), out);
+        }
         if stage.converts(from, to) {
             continue;
         }
@@ -924,7 +932,7 @@ fn check_adapter_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             (conv.table_lookup, "fetch_table_lookup"),
         ]
         .into_iter()
-        .find(|(s, _)| s.converts(from, to))
+        .find(|(s, _)| from != to && s.converts(from, to))
         .map_or(String::new(), |(_, other)| {
             format!("; {from} → {to} is `{other}`'s")
         });
@@ -965,12 +973,20 @@ fn parse_int(text: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-/// FET-007: each literal zero point against the range the crate's library asks of it.
-fn check_zero_point(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
-    let Some((what, (lo, hi), why)) = zero_point_range(cx, step) else {
+/// FET-007 where the zero point is given: a fetch of the manual's library (`step`), or
+/// furiosa-opt-std's `fetch_zero_point_sub` adapter, from its input type to the one it names.
+fn check_zero_point(
+    cx: &FnContext<'_>,
+    (from, to): (Option<Dtype>, Option<Dtype>),
+    arg: Option<&Arg>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let (Some(to), Some(arg)) = (to, arg) else {
         return;
     };
-    let Some(arg) = step.args.first() else { return };
+    let Some((what, (lo, hi), why)) = zero_point_range(cx, from, to) else {
+        return;
+    };
     let value = arg.value_text();
     let text = value.as_ref();
     // The literals of `zp` or `[zp0, zp1]`, with their offsets in the argument.
@@ -1013,8 +1029,11 @@ fn check_zero_point(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
 /// (for a message's end): the output type's for the manual (L2117); for furiosa-opt-std 0.6
 /// the source type's, which `fetch_zero_point_sub` asserts (`fetch_adapter.rs:314-318`), when
 /// the fetch is one of its pairs (another is FET-004's).
-fn zero_point_range(cx: &FnContext<'_>, step: &Step) -> Option<(String, (i64, i64), String)> {
-    let to = step.output.as_ref()?.dtype?;
+fn zero_point_range(
+    cx: &FnContext<'_>,
+    from: Option<Dtype>,
+    to: Dtype,
+) -> Option<(String, (i64, i64), String)> {
     let conv = cx.conversions();
     match conv.zero_point_range {
         ZeroPointRange::Output => Some((
@@ -1023,7 +1042,7 @@ fn zero_point_range(cx: &FnContext<'_>, step: &Step) -> Option<(String, (i64, i6
             String::new(),
         )),
         ZeroPointRange::Source => {
-            let from = step.input.as_ref()?.dtype?;
+            let from = from?;
             if !conv.zero_point_sub.pairs.contains(&(from, to)) {
                 return None;
             }
