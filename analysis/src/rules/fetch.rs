@@ -303,15 +303,14 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             }
             // furiosa-opt-std's adapters fold into the fetch: each is checked where written
             // (a chain may stop after the fetch and go on from a variable).
-            if !opt_std {
-                check_cast(cx, step, out);
+            if opt_std {
+                continue;
             }
-            if !opt_std
-                && matches!(
-                    step.method,
-                    Method::FetchWithZeroPoint | Method::FetchWithZeroPoints
-                )
-            {
+            check_cast(cx, step, out);
+            if matches!(
+                step.method,
+                Method::FetchWithZeroPoint | Method::FetchWithZeroPoints
+            ) {
                 let dtype = |t: &Option<TensorTy>| t.as_ref().and_then(|t| t.dtype);
                 let types = (dtype(&step.input), dtype(&step.output));
                 check_zero_point(cx, types, step.args.first(), out);
@@ -860,7 +859,6 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// FET-004.
 /// FET-004 on a fetch of the manual's library: its input and output types against the Fetch
 /// Adapter's table of the target.
 fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
