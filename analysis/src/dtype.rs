@@ -41,9 +41,12 @@ macro_rules! dtypes {
 
 // Integers (i5 and i9 are fetch-adapter conversion targets only, L1962-L1977), then the
 // floats: `f8` is the manual's shorthand for either 8-bit format (constraints.md §22 A-14).
+// `u8` and the packed 4-bit float `f4e2m1` are furiosa-opt-std 0.6's additions
+// (`furiosa-opt-std/src/scalar.rs:172-183,1069-1091` at ebb846a); the manual has neither.
 dtypes! {
     I4 = "i4", 4; I5 = "i5", 5; I8 = "i8", 8; I9 = "i9", 9; I16 = "i16", 16; I32 = "i32", 32;
-    F8 = "f8", 8; F8e4m3 = "f8e4m3", 8; F8e5m2 = "f8e5m2", 8;
+    U8 = "u8", 8;
+    F4e2m1 = "f4e2m1", 4; F8 = "f8", 8; F8e4m3 = "f8e4m3", 8; F8e5m2 = "f8e5m2", 8;
     Bf16 = "bf16", 16; F16 = "f16", 16; F32 = "f32", 32;
 }
 
@@ -125,10 +128,11 @@ mod tests {
     fn names_round_trip() {
         for n in [
             "i4", "i5", "i8", "f8", "f8e4m3", "f8e5m2", "i9", "i16", "bf16", "f16", "i32", "f32",
+            "u8", "f4e2m1",
         ] {
             assert_eq!(Dtype::from_name(n).map(Dtype::as_str), Some(n));
         }
-        assert_eq!(Dtype::from_name("u8"), None);
+        assert_eq!(Dtype::from_name("u16"), None);
         assert_eq!(Dtype::from_name("fp16"), None);
     }
 }

@@ -31,7 +31,8 @@ pub struct Target {
     /// Bytes in one flit, the unit every engine after Collect consumes (L3039, L3605).
     pub flit_bytes: u64,
     /// Cast Engine precision lowerings `(D1, D2)`: i32 to i4/i8/i16, f32 to f8e5m2/f8e4m3/f16/bf16
-    /// (L6776-L6779); the input must be a `VeScalar` (i32/f32, L6759).
+    /// (L6776-L6779); the input must be a `VeScalar` (i32/f32, L6759). The manual's library's
+    /// table; rules read it through `library::conversions`, which has furiosa-opt-std's.
     pub cast_pairs: &'static [(Dtype, Dtype)],
     /// Transpose Engine geometry per element width (L6877-L6883, L6859-L6871).
     pub transpose_geometry: &'static [TransposeGeometry],
@@ -39,13 +40,16 @@ pub struct Target {
     /// in_cols <= this (L6859, L6890-L6891).
     pub transpose_buffer_cols: u64,
     /// Fetch-adapter type conversions `(D, D2)` besides the identity (L1962-L1971; RNGD-S adds
-    /// more, L1972-L1977).
+    /// more, L1972-L1977). The manual's library's table; rules read it through
+    /// `library::conversions`, which has furiosa-opt-std's.
     pub fetch_casts: &'static [(Dtype, Dtype)],
     /// The fetch output packet must be a multiple of this many bytes (L1711-L1716, L1723).
     pub fetch_align_bytes: u64,
     /// DM write addresses (and HBM-to-DM read/write addresses) align to this many bytes (L2425-L2427).
     pub dma_dm_align_bytes: u64,
-    /// Element types the DMA engine moves (L2525; the manual spells f16 `fp16`).
+    /// Element types the DMA engine moves (L2525; the manual spells f16 `fp16`). The manual's
+    /// library's list; rules read it through `library::conversions`, which has
+    /// furiosa-opt-std's.
     pub dma_dtypes: &'static [Dtype],
     /// Largest DMA packet (`stride0`), bytes: 256 AXI beats of 16 bytes (L2428, L2512).
     pub dma_packet_max_bytes: u64,

@@ -9,9 +9,14 @@
 //! (`library = "furiosa-opt-std"` in `visa-lint.toml`), the dependency in the package's
 //! `Cargo.toml`, then the `use` paths of the file and of its crate roots. Without any, a
 //! kernel is read as the manual's.
+//!
+//! What each generation's API converts, stage by stage, is [`conversions`].
 
-use crate::dtype::Dtype;
 use std::fmt;
+
+pub mod conversions;
+
+pub use conversions::{Conversions, Stage, ZeroPointRange};
 
 /// A generation of the vendor's kernel library.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,19 +52,6 @@ impl Generation {
         match self {
             Generation::VisaStd => Version { major: 0, minor: 1 },
             Generation::OptStd => Version { major: 0, minor: 6 },
-        }
-    }
-
-    /// The type the Reducer multiplies an operand of type `d` as. furiosa-opt-std 0.6's
-    /// `ContractionCast` adds i5 and i9 (an i4 or i8 with its zero point subtracted,
-    /// `fetch_zero_point_sub`), which enter the Reducer's i4 and i8 trees, and lets a weight
-    /// differ from its stream within that family (`cast.rs:294-375` at ebb846a); the manual's
-    /// library takes i4, i8, f8 and bf16 as they are (L4532-L4533).
-    pub fn contraction_operand(self, d: Dtype) -> Dtype {
-        match (self, d) {
-            (Generation::OptStd, Dtype::I5) => Dtype::I4,
-            (Generation::OptStd, Dtype::I9) => Dtype::I8,
-            _ => d,
         }
     }
 

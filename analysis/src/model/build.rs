@@ -2626,6 +2626,7 @@ impl Builder<'_> {
                 generic: first
                     .as_ref()
                     .map(|g| (arg_of(g.syntax()), map_of(g, &self.scope))),
+                args: val_args.clone(),
             });
             return self.adapt(&method, ty, *tu, engines, first, val_args, steps);
         }

@@ -231,6 +231,8 @@ pub struct Adapter {
     /// Its turbofish argument as written (`m![A % 8]`, `bf16`), with its mapping when it is
     /// one.
     pub generic: Option<(Arg, Option<MapVal>)>,
+    /// Its value arguments (`fetch_zero_point_sub`'s zero point).
+    pub args: Vec<Arg>,
 }
 
 /// One iteration of a loop the model iterated.

@@ -3,6 +3,7 @@
 //! this and the layers below, never one another.
 
 use crate::diagnostic::{Diagnostic, Edit, Span};
+use crate::library::Conversions;
 use crate::mapping::Scope;
 use crate::model::{Chain, FnModel, Slot, Step, in_call, input_arg, output_arg, pad_edit};
 use crate::rule::Rule;
@@ -30,6 +31,12 @@ impl<'a> FnContext<'a> {
             scope,
             target,
         }
+    }
+
+    /// The conversions of the function's library generation on its target: the table each
+    /// converting stage is checked against.
+    pub fn conversions(&self) -> Conversions<'a> {
+        self.model.library.conversions(self.target)
     }
 }
 

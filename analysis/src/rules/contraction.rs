@@ -36,7 +36,8 @@ pub const CON_001: Rule = Rule {
     generations: Generations::Differs(
         "furiosa-opt-std 0.6's `ContractionCast` adds i5 and i9, an i4 or i8 with its zero point \
          subtracted (`fetch_zero_point_sub`), and lets the TRF weight differ from the stream \
-         within one integer family (`furiosa-opt-std/src/cast.rs:294-375`; CHANGES.md:54)",
+         within one integer family (`furiosa-opt-std/src/cast.rs:294-375`; CHANGES.md:54); \
+         visa-lint checks that set there",
     ),
 };
 
@@ -72,7 +73,8 @@ pub const CON_003: Rule = Rule {
     generations: Generations::Differs(
         "furiosa-opt-std 0.6 lets the TRF weight's type differ from the stream's within one \
          integer family, i4 with i5 and i8 with i9 (`ContractionWeight`, \
-         `furiosa-opt-std/src/cast.rs:330-345`); Chip, Cluster and Slice are shared under both",
+         `furiosa-opt-std/src/cast.rs:320-345`), which visa-lint checks there; Chip, Cluster and \
+         Slice are shared under both",
     ),
 };
 
@@ -531,15 +533,28 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// Whether the Reducer multiplies operands of type `d` (CON-001), as the crate's library
 /// offers them.
 fn reducer_takes(cx: &FnContext<'_>, d: Dtype) -> bool {
-    let operand = cx.model.library.contraction_operand(d);
+    let operand = cx.conversions().contraction_operand(d);
     cx.target.tree_depth(operand).is_some()
 }
 
-/// The operand types the Reducer takes, as a message lists them.
-fn reducer_operands(cx: &FnContext<'_>) -> &'static str {
-    match cx.model.library {
-        Generation::VisaStd => "i4, i8, f8 or bf16",
-        Generation::OptStd => "i4, i5, i8, i9, f8 or bf16",
+/// The operand types the Reducer takes under the crate's library, as a message lists them
+/// (`i4, i5, i8, i9, f8 or bf16`): each Reducer input, then the library's types that enter its
+/// tree.
+fn reducer_operands(cx: &FnContext<'_>) -> String {
+    let staging = cx.conversions().contraction_staging;
+    let mut names: Vec<&str> = Vec::new();
+    for &(input, _) in cx.target.reducer_tree_depth {
+        let entering = staging.iter().filter(|&&(_, into)| into == input);
+        for d in std::iter::once(input).chain(entering.map(|&(s, _)| s)) {
+            let name = if d.is_f8() { "f8" } else { d.as_str() };
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
     }
 }
 
@@ -667,9 +682,8 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     // CON-003
     if let Some(t) = trf {
         let mut diffs = Vec::new();
-        let library = cx.model.library;
         if let (Some(a), Some(b)) = (d, t.ty.dtype)
-            && library.contraction_operand(a) != library.contraction_operand(b)
+            && !cx.conversions().weight_pairs(b, a)
         {
             diffs.push(format!("D {b} vs {a}"));
         }
@@ -1187,7 +1201,7 @@ fn check_contract(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     };
     let Some(depth) = cx
         .target
-        .tree_depth(cx.model.library.contraction_operand(d))
+        .tree_depth(cx.conversions().contraction_operand(d))
     else {
         return;
     };

@@ -5,11 +5,11 @@
 use super::context::{FnContext, at_arg, rewrite_input, rewrite_output};
 use crate::derive::{self, OpKind};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
+use crate::library::{Conversions, Generation, Stage, ZeroPointRange};
 use crate::mapping::edit::top_terms;
 use crate::mapping::lower::layout_of;
-use crate::model::{Dtype, Method, Slot, Step, Tu, input_arg, output_arg, written};
+use crate::model::{Arg, Dtype, Method, Slot, Step, TensorTy, Tu, input_arg, output_arg, written};
 use crate::rule::{Generations, Rule, Status};
-use crate::target::Target;
 
 pub const FET_001: Rule = Rule {
     code: "FET-001",
@@ -87,16 +87,23 @@ pub const FET_004: Rule = Rule {
            → f32, bf16 → f32, f16 → f32 and f32 → bf16; keeping the type is always allowed. \
            RNGD-S adds i4 → i9, i16 → i9 and f8 → bf16. Any other pair does not implement \
            `FetchCast`. Fetch a supported type and convert later (the Vector Engine or the Cast \
-           Engine), or store the tensor in a type that converts directly.",
+           Engine), or store the tensor in a type that converts directly. furiosa-opt-std 0.6 \
+           gives each adapter stage its own table, on either chip, and visa-lint checks each \
+           adapter where it is written: `fetch_cast` keeps the type or widens i4/i8/i16 to i32 \
+           and f8e4m3/f8e5m2/bf16 to f32, or narrows f32 to bf16 (no f16, no i5/i9); \
+           `fetch_zero_point_sub` makes i5 from i4 and i9 from i8 only; `fetch_table_lookup` \
+           decodes f4e2m1 to either 8-bit float and either 8-bit float to bf16.",
     bad: "ctx.main.begin(a.view()).fetch::<f32, m![A / 8], m![A % 8]>() // a: i8",
     good: "ctx.main.begin(a.view()).fetch::<i32, m![A / 8], m![A % 8]>() // a: i8",
     manual: "L1962-L1977, L1724, L2116",
     generations: Generations::Differs(
-        "furiosa-opt-std 0.6 splits the conversions by stage: `fetch_cast` takes `FetchCast`'s \
-         pairs (identity, i4/i8/i16 → i32, f8/bf16 → f32, f32 → bf16; no f16, \
-         `furiosa-opt-std/src/cast.rs:20-33`), `fetch_zero_point_sub` i4 → i5 and i8 → i9, and \
-         `fetch_table_lookup` decodes by its table, which this rule does not check; visa-lint \
-         reads the manual's table (L1962-L1979) for the others",
+        "furiosa-opt-std 0.6 splits the conversions by stage, one trait each, bound where the \
+         adapter is called (`furiosa-opt-std/src/engine/fetch_adapter.rs:209-245,307-313`): \
+         `fetch_cast` takes `FetchCast`'s pairs (identity, i4/i8/i16 → i32, f8e4m3/f8e5m2/bf16 → \
+         f32, f32 → bf16; no f16 and no RNGD-S extras, `furiosa-opt-std/src/cast.rs:20-35`), \
+         `fetch_zero_point_sub` `FetchZeroPointSub`'s i4 → i5 and i8 → i9 (`cast.rs:83-108`), \
+         `fetch_table_lookup` `TableLookup`'s f4e2m1 → f8e4m3/f8e5m2 and f8 → bf16 \
+         (`cast.rs:43-74`); visa-lint checks each adapter against its own table",
     ),
 };
 
@@ -149,19 +156,21 @@ pub const FET_007: Rule = Rule {
     name: "zero-point-range",
     severity: Severity::Error,
     status: Status::Implemented,
-    summary: "A zero point fits the fetch output type",
+    summary: "A zero point fits the fetch output type (furiosa-opt-std: the source type)",
     docs: "`fetch_with_zero_point(zp)` and `fetch_with_zero_points([zp0, zp1])` subtract the zero \
            point while converting to the output type D2; the value must be representable in D2 \
-           (i9 holds -256..=255, i5 holds -16..=15). visa-lint checks integer literals. Use a \
-           wider output type or requantize.",
+           (i9 holds -256..=255, i5 holds -16..=15). furiosa-opt-std 0.6's \
+           `fetch_zero_point_sub::<D2>(zp)` asserts the stricter range of the type it reads, \
+           -128..=127 for i8 → i9 and -8..=7 for i4 → i5, which keeps every residual within \
+           D2. visa-lint checks integer literals. Use a wider output type or requantize.",
     bad: "...fetch_with_zero_point(300) // D2 = i9",
     good: "...fetch_with_zero_point(100) // D2 = i9",
     manual: "L2117, L2030-L2049",
     generations: Generations::Differs(
-        "furiosa-opt-std 0.6 writes it `fetch_zero_point_sub::<D>(zp)`, read here as \
-         `fetch_with_zero_point`, and asserts the stricter range of the source type, -8..=7 for i4 \
-         and -128..=127 for i8 (`furiosa-opt-std/src/engine/fetch_adapter.rs:314-318`), which \
-         visa-lint does not check",
+        "furiosa-opt-std 0.6 writes it `fetch_zero_point_sub::<D>(zp)` with one zero point and \
+         asserts the range of the source type, -8..=7 for i4 and -128..=127 for i8 \
+         (`FetchZeroPointSub::ZERO_POINT_RANGE`, `furiosa-opt-std/src/cast.rs:83-108`, asserted \
+         at `engine/fetch_adapter.rs:314-318`); visa-lint checks that range there",
     ),
 };
 
@@ -265,32 +274,20 @@ pub const RULES: &[Rule] = &[
     FET_011, FET_012,
 ];
 
-/// `true` when the fetch adapter converts `from` to `to` (identity included); `f8` stands for
-/// either 8-bit float (constraints.md §22 A-14).
-pub fn converts(target: &Target, from: Dtype, to: Dtype) -> bool {
-    let spell = |d: Dtype| -> Vec<Dtype> {
-        if d == Dtype::F8 {
-            vec![Dtype::F8e4m3, Dtype::F8e5m2, Dtype::F8]
-        } else {
-            vec![d]
+/// The fetch stage a fetch method or adapter converts with, under the crate's library, and the
+/// name a message gives it: furiosa-opt-std's three adapters each have their own table; the
+/// manual's fetch methods share the Fetch Adapter's (which the generation's tables say).
+fn stage_of<'t>(conv: &Conversions<'t>, method: &Method) -> Option<(Stage<'t>, &'static str)> {
+    Some(match method {
+        Method::Fetch | Method::FetchCast => (conv.fetch_cast, "fetch_cast"),
+        Method::FetchWithZeroPoint | Method::FetchWithZeroPoints | Method::FetchZeroPointSub => {
+            (conv.zero_point_sub, "fetch_zero_point_sub")
         }
-    };
-    let (fs, ts) = (spell(from), spell(to));
-    fs.iter().any(|&f| {
-        ts.iter()
-            .any(|&t| f == t || target.fetch_casts.iter().any(|&(a, b)| a == f && b == t))
+        Method::FetchWithTable | Method::FetchTableLookup => {
+            (conv.table_lookup, "fetch_table_lookup")
+        }
+        _ => return None,
     })
-}
-
-/// The types `from` converts to on `target`, for messages.
-fn conversions(target: &Target, from: Dtype) -> Vec<&'static str> {
-    let f = from.canonical();
-    target
-        .fetch_casts
-        .iter()
-        .filter(|&&(a, _)| a == f || (from == Dtype::F8 && a.is_f8()))
-        .map(|&(_, b)| b.as_str())
-        .collect()
 }
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
@@ -298,25 +295,30 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     check_fetch_perf(cx, out);
     check_masking(cx, out);
     check_interleave(cx, out);
+    let opt_std = cx.model.library == Generation::OptStd;
     for chain in &cx.model.chains {
         for step in &chain.steps {
             if !step.method.is_fetch() {
                 continue;
             }
-            // furiosa-opt-std's `fetch_table_lookup::<D>()` decodes through its table into any
-            // element type (`furiosa-opt-std/src/engine/fetch_adapter.rs`, `TableLookup`).
-            let decoded = cx.model.library == crate::library::Generation::OptStd
-                && step.method == Method::FetchWithTable;
-            if !decoded {
-                check_cast(cx, step, out);
+            // furiosa-opt-std's adapters fold into the fetch: each is checked where written
+            // (a chain may stop after the fetch and go on from a variable).
+            if opt_std {
+                continue;
             }
+            check_cast(cx, step, out);
             if matches!(
                 step.method,
                 Method::FetchWithZeroPoint | Method::FetchWithZeroPoints
             ) {
-                check_zero_point(step, out);
+                let dtype = |t: &Option<TensorTy>| t.as_ref().and_then(|t| t.dtype);
+                let types = (dtype(&step.input), dtype(&step.output));
+                check_zero_point(cx, types, step.args.first(), out);
             }
         }
+    }
+    if opt_std {
+        check_adapters(cx, out);
     }
 }
 
@@ -857,7 +859,8 @@ fn check_interleave(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// FET-004.
+/// FET-004 on a fetch of the manual's library: its input and output types against the Fetch
+/// Adapter's table of the target.
 fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     let (Some(from), Some(to)) = (
         step.input.as_ref().and_then(|t| t.dtype),
@@ -865,7 +868,10 @@ fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     ) else {
         return;
     };
-    if converts(cx.target, from, to) {
+    let Some((stage, _)) = stage_of(&cx.conversions(), &step.method) else {
+        return;
+    };
+    if stage.converts(from, to) {
         return;
     }
     let span = if step.method == Method::Fetch {
@@ -873,20 +879,73 @@ fn check_cast(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     } else {
         step.span
     };
-    let list = conversions(cx.target, from);
-    let options = if list.is_empty() {
-        format!("{from} can only be fetched as {from}")
-    } else {
-        format!("{from} converts to {} (or stays {from})", list.join(", "))
-    };
     out.push(Diagnostic::new(
         &FET_004,
         span,
         format!(
-            "the {} fetch adapter cannot convert {from} to {to}: {options}",
-            cx.target.name
+            "the {} fetch adapter cannot convert {from} to {to}: {}",
+            cx.target.name,
+            options(stage, from)
         ),
     ));
+}
+
+/// What `from` converts to in a stage, for messages.
+fn options(stage: Stage<'_>, from: Dtype) -> String {
+    let list: Vec<&str> = stage.targets(from).iter().map(|d| d.as_str()).collect();
+    match (list.is_empty(), stage.identity) {
+        (true, true) => format!("{from} can only be fetched as {from}"),
+        (true, false) => format!("it converts no {from}"),
+        (false, true) => format!("{from} converts to {} (or stays {from})", list.join(", ")),
+        (false, false) => format!("{from} converts to {} only", list.join(", ")),
+    }
+}
+
+/// FET-004 under furiosa-opt-std 0.6: each fetch adapter (`fetch_cast`,
+/// `fetch_zero_point_sub`, `fetch_table_lookup`) against its own stage's table, from the
+/// stream it receives to the type it names; and FET-007 on `fetch_zero_point_sub`'s zero point.
+fn check_adapters(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    let conv = cx.conversions();
+    for adapter in &cx.model.adapters {
+        let Some((stage, name)) = stage_of(&conv, &adapter.method) else {
+            continue;
+        };
+        let Some((arg, _)) = &adapter.generic else {
+            continue;
+        };
+        let (Some(from), Some(to)) = (adapter.input.dtype, Dtype::from_name(arg.text.trim()))
+        else {
+            continue;
+        };
+        if adapter.method == Method::FetchZeroPointSub {
+            check_zero_point(cx, (Some(from), Some(to)), adapter.args.first(), out);
+        }
+        if stage.converts(from, to) {
+            continue;
+        }
+        // The fetch stage that does convert the pair, if any.
+        let elsewhere = [
+            (conv.fetch_cast, "fetch_cast"),
+            (conv.zero_point_sub, "fetch_zero_point_sub"),
+            (conv.table_lookup, "fetch_table_lookup"),
+        ]
+        .into_iter()
+        .find(|(s, _)| from != to && s.converts(from, to))
+        .map_or(String::new(), |(_, other)| {
+            format!("; {from} → {to} is `{other}`'s")
+        });
+        out.push(
+            Diagnostic::new(
+                &FET_004,
+                arg.span,
+                format!(
+                    "`{name}` cannot convert {from} to {to}: {}{elsewhere}",
+                    options(stage, from)
+                ),
+            )
+            .with_related(adapter.span, format!("the `{name}` stage")),
+        );
+    }
 }
 
 /// An integer literal (`-10`, `100i8`, `0x7f`, `1_000`), or `None`.
@@ -912,15 +971,20 @@ fn parse_int(text: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-/// FET-007.
-fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
-    let Some(to) = step.output.as_ref().and_then(|t| t.dtype) else {
+/// FET-007 where the zero point is given: a fetch of the manual's library (`step`), or
+/// furiosa-opt-std's `fetch_zero_point_sub` adapter, from its input type to the one it names.
+fn check_zero_point(
+    cx: &FnContext<'_>,
+    (from, to): (Option<Dtype>, Option<Dtype>),
+    arg: Option<&Arg>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let (Some(to), Some(arg)) = (to, arg) else {
         return;
     };
-    let Some((lo, hi)) = to.int_range() else {
+    let Some((what, (lo, hi), why)) = zero_point_range(cx, from, to) else {
         return;
     };
-    let Some(arg) = step.args.first() else { return };
     let value = arg.value_text();
     let text = value.as_ref();
     // The literals of `zp` or `[zp0, zp1]`, with their offsets in the argument.
@@ -953,8 +1017,38 @@ fn check_zero_point(step: &Step, out: &mut Vec<Diagnostic>) {
             out.push(Diagnostic::new(
                 &FET_007,
                 span,
-                format!("the zero point {v} does not fit the fetch output type {to} ({lo}..={hi})"),
+                format!("the zero point {v} does not fit {what} ({lo}..={hi}){why}"),
             ));
+        }
+    }
+}
+
+/// The range a zero-point fetch's zero point must lie in, what it is the range of, and why
+/// (for a message's end): the output type's for the manual (L2117); for furiosa-opt-std 0.6
+/// the source type's, which `fetch_zero_point_sub` asserts (`fetch_adapter.rs:314-318`), when
+/// the fetch is one of its pairs (another is FET-004's).
+fn zero_point_range(
+    cx: &FnContext<'_>,
+    from: Option<Dtype>,
+    to: Dtype,
+) -> Option<(String, (i64, i64), String)> {
+    let conv = cx.conversions();
+    match conv.zero_point_range {
+        ZeroPointRange::Output => Some((
+            format!("the fetch output type {to}"),
+            to.int_range()?,
+            String::new(),
+        )),
+        ZeroPointRange::Source => {
+            let from = from?;
+            if !conv.zero_point_sub.pairs.contains(&(from, to)) {
+                return None;
+            }
+            let why = format!(
+                ": `fetch_zero_point_sub` asserts the range of the type it reads, which keeps \
+                 every residual within {to}"
+            );
+            Some((format!("the source type {from}"), from.int_range()?, why))
         }
     }
 }
@@ -1001,6 +1095,8 @@ mod tests {
 
     #[test]
     fn rngd_type_cast_table_l1962() {
+        let stage = Generation::VisaStd.conversions(&RNGD).fetch_cast;
+        let converts = |a, b| stage.converts(a, b);
         // L1962-L1971: the RNGD conversion table.
         for (a, b) in [
             ("i4", "i5"),
@@ -1016,7 +1112,7 @@ mod tests {
             ("i8", "i8"),
             ("f8", "f32"),
         ] {
-            assert!(converts(&RNGD, dtype(a), dtype(b)), "{a} -> {b}");
+            assert!(converts(dtype(a), dtype(b)), "{a} -> {b}");
         }
         // L1972-L1977: RNGD-S-only conversions are not RNGD's.
         for (a, b) in [
@@ -1025,7 +1121,7 @@ mod tests {
             ("f8e4m3", "bf16"),
             ("i8", "f32"),
         ] {
-            assert!(!converts(&RNGD, dtype(a), dtype(b)), "{a} -> {b}");
+            assert!(!converts(dtype(a), dtype(b)), "{a} -> {b}");
         }
     }
 

@@ -120,7 +120,9 @@ pub const OPT_005: Rule = Rule {
     good: ".commit_trim::<m![N % 4 # 8]>().commit_cast::<bf16>() // 32 bytes of f32",
     manual: "",
     generations: Generations::OptStdOnly(
-        "`commit_cast` exists only there (`furiosa-opt-std/src/cast.rs:137-156`; CHANGES.md:52); \
+        "`commit_cast` exists only there: its `CommitCast` table is f32 → bf16 \
+         (`furiosa-opt-std/src/cast.rs:128-156`; CHANGES.md:52), its packet check \
+         `config_commit_cast` (`furiosa-opt-lower/src/verify/engine/commit_adapter.rs:54-73`); \
          the manual casts only in the Cast Engine",
     ),
 };
@@ -474,16 +476,23 @@ fn commit_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             .as_ref()
             .and_then(|(a, _)| Dtype::from_name(a.text.trim()));
         let from = cast.input.dtype;
+        let stage = cx.conversions().commit_cast;
         if let (Some(from), Some(to)) = (from, to)
-            && (from, to) != (Dtype::F32, Dtype::Bf16)
+            && !stage.converts(from, to)
         {
+            let pairs: Vec<String> = stage
+                .pairs
+                .iter()
+                .map(|(a, b)| format!("{a} to {b}"))
+                .collect();
             out.push(Diagnostic::new(
                 &OPT_005,
                 cast.span,
                 format!(
-                    "`{}` converts f32 to bf16 only; this stream is {from} to {to}: convert it \
+                    "`{}` converts {} only; this stream is {from} to {to}: convert it \
                      in the Cast Engine (`cast::<{to}, ..>()`) before the commit",
-                    cast.method
+                    cast.method,
+                    pairs.join(", ")
                 ),
             ));
             continue;
@@ -495,7 +504,7 @@ fn commit_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         let Some((arg, Some(map))) = trim.and_then(|t| t.generic.as_ref()) else {
             continue;
         };
-        let (Some(kept), Some(from)) = (map.layout.as_deref(), from) else {
+        let (Some(kept), Some(from), Some(to)) = (map.layout.as_deref(), from, to) else {
             continue;
         };
         let Some(bytes) = from.size_bytes(kept.size) else {
@@ -509,7 +518,7 @@ fn commit_casts(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             .min()
             .copied()
             .unwrap_or(8);
-        let ratio = u64::from(from.bits() / Dtype::Bf16.bits()).max(1);
+        let ratio = u64::from(from.bits() / to.bits().max(1)).max(1);
         let unit = base * ratio;
         if !bytes.is_multiple_of(unit) {
             out.push(
