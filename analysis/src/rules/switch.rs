@@ -1,4 +1,5 @@
-//! SWI: the Switch Engine's ring of 256 slices (constraints.md §8), and KRN-003 (a switch
+//! SWI: the Switch Engine's ring through a cluster's slices, 256 (or the 64 or 128 of a smaller
+//! furiosa-opt-std device) (constraints.md §8), and KRN-003 (a switch
 //! that redistributes nothing is forwarding: skip it).
 //!
 //! `.switch::<Slice2, Time2>(config)` turns the FetchTensor's (Slice, Time) into (Slice2,
