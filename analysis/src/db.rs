@@ -1141,7 +1141,7 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
                 }
             }
         } else if let Some(name) = local_type_name(&node) {
-            env.local_types.insert(name);
+            env.declare_type(&node, name);
         } else if let Some(a) = ra::TypeAlias::cast(node.clone())
             && let (Some(name), Some(ty)) = (a.name(), a.ty())
         {

@@ -179,6 +179,14 @@ impl Target {
     pub fn trf_bytes(&self) -> u64 {
         self.trf_bytes_per_row.saturating_mul(self.trf_rows)
     }
+
+    /// The whole chip's grid, the one the manual's kernels are laid out over.
+    pub fn grid(&self) -> Grid {
+        Grid {
+            clusters: self.clusters,
+            slices: self.slices,
+        }
+    }
 }
 
 /// One row of the Transpose Engine's per-dtype table (L6877-L6883).
@@ -217,18 +225,80 @@ const FETCH_CASTS: &[(Dtype, Dtype)] = &[
 /// How many of [`FETCH_CASTS`] RNGD has.
 const RNGD_FETCH_CASTS: usize = 10;
 
+/// The chips a furiosa-opt-std kernel runs on when its `#[device]` names none (or names them
+/// with something other than an integer literal, which the macro does not read): one
+/// (`furiosa-opt-macro/src/lib.rs:179-187` at ebb846a).
+pub const DEFAULT_CHIPS: u64 = 1;
+
 /// The processing elements per chip a furiosa-opt-std kernel runs on when its `#[device]`
 /// names none (`furiosa-opt-macro/src/lib.rs:187-188` at ebb846a).
 pub const DEFAULT_PE: u64 = 8;
 
-/// furiosa-opt-std's device topologies: `#[device(pe = P)]` → (clusters per chip, slices per
-/// cluster) its tensors are laid out over (`furiosa-opt-examples/src/pe_count.rs:14-20` at
-/// ebb846a; `library-v06.md` §4 R3). The manual's chip is the 8-PE one.
-const PE_GRIDS: &[(u64, (u64, u64))] = &[(1, (1, 64)), (2, (1, 128)), (4, (1, 256)), (8, (2, 256))];
+/// The spatial grid a kernel's tensors are laid out over: clusters per chip and slices per
+/// cluster (the sizes of its Cluster and Slice mappings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub clusters: u64,
+    pub slices: u64,
+}
 
-/// The (clusters, slices) of a `pe` topology; `None` for a count the library has no grid for.
-pub fn pe_grid(pe: u64) -> Option<(u64, u64)> {
+/// furiosa-opt-std's device topologies: `#[device(pe = P)]` → the grid its tensors are laid
+/// out over (`furiosa-opt-examples/src/pe_count.rs:14-20` at ebb846a; `library-v06.md` §4 R3).
+/// The manual's chip is the 8-PE one.
+const PE_GRIDS: &[(u64, Grid)] = &[
+    (
+        1,
+        Grid {
+            clusters: 1,
+            slices: 64,
+        },
+    ),
+    (
+        2,
+        Grid {
+            clusters: 1,
+            slices: 128,
+        },
+    ),
+    (
+        4,
+        Grid {
+            clusters: 1,
+            slices: 256,
+        },
+    ),
+    (
+        8,
+        Grid {
+            clusters: 2,
+            slices: 256,
+        },
+    ),
+];
+
+/// The grid of a `pe` topology; `None` for a count the library has no grid for.
+pub fn pe_grid(pe: u64) -> Option<Grid> {
     PE_GRIDS.iter().find(|(p, _)| *p == pe).map(|(_, g)| *g)
+}
+
+/// Whether `n` is the slice count of some furiosa-opt-std topology (64, 128 or 256: the
+/// library's `SLICE_SIZES`, `furiosa-opt-std/src/constraints.rs:31` at ebb846a).
+pub fn is_pe_slice_count(n: u64) -> bool {
+    PE_GRIDS.iter().any(|(_, g)| g.slices == n)
+}
+
+/// The slice counts of furiosa-opt-std's topologies, for messages: "64, 128 or 256".
+pub fn pe_slice_counts() -> String {
+    let mut counts: Vec<u64> = PE_GRIDS.iter().map(|(_, g)| g.slices).collect();
+    counts.dedup();
+    match counts.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => {
+            let rest: Vec<String> = rest.iter().map(u64::to_string).collect();
+            format!("{} or {last}", rest.join(", "))
+        }
+        None => String::new(),
+    }
 }
 
 /// RNGD, the chip the manual describes.

@@ -45,6 +45,10 @@ pub struct Env {
     /// `const` items whose value is not an integer (`const CFG: SwitchConfig = ..;`), by name
     /// and by the paths bound to them; read through [`Env::value`].
     pub values: HashMap<String, super::value::Value>,
+    /// Structs of the crate that hold tensors (`struct Inputs<'a> { a: &'a HbmTensor<..> }`):
+    /// each named field with its tensor type (`None` for a plain field), by struct name; read
+    /// through [`Env::struct_fields`].
+    pub structs: HashMap<String, Vec<(String, Option<TensorTy>)>>,
 }
 
 /// A helper's signature, built from its syntax when a call first asks for it, in the
@@ -128,6 +132,25 @@ impl Env {
         self.values
             .get(name)
             .or_else(|| self.parent.as_ref()?.value(name))
+    }
+
+    /// The fields of a struct of the crate that holds tensors.
+    pub fn struct_fields(&self, name: &str) -> Option<&[(String, Option<TensorTy>)]> {
+        match self.structs.get(name) {
+            Some(fields) => Some(fields),
+            None => self.parent.as_ref()?.struct_fields(name),
+        }
+    }
+
+    /// Declares a struct, enum or trait the crate defines (`node`, named `name`). A struct
+    /// whose named fields are tensors and plain values, with no generics but lifetimes, also
+    /// keeps its fields' tensor types: a parameter of that type is its tensors field by field.
+    pub fn declare_type(&mut self, node: &ra_ap_syntax::SyntaxNode, name: String) {
+        if let Some(fields) = ast::Struct::cast(node.clone()).and_then(|s| tensor_fields(&s, self))
+        {
+            self.structs.insert(name.clone(), fields);
+        }
+        self.local_types.insert(name);
     }
 
     /// A helper's signature as declared, unbuilt (to declare it under another name too).
@@ -405,6 +428,61 @@ fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
         span: Some(at),
         in_tensor_alias: false,
     })
+}
+
+/// The named fields of a struct that holds tensors, with their tensor types (their mappings
+/// are written in the struct, not where it is used, so they carry no span); `None` when the
+/// struct has generics other than lifetimes, a field that is neither a tensor nor plain, or
+/// no tensor at all.
+fn tensor_fields(s: &ast::Struct, env: &Env) -> Option<Vec<(String, Option<TensorTy>)>> {
+    let generic = ast::HasGenericParams::generic_param_list(s).is_some_and(|g| {
+        g.generic_params()
+            .any(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)))
+    });
+    let ast::FieldList::RecordFieldList(list) = s.field_list()? else {
+        return None;
+    };
+    if generic {
+        return None;
+    }
+    let mut fields = Vec::new();
+    for f in list.fields() {
+        let ty = f.ty()?;
+        let tensor = tensor_type(&ty, env, &env.scope, &mut Vec::new()).map(|mut t| {
+            for m in t.maps.values_mut() {
+                m.span = None;
+            }
+            t
+        });
+        if tensor.is_none() && !plain(&ty) {
+            return None;
+        }
+        fields.push((ast::HasName::name(&f)?.text().to_string(), tensor));
+    }
+    fields.iter().any(|(_, t)| t.is_some()).then_some(fields)
+}
+
+/// A parameter whose type is a struct of the crate that holds tensors (`inputs: Inputs<'_>`,
+/// or a reference to one): its fields, the tensors as tensors.
+fn struct_param(ty: &ast::Type, env: &Env) -> Option<Val> {
+    let ast::Type::PathType(p) = unwrapped(ty) else {
+        return None;
+    };
+    let path = p.path()?;
+    let key = path_key(&path).or_else(|| Some(path.segment()?.name_ref()?.text().to_string()))?;
+    let fields = env.struct_fields(&key)?;
+    let fields = fields
+        .iter()
+        .map(|(name, ty)| {
+            let val = ty.clone().map_or(Val::Unknown, |ty| Val::Tensor {
+                ty,
+                tu: None,
+                engines: Vec::new(),
+            });
+            (name.clone(), val)
+        })
+        .collect();
+    Some(Val::Struct(fields))
 }
 
 /// `#[device(chip = N)]` on a function.
@@ -706,6 +784,13 @@ pub fn build_fn(
                     b.vars.insert(pname, Val::Tuple(fields));
                     continue;
                 }
+            }
+            // A struct of the crate holding tensors (`inputs: Inputs<'_>`), field by field.
+            if ty.is_none()
+                && let Some(fields) = p.ty().and_then(|t| struct_param(&t, b.env))
+            {
+                b.vars.insert(pname, fields);
+                continue;
             }
             if ty.is_none()
                 && let Some(many) = p
@@ -3484,4 +3569,81 @@ fn kept_through_stream(steps: &[Step], slot: Slot) -> bool {
         && steps
             .iter()
             .all(|s| s.keep.contains(&slot) || s.engine == Some(Engine::Begin))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ra_ap_syntax::{AstNode, Edition, SourceFile};
+
+    /// The model of `fun` in `src`, in an environment that declares the file's structs as
+    /// `db::env_on` does.
+    fn model(src: &str, fun: &str) -> FnModel {
+        let file = SourceFile::parse(src, Edition::Edition2024).tree();
+        let scope = crate::syntax::scope_of(
+            &crate::syntax::model_of(file.syntax(), None),
+            &Scope::default(),
+        );
+        let mut env = Env {
+            scope,
+            ..Env::default()
+        };
+        for s in file.syntax().descendants().filter_map(ast::Struct::cast) {
+            if let Some(n) = ast::HasName::name(&s) {
+                env.declare_type(s.syntax(), n.text().to_string());
+            }
+        }
+        let f = file
+            .syntax()
+            .descendants()
+            .filter_map(ast::Fn::cast)
+            .find(|f| ast::HasName::name(f).is_some_and(|n| n.text() == fun));
+        let Some(f) = f else {
+            panic!("no function {fun}");
+        };
+        let scope = env.scope.clone();
+        build_fn(
+            &f,
+            &env,
+            scope,
+            crate::library::Generation::OptStd,
+            &super::super::Bound::default(),
+        )
+    }
+
+    const PAIR: &str = "axes![A = 4096, B = 8];\n\
+        pub struct Pair<'a> { pub x: &'a HbmTensor<i8, m![1], m![A, B]>, pub n: usize }\n\
+        #[device(chip = 1)]\n\
+        pub fn k(ctx: &mut Context, pair: Pair<'_>) {\n\
+            let _d = pair.x.to_dm::<m![1 # 2], m![A / 16], m![A % 16, B]>(&mut ctx.tdma);\n\
+        }\n\
+        fn h(ctx: &mut Context, pair: &Pair<'_>) {\n\
+            let _d = pair.x.to_dm::<m![1 # 2], m![A / 16], m![A % 16, B]>(&mut ctx.tdma);\n\
+        }\n";
+
+    #[test]
+    fn a_struct_parameter_is_its_tensor_fields() {
+        for fun in ["k", "h"] {
+            let m = model(PAIR, fun);
+            assert!(m.problems.is_empty(), "{fun}: {:?}", m.problems);
+            let input = m
+                .chains
+                .iter()
+                .flat_map(|c| &c.steps)
+                .find(|s| s.method == Method::ToDm)
+                .and_then(|s| s.input.as_ref());
+            assert!(
+                input.is_some_and(|t| t.kind == Kind::Hbm),
+                "{fun}: {:?}",
+                m.chains
+            );
+        }
+    }
+
+    #[test]
+    fn a_generic_struct_is_not_read() {
+        let src = PAIR.replace("Pair<'a>", "Pair<'a, T>");
+        let m = model(&src, "k");
+        assert!(!m.problems.is_empty(), "{:?}", m.chains);
+    }
 }

@@ -560,13 +560,14 @@ fn check_dmn(cx: &FnContext<'_>, t: &Timeline<'_>, out: &mut Vec<Diagnostic>) {
             let Some(layout) = mv.layout.as_deref() else {
                 continue;
             };
-            if layout.size != cx.target.slices {
+            let cluster = cx.cluster_slices(layout.size);
+            if layout.size != cluster {
                 continue;
             }
             let Some((dmns, slices)) = dmns_with_data(&layout.dims, layout.size, per) else {
                 continue;
             };
-            if dmns.len() != 1 || cx.target.slices / per < 2 {
+            if dmns.len() != 1 || cluster / per < 2 {
                 continue;
             }
             // Only where the bandwidth matters: the DMA moves at least MIN_DMA_BYTES.

@@ -34,7 +34,12 @@ pub const CAP_001: Rule = Rule {
     bad: "axes![A = 8, B = 512];\n#[device(chip = 1)]\nfn kernel(ctx: &mut Context, hbm: &HbmTensor<i8, m![A], m![B]>) {}",
     good: "axes![A = 8, B = 512];\n#[device(chip = 1)]\nfn kernel(ctx: &mut Context, hbm: &HbmTensor<i8, m![1], m![A, B]>) {}",
     manual: "L1079, L1083-L1084, L1751, L55-L63",
-    generations: Generations::Both,
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6's `#[device]` without `chip` runs on one chip \
+         (`furiosa-opt-macro/src/lib.rs:179-187`), so there the Chip mappings of such a kernel \
+         have size 1; under the manual's library it is KRN-010 and the Chip mappings are not \
+         checked",
+    ),
 };
 
 pub const CAP_002: Rule = Rule {
@@ -265,8 +270,9 @@ pub const KRN_010: Rule = Rule {
     manual: "L62, L1083-L1084, L1751",
     generations: Generations::Differs(
         "furiosa-opt-std 0.6's `#[device]` defaults `chip` to 1 and `pe` to 8 \
-         (`furiosa-opt-macro/src/lib.rs:187-188`), so an attribute without `chip` is legal there; \
-         visa-lint still asks for `chip = N` under both",
+         (`furiosa-opt-macro/src/lib.rs:179-188`; the macro also takes a `chip` that is not an \
+         integer literal as 1), so an attribute without `chip` is legal there: visa-lint reads it \
+         as one chip (CAP-001 sizes the Chip mappings by 1) and reports only `chip = 0`",
     ),
 };
 
@@ -278,66 +284,67 @@ pub const RULES: &[Rule] = &[
 
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let sites = written_sites(cx);
-    if let FnKind::Device { chips, pe } = cx.model.kind {
-        match chips {
-            None | Some(0) => out.push(Diagnostic::new(
-                &KRN_010,
-                cx.model.span,
-                match chips {
-                    Some(_) => "`#[device(chip = 0)]`: a kernel runs on at least one chip; \
-                                write the number of chips it uses"
-                        .to_string(),
-                    None => "`#[device]` needs `chip = N` with N an integer literal, the number of \
-                             chips the kernel runs on; every Chip mapping of the kernel is sized by it"
-                        .to_string(),
-                },
-            )),
-            Some(n) => spatial(cx, &sites, Slot::Chip, &CAP_001, n, out),
+    if matches!(cx.model.kind, FnKind::Device { .. }) {
+        match cx.chips() {
+            Some(n) if n > 0 => spatial(cx, &sites, Slot::Chip, &CAP_001, n, out),
+            chips => out.push(krn_010(cx, chips)),
         }
-        let reached = tensor_unit_sites(cx);
-        let (clusters, slices) = grid(cx, pe);
-        for (slot, rule, want) in [
-            (Slot::Cluster, &CAP_002, clusters),
-            (Slot::Slice, &CAP_003, slices),
-        ] {
-            let mut found = Vec::new();
-            spatial(cx, &sites, slot, rule, want, &mut found);
-            for d in found {
-                let at_tu = reached.contains(&d.span)
-                    || sites.iter().any(|s| {
-                        s.at == d.span
-                            && (!is_dma_kind(s.kind)
-                                || alias(cx, s.map)
-                                    .is_some_and(|a| reached_alias(cx, &reached, a, slot)))
-                    });
-                out.push(if at_tu {
-                    d
-                } else {
-                    let mut d = d.with_severity(Severity::Warning);
-                    d.message.push_str(
-                        "; only DMA, views and tiles use this tensor, which the library does not \
-                         check: fetching it would panic",
-                    );
-                    d
-                });
-            }
-        }
+        grid_sizes(cx, &sites, out);
     }
     rows(cx, &sites, out);
     capacities(cx, out);
     trf_regions(cx, out);
 }
 
-/// The clusters per chip and slices per cluster a kernel's tensors are laid out over: the
-/// chip's under the manual's library; under furiosa-opt-std, those of its device's `pe`
-/// processing elements per chip (8 unless written; [`crate::target::pe_grid`]).
-fn grid(cx: &FnContext<'_>, pe: Option<u64>) -> (u64, u64) {
-    if cx.model.library == Generation::OptStd
-        && let Some(grid) = crate::target::pe_grid(pe.unwrap_or(crate::target::DEFAULT_PE))
-    {
-        return grid;
+/// KRN-010: a `#[device]` kernel with no chip count (`chips` is `None`) or `chip = 0`.
+fn krn_010(cx: &FnContext<'_>, chips: Option<u64>) -> Diagnostic {
+    let message = match chips {
+        Some(_) => {
+            "`#[device(chip = 0)]`: a kernel runs on at least one chip; write the number \
+             of chips it uses"
+        }
+        None => {
+            "`#[device]` needs `chip = N` with N an integer literal, the number of chips the \
+             kernel runs on; every Chip mapping of the kernel is sized by it"
+        }
+    };
+    Diagnostic::new(&KRN_010, cx.model.span, message)
+}
+
+/// CAP-002/003: the Cluster and Slice mappings of a `#[device]` kernel have its grid's sizes
+/// ([`FnContext::grid`]); an error where the Tensor Unit reads them, a warning where only DMA,
+/// views and tiles do.
+fn grid_sizes(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagnostic>) {
+    let Some(grid) = cx.grid() else {
+        return;
+    };
+    let reached = tensor_unit_sites(cx);
+    for (slot, rule, want) in [
+        (Slot::Cluster, &CAP_002, grid.clusters),
+        (Slot::Slice, &CAP_003, grid.slices),
+    ] {
+        let mut found = Vec::new();
+        spatial(cx, sites, slot, rule, want, &mut found);
+        for d in found {
+            let at_tu = reached.contains(&d.span)
+                || sites.iter().any(|s| {
+                    s.at == d.span
+                        && (!is_dma_kind(s.kind)
+                            || alias(cx, s.map)
+                                .is_some_and(|a| reached_alias(cx, &reached, a, slot)))
+                });
+            out.push(if at_tu {
+                d
+            } else {
+                let mut d = d.with_severity(Severity::Warning);
+                d.message.push_str(
+                    "; only DMA, views and tiles use this tensor, which the library does not \
+                     check: fetching it would panic",
+                );
+                d
+            });
+        }
     }
-    (cx.target.clusters, cx.target.slices)
 }
 
 /// A memory tensor kind (HBM, DM, host): the library checks its Cluster and Slice only when
@@ -508,14 +515,7 @@ fn spatial(
             continue;
         }
         let what = shown(cx, site.map);
-        let unit = match slot {
-            Slot::Chip => format!(
-                "the kernel runs on {want} chip{} (`#[device(chip = {want})]`)",
-                if want == 1 { "" } else { "s" }
-            ),
-            Slot::Cluster => format!("a chip has {want} clusters"),
-            _ => format!("a cluster has {want} slices"),
-        };
+        let unit = grid_unit(cx, slot, want);
         let head = match slot {
             Slot::Chip => format!("Chip size must be {want}, got {n}"),
             Slot::Cluster => format!("Cluster size must be {want}, got {n}"),
@@ -553,6 +553,34 @@ fn spatial(
             d
         };
         out.push(d);
+    }
+}
+
+/// What sets the size `want` of a Chip, Cluster or Slice mapping, for CAP-001/002/003's
+/// messages: the kernel's `chip`, or the chip's (under furiosa-opt-std, the `pe` device's) grid.
+fn grid_unit(cx: &FnContext<'_>, slot: Slot, want: u64) -> String {
+    let plural = if want == 1 { "" } else { "s" };
+    let (chips, pe) = match cx.model.kind {
+        FnKind::Device { chips, pe } => (chips, pe),
+        _ => (None, None),
+    };
+    let device = match (cx.model.library, pe) {
+        (Generation::OptStd, Some(pe)) => format!(" of this `#[device(pe = {pe})]` kernel"),
+        (Generation::OptStd, None) => format!(
+            " of this kernel (`#[device]` without `pe` runs on {} processing elements)",
+            crate::target::DEFAULT_PE
+        ),
+        _ => String::new(),
+    };
+    match slot {
+        Slot::Chip if chips.is_none() => {
+            format!("the kernel runs on {want} chip{plural} (`#[device]` without `chip`)")
+        }
+        Slot::Chip => {
+            format!("the kernel runs on {want} chip{plural} (`#[device(chip = {want})]`)")
+        }
+        Slot::Cluster => format!("a chip{device} has {want} cluster{plural}"),
+        _ => format!("a cluster{device} has {want} slices"),
     }
 }
 

@@ -3,11 +3,12 @@
 //! this and the layers below, never one another.
 
 use crate::diagnostic::{Diagnostic, Edit, Span};
-use crate::library::Conversions;
+use crate::library::{Conversions, Generation};
 use crate::mapping::Scope;
+use crate::model::FnKind;
 use crate::model::{Chain, FnModel, Slot, Step, in_call, input_arg, output_arg, pad_edit};
 use crate::rule::Rule;
-use crate::target::Target;
+use crate::target::{DEFAULT_CHIPS, DEFAULT_PE, Grid, Target, is_pe_slice_count, pe_grid};
 
 /// What a rule family's check sees of one function.
 pub struct FnContext<'a> {
@@ -37,6 +38,48 @@ impl<'a> FnContext<'a> {
     /// converting stage is checked against.
     pub fn conversions(&self) -> Conversions<'a> {
         self.model.library.conversions(self.target)
+    }
+
+    /// The grid the function's tensors are laid out over: under the manual's library the
+    /// chip's; under furiosa-opt-std a `#[device]` kernel's, from its `pe` (8 unless written,
+    /// [`crate::target::pe_grid`]). `None` for a furiosa-opt-std helper, which kernels of any
+    /// topology may call (its Slice is then one of [`crate::target::is_pe_slice_count`]).
+    pub fn grid(&self) -> Option<Grid> {
+        if self.model.library != Generation::OptStd {
+            return Some(self.target.grid());
+        }
+        let FnKind::Device { pe, .. } = self.model.kind else {
+            return None;
+        };
+        Some(pe_grid(pe.unwrap_or(DEFAULT_PE)).unwrap_or_else(|| self.target.grid()))
+    }
+
+    /// The slices of a cluster of the function's grid. A furiosa-opt-std helper runs on its
+    /// callers' grids: there a Slice of `seen` positions is a whole cluster when some topology
+    /// has that many slices, and otherwise the default device's cluster is meant.
+    pub fn cluster_slices(&self, seen: u64) -> u64 {
+        match self.grid() {
+            Some(g) => g.slices,
+            None if is_pe_slice_count(seen) => seen,
+            None => {
+                pe_grid(DEFAULT_PE)
+                    .unwrap_or_else(|| self.target.grid())
+                    .slices
+            }
+        }
+    }
+
+    /// The chips a `#[device]` kernel runs on: its `chip = N`, or under furiosa-opt-std the
+    /// macro's default when it names none ([`crate::target::DEFAULT_CHIPS`]). `None` for a
+    /// helper, and for a manual kernel that names none (KRN-010).
+    pub fn chips(&self) -> Option<u64> {
+        let FnKind::Device { chips, .. } = self.model.kind else {
+            return None;
+        };
+        match self.model.library {
+            Generation::OptStd => Some(chips.unwrap_or(DEFAULT_CHIPS)),
+            Generation::VisaStd => chips,
+        }
     }
 }
 

@@ -45,8 +45,9 @@ pub const XSL_003: Rule = Rule {
     name: "inter-slice-scope",
     severity: Severity::Warning,
     status: Status::Implemented,
-    summary: "The inter-slice reduce reduces Slice factors within one 256-slice cluster",
-    docs: "The Inter-Slice Block aggregates the 256 slices of one cluster; Chip and Cluster pass \
+    summary: "The inter-slice reduce reduces Slice factors within one cluster",
+    docs: "The Inter-Slice Block aggregates the slices of one cluster (256; under furiosa-opt-std \
+           the kernel's device grid, 64, 128 or 256); Chip and Cluster pass \
            through. When the reduced axis (the Slice factor SliceOut drops) is also spread over \
            Cluster or Chip, each cluster or chip ends with its own partial result. Combine them \
            with the chip/cluster reduce pattern (DMA, an interleaved fetch and a Vector Engine \
@@ -59,7 +60,12 @@ pub const XSL_003: Rule = Rule {
     bad: "// R = 8: Cluster m![R / 4], Slice m![A / 8, R % 4]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
     good: "// R = 4: Cluster m![1 # 2], Slice m![A / 8, R]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
     manual: "L6584, L6736, L7081, L7383-L7386",
-    generations: Generations::Both,
+    generations: Generations::Differs(
+        "furiosa-opt-std 0.6 runs clusters of 64, 128 or 256 slices by the kernel's \
+         `#[device(pe)]` (`furiosa-opt-std/src/constraints.rs:30-31`; \
+         `furiosa-opt-examples/src/pe_count.rs:14-20`): the block sums the slices of that \
+         cluster, the input Slice's size, which the message names; the check is the same",
+    ),
 };
 
 pub const XSL_004: Rule = Rule {
@@ -88,7 +94,7 @@ pub const XSL_005: Rule = Rule {
     docs: "After the reduced Slice factor is removed its positions are filled by a new axis \
            (Broadcast, `m![A, X]`), by padding (Dummy, `m![A, 1 # n]`) or by a Time axis \
            (Promotion, `m![A, C]` with that axis removed from TimeOut). SliceOut therefore has \
-           as many positions as Slice (256 per cluster), and TimeOut is Time without the \
+           as many positions as Slice (a cluster's slices), and TimeOut is Time without the \
            promoted factors.",
     bad: "// Slice m![A / 8, R], Time m![1]\n.vector_inter_slice_reduce::<m![A / 8], m![1]>(op)",
     good: "// Slice m![A / 8, R], Time m![1]\n.vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(op)",
@@ -269,10 +275,11 @@ fn check_scope(step: &Step, out: &mut Vec<Diagnostic>) {
                 .and_then(|t| t.get(slot))
                 .map_or_else(|| format!("m![{l}]"), |v| v.text.clone());
             let msg = format!(
-                "the inter-slice reduce sums over the 256 slices of one cluster, but the reduced \
+                "the inter-slice reduce sums over the {} slices of one cluster, but the reduced \
                  axis {name} is also spread over {what} {text}{}: each {} keeps its own \
                  partial result. Combine them with the chip/cluster reduce pattern (DMA, an \
                  interleaved fetch and a Vector Engine binary op), or map {name} to Slice only",
+                slice.size,
                 {
                     let p = format!("m![{}]", render(std::slice::from_ref(part)));
                     if p == text {
@@ -505,8 +512,21 @@ mod tests {
         let src = "axes![R = 8, A = 512];\nfn k<'l, const T: Tu>(c: CollectTensor<'l, T, i32, m![1], m![R / 4], m![A / 8, R % 4], m![1], m![A % 8]>) {\n    c.vector_init().vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::AddSat).vector_final();\n}\n";
         let d = codes_of(src);
         assert!(
+            d.iter().any(|(c, m)| c == "XSL-003"
+                && m.contains("Cluster m![R / 4]")
+                && m.contains("the 256 slices")),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn xsl_003_names_the_slices_of_a_smaller_device() {
+        // furiosa-opt-std 0.6 at one processing element: a cluster of 64 slices.
+        let src = "use furiosa_opt_std::prelude::*;\naxes![R = 8, A = 128];\nfn k<'l, const T: Tu>(c: CollectTensor<'l, T, i32, m![R / 4], m![1], m![A / 8, R % 4], m![1], m![A % 8]>) {\n    c.vector_init().vector_inter_slice_reduce::<m![A / 8, 1 # 4], m![1]>(InterSliceReduceOpI32::AddSat).vector_final();\n}\n";
+        let d = codes_of(src);
+        assert!(
             d.iter()
-                .any(|(c, m)| c == "XSL-003" && m.contains("Cluster m![R / 4]")),
+                .any(|(c, m)| c == "XSL-003" && m.contains("the 64 slices")),
             "{d:?}"
         );
     }

@@ -1,4 +1,5 @@
-//! SWI: the Switch Engine's ring of 256 slices (constraints.md §8), and KRN-003 (a switch
+//! SWI: the Switch Engine's ring through a cluster's slices, 256 (or the 64 or 128 of a smaller
+//! furiosa-opt-std device) (constraints.md §8), and KRN-003 (a switch
 //! that redistributes nothing is forwarding: skip it).
 //!
 //! `.switch::<Slice2, Time2>(config)` turns the FetchTensor's (Slice, Time) into (Slice2,
@@ -25,7 +26,7 @@ pub const SWI_001: Rule = Rule {
     name: "switch-full-cluster",
     severity: Severity::Error,
     status: Status::Implemented,
-    summary: "A switch operates on the full cluster: InSlice::SIZE == OutSlice::SIZE == 256",
+    summary: "A switch operates on the full cluster: InSlice::SIZE == OutSlice::SIZE == the cluster's slices (256)",
     docs: "The Switch Engine is one ring through all 256 slices of a cluster; partial cluster \
            operations are a compilation error. Both the FetchTensor's Slice and the `Slice2` of \
            `.switch::<Slice2, Time2>()` must have size 256: pad a smaller mapping \
@@ -37,9 +38,13 @@ pub const SWI_001: Rule = Rule {
     manual: "L3501-L3502, L1079-L1084",
     generations: Generations::Differs(
         "furiosa-opt-std 0.6 also runs clusters of 64 or 128 slices, on devices of 1 or 2 \
-         processing elements (`furiosa-opt-std/src/constraints.rs:48-56`; \
-         `furiosa-opt-examples/src/pe_count.rs:14-20`); visa-lint asks for 256 under both \
-         (library-v06.md §4 R2)",
+         processing elements (`furiosa-opt-std/src/constraints.rs:30-31,48-56`; \
+         `furiosa-opt-examples/src/pe_count.rs:14-20`), and its switch asserts a Slice of one of \
+         these sizes, the same in and out (`furiosa-opt-std/src/engine/switch.rs:39-43,71-81`; \
+         `SwitchError::SliceSizeMismatch`, `furiosa-opt-lower-types/src/switch.rs:119-126`). \
+         visa-lint asks for the slices of the kernel's `#[device(pe)]` grid there (library-v06.md \
+         §4 R2-R3); in a helper, whose callers' grid is unknown, for an input Slice of 64, 128 or \
+         256 and an output Slice of the same size",
     ),
 };
 
@@ -110,7 +115,7 @@ pub const SWI_005: Rule = Rule {
     name: "custom-ring-size",
     severity: Severity::Error,
     status: Status::Implemented,
-    summary: "CustomBroadcast ring_size is a power of two <= 256 that covers the slices exchanging data",
+    summary: "CustomBroadcast ring_size is a power of two up to the cluster's slices (256) that covers the slices exchanging data",
     docs: "Rings are power-of-two groups of consecutive slices. The slices that exchange data are \
            found from the mappings: the outermost part of the Slice that is the same in input and \
            output stays put, so the ring must span the rest (`m![A, B]` → `m![A / 2, X, B / 2, Y]` \
@@ -119,7 +124,11 @@ pub const SWI_005: Rule = Rule {
     bad: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 16 })",
     good: "fetched /* Slice m![A, B] */ .switch::<m![A / 2, X, B / 2, Y], m![C, A % 2, B % 2]>(SwitchConfig::CustomBroadcast { ring_size: 32 })",
     manual: "L3364, L3401, L3441",
-    generations: Generations::Both,
+    generations: Generations::Differs(
+        "under furiosa-opt-std 0.6 a cluster has the slices of the kernel's `#[device(pe)]` grid, \
+         64, 128 or 256 (`furiosa-opt-examples/src/pe_count.rs:14-20`): the ring is bounded by \
+         that count",
+    ),
 };
 
 pub const SWI_006: Rule = Rule {
@@ -206,17 +215,21 @@ pub const SWI_011: Rule = Rule {
     name: "switch-ring-cost",
     severity: Severity::Perf,
     status: Status::Implemented,
-    summary: "Switch cost grows with the ring size; a 256-slice ring that only moves data may lose to DMA",
+    summary: "Switch cost grows with the ring size; a whole-cluster ring that only moves data may lose to DMA",
     docs: "A ring costs `ring_size × input_time × packet_bytes / 32` cycles. Reported when a \
            CustomBroadcast ring is larger than the slices that exchange data (the smaller ring \
-           is as correct and cheaper), and when a regular topology with slice1·slice0 = 256 feeds \
+           is as correct and cheaper), and when a regular topology whose ring spans the cluster \
+           (slice1·slice0 = 256, or the 64 or 128 slices of a smaller furiosa-opt-std device) feeds \
            collect and commit with no compute: a DMA of the same bytes at 256 B/cycle is then \
            estimated faster. (A CustomBroadcast is left to SWI-010 and SCH-004: its bitmap setup \
            preempts the DMA itself.)",
     bad: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 256 })",
     good: "fetched /* Slice m![A, B] */ .switch::<m![A, B / 4, X], m![C, B % 4]>(SwitchConfig::CustomBroadcast { ring_size: 4 })",
     manual: "L3207-L3210, L3524-L3532, L3542, L2554",
-    generations: Generations::Both,
+    generations: Generations::Differs(
+        "under furiosa-opt-std 0.6 a whole-cluster ring has the slices of the kernel's \
+         `#[device(pe)]` grid, 64, 128 or 256 (`furiosa-opt-examples/src/pe_count.rs:14-20`)",
+    ),
 };
 
 pub const KRN_003: Rule = Rule {
@@ -787,6 +800,12 @@ struct Switch<'a> {
 }
 
 impl Switch<'_> {
+    /// The slices of the cluster the switch's ring runs through: its input Slice, once SWI-001
+    /// has found it the whole cluster of the function's grid (every check after it).
+    fn cluster_slices(&self) -> u64 {
+        self.in_slice.size
+    }
+
     fn slice_span(&self) -> Span {
         output_arg(self.step, Some(0), Slot::Slice).map_or(self.step.span, |a| a.span)
     }
@@ -835,12 +854,13 @@ fn switch_of<'a>(chain: &'a Chain, index: usize, step: &'a Step) -> Option<Switc
 }
 
 fn check_switch(cx: &FnContext<'_>, sw: &Switch<'_>, out: &mut Vec<Diagnostic>) {
-    let slices = cx.target.slices;
+    let slices = cx.cluster_slices(sw.in_slice.size);
     // SWI-008: the packet is not touched.
     packet_unchanged(sw, out);
     // SWI-001: the full cluster, in and out.
     if sw.in_slice.size != slices || sw.out_slice.size != slices {
-        // In a `#[device]` kernel CAP-003 reports every written Slice mapping that is not 256
+        // In a `#[device]` kernel CAP-003 reports every written Slice mapping that is not the
+        // cluster's
         // where it is written; a short input written elsewhere is that finding, not a second
         // one at the switch. (CAP-003 leaves the switch's own output Slice to this rule.)
         let reported_by_cap = matches!(cx.model.kind, crate::model::FnKind::Device { .. })
@@ -1067,7 +1087,7 @@ fn check_custom(
     known: &BTreeSet<String>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let slices = cx.target.slices;
+    let slices = sw.cluster_slices();
     let ring_span = sw.config.span("ring_size", sw.step.span);
     if !ring_size.is_power_of_two() || ring_size > slices {
         out.push(Diagnostic::new(
@@ -1363,7 +1383,7 @@ fn regular_alternative(
     known: &BTreeSet<String>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let (Some(have_slice), slices) = (tiled(sw.out_slice, known), cx.target.slices) else {
+    let (Some(have_slice), slices) = (tiled(sw.out_slice, known), sw.cluster_slices()) else {
         return;
     };
     let mut pows = Vec::new();
@@ -1439,7 +1459,7 @@ fn regular_alternative(
     }
 }
 
-/// SWI-011: a ring larger than needed, or a 256-slice ring that only moves data.
+/// SWI-011: a ring larger than needed, or a whole-cluster ring that only moves data.
 fn ring_cost(
     cx: &FnContext<'_>,
     sw: &Switch<'_>,
@@ -1462,10 +1482,10 @@ fn ring_cost(
         ));
         return;
     }
-    if ring < cx.target.slices || matches!(topo, Topology::Custom { .. }) {
+    if ring < sw.cluster_slices() || matches!(topo, Topology::Custom { .. }) {
         return;
     }
-    // A 256-slice ring that feeds collect and commit directly: a DMA copy.
+    // A whole-cluster ring that feeds collect and commit directly: a DMA copy.
     let rest: Vec<&Method> = sw.chain.steps[sw.index + 1..]
         .iter()
         .map(|s| &s.method)
@@ -1476,7 +1496,7 @@ fn ring_cost(
     let Some((cycles, bytes)) = sw.cycles(ring, flit) else {
         return;
     };
-    let total = u128::from(cx.target.slices) * u128::from(sw.in_time.size) * u128::from(bytes);
+    let total = u128::from(sw.cluster_slices()) * u128::from(sw.in_time.size) * u128::from(bytes);
     let dma = total.div_ceil(u128::from(cx.target.dma_dm_bytes_per_cycle.max(1)));
     if u128::from(cycles) <= dma {
         return;
