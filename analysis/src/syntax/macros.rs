@@ -10,13 +10,78 @@
 //! belongs to the type). Repetitions `$(..) sep op` nest. What cannot be matched is an error
 //! with its reason, which the analysis reports as "not checked" (never a guess).
 
+use super::GreenKey;
 use ra_ap_syntax::ast::{self, HasName};
 use ra_ap_syntax::{AstNode, NodeOrToken, SyntaxKind, SyntaxNode};
+use rowan::GreenNode;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// An expansion's text is at most this long: a macro that multiplies its input is cut off
 /// with a reason rather than filling memory.
 const MAX_EXPANSION: usize = 1 << 20;
+
+/// How many definitions and expansions each thread remembers (then it starts again).
+const REMEMBERED: usize = 512;
+
+thread_local! {
+    /// Definitions and expansions by their syntax: a file's layout is made again after every
+    /// edit, and its macros and invocations are mostly the same subtrees as before.
+    static MEMO: std::cell::RefCell<Memo> = std::cell::RefCell::default();
+}
+
+#[derive(Default)]
+struct Memo {
+    defs: HashMap<GreenKey, Option<Arc<MacroDef>>>,
+    expansions: HashMap<(GreenKey, GreenKey), Result<GreenNode, String>>,
+}
+
+/// The definition a `MACRO_RULES` subtree makes (`None`: no readable rule), remembered.
+pub fn definition(def: &GreenNode) -> Option<Arc<MacroDef>> {
+    let key = GreenKey(def.clone());
+    if let Some(found) = MEMO.with(|m| m.borrow().defs.get(&key).cloned()) {
+        return found;
+    }
+    let made = ast::MacroRules::cast(SyntaxNode::new_root(def.clone()))
+        .and_then(|d| MacroDef::of(&d))
+        .map(Arc::new);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.defs.len() >= REMEMBERED {
+            m.defs.clear();
+        }
+        m.defs.insert(key, made.clone());
+    });
+    made
+}
+
+/// The expansion of an invocation whose arguments are `args` (a `TOKEN_TREE` subtree) by the
+/// macro `def` defines (its `MACRO_RULES` subtree), parsed as items; remembered.
+pub fn expansion(
+    def_syntax: &GreenNode,
+    def: &MacroDef,
+    args: &GreenNode,
+) -> Result<GreenNode, String> {
+    let key = (GreenKey(def_syntax.clone()), GreenKey(args.clone()));
+    if let Some(found) = MEMO.with(|m| m.borrow().expansions.get(&key).cloned()) {
+        return found;
+    }
+    let made = ast::TokenTree::cast(SyntaxNode::new_root(args.clone()))
+        .ok_or_else(|| "the invocation has no arguments".to_string())
+        .and_then(|tt| def.expand(&tt))
+        .map(|text| {
+            let parsed = ast::SourceFile::parse(&text, ra_ap_syntax::Edition::Edition2024);
+            parsed.tree().syntax().green().to_owned()
+        });
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.expansions.len() >= REMEMBERED {
+            m.expansions.clear();
+        }
+        m.expansions.insert(key, made.clone());
+    });
+    made
+}
 
 /// A token tree: a token with its text, or a delimited group.
 #[derive(Clone, Debug)]
