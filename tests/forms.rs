@@ -29,13 +29,17 @@
 //!   rules break at which severity, not where (and leaves out the VL-009 notes the function
 //!   gets on its own for its new parameters).
 //!
+//! - `value-generic`: as `value-helper`, for the integer arguments (addresses, sizes), moved
+//!   into const generic parameters (`const VN: u64`) that the caller instantiates
+//!   (`k::<{ 1 << 12 }>(ctx)`): a generic helper instantiated at the call.
+//!
 //! The diagnostics of the rewritten kernel must be the original's: the same codes and
 //! severities at the same places, positions mapped back through the rewrite (every byte of
 //! the rewritten text that was copied knows where it came from). Where a rewrite legitimately
 //! changes a verdict the difference is listed, with its reason, in [`EXCEPTIONS`].
 
 use ra_ap_syntax::ast::{
-    self, HasArgList, HasGenericParams, HasModuleItem, HasName, HasVisibility,
+    self, HasArgList, HasAttrs, HasGenericParams, HasModuleItem, HasName, HasVisibility,
 };
 use ra_ap_syntax::{AstNode, Edition, SourceFile, SyntaxKind, SyntaxNode, TextRange};
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,6 +69,7 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("ok/VEC-012.rs", "value-if", BRANCH_ARRAY),
     ("rules/CMT-007.rs", "value-helper", GIVES_WAY),
     ("rules/ISR-004.rs", "value-helper", GIVES_WAY),
+    ("rules/CMT-007.rs", "value-generic", GIVES_WAY),
 ];
 
 /// The engine's remaining gaps the value forms show.
@@ -830,6 +835,30 @@ fn enclosing_fn(node: &SyntaxNode) -> Option<ast::Fn> {
 /// generic parameters, which the call infers). `async` and `const` functions, methods and
 /// functions with a parameter that is not a plain name are left as they are.
 fn value_helper(src: &str, file: &SourceFile) -> Option<Rewritten> {
+    helper_form(src, file, Helper::Parameters)
+}
+
+/// Moves each top-level function's integer arguments into const generic parameters of its own
+/// (`const VN: u64`) and adds beside it a caller that instantiates them as they were written:
+/// `fn k(ctx: &mut Context) { x.f(1 << 12) }` becomes `fn k<const V0: u64>(ctx: &mut Context)
+/// { x.f(V0) }` and `fn k__at_call(ctx: &mut Context) { k::<{ 1 << 12 }>(ctx) }`. Functions
+/// with type or const generic parameters of their own (which an explicit instantiation would
+/// have to name), furiosa-opt-std `#[device]` kernels (which that library refuses to be
+/// generic) and those [`value_helper`] leaves are left as they are.
+fn value_generic(src: &str, file: &SourceFile) -> Option<Rewritten> {
+    helper_form(src, file, Helper::ConstGenerics)
+}
+
+/// How [`helper_form`] passes a function's value arguments in from a caller.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Helper {
+    /// As parameters, every value argument (`vN: <Type>`).
+    Parameters,
+    /// As const generic parameters, the integer ones (`const VN: u64`).
+    ConstGenerics,
+}
+
+fn helper_form(src: &str, file: &SourceFile, form: Helper) -> Option<Rewritten> {
     let names = declared_names(file);
     let args = value_args(file.syntax());
     let mut edits: Vec<(Range<usize>, Vec<Piece>)> = Vec::new();
@@ -850,8 +879,22 @@ fn value_helper(src: &str, file: &SourceFile) -> Option<Rewritten> {
             .iter()
             .filter(|a| enclosing_fn(&a.node).is_some_and(|g| g.syntax() == f.syntax()))
             .filter(|a| reachable_from_module(&a.node, &names).is_some())
+            .filter(|a| form == Helper::Parameters || matches!(a.kind, ValueKind::Int))
             .collect();
-        if !plain || mine.is_empty() {
+        let own_generics = f.generic_param_list().is_some_and(|g| {
+            g.generic_params()
+                .any(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)))
+        });
+        // furiosa-opt-std refuses a generic `#[device]` function (OPT-001).
+        let device_in_opt_std = src.contains("furiosa_opt_std")
+            && f.attrs()
+                .any(|a| a.syntax().text().to_string().contains("device"));
+        let generic_ok = !own_generics && !device_in_opt_std;
+        if !plain || mine.is_empty() || (form == Helper::ConstGenerics && !generic_ok) {
+            continue;
+        }
+        if form == Helper::ConstGenerics {
+            edits.extend(const_generic_edits(src, &f, &name, &params, &mine));
             continue;
         }
         let passed: Vec<String> = params
@@ -907,6 +950,66 @@ fn value_helper(src: &str, file: &SourceFile) -> Option<Rewritten> {
     (!edits.is_empty()).then(|| apply(src, edits))
 }
 
+/// [`value_generic`]'s edits for one function: its integer arguments become const generic
+/// parameters, and a caller instantiates them.
+fn const_generic_edits(
+    src: &str,
+    f: &ast::Fn,
+    name: &ast::Name,
+    params: &ast::ParamList,
+    mine: &[&ValueArg],
+) -> Vec<(Range<usize>, Vec<Piece>)> {
+    let mut edits = Vec::new();
+    let declared: Vec<String> = (0..mine.len())
+        .map(|k| format!("const V{k}: u64"))
+        .collect();
+    let given: Vec<String> = mine
+        .iter()
+        .map(|a| format!("{{ {} }}", &src[a.range.clone()]))
+        .collect();
+    for (k, a) in mine.iter().enumerate() {
+        edits.push((a.range.clone(), vec![Piece::New(format!("V{k}"))]));
+    }
+    // After the lifetimes, or as the function's generic parameter list.
+    match f.generic_param_list() {
+        Some(g) => {
+            let end = usize::from(g.syntax().text_range().end()) - 1;
+            let list = format!(", {}", declared.join(", "));
+            edits.push((end..end, vec![Piece::New(list)]));
+        }
+        None => {
+            let at = usize::from(name.syntax().text_range().end());
+            edits.push((
+                at..at,
+                vec![Piece::New(format!("<{}>", declared.join(", ")))],
+            ));
+        }
+    }
+    let passed: Vec<String> = params
+        .params()
+        .filter_map(|p| p.pat().map(|p| p.syntax().text().to_string()))
+        .collect();
+    let lifetimes = f
+        .generic_param_list()
+        .map(|g| g.syntax().text().to_string())
+        .unwrap_or_default();
+    let ret = f
+        .ret_type()
+        .map(|r| format!(" {}", r.syntax().text()))
+        .unwrap_or_default();
+    let caller = format!(
+        "\n\nfn {name}__at_call{lifetimes}{}{ret} {{\n    {name}::<{}>({})\n}}",
+        params.syntax().text(),
+        given.join(", "),
+        passed.join(", ")
+    );
+    if let Some(body) = f.body() {
+        let end = usize::from(body.syntax().text_range().end());
+        edits.push((end..end, vec![Piece::New(caller)]));
+    }
+    edits
+}
+
 fn fixture_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut out = Vec::new();
@@ -936,6 +1039,7 @@ const REWRITES: &[&str] = &[
     "value-const-module",
     "value-loop",
     "value-helper",
+    "value-generic",
 ];
 
 fn rewrite(kind: &str, src: &str) -> Option<Rewritten> {
@@ -954,6 +1058,7 @@ fn rewrite(kind: &str, src: &str) -> Option<Rewritten> {
         "value-const-module" => value_const_module(src, &file),
         "value-loop" => value_loop(src, root),
         "value-helper" => value_helper(src, &file),
+        "value-generic" => value_generic(src, &file),
         _ => None,
     }
 }
@@ -1000,7 +1105,7 @@ fn verdicts_do_not_depend_on_the_form_a_kernel_is_written_in() {
                 continue;
             }
             let got = mapped(&r);
-            let same = if *kind == "value-helper" {
+            let same = if *kind == "value-helper" || *kind == "value-generic" {
                 at_the_call(&got) == at_the_call(&original)
             } else {
                 got == original
@@ -1061,6 +1166,7 @@ fn verdicts_do_not_depend_on_the_form_a_kernel_is_written_in() {
         ("value-const-module", 350),
         ("value-loop", 50),
         ("value-helper", 300),
+        ("value-generic", 200),
     ] {
         let n = applied.get(kind).copied().unwrap_or(0);
         assert!(n >= min, "{kind} applied to {n} fixtures only (want {min})");
@@ -1126,5 +1232,19 @@ fn value_helper_moves_arguments_into_parameters_and_passes_them_at_a_call() {
          a.to_dm(&mut ctx.tdma, v0).to_trf(v1)\n}\n\n\
          fn k__at_call<'l>(ctx: &mut Context, a: &A<'l>) -> B {\n    \
          k(ctx, a, 1 << 12, TrfAddress::Full)\n}\n"
+    );
+}
+
+#[test]
+fn value_generic_moves_integer_arguments_into_const_generics_instantiated_at_a_call() {
+    let src = "fn k<'l>(ctx: &mut Context, a: &A<'l>) -> B {\n    a.to_dm(&mut ctx.tdma, 1 << 12).to_trf(TrfAddress::Full)\n}\n";
+    let file = SourceFile::parse(src, Edition::Edition2024).tree();
+    let r = value_generic(src, &file).expect("an integer argument");
+    assert_eq!(
+        r.text,
+        "fn k<'l, const V0: u64>(ctx: &mut Context, a: &A<'l>) -> B {\n    \
+         a.to_dm(&mut ctx.tdma, V0).to_trf(TrfAddress::Full)\n}\n\n\
+         fn k__at_call<'l>(ctx: &mut Context, a: &A<'l>) -> B {\n    \
+         k::<{ 1 << 12 }>(ctx, a)\n}\n"
     );
 }
