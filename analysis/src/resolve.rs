@@ -368,13 +368,14 @@ impl Walk<'_> {
             };
             match RustLanguage::kind_from_raw(node.kind()) {
                 SyntaxKind::MODULE => self.module(node, start, end, at),
-                SyntaxKind::MACRO_RULES => {
-                    let green = node.to_owned();
-                    if let Some(def) = macros::definition(&green) {
-                        self.macros.insert(def.name.clone(), (def, green));
-                    }
-                }
                 kind if ast::Item::can_cast(kind) => {
+                    // A definition is an item of its own (the mappings in its template are
+                    // read as written) and, from here on, a macro to expand.
+                    if kind == SyntaxKind::MACRO_RULES
+                        && let Some(def) = macros::definition(&node.to_owned())
+                    {
+                        self.macros.insert(def.name.clone(), (def, node.to_owned()));
+                    }
                     self.out.modules[at].items.push(LayoutItem {
                         green: syntax::GreenKey(node.to_owned()),
                         at: start,
@@ -432,9 +433,6 @@ impl Walk<'_> {
         let Some(name) = mc.path().and_then(|p| p.segment()).map(|s| s.to_string()) else {
             return;
         };
-        if name == "axes" {
-            return;
-        }
         // The invocation as written: from its path (the comments before an item belong to
         // its node) to its arguments' end, without the `;` (an invocation inside an expansion
         // stands for the outer one).
