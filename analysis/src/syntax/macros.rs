@@ -89,12 +89,15 @@ enum Tt {
     Leaf {
         kind: SyntaxKind,
         text: String,
+        /// Whether whitespace or a comment came before it where it is written.
+        spaced: bool,
     },
     Group {
         open: char,
         inner: Vec<Tt>,
         /// The group's text as written, delimiters included.
         text: String,
+        spaced: bool,
     },
 }
 
@@ -102,6 +105,12 @@ impl Tt {
     fn text(&self) -> &str {
         match self {
             Tt::Leaf { text, .. } | Tt::Group { text, .. } => text,
+        }
+    }
+
+    fn spaced(&self) -> bool {
+        match self {
+            Tt::Leaf { spaced, .. } | Tt::Group { spaced, .. } => *spaced,
         }
     }
 
@@ -115,7 +124,9 @@ fn trees(node: &SyntaxNode) -> Vec<Tt> {
     let mut out = Vec::new();
     let children: Vec<_> = node.children_with_tokens().collect();
     let inner = children.len().saturating_sub(1);
+    let mut spaced = false;
     for (i, child) in children.into_iter().enumerate() {
+        let after_space = std::mem::take(&mut spaced);
         match child {
             NodeOrToken::Token(t) => {
                 // The group's own delimiters are its first and last tokens.
@@ -129,29 +140,36 @@ fn trees(node: &SyntaxNode) -> Vec<Tt> {
                             | SyntaxKind::L_CURLY
                             | SyntaxKind::R_CURLY
                     );
-                if !delimiter && !t.kind().is_trivia() {
+                if t.kind().is_trivia() {
+                    spaced = true;
+                } else if !delimiter {
                     out.push(Tt::Leaf {
                         kind: t.kind(),
                         text: t.text().to_string(),
+                        spaced: after_space,
                     });
                 }
             }
-            NodeOrToken::Node(n) if n.kind() == SyntaxKind::TOKEN_TREE => out.push(group(&n)),
+            NodeOrToken::Node(n) if n.kind() == SyntaxKind::TOKEN_TREE => {
+                out.push(group(&n, after_space));
+            }
             NodeOrToken::Node(n) => out.push(Tt::Leaf {
                 kind: n.kind(),
                 text: n.text().to_string(),
+                spaced: after_space,
             }),
         }
     }
     out
 }
 
-fn group(n: &SyntaxNode) -> Tt {
+fn group(n: &SyntaxNode, spaced: bool) -> Tt {
     let text = n.text().to_string();
     Tt::Group {
         open: text.chars().next().unwrap_or('('),
         inner: trees(n),
         text,
+        spaced,
     }
 }
 
@@ -501,18 +519,21 @@ fn fragment_text(kind: &str, tts: &[Tt]) -> String {
     }
 }
 
-/// Token trees as text, a space between two where a space may be needed.
+/// Token trees as text, spaced as they are written.
 fn join(tts: &[Tt]) -> String {
     let mut out = String::new();
-    for t in tts {
-        push_token(&mut out, t.text());
+    for (k, t) in tts.iter().enumerate() {
+        push_token(&mut out, t.text(), k > 0 && t.spaced());
     }
     out
 }
 
-/// Appends `text`, separated by a space from a preceding word (two words must not merge, and
-/// punctuation like `::` must not split).
-fn push_token(out: &mut String, text: &str) {
+/// Appends `text`, after a space where one was written (`spaced`) and where one is needed: two
+/// words must not merge, punctuation like `::` must not split.
+fn push_token(out: &mut String, text: &str, spaced: bool) {
+    if spaced && !out.is_empty() && !out.ends_with(char::is_whitespace) {
+        out.push(' ');
+    }
     let word = |c: char| c.is_alphanumeric() || c == '_' || c == '\'' || c == '"';
     // Nor may a `/` and the next token make a comment.
     let comment = out.ends_with('/') && (text.starts_with('/') || text.starts_with('*'));
@@ -533,14 +554,14 @@ fn transcribe(body: &[Tt], b: &Bindings, out: &mut String) -> Result<(), String>
         }
         match (&body[i], body.get(i + 1)) {
             (d, Some(Tt::Leaf { text: name, .. })) if d.is("$") && name == "crate" => {
-                push_token(out, "crate");
+                push_token(out, "crate", d.spaced());
                 i += 2;
             }
             (d, Some(Tt::Leaf { text: name, .. })) if d.is("$") => {
                 let Some(value) = b.fragments.get(name) else {
                     return Err(format!("`${name}` is not bound here"));
                 };
-                push_token(out, value);
+                push_token(out, value, d.spaced());
                 i += 2;
             }
             (d, Some(Tt::Group { inner, .. })) if d.is("$") => {
@@ -548,19 +569,27 @@ fn transcribe(body: &[Tt], b: &Bindings, out: &mut String) -> Result<(), String>
                 transcribe_repeat(inner, sep.as_deref(), b, out)?;
                 i += 2 + used;
             }
-            (Tt::Group { open, inner, .. }, _) => {
+            (
+                Tt::Group {
+                    open,
+                    inner,
+                    spaced,
+                    ..
+                },
+                _,
+            ) => {
                 let close = match open {
                     '(' => ')',
                     '[' => ']',
                     _ => '}',
                 };
-                out.push(*open);
+                push_token(out, &open.to_string(), *spaced);
                 transcribe(inner, b, out)?;
                 out.push(close);
                 i += 1;
             }
             (t, _) => {
-                push_token(out, t.text());
+                push_token(out, t.text(), t.spaced());
                 i += 1;
             }
         }
@@ -583,7 +612,7 @@ fn transcribe_repeat(
         if k > 0
             && let Some(s) = sep
         {
-            push_token(out, s);
+            push_token(out, s, false);
         }
         // The iteration's own bindings shadow the outer ones.
         let mut scope = b.clone();
@@ -642,7 +671,7 @@ mod tests {
                    k!(first, HbmTensor<i8, m![1], m![A]>, 8);";
         assert_eq!(
             expand(src).as_deref(),
-            Ok("fn first(x:&In<HbmTensor<i8,m![1],m![A]>>){x.to_dm::<m![A/8]>();}")
+            Ok("fn first(x: &In<HbmTensor<i8, m![1], m![A]>>) { x.to_dm::<m![A / 8]>();}")
         );
     }
 
@@ -650,14 +679,14 @@ mod tests {
     fn an_expression_keeps_its_grouping_and_a_negative_literal_is_one_literal() {
         let src = "macro_rules! k { ($v:expr, $l:literal) => { const X: i32 = $v * $l; }; }\n\
                    k!(1 + 2, -1);";
-        assert_eq!(expand(src).as_deref(), Ok("const X:i32=(1+2)*-1;"));
+        assert_eq!(expand(src).as_deref(), Ok("const X: i32 = (1 + 2) * -1;"));
     }
 
     #[test]
     fn repetitions_expand_once_per_match() {
         let src = "macro_rules! k { ($($n:ident = $v:literal),* $(,)?) => { \
                    $(const $n: u32 = $v;)* }; }\nk!(A = 1, B = 2,);";
-        assert_eq!(expand(src).as_deref(), Ok("const A:u32=1;const B:u32=2;"));
+        assert_eq!(expand(src).as_deref(), Ok("const A: u32 = 1;const B: u32 = 2;"));
     }
 
     #[test]
@@ -666,7 +695,7 @@ mod tests {
                    k!(A = Vec<(i8, u8)>, B = HashMap<i8, u8>,);";
         assert_eq!(
             expand(src).as_deref(),
-            Ok("type A=Vec<(i8, u8)>;type B=HashMap<i8,u8>;")
+            Ok("type A = Vec<(i8, u8)>;type B = HashMap<i8, u8>;")
         );
     }
 
@@ -674,7 +703,7 @@ mod tests {
     fn the_first_matching_rule_wins_and_no_match_says_so() {
         let src = "macro_rules! k { (one) => { fn a() {} }; ($x:ident) => { fn $x() {} }; }\n\
                    k!(two);";
-        assert_eq!(expand(src).as_deref(), Ok("fn two(){}"));
+        assert_eq!(expand(src).as_deref(), Ok("fn two() {}"));
         let src = "macro_rules! k { (one) => { fn a() {} }; }\nk!(1, 2);";
         assert_eq!(
             expand(src),
