@@ -686,7 +686,10 @@ mod tests {
     fn repetitions_expand_once_per_match() {
         let src = "macro_rules! k { ($($n:ident = $v:literal),* $(,)?) => { \
                    $(const $n: u32 = $v;)* }; }\nk!(A = 1, B = 2,);";
-        assert_eq!(expand(src).as_deref(), Ok("const A: u32 = 1;const B: u32 = 2;"));
+        assert_eq!(
+            expand(src).as_deref(),
+            Ok("const A: u32 = 1;const B: u32 = 2;")
+        );
     }
 
     #[test]
