@@ -893,72 +893,61 @@ fn helper_form(src: &str, file: &SourceFile, form: Helper) -> Option<Rewritten> 
         if !plain || mine.is_empty() || (form == Helper::ConstGenerics && !generic_ok) {
             continue;
         }
-        if form == Helper::ConstGenerics {
-            edits.extend(const_generic_edits(src, &f, &name, &params, &mine));
-            continue;
-        }
-        let passed: Vec<String> = params
-            .params()
-            .filter_map(|p| p.pat().map(|p| p.syntax().text().to_string()))
-            .collect();
-        let mut added = String::new();
-        let mut given = Vec::new();
-        for (k, a) in mine.iter().enumerate() {
-            let ty = match &a.kind {
-                ValueKind::Variant(enum_path) => enum_path.clone(),
-                ValueKind::Int => "u64".into(),
-            };
-            let comma = if k == 0 && passed.is_empty() {
-                ""
-            } else {
-                ", "
-            };
-            added.push_str(&format!("{comma}v{k}: {ty}"));
-            given.push(src[a.range.clone()].to_string());
-            edits.push((a.range.clone(), vec![Piece::New(format!("v{k}"))]));
-        }
-        // After the last parameter (before a trailing comma and comments), or inside `()`.
-        let after = match params.params().last() {
-            Some(last) => usize::from(last.syntax().text_range().end()),
-            None => usize::from(params.syntax().text_range().start()) + 1,
+        let (declared, turbofish, given) = match form {
+            Helper::Parameters => parameter_edits(src, &params, &mine),
+            Helper::ConstGenerics => const_generic_edits(src, &f, &name, &mine),
         };
-        edits.push((after..after, vec![Piece::New(added)]));
-        let ret = f
-            .ret_type()
-            .map(|r| format!(" {}", r.syntax().text()))
-            .unwrap_or_default();
-        // The caller has the function's generic parameters too; the call infers them.
-        let generics = f
-            .generic_param_list()
-            .map(|g| g.syntax().text().to_string())
-            .unwrap_or_default();
-        let bounds = f
-            .where_clause()
-            .map(|w| format!(" {}", w.syntax().text()))
-            .unwrap_or_default();
-        let call = passed
-            .into_iter()
-            .chain(given)
-            .collect::<Vec<_>>()
-            .join(", ");
-        let caller = format!(
-            "\n\nfn {name}__at_call{generics}{params}{ret}{bounds} {{\n    {name}({call})\n}}"
-        );
+        edits.extend(declared);
         let end = usize::from(body.syntax().text_range().end());
-        edits.push((end..end, vec![Piece::New(caller)]));
+        edits.push((
+            end..end,
+            vec![Piece::New(caller(&f, &name, &params, &turbofish, given))],
+        ));
     }
     (!edits.is_empty()).then(|| apply(src, edits))
 }
 
+/// A form's edits of one function: where its value arguments were and where they are now
+/// declared; and what a caller writes to pass them (a turbofish, and arguments).
+type HelperEdits = (Vec<(Range<usize>, Vec<Piece>)>, String, Vec<String>);
+
+/// [`value_helper`]'s edits for one function: its value arguments become parameters (`vN:
+/// <Type>`), which a caller passes as they were written.
+fn parameter_edits(src: &str, params: &ast::ParamList, mine: &[&ValueArg]) -> HelperEdits {
+    let mut edits = Vec::new();
+    let mut added = String::new();
+    let mut given = Vec::new();
+    for (k, a) in mine.iter().enumerate() {
+        let ty = match &a.kind {
+            ValueKind::Variant(enum_path) => enum_path.clone(),
+            ValueKind::Int => "u64".into(),
+        };
+        let comma = if k == 0 && params.params().next().is_none() {
+            ""
+        } else {
+            ", "
+        };
+        added.push_str(&format!("{comma}v{k}: {ty}"));
+        given.push(src[a.range.clone()].to_string());
+        edits.push((a.range.clone(), vec![Piece::New(format!("v{k}"))]));
+    }
+    // After the last parameter (before a trailing comma and comments), or inside `()`.
+    let after = match params.params().last() {
+        Some(last) => usize::from(last.syntax().text_range().end()),
+        None => usize::from(params.syntax().text_range().start()) + 1,
+    };
+    edits.push((after..after, vec![Piece::New(added)]));
+    (edits, String::new(), given)
+}
+
 /// [`value_generic`]'s edits for one function: its integer arguments become const generic
-/// parameters, and a caller instantiates them.
+/// parameters (`const VN: u64`), which a caller instantiates as they were written.
 fn const_generic_edits(
     src: &str,
     f: &ast::Fn,
     name: &ast::Name,
-    params: &ast::ParamList,
     mine: &[&ValueArg],
-) -> Vec<(Range<usize>, Vec<Piece>)> {
+) -> HelperEdits {
     let mut edits = Vec::new();
     let declared: Vec<String> = (0..mine.len())
         .map(|k| format!("const V{k}: u64"))
@@ -985,29 +974,38 @@ fn const_generic_edits(
             ));
         }
     }
-    let passed: Vec<String> = params
-        .params()
-        .filter_map(|p| p.pat().map(|p| p.syntax().text().to_string()))
-        .collect();
-    let lifetimes = f
-        .generic_param_list()
-        .map(|g| g.syntax().text().to_string())
-        .unwrap_or_default();
+    (edits, format!("::<{}>", given.join(", ")), Vec::new())
+}
+
+/// The caller a helper form adds after `f`: with `f`'s generic parameters (which the call
+/// infers), parameters, return type and bounds, it calls `f` with its own parameters and
+/// `given`.
+fn caller(
+    f: &ast::Fn,
+    name: &ast::Name,
+    params: &ast::ParamList,
+    turbofish: &str,
+    given: Vec<String>,
+) -> String {
+    let text = |n: Option<&SyntaxNode>| n.map(|n| n.text().to_string()).unwrap_or_default();
+    let generics = text(f.generic_param_list().as_ref().map(AstNode::syntax));
     let ret = f
         .ret_type()
         .map(|r| format!(" {}", r.syntax().text()))
         .unwrap_or_default();
-    let caller = format!(
-        "\n\nfn {name}__at_call{lifetimes}{}{ret} {{\n    {name}::<{}>({})\n}}",
-        params.syntax().text(),
-        given.join(", "),
-        passed.join(", ")
-    );
-    if let Some(body) = f.body() {
-        let end = usize::from(body.syntax().text_range().end());
-        edits.push((end..end, vec![Piece::New(caller)]));
-    }
-    edits
+    let bounds = f
+        .where_clause()
+        .map(|w| format!(" {}", w.syntax().text()))
+        .unwrap_or_default();
+    let call = params
+        .params()
+        .filter_map(|p| p.pat().map(|p| p.syntax().text().to_string()))
+        .chain(given)
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "\n\nfn {name}__at_call{generics}{params}{ret}{bounds} {{\n    {name}{turbofish}({call})\n}}"
+    )
 }
 
 /// Has each top-level function generated by a `macro_rules!` of its own, which takes the

@@ -430,29 +430,32 @@ impl Walk<'_> {
         let Some(mc) = ast::MacroCall::cast(SyntaxNode::new_root(node.to_owned())) else {
             return;
         };
-        let Some(name) = mc.path().and_then(|p| p.segment()).map(|s| s.to_string()) else {
+        let (path, args) = (mc.path(), mc.token_tree());
+        let Some(name) = path
+            .as_ref()
+            .and_then(|p| p.segment())
+            .map(|s| s.to_string())
+        else {
             return;
         };
         // The invocation as written: from its path (the comments before an item belong to
         // its node) to its arguments' end, without the `;` (an invocation inside an expansion
         // stands for the outer one).
-        let call = match (&self.generated, mc.path(), mc.token_tree()) {
+        let call = match (&self.generated, &path, &args) {
             (None, Some(path), Some(tt)) => (
                 call.0 + u32::from(path.syntax().text_range().start()),
                 call.0 + u32::from(tt.syntax().text_range().end()),
             ),
             _ => call,
         };
-        let expansion = match (self.macros.get(&name), mc.token_tree()) {
+        let expansion = match (self.macros.get(&name), &args) {
             _ if self.depth >= MAX_EXPANSION_DEPTH => Err(format!(
                 "it is invoked through more than {MAX_EXPANSION_DEPTH} nested macro expansions"
             )),
             _ if self.expanded > MAX_EXPANDED_BYTES => Err(format!(
                 "the file's macro expansions pass {MAX_EXPANDED_BYTES} bytes"
             )),
-            (Some((def, syntax)), Some(args)) => {
-                macros::expansion(syntax, def, &args.syntax().green().to_owned())
-            }
+            (Some((def, syntax)), Some(args)) => macros::expansion(syntax, def, args),
             (None, _) => Err(format!(
                 "`{name}!` is not a `macro_rules!` defined before it in this file"
             )),

@@ -51,7 +51,12 @@ impl<'a> FnContext<'a> {
         let FnKind::Device { pe, .. } = self.model.kind else {
             return None;
         };
-        Some(pe_grid(pe.unwrap_or(DEFAULT_PE)).unwrap_or_else(|| self.target.grid()))
+        Some(self.grid_of_pe(pe.unwrap_or(DEFAULT_PE)))
+    }
+
+    /// The grid of a `pe` topology; the chip's for a count the library has no grid for.
+    fn grid_of_pe(&self, pe: u64) -> Grid {
+        pe_grid(pe).unwrap_or_else(|| self.target.grid())
     }
 
     /// The slices of a cluster of the function's grid. A furiosa-opt-std helper runs on its
@@ -61,11 +66,7 @@ impl<'a> FnContext<'a> {
         match self.grid() {
             Some(g) => g.slices,
             None if is_pe_slice_count(seen) => seen,
-            None => {
-                pe_grid(DEFAULT_PE)
-                    .unwrap_or_else(|| self.target.grid())
-                    .slices
-            }
+            None => self.grid_of_pe(DEFAULT_PE).slices,
         }
     }
 

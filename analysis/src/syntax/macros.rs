@@ -38,47 +38,58 @@ struct Memo {
 
 /// The definition a `MACRO_RULES` subtree makes (`None`: no readable rule), remembered.
 pub fn definition(def: &GreenNode) -> Option<Arc<MacroDef>> {
-    let key = GreenKey(def.clone());
-    if let Some(found) = MEMO.with(|m| m.borrow().defs.get(&key).cloned()) {
-        return found;
-    }
-    let made = ast::MacroRules::cast(SyntaxNode::new_root(def.clone()))
-        .and_then(|d| MacroDef::of(&d))
-        .map(Arc::new);
-    MEMO.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.defs.len() >= REMEMBERED {
-            m.defs.clear();
-        }
-        m.defs.insert(key, made.clone());
-    });
-    made
+    remembered(
+        |m| &mut m.defs,
+        GreenKey(def.clone()),
+        || {
+            ast::MacroRules::cast(SyntaxNode::new_root(def.clone()))
+                .and_then(|d| MacroDef::of(&d))
+                .map(Arc::new)
+        },
+    )
 }
 
-/// The expansion of an invocation whose arguments are `args` (a `TOKEN_TREE` subtree) by the
-/// macro `def` defines (its `MACRO_RULES` subtree), parsed as items; remembered.
+/// The expansion of an invocation whose arguments are `args` by the macro `def` defines
+/// (`def_syntax`: its `MACRO_RULES` subtree), parsed as items; remembered.
 pub fn expansion(
     def_syntax: &GreenNode,
     def: &MacroDef,
-    args: &GreenNode,
+    args: &ast::TokenTree,
 ) -> Result<GreenNode, String> {
-    let key = (GreenKey(def_syntax.clone()), GreenKey(args.clone()));
-    if let Some(found) = MEMO.with(|m| m.borrow().expansions.get(&key).cloned()) {
+    let key = (
+        GreenKey(def_syntax.clone()),
+        GreenKey(args.syntax().green().to_owned()),
+    );
+    remembered(
+        |m| &mut m.expansions,
+        key,
+        || {
+            def.expand(args).map(|text| {
+                let parsed = ast::SourceFile::parse(&text, ra_ap_syntax::Edition::Edition2024);
+                parsed.tree().syntax().green().to_owned()
+            })
+        },
+    )
+}
+
+/// `key`'s value in the thread's table `table` picks from [`MEMO`], made by `make` (and
+/// remembered) when the table lacks it; a full table starts again.
+fn remembered<K: std::hash::Hash + Eq, V: Clone>(
+    table: impl Fn(&mut Memo) -> &mut HashMap<K, V>,
+    key: K,
+    make: impl FnOnce() -> V,
+) -> V {
+    if let Some(found) = MEMO.with(|m| table(&mut m.borrow_mut()).get(&key).cloned()) {
         return found;
     }
-    let made = ast::TokenTree::cast(SyntaxNode::new_root(args.clone()))
-        .ok_or_else(|| "the invocation has no arguments".to_string())
-        .and_then(|tt| def.expand(&tt))
-        .map(|text| {
-            let parsed = ast::SourceFile::parse(&text, ra_ap_syntax::Edition::Edition2024);
-            parsed.tree().syntax().green().to_owned()
-        });
+    let made = make();
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
-        if m.expansions.len() >= REMEMBERED {
-            m.expansions.clear();
+        let t = table(&mut m);
+        if t.len() >= REMEMBERED {
+            t.clear();
         }
-        m.expansions.insert(key, made.clone());
+        t.insert(key, made.clone());
     });
     made
 }
