@@ -38,6 +38,35 @@ pub struct Instance<'db> {
     pub depth: u8,
 }
 
+/// A helper function with the values of one call bound: [`bound_analysis`] analyses it once
+/// for every call (and every depth) that gives the same values.
+#[salsa::interned]
+pub struct Binding<'db> {
+    pub helper: FnInput<'db>,
+    #[returns(ref)]
+    pub bound: Bound,
+}
+
+/// The helper's analysis with the binding's values: its body as one call traces it.
+#[salsa::tracked(returns(ref))]
+pub fn bound_analysis<'db>(
+    db: &'db dyn salsa::Database,
+    binding: Binding<'db>,
+) -> Arc<db::FnAnalysis> {
+    let helper = binding.helper(db);
+    let root = ra_ap_syntax::SyntaxNode::new_root(helper.green(db).0.clone());
+    let env = db::fn_env(db, *helper.module_env(db), *helper.local_env(db));
+    let target = helper.target(db).target();
+    let library = *helper.library(db);
+    Arc::new(db::analyse_fn(
+        &root,
+        env,
+        target,
+        library,
+        binding.bound(db),
+    ))
+}
+
 /// What the helper gives with the call's values that it does not give on its own: new
 /// findings of its body (spans relative to the helper's start), and what the calls it makes
 /// with values it now knows give (at those calls).
@@ -47,11 +76,9 @@ pub fn instance_findings<'db>(
     inst: Instance<'db>,
 ) -> Arc<Vec<Diagnostic>> {
     let helper = *inst.helper(db);
-    let root = ra_ap_syntax::SyntaxNode::new_root(helper.green(db).0.clone());
-    let env = db::fn_env(db, *helper.module_env(db), *helper.local_env(db));
     let target = helper.target(db);
     let library = *helper.library(db);
-    let bound = db::analyse_fn(&root, env, target.target(), library, inst.bound(db));
+    let bound = bound_analysis(db, Binding::new(db, helper, inst.bound(db).clone()));
     let alone = db::fn_analysis(db, helper);
     let known: HashSet<(&str, Span)> = alone
         .diagnostics
@@ -61,7 +88,7 @@ pub fn instance_findings<'db>(
     let mut out: Vec<Diagnostic> = bound
         .diagnostics
         .iter()
-        .filter(|d| !std::ptr::eq(d.rule, &crate::rules::tool::VL_009))
+        .filter(|d| d.code() != crate::rules::tool::VL_009.code)
         .filter(|d| !known.contains(&(d.code(), d.span)))
         .cloned()
         .collect();
@@ -99,24 +126,9 @@ pub fn file_diagnostics(
     let calling = analysis
         .fns
         .iter()
-        .filter(|(_, f)| !f.model.calls.is_empty());
+        .filter(|(_, f)| f.model.calls.iter().any(|c| c.bound.binds_any()));
     let found_before = raw.len();
-    let target = *db::target_name(db, settings);
-    let library = db::library_of(db, file, settings).generation;
-    // The innermost module around a position resolves the helpers a function there names.
-    let caller = |start: u32| Caller {
-        file,
-        module: analysis
-            .modules
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.range.start <= start && start < m.range.end.max(1))
-            .max_by_key(|(_, m)| m.range.start)
-            .map_or(0, |(i, _)| i as u32),
-        depth: 1,
-        target,
-        library,
-    };
+    let caller = |start: u32| Caller::at(db, file, settings, analysis, start);
     for (start, f) in calling {
         let calls: Vec<&HelperCall> = f.model.calls.iter().collect();
         let found = call_diagnostics(db, &caller(*start), &f.model, &calls);
@@ -126,12 +138,17 @@ pub fn file_diagnostics(
     for g in analysis
         .generated
         .iter()
-        .filter(|g| !g.analysis.model.calls.is_empty())
+        .filter(|g| g.analysis.model.calls.iter().any(|c| c.bound.binds_any()))
     {
         let model = &g.analysis.model;
         let calls: Vec<&HelperCall> = model.calls.iter().collect();
         let found = call_diagnostics(db, &caller(g.call.start), model, &calls);
         raw.extend(found.iter().map(|d| g.at_call(d)));
+    }
+    // A helper's "not checked" notes that every call of it in the crate settles.
+    let settled = crate::callers::settled_notes(db, file, settings, analysis);
+    if !settled.is_empty() {
+        raw.retain(|d| !(d.code() == crate::rules::tool::VL_009.code && settled.contains(&d.span)));
     }
     // `diagnostics()` is sorted: only what the calls added needs sorting in.
     if raw.len() > found_before {
@@ -151,6 +168,33 @@ pub struct Caller {
     pub library: Generation,
 }
 
+impl Caller {
+    /// A function of `file` (of `analysis`) starting at `start`, calling: the innermost module
+    /// around it resolves the helpers it names.
+    pub fn at(
+        db: &dyn salsa::Database,
+        file: SourceFile,
+        settings: db::Settings,
+        analysis: &db::FileAnalysis,
+        start: u32,
+    ) -> Caller {
+        let module = analysis
+            .modules
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.range.start <= start && start < m.range.end.max(1))
+            .max_by_key(|(_, m)| m.range.start)
+            .map_or(0, |(i, _)| i as u32);
+        Caller {
+            file,
+            module,
+            depth: 1,
+            target: *db::target_name(db, settings),
+            library: db::library_of(db, file, settings).generation,
+        }
+    }
+}
+
 /// The diagnostics of `calls` (made by the function `model` describes), each at its call
 /// (spans relative to the caller's start): what its helper gives with its values beyond what
 /// it gives on its own. One per rule and call, the first call's (a loop's first iteration
@@ -164,6 +208,12 @@ pub fn call_diagnostics(
     if calls.is_empty() || at.depth > MAX_CALL_DEPTH {
         return Vec::new();
     }
+    // A call that binds nothing gives what the helper's own check gives.
+    let calls: Vec<&HelperCall> = calls
+        .iter()
+        .copied()
+        .filter(|c| c.bound.binds_any())
+        .collect();
     let names: Vec<&str> = calls.iter().map(|c| c.callee.as_str()).collect();
     let helpers = resolve_helpers(db, at, &names);
     let mut out: Vec<Diagnostic> = Vec::new();
@@ -236,12 +286,14 @@ fn at_the_call(
 }
 
 /// A helper function a call names.
-struct Helper<'db> {
-    input: FnInput<'db>,
-    file: SourceFile,
-    module: u32,
+pub(crate) struct Helper<'db> {
+    pub input: FnInput<'db>,
+    pub file: SourceFile,
+    pub module: u32,
+    /// Which declaration of its module it is.
+    pub index: usize,
     /// Where the helper starts in its file.
-    offset: u32,
+    pub offset: u32,
     /// Its parameters' names, and its type and const generic parameters' (`None` for a type
     /// parameter), by position.
     params: Vec<String>,
@@ -285,7 +337,7 @@ impl Helper<'_> {
 
 /// The helper each name in `names` stands for in the caller's module (a function of the
 /// crate, not a method), resolved through the crate's module tree in one pass.
-fn resolve_helpers<'db>(
+pub(crate) fn resolve_helpers<'db>(
     db: &'db dyn salsa::Database,
     at: &Caller,
     names: &[&str],
@@ -323,7 +375,7 @@ fn resolve_helpers<'db>(
 }
 
 /// The function that is the `index`-th declaration of module `in_file` of `file`.
-fn helper_at<'db>(
+pub(crate) fn helper_at<'db>(
     db: &'db dyn salsa::Database,
     file: SourceFile,
     in_file: usize,
@@ -382,6 +434,7 @@ fn helper_at<'db>(
         input,
         file,
         module: in_file as u32,
+        index,
         offset: *offset,
         params,
         generics,

@@ -5,6 +5,7 @@
 
 pub mod alias_fix;
 pub mod api;
+pub mod callers;
 pub mod calls;
 pub mod config;
 pub mod db;

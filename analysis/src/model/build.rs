@@ -2491,7 +2491,7 @@ impl Builder<'_> {
                 .map(|(k, a)| self.top(a, sig.params.get(k).cloned().flatten(), None))
                 .collect();
             let bound = self.bound_by(&args, last.generic_arg_list(), &sig, &vals);
-            if let Some(callee) = key.clone().filter(|_| bound.binds_any()) {
+            if let Some(callee) = key.clone() {
                 self.model.calls.push(super::HelperCall {
                     callee,
                     span: span_of(path.syntax().text_range()),
@@ -2608,15 +2608,13 @@ impl Builder<'_> {
                 })
                 .collect();
             let bound = self.bound_by(&fields, None, &sig, &vals);
-            if bound.binds_any() {
-                self.model.calls.push(super::HelperCall {
-                    callee: kname,
-                    span: span_of(k.syntax().text_range()),
-                    bound,
-                    iteration: self.iteration,
-                    launched: true,
-                });
-            }
+            self.model.calls.push(super::HelperCall {
+                callee: kname,
+                span: span_of(k.syntax().text_range()),
+                bound,
+                iteration: self.iteration,
+                launched: true,
+            });
         }
         match sig.ret {
             Some(ty) => Val::Tensor {

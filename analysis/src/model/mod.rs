@@ -159,9 +159,10 @@ pub struct FnModel {
     /// ...): each is folded into the step it adapts, and the rules that check an adapter's own
     /// conditions read it here.
     pub adapters: Vec<Adapter>,
-    /// The calls of the crate's helper functions that bind a parameter to a value known at
-    /// the call: the helper's body is checked again with those values
-    /// (`db::helper_call_diagnostics`), as the compiler traces it at the call.
+    /// The calls of the crate's helper functions (every one, so that a helper's callers are
+    /// all known: see `crate::callers`). A call that binds a parameter to a value known at
+    /// the call has the helper's body checked again with those values
+    /// (`crate::calls::call_diagnostics`), as the compiler traces it at the call.
     pub calls: Vec<HelperCall>,
     /// The tensors placed at a constant address by a constructor (`from_addr(0x1000)`): the
     /// alignment rules check the address where it is written.

@@ -168,7 +168,10 @@ pub const VL_009: Rule = Rule {
            evaluations per function; past that its first and last iterations are checked). A \
            value argument that is a parameter of the function, or an `if` whose arms differ on a \
            condition visa-lint cannot evaluate, and the iterations of a loop past the budget, \
-           are reported here too. Where such a value is used as a tensor (the receiver of an \
+           are reported here too, except a helper's parameter that every call of the helper in the \
+           crate gives (followed up through callers that pass their own parameters): each call \
+           is checked with its value, so the helper's own note would say something untrue; a \
+           `pub` helper, which code outside the crate may call, keeps it. Where such a value is used as a tensor (the receiver of an \
            engine method, the tensor a pass begins from or aligns with), or such an address is \
            passed to `to_dm`, `commit` or `to_hbm`, this note names the construct once, so a \
            clean verdict never silently means that nothing was checked. Annotate the closure's \
