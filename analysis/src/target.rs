@@ -287,6 +287,12 @@ pub fn is_pe_slice_count(n: u64) -> bool {
     PE_GRIDS.iter().any(|(_, g)| g.slices == n)
 }
 
+/// Whether `n` is the cluster count of some furiosa-opt-std topology (1 or 2: the library's
+/// `CLUSTER_SIZES`, `furiosa-opt-std/src/constraints.rs:35-45` at ebb846a).
+pub fn is_pe_cluster_count(n: u64) -> bool {
+    PE_GRIDS.iter().any(|(_, g)| g.clusters == n)
+}
+
 /// The slice counts of furiosa-opt-std's topologies, for messages: "64, 128 or 256".
 pub fn pe_slice_counts() -> String {
     let mut counts: Vec<u64> = PE_GRIDS.iter().map(|(_, g)| g.slices).collect();

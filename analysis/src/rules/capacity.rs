@@ -65,7 +65,9 @@ pub const CAP_002: Rule = Rule {
         "furiosa-opt-std 0.6 allows a Cluster of 1 or 2 \
          (`furiosa-opt-std/src/constraints.rs:35-45`) and lays a kernel over the grid of its \
          `#[device(pe)]`: 1 cluster for 1, 2 or 4 processing elements, 2 for 8, the default \
-         (`furiosa-opt-examples/src/pe_count.rs:14-20`); visa-lint asks for that grid's size there",
+         (`furiosa-opt-examples/src/pe_count.rs:14-20`); visa-lint asks for that grid's size there, \
+         as an error outside {1, 2} (the library's assertion) and a warning for the other \
+         topology's size, which the library accepts",
     ),
 };
 
@@ -92,7 +94,8 @@ pub const CAP_003: Rule = Rule {
         "furiosa-opt-std 0.6 allows a Slice of 64, 128 or 256 \
          (`furiosa-opt-std/src/constraints.rs:48-56`): 64 slices for 1 processing element, 128 for \
          2, 256 for 4 or 8 (`furiosa-opt-examples/src/pe_count.rs:14-20`); visa-lint asks for the \
-         size of the `#[device(pe)]` grid there",
+         size of the `#[device(pe)]` grid there, as an error outside {64, 128, 256} (the library's \
+         assertion) and a warning for another topology's size, which the library accepts",
     ),
 };
 
@@ -313,7 +316,8 @@ fn krn_010(cx: &FnContext<'_>, chips: Option<u64>) -> Diagnostic {
 
 /// CAP-002/003: the Cluster and Slice mappings of a `#[device]` kernel have its grid's sizes
 /// ([`FnContext::grid`]); an error where the Tensor Unit reads them, a warning where only DMA,
-/// views and tiles do.
+/// views and tiles do. Under furiosa-opt-std a size of another topology's grid is a warning
+/// ([`other_topology`]).
 fn grid_sizes(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagnostic>) {
     let Some(grid) = cx.grid() else {
         return;
@@ -326,6 +330,10 @@ fn grid_sizes(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagnostic>)
         let mut found = Vec::new();
         spatial(cx, sites, slot, rule, want, &mut found);
         for d in found {
+            if let Some(d) = other_topology(cx, sites, slot, &d) {
+                out.push(d);
+                continue;
+            }
             let at_tu = reached.contains(&d.span)
                 || sites.iter().any(|s| {
                     s.at == d.span
@@ -345,6 +353,38 @@ fn grid_sizes(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagnostic>)
             });
         }
     }
+}
+
+/// `d` (a CAP-002/003 finding) as a warning, when the size it found is one furiosa-opt-std
+/// accepts for the slot (a Cluster of 1 or 2, a Slice of 64, 128 or 256: the library's const
+/// assertion, `furiosa-opt-std/src/constraints.rs:35-56` at ebb846a) but belongs to another
+/// `pe` topology than the kernel's. The library accepts it; the grid of each topology comes
+/// from the vendor's examples, not from a published check (`library-v06.md` P1), so a
+/// mismatch is flagged, not refused.
+fn other_topology(
+    cx: &FnContext<'_>,
+    sites: &[Site<'_>],
+    slot: Slot,
+    d: &Diagnostic,
+) -> Option<Diagnostic> {
+    if cx.model.library != Generation::OptStd {
+        return None;
+    }
+    let site = sites.iter().find(|s| s.at == d.span && s.slot == slot)?;
+    let n = site.map.layout.as_deref()?.size;
+    let accepted = match slot {
+        Slot::Cluster => crate::target::is_pe_cluster_count(n),
+        _ => crate::target::is_pe_slice_count(n),
+    };
+    accepted.then(|| {
+        let mut d = d.clone().with_severity(Severity::Warning);
+        d.message.push_str(&format!(
+            "; furiosa-opt-std accepts a {} of {n} (another `pe` topology's), so the library \
+             does not refuse it, but the kernel's tensors are laid out over its own grid",
+            title(slot)
+        ));
+        d
+    })
 }
 
 /// A memory tensor kind (HBM, DM, host): the library checks its Cluster and Slice only when
