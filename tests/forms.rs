@@ -42,7 +42,7 @@ use ra_ap_syntax::ast::{
     self, HasArgList, HasAttrs, HasGenericParams, HasModuleItem, HasName, HasVisibility,
 };
 use ra_ap_syntax::{AstNode, Edition, SourceFile, SyntaxKind, SyntaxNode, TextRange};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -861,6 +861,16 @@ enum Helper {
 fn helper_form(src: &str, file: &SourceFile, form: Helper) -> Option<Rewritten> {
     let names = declared_names(file);
     let args = value_args(file.syntax());
+    // A function the file calls keeps its signature: its calls would not compile otherwise.
+    let called: HashSet<String> = file
+        .syntax()
+        .descendants()
+        .filter_map(ast::CallExpr::cast)
+        .filter_map(|c| match c.expr()? {
+            ast::Expr::PathExpr(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
+            _ => None,
+        })
+        .collect();
     let mut edits: Vec<(Range<usize>, Vec<Piece>)> = Vec::new();
     for f in file.items().filter_map(|i| match i {
         ast::Item::Fn(f) => Some(f),
@@ -890,7 +900,8 @@ fn helper_form(src: &str, file: &SourceFile, form: Helper) -> Option<Rewritten> 
             && f.attrs()
                 .any(|a| a.syntax().text().to_string().contains("device"));
         let generic_ok = !own_generics && !device_in_opt_std;
-        if !plain || mine.is_empty() || (form == Helper::ConstGenerics && !generic_ok) {
+        let called = called.contains(name.text());
+        if !plain || called || mine.is_empty() || (form == Helper::ConstGenerics && !generic_ok) {
             continue;
         }
         let (declared, turbofish, given) = match form {

@@ -90,6 +90,8 @@ pub fn instance_findings<'db>(
         .iter()
         .filter(|d| d.code() != crate::rules::tool::VL_009.code)
         .filter(|d| !known.contains(&(d.code(), d.span)))
+        // The caller's own part of a pass it gives the helper: the caller's check reports it.
+        .filter(|d| d.span.start < crate::model::CALLER_PASS)
         .cloned()
         .collect();
     if *inst.depth(db) < MAX_CALL_DEPTH {
@@ -252,6 +254,9 @@ fn at_the_call(
     helper: &Helper<'_>,
     when: Option<&str>,
 ) -> Diagnostic {
+    if d.span.start >= crate::model::CALLER_CONTINUATION {
+        return in_the_continuation(d, call, helper, when);
+    }
     let text = helper.file.text(db);
     let offset = (helper.offset as usize).saturating_add(d.span.start as usize);
     let line = 1 + text.get(..offset).map_or(0, |t| t.matches('\n').count());
@@ -283,6 +288,24 @@ fn at_the_call(
     // Its fixes and related spans are places in the helper, not at the call.
     out.fixes.clear();
     out
+}
+
+/// `d`, found where the caller continues the pass `helper` returns (the steps after the
+/// call), reported at the call: the pass the two write together breaks the rule.
+fn in_the_continuation(
+    d: &Diagnostic,
+    call: &HelperCall,
+    helper: &Helper<'_>,
+    when: Option<&str>,
+) -> Diagnostic {
+    let values = helper.bindings_text(&call.bound);
+    let when = when.map(|w| format!(" when {w}")).unwrap_or_default();
+    let message = format!(
+        "{} (in the pass `{}` returns, which the code after this call continues; called here \
+         with {values}{when})",
+        d.message, call.callee
+    );
+    Diagnostic::new(d.rule, call.span, message).with_severity(d.severity)
 }
 
 /// A helper function a call names.
@@ -321,6 +344,16 @@ impl Helper<'_> {
         // A tensor the caller placed at a known address.
         let placed =
             |name: &String, a: &Option<u64>| Some(format!("`{name}` placed at {:#x}", a.as_ref()?));
+        // A stream given in mid-pass, and the pass returned to the caller.
+        let streams = self.params.iter().zip(&bound.streams);
+        let passes = streams.filter_map(|(n, s)| {
+            s.as_ref()
+                .map(|_| format!("`{n}` in the middle of this function's pass"))
+        });
+        let returned = bound
+            .continued
+            .as_ref()
+            .map(|_| "its result's pass continued after the call".to_string());
         let generics = self.generics.iter().zip(&bound.generics);
         let params = self.params.iter().zip(&bound.params);
         let tensors = self.params.iter().zip(&bound.tensors);
@@ -330,6 +363,8 @@ impl Helper<'_> {
             .chain(params.filter_map(|(n, v)| named(Some(n), v)))
             .chain(tensors.filter_map(|(n, t)| typed(n, t)))
             .chain(addresses.filter_map(|(n, a)| placed(n, a)))
+            .chain(passes)
+            .chain(returned)
             .collect::<Vec<_>>()
             .join(", ")
     }

@@ -811,6 +811,9 @@ pub fn build_fn(
                     address: bound.addresses.get(k).copied().flatten(),
                     iteration: None,
                 });
+                if let Some(Some(pass)) = bound.streams.get(k) {
+                    b.continue_callers_pass(&pname, pass);
+                }
                 b.vars.insert(
                     pname,
                     Val::Tensor {
@@ -835,7 +838,11 @@ pub fn build_fn(
     if let Some(body) = f.body() {
         let ret = b.ret.clone();
         b.block(&body, ret, None);
+        if let Some(after) = &bound.continued {
+            b.continue_returned(after);
+        }
     }
+    b.settle_continuations();
     if env.is_local_type("BufTensor") {
         let chains = buf_tensor_chains(f, &b.scope);
         b.model.chains.extend(chains);
@@ -1262,7 +1269,90 @@ impl Builder<'_> {
             generics,
             tensors,
             addresses: args.iter().map(|a| self.placed_at(a)).collect(),
+            streams: Vec::new(),
+            continued: None,
         }
+    }
+
+    /// A stream parameter given the caller's pass so far: the chains from it continue that
+    /// pass (one chain of the caller's steps, which the parameter's first use extends).
+    fn continue_callers_pass(&mut self, param: &str, pass: &[Step]) {
+        self.model.chains.push(Chain {
+            span: Span::default(),
+            binding: None,
+            declared: None,
+            receiver: None,
+            steps: pass.to_vec(),
+            written_apart: true,
+            iteration: None,
+        });
+        let index = self.model.chains.len() - 1;
+        self.ends
+            .insert(param.to_string(), vec![(index, pass.len())]);
+    }
+
+    /// The stream the body returns in mid-pass, continued with what the caller does with it.
+    fn continue_returned(&mut self, after: &[Step]) {
+        for (i, n) in std::mem::take(&mut self.last_ends) {
+            if let Some(c) = self.model.chains.get_mut(i)
+                && c.steps.len() == n
+            {
+                c.steps.extend(after.iter().cloned());
+            }
+        }
+    }
+
+    /// Once the body is built: each call's [`super::Bound::continued`] from the chain that
+    /// continues what it returns, and the chains nothing continued dropped.
+    fn settle_continuations(&mut self) {
+        let chains = &mut self.model.chains;
+        for call in &mut self.model.calls {
+            let Some(i) = call.result.take() else {
+                continue;
+            };
+            let steps = chains.get(i as usize).map_or(&[][..], |c| &c.steps);
+            if !steps.is_empty() {
+                let at = super::CALLER_CONTINUATION;
+                call.bound.continued = Some(steps.iter().map(|s| s.from_caller(at)).collect());
+            }
+        }
+        chains.retain(|c| !c.steps.is_empty());
+    }
+
+    /// The pass a value in mid-pass has gone through (the steps of the one chain that made
+    /// it, as a helper it is passed to holds them): `None` for anything else, or a stream
+    /// whose chains differ (the arms of an `if`).
+    fn pass_so_far(&self, v: &Val) -> Option<Vec<Step>> {
+        let Val::Tensor { ty, .. } = v else {
+            return None;
+        };
+        let [(i, n)] = self.last_ends.as_slice() else {
+            return None;
+        };
+        let steps = self.model.chains.get(*i)?.steps.get(..*n)?;
+        let at = super::CALLER_PASS;
+        (ty.kind.is_stream() && !steps.is_empty())
+            .then(|| steps.iter().map(|s| s.from_caller(at)).collect())
+    }
+
+    /// For a helper returning a stream in mid-pass, a chain (empty yet) that what the caller
+    /// does with the stream continues: the expression being evaluated starts from it.
+    fn continuation_of(&mut self, sig: &FnSig, call: Span) -> Option<u32> {
+        if !sig.ret.as_ref().is_some_and(|t| t.kind.is_stream()) {
+            return None;
+        }
+        self.model.chains.push(Chain {
+            span: call,
+            binding: None,
+            declared: None,
+            receiver: None,
+            steps: Vec::new(),
+            written_apart: true,
+            iteration: self.iteration,
+        });
+        let index = self.model.chains.len() - 1;
+        self.root = Some(vec![(index, 0)]);
+        Some(index as u32)
     }
 
     /// The address a `let` whose initializer is a `from_addr(..)` call places its tensor at
@@ -2485,19 +2575,28 @@ impl Builder<'_> {
         }
         let key = callee_key(&path);
         if let Some(sig) = key.as_ref().and_then(|k| self.env.fn_sig(k)).cloned() {
+            let mut streams = Vec::new();
             let vals: Vec<Val> = args
                 .iter()
                 .enumerate()
-                .map(|(k, a)| self.top(a, sig.params.get(k).cloned().flatten(), None))
+                .map(|(k, a)| {
+                    let v = self.top(a, sig.params.get(k).cloned().flatten(), None);
+                    streams.push(self.pass_so_far(&v));
+                    v
+                })
                 .collect();
-            let bound = self.bound_by(&args, last.generic_arg_list(), &sig, &vals);
+            let mut bound = self.bound_by(&args, last.generic_arg_list(), &sig, &vals);
+            bound.streams = streams;
+            let span = span_of(path.syntax().text_range());
+            let result = self.continuation_of(&sig, span);
             if let Some(callee) = key.clone() {
                 self.model.calls.push(super::HelperCall {
                     callee,
-                    span: span_of(path.syntax().text_range()),
+                    span,
                     bound,
                     iteration: self.iteration,
                     launched: false,
+                    result,
                 });
             }
             let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
@@ -2614,6 +2713,7 @@ impl Builder<'_> {
                 bound,
                 iteration: self.iteration,
                 launched: true,
+                result: None,
             });
         }
         match sig.ret {

@@ -192,6 +192,10 @@ pub struct HelperCall {
     pub iteration: Option<u32>,
     /// A kernel launched by the host (`launch(kernel, (&mut ctx, &a))`), not a helper called.
     pub launched: bool,
+    /// The chain that continues the stream the helper returns in mid-pass (an index into
+    /// [`FnModel::chains`]), while the function is being built: its steps become
+    /// [`Bound::continued`].
+    pub result: Option<u32>,
 }
 
 /// What a call binds a helper's parameters to: each value parameter's value, by position
@@ -207,7 +211,25 @@ pub struct Bound {
     /// Each tensor parameter's address, where the caller's argument was placed at a known one
     /// (`to_hbm(&mut ctx.pdma, 0x1000)`, `from_addr(0x1000)` before `launch`).
     pub addresses: Vec<Option<u64>>,
+    /// Each stream parameter's pass so far, where the caller passes a stream in mid-pass: the
+    /// steps of the caller's chain up to the call ([`Step::from_caller`], at
+    /// [`CALLER_PASS`]). The helper's chain from that parameter continues them, as the
+    /// hardware's one pass does.
+    pub streams: Vec<Option<Vec<Step>>>,
+    /// What the caller does with the stream the helper returns in mid-pass: the steps of the
+    /// caller's chain after the call (at [`CALLER_CONTINUATION`]), which the helper's returned
+    /// chain is continued with.
+    pub continued: Option<Vec<Step>>,
 }
+
+/// Where the steps a caller's pass gives a helper ([`Bound::streams`]) are placed in the
+/// helper's analysis: past any text, so that what a rule finds there (the caller's own part,
+/// which the caller's check reports) is told apart.
+pub const CALLER_PASS: u32 = 0xC000_0000;
+/// Where the caller's continuation of a returned stream ([`Bound::continued`]) is placed in
+/// the helper's analysis: what a rule finds there is the pass the two share, reported at the
+/// call.
+pub const CALLER_CONTINUATION: u32 = 0x8000_0000;
 
 impl Bound {
     /// Whether the call binds anything.
@@ -218,6 +240,33 @@ impl Bound {
             .any(Option::is_some)
             || self.tensors.iter().any(Option::is_some)
             || self.addresses.iter().any(Option::is_some)
+            || self.streams.iter().any(Option::is_some)
+            || self.continued.is_some()
+    }
+}
+
+impl Step {
+    /// This step of a caller's chain as a helper's analysis holds it: every place of it at
+    /// `at` (it has no text in the helper).
+    pub fn from_caller(&self, at: u32) -> Step {
+        let here = Span::new(at as usize, at as usize);
+        let unplace = |t: &mut TensorTy| {
+            for m in t.maps.values_mut() {
+                m.span = None;
+                m.in_tensor_alias = false;
+            }
+        };
+        let mut step = self.clone();
+        step.span = here;
+        for a in step.generics.iter_mut().chain(step.args.iter_mut()) {
+            a.span = here;
+            a.in_tensor_alias = false;
+        }
+        step.input
+            .iter_mut()
+            .chain(step.output.iter_mut())
+            .for_each(unplace);
+        step
     }
 }
 

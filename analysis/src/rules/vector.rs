@@ -80,7 +80,11 @@ pub const VEC_004: Rule = Rule {
            FxpAdd and panic with \"FxpAdd is already in use\"; `tanh(sqrt(x))` needs FpFpu twice. \
            Use the twin multiplier (`FpMulAlu::Mul1` next to `Mul0`), move an add to the Clip \
            stage (`ClipBinaryOpI32::AddFxp`), or split the work into two Tensor Unit passes with \
-           the intermediate in DM. In two-group mode an ALU used by either group is used for both. VEC-015 offers the split as a quick fix.",
+           the intermediate in DM. In two-group mode an ALU used by either group is used for both. \
+           A pass written across helper calls (a helper given a stream in mid-pass, or \
+           returning one its caller continues) is one pass: the ALUs its parts take are \
+           counted together and a reuse is reported at the call. VEC-015 offers the split as a \
+           quick fix.",
     bad: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_fxp(FxpBinaryOp::SubFxp, 5)",
     good: ".vector_fxp(FxpBinaryOp::AddFxp, 10).vector_fxp(FxpBinaryOp::MulInt, 2).vector_clip(ClipBinaryOpI32::AddFxp, -5)",
     manual: "L4750, L4805-L4836, L4877-L4906, L4955-L4972, L5205, L5253, L5260-L5269",
