@@ -13,9 +13,10 @@
 
 use crate::calls::{self, Binding, Caller, Helper, MAX_CALL_DEPTH};
 use crate::db::{self, FileAnalysis, Settings, SourceFile};
+use crate::diagnostic::Diagnostic;
 use crate::diagnostic::Span;
 use crate::model::Bound;
-use crate::rules::tool::VL_009;
+use crate::rules::tool::{VL_009, generic_not_instantiated};
 use ra_ap_syntax::AstNode;
 use ra_ap_syntax::ast::{self, HasVisibility};
 use std::collections::{HashMap, HashSet};
@@ -238,6 +239,40 @@ pub fn settled_notes(
         }
     }
     settled
+}
+
+/// VL-009 notes (file positions) at the type parameters typing a tensor parameter of a
+/// function of `analysis` that no call of the crate instantiates (`fn widen<D: Scalar>(a:
+/// &DmTensor<D, ..>)` never called): its own check cannot read the element type, and no
+/// call's check reads it either. One note per type parameter.
+pub fn uninstantiated_generics(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    settings: Settings,
+    analysis: &FileAnalysis,
+) -> Vec<Diagnostic> {
+    let generic = analysis
+        .fns
+        .iter()
+        .filter(|(_, f)| !f.model.generic_tensors.is_empty());
+    let mut out = Vec::new();
+    let mut index: Option<&CrateCalls> = None;
+    for (start, f) in generic {
+        let index = *index.get_or_insert_with(|| crate_calls(db, crate_root(db, file), settings));
+        let key = (file.path(db).clone(), *start);
+        if index.helpers.get(&key).is_some_and(|c| !c.calls.is_empty()) {
+            continue;
+        }
+        let mut seen = HashSet::new();
+        for g in &f.model.generic_tensors {
+            if seen.insert(&g.generic) {
+                let at = g.at.shift(*start);
+                let name = &f.model.name;
+                out.push(generic_not_instantiated(at, name, &g.param, &g.generic));
+            }
+        }
+    }
+    out
 }
 
 /// The root file of `file`'s crate (the file itself when it is its own crate).

@@ -147,6 +147,10 @@ pub fn file_diagnostics(
         let found = call_diagnostics(db, &caller(g.call.start), model, &calls);
         raw.extend(found.iter().map(|d| g.at_call(d)));
     }
+    // The generic tensors of functions the crate never calls: not checked anywhere.
+    raw.extend(crate::callers::uninstantiated_generics(
+        db, file, settings, analysis,
+    ));
     // A helper's "not checked" notes that every call of it in the crate settles.
     let settled = crate::callers::settled_notes(db, file, settings, analysis);
     if !settled.is_empty() {

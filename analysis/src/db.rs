@@ -1311,6 +1311,7 @@ pub fn analyse_fn(
             adapters: Vec::new(),
             calls: Vec::new(),
             placements: Vec::new(),
+            generic_tensors: Vec::new(),
         };
         let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {

@@ -716,6 +716,7 @@ pub fn build_fn(
             adapters: Vec::new(),
             calls: Vec::new(),
             placements: Vec::new(),
+            generic_tensors: Vec::new(),
         },
         ret: None,
         iteration: None,
@@ -756,12 +757,26 @@ pub fn build_fn(
                 .ty()
                 .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
             // Its generics as the call instantiates them.
-            let ty = match (ty, bound.tensors.get(k).cloned().flatten()) {
-                (Some(declared), Some(at_call)) => {
-                    Some(declared.instantiated_by(&at_call).unwrap_or(declared))
-                }
-                (ty, _) => ty,
-            };
+            let ty =
+                match (ty, bound.tensors.get(k).cloned().flatten()) {
+                    (Some(declared), Some(at_call)) => {
+                        Some(declared.instantiated_by(&at_call).unwrap_or(declared))
+                    }
+                    (Some(declared), None) => {
+                        let generic = p.ty().map(|t| generic_in(f, &t)).unwrap_or_default();
+                        b.model
+                            .generic_tensors
+                            .extend(generic.into_iter().map(|(generic, at)| {
+                                super::GenericTensor {
+                                    param: pname.clone(),
+                                    generic,
+                                    at,
+                                }
+                            }));
+                        Some(declared)
+                    }
+                    (ty, _) => ty,
+                };
             // A tuple of tensors (`inputs: (&HbmTensor<..>, &DmTensor<..>)`), field by field.
             if ty.is_none()
                 && let Some(ast::Type::TupleType(tuple)) = p.ty()
@@ -848,6 +863,40 @@ pub fn build_fn(
         b.model.chains.extend(chains);
     }
     b.model
+}
+
+/// The type parameters of `f` (not lifetimes or consts) that `ty` names, each with where
+/// `f` declares it.
+fn generic_in(f: &ast::Fn, ty: &ast::Type) -> Vec<(String, Span)> {
+    let declared: Vec<(String, Span)> = ast::HasGenericParams::generic_param_list(f)
+        .into_iter()
+        .flat_map(|l| l.generic_params())
+        .filter_map(|p| match p {
+            ast::GenericParam::TypeParam(t) => {
+                let name = ast::HasName::name(&t)?;
+                Some((name.text().to_string(), span_of(name.syntax().text_range())))
+            }
+            _ => None,
+        })
+        .collect();
+    if declared.is_empty() {
+        return Vec::new();
+    }
+    let named: std::collections::HashSet<String> = ty
+        .syntax()
+        .descendants()
+        .filter_map(ast::PathType::cast)
+        .filter_map(|p| {
+            let path = p.path()?;
+            path.qualifier()
+                .is_none()
+                .then(|| Some(path.segment()?.name_ref()?.text().to_string()))?
+        })
+        .collect();
+    declared
+        .into_iter()
+        .filter(|(n, _)| named.contains(n))
+        .collect()
 }
 
 /// The Sequencer page's simplified interface (manual L1241-L1262): `buf.read()` and

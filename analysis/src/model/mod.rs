@@ -167,6 +167,20 @@ pub struct FnModel {
     /// The tensors placed at a constant address by a constructor (`from_addr(0x1000)`): the
     /// alignment rules check the address where it is written.
     pub placements: Vec<Placement>,
+    /// The tensor parameters whose type names a type parameter of the function (`a:
+    /// &DmTensor<D, ..>` in `fn widen<D: Scalar>`) that no call binds here: the rules read
+    /// them only where a call instantiates them (see `crate::callers`).
+    pub generic_tensors: Vec<GenericTensor>,
+}
+
+/// A tensor parameter typed by a type parameter of its function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GenericTensor {
+    /// The parameter's name.
+    pub param: String,
+    /// The type parameter (`D`), and where it is declared.
+    pub generic: String,
+    pub at: Span,
 }
 
 /// A tensor a constructor placed at a constant address (`Input::from_addr(0x1000)`).

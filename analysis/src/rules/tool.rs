@@ -171,7 +171,10 @@ pub const VL_009: Rule = Rule {
            are reported here too, except a helper's parameter that every call of the helper in the \
            crate gives (followed up through callers that pass their own parameters): each call \
            is checked with its value, so the helper's own note would say something untrue; a \
-           `pub` helper, which code outside the crate may call, keeps it. Where such a value is used as a tensor (the receiver of an \
+           `pub` helper, which code outside the crate may call, keeps it. A tensor parameter typed \
+           by a type parameter of its function (`fn widen<D: Scalar>(a: &DmTensor<D, ..>)`) is \
+           checked as each call instantiates it; when no call of the crate does, the type \
+           parameter gets this note. Where such a value is used as a tensor (the receiver of an \
            engine method, the tensor a pass begins from or aligns with), or such an address is \
            passed to `to_dm`, `commit` or `to_hbm`, this note names the construct once, so a \
            clean verdict never silently means that nothing was checked. Annotate the closure's \
@@ -360,6 +363,22 @@ pub fn macro_not_expanded(call: Span, name: &str, reason: &str) -> Diagnostic {
         format!(
             "not checked: the items `{name}!` generates: {reason}; visa-lint expands the \
              `macro_rules!` macros a file defines before it invokes them"
+        ),
+    )
+}
+
+/// VL-009 at a type parameter (`generic`, declared at `at`) of the function `name` that types
+/// its tensor parameter `param`, when no call of the crate instantiates the function: the
+/// rules that read the tensor's element type or mappings skip it.
+pub fn generic_not_instantiated(at: Span, name: &str, param: &str, generic: &str) -> Diagnostic {
+    Diagnostic::new(
+        &VL_009,
+        at,
+        format!(
+            "not checked: `{param}`'s type names `{generic}`, a type parameter of `{name}`, and \
+             no call of `{name}` in the crate instantiates it, so the rules that read its \
+             element type or mappings skip it; each call that gives `{name}` a tensor is \
+             checked with that tensor's type"
         ),
     )
 }
