@@ -14,8 +14,10 @@
 
 use crate::db::{self, Settings, SourceFile};
 use crate::diagnostic::{Diagnostic, Edit, FileEdits, Fix, Span};
+use crate::line_index::LineIndex;
 use crate::resolve::DefMap;
 use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode, ast, ast::HasName};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// How many renames (`type Strip = Slice;`) are followed to the alias's `m![...]`.
@@ -41,6 +43,8 @@ pub fn diagnostics(
         return shown.clone();
     }
     let mut all = shown.to_vec();
+    // Every use of each alias a fix pads, found once however many diagnostics pad it.
+    let mut uses: HashMap<(String, SourceFile, Span), Vec<Use>> = HashMap::new();
     for d in &mut all {
         let at = d.span.start;
         d.fixes = std::mem::take(&mut d.fixes)
@@ -67,7 +71,11 @@ pub fn diagnostics(
                 let (path, edit) = alias_use(text, fix)?;
                 let (def_file, body) = definition(db, file, edit.span.start, path)?;
                 let mut fix = definition_fix(db, file, def_file, body, path, &edit.new_text);
-                let others = other_uses(db, file, edit.span, path, (def_file, body));
+                let key = (path.to_string(), def_file, body);
+                let every = uses
+                    .entry(key)
+                    .or_insert_with(|| alias_uses(db, file, path, (def_file, body)));
+                let others = other_uses(file, edit.span, every);
                 if !others.is_empty() {
                     fix.title = format!("pad `{path}` where it is defined, {}", changing(&others));
                 }
@@ -128,17 +136,33 @@ fn definition_fix(
 /// How many uses a fix's title names before it counts the rest.
 const MAX_USES_NAMED: usize = 3;
 
-/// The uses of the alias defined at `def` (its file and `m![...]`) in `file`'s crate, other
-/// than the one at `here`, each as `file.rs:LINE`: what padding the definition changes beside
-/// the diagnostic's own use. A use is a path whose last segment is the alias's name and that
-/// resolves to `def` (so a same-named alias of another module is not one).
-fn other_uses(
+/// A use of an alias: its file, where its path starts, and `file.rs:LINE`.
+struct Use {
+    file: SourceFile,
+    start: u32,
+    shown: String,
+}
+
+/// The uses of an alias other than the one at `here` (in `file`), each as `file.rs:LINE`: what
+/// padding the definition changes beside the diagnostic's own use.
+fn other_uses(file: SourceFile, here: Span, uses: &[Use]) -> Vec<String> {
+    let is_here =
+        |u: &Use| u.file == file && here.start <= u.start && u.start < here.end.max(here.start + 1);
+    uses.iter()
+        .filter(|u| !is_here(u))
+        .map(|u| u.shown.clone())
+        .collect()
+}
+
+/// The uses of the alias defined at `def` (its file and `m![...]`) in `file`'s crate. A use is
+/// a path whose last segment is the alias's name and that resolves to `def` (so a same-named
+/// alias of another module is not one).
+fn alias_uses(
     db: &dyn salsa::Database,
     file: SourceFile,
-    here: Span,
     path: &str,
     def: (SourceFile, Span),
-) -> Vec<String> {
+) -> Vec<Use> {
     let name = path.rsplit("::").next().unwrap_or(path);
     let files = db::in_crate_of(db, file, |map| {
         let mut files: Vec<std::path::PathBuf> =
@@ -158,6 +182,12 @@ fn other_uses(
             continue;
         }
         let tree = db::parse(db, f).tree();
+        let lines = LineIndex::new(text);
+        let shown = f
+            .path(db)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         for p in tree.syntax().descendants().filter_map(ast::Path::cast) {
             let outermost = p
                 .syntax()
@@ -167,21 +197,17 @@ fn other_uses(
                 .segment()
                 .and_then(|s| s.name_ref())
                 .is_some_and(|n| n.text() == name);
-            let start = u32::from(p.syntax().text_range().start());
-            let is_here = f == file && here.start <= start && start < here.end.max(here.start + 1);
-            if !outermost || !named || is_here {
+            if !outermost || !named {
                 continue;
             }
+            let start = u32::from(p.syntax().text_range().start());
             if definition(db, f, start, &p.syntax().text().to_string()) == Some(def) {
-                let line = text
-                    .get(..start as usize)
-                    .map_or(0, |t| t.matches('\n').count())
-                    + 1;
-                let shown = f
-                    .path(db)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned());
-                out.push(format!("{}:{line}", shown.unwrap_or_default()));
+                let line = lines.line_col(text, start).line;
+                out.push(Use {
+                    file: f,
+                    start,
+                    shown: format!("{shown}:{line}"),
+                });
             }
         }
     }

@@ -407,6 +407,14 @@ pub fn in_crate_of<T>(
         }
     }
     // Outside any package's module tree: the file is its own crate root.
+    from(own_crate_def_map(db, file))
+}
+
+/// The module tree of `file` as a crate of its own (a file outside any package's tree):
+/// tracked, as every helper call and alias fix of the file reads it.
+#[salsa::tracked(returns(ref))]
+fn own_crate_def_map(db: &dyn salsa::Database, file: SourceFile) -> Arc<DefMap> {
+    let path = file.path(db);
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().replace('-', "_"))
@@ -417,7 +425,7 @@ pub fn in_crate_of<T>(
     };
     let files = workspace_files(db);
     let alone = Some(file);
-    from(&DefMap::build(&[spec], &DbItems { db, files, alone }))
+    Arc::new(DefMap::build(&[spec], &DbItems { db, files, alone }))
 }
 
 /// One function's text, its environment and the chip it is checked for. The environment is
