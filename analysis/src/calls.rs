@@ -151,13 +151,14 @@ pub fn file_diagnostics(
     raw.extend(crate::callers::uninstantiated_generics(
         db, file, settings, analysis,
     ));
+    // `diagnostics()` is sorted: only what was added above needs sorting in.
+    let added = raw.len() > found_before;
     // A helper's "not checked" notes that every call of it in the crate settles.
     let settled = crate::callers::settled_notes(db, file, settings, analysis);
     if !settled.is_empty() {
         raw.retain(|d| !(d.code() == crate::rules::tool::VL_009.code && settled.contains(&d.span)));
     }
-    // `diagnostics()` is sorted: only what the calls added needs sorting in.
-    if raw.len() > found_before {
+    if added {
         raw.sort_by_key(|d| (d.span, d.code()));
         raw.dedup();
     }
