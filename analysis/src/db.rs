@@ -1134,7 +1134,12 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
             // `use consts::BASE as BASE;`: the environment's way of saying that the qualified
             // path names what `BASE` is (see `DefMap::env_text`).
             if let Some((path, name)) = path_binding(&u) {
-                bind_path(&mut env, &path, &name);
+                match path.strip_prefix(&format!("{}::", resolve::LIBRARY_PATH)) {
+                    Some(library) => {
+                        env.library_renames.insert(name, library.to_string());
+                    }
+                    None => bind_path(&mut env, &path, &name),
+                }
             }
         } else if let Some(c) = ra::Const::cast(node.clone()) {
             if let (Some(name), Some(body)) = (c.name(), c.body()) {

@@ -18,6 +18,7 @@
 //! read (an external crate other than the vendor's library, a missing file) makes the module
 //! *open*: names it does not declare may come from there, so they are unknown, not errors.
 
+use crate::library::Generation;
 use crate::mapping::parse;
 use crate::syntax::macros::{self, MacroDef};
 use crate::syntax::{self, Tok};
@@ -29,6 +30,10 @@ use std::path::{Path, PathBuf};
 /// Crates whose names need no resolution: the vendor's library is built into the engine, and
 /// the standard library declares no axes.
 const KNOWN_EXTERNAL: &[&str] = &["furiosa_visa_std", "std", "core", "alloc"];
+
+/// How an environment's text names a library item imported under another name (the
+/// generation does not matter: the environment reads only the item's name).
+pub const LIBRARY_PATH: &str = "furiosa_visa_std::prelude";
 
 /// What one file declares, per module.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -848,6 +853,9 @@ pub struct Module {
     scope: BTreeMap<String, Binding>,
     /// Glob imports that could not be read, as written (`use half::*`).
     pub unresolved: Vec<String>,
+    /// Library items imported under another name (`use furiosa_visa_std::prelude::DmTensor as
+    /// Dm;`): (the name here, the library's name).
+    pub library_renames: Vec<(String, String)>,
 }
 
 /// A crate's module tree with every module's scope resolved.
@@ -935,6 +943,7 @@ impl DefMap {
             krate,
             scope: BTreeMap::new(),
             unresolved: Vec::new(),
+            library_renames: Vec::new(),
         });
         self.modules.len() - 1
     }
@@ -1195,7 +1204,21 @@ impl DefMap {
                         }
                         _ => return false,
                     },
-                    Some(Def::External) => Def::External,
+                    Some(Def::External) => {
+                        let library = imp.path.first().is_some_and(|c| {
+                            [Generation::VisaStd, Generation::OptStd]
+                                .iter()
+                                .any(|g| g.crate_name() == c)
+                        });
+                        let renamed =
+                            (library && bound != *name).then(|| (bound.clone(), name.clone()));
+                        if let Some(r) =
+                            renamed.filter(|r| !self.modules[m].library_renames.contains(r))
+                        {
+                            self.modules[m].library_renames.push(r);
+                        }
+                        Def::External
+                    }
                     _ => return false,
                 };
                 let new = Binding {
@@ -1297,6 +1320,10 @@ impl DefMap {
                     break;
                 }
             }
+        }
+        for (here, library) in &m.library_renames {
+            out.text
+                .push_str(&format!("use {LIBRARY_PATH}::{library} as {here};\n"));
         }
         out.unresolved = m.unresolved.clone();
         out

@@ -49,6 +49,9 @@ pub struct Env {
     /// each named field with its tensor type (`None` for a plain field), by struct name; read
     /// through [`Env::struct_fields`].
     pub structs: HashMap<String, Vec<(String, Option<TensorTy>)>>,
+    /// Library items imported under another name (`use furiosa_visa_std::prelude::DmTensor as
+    /// Dm;`): the library's name of each, by the name it has here.
+    pub library_renames: HashMap<String, String>,
 }
 
 /// A helper's signature, built from its syntax when a call first asks for it, in the
@@ -95,6 +98,14 @@ impl Env {
             const_fns: parent.const_fns.clone(),
             parent: Some(parent),
             ..Env::default()
+        }
+    }
+
+    /// The library's name of an item imported under another name here.
+    pub fn library_name(&self, name: &str) -> Option<&str> {
+        match self.library_renames.get(name) {
+            Some(n) => Some(n.as_str()),
+            None => self.parent.as_ref()?.library_name(name),
         }
     }
 
@@ -320,7 +331,8 @@ pub fn tensor_type(
                 }
                 return Some(t);
             }
-            let Some(kind) = Kind::from_name(&name) else {
+            let library = env.library_name(&key).unwrap_or(&name);
+            let Some(kind) = Kind::from_name(library) else {
                 if name.ends_with("Tensor") {
                     problems.push(
                         Unknown {
