@@ -6,7 +6,7 @@
 //! which fixes every use at once, and may break the uses that needed the old size. This
 //! module finds that definition, in the same file or in another module of the crate, and adds
 //! the edit of its `m![...]` as a second, unsafe fix to the diagnostics the surfaces get
-//! ([`diagnostics`], over [`crate::calls::file_diagnostics`]); checking the fixes (see
+//! ([`diagnostics`], over [`crate::file_diagnostics::file_diagnostics`]); checking the fixes (see
 //! [`crate::fix_check`]) promotes it when the crate analysed with the edit has no new error.
 //! A mapping alias named inside a tensor type alias (`type Input = DmTensor<.., Blocks, ..>`,
 //! used as `a: &Input`) has no use a rule can edit: the rule asks for the definition's edit
@@ -23,7 +23,7 @@ use std::sync::Arc;
 /// How many renames (`type Strip = Slice;`) are followed to the alias's `m![...]`.
 const MAX_RENAMES: usize = 8;
 
-/// A file's diagnostics as the surfaces get them: [`crate::calls::file_diagnostics`] with, after each
+/// A file's diagnostics as the surfaces get them: [`crate::file_diagnostics::file_diagnostics`] with, after each
 /// fix that replaces an alias by its padded mapping, the fix that pads the alias where it is
 /// defined.
 #[salsa::tracked(returns(ref))]
@@ -32,7 +32,7 @@ pub fn diagnostics(
     file: SourceFile,
     settings: Settings,
 ) -> Arc<[Diagnostic]> {
-    let shown = crate::calls::file_diagnostics(db, file, settings);
+    let shown = crate::file_diagnostics::file_diagnostics(db, file, settings);
     let text = file.text(db);
     let replaces_alias = |d: &Diagnostic| {
         d.fixes

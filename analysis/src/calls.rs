@@ -114,58 +114,6 @@ pub fn instance_findings<'db>(
     Arc::new(out)
 }
 
-/// A file's diagnostics as the user sees them: its analysis's findings and what its helper
-/// calls give at each call, with suppression comments and the configured rule levels
-/// applied, sorted by position.
-#[salsa::tracked(returns(ref))]
-pub fn file_diagnostics(
-    db: &dyn salsa::Database,
-    file: SourceFile,
-    settings: db::Settings,
-) -> Arc<[Diagnostic]> {
-    let analysis = db::file_analysis(db, file, settings);
-    let mut raw = analysis.diagnostics();
-    let calling = analysis
-        .fns
-        .iter()
-        .filter(|(_, f)| f.model.calls.iter().any(|c| c.bound.binds_any()));
-    let found_before = raw.len();
-    let caller = |start: u32| Caller::at(db, file, settings, analysis, start);
-    for (start, f) in calling {
-        let calls: Vec<&HelperCall> = f.model.calls.iter().collect();
-        let found = call_diagnostics(db, &caller(*start), &f.model, &calls);
-        raw.extend(found.into_iter().map(|d| d.shifted(*start)));
-    }
-    // A function a macro generated calls from the invocation.
-    for g in analysis
-        .generated
-        .iter()
-        .filter(|g| g.analysis.model.calls.iter().any(|c| c.bound.binds_any()))
-    {
-        let model = &g.analysis.model;
-        let calls: Vec<&HelperCall> = model.calls.iter().collect();
-        let found = call_diagnostics(db, &caller(g.call.start), model, &calls);
-        raw.extend(found.iter().map(|d| g.at_call(d)));
-    }
-    // The generic tensors of functions the crate never calls: not checked anywhere.
-    raw.extend(crate::callers::uninstantiated_generics(
-        db, file, settings, analysis,
-    ));
-    // `diagnostics()` is sorted: only what was added above needs sorting in.
-    let added = raw.len() > found_before;
-    // A helper's "not checked" notes that every call of it in the crate settles.
-    let settled = crate::callers::settled_notes(db, file, settings, analysis);
-    if !settled.is_empty() {
-        raw.retain(|d| !(d.code() == crate::rules::tool::VL_009.code && settled.contains(&d.span)));
-    }
-    if added {
-        raw.sort_by_key(|d| (d.span, d.code()));
-        raw.dedup();
-    }
-    let suppressed = crate::suppress::apply(file.text(db), raw);
-    settings.config(db).apply(suppressed).into()
-}
-
 /// Where calls are made from: the module that resolves the helpers they name, and how deep.
 pub struct Caller {
     pub file: SourceFile,

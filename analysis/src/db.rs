@@ -1670,7 +1670,7 @@ fn second(ctx: &mut Context, a: &DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256],
             .levels
             .push(("KRN".to_string(), crate::config::Level::Allow));
         settings.set_config(&mut db).to(config);
-        let shown = crate::calls::file_diagnostics(&db, file, settings).clone();
+        let shown = crate::file_diagnostics::file_diagnostics(&db, file, settings).clone();
         assert!(shown.iter().all(|d| d.code() != "KRN-002"));
         assert_eq!(executed(&log).len(), 0);
     }

@@ -12,6 +12,7 @@ pub mod db;
 pub mod derive;
 pub mod diagnostic;
 pub mod dtype;
+pub mod file_diagnostics;
 pub mod fix_check;
 pub mod library;
 pub mod line_index;
