@@ -57,8 +57,8 @@ struct CallSite {
     bound: Bound,
 }
 
-/// The calls of the crate `file` belongs to, found from every file of it (each function's
-/// calls resolved from its module).
+/// The calls of the crate `file` belongs to, found from every file of it (each file's calls
+/// are its own query, so an edit re-resolves only the calls of the file edited).
 #[salsa::tracked(returns(ref))]
 pub fn crate_calls(
     db: &dyn salsa::Database,
@@ -86,56 +86,86 @@ pub fn crate_calls(
                 None => continue,
             },
         };
-        let analysis = db::file_analysis(db, file, settings);
-        for (start, f) in analysis
-            .fns
-            .iter()
-            .filter(|(_, f)| !f.model.calls.is_empty())
-        {
-            let caller = Some((path.clone(), *start));
-            out.add(
-                db,
-                &Caller::at(db, file, settings, analysis, *start),
-                caller,
-                &f.model,
-            );
-        }
-        for g in &analysis.generated {
-            let at = Caller::at(db, file, settings, analysis, g.call.start);
-            out.add(db, &at, None, &g.analysis.model);
+        for call in file_calls(db, file, settings).iter() {
+            let called = out
+                .helpers
+                .entry(call.helper.clone())
+                .or_insert_with(|| Called {
+                    file: call.file,
+                    module: call.module,
+                    index: call.index,
+                    calls: Vec::new(),
+                });
+            called.calls.push(call.site.clone());
         }
     }
     Arc::new(out)
 }
 
-impl CrateCalls {
-    /// The calls `model` (a function of `caller`'s module) makes of the crate's helpers.
-    fn add(
-        &mut self,
-        db: &dyn salsa::Database,
-        at: &Caller,
-        caller: Option<FnAt>,
-        model: &crate::model::FnModel,
-    ) {
-        let names: Vec<&str> = model.calls.iter().map(|c| c.callee.as_str()).collect();
-        let helpers = calls::resolve_helpers(db, at, &names);
-        for (call, helper) in model.calls.iter().zip(helpers) {
-            let Some(h) = helper else { continue };
-            let key = (h.file.path(db).clone(), h.offset);
-            let called = self.helpers.entry(key).or_insert_with(|| Called {
-                file: h.file,
-                module: h.module,
-                index: h.index,
-                calls: Vec::new(),
-            });
-            called.calls.push(CallSite {
+/// A call of one of the crate's helpers, resolved from the module it is written in.
+#[derive(Clone, PartialEq, Eq)]
+struct ResolvedCall {
+    /// The helper called: where it is, and its file, module and index there.
+    helper: FnAt,
+    file: SourceFile,
+    module: u32,
+    index: usize,
+    site: CallSite,
+}
+
+/// The calls of crate helpers that the functions of `file` make, in order.
+#[salsa::tracked(returns(ref))]
+fn file_calls(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    settings: Settings,
+) -> Arc<Vec<ResolvedCall>> {
+    let path = file.path(db);
+    let analysis = db::file_analysis(db, file, settings);
+    let mut out = Vec::new();
+    for (start, f) in analysis
+        .fns
+        .iter()
+        .filter(|(_, f)| !f.model.calls.is_empty())
+    {
+        let caller = Some((path.clone(), *start));
+        let at = Caller::at(db, file, settings, analysis, *start);
+        resolve_calls(db, &at, caller, &f.model, &mut out);
+    }
+    for g in &analysis.generated {
+        let at = Caller::at(db, file, settings, analysis, g.call.start);
+        resolve_calls(db, &at, None, &g.analysis.model, &mut out);
+    }
+    Arc::new(out)
+}
+
+/// The calls `model` (a function of `at`'s module) makes of the crate's helpers.
+fn resolve_calls(
+    db: &dyn salsa::Database,
+    at: &Caller,
+    caller: Option<FnAt>,
+    model: &crate::model::FnModel,
+    out: &mut Vec<ResolvedCall>,
+) {
+    let names: Vec<&str> = model.calls.iter().map(|c| c.callee.as_str()).collect();
+    let helpers = calls::resolve_helpers(db, at, &names);
+    for (call, helper) in model.calls.iter().zip(helpers) {
+        let Some(h) = helper else { continue };
+        out.push(ResolvedCall {
+            helper: (h.file.path(db).clone(), h.offset),
+            file: h.file,
+            module: h.module,
+            index: h.index,
+            site: CallSite {
                 caller: caller.clone(),
                 span: call.span,
                 bound: call.bound.clone(),
-            });
-        }
+            },
+        });
     }
+}
 
+impl CrateCalls {
     /// The helper at `key`, as a call of it is checked.
     fn helper<'db>(
         &self,
@@ -285,4 +315,79 @@ fn crate_root(db: &dyn salsa::Database, file: SourceFile) -> SourceFile {
     root.filter(|r| r != file.path(db))
         .and_then(|r| db::workspace_file(db, &r).copied())
         .unwrap_or(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use crate::db::{Database, Settings, SourceFile, Workspace, file_analysis};
+    use crate::file_diagnostics::file_diagnostics;
+    use crate::project::Package;
+    use salsa::Setter;
+    use std::path::PathBuf;
+    use std::sync::{Arc, Mutex};
+
+    const ROOT: &str = "use furiosa_visa_std::prelude::*;\naxes![A = 2048];\nmod stage;\nmod first;\nmod second;\n";
+    const STAGE: &str = "use super::*;\n\npub(crate) fn stage(ctx: &mut Context, input: &HbmTensor<i32, m![1], m![A]>, at: u64) {\n    let dm = input.to_dm::<m![1 # 2], m![A / 8 # 256], m![A % 8]>(&mut ctx.tdma, at);\n}\n";
+    const FIRST: &str = "use super::*;\nuse super::stage::stage;\n\n#[device(chip = 1)]\npub fn first(ctx: &mut Context, input: &HbmTensor<i32, m![1], m![A]>) {\n    stage(ctx, input, 0x4000);\n}\n";
+
+    /// Each file's calls are resolved once: an edit re-resolves the calls of the file edited,
+    /// not those of the crate's other files, and the helper's note stays settled.
+    #[test]
+    fn an_edit_resolves_again_only_the_calls_of_the_file_edited() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        let mut db = Database::with_event_log(move |e| {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
+        });
+        let file = |db: &Database, name: &str, text: &str| {
+            SourceFile::new(
+                db,
+                text.to_string(),
+                PathBuf::from(format!("/p/src/{name}")),
+            )
+        };
+        let root = file(&db, "lib.rs", ROOT);
+        let stage = file(&db, "stage.rs", STAGE);
+        let first = file(&db, "first.rs", FIRST);
+        let second = file(&db, "second.rs", &FIRST.replace("first", "second"));
+        let files = [root, stage, first, second]
+            .into_iter()
+            .map(|f| (f.path(&db).clone(), f))
+            .collect();
+        let package = Package {
+            library: None,
+            dir: PathBuf::from("/p"),
+            lib_name: Some("p".to_string()),
+            roots: vec![PathBuf::from("/p/src/lib.rs")],
+        };
+        Workspace::new(&db, Arc::new(files), Arc::new(vec![package]));
+        let settings = Settings::new(&db, Config::default());
+        let notes = |db: &Database| {
+            assert!(
+                file_analysis(db, stage, settings)
+                    .diagnostics()
+                    .iter()
+                    .any(|d| d.code() == "VL-009")
+            );
+            let shown = file_diagnostics(db, stage, settings);
+            shown.iter().filter(|d| d.code() == "VL-009").count()
+        };
+        // How many files' calls were resolved since the last look.
+        let resolved = || {
+            let events = std::mem::take(&mut *log.lock().unwrap_or_else(|p| p.into_inner()));
+            let run = |e: &&String| e.starts_with("WillExecute") && e.contains("file_calls(");
+            events.iter().filter(run).count()
+        };
+        assert_eq!(notes(&db), 0, "both calls give the address");
+        assert_eq!(resolved(), 4, "every file's calls are resolved once");
+        let edited = FIRST.replace("0x4000);", "0x4000);\n    let x = 1;");
+        first.set_text(&mut db).to(edited);
+        assert_eq!(notes(&db), 0);
+        assert_eq!(
+            resolved(),
+            1,
+            "only the edited file's calls are resolved again"
+        );
+    }
 }
