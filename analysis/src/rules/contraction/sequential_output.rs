@@ -1,0 +1,77 @@
+//! CON-016: Sequential accumulation outputs Time without the reduced axes, then the Row, then
+//! the packet, on an 8-element bus: OutPacket is 8, 16, 24 or 32 elements.
+
+use super::accumulate::Accumulate;
+use super::layouts::{at, m, same_data, strip, text};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::{Slot, pad_edit, written};
+use crate::rule::{Generations, Rule, Status};
+use crate::rules::context::{FnContext, at_arg};
+
+pub const CON_016: Rule = Rule {
+    code: "CON-016",
+    name: "sequential-output",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Sequential accumulate: OutTime = Time' ++ Row ++ packet outer, OutPacket 8/16/24/32 elements",
+    docs: "Sequential mode outputs each Row's reduced packet in turn on an 8-element bus: OutTime \
+           is Time without the reduced axes, then Row, then the packet's outer part; OutPacket is \
+           the packet's inner part padded to 8, 16, 24 or 32 elements (`m![K % 16 / 4 # 8]`). \
+           The fix pads OutPacket to a multiple of 8.",
+    bad: "..accumulate::<m![M, N], m![K % 16 / 4]>(AccumulationKind::Sequential)",
+    good: "..accumulate::<m![M, N], m![K % 16 / 4 # 8]>(AccumulationKind::Sequential)",
+    manual: "L4484-L4491, L4521, L4537-L4538",
+    generations: Generations::Both,
+};
+
+/// CON-016 on a Sequential `.accumulate()`: whether its shape is right.
+pub(super) fn check(cx: &FnContext<'_>, a: &Accumulate<'_>, out: &mut Vec<Diagnostic>) -> bool {
+    let (op, step) = (a.out_packet, a.step);
+    let bus = cx.target.reducer_output_bus;
+    let cols = cx.target.reducer_columns;
+    let size_ok = op.size.is_multiple_of(bus) && op.size <= cols && op.size > 0;
+    let want = a.time_kept.pair(a.row).and_then(|l| l.pair(a.packet));
+    let have = a.out_time.pair(op);
+    let data_ok = matches!((&want, &have), (Ok(w), Ok(h)) if same_data(w, h));
+    if size_ok && data_ok {
+        return true;
+    }
+    let padded = op.size.div_ceil(bus).saturating_mul(bus);
+    let mut diag = at_arg(
+        &CON_016,
+        step,
+        if data_ok {
+            at(step, 1, Slot::Packet)
+        } else {
+            at(step, 0, Slot::Time)
+        },
+        if data_ok {
+            format!(
+                "Sequential accumulation outputs the packet on an {bus}-element bus: \
+                 OutPacket {} has {} elements; it must be {bus}, 16, 24 or {cols}: pad it \
+                 to {padded}",
+                text(a.output, Slot::Packet),
+                op.size
+            )
+        } else {
+            format!(
+                "Sequential accumulation outputs Time without the reduced axes, then the \
+                 Row, then the packet: OutTime ++ OutPacket must hold {}, but {} ++ {} \
+                 does not",
+                want.as_ref()
+                    .ok()
+                    .map_or_else(|| "?".into(), |w| strip(w).map_or_else(|| m(w), |s| m(&s))),
+                text(a.output, Slot::Time),
+                text(a.output, Slot::Packet)
+            )
+        },
+    );
+    if data_ok
+        && padded <= cols
+        && let Some(edit) = written(step, 1).and_then(|arg| pad_edit(cx.scope, arg, padded))
+    {
+        diag = diag.with_fix(format!("pad OutPacket to {padded}"), false, vec![edit]);
+    }
+    out.push(diag);
+    false
+}
