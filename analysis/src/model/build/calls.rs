@@ -1,0 +1,382 @@
+//! Calls of functions: helpers of the crate (their signatures, what a call binds, a Tensor Unit
+//! pass continued across the call), constructors, and `launch`.
+
+use super::env::{FnSig, apply_generics};
+use super::reading::{callee_key, passes_a_chain, span_of, var_name};
+use super::state::{Builder, Construct, Val, fill, sig_value};
+use crate::diagnostic::Span;
+use crate::model::consts::path_key;
+use crate::model::problem::Kernel;
+use crate::model::types::{Kind, TensorTy};
+use crate::model::value;
+use crate::model::{Chain, Step};
+use crate::syntax::snippet;
+use ra_ap_syntax::ast::{HasArgList, HasGenericArgs};
+use ra_ap_syntax::{AstNode, ast};
+
+impl Builder<'_> {
+    /// Binds the function's const generic parameters to the arguments a call wrote for them
+    /// (`tile::<4>(..)`), by position among its type and const parameters.
+    pub(super) fn bind_const_generics(&mut self, f: &ast::Fn, args: &[Option<value::Value>]) {
+        let Some(list) = ast::HasGenericParams::generic_param_list(f) else {
+            return;
+        };
+        let params = list
+            .generic_params()
+            .filter(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)));
+        for (k, p) in params.enumerate() {
+            let ast::GenericParam::ConstParam(c) = p else {
+                continue;
+            };
+            let Some(name) = ast::HasName::name(&c).map(|n| n.text().to_string()) else {
+                continue;
+            };
+            match args.get(k).cloned().flatten() {
+                Some(v) => self.bind(&name, v),
+                None => {
+                    let why = format!(
+                        "`{name}` is a const generic parameter of `{}`: its body is checked on its own without its callers' arguments, and again at each call that writes one",
+                        self.model.name
+                    );
+                    self.values.insert(name, Err(value::Unknown { why }));
+                }
+            }
+        }
+    }
+
+    /// What a call of a helper binds its parameters to: each argument's compile-time value
+    /// and each const generic argument's, where known.
+    pub(super) fn bound_by(
+        &self,
+        args: &[ast::Expr],
+        generics: Option<ast::GenericArgList>,
+        sig: &FnSig,
+        vals: &[Val],
+    ) -> crate::model::Bound {
+        let known = |e: &ast::Expr| self.value_of(e).0.ok();
+        let generics = generics
+            .into_iter()
+            .flat_map(|g| g.generic_args())
+            .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+            .map(|a| match a {
+                ast::GenericArg::ConstArg(c) => c.expr().and_then(|e| known(&e)),
+                // `::<N>` with `N` a const item parses as a type.
+                ast::GenericArg::TypeArg(t) => match t.ty() {
+                    Some(ast::Type::PathType(p)) => p
+                        .path()
+                        .and_then(|p| path_key(&p))
+                        .and_then(|k| self.consts.get(&k).map(|v| value::Value::Int(*v))),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let tensors = vals
+            .iter()
+            .enumerate()
+            .map(|(k, v)| match (sig.params.get(k).cloned().flatten(), v) {
+                (Some(declared), Val::Tensor { ty, .. }) => declared.instantiated_by(ty),
+                _ => None,
+            })
+            .collect();
+        crate::model::Bound {
+            params: args.iter().map(known).collect(),
+            generics,
+            tensors,
+            addresses: args.iter().map(|a| self.placed_at(a)).collect(),
+            streams: Vec::new(),
+            continued: None,
+        }
+    }
+
+    /// A stream parameter given the caller's pass so far: the chains from it continue that
+    /// pass (one chain of the caller's steps, which the parameter's first use extends).
+    pub(super) fn continue_callers_pass(&mut self, param: &str, pass: &[Step]) {
+        self.model.chains.push(Chain {
+            span: Span::default(),
+            binding: None,
+            declared: None,
+            receiver: None,
+            steps: pass.to_vec(),
+            written_apart: true,
+            iteration: None,
+        });
+        let index = self.model.chains.len() - 1;
+        self.ends
+            .insert(param.to_string(), vec![(index, pass.len())]);
+    }
+
+    /// The stream the body returns in mid-pass, continued with what the caller does with it.
+    pub(super) fn continue_returned(&mut self, after: &[Step]) {
+        for (i, n) in std::mem::take(&mut self.last_ends) {
+            if let Some(c) = self.model.chains.get_mut(i)
+                && c.steps.len() == n
+            {
+                c.steps.extend(after.iter().cloned());
+            }
+        }
+    }
+
+    /// Once the body is built: each call's [`crate::model::Bound::continued`] from the chain that
+    /// continues what it returns, and the chains nothing continued dropped.
+    pub(super) fn settle_continuations(&mut self) {
+        let chains = &mut self.model.chains;
+        for call in &mut self.model.calls {
+            let Some(i) = call.result.take() else {
+                continue;
+            };
+            let steps = chains.get(i as usize).map_or(&[][..], |c| &c.steps);
+            if !steps.is_empty() {
+                let at = crate::model::CALLER_CONTINUATION;
+                call.bound.continued = Some(steps.iter().map(|s| s.from_caller(at)).collect());
+            }
+        }
+        chains.retain(|c| !c.steps.is_empty());
+    }
+
+    /// The pass a value in mid-pass has gone through (the steps of the one chain that made
+    /// it, as a helper it is passed to holds them): `None` for anything else, or a stream
+    /// whose chains differ (the arms of an `if`).
+    pub(super) fn pass_so_far(&self, v: &Val) -> Option<Vec<Step>> {
+        let Val::Tensor { ty, .. } = v else {
+            return None;
+        };
+        let [(i, n)] = self.last_ends.as_slice() else {
+            return None;
+        };
+        let steps = self.model.chains.get(*i)?.steps.get(..*n)?;
+        let at = crate::model::CALLER_PASS;
+        (ty.kind.is_stream() && !steps.is_empty())
+            .then(|| steps.iter().map(|s| s.from_caller(at)).collect())
+    }
+
+    /// For a helper returning a stream in mid-pass, a chain (empty yet) that what the caller
+    /// does with the stream continues: the expression being evaluated starts from it.
+    pub(super) fn continuation_of(&mut self, sig: &FnSig, call: Span) -> Option<u32> {
+        if !sig.ret.as_ref().is_some_and(|t| t.kind.is_stream()) {
+            return None;
+        }
+        self.model.chains.push(Chain {
+            span: call,
+            binding: None,
+            declared: None,
+            receiver: None,
+            steps: Vec::new(),
+            written_apart: true,
+            iteration: self.iteration,
+        });
+        let index = self.model.chains.len() - 1;
+        self.root = Some(vec![(index, 0)]);
+        Some(index as u32)
+    }
+
+    pub(super) fn call(&mut self, c: &ast::CallExpr, awaited: bool) -> Val {
+        let Some(ast::Expr::PathExpr(callee)) = c.expr() else {
+            return Val::Unknown;
+        };
+        let Some(path) = callee.path() else {
+            return Val::Unknown;
+        };
+        let Some(last) = path.segment() else {
+            return Val::Unknown;
+        };
+        let fname = last
+            .name_ref()
+            .map(|n| n.text().to_string())
+            .unwrap_or_default();
+        let args: Vec<ast::Expr> = c.arg_list().map(|a| a.args().collect()).unwrap_or_default();
+        // `HbmTensor::<D, Chip, Element>::from_addr(a)`, `HostTensor::<D, M>::rand(..)`,
+        // `Output::from_addr(a)` of a whole tensor type alias.
+        if let Some(ty) = self.constructed_type(&path) {
+            return self.construct(ty, &fname, &args);
+        }
+        if path.qualifier().is_none() && fname == "launch" {
+            if !awaited {
+                self.model.problems.push(
+                    Kernel::LaunchNotAwaited {
+                        at: span_of(last.syntax().text_range()),
+                    }
+                    .into(),
+                );
+            }
+            return self.launch(&args);
+        }
+        let key = callee_key(&path);
+        if let Some(sig) = key.as_ref().and_then(|k| self.env.fn_sig(k)).cloned() {
+            let mut streams = Vec::new();
+            let vals: Vec<Val> = args
+                .iter()
+                .enumerate()
+                .map(|(k, a)| {
+                    let v = self.top(a, sig.params.get(k).cloned().flatten(), None);
+                    streams.push(self.pass_so_far(&v));
+                    v
+                })
+                .collect();
+            let mut bound = self.bound_by(&args, last.generic_arg_list(), &sig, &vals);
+            bound.streams = streams;
+            let span = span_of(path.syntax().text_range());
+            let result = self.continuation_of(&sig, span);
+            if let Some(callee) = key.clone() {
+                self.model.calls.push(crate::model::HelperCall {
+                    callee,
+                    span,
+                    bound,
+                    iteration: self.iteration,
+                    launched: false,
+                    result,
+                });
+            }
+            let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
+            return sig_value(sig, Construct::new(callee.syntax(), what));
+        }
+        // A closure bound to a variable: every call gives what its body gives.
+        if path.qualifier().is_none()
+            && let Some(v) = self.vars.get(&fname).cloned()
+        {
+            for a in &args {
+                self.arg_expr(a);
+            }
+            return match v {
+                Val::Closure(body) => *body,
+                Val::Lost(c) => Val::Lost(c),
+                _ => Val::Unknown,
+            };
+        }
+        // Wrappers the model sees through (`Ok(t)` as a helper's tail, `Some(t)`).
+        let through = matches!(
+            key.as_deref(),
+            Some("Some" | "Ok" | "Box::new" | "Rc::new" | "Arc::new" | "std::hint::black_box")
+        );
+        if through && let [a] = args.as_slice() {
+            return self.top(a, None, None);
+        }
+        // An engine chain passed straight to a function is still a chain.
+        for a in &args {
+            if passes_a_chain(a) {
+                self.top(a, None, None);
+            } else {
+                self.arg_expr(a);
+            }
+        }
+        self.last_ends.clear();
+        let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
+        Val::Lost(Construct::new(callee.syntax(), what))
+    }
+
+    /// The tensor type a constructor's path names (`Output::from_addr`,
+    /// `HbmTensor::<D, Chip, Element>::from_addr`), when it names one.
+    pub(super) fn constructed_type(&self, path: &ast::Path) -> Option<TensorTy> {
+        let q = path.qualifier()?;
+        if let Some(ty) = path_key(&q).and_then(|k| self.env.tensor_alias(&k)) {
+            return Some(ty.clone());
+        }
+        let seg = q.segment()?;
+        let kind = Kind::from_name(seg.name_ref()?.text())?;
+        let mut ty = TensorTy::new(kind);
+        if let Some(ga) = seg.generic_arg_list() {
+            apply_generics(&mut ty, kind.params(), &ga, &self.scope);
+        }
+        Some(ty)
+    }
+
+    /// A tensor made by the constructor `fname` of its type: `from_addr(a)` places it at `a`
+    /// when `a` is a constant.
+    pub(super) fn construct(&mut self, ty: TensorTy, fname: &str, args: &[ast::Expr]) -> Val {
+        for a in args {
+            self.arg_expr(a);
+        }
+        if fname == "from_addr"
+            && let [a] = args
+            && let Ok(value::Value::Int(address)) = self.value_of(a).0
+        {
+            self.model.placements.push(crate::model::Placement {
+                arg: self.value_arg(a),
+                address,
+                ty: ty.clone(),
+            });
+        }
+        Val::Tensor {
+            ty,
+            tu: None,
+            engines: Vec::new(),
+        }
+    }
+
+    /// `launch(kernel, (&mut ctx, &a, &b))`: the tuple takes the kernel's parameter types (as
+    /// rustc infers them), the kernel is checked again with the addresses the host placed its
+    /// tensors at (a [`crate::model::HelperCall`] launched), and the result is the kernel's return
+    /// type.
+    pub(super) fn launch(&mut self, args: &[ast::Expr]) -> Val {
+        let Some(ast::Expr::PathExpr(k)) = args.first() else {
+            return Val::Unknown;
+        };
+        let Some(kname) = k.path().as_ref().and_then(path_key) else {
+            return Val::Unknown;
+        };
+        let Some(sig) = self.env.fn_sig(&kname).cloned() else {
+            return Val::Unknown;
+        };
+        if let Some(ast::Expr::TupleExpr(t)) = args.get(1) {
+            let fields: Vec<ast::Expr> = t.fields().collect();
+            for (field, param) in fields.iter().zip(&sig.params) {
+                let (Some(param), Some(var)) = (param, var_name(field)) else {
+                    continue;
+                };
+                self.refine_var(&var, param);
+            }
+            // The kernel is checked again with what the host placed where.
+            let vals: Vec<Val> = fields
+                .iter()
+                .map(|f| {
+                    var_name(f)
+                        .and_then(|v| self.vars.get(&v).cloned())
+                        .unwrap_or(Val::Unknown)
+                })
+                .collect();
+            let bound = self.bound_by(&fields, None, &sig, &vals);
+            self.model.calls.push(crate::model::HelperCall {
+                callee: kname,
+                span: span_of(k.syntax().text_range()),
+                bound,
+                iteration: self.iteration,
+                launched: true,
+                result: None,
+            });
+        }
+        match sig.ret {
+            Some(ty) => Val::Tensor {
+                ty,
+                tu: None,
+                engines: Vec::new(),
+            },
+            None => Val::Unknown,
+        }
+    }
+
+    /// Fills a variable's unknown slots from a type it is used at (and the chain that made it).
+    pub(super) fn refine_var(&mut self, var: &str, want: &TensorTy) {
+        let Some(Val::Tensor { ty, .. }) = self.vars.get_mut(var) else {
+            return;
+        };
+        if ty.kind != want.kind {
+            return;
+        }
+        fill(ty, want);
+        let ty = ty.clone();
+        if let Some(t) = self.model.tensors.iter_mut().rev().find(|t| t.name == var) {
+            t.ty = ty.clone();
+        }
+        if let Some(step) = self
+            .model
+            .chains
+            .iter_mut()
+            .rev()
+            .find(|c| c.binding.as_deref() == Some(var))
+            .and_then(|c| c.steps.last_mut())
+            && let Some(out) = step.output.as_mut()
+        {
+            fill(out, &ty);
+        }
+    }
+}

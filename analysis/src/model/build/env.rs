@@ -1,0 +1,483 @@
+//! What a function can see of its module ([`Env`]: mapping names, constants, helper signatures),
+//! and the tensor types its signature and annotations are read as.
+
+use super::reading::span_of;
+use crate::diagnostic::Span;
+use crate::mapping::{self, Scope, parse};
+use crate::model::consts::{self, path_key};
+use crate::model::problem::{Primitive, Problem, Unknown};
+use crate::model::types::{Dtype, Kind, MapVal, Slot, TensorTy};
+use ra_ap_syntax::ast::HasGenericArgs;
+use ra_ap_syntax::{AstNode, ast};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What a function can see of its module: mapping names, constants and helper signatures.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Env {
+    pub scope: Scope,
+    /// The environment this one adds to (a module's, under a function's local declarations):
+    /// its types, signatures and aliases are read through it, not copied (fifty open files
+    /// of a hundred kernels each held a copy of their module's signatures per function).
+    /// Read the four layered tables below through [`Env::is_local_type`],
+    /// [`Env::tensor_alias`], [`Env::fn_sig`] and [`Env::method`].
+    pub parent: Option<std::sync::Arc<Env>>,
+    /// Types the file defines itself (they shadow the prelude: the Sequencer page's own
+    /// `BufTensor` and 4-parameter `StreamTensor`).
+    pub local_types: std::collections::HashSet<String>,
+    /// Every const in scope (copied from the parent: a number each).
+    pub consts: HashMap<String, u64>,
+    pub fns: HashMap<String, LazySig>,
+    /// Whole tensor type aliases (`type Weights = TrfTensor<...>;`): the type each names.
+    pub tensor_aliases: HashMap<String, TensorTy>,
+    /// `const fn`s whose body is one expression (addresses computed by calls of them); every
+    /// one in scope, copied from the parent.
+    pub const_fns: HashMap<String, consts::ConstFn>,
+    /// Methods of the crate's `impl` blocks, by name (a call on a value the model cannot type
+    /// takes the signature of the method of that name).
+    pub methods: HashMap<String, LazySig>,
+    /// `const` items whose value is not an integer (`const CFG: SwitchConfig = ..;`), by name
+    /// and by the paths bound to them; read through [`Env::value`].
+    pub values: HashMap<String, crate::model::value::Value>,
+    /// Structs of the crate that hold tensors (`struct Inputs<'a> { a: &'a HbmTensor<..> }`):
+    /// each named field with its tensor type (`None` for a plain field), by struct name; read
+    /// through [`Env::struct_fields`].
+    pub structs: HashMap<String, Vec<(String, Option<TensorTy>)>>,
+    /// Library items imported under another name (`use furiosa_visa_std::prelude::DmTensor as
+    /// Dm;`): the library's name of each, by the name it has here.
+    pub library_renames: HashMap<String, String>,
+}
+
+/// A helper's signature, built from its syntax when a call first asks for it, in the
+/// environment that declares it: most functions of a module are kernels nobody calls, and a
+/// signature's tensor types are the costly part of an environment.
+#[derive(Clone, Debug)]
+pub struct LazySig {
+    syntax: rowan::GreenNode,
+    sig: std::sync::OnceLock<FnSig>,
+}
+
+impl LazySig {
+    /// The signature of the function `f` (only its signature is read).
+    pub fn of(f: &ast::Fn) -> LazySig {
+        LazySig {
+            syntax: f.syntax().green().to_owned(),
+            sig: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The signature, as `env` (the environment that holds it) types it.
+    fn get(&self, env: &Env) -> &FnSig {
+        self.sig.get_or_init(|| {
+            let root = ra_ap_syntax::SyntaxNode::new_root(self.syntax.clone());
+            ast::Fn::cast(root).map_or_else(FnSig::default, |f| signature(&f, env))
+        })
+    }
+}
+
+impl PartialEq for LazySig {
+    fn eq(&self, other: &LazySig) -> bool {
+        self.syntax == other.syntax
+    }
+}
+
+impl Eq for LazySig {}
+
+impl Env {
+    /// An environment over `parent`, with `scope` (the parent's scope and what is added).
+    pub fn child_of(parent: std::sync::Arc<Env>, scope: Scope) -> Env {
+        Env {
+            scope,
+            consts: parent.consts.clone(),
+            const_fns: parent.const_fns.clone(),
+            parent: Some(parent),
+            ..Env::default()
+        }
+    }
+
+    /// The library's name of an item imported under another name here.
+    pub fn library_name(&self, name: &str) -> Option<&str> {
+        match self.library_renames.get(name) {
+            Some(n) => Some(n.as_str()),
+            None => self.parent.as_ref()?.library_name(name),
+        }
+    }
+
+    /// Whether the crate defines a type of this name (or path).
+    pub fn is_local_type(&self, name: &str) -> bool {
+        self.local_types.contains(name)
+            || self.parent.as_ref().is_some_and(|p| p.is_local_type(name))
+    }
+
+    /// The tensor type a whole-type alias names.
+    pub fn tensor_alias(&self, name: &str) -> Option<&TensorTy> {
+        self.tensor_aliases
+            .get(name)
+            .or_else(|| self.parent.as_ref()?.tensor_alias(name))
+    }
+
+    /// A helper function's signature.
+    pub fn fn_sig(&self, name: &str) -> Option<&FnSig> {
+        match self.fns.get(name) {
+            Some(sig) => Some(sig.get(self)),
+            None => self.parent.as_ref()?.fn_sig(name),
+        }
+    }
+
+    /// The signature of the crate's method of this name.
+    pub fn method(&self, name: &str) -> Option<&FnSig> {
+        match self.methods.get(name) {
+            Some(sig) => Some(sig.get(self)),
+            None => self.parent.as_ref()?.method(name),
+        }
+    }
+
+    /// The value of a `const` item that is not an integer.
+    pub fn value(&self, name: &str) -> Option<&crate::model::value::Value> {
+        self.values
+            .get(name)
+            .or_else(|| self.parent.as_ref()?.value(name))
+    }
+
+    /// The fields of a struct of the crate that holds tensors.
+    pub fn struct_fields(&self, name: &str) -> Option<&[(String, Option<TensorTy>)]> {
+        match self.structs.get(name) {
+            Some(fields) => Some(fields),
+            None => self.parent.as_ref()?.struct_fields(name),
+        }
+    }
+
+    /// Declares a struct, enum or trait the crate defines (`node`, named `name`). A struct
+    /// whose named fields are tensors and plain values, with no generics but lifetimes, also
+    /// keeps its fields' tensor types: a parameter of that type is its tensors field by field.
+    pub fn declare_type(&mut self, node: &ra_ap_syntax::SyntaxNode, name: String) {
+        if let Some(fields) = ast::Struct::cast(node.clone()).and_then(|s| tensor_fields(&s, self))
+        {
+            self.structs.insert(name.clone(), fields);
+        }
+        self.local_types.insert(name);
+    }
+
+    /// A helper's signature as declared, unbuilt (to declare it under another name too).
+    pub fn lazy_sig(&self, name: &str) -> Option<(&LazySig, &Env)> {
+        match self.fns.get(name) {
+            Some(sig) => Some((sig, self)),
+            None => self.parent.as_ref()?.lazy_sig(name),
+        }
+    }
+}
+
+/// A helper function's signature, for chains that cross function boundaries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FnSig {
+    pub params: Vec<Option<TensorTy>>,
+    /// The tensor it returns (also through `Option`/`Result`, which `?` and `unwrap` see
+    /// through).
+    pub ret: Option<TensorTy>,
+    /// A tuple it returns, element by element (`(DmTensor<..>, HbmTensor<..>)`).
+    pub rets: Vec<Option<TensorTy>>,
+    /// It returns something visa-lint cannot type that may hold a tensor (a struct, a
+    /// generic, `impl Trait`): its result is not followed (VL-009 where it is used as one).
+    pub opaque: bool,
+}
+
+/// Parses a type; tensor types become [`TensorTy`] (unknown mappings stay unset). Types the
+/// file defines itself are not the prelude's.
+pub fn tensor_type(
+    ty: &ast::Type,
+    env: &Env,
+    scope: &Scope,
+    problems: &mut Vec<Problem>,
+) -> Option<TensorTy> {
+    match ty {
+        ast::Type::RefType(r) => tensor_type(&r.ty()?, env, scope, problems),
+        ast::Type::ParenType(p) => tensor_type(&p.ty()?, env, scope, problems),
+        ast::Type::PathType(p) => {
+            let path = p.path()?;
+            let seg = path.segment()?;
+            let name = seg.name_ref()?.text().to_string();
+            // The name as the environment binds it: plain or by its qualified path.
+            let key = path_key(&path).unwrap_or_else(|| name.clone());
+            if env.is_local_type(&key) {
+                return None;
+            }
+            if let Some(t) = env.tensor_alias(&key) {
+                // The alias's mappings are written where it is used.
+                let mut t = t.clone();
+                let at = span_of(seg.syntax().text_range());
+                for m in t.maps.values_mut() {
+                    m.span = Some(at);
+                    m.in_tensor_alias = true;
+                }
+                return Some(t);
+            }
+            let library = env.library_name(&key).unwrap_or(&name);
+            let Some(kind) = Kind::from_name(library) else {
+                if name.ends_with("Tensor") {
+                    problems.push(
+                        Unknown {
+                            at: span_of(seg.syntax().text_range()),
+                            primitive: Primitive::Type(name),
+                        }
+                        .into(),
+                    );
+                }
+                return None;
+            };
+            let mut t = TensorTy::new(kind);
+            if let Some(args) = seg.generic_arg_list() {
+                apply_generics(&mut t, kind.params(), &args, scope);
+            }
+            Some(t)
+        }
+        _ => None,
+    }
+}
+
+/// Fills `t`'s slots from a generic argument list, skipping lifetimes.
+pub(super) fn apply_generics(
+    t: &mut TensorTy,
+    slots: &[Slot],
+    args: &ast::GenericArgList,
+    scope: &Scope,
+) {
+    let args: Vec<ast::GenericArg> = args
+        .generic_args()
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+        .collect();
+    for (slot, arg) in slots.iter().zip(args.iter()) {
+        set_slot(t, *slot, arg, scope);
+    }
+}
+
+pub(super) fn set_slot(t: &mut TensorTy, slot: Slot, arg: &ast::GenericArg, scope: &Scope) {
+    match slot {
+        Slot::Other => {}
+        Slot::D => {
+            if let Some(d) = dtype_of(arg) {
+                t.dtype = Some(d);
+            }
+        }
+        _ => {
+            if let Some(m) = map_of(arg, scope) {
+                t.maps.insert(slot, m);
+            }
+        }
+    }
+}
+
+pub(super) fn dtype_of(arg: &ast::GenericArg) -> Option<Dtype> {
+    let ast::GenericArg::TypeArg(ta) = arg else {
+        return None;
+    };
+    let ast::Type::PathType(p) = ta.ty()? else {
+        return None;
+    };
+    Dtype::from_name(p.path()?.segment()?.name_ref()?.text())
+}
+
+/// A mapping argument: `m![...]`, an alias name or `{ Alias }`; `_` and generics are unknown.
+pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
+    match arg {
+        ast::GenericArg::TypeArg(ta) => match ta.ty()? {
+            ast::Type::MacroType(mt) => {
+                let call = mt.macro_call()?;
+                let text = crate::syntax::node_text(call.syntax());
+                let tt = crate::syntax::node_text(call.token_tree()?.syntax());
+                let mut body = tt.get(1..).unwrap_or("");
+                if body.ends_with(']') || body.ends_with(')') || body.ends_with('}') {
+                    body = &body[..body.len() - 1];
+                }
+                let layout = parse::parse_mapping(body)
+                    .ok()
+                    .and_then(|e| mapping::lower(&e, scope, &mut Vec::new()));
+                Some(MapVal {
+                    text,
+                    layout: layout.map(Arc::new),
+                    span: Some(span_of(call.syntax().text_range())),
+                    in_tensor_alias: false,
+                })
+            }
+            ast::Type::PathType(p) => {
+                let at = span_of(p.syntax().text_range());
+                alias_val(&path_key(&p.path()?)?, scope, at)
+            }
+            _ => None,
+        },
+        ast::GenericArg::ConstArg(c) => {
+            // `{ Alias }`
+            let text = crate::syntax::compact_text(c.syntax());
+            let inner = text.trim_start_matches('{').trim_end_matches('}');
+            alias_val(inner, scope, span_of(c.syntax().text_range()))
+        }
+        _ => None,
+    }
+}
+
+/// An alias used as a mapping argument; `at` is the use (`Slice` or `{ Slice }`).
+pub(super) fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
+    scope.aliases.get(name)?;
+    let e = parse::parse_mapping(&format!("{{ {name} }}")).ok()?;
+    let layout = mapping::lower(&e, scope, &mut Vec::new());
+    Some(MapVal {
+        text: name.to_string(),
+        layout: layout.map(Arc::new),
+        span: Some(at),
+        in_tensor_alias: false,
+    })
+}
+
+/// The named fields of a struct that holds tensors, with their tensor types (their mappings
+/// are written in the struct, not where it is used, so they carry no span); `None` when the
+/// struct has generics other than lifetimes, a field that is neither a tensor nor plain, or
+/// no tensor at all.
+pub(super) fn tensor_fields(s: &ast::Struct, env: &Env) -> Option<Vec<(String, Option<TensorTy>)>> {
+    let generic = ast::HasGenericParams::generic_param_list(s).is_some_and(|g| {
+        g.generic_params()
+            .any(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)))
+    });
+    let ast::FieldList::RecordFieldList(list) = s.field_list()? else {
+        return None;
+    };
+    if generic {
+        return None;
+    }
+    let mut fields = Vec::new();
+    for f in list.fields() {
+        let ty = f.ty()?;
+        let tensor = tensor_type(&ty, env, &env.scope, &mut Vec::new()).map(|mut t| {
+            for m in t.maps.values_mut() {
+                m.span = None;
+            }
+            t
+        });
+        if tensor.is_none() && !plain(&ty) {
+            return None;
+        }
+        fields.push((ast::HasName::name(&f)?.text().to_string(), tensor));
+    }
+    fields.iter().any(|(_, t)| t.is_some()).then_some(fields)
+}
+
+/// `#[device(chip = N)]` on a function.
+pub(super) fn device_attr(f: &ast::Fn) -> Option<(Option<u64>, Option<u64>)> {
+    for attr in ast::HasAttrs::attrs(f) {
+        if attr.simple_name().as_deref() == Some("device") {
+            let tt = attr
+                .as_simple_call()
+                .map(|(_, t)| crate::syntax::node_text(t.syntax()))
+                .unwrap_or_default();
+            // `key = N` among the attribute's comma-separated entries.
+            let int_of = |key: &str| {
+                tt.trim_matches(|c| c == '(' || c == ')')
+                    .split(',')
+                    .filter_map(|e| e.split_once('='))
+                    .find(|(k, _)| k.trim() == key)
+                    .and_then(|(_, v)| v.trim().parse().ok())
+            };
+            return Some((int_of("chip"), int_of("pe")));
+        }
+    }
+    None
+}
+
+/// A helper's signature from its syntax. Its mappings are written in the helper, not in the
+/// functions that call it, so they carry no span.
+pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
+    let unplaced = |mut t: TensorTy| {
+        for m in t.maps.values_mut() {
+            m.span = None;
+        }
+        t
+    };
+    let mut sig = FnSig::default();
+    if let Some(pl) = f.param_list() {
+        for p in pl.params() {
+            sig.params.push(
+                p.ty()
+                    .and_then(|t| tensor_type(&t, env, &env.scope, &mut Vec::new()))
+                    .map(unplaced),
+            );
+        }
+    }
+    let ret = f.ret_type().and_then(|r| r.ty()).map(|t| unwrapped(&t));
+    sig.ret = ret
+        .as_ref()
+        .and_then(|t| tensor_type(t, env, &env.scope, &mut Vec::new()))
+        .map(unplaced);
+    if let Some(ast::Type::TupleType(t)) = &ret {
+        sig.rets = t
+            .fields()
+            .map(|f| tensor_type(&f, env, &env.scope, &mut Vec::new()).map(unplaced))
+            .collect();
+    }
+    sig.opaque =
+        sig.ret.is_none() && sig.rets.is_empty() && ret.as_ref().is_some_and(|t| !plain(t));
+    sig
+}
+
+/// `Option<T>`, `Result<T, E>`, `Box<T>` and references: `T` (`?`, `unwrap` and
+/// dereferences see through them).
+pub(super) fn unwrapped(ty: &ast::Type) -> ast::Type {
+    match ty {
+        ast::Type::RefType(r) => r.ty().map_or_else(|| ty.clone(), |t| unwrapped(&t)),
+        ast::Type::PathType(p) => {
+            let Some(seg) = p.path().and_then(|p| p.segment()) else {
+                return ty.clone();
+            };
+            let wrapper = seg.name_ref().is_some_and(|n| {
+                matches!(n.text().to_string().as_str(), "Option" | "Result" | "Box")
+            });
+            let inner = seg.generic_arg_list().and_then(|g| {
+                g.generic_args().find_map(|a| match a {
+                    ast::GenericArg::TypeArg(t) => t.ty(),
+                    _ => None,
+                })
+            });
+            match inner {
+                Some(t) if wrapper => unwrapped(&t),
+                _ => ty.clone(),
+            }
+        }
+        _ => ty.clone(),
+    }
+}
+
+/// A type that cannot hold a tensor: a number, `bool`, `char`, a string, `()`, a reference
+/// to one, or an array of them.
+pub(super) fn plain(ty: &ast::Type) -> bool {
+    match ty {
+        ast::Type::RefType(r) => r.ty().is_some_and(|t| plain(&t)),
+        ast::Type::TupleType(t) => t.fields().all(|f| plain(&f)),
+        ast::Type::ArrayType(a) => a.ty().is_some_and(|t| plain(&t)),
+        ast::Type::SliceType(a) => a.ty().is_some_and(|t| plain(&t)),
+        ast::Type::NeverType(_) => true,
+        ast::Type::PathType(p) => p
+            .path()
+            .and_then(|p| p.segment())
+            .and_then(|s| s.name_ref())
+            .is_some_and(|n| {
+                matches!(
+                    n.text().to_string().as_str(),
+                    "u8" | "u16"
+                        | "u32"
+                        | "u64"
+                        | "u128"
+                        | "usize"
+                        | "i8"
+                        | "i16"
+                        | "i32"
+                        | "i64"
+                        | "i128"
+                        | "isize"
+                        | "f32"
+                        | "f64"
+                        | "bool"
+                        | "char"
+                        | "str"
+                        | "String"
+                )
+            }),
+        _ => false,
+    }
+}

@@ -1,0 +1,601 @@
+//! Expressions: a chain's root expression and its expected type, unification with annotations,
+//! closures, blocks, arrays and macros.
+
+use super::env::tensor_type;
+use super::reading::{root_var, span_of, var_name};
+use super::state::{Builder, Construct, Dma, Val, array_of, kept_through_stream};
+use crate::diagnostic::Span;
+use crate::model::methods::{Engine, Method};
+use crate::model::problem::{Kernel, NotFollowed};
+use crate::model::types::{Slot, TensorTy, Tu};
+use crate::model::{Chain, Step, written};
+use crate::syntax::snippet;
+use ra_ap_syntax::{AstNode, ast};
+
+impl Builder<'_> {
+    /// Evaluates a statement-level expression, recording its chain: a new one, or the chains
+    /// of the variable it continues, extended (see [`Builder::ends`]).
+    pub(super) fn top(
+        &mut self,
+        e: &ast::Expr,
+        expected: Option<TensorTy>,
+        binding: Option<String>,
+    ) -> Val {
+        self.last_ends.clear();
+        match e {
+            ast::Expr::BlockExpr(b) if b.unsafe_token().is_none() => {
+                return self.block(b, expected, binding);
+            }
+            ast::Expr::ParenExpr(p) => {
+                if let Some(inner) = p.expr() {
+                    return self.top(&inner, expected, binding);
+                }
+            }
+            ast::Expr::ForExpr(_) | ast::Expr::WhileExpr(_) | ast::Expr::LoopExpr(_) => {
+                return self.loop_expr(e);
+            }
+            ast::Expr::ReturnExpr(r) => {
+                // `return x.to_hbm(..)`: the value takes the function's return type.
+                if let Some(v) = r.expr() {
+                    let ret = self.ret.clone();
+                    self.top(&v, ret, None);
+                }
+                self.last_ends.clear();
+                return Val::Never;
+            }
+            ast::Expr::BreakExpr(b) => {
+                if let Some(v) = b.expr() {
+                    self.top(&v, None, None);
+                }
+                self.last_ends.clear();
+                return Val::Unknown;
+            }
+            ast::Expr::BinExpr(b)
+                if matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { .. })) =>
+            {
+                return self.assign(b);
+            }
+            ast::Expr::TupleExpr(t) => {
+                let vals = t.fields().map(|f| self.top(&f, None, None)).collect();
+                self.last_ends.clear();
+                return Val::Tuple(vals);
+            }
+            ast::Expr::IfExpr(i) => {
+                let mut arms = Vec::new();
+                let complete = self.if_arms(i, &expected, &binding, &mut arms);
+                return self.join(arms, complete);
+            }
+            ast::Expr::MatchExpr(m) => {
+                if let Some(scrutinee) = m.expr() {
+                    self.arg_expr(&scrutinee);
+                }
+                let mut arms = Vec::new();
+                for arm in m.match_arm_list().into_iter().flat_map(|l| l.arms()) {
+                    if let Some(x) = arm.expr() {
+                        let v = self.top(&x, expected.clone(), binding.clone());
+                        arms.push((v, std::mem::take(&mut self.last_ends)));
+                    }
+                }
+                return self.join(arms, true);
+            }
+            _ => {}
+        }
+        let saved = self.root.take();
+        let mut steps = Vec::new();
+        let mut val = self.expr(e, &mut steps, false);
+        let origin = std::mem::replace(&mut self.root, saved).unwrap_or_default();
+        // The chains this expression continues, each with its steps so far.
+        let prefixes: Vec<(usize, usize)> = origin
+            .into_iter()
+            .filter(|(i, n)| {
+                self.model
+                    .chains
+                    .get(*i)
+                    .is_some_and(|c| c.steps.len() >= *n)
+            })
+            .collect();
+        // A stream in mid-pass (from a context, or a stream-typed parameter of a helper).
+        let mid_pass = matches!(&val, Val::Tensor { ty, .. } if ty.kind.is_stream());
+        if steps.is_empty() {
+            if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
+                self.unify(ty, exp, &mut []);
+            }
+            // `let w: Weights = load(..);`: what the model does not follow is the type the
+            // annotation (or the return type) gives it, as rustc types it.
+            if let (Some(exp), Val::Unknown | Val::Lost(_)) = (&expected, &val) {
+                val = Val::Tensor {
+                    ty: exp.clone(),
+                    tu: None,
+                    engines: Vec::new(),
+                };
+            }
+            // A variable passed on (`let b = a;`, a block's tail): its chains go with it.
+            if mid_pass {
+                self.last_ends = prefixes;
+            }
+            return val;
+        }
+        let mut whole: Vec<Vec<Step>> = if prefixes.is_empty() {
+            vec![steps]
+        } else {
+            prefixes
+                .iter()
+                .map(|(i, n)| {
+                    let mut w = self.model.chains[*i].steps[..*n].to_vec();
+                    w.extend(steps.iter().cloned());
+                    w
+                })
+                .collect()
+        };
+        if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
+            for w in &mut whole {
+                self.unify(ty, exp, w);
+            }
+        } else if let (Some(exp), Val::Unknown | Val::Lost(_)) = (&expected, &val) {
+            val = Val::Tensor {
+                ty: exp.clone(),
+                tu: None,
+                engines: Vec::new(),
+            };
+        }
+        let span = span_of(e.syntax().text_range());
+        let mut ends = Vec::new();
+        for (k, w) in whole.into_iter().enumerate() {
+            let n = w.len();
+            match prefixes.get(k) {
+                // The first continuation of a chain end extends that chain in place.
+                Some(&(i, len)) if self.model.chains[i].steps.len() == len => {
+                    let c = &mut self.model.chains[i];
+                    c.steps = w;
+                    c.span = Span::new(
+                        c.span.start.min(span.start) as usize,
+                        span.end.max(c.span.end) as usize,
+                    );
+                    c.binding = binding.clone();
+                    c.declared = expected.clone();
+                    c.written_apart = true;
+                    ends.push((i, n));
+                }
+                // A second continuation of the same end (another arm): a chain of its own.
+                Some(&(i, _)) => {
+                    let c = &self.model.chains[i];
+                    let chain = Chain {
+                        span: Span::new(c.span.start.min(span.start) as usize, span.end as usize),
+                        binding: binding.clone(),
+                        declared: expected.clone(),
+                        receiver: c.receiver.clone(),
+                        steps: w,
+                        written_apart: true,
+                        iteration: self.iteration,
+                    };
+                    self.model.chains.push(chain);
+                    ends.push((self.model.chains.len() - 1, n));
+                }
+                None => {
+                    self.model.chains.push(Chain {
+                        span,
+                        binding: binding.clone(),
+                        declared: expected.clone(),
+                        receiver: root_var(e),
+                        steps: w,
+                        written_apart: false,
+                        iteration: self.iteration,
+                    });
+                    ends.push((self.model.chains.len() - 1, n));
+                }
+            }
+        }
+        if mid_pass {
+            self.last_ends = ends;
+        }
+        val
+    }
+
+    /// Merges what an annotation says into the chain's result, and flows it backward.
+    pub(super) fn unify(&mut self, ty: &mut TensorTy, exp: &TensorTy, steps: &mut [Step]) {
+        if ty.kind != exp.kind {
+            return; // a different type: rustc reports that
+        }
+        // A `fetch()` without a written element type takes it from what the chain's result is
+        // declared as (rustc infers the cast from the annotation or the return type), when every
+        // step after it keeps the element type.
+        if let Some(want) = exp.dtype
+            && ty.dtype != Some(want)
+            && let Some(f) = steps.iter().rposition(|s| s.method == Method::Fetch)
+            && written(&steps[f], 0).is_none()
+            && steps[f + 1..].iter().all(|s| s.keep.contains(&Slot::D))
+        {
+            for (k, s) in steps[f..].iter_mut().enumerate() {
+                if k > 0
+                    && let Some(i) = s.input.as_mut()
+                {
+                    i.dtype = Some(want);
+                }
+                if let Some(o) = s.output.as_mut() {
+                    o.dtype = Some(want);
+                }
+            }
+            ty.dtype = Some(want);
+        }
+        if ty.dtype.is_none() {
+            ty.dtype = exp.dtype;
+        }
+        for (slot, want) in &exp.maps {
+            match ty.maps.get(slot) {
+                None => {
+                    ty.maps.insert(*slot, want.clone());
+                }
+                Some(have) => {
+                    let differs =
+                        matches!((&have.layout, &want.layout), (Some(a), Some(b)) if a != b);
+                    if differs && slot.is_spatial() && kept_through_stream(steps, *slot) {
+                        let at = steps.last().map_or(Span::default(), |s| s.span);
+                        self.model.problems.push(
+                            Kernel::SpatialChange {
+                                at,
+                                slot: *slot,
+                                from: have.text.clone(),
+                                to: want.text.clone(),
+                            }
+                            .into(),
+                        );
+                    }
+                }
+            }
+        }
+        // Flow the result back through the steps that keep each slot.
+        if let Some(last) = steps.last_mut() {
+            last.output = Some(ty.clone());
+        }
+        for i in (0..steps.len()).rev() {
+            let Some(out) = steps[i].output.clone() else {
+                break;
+            };
+            let keep = steps[i].keep.clone();
+            let Some(input) = steps[i].input.as_mut() else {
+                break;
+            };
+            let mut changed = false;
+            for s in &keep {
+                if *s == Slot::D {
+                    if input.dtype.is_none() && out.dtype.is_some() {
+                        input.dtype = out.dtype;
+                        changed = true;
+                    }
+                } else if let Some(v) = out.maps.get(s)
+                    && !input.maps.contains_key(s)
+                {
+                    input.maps.insert(*s, v.clone());
+                    changed = true;
+                }
+            }
+            if !changed || i == 0 {
+                continue;
+            }
+            let input = input.clone();
+            if let Some(prev) = steps[i - 1].output.as_mut() {
+                for (s, v) in &input.maps {
+                    prev.maps.insert_if_absent(*s, || v.clone());
+                }
+                if prev.dtype.is_none() {
+                    prev.dtype = input.dtype;
+                }
+            }
+        }
+    }
+
+    pub(super) fn expr(&mut self, e: &ast::Expr, steps: &mut Vec<Step>, awaited: bool) -> Val {
+        match e {
+            ast::Expr::MethodCallExpr(m) => self.method_call(m, steps, awaited),
+            ast::Expr::AwaitExpr(a) => match a.expr() {
+                Some(inner) => self.expr(&inner, steps, true),
+                None => Val::Unknown,
+            },
+            ast::Expr::ParenExpr(p) => p
+                .expr()
+                .map_or(Val::Unknown, |i| self.expr(&i, steps, awaited)),
+            ast::Expr::RefExpr(r) => r
+                .expr()
+                .map_or(Val::Unknown, |i| self.expr(&i, steps, awaited)),
+            ast::Expr::TryExpr(t) => t
+                .expr()
+                .map_or(Val::Unknown, |i| self.expr(&i, steps, awaited)),
+            ast::Expr::BlockExpr(b) => {
+                // `unsafe { ... }` and plain blocks used as values.
+                let Some(list) = b.stmt_list() else {
+                    return Val::Unknown;
+                };
+                for s in list.statements() {
+                    match s {
+                        ast::Stmt::LetStmt(l) => self.let_stmt(&l),
+                        ast::Stmt::ExprStmt(x) => {
+                            if let Some(x) = x.expr() {
+                                self.top(&x, None, None);
+                            }
+                        }
+                        ast::Stmt::Item(_) => {}
+                    }
+                }
+                list.tail_expr()
+                    .map_or(Val::Unknown, |t| self.expr(&t, steps, awaited))
+            }
+            ast::Expr::PathExpr(p) => {
+                let Some(path) = p.path() else {
+                    return Val::Unknown;
+                };
+                if path.qualifier().is_some() {
+                    return Val::Unknown;
+                }
+                if path
+                    .segment()
+                    .is_some_and(|s| s.kind() == Some(ast::PathSegmentKind::SelfKw))
+                {
+                    // A method's receiver: what its fields and methods give is not followed.
+                    return Val::Lost(Construct::new(p.syntax(), "`self`"));
+                }
+                let name = path
+                    .segment()
+                    .and_then(|s| s.name_ref())
+                    .map(|n| n.text().to_string());
+                let Some(n) = name else {
+                    return Val::Unknown;
+                };
+                if steps.is_empty()
+                    && let Some(ends) = self.ends.get(&n)
+                {
+                    self.root = Some(ends.clone());
+                }
+                self.vars.get(&n).cloned().unwrap_or(Val::Unknown)
+            }
+            ast::Expr::FieldExpr(f) => {
+                let field = f
+                    .name_ref()
+                    .map(|n| n.text().to_string())
+                    .unwrap_or_default();
+                match field.as_str() {
+                    "main" => Val::TuCtx(Tu::Main),
+                    "sub" => Val::TuCtx(Tu::Sub),
+                    "pdma" => Val::Dma(Dma::Pcie),
+                    "tdma" => Val::Dma(Dma::Tensor),
+                    _ => {
+                        let recv = f.expr().map_or(Val::Unknown, |r| self.arg_expr(&r));
+                        match recv {
+                            Val::Tuple(vs) => field
+                                .parse::<usize>()
+                                .ok()
+                                .and_then(|i| vs.get(i).cloned())
+                                .unwrap_or(Val::Unknown),
+                            Val::Struct(fs) => fs
+                                .into_iter()
+                                .find(|(n, _)| *n == field)
+                                .map_or(Val::Unknown, |(_, v)| v),
+                            _ => {
+                                let what = format!("the field `{}`", snippet(f.syntax()));
+                                Val::Lost(Construct::new(f.syntax(), what))
+                            }
+                        }
+                    }
+                }
+            }
+            ast::Expr::CallExpr(c) => self.call(c, awaited),
+            ast::Expr::ClosureExpr(c) => self.closure(c),
+            ast::Expr::MacroExpr(m) => self.macro_expr(m),
+            ast::Expr::IndexExpr(i) => {
+                let base = i.base().map_or(Val::Unknown, |b| self.arg_expr(&b));
+                if let Some(ix) = i.index() {
+                    self.arg_expr(&ix);
+                }
+                match base {
+                    Val::Many { elem, .. } => *elem,
+                    _ => {
+                        let what = format!("the index `{}`", snippet(i.syntax()));
+                        Val::Lost(Construct::new(i.syntax(), what))
+                    }
+                }
+            }
+            ast::Expr::ArrayExpr(a) => {
+                let vals: Vec<Val> = a.exprs().map(|x| self.top(&x, None, None)).collect();
+                self.last_ends.clear();
+                array_of(vals)
+            }
+            ast::Expr::TupleExpr(_)
+            | ast::Expr::ReturnExpr(_)
+            | ast::Expr::BreakExpr(_)
+            | ast::Expr::ForExpr(_)
+            | ast::Expr::WhileExpr(_)
+            | ast::Expr::LoopExpr(_) => self.top(e, None, None),
+            ast::Expr::BinExpr(b)
+                if matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { .. })) =>
+            {
+                self.assign(b)
+            }
+            ast::Expr::IfExpr(_) | ast::Expr::MatchExpr(_) => {
+                // Used as a value inside an expression (`(if c { a } else { b }).view()`): the
+                // arms are evaluated as at statement level, and the chain continues from them.
+                let v = self.top(e, None, None);
+                let ends = std::mem::take(&mut self.last_ends);
+                if steps.is_empty() && !ends.is_empty() {
+                    self.root = Some(ends);
+                }
+                v
+            }
+            ast::Expr::RecordExpr(r) => {
+                let mut fields = Vec::new();
+                for f in r
+                    .record_expr_field_list()
+                    .into_iter()
+                    .flat_map(|l| l.fields())
+                {
+                    let Some(x) = f.expr() else { continue };
+                    let name = f
+                        .field_name()
+                        .map(|n| n.to_string())
+                        .or_else(|| var_name(&x));
+                    let v = self.top(&x, None, None);
+                    if let Some(n) = name {
+                        fields.push((n, v));
+                    }
+                }
+                self.last_ends.clear();
+                Val::Struct(fields)
+            }
+            ast::Expr::PrefixExpr(p) => {
+                // `*t` of a reference to a tensor is the tensor.
+                let v = p.expr().map_or(Val::Unknown, |x| self.arg_expr(&x));
+                match p.op_kind() {
+                    Some(ast::UnaryOp::Deref) => v,
+                    _ => Val::Unknown,
+                }
+            }
+            _ => Val::Unknown,
+        }
+    }
+
+    /// An engine chain written inside a macro's arguments (read as expressions, as
+    /// `assert!`, `dbg!` and `vec!` take them): a pass or a device DMA transfer from
+    /// `ctx.main`/`ctx.sub` or a tensor variable. Its first engine method's name.
+    pub(super) fn engine_chain_in(&self, tt: &ast::TokenTree) -> Option<Method> {
+        let text = crate::syntax::node_text(tt.syntax());
+        let inner = text.get(1..text.len().saturating_sub(1))?;
+        let wrapped = format!("fn __visa_lint() {{ ({inner}); }}");
+        let file =
+            ra_ap_syntax::SourceFile::parse(&wrapped, ra_ap_syntax::Edition::Edition2024).tree();
+        for m in file
+            .syntax()
+            .descendants()
+            .filter_map(ast::MethodCallExpr::cast)
+        {
+            let Some(method) = m.name_ref().map(|n| Method::from_name(n.text())) else {
+                continue;
+            };
+            let device = method
+                .transfer()
+                .is_some_and(|s| s.engine != Engine::Memory)
+                || method.is_dm_hbm_dma();
+            if !device {
+                continue;
+            }
+            // The spine's root: `ctx.main`, `ctx.sub`, or a tensor variable.
+            let mut root = m.receiver();
+            while let Some(r) = root.clone() {
+                root = match r {
+                    ast::Expr::MethodCallExpr(x) => x.receiver(),
+                    ast::Expr::AwaitExpr(x) => x.expr(),
+                    ast::Expr::TryExpr(x) => x.expr(),
+                    ast::Expr::ParenExpr(x) => x.expr(),
+                    ast::Expr::RefExpr(x) => x.expr(),
+                    _ => break,
+                };
+            }
+            let from_context = matches!(&root, Some(ast::Expr::FieldExpr(f)) if f.name_ref().is_some_and(|n| matches!(n.text().to_string().as_str(), "main" | "sub")));
+            let from_tensor = root
+                .as_ref()
+                .and_then(var_name)
+                .is_some_and(|v| matches!(self.vars.get(&v), Some(Val::Tensor { .. })));
+            if from_context || from_tensor {
+                return Some(method);
+            }
+        }
+        None
+    }
+
+    /// A closure: evaluated where it is written (its chains are checked there), with its
+    /// parameters typed by their annotations; an unannotated parameter is not followed. The
+    /// closure's value is what its body gives, which every call returns (a closure has one
+    /// type).
+    pub(super) fn closure(&mut self, c: &ast::ClosureExpr) -> Val {
+        let saved = (
+            self.vars.clone(),
+            self.ends.clone(),
+            self.consts.clone(),
+            self.values.clone(),
+        );
+        for p in c.param_list().into_iter().flat_map(|l| l.params()) {
+            let Some(pat) = p.pat() else { continue };
+            let annotated = p
+                .ty()
+                .and_then(|t| tensor_type(&t, self.env, &self.scope, &mut self.model.problems));
+            let v = match annotated {
+                Some(ty) => Val::Tensor {
+                    ty,
+                    tu: None,
+                    engines: Vec::new(),
+                },
+                None => {
+                    let what = format!(
+                        "a tensor passed into a closure through `{}`",
+                        snippet(pat.syntax())
+                    );
+                    Val::Lost(Construct::new(pat.syntax(), what))
+                }
+            };
+            self.bind_pat(&pat, v);
+        }
+        let body = c.body().map_or(Val::Unknown, |b| self.top(&b, None, None));
+        (self.vars, self.ends, self.consts, self.values) = saved;
+        self.last_ends.clear();
+        Val::Closure(Box::new(body))
+    }
+
+    /// A macro call used as a value (`m!`, `axes!` and `i!` are types and declarations, read
+    /// elsewhere): `vec![a, b]` of tensors is an array of them; an engine chain written
+    /// inside any other macro is not checked, which is said at once; the value is not
+    /// followed.
+    pub(super) fn macro_expr(&mut self, m: &ast::MacroExpr) -> Val {
+        let Some(call) = m.macro_call() else {
+            return Val::Unknown;
+        };
+        let name = call
+            .path()
+            .and_then(|p| p.segment())
+            .and_then(|s| s.name_ref())
+            .map(|n| n.text().to_string())
+            .unwrap_or_default();
+        if matches!(name.as_str(), "m" | "i" | "axes") {
+            return Val::Unknown;
+        }
+        if matches!(
+            name.as_str(),
+            "todo" | "unimplemented" | "panic" | "unreachable"
+        ) {
+            return Val::Never;
+        }
+        let end = call
+            .excl_token()
+            .map_or(call.syntax().text_range().end(), |t| t.text_range().end());
+        let at = Span::new(
+            u32::from(call.syntax().text_range().start()) as usize,
+            u32::from(end) as usize,
+        );
+        let tokens: Vec<ra_ap_syntax::SyntaxToken> = call
+            .token_tree()
+            .map(|t| {
+                t.syntax()
+                    .descendants_with_tokens()
+                    .filter_map(|e| e.into_token())
+                    .filter(|t| !t.kind().is_trivia())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(method) = call.token_tree().and_then(|t| self.engine_chain_in(&t)) {
+            self.not_analysed(NotFollowed::InMacro {
+                at,
+                name: name.to_string(),
+                method,
+            });
+        }
+        if name == "vec" {
+            // `vec![a, b]` of tensor variables.
+            let vals: Vec<Val> = tokens
+                .iter()
+                .filter(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT)
+                .map(|t| self.vars.get(t.text()).cloned().unwrap_or(Val::Unknown))
+                .collect();
+            if let v @ Val::Many { .. } = array_of(vals) {
+                return v;
+            }
+        }
+        let what = format!("the value of `{name}!`");
+        Val::Lost(Construct { span: at, what })
+    }
+}

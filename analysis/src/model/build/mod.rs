@@ -1,0 +1,28 @@
+//! Builds a [`FnModel`] from one function's syntax: types flow forward along each chain from
+//! its root and backward from `let` annotations, parameter and return types, as rustc would.
+//! The pipeline state machine is checked on the way: what goes wrong is recorded as a
+//! [`Problem`] where the pipeline state is known.
+//!
+//! One file per construct the builder evaluates: [`function`] (a function and its
+//! parameters), [`statements`], [`loops`], [`expressions`], [`calls`] of functions and
+//! [`chains`] of engine methods. [`env`] is what a function sees of its module and how types
+//! read, [`state`] the builder's state and values, [`reading`] what it reads off the syntax.
+//!
+//! [`FnModel`]: super::FnModel
+//! [`Problem`]: super::Problem
+
+mod calls;
+mod chains;
+mod env;
+mod expressions;
+mod function;
+mod loops;
+mod reading;
+mod state;
+mod statements;
+#[cfg(test)]
+mod tests;
+
+pub use env::{Env, FnSig, LazySig, signature, tensor_type};
+pub use function::build_fn;
+pub use state::{Builder, MAX_ITERATIONS};

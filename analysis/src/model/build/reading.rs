@@ -1,0 +1,186 @@
+//! What the builder reads off the syntax alone: spans, names, the root of a chain, whether a
+//! body assigns or calls something.
+
+use crate::diagnostic::Span;
+use crate::library::Generation;
+use crate::model::Arg;
+use crate::model::consts::path_key;
+use crate::model::methods::{Engine, Method};
+use ra_ap_syntax::ast::HasGenericArgs;
+use ra_ap_syntax::{AstNode, TextRange, ast};
+
+pub(super) fn span_of(r: TextRange) -> Span {
+    Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize)
+}
+
+pub(super) fn arg_of(node: &ra_ap_syntax::SyntaxNode) -> Arg {
+    Arg::written(crate::syntax::node_text(node), span_of(node.text_range()))
+}
+
+/// The function a call's path names, by its key: a helper named with a turbofish
+/// (`stage_past::<1>`, `helpers::tile::<4>`) is the helper of that name.
+pub(super) fn callee_key(path: &ast::Path) -> Option<String> {
+    if let Some(key) = path_key(path) {
+        return Some(key);
+    }
+    let last = path.segment()?;
+    last.generic_arg_list()?;
+    let name = last.name_ref()?.text().to_string();
+    match path.qualifier() {
+        Some(q) => Some(format!("{}::{name}", path_key(&q)?)),
+        None => Some(name),
+    }
+}
+
+/// Whether an argument is an engine chain (a pass, or a DMA transfer), which is recorded as a
+/// chain even when the function it is passed to is unknown.
+pub(super) fn passes_a_chain(e: &ast::Expr) -> bool {
+    let mut cur = Some(e.clone());
+    while let Some(x) = cur {
+        cur = match x {
+            ast::Expr::MethodCallExpr(m) => {
+                let method = m.name_ref().map(|n| Method::from_name(n.text()));
+                let transfer = method.as_ref().and_then(Method::transfer);
+                // A device engine, or a DMA transfer (`to_dm`, `to_hbm`, `to_host`).
+                let dma = matches!(method, Some(Method::ToDm | Method::ToHbm | Method::ToHost));
+                if transfer.is_some_and(|s| s.engine != Engine::Memory) || dma {
+                    return true;
+                }
+                m.receiver()
+            }
+            ast::Expr::AwaitExpr(a) => a.expr(),
+            ast::Expr::TryExpr(t) => t.expr(),
+            ast::Expr::RefExpr(r) => r.expr(),
+            ast::Expr::ParenExpr(p) => p.expr(),
+            _ => None,
+        };
+    }
+    false
+}
+
+/// Whether an argument is a tile view (`out.view_mut().tile::<..>(i)`, possibly behind `&` or
+/// parentheses).
+pub(super) fn is_tile_view(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::MethodCallExpr(m) => m
+            .name_ref()
+            .is_some_and(|n| Method::from_name(n.text()) == Method::Tile),
+        ast::Expr::RefExpr(r) => r.expr().is_some_and(|x| is_tile_view(&x)),
+        ast::Expr::ParenExpr(p) => p.expr().is_some_and(|x| is_tile_view(&x)),
+        _ => false,
+    }
+}
+
+/// The plain variable a method chain starts from (`x` in `x.view().to_hbm(…).await`).
+pub(super) fn root_var(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::MethodCallExpr(m) => root_var(&m.receiver()?),
+        ast::Expr::AwaitExpr(a) => root_var(&a.expr()?),
+        ast::Expr::TryExpr(t) => root_var(&t.expr()?),
+        ast::Expr::ParenExpr(p) => root_var(&p.expr()?),
+        _ => var_name(e),
+    }
+}
+
+/// Whether an initializer is a `from_addr(..)` call, in an `unsafe` block or parentheses.
+pub(super) fn is_from_addr(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::CallExpr(c) => matches!(c.expr(), Some(ast::Expr::PathExpr(p))
+            if p.path().and_then(|p| p.segment()?.name_ref()).is_some_and(|n| n.text() == "from_addr")),
+        ast::Expr::ParenExpr(p) => p.expr().is_some_and(|x| is_from_addr(&x)),
+        ast::Expr::BlockExpr(b) => b
+            .stmt_list()
+            .and_then(|l| l.tail_expr())
+            .is_some_and(|x| is_from_addr(&x)),
+        _ => false,
+    }
+}
+
+/// Whether the variable `name` a `let` binds is assigned (`name = ..`, `name += ..`) or
+/// borrowed mutably (`&mut name`) later in the block it lives in.
+pub(super) fn assigned_after(l: &ast::LetStmt, name: &str) -> bool {
+    l.syntax()
+        .siblings(ra_ap_syntax::Direction::Next)
+        .skip(1)
+        .flat_map(|s| s.descendants())
+        .any(|n| assigns(&n, name))
+}
+
+/// `name = ..`, `name op= ..` or `&mut name`.
+pub(super) fn assigns(n: &ra_ap_syntax::SyntaxNode, name: &str) -> bool {
+    if let Some(b) = ast::BinExpr::cast(n.clone())
+        && matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { .. }))
+    {
+        return b.lhs().and_then(|l| var_name(&l)).as_deref() == Some(name);
+    }
+    if let Some(r) = ast::RefExpr::cast(n.clone())
+        && r.mut_token().is_some()
+    {
+        return r.expr().and_then(|e| var_name(&e)).as_deref() == Some(name);
+    }
+    false
+}
+
+/// The step of `var += step` when it is the last statement of `body`.
+pub(super) fn last_step(body: &ast::BlockExpr, var: &str) -> Option<ast::Expr> {
+    let list = body.stmt_list()?;
+    let last = match list.tail_expr() {
+        Some(t) => t,
+        None => match list.statements().last()? {
+            ast::Stmt::ExprStmt(e) => e.expr()?,
+            _ => return None,
+        },
+    };
+    let ast::Expr::BinExpr(b) = last else {
+        return None;
+    };
+    let add = Some(ast::BinaryOp::Assignment {
+        op: Some(ast::ArithOp::Add),
+    });
+    (b.op_kind() == add && b.lhs().as_ref().and_then(var_name).as_deref() == Some(var))
+        .then(|| b.rhs())
+        .flatten()
+}
+
+/// `&x`, `x`: the variable an argument names.
+pub(super) fn var_name(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::RefExpr(r) => var_name(&r.expr()?),
+        ast::Expr::PathExpr(p) => {
+            let path = p.path()?;
+            path.qualifier().is_none().then_some(())?;
+            Some(path.segment()?.name_ref()?.text().to_string())
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn pat_name(p: &ast::Pat) -> Option<String> {
+    match p {
+        ast::Pat::IdentPat(i) => Some(ast::HasName::name(i)?.text().to_string()),
+        _ => None,
+    }
+}
+
+/// Whether an engine method (`to_dm`, `commit`, `switch`, ..) is called anywhere under `node`.
+pub(super) fn has_engine_call(node: &ra_ap_syntax::SyntaxNode) -> bool {
+    node.descendants()
+        .filter_map(ast::MethodCallExpr::cast)
+        .filter_map(|m| m.name_ref())
+        .any(|n| {
+            [Generation::VisaStd, Generation::OptStd]
+                .into_iter()
+                .any(|g| {
+                    Method::resolve(n.text(), g)
+                        .transfer_for(n.text(), g, None)
+                        .is_some()
+                })
+        })
+}
+
+/// Whether `name` is written as an identifier anywhere under `node`.
+pub(super) fn uses_name(node: &ra_ap_syntax::SyntaxNode, name: &str) -> bool {
+    node.descendants_with_tokens()
+        .filter_map(|t| t.into_token())
+        .any(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT && t.text() == name)
+}

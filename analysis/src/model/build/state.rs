@@ -1,0 +1,273 @@
+//! The builder's state: the values it evaluates expressions to ([`Val`]), the constructs it does
+//! not follow, and [`Builder`], its knowledge of one function body.
+
+use super::env::{Env, FnSig, tensor_type, unwrapped};
+use super::reading::span_of;
+use crate::diagnostic::Span;
+use crate::mapping::Scope;
+use crate::model::consts::path_key;
+use crate::model::methods::Engine;
+use crate::model::problem::Problem;
+use crate::model::types::{Slot, TensorTy, Tu};
+use crate::model::value;
+use crate::model::{FnModel, Step};
+use ra_ap_syntax::ast;
+use ra_ap_syntax::ast::HasGenericArgs;
+use std::collections::HashMap;
+
+/// A DMA context: `ctx.pdma` (PCIe, host <-> HBM) or `ctx.tdma` (the Tensor DMA).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Dma {
+    Pcie,
+    Tensor,
+}
+
+/// A value during evaluation.
+#[derive(Clone, Debug)]
+pub(super) enum Val {
+    Tensor {
+        ty: TensorTy,
+        tu: Option<Tu>,
+        /// Tensor Unit engines this stream went through, in order.
+        engines: Vec<Engine>,
+    },
+    TuCtx(Tu),
+    Dma(Dma),
+    /// `(a, b)`, or what a helper returning a tuple gives.
+    Tuple(Vec<Val>),
+    /// Values of one type: a slice, an array or a `Vec` of tensors (or of tuples holding
+    /// them); `enumerated`: paired with their index by `.enumerate()`.
+    Many {
+        elem: Box<Val>,
+        enumerated: bool,
+    },
+    /// A closure, with the value its body gives.
+    Closure(Box<Val>),
+    /// A struct literal's fields.
+    Struct(Vec<(String, Val)>),
+    /// What a construct the model does not follow gives: it may be a tensor. Used as one, it
+    /// is reported once at the construct (VL-009).
+    Lost(Construct),
+    /// An expression that never gives a value (`todo!()`, `panic!(..)`, `return`): a type
+    /// written for it is not a tensor that exists.
+    Never,
+    Unknown,
+}
+
+impl Val {
+    /// An array of tensors of one type.
+    pub(super) fn many(ty: TensorTy) -> Val {
+        Val::Many {
+            elem: Box::new(Val::Tensor {
+                ty,
+                tu: None,
+                engines: Vec::new(),
+            }),
+            enumerated: false,
+        }
+    }
+}
+
+/// A construct whose value the model does not follow (a closure parameter, a macro, a field,
+/// an index, a destructuring, an unknown function's result).
+#[derive(Clone, Debug)]
+pub(super) struct Construct {
+    pub(super) span: Span,
+    /// What it is, for the message: "the field `self.weights`".
+    pub(super) what: String,
+}
+
+impl Construct {
+    pub(super) fn new(node: &ra_ap_syntax::SyntaxNode, what: impl Into<String>) -> Construct {
+        Construct {
+            span: span_of(node.text_range()),
+            what: what.into(),
+        }
+    }
+}
+
+/// Type-level knowledge for one function body.
+pub struct Builder<'a> {
+    pub(super) env: &'a Env,
+    pub(super) scope: Scope,
+    pub(super) vars: HashMap<String, Val>,
+    /// Chains are values: for a variable holding a Tensor Unit stream in mid-pass, the ends of
+    /// the chains that made it (chain index, steps so far). Continuing the variable extends
+    /// those chains, so a pass split over `let` bindings, blocks or `if`/`match` arms is one
+    /// chain, as if written in one expression.
+    pub(super) ends: HashMap<String, Vec<(usize, usize)>>,
+    /// The chain ends of the variable the expression being evaluated starts from.
+    pub(super) root: Option<Vec<(usize, usize)>>,
+    /// The chain ends of the value the last [`Builder::top`] produced.
+    pub(super) last_ends: Vec<(usize, usize)>,
+    /// The constants in scope: the module's `const` items and the immutable `let` bindings of
+    /// constant expressions (shadowing and block scoping as in Rust).
+    pub(super) consts: HashMap<String, u64>,
+    /// The values the function's names hold at compile time, for value arguments: `let`
+    /// bindings (known or not, with the reason) and the parameters (unknown: each call gives
+    /// its own), shadowed and scoped as in Rust.
+    pub(super) values: HashMap<String, value::Eval>,
+    pub(super) model: FnModel,
+    pub(super) ret: Option<TensorTy>,
+    /// Constructs already reported as not analysed (VL-009), once each.
+    pub(super) lost_reported: std::collections::HashSet<Span>,
+    /// The loop iteration being evaluated (an index into the model's `iterations`).
+    pub(super) iteration: Option<u32>,
+    /// How many more loop-body evaluations the function's budget allows.
+    pub(super) iterations_left: u32,
+    /// The `let mut` integers not assigned since their `let`, with their first value: the
+    /// counters a `while` loop may step (see [`Builder::counted_while`]).
+    pub(super) counters: HashMap<String, u64>,
+}
+
+/// How many loop-body evaluations one function's model makes at most, over all its loops (a
+/// loop of more iterations than are left is summarised: its first and last iterations are
+/// evaluated, and the others reported as not checked).
+pub const MAX_ITERATIONS: u32 = 64;
+
+/// An array of values: values of one type (tensors of one kind, tuples of them) make an array
+/// of them (what the elements disagree on is unknown); otherwise unknown, or not followed if an
+/// element is not.
+pub(super) fn array_of(vals: Vec<Val>) -> Val {
+    let mut it = vals.into_iter();
+    let Some(first) = it.next() else {
+        return Val::Unknown;
+    };
+    let mut acc = first;
+    for v in it {
+        match join_elem(acc, v) {
+            Some(j) => acc = j,
+            None => return Val::Unknown,
+        }
+    }
+    match acc {
+        Val::Unknown => Val::Unknown,
+        Val::Lost(c) => Val::Lost(c),
+        elem => Val::Many {
+            elem: Box::new(elem),
+            enumerated: false,
+        },
+    }
+}
+
+/// Two elements of one array as one type.
+pub(super) fn join_elem(a: Val, b: Val) -> Option<Val> {
+    match (a, b) {
+        (Val::Lost(c), _) | (_, Val::Lost(c)) => Some(Val::Lost(c)),
+        (Val::Tensor { ty: mut j, .. }, Val::Tensor { ty: t, .. }) if j.kind == t.kind => {
+            if j.dtype != t.dtype {
+                j.dtype = None;
+            }
+            j.maps.retain(|s, m| {
+                t.maps
+                    .get(s)
+                    .is_some_and(|o| o.layout.is_some() && o.layout == m.layout)
+            });
+            Some(Val::Tensor {
+                ty: j,
+                tu: None,
+                engines: Vec::new(),
+            })
+        }
+        (Val::Tuple(x), Val::Tuple(y)) if x.len() == y.len() => x
+            .into_iter()
+            .zip(y)
+            .map(|(a, b)| join_elem(a, b))
+            .collect::<Option<Vec<Val>>>()
+            .map(Val::Tuple),
+        (Val::Unknown, Val::Unknown) => Some(Val::Unknown),
+        _ => None,
+    }
+}
+
+/// Copies what `want` knows and `ty` does not.
+pub(super) fn fill(ty: &mut TensorTy, want: &TensorTy) {
+    if ty.dtype.is_none() {
+        ty.dtype = want.dtype;
+    }
+    for (s, v) in &want.maps {
+        ty.maps.insert_if_absent(*s, || v.clone());
+    }
+}
+
+pub(super) fn kept_through_stream(steps: &[Step], slot: Slot) -> bool {
+    steps
+        .iter()
+        .any(|s| s.engine.is_some_and(|e| e != Engine::Memory))
+        && steps
+            .iter()
+            .all(|s| s.keep.contains(&slot) || s.engine == Some(Engine::Begin))
+}
+
+/// What a call of a helper or method with this signature gives; `lost` names the call for an
+/// opaque result.
+pub(super) fn sig_value(sig: FnSig, lost: Construct) -> Val {
+    let tensor = |ty| Val::Tensor {
+        ty,
+        tu: None,
+        engines: Vec::new(),
+    };
+    match sig.ret {
+        Some(ty) => tensor(ty),
+        None if !sig.rets.is_empty() => Val::Tuple(
+            sig.rets
+                .into_iter()
+                .map(|t| t.map_or(Val::Unknown, tensor))
+                .collect(),
+        ),
+        None if sig.opaque => Val::Lost(lost),
+        None => Val::Unknown,
+    }
+}
+
+/// A parameter whose type is a struct of the crate that holds tensors (`inputs: Inputs<'_>`,
+/// or a reference to one): its fields, the tensors as tensors.
+pub(super) fn struct_param(ty: &ast::Type, env: &Env) -> Option<Val> {
+    let ast::Type::PathType(p) = unwrapped(ty) else {
+        return None;
+    };
+    let path = p.path()?;
+    let key = path_key(&path).or_else(|| Some(path.segment()?.name_ref()?.text().to_string()))?;
+    let fields = env.struct_fields(&key)?;
+    let fields = fields
+        .iter()
+        .map(|(name, ty)| {
+            let val = ty.clone().map_or(Val::Unknown, |ty| Val::Tensor {
+                ty,
+                tu: None,
+                engines: Vec::new(),
+            });
+            (name.clone(), val)
+        })
+        .collect();
+    Some(Val::Struct(fields))
+}
+
+/// `&[T]`, `[T; N]`, `Vec<T>` of a tensor type `T`: the element's type.
+pub(super) fn many_type(
+    ty: &ast::Type,
+    env: &Env,
+    scope: &Scope,
+    diags: &mut Vec<Problem>,
+) -> Option<TensorTy> {
+    match ty {
+        ast::Type::RefType(r) => many_type(&r.ty()?, env, scope, diags),
+        ast::Type::SliceType(s) => tensor_type(&s.ty()?, env, scope, diags),
+        ast::Type::ArrayType(a) => tensor_type(&a.ty()?, env, scope, diags),
+        ast::Type::PathType(p) => {
+            let seg = p.path()?.segment()?;
+            if seg.name_ref()?.text() != "Vec" {
+                return None;
+            }
+            let inner = seg
+                .generic_arg_list()?
+                .generic_args()
+                .find_map(|a| match a {
+                    ast::GenericArg::TypeArg(t) => t.ty(),
+                    _ => None,
+                })?;
+            tensor_type(&inner, env, scope, diags)
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,571 @@
+//! Blocks and statements: `let` bindings and their patterns, assignments, conditions, and
+//! the values a binding holds at compile time.
+
+use super::env::tensor_type;
+use super::reading::{arg_of, assigned_after, is_from_addr, pat_name, span_of, var_name};
+use super::state::{Builder, Construct, Val, many_type};
+use crate::diagnostic::Span;
+use crate::model::consts;
+use crate::model::methods::Engine;
+use crate::model::problem::NotFollowed;
+use crate::model::types::{TensorTy, Tu};
+use crate::model::value;
+use crate::model::{Arg, Origin, TensorVar};
+use crate::syntax::snippet;
+use ra_ap_syntax::{AstNode, ast};
+
+impl Builder<'_> {
+    /// Evaluates a block; its tail takes `expected` and `binding` (a function body's tail takes
+    /// the return type).
+    pub(super) fn block(
+        &mut self,
+        block: &ast::BlockExpr,
+        expected: Option<TensorTy>,
+        binding: Option<String>,
+    ) -> Val {
+        let Some(list) = block.stmt_list() else {
+            self.last_ends.clear();
+            return Val::Unknown;
+        };
+        let outer_consts = self.consts.clone();
+        let outer_values = self.values.clone();
+        self.local_consts(&list);
+        let mut diverges = false;
+        for stmt in list.statements() {
+            diverges = false;
+            match stmt {
+                ast::Stmt::LetStmt(l) => self.let_stmt(&l),
+                ast::Stmt::ExprStmt(e) => {
+                    if let Some(e) = e.expr() {
+                        diverges = matches!(self.top(&e, None, None), Val::Never);
+                    }
+                }
+                ast::Stmt::Item(_) => {}
+            }
+        }
+        self.last_ends.clear();
+        let val = match list.tail_expr() {
+            Some(tail) => self.top(&tail, expected, binding),
+            // `{ ..; return x; }`
+            None if diverges => Val::Never,
+            None => Val::Unknown,
+        };
+        self.consts = outer_consts;
+        self.values = outer_values;
+        val
+    }
+
+    /// The `const` items a block declares (`const GROUPS: usize = 2;` in a kernel's body):
+    /// constants in the whole block, as Rust scopes an item.
+    pub(super) fn local_consts(&mut self, list: &ast::StmtList) {
+        for stmt in list.statements() {
+            let ast::Stmt::Item(ast::Item::Const(c)) = stmt else {
+                continue;
+            };
+            let (Some(name), Some(body)) = (ast::HasName::name(&c), c.body()) else {
+                continue;
+            };
+            let name = name.text().to_string();
+            let value = self.value_of(&body).0;
+            if let Ok(value::Value::Int(k)) = value {
+                self.consts.insert(name.clone(), k);
+            }
+            self.values.insert(name, value);
+        }
+    }
+
+    /// The arms of an `if`/`match` used as a value: a tensor when every arm gives one of the
+    /// same kind in the same context (what the arms disagree on is unknown), continuing every
+    /// arm's chain; anything else is unknown.
+    pub(super) fn join(&mut self, arms: Vec<(Val, Vec<(usize, usize)>)>, complete: bool) -> Val {
+        self.last_ends.clear();
+        if !complete || arms.is_empty() {
+            return Val::Unknown;
+        }
+        let mut joined: Option<(TensorTy, Option<Tu>, Vec<Engine>)> = None;
+        let mut ends = Vec::new();
+        // An arm that returns or panics gives no value to join.
+        let arms: Vec<_> = arms
+            .into_iter()
+            .filter(|(v, _)| !matches!(v, Val::Never))
+            .collect();
+        if arms.is_empty() {
+            return Val::Never;
+        }
+        for (v, e) in arms {
+            let Val::Tensor { ty, tu, engines } = v else {
+                return Val::Unknown;
+            };
+            ends.extend(e);
+            match joined.as_mut() {
+                None => joined = Some((ty, tu, engines)),
+                Some((jt, jtu, jen)) => {
+                    if jt.kind != ty.kind || *jtu != tu {
+                        return Val::Unknown;
+                    }
+                    if jt.dtype != ty.dtype {
+                        jt.dtype = None;
+                    }
+                    jt.maps.retain(|s, m| {
+                        ty.maps
+                            .get(s)
+                            .is_some_and(|o| o.layout.is_some() && o.layout == m.layout)
+                    });
+                    if *jen != engines {
+                        jen.retain(|e| engines.contains(e));
+                    }
+                }
+            }
+        }
+        let Some((ty, tu, engines)) = joined else {
+            return Val::Unknown;
+        };
+        if ty.kind.is_stream() {
+            self.last_ends = ends;
+        }
+        Val::Tensor { ty, tu, engines }
+    }
+
+    /// An `if` expression's arms, `else if` included; `complete` when it has a final `else`.
+    pub(super) fn if_arms(
+        &mut self,
+        i: &ast::IfExpr,
+        expected: &Option<TensorTy>,
+        binding: &Option<String>,
+        arms: &mut Vec<(Val, Vec<(usize, usize)>)>,
+    ) -> bool {
+        if let Some(c) = i.condition() {
+            self.condition(&c);
+        }
+        if let Some(b) = i.then_branch() {
+            let v = self.block(&b, expected.clone(), binding.clone());
+            arms.push((v, std::mem::take(&mut self.last_ends)));
+        }
+        match i.else_branch() {
+            Some(ast::ElseBranch::Block(b)) => {
+                let v = self.block(&b, expected.clone(), binding.clone());
+                arms.push((v, std::mem::take(&mut self.last_ends)));
+                true
+            }
+            Some(ast::ElseBranch::IfExpr(e)) => self.if_arms(&e, expected, binding, arms),
+            None => false,
+        }
+    }
+
+    /// The compile-time value of `e` (see [`value::eval`]), and whether it was reached through
+    /// a name.
+    pub(super) fn value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
+        let lookup = |key: &str| {
+            self.values
+                .get(key)
+                .cloned()
+                .or_else(|| self.env.value(key).cloned().map(Ok))
+        };
+        let names = value::Names {
+            value: &lookup,
+            ints: &self.consts,
+            fns: &self.env.const_fns,
+            mapping: &self.scope,
+        };
+        value::eval(e, &names)
+    }
+
+    /// A value argument of an engine call: as written, with the value it names (or why that
+    /// value is unknown).
+    pub(super) fn value_arg(&self, e: &ast::Expr) -> Arg {
+        let mut arg = arg_of(e.syntax());
+        let (v, named) = self.value_of(e);
+        if named || v.is_err() {
+            arg.value = Some(v);
+        }
+        arg
+    }
+
+    /// Binds `name` to a compile-time value (a parameter a call gives a known value, a loop's
+    /// index): an integer is a constant too.
+    pub(super) fn bind(&mut self, name: &str, v: value::Value) {
+        if let value::Value::Int(k) = v {
+            self.consts.insert(name.to_string(), k);
+        }
+        self.values.insert(name.to_string(), Ok(v));
+    }
+
+    /// The address a `let` whose initializer is a `from_addr(..)` call places its tensor at
+    /// (the placement that call recorded).
+    pub(super) fn placed_by(&self, l: &ast::LetStmt) -> Option<u64> {
+        let init = l.initializer().filter(is_from_addr)?;
+        let at = span_of(init.syntax().text_range());
+        let p = self.model.placements.last()?;
+        (at.start <= p.arg.span.start && p.arg.span.end <= at.end).then_some(p.address)
+    }
+
+    /// The address the tensor an argument names (`&a`, `a`) was placed at, when known.
+    pub(super) fn placed_at(&self, arg: &ast::Expr) -> Option<u64> {
+        let name = var_name(arg)?;
+        let Some(Val::Tensor { .. }) = self.vars.get(&name) else {
+            return None;
+        };
+        self.model
+            .tensors
+            .iter()
+            .rev()
+            .find(|t| t.name == name)?
+            .address
+    }
+
+    /// Evaluates an expression that is not the start of the chain being built (an argument):
+    /// it neither starts nor continues that chain.
+    pub(super) fn arg_expr(&mut self, e: &ast::Expr) -> Val {
+        let saved = self.root.take();
+        let v = self.expr(e, &mut Vec::new(), false);
+        self.root = saved;
+        v
+    }
+
+    pub(super) fn let_stmt(&mut self, l: &ast::LetStmt) {
+        let annotation = l.ty();
+        let expected = annotation
+            .as_ref()
+            .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.problems));
+        let name = l.pat().as_ref().and_then(pat_name);
+        let (immutable, mutable) = match l.pat() {
+            Some(ast::Pat::IdentPat(i)) if i.ref_token().is_none() => {
+                (i.mut_token().is_none(), i.mut_token().is_some())
+            }
+            _ => (false, false),
+        };
+        if let Some(n) = &name {
+            // A binding's compile-time value (a `let mut` never assigned again is one too); an
+            // integer one is a constant too. A variable assigned after its `let` is not
+            // followed through its assignments: its value is unknown, and says why.
+            let reassigned = mutable && assigned_after(l, n);
+            if !self.counters.is_empty() {
+                self.counters.remove(n);
+            }
+            if reassigned
+                && let Some(first) = l.initializer().and_then(|init| {
+                    consts::eval_sized(&init, &self.consts, &self.env.const_fns, &self.scope)
+                })
+            {
+                self.counters.insert(n.clone(), first);
+            }
+            let value =
+                l.initializer()
+                    .filter(|_| immutable || mutable)
+                    .map(|init| match reassigned {
+                        false => self.value_of(&init).0,
+                        true => Err(value::Unknown::assigned(n)),
+                    });
+            match &value {
+                Some(Ok(value::Value::Int(k))) => {
+                    self.consts.insert(n.clone(), *k);
+                }
+                _ => {
+                    self.consts.remove(n);
+                }
+            }
+            match value {
+                Some(v) => {
+                    self.values.insert(n.clone(), v);
+                }
+                None => {
+                    self.values.remove(n);
+                }
+            }
+        }
+        let val = match l.initializer() {
+            Some(init) => self.top(&init, expected.clone(), name.clone()),
+            None => match &expected {
+                Some(t) => Val::Tensor {
+                    ty: t.clone(),
+                    tu: None,
+                    engines: Vec::new(),
+                },
+                None => Val::Unknown,
+            },
+        };
+        let ends = std::mem::take(&mut self.last_ends);
+        let Some(name) = name else {
+            // `let (a, b) = ..`, `let Pair { a, b } = ..`, `let Some(t) = .. else { .. }`.
+            if let Some(pat) = l.pat() {
+                let val = match (val, annotation.as_ref()) {
+                    (Val::Tuple(mut vs), Some(ast::Type::TupleType(t))) => {
+                        for (v, f) in vs.iter_mut().zip(t.fields()) {
+                            if matches!(v, Val::Unknown)
+                                && let Some(ty) =
+                                    tensor_type(&f, self.env, &self.scope, &mut self.model.problems)
+                            {
+                                *v = Val::Tensor {
+                                    ty,
+                                    tu: None,
+                                    engines: Vec::new(),
+                                };
+                            }
+                        }
+                        Val::Tuple(vs)
+                    }
+                    (v, _) => v,
+                };
+                self.bind_pat(&pat, val);
+            }
+            return;
+        };
+        let val = match (val, annotation.as_ref()) {
+            (Val::Unknown | Val::Lost(_), Some(t)) => {
+                match many_type(t, self.env, &self.scope, &mut self.model.problems) {
+                    Some(ty) => Val::many(ty),
+                    None => Val::Unknown,
+                }
+            }
+            (v, _) => v,
+        };
+        if ends.is_empty() {
+            self.ends.remove(&name);
+        } else {
+            self.ends.insert(name.clone(), ends);
+        }
+        if let Val::Tensor { ty, tu, .. } = &val {
+            let address = self
+                .model
+                .chains
+                .last()
+                .filter(|c| c.binding.as_deref() == Some(name.as_str()))
+                .and_then(|c| c.steps.last())
+                .and_then(|s| s.address)
+                .or_else(|| self.placed_by(l));
+            let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
+                span_of(p.syntax().text_range())
+            });
+            self.model.tensors.push(TensorVar {
+                name: name.clone(),
+                span,
+                origin: Origin::Let,
+                ty: ty.clone(),
+                context: *tu,
+                address,
+                iteration: self.iteration,
+            });
+        }
+        self.vars.insert(name, val);
+    }
+
+    /// Binds a variable to a value outside a `let` of a plain name (a pattern's part, a loop
+    /// variable, a closure parameter, an assignment).
+    pub(super) fn set_var(&mut self, name: String, val: Val, span: Span) {
+        self.consts.remove(&name);
+        self.values.remove(&name);
+        self.ends.remove(&name);
+        if let Val::Tensor { ty, tu, .. } = &val {
+            self.model.tensors.push(TensorVar {
+                name: name.clone(),
+                span,
+                origin: Origin::Let,
+                ty: ty.clone(),
+                context: *tu,
+                address: None,
+                iteration: self.iteration,
+            });
+        }
+        self.vars.insert(name, val);
+    }
+
+    /// Binds a pattern to a value: tuples and struct literals part by part, `Some(t)`/`Ok(t)`
+    /// to the value itself (the model sees through `Option`/`Result`); a part it cannot
+    /// follow is [`Val::Lost`] at the pattern.
+    pub(super) fn bind_pat(&mut self, pat: &ast::Pat, val: Val) {
+        let at = span_of(pat.syntax().text_range());
+        match pat {
+            ast::Pat::IdentPat(i) => {
+                if let Some(n) = ast::HasName::name(i) {
+                    self.set_var(n.text().to_string(), val, at);
+                }
+            }
+            ast::Pat::RefPat(r) => {
+                if let Some(p) = r.pat() {
+                    self.bind_pat(&p, val);
+                }
+            }
+            ast::Pat::ParenPat(p) => {
+                if let Some(p) = p.pat() {
+                    self.bind_pat(&p, val);
+                }
+            }
+            ast::Pat::TuplePat(t) => {
+                let fields: Vec<ast::Pat> = t.fields().collect();
+                let rest = fields.iter().any(|f| matches!(f, ast::Pat::RestPat(_)));
+                match val {
+                    Val::Tuple(vs) if vs.len() == fields.len() && !rest => {
+                        for (f, v) in fields.iter().zip(vs) {
+                            self.bind_pat(f, v);
+                        }
+                    }
+                    Val::Unknown => self.bind_all(pat, Val::Unknown),
+                    Val::Lost(c) => self.bind_all(pat, Val::Lost(c)),
+                    _ => {
+                        let what = format!("the destructuring `{}`", snippet(pat.syntax()));
+                        self.bind_all(pat, Val::Lost(Construct::new(pat.syntax(), what)));
+                    }
+                }
+            }
+            ast::Pat::RecordPat(r) => {
+                let Val::Struct(fields) = val else {
+                    let lost = match val {
+                        Val::Unknown => Val::Unknown,
+                        Val::Lost(c) => Val::Lost(c),
+                        _ => {
+                            let what = format!("the destructuring `{}`", snippet(pat.syntax()));
+                            Val::Lost(Construct::new(pat.syntax(), what))
+                        }
+                    };
+                    self.bind_all(pat, lost);
+                    return;
+                };
+                for f in r
+                    .record_pat_field_list()
+                    .into_iter()
+                    .flat_map(|l| l.fields())
+                {
+                    let Some(p) = f.pat() else { continue };
+                    let name = f
+                        .field_name()
+                        .map(|n| n.to_string())
+                        .or_else(|| pat_name(&p));
+                    let v = name
+                        .and_then(|n| fields.iter().find(|(k, _)| *k == n))
+                        .map_or(Val::Unknown, |(_, v)| v.clone());
+                    self.bind_pat(&p, v);
+                }
+            }
+            ast::Pat::TupleStructPat(t) => {
+                let fields: Vec<ast::Pat> = t.fields().collect();
+                match fields.as_slice() {
+                    [one] => self.bind_pat(one, val),
+                    _ => self.bind_all(pat, Val::Unknown),
+                }
+            }
+            ast::Pat::SlicePat(sp) => {
+                let elem = match val {
+                    Val::Many { elem, .. } => *elem,
+                    Val::Lost(c) => Val::Lost(c),
+                    Val::Unknown => Val::Unknown,
+                    _ => {
+                        let what = format!("the destructuring `{}`", snippet(pat.syntax()));
+                        Val::Lost(Construct::new(pat.syntax(), what))
+                    }
+                };
+                for p in sp.pats() {
+                    if !matches!(p, ast::Pat::RestPat(_)) {
+                        self.bind_pat(&p, elem.clone());
+                    }
+                }
+            }
+            _ => self.bind_all(pat, Val::Unknown),
+        }
+    }
+
+    /// Binds every name a pattern introduces to one value.
+    pub(super) fn bind_all(&mut self, pat: &ast::Pat, val: Val) {
+        for i in pat.syntax().descendants().filter_map(ast::IdentPat::cast) {
+            if let Some(n) = ast::HasName::name(&i) {
+                let at = span_of(i.syntax().text_range());
+                self.set_var(n.text().to_string(), val.clone(), at);
+            }
+        }
+    }
+
+    /// Reports a value the model did not follow where it is used as a tensor: once per
+    /// construct.
+    pub(super) fn lost_use(&mut self, c: &Construct, at: Span) {
+        if !self.lost_reported.insert(c.span) {
+            return;
+        }
+        self.model.problems.push(
+            NotFollowed::Lost {
+                at: c.span,
+                what: c.what.clone(),
+                used: at,
+            }
+            .into(),
+        );
+    }
+
+    /// A construct reported as soon as it is met (an engine chain inside a macro, an address
+    /// computed by a call): once.
+    pub(super) fn not_analysed(&mut self, p: NotFollowed) {
+        if self.lost_reported.insert(p.at()) {
+            self.model.problems.push(p.into());
+        }
+    }
+
+    /// An `if`/`while` condition: `let` patterns bind what they match.
+    pub(super) fn condition(&mut self, c: &ast::Expr) {
+        match c {
+            ast::Expr::LetExpr(l) => {
+                let v = l.expr().map_or(Val::Unknown, |e| self.arg_expr(&e));
+                if let Some(p) = l.pat() {
+                    self.bind_pat(&p, v);
+                }
+            }
+            ast::Expr::BinExpr(b)
+                if matches!(b.op_kind(), Some(ast::BinaryOp::LogicOp(ast::LogicOp::And))) =>
+            {
+                if let Some(l) = b.lhs() {
+                    self.condition(&l);
+                }
+                if let Some(r) = b.rhs() {
+                    self.condition(&r);
+                }
+            }
+            other => {
+                self.arg_expr(other);
+            }
+        }
+    }
+
+    /// `x = e`: the variable takes the new value (its chain, if it is a stream in mid-pass);
+    /// `x += e` and assignments to fields or indices only evaluate the right-hand side.
+    pub(super) fn assign(&mut self, b: &ast::BinExpr) -> Val {
+        let plain = matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { op: None }));
+        let target = b.lhs().as_ref().and_then(var_name);
+        if let Some(t) = &target
+            && !self.counters.is_empty()
+        {
+            self.counters.remove(t);
+        }
+        // A variable with a compile-time value loses it: assignments are not followed.
+        let forgotten = target.clone().filter(|t| self.values.contains_key(t));
+        let Some(rhs) = b.rhs() else {
+            return Val::Unknown;
+        };
+        match target {
+            Some(name) if plain => {
+                let expected = match self.vars.get(&name) {
+                    Some(Val::Tensor { ty, .. }) => Some(ty.clone()),
+                    _ => None,
+                };
+                let val = self.top(&rhs, expected, Some(name.clone()));
+                let ends = std::mem::take(&mut self.last_ends);
+                let at = b.lhs().map_or(span_of(b.syntax().text_range()), |l| {
+                    span_of(l.syntax().text_range())
+                });
+                self.set_var(name.clone(), val, at);
+                if !ends.is_empty() {
+                    self.ends.insert(name, ends);
+                }
+            }
+            Some(name) => {
+                self.consts.remove(&name);
+                self.arg_expr(&rhs);
+            }
+            None => {
+                self.top(&rhs, None, None);
+            }
+        }
+        if let Some(name) = forgotten {
+            let unknown = value::Unknown::assigned(&name);
+            self.values.insert(name, Err(unknown));
+        }
+        self.last_ends.clear();
+        Val::Unknown
+    }
+}
