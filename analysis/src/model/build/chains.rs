@@ -7,7 +7,7 @@ use super::state::{Builder, Construct, Dma, Val, sig_value};
 use crate::diagnostic::Span;
 use crate::mapping::{Layout, Scope};
 use crate::model::consts::{self, path_key};
-use crate::model::methods::{Engine, Method, Recv};
+use crate::model::methods::{Engine, Method, Recv, Transfer};
 use crate::model::problem::{Kernel, NotFollowed, Primitive, Unknown};
 use crate::model::types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu};
 use crate::model::value;
@@ -17,6 +17,9 @@ use ra_ap_syntax::ast::{HasArgList, HasGenericArgs};
 use ra_ap_syntax::{AstNode, ast};
 
 impl Builder<'_> {
+    /// A method call: an engine method of a stream or a context is a [`Step`] of the chain
+    /// (its output type derived from its input and its turbofish, the pipeline's order,
+    /// context and DMA rules checked); any other method gives what its receiver's type says.
     pub(super) fn method_call(
         &mut self,
         m: &ast::MethodCallExpr,
@@ -26,147 +29,59 @@ impl Builder<'_> {
         let recv = m
             .receiver()
             .map_or(Val::Unknown, |r| self.expr(&r, steps, false));
-        let Some(name_ref) = m.name_ref() else {
+        let Some(call) = self.read_method_call(m, awaited) else {
             return Val::Unknown;
         };
-        let name = name_ref.text().to_string();
-        let library = self.model.library;
-        let method = Method::resolve(&name, library);
-        let span = span_of(name_ref.syntax().text_range());
-        let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
-        let val_args: Vec<Arg> = args.iter().map(|a| self.value_arg(a)).collect();
-        let gen_args: Vec<Arg> = m
-            .generic_arg_list()
-            .map(|g| {
-                g.generic_args()
-                    .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-                    .map(|a| arg_of(a.syntax()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        // A tile view written as the argument (`commit_view(out.view_mut().tile::<..>(i))`) is
-        // recorded as a chain, as it is when bound by a `let`, so its tile is checked.
-        let arg_vals: Vec<Val> = args
-            .iter()
-            .map(|a| {
-                if is_tile_view(a) {
-                    self.top(a, None, None)
-                } else {
-                    self.arg_expr(a)
-                }
-            })
-            .collect();
-        // On a value not followed, or an array of tensors, the methods other types have too
-        // (`Iterator::collect`, `Option::transpose`, `clone`) are not taken for engine calls.
-        let shared = name == "clone" || matches!(method, Method::Collect | Method::Transpose);
+        if call.method.is_adapter()
+            && let Val::Tensor { ty, tu, engines } = &recv
+        {
+            return self.adapter_call(m, &call, ty, *tu, engines, steps);
+        }
         let recv_kind = match &recv {
             Val::Tensor { ty, .. } => Some(ty.kind),
             _ => None,
         };
-        if method.is_adapter()
-            && let Val::Tensor { ty, tu, engines } = &recv
-        {
-            let first = m.generic_arg_list().and_then(|g| g.generic_args().next());
-            self.model.adapters.push(Adapter {
-                method: method.clone(),
-                span,
-                input: ty.clone(),
-                generic: first
-                    .as_ref()
-                    .map(|g| (arg_of(g.syntax()), map_of(g, &self.scope))),
-                args: val_args.clone(),
-            });
-            return self.adapt(&method, ty, *tu, engines, first, val_args, steps);
-        }
-        let spec = method
-            .transfer_for(&name, library, recv_kind)
+        // On a value not followed, or an array of tensors, the methods other types have too
+        // (`Iterator::collect`, `Option::transpose`, `clone`) are not taken for engine calls.
+        let shared =
+            call.name == "clone" || matches!(call.method, Method::Collect | Method::Transpose);
+        let spec = call
+            .method
+            .transfer_for(&call.name, self.model.library, recv_kind)
             .filter(|_| !(shared && matches!(recv, Val::Lost(_) | Val::Many { .. })));
         let Some(spec) = spec else {
-            // A method of the crate's `impl` blocks on a value the model cannot type
-            // (`self.apply(ctx, a)`): its signature.
-            if !matches!(recv, Val::Tensor { .. } | Val::TuCtx(_) | Val::Many { .. })
-                && let Some(sig) = self.env.method(&name).cloned()
-            {
-                for (k, a) in args.iter().enumerate() {
-                    let expected = sig.params.get(k).cloned().flatten();
-                    self.top(a, expected, None);
-                }
-                self.last_ends.clear();
-                let what = format!("the result of `{}`", snippet(m.syntax()));
-                return sig_value(sig, Construct::new(m.syntax(), what));
-            }
-            // Arrays of tensors iterate; values not followed stay so.
-            match &recv {
-                Val::Many { elem, enumerated } => {
-                    return match name.as_str() {
-                        "iter" | "iter_mut" | "into_iter" | "copied" | "cloned" | "clone" => {
-                            Val::Many {
-                                elem: elem.clone(),
-                                enumerated: *enumerated,
-                            }
-                        }
-                        "enumerate" => Val::Many {
-                            elem: elem.clone(),
-                            enumerated: true,
-                        },
-                        "len" | "is_empty" => Val::Unknown,
-                        _ => {
-                            let what = format!("`.{name}()` of an array of tensors");
-                            Val::Lost(Construct::new(m.syntax(), what))
-                        }
-                    };
-                }
-                Val::Lost(c) => {
-                    let of_self = matches!(m.receiver(), Some(ast::Expr::PathExpr(ref p)) if p.syntax().text() == "self");
-                    return if of_self {
-                        let what = format!("the result of `{}`", snippet(m.syntax()));
-                        Val::Lost(Construct::new(m.syntax(), what))
-                    } else {
-                        Val::Lost(c.clone())
-                    };
-                }
-                Val::Tensor { .. }
-                    if matches!(
-                        name.as_str(),
-                        "clone" | "to_owned" | "borrow" | "as_ref" | "unwrap" | "expect"
-                    ) =>
-                {
-                    return recv;
-                }
-                _ => {}
-            }
-            if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_))
-                && !crate::model::methods::is_std_method(&name)
-            {
-                self.model.problems.push(
-                    Unknown {
-                        at: span,
-                        primitive: Primitive::Method(name.clone()),
-                    }
-                    .into(),
-                );
-                steps.push(Step {
-                    method,
-                    span,
-                    engine: None,
-                    input: None,
-                    output: None,
-                    keep: Vec::new(),
-                    context: None,
-                    address: None,
-                    awaited,
-                    generics: gen_args.clone(),
-                    args: val_args.clone(),
-                });
-            }
-            // A method of a value the model cannot type (`loader.load(ctx)`): what it gives
-            // may be a tensor.
-            if matches!(recv, Val::Unknown) && !crate::model::methods::is_std_method(&name) {
-                let what = format!("the result of `{}`", snippet(m.syntax()));
-                return Val::Lost(Construct::new(m.syntax(), what));
-            }
-            return Val::Unknown;
+            return self.other_method(m, &call, recv, steps);
         };
+        if self.uses_lost_tensor(&call, &recv, &spec) {
+            return Val::Unknown;
+        }
+        if call.method.reads_value_args() {
+            self.unknown_values(&call.args, &call.val_args, &call.arg_vals);
+        }
+        let address = self.address_of(&call, &spec);
+        // The input stream and its context.
+        let (input, tu, engines) = match (spec.recv, &recv) {
+            (Recv::TuContext, Val::TuCtx(tu)) => return self.begin_pass(&call, *tu, steps),
+            (Recv::Tensor, Val::Tensor { ty, tu, engines }) => (ty.clone(), *tu, engines.clone()),
+            (Recv::FirstArg, Val::TuCtx(_) | Val::Dma(_)) => match call.arg_vals.first() {
+                Some(Val::Tensor { ty, .. }) => (ty.clone(), None, Vec::new()),
+                _ => return Val::Unknown,
+            },
+            _ => return Val::Unknown,
+        };
+        self.engine_step(call, &spec, input, tu, engines, address, steps)
+    }
+
+    /// The parts of a method call a step records, its arguments evaluated (a tile view
+    /// written as the argument, `commit_view(out.view_mut().tile::<..>(i))`, is recorded as a
+    /// chain, as it is when bound by a `let`, so its tile is checked).
+    fn read_method_call(&mut self, m: &ast::MethodCallExpr, awaited: bool) -> Option<MethodCall> {
+        let name_ref = m.name_ref()?;
+        let name = name_ref.text().to_string();
+        let method = Method::resolve(&name, self.model.library);
+        let span = span_of(name_ref.syntax().text_range());
+        let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
+        let val_args: Vec<Arg> = args.iter().map(|a| self.value_arg(a)).collect();
         let generics: Vec<ast::GenericArg> = m
             .generic_arg_list()
             .map(|g| {
@@ -175,208 +90,214 @@ impl Builder<'_> {
                     .collect()
             })
             .unwrap_or_default();
-        // A tensor the model did not follow, used here as one (the receiver, or the tensor a
-        // pass begins from or aligns with).
-        if let Val::Lost(c) = &recv {
-            let c = c.clone();
-            self.lost_use(&c, span);
-            return Val::Unknown;
-        }
-        if matches!(spec.recv, Recv::TuContext | Recv::FirstArg) || method == Method::Align {
-            let lost: Vec<Construct> = arg_vals
-                .iter()
-                .filter_map(|v| match v {
-                    Val::Lost(c) => Some(c.clone()),
-                    _ => None,
-                })
-                .collect();
-            for c in &lost {
-                self.lost_use(c, span);
+        let gen_args = generics.iter().map(|a| arg_of(a.syntax())).collect();
+        let arg_vals: Vec<Val> = args
+            .iter()
+            .map(|a| match is_tile_view(a) {
+                true => self.top(a, None, None),
+                false => self.arg_expr(a),
+            })
+            .collect();
+        Some(MethodCall {
+            name,
+            method,
+            span,
+            args,
+            val_args,
+            generics,
+            gen_args,
+            arg_vals,
+            awaited,
+        })
+    }
+
+    /// A stream adapter of furiosa-opt-std on a tensor: recorded, then applied ([`Self::adapt`]).
+    fn adapter_call(
+        &mut self,
+        m: &ast::MethodCallExpr,
+        call: &MethodCall,
+        ty: &TensorTy,
+        tu: Option<Tu>,
+        engines: &[Engine],
+        steps: &mut [Step],
+    ) -> Val {
+        let first = m.generic_arg_list().and_then(|g| g.generic_args().next());
+        self.model.adapters.push(Adapter {
+            method: call.method.clone(),
+            span: call.span,
+            input: ty.clone(),
+            generic: first
+                .as_ref()
+                .map(|g| (arg_of(g.syntax()), map_of(g, &self.scope))),
+            args: call.val_args.clone(),
+        });
+        let args = call.val_args.clone();
+        self.adapt(&call.method, ty, tu, engines, first, args, steps)
+    }
+
+    /// A method that is no engine method of its receiver: a method of the crate's `impl`
+    /// blocks, an iterator's or a reference's method, or a method visa-lint does not know.
+    fn other_method(
+        &mut self,
+        m: &ast::MethodCallExpr,
+        call: &MethodCall,
+        recv: Val,
+        steps: &mut Vec<Step>,
+    ) -> Val {
+        let name = call.name.as_str();
+        // A method of the crate's `impl` blocks on a value the model cannot type
+        // (`self.apply(ctx, a)`): its signature.
+        if !matches!(recv, Val::Tensor { .. } | Val::TuCtx(_) | Val::Many { .. })
+            && let Some(sig) = self.env.method(name).cloned()
+        {
+            for (k, a) in call.args.iter().enumerate() {
+                let expected = sig.params.get(k).cloned().flatten();
+                self.top(a, expected, None);
             }
-            if !lost.is_empty() {
-                return Val::Unknown;
-            }
+            self.last_ends.clear();
+            let what = format!("the result of `{}`", snippet(m.syntax()));
+            return sig_value(sig, Construct::new(m.syntax(), what));
         }
-        if method.reads_value_args() {
-            self.unknown_values(&args, &val_args, &arg_vals);
+        if let Some(v) = method_of_value(m, name, &recv) {
+            return v;
         }
-        let address_expr = spec.address_arg.and_then(|k| args.get(k));
-        // An address is an integer value: through names, `if`s on constants and sizes too.
-        let address = address_expr.and_then(|a| match self.value_of(a).0 {
+        let is_std = crate::model::methods::is_std_method(name);
+        if matches!(recv, Val::Tensor { .. } | Val::TuCtx(_)) && !is_std {
+            let primitive = Primitive::Method(name.to_string());
+            let unknown = Unknown {
+                at: call.span,
+                primitive,
+            };
+            self.model.problems.push(unknown.into());
+            steps.push(call.step(None, None, None, &[], None, None));
+        }
+        // A method of a value the model cannot type (`loader.load(ctx)`): what it gives
+        // may be a tensor.
+        if matches!(recv, Val::Unknown) && !is_std {
+            let what = format!("the result of `{}`", snippet(m.syntax()));
+            return Val::Lost(Construct::new(m.syntax(), what));
+        }
+        Val::Unknown
+    }
+
+    /// Whether the call uses a tensor the model did not follow as one (the receiver, or the
+    /// tensor a pass begins from or aligns with): reported once at its construct.
+    fn uses_lost_tensor(&mut self, call: &MethodCall, recv: &Val, spec: &Transfer) -> bool {
+        if let Val::Lost(c) = recv {
+            self.lost_use(c, call.span);
+            return true;
+        }
+        if !(matches!(spec.recv, Recv::TuContext | Recv::FirstArg) || call.method == Method::Align)
+        {
+            return false;
+        }
+        let lost: Vec<Construct> = call
+            .arg_vals
+            .iter()
+            .filter_map(|v| match v {
+                Val::Lost(c) => Some(c.clone()),
+                _ => None,
+            })
+            .collect();
+        for c in &lost {
+            self.lost_use(c, call.span);
+        }
+        !lost.is_empty()
+    }
+
+    /// The call's address argument, an integer value: through names, `if`s on constants and
+    /// sizes too. One the model cannot evaluate is looked at for the calls that make it.
+    fn address_of(&mut self, call: &MethodCall, spec: &Transfer) -> Option<u64> {
+        let address_expr = spec.address_arg.and_then(|k| call.args.get(k))?;
+        let address = match self.value_of(address_expr).0 {
             Ok(value::Value::Int(v)) => Some(v),
             _ => None,
-        });
-        if address.is_none()
-            && let Some(a) = address_expr
-        {
-            self.address_call(a);
-        }
-
-        // The input stream and its context.
-        let (input, tu, mut engines) = match (spec.recv, &recv) {
-            (Recv::TuContext, Val::TuCtx(tu)) => {
-                let Some(Val::Tensor { ty: src, .. }) = arg_vals.first() else {
-                    if args.is_empty() {
-                        // `begin_interleaved().fetch(&a, &b)`: the pseudo-API of the Kernel Examples.
-                        self.model.problems.push(
-                            Unknown {
-                                at: span,
-                                primitive: Primitive::WithoutTensors(name.clone()),
-                            }
-                            .into(),
-                        );
-                    }
-                    return Val::Unknown;
-                };
-                if method == Method::BeginInterleaved {
-                    self.check_interleave(&generics, &args, span);
-                }
-                let mut ty = TensorTy::new(Kind::Begin);
-                ty.dtype = src.dtype;
-                for s in [Slot::Chip, Slot::Cluster, Slot::Slice] {
-                    if let Some(v) = src.get(s) {
-                        ty.maps.insert(s, v.clone());
-                    }
-                }
-                if let Some(v) = src.get(Slot::Element) {
-                    ty.maps.insert(Slot::Packet, v.clone());
-                }
-                let time = if method == Method::BeginInterleaved {
-                    generics
-                        .first()
-                        .and_then(|g| interleave_axis(g, &self.scope))
-                } else {
-                    Some(MapVal::unplaced("m![1]", Some(Layout::identity())))
-                };
-                if let Some(t) = time {
-                    ty.maps.insert(Slot::Time, t);
-                }
-                steps.push(Step {
-                    method,
-                    span,
-                    engine: Some(Engine::Begin),
-                    input: Some(src.clone()),
-                    output: Some(ty.clone()),
-                    keep: Vec::new(),
-                    context: Some(*tu),
-                    address: None,
-                    awaited,
-                    generics: gen_args.clone(),
-                    args: val_args.clone(),
-                });
-                return Val::Tensor {
-                    ty,
-                    tu: Some(*tu),
-                    engines: vec![Engine::Begin],
-                };
-            }
-            (Recv::Tensor, Val::Tensor { ty, tu, engines }) => (ty.clone(), *tu, engines.clone()),
-            (Recv::FirstArg, Val::TuCtx(_) | Val::Dma(_)) => match arg_vals.first() {
-                Some(Val::Tensor { ty, .. }) => (ty.clone(), None, Vec::new()),
-                _ => return Val::Unknown,
-            },
-            _ => return Val::Unknown,
         };
+        if address.is_none() {
+            self.address_call(address_expr);
+        }
+        address
+    }
 
-        // The pipeline state machine.
+    /// A pass begun on a Tensor Unit context (`ctx.main.begin(a.view())`,
+    /// `begin_interleaved::<I, ..>(&a, &b)`): the stream it starts, its Time the interleave
+    /// axis or `m![1]`, its Packet the source's Element.
+    fn begin_pass(&mut self, call: &MethodCall, tu: Tu, steps: &mut Vec<Step>) -> Val {
+        let Some(Val::Tensor { ty: src, .. }) = call.arg_vals.first() else {
+            if call.args.is_empty() {
+                // `begin_interleaved().fetch(&a, &b)`: the pseudo-API of the Kernel Examples.
+                let primitive = Primitive::WithoutTensors(call.name.clone());
+                let unknown = Unknown {
+                    at: call.span,
+                    primitive,
+                };
+                self.model.problems.push(unknown.into());
+            }
+            return Val::Unknown;
+        };
+        let interleaved = call.method == Method::BeginInterleaved;
+        if interleaved {
+            self.check_interleave(&call.generics, &call.args, call.span);
+        }
+        let mut ty = TensorTy::new(Kind::Begin);
+        ty.dtype = src.dtype;
+        for s in [Slot::Chip, Slot::Cluster, Slot::Slice] {
+            if let Some(v) = src.get(s) {
+                ty.maps.insert(s, v.clone());
+            }
+        }
+        if let Some(v) = src.get(Slot::Element) {
+            ty.maps.insert(Slot::Packet, v.clone());
+        }
+        let time = match interleaved {
+            true => (call.generics.first()).and_then(|g| interleave_axis(g, &self.scope)),
+            false => Some(MapVal::unplaced("m![1]", Some(Layout::identity()))),
+        };
+        if let Some(t) = time {
+            ty.maps.insert(Slot::Time, t);
+        }
+        let (input, output) = (Some(src.clone()), Some(ty.clone()));
+        steps.push(call.step(Some(Engine::Begin), input, output, &[], Some(tu), None));
+        Val::Tensor {
+            ty,
+            tu: Some(tu),
+            engines: vec![Engine::Begin],
+        }
+    }
+
+    /// An engine method on `input`: the pipeline's state machine decides its output kind,
+    /// the Tensor Unit's context rules (or the DMA's) are checked, and its output type is
+    /// derived.
+    #[allow(clippy::too_many_arguments)]
+    fn engine_step(
+        &mut self,
+        call: MethodCall,
+        spec: &Transfer,
+        input: TensorTy,
+        tu: Option<Tu>,
+        mut engines: Vec<Engine>,
+        address: Option<u64>,
+        steps: &mut Vec<Step>,
+    ) -> Val {
+        let engine = Some(spec.engine);
         let Some(out_kind) = (spec.output)(input.kind) else {
-            self.order_error(&method, spec.engine, &input, span);
-            steps.push(Step {
-                method,
-                span,
-                engine: Some(spec.engine),
-                input: Some(input),
-                output: None,
-                keep: Vec::new(),
-                context: tu,
-                address,
-                awaited,
-                generics: gen_args.clone(),
-                args: val_args.clone(),
-            });
+            self.order_error(&call.method, spec.engine, &input, call.span);
+            steps.push(call.step(engine, Some(input), None, &[], tu, address));
             return Val::Unknown;
         };
         if spec.engine != Engine::Memory {
-            // The step a sub-context commit cannot follow (KRN-006 points at it).
-            // This expression's steps first, then those of the chain it continues (a pass
-            // split over `let` bindings is one chain).
-            let breaks = |s: &&Step| matches!(s.engine, Some(Engine::Cast | Engine::Transpose));
-            let offender = steps
-                .iter()
-                .rev()
-                .find(breaks)
-                .or_else(|| {
-                    self.root.iter().flatten().find_map(|(i, n)| {
-                        let earlier = self.model.chains.get(*i)?.steps.get(..*n)?;
-                        earlier.iter().rev().find(breaks)
-                    })
-                })
-                .map(|s| (s.method.clone(), s.span));
-            self.context_rules(
-                &method,
-                spec.engine,
-                &input,
-                tu,
-                &engines,
-                &generics,
-                span,
-                offender,
-            );
+            self.tensor_unit_rules(&call, spec, &input, tu, &engines, steps);
             if engines.last() != Some(&spec.engine) {
                 engines.push(spec.engine);
             }
         } else {
-            self.dma_rules(&method, spec.is_async, awaited, &arg_vals, span);
+            let (method, span, awaited) = (&call.method, call.span, call.awaited);
+            self.dma_rules(method, spec.is_async, awaited, &call.arg_vals, span);
         }
-
-        let mut out = TensorTy::new(out_kind);
-        for s in spec.keep {
-            if *s == Slot::D {
-                out.dtype = input.dtype;
-            } else if let Some(v) = input.get(*s) {
-                out.maps.insert(*s, v.clone());
-            }
-        }
-        for (slot, g) in spec.generics.iter().zip(&generics) {
-            set_slot(&mut out, *slot, g, &self.scope);
-        }
-        // A DMA into a destination view (`to_dm_view(dma, dst)`) writes the destination's
-        // layout.
-        let returns_nothing = method.returns_nothing(&name);
-        if returns_nothing && let Some(Val::Tensor { ty: dst, .. }) = arg_vals.get(1) {
-            for s in [Slot::Chip, Slot::Cluster, Slot::Slice, Slot::Element] {
-                if let Some(v) = dst.get(s) {
-                    out.maps.insert(s, v.clone());
-                }
-            }
-        }
-        match method {
-            Method::Contract => out.dtype = input.dtype.and_then(Dtype::widened),
-            Method::VectorFxpToFp => out.dtype = Some(Dtype::F32),
-            Method::VectorFpToFxp => out.dtype = Some(Dtype::I32),
-            Method::Align => {
-                if !out.maps.contains_key(&Slot::Row)
-                    && let Some(Val::Tensor { ty: trf, .. }) = arg_vals.first()
-                    && let Some(r) = trf.get(Slot::Row)
-                {
-                    out.maps.insert(Slot::Row, r.clone());
-                }
-            }
-            _ => {}
-        }
-        steps.push(Step {
-            method,
-            span,
-            engine: Some(spec.engine),
-            input: Some(input),
-            output: Some(out.clone()),
-            keep: spec.keep.to_vec(),
-            context: tu,
-            address,
-            awaited,
-            generics: gen_args.clone(),
-            args: val_args.clone(),
-        });
+        let out = self.step_output(&call, spec, &input, out_kind);
+        let returns_nothing = call.method.returns_nothing(&call.name);
+        let output = Some(out.clone());
+        steps.push(call.step(engine, Some(input), output, spec.keep, tu, address));
         if returns_nothing {
             return Val::Unknown;
         }
@@ -386,6 +307,92 @@ impl Builder<'_> {
             tu,
             engines,
         }
+    }
+
+    /// The context rules of a Tensor Unit engine method ([`Self::context_rules`]), with the
+    /// step a sub-context commit cannot follow (KRN-006 points at it): this expression's steps
+    /// first, then those of the chain it continues (a pass split over `let` bindings is one
+    /// chain).
+    fn tensor_unit_rules(
+        &mut self,
+        call: &MethodCall,
+        spec: &Transfer,
+        input: &TensorTy,
+        tu: Option<Tu>,
+        engines: &[Engine],
+        steps: &[Step],
+    ) {
+        let breaks = |s: &&Step| matches!(s.engine, Some(Engine::Cast | Engine::Transpose));
+        let offender = steps
+            .iter()
+            .rev()
+            .find(breaks)
+            .or_else(|| {
+                self.root.iter().flatten().find_map(|(i, n)| {
+                    let earlier = self.model.chains.get(*i)?.steps.get(..*n)?;
+                    earlier.iter().rev().find(breaks)
+                })
+            })
+            .map(|s| (s.method.clone(), s.span));
+        let (method, generics, span) = (&call.method, &call.generics, call.span);
+        self.context_rules(
+            method,
+            spec.engine,
+            input,
+            tu,
+            engines,
+            generics,
+            span,
+            offender,
+        );
+    }
+
+    /// The type an engine method gives: the slots it keeps from `input`, those its turbofish
+    /// fixes, a DMA destination view's layout, and the element type its engine sets.
+    fn step_output(
+        &self,
+        call: &MethodCall,
+        spec: &Transfer,
+        input: &TensorTy,
+        out_kind: Kind,
+    ) -> TensorTy {
+        let mut out = TensorTy::new(out_kind);
+        for s in spec.keep {
+            if *s == Slot::D {
+                out.dtype = input.dtype;
+            } else if let Some(v) = input.get(*s) {
+                out.maps.insert(*s, v.clone());
+            }
+        }
+        for (slot, g) in spec.generics.iter().zip(&call.generics) {
+            set_slot(&mut out, *slot, g, &self.scope);
+        }
+        // A DMA into a destination view (`to_dm_view(dma, dst)`) writes the destination's
+        // layout.
+        if call.method.returns_nothing(&call.name)
+            && let Some(Val::Tensor { ty: dst, .. }) = call.arg_vals.get(1)
+        {
+            for s in [Slot::Chip, Slot::Cluster, Slot::Slice, Slot::Element] {
+                if let Some(v) = dst.get(s) {
+                    out.maps.insert(s, v.clone());
+                }
+            }
+        }
+        match call.method {
+            Method::Contract => out.dtype = input.dtype.and_then(Dtype::widened),
+            Method::VectorFxpToFp => out.dtype = Some(Dtype::F32),
+            Method::VectorFpToFxp => out.dtype = Some(Dtype::I32),
+            Method::Align => {
+                if !out.maps.contains_key(&Slot::Row)
+                    && let Some(Val::Tensor { ty: trf, .. }) = call.arg_vals.first()
+                    && let Some(r) = trf.get(Slot::Row)
+                {
+                    out.maps.insert(Slot::Row, r.clone());
+                }
+            }
+            _ => {}
+        }
+        out
     }
 
     /// A stream adapter of furiosa-opt-std (`fetch_cast::<D>()`, `fetch_zero_point_sub::<D>(zp)`,
@@ -706,4 +713,87 @@ pub(super) fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapV
         format!("m![{name}]"),
         Some(Layout::symbol(axis.axis.clone())),
     ))
+}
+
+/// A method call as a step records it: the method, where its name is written, its
+/// arguments (as written, as values, as evaluated) and its turbofish.
+struct MethodCall {
+    name: String,
+    method: Method,
+    span: Span,
+    args: Vec<ast::Expr>,
+    val_args: Vec<Arg>,
+    generics: Vec<ast::GenericArg>,
+    gen_args: Vec<Arg>,
+    arg_vals: Vec<Val>,
+    awaited: bool,
+}
+
+impl MethodCall {
+    /// The step this call makes.
+    fn step(
+        &self,
+        engine: Option<Engine>,
+        input: Option<TensorTy>,
+        output: Option<TensorTy>,
+        keep: &[Slot],
+        context: Option<Tu>,
+        address: Option<u64>,
+    ) -> Step {
+        Step {
+            method: self.method.clone(),
+            span: self.span,
+            engine,
+            input,
+            output,
+            keep: keep.to_vec(),
+            context,
+            address,
+            awaited: self.awaited,
+            generics: self.gen_args.clone(),
+            args: self.val_args.clone(),
+        }
+    }
+}
+
+/// What an iterator's or a reference's method gives on `recv` (`iter`, `enumerate`, `clone`,
+/// `unwrap` ..), and what a method of a value not followed gives; `None` for other methods.
+fn method_of_value(m: &ast::MethodCallExpr, name: &str, recv: &Val) -> Option<Val> {
+    match recv {
+        // Arrays of tensors iterate; values not followed stay so.
+        Val::Many { elem, enumerated } => Some(match name {
+            "iter" | "iter_mut" | "into_iter" | "copied" | "cloned" | "clone" => Val::Many {
+                elem: elem.clone(),
+                enumerated: *enumerated,
+            },
+            "enumerate" => Val::Many {
+                elem: elem.clone(),
+                enumerated: true,
+            },
+            "len" | "is_empty" => Val::Unknown,
+            _ => {
+                let what = format!("`.{name}()` of an array of tensors");
+                Val::Lost(Construct::new(m.syntax(), what))
+            }
+        }),
+        Val::Lost(c) => {
+            let of_self = matches!(m.receiver(), Some(ast::Expr::PathExpr(ref p)) if p.syntax().text() == "self");
+            Some(match of_self {
+                true => {
+                    let what = format!("the result of `{}`", snippet(m.syntax()));
+                    Val::Lost(Construct::new(m.syntax(), what))
+                }
+                false => Val::Lost(c.clone()),
+            })
+        }
+        Val::Tensor { .. }
+            if matches!(
+                name,
+                "clone" | "to_owned" | "borrow" | "as_ref" | "unwrap" | "expect"
+            ) =>
+        {
+            Some(recv.clone())
+        }
+        _ => None,
+    }
 }
