@@ -80,6 +80,17 @@ impl Builder<'_> {
             }
             _ => {}
         }
+        self.chain_expr(e, expected, binding)
+    }
+
+    /// An expression that makes a chain, or continues the chains of the variable it starts
+    /// from: evaluated, typed by `expected` (an annotation, a return type), and recorded.
+    fn chain_expr(
+        &mut self,
+        e: &ast::Expr,
+        expected: Option<TensorTy>,
+        binding: Option<String>,
+    ) -> Val {
         let saved = self.root.take();
         let mut steps = Vec::new();
         let mut val = self.expr(e, &mut steps, false);
@@ -97,23 +108,7 @@ impl Builder<'_> {
         // A stream in mid-pass (from a context, or a stream-typed parameter of a helper).
         let mid_pass = matches!(&val, Val::Tensor { ty, .. } if ty.kind.is_stream());
         if steps.is_empty() {
-            if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
-                self.unify(ty, exp, &mut []);
-            }
-            // `let w: Weights = load(..);`: what the model does not follow is the type the
-            // annotation (or the return type) gives it, as rustc types it.
-            if let (Some(exp), Val::Unknown | Val::Lost(_)) = (&expected, &val) {
-                val = Val::Tensor {
-                    ty: exp.clone(),
-                    tu: None,
-                    engines: Vec::new(),
-                };
-            }
-            // A variable passed on (`let b = a;`, a block's tail): its chains go with it.
-            if mid_pass {
-                self.last_ends = prefixes;
-            }
-            return val;
+            return self.passed_on(val, expected.as_ref(), prefixes, mid_pass);
         }
         let mut whole: Vec<Vec<Step>> = if prefixes.is_empty() {
             vec![steps]
@@ -138,6 +133,51 @@ impl Builder<'_> {
                 engines: Vec::new(),
             };
         }
+        let ends = self.record_chains(e, whole, &prefixes, &expected, &binding);
+        if mid_pass {
+            self.last_ends = ends;
+        }
+        val
+    }
+
+    /// A value made without a step (`let b = a;`, a block's tail, a call the model does not
+    /// follow): typed by `expected`, and a variable's chains go with it.
+    fn passed_on(
+        &mut self,
+        mut val: Val,
+        expected: Option<&TensorTy>,
+        prefixes: Vec<(usize, usize)>,
+        mid_pass: bool,
+    ) -> Val {
+        if let (Some(exp), Val::Tensor { ty, .. }) = (expected, &mut val) {
+            self.unify(ty, exp, &mut []);
+        }
+        // `let w: Weights = load(..);`: what the model does not follow is the type the
+        // annotation (or the return type) gives it, as rustc types it.
+        if let (Some(exp), Val::Unknown | Val::Lost(_)) = (expected, &val) {
+            val = Val::Tensor {
+                ty: exp.clone(),
+                tu: None,
+                engines: Vec::new(),
+            };
+        }
+        if mid_pass {
+            self.last_ends = prefixes;
+        }
+        val
+    }
+
+    /// Records the chains `whole` (each continuing the chain end of the same index in
+    /// `prefixes`, or new): the first continuation of an end extends that chain in place,
+    /// another is a chain of its own. Returns their ends.
+    fn record_chains(
+        &mut self,
+        e: &ast::Expr,
+        whole: Vec<Vec<Step>>,
+        prefixes: &[(usize, usize)],
+        expected: &Option<TensorTy>,
+        binding: &Option<String>,
+    ) -> Vec<(usize, usize)> {
         let span = span_of(e.syntax().text_range());
         let mut ends = Vec::new();
         for (k, w) in whole.into_iter().enumerate() {
@@ -185,10 +225,7 @@ impl Builder<'_> {
                 }
             }
         }
-        if mid_pass {
-            self.last_ends = ends;
-        }
-        val
+        ends
     }
 
     /// Merges what an annotation says into the chain's result, and flows it backward.
@@ -284,6 +321,8 @@ impl Builder<'_> {
         }
     }
 
+    /// The value of an expression inside a chain, its engine methods appended to `steps`
+    /// (`awaited`: the expression is `.await`ed).
     pub(super) fn expr(&mut self, e: &ast::Expr, steps: &mut Vec<Step>, awaited: bool) -> Val {
         match e {
             ast::Expr::MethodCallExpr(m) => self.method_call(m, steps, awaited),
@@ -300,99 +339,13 @@ impl Builder<'_> {
             ast::Expr::TryExpr(t) => t
                 .expr()
                 .map_or(Val::Unknown, |i| self.expr(&i, steps, awaited)),
-            ast::Expr::BlockExpr(b) => {
-                // `unsafe { ... }` and plain blocks used as values.
-                let Some(list) = b.stmt_list() else {
-                    return Val::Unknown;
-                };
-                for s in list.statements() {
-                    match s {
-                        ast::Stmt::LetStmt(l) => self.let_stmt(&l),
-                        ast::Stmt::ExprStmt(x) => {
-                            if let Some(x) = x.expr() {
-                                self.top(&x, None, None);
-                            }
-                        }
-                        ast::Stmt::Item(_) => {}
-                    }
-                }
-                list.tail_expr()
-                    .map_or(Val::Unknown, |t| self.expr(&t, steps, awaited))
-            }
-            ast::Expr::PathExpr(p) => {
-                let Some(path) = p.path() else {
-                    return Val::Unknown;
-                };
-                if path.qualifier().is_some() {
-                    return Val::Unknown;
-                }
-                if path
-                    .segment()
-                    .is_some_and(|s| s.kind() == Some(ast::PathSegmentKind::SelfKw))
-                {
-                    // A method's receiver: what its fields and methods give is not followed.
-                    return Val::Lost(Construct::new(p.syntax(), "`self`"));
-                }
-                let name = path
-                    .segment()
-                    .and_then(|s| s.name_ref())
-                    .map(|n| n.text().to_string());
-                let Some(n) = name else {
-                    return Val::Unknown;
-                };
-                if steps.is_empty()
-                    && let Some(ends) = self.ends.get(&n)
-                {
-                    self.root = Some(ends.clone());
-                }
-                self.vars.get(&n).cloned().unwrap_or(Val::Unknown)
-            }
-            ast::Expr::FieldExpr(f) => {
-                let field = f
-                    .name_ref()
-                    .map(|n| n.text().to_string())
-                    .unwrap_or_default();
-                match field.as_str() {
-                    "main" => Val::TuCtx(Tu::Main),
-                    "sub" => Val::TuCtx(Tu::Sub),
-                    "pdma" => Val::Dma(Dma::Pcie),
-                    "tdma" => Val::Dma(Dma::Tensor),
-                    _ => {
-                        let recv = f.expr().map_or(Val::Unknown, |r| self.arg_expr(&r));
-                        match recv {
-                            Val::Tuple(vs) => field
-                                .parse::<usize>()
-                                .ok()
-                                .and_then(|i| vs.get(i).cloned())
-                                .unwrap_or(Val::Unknown),
-                            Val::Struct(fs) => fs
-                                .into_iter()
-                                .find(|(n, _)| *n == field)
-                                .map_or(Val::Unknown, |(_, v)| v),
-                            _ => {
-                                let what = format!("the field `{}`", snippet(f.syntax()));
-                                Val::Lost(Construct::new(f.syntax(), what))
-                            }
-                        }
-                    }
-                }
-            }
+            ast::Expr::BlockExpr(b) => self.block_value(b, steps, awaited),
+            ast::Expr::PathExpr(p) => self.path_value(p, steps),
+            ast::Expr::FieldExpr(f) => self.field_value(f),
             ast::Expr::CallExpr(c) => self.call(c, awaited),
             ast::Expr::ClosureExpr(c) => self.closure(c),
             ast::Expr::MacroExpr(m) => self.macro_expr(m),
-            ast::Expr::IndexExpr(i) => {
-                let base = i.base().map_or(Val::Unknown, |b| self.arg_expr(&b));
-                if let Some(ix) = i.index() {
-                    self.arg_expr(&ix);
-                }
-                match base {
-                    Val::Many { elem, .. } => *elem,
-                    _ => {
-                        let what = format!("the index `{}`", snippet(i.syntax()));
-                        Val::Lost(Construct::new(i.syntax(), what))
-                    }
-                }
-            }
+            ast::Expr::IndexExpr(i) => self.index_value(i),
             ast::Expr::ArrayExpr(a) => {
                 let vals: Vec<Val> = a.exprs().map(|x| self.top(&x, None, None)).collect();
                 self.last_ends.clear();
@@ -419,26 +372,7 @@ impl Builder<'_> {
                 }
                 v
             }
-            ast::Expr::RecordExpr(r) => {
-                let mut fields = Vec::new();
-                for f in r
-                    .record_expr_field_list()
-                    .into_iter()
-                    .flat_map(|l| l.fields())
-                {
-                    let Some(x) = f.expr() else { continue };
-                    let name = f
-                        .field_name()
-                        .map(|n| n.to_string())
-                        .or_else(|| var_name(&x));
-                    let v = self.top(&x, None, None);
-                    if let Some(n) = name {
-                        fields.push((n, v));
-                    }
-                }
-                self.last_ends.clear();
-                Val::Struct(fields)
-            }
+            ast::Expr::RecordExpr(r) => self.record_value(r),
             ast::Expr::PrefixExpr(p) => {
                 // `*t` of a reference to a tensor is the tensor.
                 let v = p.expr().map_or(Val::Unknown, |x| self.arg_expr(&x));
@@ -449,6 +383,126 @@ impl Builder<'_> {
             }
             _ => Val::Unknown,
         }
+    }
+
+    /// `unsafe { ... }` and plain blocks used as values inside a chain: their statements, then
+    /// their tail.
+    fn block_value(&mut self, b: &ast::BlockExpr, steps: &mut Vec<Step>, awaited: bool) -> Val {
+        let Some(list) = b.stmt_list() else {
+            return Val::Unknown;
+        };
+        for s in list.statements() {
+            match s {
+                ast::Stmt::LetStmt(l) => self.let_stmt(&l),
+                ast::Stmt::ExprStmt(x) => {
+                    if let Some(x) = x.expr() {
+                        self.top(&x, None, None);
+                    }
+                }
+                ast::Stmt::Item(_) => {}
+            }
+        }
+        list.tail_expr()
+            .map_or(Val::Unknown, |t| self.expr(&t, steps, awaited))
+    }
+
+    /// A variable: its value, and, at the start of a chain, the chain ends it continues.
+    fn path_value(&mut self, p: &ast::PathExpr, steps: &[Step]) -> Val {
+        let Some(path) = p.path() else {
+            return Val::Unknown;
+        };
+        if path.qualifier().is_some() {
+            return Val::Unknown;
+        }
+        if path
+            .segment()
+            .is_some_and(|s| s.kind() == Some(ast::PathSegmentKind::SelfKw))
+        {
+            // A method's receiver: what its fields and methods give is not followed.
+            return Val::Lost(Construct::new(p.syntax(), "`self`"));
+        }
+        let name = path
+            .segment()
+            .and_then(|s| s.name_ref())
+            .map(|n| n.text().to_string());
+        let Some(n) = name else {
+            return Val::Unknown;
+        };
+        if steps.is_empty()
+            && let Some(ends) = self.ends.get(&n)
+        {
+            self.root = Some(ends.clone());
+        }
+        self.vars.get(&n).cloned().unwrap_or(Val::Unknown)
+    }
+
+    /// A field: a context's Tensor Units and DMAs (`ctx.main`, `ctx.tdma`), a tuple's or a
+    /// struct's field; other fields are not followed.
+    fn field_value(&mut self, f: &ast::FieldExpr) -> Val {
+        let field = f
+            .name_ref()
+            .map(|n| n.text().to_string())
+            .unwrap_or_default();
+        match field.as_str() {
+            "main" => return Val::TuCtx(Tu::Main),
+            "sub" => return Val::TuCtx(Tu::Sub),
+            "pdma" => return Val::Dma(Dma::Pcie),
+            "tdma" => return Val::Dma(Dma::Tensor),
+            _ => {}
+        }
+        let recv = f.expr().map_or(Val::Unknown, |r| self.arg_expr(&r));
+        match recv {
+            Val::Tuple(vs) => field
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| vs.get(i).cloned())
+                .unwrap_or(Val::Unknown),
+            Val::Struct(fs) => fs
+                .into_iter()
+                .find(|(n, _)| *n == field)
+                .map_or(Val::Unknown, |(_, v)| v),
+            _ => {
+                let what = format!("the field `{}`", snippet(f.syntax()));
+                Val::Lost(Construct::new(f.syntax(), what))
+            }
+        }
+    }
+
+    /// An element of an array of tensors; other indexing is not followed.
+    fn index_value(&mut self, i: &ast::IndexExpr) -> Val {
+        let base = i.base().map_or(Val::Unknown, |b| self.arg_expr(&b));
+        if let Some(ix) = i.index() {
+            self.arg_expr(&ix);
+        }
+        match base {
+            Val::Many { elem, .. } => *elem,
+            _ => {
+                let what = format!("the index `{}`", snippet(i.syntax()));
+                Val::Lost(Construct::new(i.syntax(), what))
+            }
+        }
+    }
+
+    /// A struct literal: its fields' values, by name.
+    fn record_value(&mut self, r: &ast::RecordExpr) -> Val {
+        let mut fields = Vec::new();
+        for f in r
+            .record_expr_field_list()
+            .into_iter()
+            .flat_map(|l| l.fields())
+        {
+            let Some(x) = f.expr() else { continue };
+            let name = f
+                .field_name()
+                .map(|n| n.to_string())
+                .or_else(|| var_name(&x));
+            let v = self.top(&x, None, None);
+            if let Some(n) = name {
+                fields.push((n, v));
+            }
+        }
+        self.last_ends.clear();
+        Val::Struct(fields)
     }
 
     /// An engine chain written inside a macro's arguments (read as expressions, as

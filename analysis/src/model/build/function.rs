@@ -11,7 +11,7 @@ use crate::model::methods::Method;
 use crate::model::problem::Problem;
 use crate::model::types::{Kind, Slot, TensorTy};
 use crate::model::value;
-use crate::model::{Chain, FnKind, FnModel, Origin, Step, TensorVar};
+use crate::model::{Chain, FnKind, FnModel, GenericTensor, Origin, Step, TensorVar};
 use crate::syntax::snippet;
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs};
 use ra_ap_syntax::{AstNode, ast};
@@ -27,202 +27,16 @@ pub fn build_fn(
     library: crate::library::Generation,
     bound: &crate::model::Bound,
 ) -> FnModel {
-    // Whole tensor type aliases declared in the body (`type Out = DmTensor<..>;`) are the
-    // types they name there.
-    let local: Vec<ast::TypeAlias> = f
-        .body()
-        .map(|b| {
-            crate::syntax::nodes_of_kinds(b.syntax(), &[ra_ap_syntax::SyntaxKind::TYPE_ALIAS])
-                .into_iter()
-                .filter_map(ast::TypeAlias::cast)
-                .filter(|a| {
-                    a.syntax()
-                        .ancestors()
-                        .skip(1)
-                        .find_map(ast::Fn::cast)
-                        .is_some_and(|g| g.syntax() == f.syntax())
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let with_local;
-    let env = if local.is_empty() {
-        env
-    } else {
-        let mut e = env.clone();
-        e.scope = scope.clone();
-        for a in &local {
-            if let (Some(n), Some(ty)) = (ast::HasName::name(a), a.ty())
-                && let Some(mut t) = tensor_type(&ty, &e, &scope, &mut Vec::new())
-            {
-                for m in t.maps.values_mut() {
-                    m.span = None;
-                }
-                e.tensor_aliases.insert(n.text().to_string(), t);
-            }
-        }
-        with_local = e;
-        &with_local
-    };
-    let name = ast::HasName::name(f)
-        .map(|n| n.text().to_string())
-        .unwrap_or_default();
-    let name_span = ast::HasName::name(f).map_or(span_of(f.syntax().text_range()), |n| {
-        span_of(n.syntax().text_range())
-    });
-    let kind = match device_attr(f) {
-        Some((chips, pe)) => FnKind::Device { chips, pe },
-        None if f.async_token().is_some() => FnKind::Host,
-        None => FnKind::Plain,
-    };
-    let mut b = Builder {
-        env,
-        scope,
-        vars: HashMap::new(),
-        ends: HashMap::new(),
-        root: None,
-        last_ends: Vec::new(),
-        consts: env.consts.clone(),
-        values: HashMap::new(),
-        model: FnModel {
-            name,
-            span: name_span,
-            kind,
-            tensors: Vec::new(),
-            chains: Vec::new(),
-            problems: Vec::new(),
-            iterations: Vec::new(),
-            library,
-            adapters: Vec::new(),
-            calls: Vec::new(),
-            placements: Vec::new(),
-            generic_tensors: Vec::new(),
-        },
-        ret: None,
-        iteration: None,
-        iterations_left: MAX_ITERATIONS,
-        lost_reported: std::collections::HashSet::new(),
-        counters: HashMap::new(),
-    };
-    if library == Generation::OptStd && matches!(b.model.kind, FnKind::Device { .. }) {
-        let refused = crate::model::refusals::refusals(f)
-            .into_iter()
-            .map(Problem::Refused);
-        b.model.problems.extend(refused);
-    }
+    let with_local = env_with_local_aliases(f, env, &scope);
+    let env = with_local.as_ref().unwrap_or(env);
+    let mut b = Builder::for_fn(f, env, scope, library);
     if library == Generation::OptStd {
-        let defects = crate::model::refusals::slot_defects(f)
-            .into_iter()
-            .map(Problem::Refused);
-        b.model.problems.extend(defects);
+        b.record_refusals(f);
     }
     b.bind_const_generics(f, &bound.generics);
     if let Some(pl) = f.param_list() {
         for (k, p) in pl.params().enumerate() {
-            let Some(pat) = p.pat() else { continue };
-            let Some(pname) = pat_name(&pat) else {
-                continue;
-            };
-            match bound.params.get(k).cloned().flatten() {
-                Some(v) => b.bind(&pname, v),
-                None => {
-                    let why = format!(
-                        "`{pname}` is a parameter of `{}`: its body is checked on its own without its callers' values, and again at each call that gives it a known one",
-                        b.model.name
-                    );
-                    b.values.insert(pname.clone(), Err(value::Unknown { why }));
-                }
-            }
-            let ty = p
-                .ty()
-                .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
-            // Its generics as the call instantiates them.
-            let ty = match (ty, bound.tensors.get(k).cloned().flatten()) {
-                (Some(declared), Some(at_call)) => {
-                    Some(declared.instantiated_by(&at_call).unwrap_or(declared))
-                }
-                (Some(declared), None) => {
-                    let generic = p.ty().map(|t| generic_in(f, &t)).unwrap_or_default();
-                    b.model
-                        .generic_tensors
-                        .extend(generic.into_iter().map(|(generic, at)| {
-                            crate::model::GenericTensor {
-                                param: pname.clone(),
-                                generic,
-                                at,
-                            }
-                        }));
-                    Some(declared)
-                }
-                (ty, _) => ty,
-            };
-            // A tuple of tensors (`inputs: (&HbmTensor<..>, &DmTensor<..>)`), field by field.
-            if ty.is_none()
-                && let Some(ast::Type::TupleType(tuple)) = p.ty()
-                && tuple.fields().next().is_some()
-            {
-                let fields: Vec<Val> = tuple
-                    .fields()
-                    .map(
-                        |f| match tensor_type(&f, b.env, &b.scope, &mut b.model.problems) {
-                            Some(ty) => Val::Tensor {
-                                ty,
-                                tu: None,
-                                engines: Vec::new(),
-                            },
-                            None => Val::Unknown,
-                        },
-                    )
-                    .collect();
-                if fields.iter().any(|v| matches!(v, Val::Tensor { .. })) {
-                    b.vars.insert(pname, Val::Tuple(fields));
-                    continue;
-                }
-            }
-            // A struct of the crate holding tensors (`inputs: Inputs<'_>`), field by field.
-            if ty.is_none()
-                && let Some(fields) = p.ty().and_then(|t| struct_param(&t, b.env))
-            {
-                b.vars.insert(pname, fields);
-                continue;
-            }
-            if ty.is_none()
-                && let Some(many) = p
-                    .ty()
-                    .and_then(|t| many_type(&t, b.env, &b.scope, &mut b.model.problems))
-            {
-                b.vars.insert(pname, Val::many(many));
-                continue;
-            }
-            if let Some(ty) = ty {
-                b.model.tensors.push(TensorVar {
-                    name: pname.clone(),
-                    span: span_of(pat.syntax().text_range()),
-                    origin: Origin::Param,
-                    ty: ty.clone(),
-                    context: None,
-                    // Where the caller placed it, when the call says.
-                    address: bound.addresses.get(k).copied().flatten(),
-                    iteration: None,
-                });
-                if let Some(Some(pass)) = bound.streams.get(k) {
-                    b.continue_callers_pass(&pname, pass);
-                }
-                b.vars.insert(
-                    pname,
-                    Val::Tensor {
-                        ty,
-                        tu: None,
-                        engines: Vec::new(),
-                    },
-                );
-            } else if p.ty().is_some_and(|t| !plain(&t)) {
-                // A parameter of a type visa-lint cannot type (a generic, a struct): a tensor
-                // in it is not followed.
-                let what = format!("the parameter `{}`", snippet(p.syntax()));
-                b.vars
-                    .insert(pname, Val::Lost(Construct::new(p.syntax(), what)));
-            }
+            b.param(f, k, &p, bound);
         }
     }
     b.ret = f
@@ -242,6 +56,228 @@ pub fn build_fn(
         b.model.chains.extend(chains);
     }
     b.model
+}
+
+/// `env` with the whole tensor type aliases declared in `f`'s body (`type Out =
+/// DmTensor<..>;`), the types they name there; `None` when it declares none.
+fn env_with_local_aliases(f: &ast::Fn, env: &Env, scope: &Scope) -> Option<Env> {
+    let local: Vec<ast::TypeAlias> = f
+        .body()
+        .map(|b| {
+            crate::syntax::nodes_of_kinds(b.syntax(), &[ra_ap_syntax::SyntaxKind::TYPE_ALIAS])
+                .into_iter()
+                .filter_map(ast::TypeAlias::cast)
+                .filter(|a| {
+                    a.syntax()
+                        .ancestors()
+                        .skip(1)
+                        .find_map(ast::Fn::cast)
+                        .is_some_and(|g| g.syntax() == f.syntax())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if local.is_empty() {
+        return None;
+    }
+    let mut e = env.clone();
+    e.scope = scope.clone();
+    for a in &local {
+        if let (Some(n), Some(ty)) = (ast::HasName::name(a), a.ty())
+            && let Some(mut t) = tensor_type(&ty, &e, scope, &mut Vec::new())
+        {
+            for m in t.maps.values_mut() {
+                m.span = None;
+            }
+            e.tensor_aliases.insert(n.text().to_string(), t);
+        }
+    }
+    Some(e)
+}
+
+impl<'a> Builder<'a> {
+    /// A builder for `f`'s body, with nothing bound yet.
+    fn for_fn(f: &ast::Fn, env: &'a Env, scope: Scope, library: Generation) -> Builder<'a> {
+        let name = ast::HasName::name(f)
+            .map(|n| n.text().to_string())
+            .unwrap_or_default();
+        let name_span = ast::HasName::name(f).map_or(span_of(f.syntax().text_range()), |n| {
+            span_of(n.syntax().text_range())
+        });
+        let kind = match device_attr(f) {
+            Some((chips, pe)) => FnKind::Device { chips, pe },
+            None if f.async_token().is_some() => FnKind::Host,
+            None => FnKind::Plain,
+        };
+        Builder {
+            env,
+            scope,
+            vars: HashMap::new(),
+            ends: HashMap::new(),
+            root: None,
+            last_ends: Vec::new(),
+            consts: env.consts.clone(),
+            values: HashMap::new(),
+            model: FnModel {
+                name,
+                span: name_span,
+                kind,
+                tensors: Vec::new(),
+                chains: Vec::new(),
+                problems: Vec::new(),
+                iterations: Vec::new(),
+                library,
+                adapters: Vec::new(),
+                calls: Vec::new(),
+                placements: Vec::new(),
+                generic_tensors: Vec::new(),
+            },
+            ret: None,
+            iteration: None,
+            iterations_left: MAX_ITERATIONS,
+            lost_reported: std::collections::HashSet::new(),
+            counters: HashMap::new(),
+        }
+    }
+
+    /// What furiosa-opt-std 0.6 refuses in `f`: the constructs of a device function its
+    /// compiler refuses, and the defects of the slots it writes.
+    fn record_refusals(&mut self, f: &ast::Fn) {
+        if matches!(self.model.kind, FnKind::Device { .. }) {
+            let refused = crate::model::refusals::refusals(f)
+                .into_iter()
+                .map(Problem::Refused);
+            self.model.problems.extend(refused);
+        }
+        let defects = crate::model::refusals::slot_defects(f)
+            .into_iter()
+            .map(Problem::Refused);
+        self.model.problems.extend(defects);
+    }
+
+    /// The `k`th parameter `p` of `f`: its value (what the call binds, else unknown, saying
+    /// why) and what it holds: a tensor, a tuple, struct or array of tensors, or something
+    /// not followed.
+    fn param(&mut self, f: &ast::Fn, k: usize, p: &ast::Param, bound: &crate::model::Bound) {
+        let Some(pat) = p.pat() else { return };
+        let Some(pname) = pat_name(&pat) else {
+            return;
+        };
+        match bound.params.get(k).cloned().flatten() {
+            Some(v) => self.bind(&pname, v),
+            None => {
+                let why = format!(
+                    "`{pname}` is a parameter of `{}`: its body is checked on its own without its callers' values, and again at each call that gives it a known one",
+                    self.model.name
+                );
+                self.values
+                    .insert(pname.clone(), Err(value::Unknown { why }));
+            }
+        }
+        match self.param_type(f, k, p, &pname, bound) {
+            Some(ty) => self.tensor_param(&pat, pname, ty, k, bound),
+            None => {
+                if let Some(v) = self.param_of_tensors(p) {
+                    self.vars.insert(pname, v);
+                } else if p.ty().is_some_and(|t| !plain(&t)) {
+                    // A parameter of a type visa-lint cannot type (a generic, a struct): a
+                    // tensor in it is not followed.
+                    let what = format!("the parameter `{}`", snippet(p.syntax()));
+                    let lost = Val::Lost(Construct::new(p.syntax(), what));
+                    self.vars.insert(pname, lost);
+                }
+            }
+        }
+    }
+
+    /// The tensor type of the `k`th parameter, its generics as the call instantiates them; a
+    /// generic one no call instantiates is recorded (its element type is not checked here).
+    fn param_type(
+        &mut self,
+        f: &ast::Fn,
+        k: usize,
+        p: &ast::Param,
+        pname: &str,
+        bound: &crate::model::Bound,
+    ) -> Option<TensorTy> {
+        let declared = p
+            .ty()
+            .and_then(|t| tensor_type(&t, self.env, &self.scope, &mut self.model.problems))?;
+        if let Some(at_call) = bound.tensors.get(k).cloned().flatten() {
+            return Some(declared.instantiated_by(&at_call).unwrap_or(declared));
+        }
+        let generic = p.ty().map(|t| generic_in(f, &t)).unwrap_or_default();
+        let generic = generic.into_iter().map(|(generic, at)| GenericTensor {
+            param: pname.to_string(),
+            generic,
+            at,
+        });
+        self.model.generic_tensors.extend(generic);
+        Some(declared)
+    }
+
+    /// A parameter of tensor type `ty`: a tensor of the function, placed where the call says,
+    /// in the middle of the caller's pass when the call gives it one.
+    fn tensor_param(
+        &mut self,
+        pat: &ast::Pat,
+        pname: String,
+        ty: TensorTy,
+        k: usize,
+        bound: &crate::model::Bound,
+    ) {
+        self.model.tensors.push(TensorVar {
+            name: pname.clone(),
+            span: span_of(pat.syntax().text_range()),
+            origin: Origin::Param,
+            ty: ty.clone(),
+            context: None,
+            // Where the caller placed it, when the call says.
+            address: bound.addresses.get(k).copied().flatten(),
+            iteration: None,
+        });
+        if let Some(Some(pass)) = bound.streams.get(k) {
+            self.continue_callers_pass(&pname, pass);
+        }
+        let tensor = Val::Tensor {
+            ty,
+            tu: None,
+            engines: Vec::new(),
+        };
+        self.vars.insert(pname, tensor);
+    }
+
+    /// A parameter holding tensors field by field: a tuple of tensors (`inputs: (&HbmTensor<..>,
+    /// &DmTensor<..>)`), a struct of the crate holding tensors (`inputs: Inputs<'_>`), or an
+    /// array, slice or `Vec` of them.
+    fn param_of_tensors(&mut self, p: &ast::Param) -> Option<Val> {
+        let ty = p.ty()?;
+        if let ast::Type::TupleType(tuple) = &ty
+            && tuple.fields().next().is_some()
+        {
+            let fields: Vec<Val> = tuple
+                .fields()
+                .map(
+                    |f| match tensor_type(&f, self.env, &self.scope, &mut self.model.problems) {
+                        Some(ty) => Val::Tensor {
+                            ty,
+                            tu: None,
+                            engines: Vec::new(),
+                        },
+                        None => Val::Unknown,
+                    },
+                )
+                .collect();
+            if fields.iter().any(|v| matches!(v, Val::Tensor { .. })) {
+                return Some(Val::Tuple(fields));
+            }
+        }
+        if let Some(fields) = struct_param(&ty, self.env) {
+            return Some(fields);
+        }
+        let many = many_type(&ty, self.env, &self.scope, &mut self.model.problems)?;
+        Some(Val::many(many))
+    }
 }
 
 /// The type parameters of `f` (not lifetimes or consts) that `ty` names, each with where
