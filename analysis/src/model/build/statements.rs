@@ -228,50 +228,8 @@ impl Builder<'_> {
             .as_ref()
             .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.problems));
         let name = l.pat().as_ref().and_then(pat_name);
-        let (immutable, mutable) = match l.pat() {
-            Some(ast::Pat::IdentPat(i)) if i.ref_token().is_none() => {
-                (i.mut_token().is_none(), i.mut_token().is_some())
-            }
-            _ => (false, false),
-        };
         if let Some(n) = &name {
-            // A binding's compile-time value (a `let mut` never assigned again is one too); an
-            // integer one is a constant too. A variable assigned after its `let` is not
-            // followed through its assignments: its value is unknown, and says why.
-            let reassigned = mutable && assigned_after(l, n);
-            if !self.counters.is_empty() {
-                self.counters.remove(n);
-            }
-            if reassigned
-                && let Some(first) = l.initializer().and_then(|init| {
-                    consts::eval_sized(&init, &self.consts, &self.env.const_fns, &self.scope)
-                })
-            {
-                self.counters.insert(n.clone(), first);
-            }
-            let value =
-                l.initializer()
-                    .filter(|_| immutable || mutable)
-                    .map(|init| match reassigned {
-                        false => self.value_of(&init).0,
-                        true => Err(value::Unknown::assigned(n)),
-                    });
-            match &value {
-                Some(Ok(value::Value::Int(k))) => {
-                    self.consts.insert(n.clone(), *k);
-                }
-                _ => {
-                    self.consts.remove(n);
-                }
-            }
-            match value {
-                Some(v) => {
-                    self.values.insert(n.clone(), v);
-                }
-                None => {
-                    self.values.remove(n);
-                }
-            }
+            self.bind_let_value(l, n);
         }
         let val = match l.initializer() {
             Some(init) => self.top(&init, expected.clone(), name.clone()),
@@ -288,24 +246,7 @@ impl Builder<'_> {
         let Some(name) = name else {
             // `let (a, b) = ..`, `let Pair { a, b } = ..`, `let Some(t) = .. else { .. }`.
             if let Some(pat) = l.pat() {
-                let val = match (val, annotation.as_ref()) {
-                    (Val::Tuple(mut vs), Some(ast::Type::TupleType(t))) => {
-                        for (v, f) in vs.iter_mut().zip(t.fields()) {
-                            if matches!(v, Val::Unknown)
-                                && let Some(ty) =
-                                    tensor_type(&f, self.env, &self.scope, &mut self.model.problems)
-                            {
-                                *v = Val::Tensor {
-                                    ty,
-                                    tu: None,
-                                    engines: Vec::new(),
-                                };
-                            }
-                        }
-                        Val::Tuple(vs)
-                    }
-                    (v, _) => v,
-                };
+                let val = self.typed_by_tuple_annotation(val, annotation.as_ref());
                 self.bind_pat(&pat, val);
             }
             return;
@@ -325,28 +266,102 @@ impl Builder<'_> {
             self.ends.insert(name.clone(), ends);
         }
         if let Val::Tensor { ty, tu, .. } = &val {
-            let address = self
-                .model
-                .chains
-                .last()
-                .filter(|c| c.binding.as_deref() == Some(name.as_str()))
-                .and_then(|c| c.steps.last())
-                .and_then(|s| s.address)
-                .or_else(|| self.placed_by(l));
-            let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
-                span_of(p.syntax().text_range())
-            });
-            self.model.tensors.push(TensorVar {
-                name: name.clone(),
-                span,
-                origin: Origin::Let,
-                ty: ty.clone(),
-                context: *tu,
-                address,
-                iteration: self.iteration,
-            });
+            self.record_let_tensor(l, &name, ty, *tu);
         }
         self.vars.insert(name, val);
+    }
+
+    /// The compile-time value `let` binds to `n` (a `let mut` never assigned again is one
+    /// too); an integer one is a constant too. A variable assigned after its `let` is not
+    /// followed through its assignments: its value is unknown, and says why; its first value
+    /// is kept for the `while` loops that count with it.
+    fn bind_let_value(&mut self, l: &ast::LetStmt, n: &str) {
+        let (immutable, mutable) = match l.pat() {
+            Some(ast::Pat::IdentPat(i)) if i.ref_token().is_none() => {
+                (i.mut_token().is_none(), i.mut_token().is_some())
+            }
+            _ => (false, false),
+        };
+        let reassigned = mutable && assigned_after(l, n);
+        if !self.counters.is_empty() {
+            self.counters.remove(n);
+        }
+        if reassigned
+            && let Some(first) = l.initializer().and_then(|init| {
+                consts::eval_sized(&init, &self.consts, &self.env.const_fns, &self.scope)
+            })
+        {
+            self.counters.insert(n.to_string(), first);
+        }
+        let value = l
+            .initializer()
+            .filter(|_| immutable || mutable)
+            .map(|init| match reassigned {
+                false => self.value_of(&init).0,
+                true => Err(value::Unknown::assigned(n)),
+            });
+        match &value {
+            Some(Ok(value::Value::Int(k))) => {
+                self.consts.insert(n.to_string(), *k);
+            }
+            _ => {
+                self.consts.remove(n);
+            }
+        }
+        match value {
+            Some(v) => {
+                self.values.insert(n.to_string(), v);
+            }
+            None => {
+                self.values.remove(n);
+            }
+        }
+    }
+
+    /// A tuple destructured by a `let` whose annotation types it: the fields the model does
+    /// not follow take the annotation's tensor types.
+    fn typed_by_tuple_annotation(&mut self, val: Val, annotation: Option<&ast::Type>) -> Val {
+        let (mut vs, t) = match (val, annotation) {
+            (Val::Tuple(vs), Some(ast::Type::TupleType(t))) => (vs, t),
+            (v, _) => return v,
+        };
+        for (v, f) in vs.iter_mut().zip(t.fields()) {
+            if matches!(v, Val::Unknown)
+                && let Some(ty) = tensor_type(&f, self.env, &self.scope, &mut self.model.problems)
+            {
+                *v = Val::Tensor {
+                    ty,
+                    tu: None,
+                    engines: Vec::new(),
+                };
+            }
+        }
+        Val::Tuple(vs)
+    }
+
+    /// A tensor a `let` binds: a tensor of the function, at the address its chain's last step
+    /// or its placement gives.
+    fn record_let_tensor(&mut self, l: &ast::LetStmt, name: &str, ty: &TensorTy, tu: Option<Tu>) {
+        let address = self
+            .model
+            .chains
+            .last()
+            .filter(|c| c.binding.as_deref() == Some(name))
+            .and_then(|c| c.steps.last())
+            .and_then(|s| s.address)
+            .or_else(|| self.placed_by(l));
+        let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
+            span_of(p.syntax().text_range())
+        });
+        self.model.tensors.push(TensorVar {
+            name: name.to_string(),
+            span,
+            origin: Origin::Let,
+            ty: ty.clone(),
+            context: tu,
+            address,
+            iteration: self.iteration,
+        });
     }
 
     /// Binds a variable to a value outside a `let` of a plain name (a pattern's part, a loop
