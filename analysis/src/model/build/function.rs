@@ -1,19 +1,18 @@
 //! One function's model: its parameters, its generic and device attributes, its body, and the
 //! Sequencer page's simplified buffer interface.
 
-use super::env::{Env, device_attr, dtype_of, map_of, plain, tensor_type};
-use super::reading::{arg_of, pat_name, span_of, var_name};
+use super::buf_tensor::buf_tensor_chains;
+use super::env::{Env, device_attr, plain, tensor_type};
+use super::reading::{pat_name, span_of};
 use super::state::{Builder, Construct, MAX_ITERATIONS, Val, many_type, struct_param};
 use crate::diagnostic::Span;
 use crate::library::Generation;
 use crate::mapping::Scope;
-use crate::model::methods::Method;
 use crate::model::problem::Problem;
-use crate::model::types::{Kind, Slot, TensorTy};
+use crate::model::types::TensorTy;
 use crate::model::value;
-use crate::model::{Chain, FnKind, FnModel, GenericTensor, Origin, Step, TensorVar};
+use crate::model::{FnKind, FnModel, GenericTensor, Origin, TensorVar};
 use crate::syntax::snippet;
-use ra_ap_syntax::ast::{HasArgList, HasGenericArgs};
 use ra_ap_syntax::{AstNode, ast};
 use std::collections::HashMap;
 
@@ -312,148 +311,4 @@ pub(super) fn generic_in(f: &ast::Fn, ty: &ast::Type) -> Vec<(String, Span)> {
         .into_iter()
         .filter(|(n, _)| named.contains(n))
         .collect()
-}
-
-/// The Sequencer page's simplified interface (manual L1241-L1262): `buf.read()` and
-/// `buf.write(stream)` on a file-local `BufTensor<D, Buf>`, recorded as steps `read`
-/// (input: a `DmTensor` whose Element is `Buf`; output: a `StreamTensor` with Time/Packet from
-/// the turbofish or the local `StreamTensor<'l, D, Time, Packet>` return type) and `write`
-/// (input: the stream argument's type; output: the buffer). Used by the SEQ rules (issue 4).
-pub(super) fn buf_tensor_chains(f: &ast::Fn, scope: &Scope) -> Vec<Chain> {
-    // `BufTensor<D, Buf>` -> (dtype, Buf); `StreamTensor<'l, D, Time, Packet>` -> (dtype, Time, Packet).
-    fn local(ty: &ast::Type, want: &str) -> Option<Vec<ast::GenericArg>> {
-        match ty {
-            ast::Type::RefType(r) => local(&r.ty()?, want),
-            ast::Type::PathType(p) => {
-                let seg = p.path()?.segment()?;
-                if seg.name_ref()?.text() != want {
-                    return None;
-                }
-                Some(
-                    seg.generic_arg_list()?
-                        .generic_args()
-                        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-                        .collect(),
-                )
-            }
-            _ => None,
-        }
-    }
-    let buf_ty = |args: &[ast::GenericArg]| {
-        let mut t = TensorTy::new(Kind::Dm);
-        t.dtype = args.first().and_then(dtype_of);
-        if let Some(m) = args.get(1).and_then(|a| map_of(a, scope)) {
-            t.maps.insert(Slot::Element, m);
-        }
-        t
-    };
-    let stream_ty = |d: Option<&ast::GenericArg>,
-                     time: Option<&ast::GenericArg>,
-                     packet: Option<&ast::GenericArg>| {
-        let mut t = TensorTy::new(Kind::Stream);
-        t.dtype = d.and_then(dtype_of);
-        for (slot, a) in [(Slot::Time, time), (Slot::Packet, packet)] {
-            if let Some(m) = a.and_then(|a| map_of(a, scope)) {
-                t.maps.insert(slot, m);
-            }
-        }
-        t
-    };
-    let mut bufs: HashMap<String, TensorTy> = HashMap::new();
-    let mut streams: HashMap<String, TensorTy> = HashMap::new();
-    if let Some(pl) = f.param_list() {
-        for p in pl.params() {
-            let (Some(pat), Some(ty)) = (p.pat(), p.ty()) else {
-                continue;
-            };
-            let Some(name) = pat_name(&pat) else { continue };
-            if let Some(args) = local(&ty, "BufTensor") {
-                bufs.insert(name, buf_ty(&args));
-            } else if let Some(args) = local(&ty, "StreamTensor") {
-                streams.insert(name, stream_ty(args.first(), args.get(1), args.get(2)));
-            }
-        }
-    }
-    if bufs.is_empty() {
-        return Vec::new();
-    }
-    let ret = f
-        .ret_type()
-        .and_then(|r| r.ty())
-        .and_then(|t| local(&t, "StreamTensor"))
-        .map(|a| stream_ty(a.first(), a.get(1), a.get(2)));
-    let Some(body) = f.body() else {
-        return Vec::new();
-    };
-    let mut chains = Vec::new();
-    for m in body
-        .syntax()
-        .descendants()
-        .filter_map(ast::MethodCallExpr::cast)
-    {
-        let Some(name_ref) = m.name_ref() else {
-            continue;
-        };
-        let method = Method::from_name(name_ref.text());
-        let Some(buf) = m
-            .receiver()
-            .and_then(|r| var_name(&r))
-            .and_then(|v| bufs.get(&v))
-        else {
-            continue;
-        };
-        let generics: Vec<ast::GenericArg> = m
-            .generic_arg_list()
-            .map(|g| {
-                g.generic_args()
-                    .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let args: Vec<ast::Expr> = m.arg_list().map(|a| a.args().collect()).unwrap_or_default();
-        let (input, output) = match method {
-            Method::Read => {
-                let out = if generics.len() == 2 {
-                    let mut t = stream_ty(None, generics.first(), generics.get(1));
-                    t.dtype = buf.dtype;
-                    Some(t)
-                } else {
-                    ret.clone()
-                };
-                (Some(buf.clone()), out)
-            }
-            Method::Write => {
-                let s = args
-                    .first()
-                    .and_then(var_name)
-                    .and_then(|v| streams.get(&v))
-                    .cloned();
-                (s, Some(buf.clone()))
-            }
-            _ => continue,
-        };
-        let span = span_of(name_ref.syntax().text_range());
-        chains.push(Chain {
-            span: span_of(m.syntax().text_range()),
-            binding: None,
-            declared: None,
-            receiver: m.receiver().and_then(|r| var_name(&r)),
-            written_apart: false,
-            iteration: None,
-            steps: vec![Step {
-                method,
-                span,
-                engine: None,
-                input,
-                output,
-                keep: Vec::new(),
-                context: None,
-                address: None,
-                awaited: false,
-                generics: generics.iter().map(|a| arg_of(a.syntax())).collect(),
-                args: args.iter().map(|a| arg_of(a.syntax())).collect(),
-            }],
-        });
-    }
-    chains
 }

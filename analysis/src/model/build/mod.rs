@@ -5,12 +5,14 @@
 //!
 //! One file per construct the builder evaluates: [`function`] (a function and its
 //! parameters), [`statements`], [`loops`], [`expressions`], [`calls`] of functions and
-//! [`chains`] of engine methods. [`env`] is what a function sees of its module and how types
+//! [`chains`] of engine methods, and [`buf_tensor`] the Sequencer page's
+//! simplified buffer interface. [`env`] is what a function sees of its module and how types
 //! read, [`state`] the builder's state and values, [`reading`] what it reads off the syntax.
 //!
 //! [`FnModel`]: super::FnModel
 //! [`Problem`]: super::Problem
 
+mod buf_tensor;
 mod calls;
 mod chains;
 mod env;
