@@ -716,89 +716,165 @@ pub fn lint(
     cli: &Cli,
     analyse: Analyse<'_>,
 ) -> std::io::Result<u8> {
-    let overrides = match level_overrides(cli) {
-        Ok(l) => l,
+    let invocation = match Invocation::read(cli) {
+        Ok(i) => i,
         Err(e) => return usage(say, &e),
     };
-    let exclude = match walk::excludes(&cli.exclude) {
-        Ok(set) => set,
+    let (origins, mut problems) = match inputs(cli, &invocation, stdin) {
+        Ok(found) => found,
         Err(e) => return usage(say, &e),
     };
-    let stdin_uses = cli.paths.iter().filter(|p| p.as_os_str() == "-").count();
-    if stdin_uses > 1 {
-        return usage(say, "`-` (standard input) given more than once");
+    let configs = match configs_of(&origins, &invocation.overrides) {
+        Ok(c) => c,
+        Err(e) => return usage(say, &format!("invalid configuration: {e}")),
+    };
+    let ctxs = contexts_of(&origins, cli, invocation.fixing);
+    let jobs = cli.jobs.unwrap_or_else(default_jobs);
+    let checked = check_all(&origins, &configs, &ctxs, analyse, invocation.fixing, jobs);
+    let mut report = Report::default();
+    for c in &checked {
+        report.add(out, cli, c, &mut problems)?;
     }
-    if cli.stdin_filename.is_some() && stdin_uses == 0 {
-        return usage(
-            say,
-            "--stdin-filename names standard input, which is read only when `-` is given",
-        );
+    for p in &problems {
+        say(p);
     }
-    if stdin_uses == 1 && cli.fix && !cli.diff {
-        return usage(
-            say,
-            "--fix cannot write back to standard input (use --diff to see the fixes)",
-        );
+    if cli.verbose {
+        for (krate, library) in &report.libraries {
+            say(&format!("{krate}: checked against {library}"));
+        }
     }
-    if cli.unsafe_fixes && !cli.fix && !cli.diff {
-        return usage(say, "--unsafe-fixes applies only with --fix or --diff");
+    if cli.diff {
+        say(&format!(
+            "{} fix{} would be applied to {} file{}",
+            report.fixed,
+            plural(report.fixed, "es"),
+            report.fixed_files,
+            plural(report.fixed_files, "s"),
+        ));
+        return Ok(if !problems.is_empty() {
+            2
+        } else {
+            u8::from(report.fixed > 0)
+        });
     }
-    if cli.jobs == Some(0) {
-        return usage(say, "--jobs 0: at least one thread is needed");
-    }
-    let fixing = (cli.fix || cli.diff).then_some(if cli.unsafe_fixes {
-        Applicability::All
+    let failed = report.failed;
+    report.finish(out, cli)?;
+    Ok(if !problems.is_empty() {
+        2
+    } else if failed {
+        1
     } else {
-        Applicability::Safe
-    });
-    let deny_warnings = cli.deny.iter().any(|d| d == "warnings");
+        0
+    })
+}
 
+/// `suffix` unless `n` is one.
+fn plural(n: usize, suffix: &str) -> &str {
+    if n == 1 { "" } else { suffix }
+}
+
+/// What the command line asks, checked: the levels it sets, the paths it excludes, whether
+/// it reads standard input, and which fixes it applies.
+struct Invocation {
+    overrides: Vec<(String, Level)>,
+    exclude: globset::GlobSet,
+    reads_stdin: bool,
+    fixing: Option<Applicability>,
+}
+
+impl Invocation {
+    /// The invocation `cli` asks for, or why it is a bad one (exit status 2).
+    fn read(cli: &Cli) -> Result<Invocation, String> {
+        let overrides = level_overrides(cli)?;
+        let exclude = walk::excludes(&cli.exclude)?;
+        let stdin_uses = cli.paths.iter().filter(|p| p.as_os_str() == "-").count();
+        if stdin_uses > 1 {
+            return Err("`-` (standard input) given more than once".into());
+        }
+        if cli.stdin_filename.is_some() && stdin_uses == 0 {
+            return Err(
+                "--stdin-filename names standard input, which is read only when `-` is given"
+                    .into(),
+            );
+        }
+        if stdin_uses == 1 && cli.fix && !cli.diff {
+            return Err(
+                "--fix cannot write back to standard input (use --diff to see the fixes)".into(),
+            );
+        }
+        if cli.unsafe_fixes && !cli.fix && !cli.diff {
+            return Err("--unsafe-fixes applies only with --fix or --diff".into());
+        }
+        if cli.jobs == Some(0) {
+            return Err("--jobs 0: at least one thread is needed".into());
+        }
+        let fixing = (cli.fix || cli.diff).then_some(if cli.unsafe_fixes {
+            Applicability::All
+        } else {
+            Applicability::Safe
+        });
+        Ok(Invocation {
+            overrides,
+            exclude,
+            reads_stdin: stdin_uses == 1,
+            fixing,
+        })
+    }
+}
+
+/// The texts to check (the files the paths name, walked, and standard input first when `-`
+/// is given) and the problems met finding them; or why standard input cannot be read.
+fn inputs(
+    cli: &Cli,
+    invocation: &Invocation,
+    stdin: &mut dyn Read,
+) -> Result<(Vec<Origin>, Vec<String>), String> {
     let file_paths: Vec<PathBuf> = cli
         .paths
         .iter()
         .filter(|p| p.as_os_str() != "-")
         .cloned()
         .collect();
-    let inputs = walk::collect(
-        &file_paths,
-        &walk::WalkOptions {
-            no_ignore: cli.no_ignore,
-            exclude: &exclude,
-        },
-    );
-    let mut problems = inputs.problems;
+    let options = walk::WalkOptions {
+        no_ignore: cli.no_ignore,
+        exclude: &invocation.exclude,
+    };
+    let inputs = walk::collect(&file_paths, &options);
     let mut origins: Vec<Origin> = inputs
         .files
         .into_iter()
         .zip(inputs.walked)
         .map(|(path, walked)| Origin::File { path, walked })
         .collect();
-    if stdin_uses == 1 {
+    if invocation.reads_stdin {
         let name = cli
             .stdin_filename
             .as_ref()
             .map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
         let mut bytes = Vec::new();
         if let Err(e) = stdin.read_to_end(&mut bytes) {
-            return usage(say, &format!("standard input: {e}"));
+            return Err(format!("standard input: {e}"));
         }
         // Reported first, wherever `-` stands among the paths.
         origins.insert(0, Origin::Stdin(name, bytes));
     }
+    Ok((origins, inputs.problems))
+}
 
-    // Each file's configuration, with the command line's levels over it.
+/// Each text's configuration (the file found for it), with the command line's levels over it.
+fn configs_of(
+    origins: &[Origin],
+    overrides: &[(String, Level)],
+) -> Result<Vec<Arc<Config>>, String> {
     let mut discovery = crate::config::Discovery::default();
-    let mut merged: std::collections::HashMap<Option<PathBuf>, Arc<Config>> = Default::default();
+    let mut merged: HashMap<Option<PathBuf>, Arc<Config>> = HashMap::new();
     let mut configs = Vec::with_capacity(origins.len());
-    for origin in &origins {
+    for origin in origins {
         let path = match origin {
             Origin::File { path, .. } => path.clone(),
             Origin::Stdin(name, _) => PathBuf::from(name),
         };
-        let found = match discovery.for_file(&path) {
-            Ok(f) => f,
-            Err(e) => return usage(say, &format!("invalid configuration: {e}")),
-        };
+        let found = discovery.for_file(&path).map_err(|e| e.to_string())?;
         let config = merged.entry(found.source).or_insert_with(|| {
             let mut c = (*found.config).clone();
             c.levels.extend(overrides.iter().cloned());
@@ -806,8 +882,12 @@ pub fn lint(
         });
         configs.push(config.clone());
     }
+    Ok(configs)
+}
 
-    // Each file is analysed within its crate: the packages around the files, read once.
+/// Each text's place: its path and the package around it (the packages read once), so it
+/// is analysed within its crate.
+fn contexts_of(origins: &[Origin], cli: &Cli, fixing: Option<Applicability>) -> Vec<FileCtx> {
     let paths: Vec<Option<PathBuf>> = origins
         .iter()
         .map(|o| match o {
@@ -815,56 +895,68 @@ pub fn lint(
             Origin::Stdin(..) => cli.stdin_filename.clone(),
         })
         .collect();
-    let ctxs: Vec<FileCtx> = packages_of(&paths)
+    let check_fixes = fixing.is_some() || matches!(cli.format, Format::Json | Format::Sarif);
+    packages_of(&paths)
         .into_iter()
         .zip(paths)
         .map(|(package, path)| FileCtx {
             path,
             package,
-            check_fixes: fixing.is_some() || matches!(cli.format, Format::Json | Format::Sarif),
+            check_fixes,
             edited: Arc::default(),
         })
-        .collect();
+        .collect()
+}
 
-    let checked = check_all(
-        &origins,
-        &configs,
-        &ctxs,
-        analyse,
-        fixing,
-        cli.jobs.unwrap_or_else(default_jobs),
-    );
+/// What the checked files add up to, and the diagnostics the chosen format writes at the end.
+#[derive(Default)]
+struct Report<'c> {
+    failed: bool,
+    errors: usize,
+    warnings: usize,
+    others: usize,
+    files: usize,
+    skipped: usize,
+    fixed: usize,
+    fixed_files: usize,
+    json_diags: Vec<serde_json::Value>,
+    sarif_results: Vec<serde_json::Value>,
+    all_diags: Vec<Diagnostic>,
+    libraries: BTreeMap<&'c str, Library>,
+}
 
-    let mut failed = false;
-    let (mut errors, mut warnings, mut others) = (0usize, 0usize, 0usize);
-    let (mut files, mut skipped, mut fixed, mut fixed_files) = (0usize, 0usize, 0usize, 0usize);
-    let mut json_diags = Vec::new();
-    let mut sarif_results = Vec::new();
-    let mut all_diags: Vec<Diagnostic> = Vec::new();
-    let mut libraries: BTreeMap<&str, Library> = BTreeMap::new();
-    for c in &checked {
+impl<'c> Report<'c> {
+    /// One checked text: its problem, its fixes written back (or shown as a diff), its
+    /// diagnostics counted and written (human and GitHub output) or kept for the end.
+    fn add(
+        &mut self,
+        out: &mut dyn WriteColor,
+        cli: &Cli,
+        c: &'c Checked,
+        problems: &mut Vec<String>,
+    ) -> std::io::Result<()> {
         if let Some((krate, library)) = &c.library {
-            libraries.entry(krate).or_insert(*library);
+            self.libraries.entry(krate).or_insert(*library);
         }
         if let Some(p) = &c.problem {
             problems.push(p.clone());
-            continue;
+            return Ok(());
         }
         if c.skipped {
-            skipped += 1;
-            continue;
+            self.skipped += 1;
+            return Ok(());
         }
         if !c.edited_only {
-            files += 1;
-            fixed += c.fixed;
+            self.files += 1;
+            self.fixed += c.fixed;
         }
         // Files changed: the inputs fixed, and the other files of their crates the fixes edit.
-        fixed_files += usize::from(c.text != c.original);
+        self.fixed_files += usize::from(c.text != c.original);
         if cli.diff {
             if c.text != c.original {
                 write!(out, "{}", fix::unified_diff(&c.name, &c.original, &c.text))?;
             }
-            continue;
+            return Ok(());
         }
         if cli.fix
             && c.text != c.original
@@ -874,119 +966,115 @@ pub fn lint(
             problems.push(walk::io_message(path, &e));
         }
         if c.edited_only {
-            continue;
+            return Ok(());
         }
-        for d in &c.diags {
+        self.count(cli, &c.diags);
+        self.write(out, cli, c)
+    }
+
+    /// Counts `diags` by severity; an error (or a warning, under `--deny warnings`) fails.
+    fn count(&mut self, cli: &Cli, diags: &[Diagnostic]) {
+        for d in diags {
             match d.severity {
-                Severity::Error => errors += 1,
-                Severity::Warning => warnings += 1,
-                _ => others += 1,
+                Severity::Error => self.errors += 1,
+                Severity::Warning => self.warnings += 1,
+                _ => self.others += 1,
             }
         }
-        failed |= c.diags.iter().any(|d| {
+        let deny_warnings = cli.deny.iter().any(|d| d == "warnings");
+        self.failed |= diags.iter().any(|d| {
             d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
         });
+    }
+
+    /// Writes `c`'s diagnostics in the chosen format, or keeps them for the end.
+    fn write(&mut self, out: &mut dyn WriteColor, cli: &Cli, c: &Checked) -> std::io::Result<()> {
         let src = Source {
             name: &c.name,
             text: &c.text,
             others: &c.others,
         };
         if cli.statistics {
-            all_diags.extend(c.diags.iter().cloned());
-            continue;
+            self.all_diags.extend(c.diags.iter().cloned());
+            return Ok(());
         }
         match cli.format {
             Format::Human => output::emit_human(out, &src, &c.diags)?,
             Format::Json => {
                 let idx = LineIndex::new(&c.text);
-                json_diags.extend(
-                    c.diags
-                        .iter()
-                        .map(|d| output::diagnostic_json(&src, &idx, d)),
-                );
+                let json = c
+                    .diags
+                    .iter()
+                    .map(|d| output::diagnostic_json(&src, &idx, d));
+                self.json_diags.extend(json);
             }
             Format::Sarif => {
                 let idx = LineIndex::new(&c.text);
-                sarif_results.extend(sarif::results(&src, &idx, &c.diags));
+                self.sarif_results
+                    .extend(sarif::results(&src, &idx, &c.diags));
             }
             Format::Github => {
                 let idx = LineIndex::new(&c.text);
                 output::emit_github(out, &src, &idx, &c.diags)?;
             }
         }
+        Ok(())
     }
-    for p in &problems {
-        say(p);
-    }
-    if cli.verbose {
-        for (krate, library) in &libraries {
-            say(&format!("{krate}: checked against {library}"));
+
+    /// Writes what the chosen format writes at the end: statistics, the JSON report, the SARIF
+    /// log, or the summary line.
+    fn finish(self, out: &mut dyn WriteColor, cli: &Cli) -> std::io::Result<()> {
+        let summary = match (cli.statistics, cli.format) {
+            (true, Format::Json) => {
+                let counts = output::statistics(&self.all_diags);
+                serde_json::to_writer(&mut *out, &output::statistics_json(&counts))?;
+                writeln!(out)?;
+                false
+            }
+            (true, _) => {
+                output::emit_statistics(out, &output::statistics(&self.all_diags))?;
+                true
+            }
+            (false, Format::Json) => {
+                let report = output::report_json(self.files, self.json_diags, &self.libraries);
+                serde_json::to_writer(&mut *out, &report)?;
+                writeln!(out)?;
+                false
+            }
+            (false, Format::Sarif) => {
+                serde_json::to_writer_pretty(&mut *out, &sarif::document(self.sarif_results))?;
+                writeln!(out)?;
+                false
+            }
+            (false, Format::Human | Format::Github) => true,
+        };
+        if !summary {
+            return Ok(());
         }
-    }
-    if cli.diff {
-        say(&format!(
-            "{fixed} fix{} would be applied to {fixed_files} file{}",
-            if fixed == 1 { "" } else { "es" },
-            if fixed_files == 1 { "" } else { "s" },
-        ));
-        return Ok(if !problems.is_empty() {
-            2
-        } else {
-            u8::from(fixed > 0)
-        });
-    }
-    let summary = match (cli.statistics, cli.format) {
-        (true, Format::Json) => {
-            let counts = output::statistics(&all_diags);
-            serde_json::to_writer(&mut *out, &output::statistics_json(&counts))?;
-            writeln!(out)?;
-            false
-        }
-        (true, _) => {
-            output::emit_statistics(out, &output::statistics(&all_diags))?;
-            true
-        }
-        (false, Format::Json) => {
-            let report = output::report_json(files, json_diags, &libraries);
-            serde_json::to_writer(&mut *out, &report)?;
-            writeln!(out)?;
-            false
-        }
-        (false, Format::Sarif) => {
-            serde_json::to_writer_pretty(&mut *out, &sarif::document(sarif_results))?;
-            writeln!(out)?;
-            false
-        }
-        (false, Format::Human | Format::Github) => true,
-    };
-    if summary {
+        let (files, errors, warnings) = (self.files, self.errors, self.warnings);
         let mut line = format!(
-            "visa-lint: {} file{} checked: {errors} error{}, {warnings} warning{}, {others} other",
-            files,
-            if files == 1 { "" } else { "s" },
-            if errors == 1 { "" } else { "s" },
-            if warnings == 1 { "" } else { "s" },
+            "visa-lint: {files} file{} checked: {errors} error{}, {warnings} warning{}, {} other",
+            plural(files, "s"),
+            plural(errors, "s"),
+            plural(warnings, "s"),
+            self.others,
         );
         if cli.fix {
             line.push_str(&format!(
-                "; {fixed} fix{} applied to {fixed_files} file{}",
-                if fixed == 1 { "" } else { "es" },
-                if fixed_files == 1 { "" } else { "s" },
+                "; {} fix{} applied to {} file{}",
+                self.fixed,
+                plural(self.fixed, "es"),
+                self.fixed_files,
+                plural(self.fixed_files, "s"),
             ));
         }
-        if skipped > 0 {
+        if self.skipped > 0 {
             line.push_str(&format!(
-                " ({skipped} file{} without furiosa_visa_std skipped)",
-                if skipped == 1 { "" } else { "s" }
+                " ({} file{} without furiosa_visa_std skipped)",
+                self.skipped,
+                plural(self.skipped, "s")
             ));
         }
-        writeln!(out, "{line}")?;
+        writeln!(out, "{line}")
     }
-    Ok(if !problems.is_empty() {
-        2
-    } else if failed {
-        1
-    } else {
-        0
-    })
 }
