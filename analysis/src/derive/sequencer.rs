@@ -107,183 +107,24 @@ pub fn configure(
     dir: Direction,
     max_entries: usize,
 ) -> Result<Config, DeriveError> {
-    // Buffer digits with their strides.
-    let mut digits: Vec<BufDigit<'_>> = Vec::new();
-    let mut stride: u64 = 1;
-    for d in buf.dims.iter().rev() {
-        match d {
-            Dim::Factor(f) => {
-                if f.axis.as_ref().is_some_and(|a| a.skew.is_some()) {
-                    return Err(DeriveError::Unsupported("skewed axis in the buffer".into()));
-                }
-                digits.push(BufDigit { f, stride });
-            }
-            Dim::Opaque(_) => {
-                return Err(DeriveError::Unsupported("irregular buffer mapping".into()));
-            }
-        }
-        stride = stride
-            .checked_mul(d.extent())
-            .ok_or_else(|| DeriveError::Unsupported("overflow".into()))?;
-    }
-    let in_buf = |a: &Axis| {
-        digits
-            .iter()
-            .any(|d| d.f.axis.as_ref().is_some_and(|b| b.name == a.name))
-    };
-    let buf_of_axis = |a: &Axis| -> String {
-        let mut parts: Vec<String> = digits
-            .iter()
-            .rev()
-            .filter_map(|d| {
-                let b = d.f.axis.as_ref()?;
-                (b.name == a.name).then(|| factor_text(a, d.f.coef, d.f.valid))
-            })
-            .collect();
-        if parts.is_empty() {
-            parts.push("1".into());
-        }
-        parts.join(", ")
-    };
-
+    let digits = buffer_digits(buf)?;
     let mut entries: Vec<Entry> = Vec::new();
     let mut packet_entries = 0usize;
     let n_time = time.len();
-    let last_packet_outer = n_time; // index of the outermost packet digit
     for (k, d) in time.iter().chain(packet.iter()).enumerate() {
         let is_packet = k >= n_time;
-        let f = match d {
-            Dim::Factor(f) => f,
-            Dim::Opaque(o) => {
-                // A read of a padded contiguous sub-mapping (`m![[A, B, C] # 32]` over the
-                // buffer `m![A, B, C]`, L1830-L1835) overfetches: one contiguous entry.
-                let run = padded_run(buf, o, dir, max_entries)
-                    .ok_or_else(|| DeriveError::Unsupported("irregular stream mapping".into()))?;
-                entries.push(run);
-                if is_packet {
-                    packet_entries += 1;
-                }
-                continue;
-            }
+        // A write truncates what is past the buffer from the outermost packet digit.
+        let truncate = dir == Direction::Write && is_packet && k == n_time;
+        let parts = match d {
+            // A read of a padded contiguous sub-mapping (`m![[A, B, C] # 32]` over the
+            // buffer `m![A, B, C]`, L1830-L1835) overfetches: one contiguous entry.
+            Dim::Opaque(o) => vec![
+                padded_run(buf, o, dir, max_entries)
+                    .ok_or_else(|| DeriveError::Unsupported("irregular stream mapping".into()))?,
+            ],
+            Dim::Factor(f) => factor_entries(&digits, f, dir, truncate, is_packet)?,
         };
-        let mut parts: Vec<Entry> = Vec::new(); // innermost first
-        match &f.axis {
-            None => {
-                // Pure padding: re-reads (stride 0); a write truncates it away when it is the
-                // outermost packet digit.
-                if !(dir == Direction::Write && is_packet && k == last_packet_outer) {
-                    parts.push(Entry {
-                        size: f.extent,
-                        stride: 0,
-                    });
-                }
-            }
-            Some(a) if a.skew.is_some() => {
-                return Err(DeriveError::Unsupported("skewed axis in the stream".into()));
-            }
-            Some(a) if !in_buf(a) => parts.push(Entry {
-                size: f.extent,
-                stride: 0,
-            }),
-            Some(a) => {
-                let (mut c, mut e, mut v) = (f.coef, f.extent, f.valid);
-                loop {
-                    let holder = digits.iter().find(|d| {
-                        d.f.axis.as_ref().is_some_and(|b| b.name == a.name)
-                            && c >= d.f.coef
-                            && c < d.f.coef.saturating_mul(d.f.valid)
-                    });
-                    let Some(h) = holder else {
-                        return Err(DeriveError::Insufficient {
-                            axis: a.name.to_string(),
-                            needed: factor_text(a, c, v),
-                            have: buf_of_axis(a),
-                            reverse: false,
-                            slot: if is_packet { "Packet" } else { "Time" },
-                        });
-                    };
-                    if !c.is_multiple_of(h.f.coef) {
-                        return Err(DeriveError::Incompatible {
-                            axis: a.name.to_string(),
-                            buf_split: h.f.coef,
-                            stream_split: c,
-                        });
-                    }
-                    let r = c / h.f.coef;
-                    let st = h.stride.saturating_mul(r);
-                    let top = h.f.coef.saturating_mul(h.f.valid);
-                    let truncate = dir == Direction::Write && is_packet && k == last_packet_outer;
-                    // A padded buffer digit holds its padding in memory: a stream digit whose
-                    // tail is padding too may reach into it (masking, L1908-L1933).
-                    let room_top = h.f.coef.saturating_mul(h.f.extent);
-                    if c.saturating_mul(v) <= top
-                        || (h.f.extent > h.f.valid && c.saturating_mul(v) <= room_top)
-                    {
-                        // A commit writes only the leading elements the buffer holds, and
-                        // truncation removes the packet's padding (L2199-L2207).
-                        let room = h.f.coef.saturating_mul(h.f.extent) / c;
-                        let size = if truncate {
-                            e.min(room.max(1)).min(v.max(1))
-                        } else {
-                            e
-                        };
-                        parts.push(Entry { size, stride: st });
-                        break;
-                    }
-                    // Reads may overfetch, writes may not (L1830-L1835, L2199-L2207): a read
-                    // whose last valid position starts inside the axis's outermost buffer
-                    // digit runs on past its end, and what it reads there lands in the
-                    // stream's padding (`m![A # 1024 / 8]` over a buffer `m![A]`, A = 1020).
-                    let outermost = !digits.iter().any(|d| {
-                        d.f.axis.as_ref().is_some_and(|b| b.name == a.name) && d.f.coef >= top
-                    });
-                    if dir == Direction::Read
-                        && outermost
-                        && c.saturating_mul(v.saturating_sub(1)) < top
-                    {
-                        parts.push(Entry {
-                            size: e,
-                            stride: st,
-                        });
-                        break;
-                    }
-                    if !top.is_multiple_of(c) {
-                        return Err(DeriveError::Incompatible {
-                            axis: a.name.to_string(),
-                            buf_split: top,
-                            stream_split: c,
-                        });
-                    }
-                    let q = top / c;
-                    if truncate
-                        && !digits.iter().any(|d| {
-                            d.f.axis.as_ref().is_some_and(|b| b.name == a.name) && d.f.coef >= top
-                        })
-                    {
-                        // The commit keeps the leading elements of the packet (truncation).
-                        parts.push(Entry {
-                            size: q,
-                            stride: st,
-                        });
-                        break;
-                    }
-                    if !e.is_multiple_of(q) {
-                        return Err(DeriveError::Incompatible {
-                            axis: a.name.to_string(),
-                            buf_split: top,
-                            stream_split: c.saturating_mul(e),
-                        });
-                    }
-                    parts.push(Entry {
-                        size: q,
-                        stride: st,
-                    });
-                    c = top;
-                    e /= q;
-                    v = v.div_ceil(q);
-                }
-            }
-        }
+        // Innermost first: pushed outermost first.
         for p in parts.into_iter().rev() {
             entries.push(p);
             if is_packet {
@@ -297,29 +138,7 @@ pub fn configure(
     let initial = entries.clone();
     let initial_packet_entries = packet_entries;
     if entries.len() > max_entries {
-        let mut merged: Vec<Entry> = Vec::new();
-        let mut merged_packet = 0usize;
-        let first_packet = entries.len() - packet_entries;
-        for (k, e) in entries.iter().enumerate() {
-            let is_packet = k >= first_packet;
-            if let Some(last) = merged.last_mut()
-                && last.stride == e.size.saturating_mul(e.stride)
-            {
-                last.size = last.size.saturating_mul(e.size);
-                last.stride = e.stride;
-                if is_packet && merged_packet == 0 {
-                    // A temporal entry merged into the packet (L1619).
-                    merged_packet = 1;
-                }
-                continue;
-            }
-            merged.push(*e);
-            if is_packet {
-                merged_packet += 1;
-            }
-        }
-        entries = merged;
-        packet_entries = merged_packet;
+        (entries, packet_entries) = merged(&entries, packet_entries);
     }
     // A write's packet is what one time step writes (a commit's input is one flit, L2191):
     // merging the loop around it into its entry (L1568) does not make the flit bigger.
@@ -339,6 +158,201 @@ pub fn configure(
         initial_packet_entries,
         packet_size,
     })
+}
+
+/// The buffer's digits, innermost first, each with its stride in elements.
+fn buffer_digits(buf: &Layout) -> Result<Vec<BufDigit<'_>>, DeriveError> {
+    let mut digits: Vec<BufDigit<'_>> = Vec::new();
+    let mut stride: u64 = 1;
+    for d in buf.dims.iter().rev() {
+        match d {
+            Dim::Factor(f) => {
+                if f.axis.as_ref().is_some_and(|a| a.skew.is_some()) {
+                    return Err(DeriveError::Unsupported("skewed axis in the buffer".into()));
+                }
+                digits.push(BufDigit { f, stride });
+            }
+            Dim::Opaque(_) => {
+                return Err(DeriveError::Unsupported("irregular buffer mapping".into()));
+            }
+        }
+        stride = stride
+            .checked_mul(d.extent())
+            .ok_or_else(|| DeriveError::Unsupported("overflow".into()))?;
+    }
+    Ok(digits)
+}
+
+/// The entries of one stream digit `f`, innermost first: pure padding re-reads (stride 0)
+/// unless a write truncates it away, an axis the buffer lacks is broadcast (stride 0), and an
+/// axis the buffer holds is read from the digits that hold it.
+fn factor_entries(
+    digits: &[BufDigit<'_>],
+    f: &Factor,
+    dir: Direction,
+    truncate: bool,
+    is_packet: bool,
+) -> Result<Vec<Entry>, DeriveError> {
+    let broadcast = Entry {
+        size: f.extent,
+        stride: 0,
+    };
+    match &f.axis {
+        None if truncate => Ok(Vec::new()),
+        None => Ok(vec![broadcast]),
+        Some(a) if a.skew.is_some() => {
+            Err(DeriveError::Unsupported("skewed axis in the stream".into()))
+        }
+        Some(a) if !digits.iter().any(|d| holds_axis(d, a)) => Ok(vec![broadcast]),
+        Some(a) => held_entries(digits, a, f, dir, truncate, is_packet),
+    }
+}
+
+/// Whether buffer digit `d` is a factor of axis `a`.
+fn holds_axis(d: &BufDigit<'_>, a: &Axis) -> bool {
+    d.f.axis.as_ref().is_some_and(|b| b.name == a.name)
+}
+
+/// The entries reading the stream digit `f` of axis `a` from the buffer digits that hold it,
+/// innermost first: one per buffer digit it spans, split where the buffer splits the axis.
+fn held_entries(
+    digits: &[BufDigit<'_>],
+    a: &Axis,
+    f: &Factor,
+    dir: Direction,
+    truncate: bool,
+    is_packet: bool,
+) -> Result<Vec<Entry>, DeriveError> {
+    let mut parts: Vec<Entry> = Vec::new();
+    let (mut c, mut e, mut v) = (f.coef, f.extent, f.valid);
+    loop {
+        let holder = digits
+            .iter()
+            .find(|d| holds_axis(d, a) && c >= d.f.coef && c < d.f.coef.saturating_mul(d.f.valid));
+        let Some(h) = holder else {
+            return Err(DeriveError::Insufficient {
+                axis: a.name.to_string(),
+                needed: factor_text(a, c, v),
+                have: buffer_text(digits, a),
+                reverse: false,
+                slot: if is_packet { "Packet" } else { "Time" },
+            });
+        };
+        if !c.is_multiple_of(h.f.coef) {
+            return Err(DeriveError::Incompatible {
+                axis: a.name.to_string(),
+                buf_split: h.f.coef,
+                stream_split: c,
+            });
+        }
+        let top = h.f.coef.saturating_mul(h.f.valid);
+        let stride = h.stride.saturating_mul(c / h.f.coef);
+        // The last entry, when the digit ends within `h` (or may run on past it).
+        if let Some(size) = last_in_digit(digits, h, a, (c, e, v), dir, truncate) {
+            parts.push(Entry { size, stride });
+            return Ok(parts);
+        }
+        if !top.is_multiple_of(c) {
+            return Err(DeriveError::Incompatible {
+                axis: a.name.to_string(),
+                buf_split: top,
+                stream_split: c,
+            });
+        }
+        let q = top / c;
+        if !e.is_multiple_of(q) {
+            return Err(DeriveError::Incompatible {
+                axis: a.name.to_string(),
+                buf_split: top,
+                stream_split: c.saturating_mul(e),
+            });
+        }
+        parts.push(Entry { size: q, stride });
+        c = top;
+        e /= q;
+        v = v.div_ceil(q);
+    }
+}
+
+/// The size of the last entry of a stream digit (from coefficient `c`, of extent `e` and `v`
+/// valid positions) that buffer digit `h` ends: the digit fits in `h`; or a read runs on past
+/// the axis's outermost buffer digit; or a commit keeps the leading elements of the packet.
+/// `None` when the digit goes on into the next buffer digit.
+fn last_in_digit(
+    digits: &[BufDigit<'_>],
+    h: &BufDigit<'_>,
+    a: &Axis,
+    (c, e, v): (u64, u64, u64),
+    dir: Direction,
+    truncate: bool,
+) -> Option<u64> {
+    let top = h.f.coef.saturating_mul(h.f.valid);
+    // A padded buffer digit holds its padding in memory: a stream digit whose tail is padding
+    // too may reach into it (masking, L1908-L1933).
+    let room_top = h.f.coef.saturating_mul(h.f.extent);
+    if c.saturating_mul(v) <= top || (h.f.extent > h.f.valid && c.saturating_mul(v) <= room_top) {
+        // A commit writes only the leading elements the buffer holds, and truncation removes
+        // the packet's padding (L2199-L2207).
+        let room = h.f.coef.saturating_mul(h.f.extent) / c;
+        return Some(if truncate {
+            e.min(room.max(1)).min(v.max(1))
+        } else {
+            e
+        });
+    }
+    // Reads may overfetch, writes may not (L1830-L1835, L2199-L2207): a read whose last valid
+    // position starts inside the axis's outermost buffer digit runs on past its end, and what
+    // it reads there lands in the stream's padding (`m![A # 1024 / 8]` over a buffer `m![A]`,
+    // A = 1020).
+    let outermost = !digits.iter().any(|d| holds_axis(d, a) && d.f.coef >= top);
+    if dir == Direction::Read && outermost && c.saturating_mul(v.saturating_sub(1)) < top {
+        return Some(e);
+    }
+    // The commit keeps the leading elements of the packet (truncation).
+    (top.is_multiple_of(c) && truncate && outermost).then_some(top / c)
+}
+
+/// What the buffer holds of axis `a`, outermost digit first (`N % 512`), for a message.
+fn buffer_text(digits: &[BufDigit<'_>], a: &Axis) -> String {
+    let mut parts: Vec<String> = digits
+        .iter()
+        .rev()
+        .filter_map(|d| {
+            let b = d.f.axis.as_ref()?;
+            (b.name == a.name).then(|| factor_text(a, d.f.coef, d.f.valid))
+        })
+        .collect();
+    if parts.is_empty() {
+        parts.push("1".into());
+    }
+    parts.join(", ")
+}
+
+/// `entries` with each entry merged into the one outside it where `s1 == n2 * s2` (L1568),
+/// and how many of them are the packet's: a temporal entry merged into the packet makes it
+/// one packet entry (L1619).
+fn merged(entries: &[Entry], packet_entries: usize) -> (Vec<Entry>, usize) {
+    let mut merged: Vec<Entry> = Vec::new();
+    let mut merged_packet = 0usize;
+    let first_packet = entries.len() - packet_entries;
+    for (k, e) in entries.iter().enumerate() {
+        let is_packet = k >= first_packet;
+        if let Some(last) = merged.last_mut()
+            && last.stride == e.size.saturating_mul(e.stride)
+        {
+            last.size = last.size.saturating_mul(e.size);
+            last.stride = e.stride;
+            if is_packet && merged_packet == 0 {
+                merged_packet = 1;
+            }
+            continue;
+        }
+        merged.push(*e);
+        if is_packet {
+            merged_packet += 1;
+        }
+    }
+    (merged, merged_packet)
 }
 
 /// The single stride-1 entry of a read of `o` = `inner # n` when `inner` lies contiguously in
