@@ -210,150 +210,27 @@ fn model(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Resu
 
 /// `visa-lint derive FILE`: the sequencer configurations of every fetch/commit/read/write.
 fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Result<u8> {
-    use visa_analysis::derive as d;
     let text = match crate::walk::read_kernel(file) {
         Ok(t) => t,
         Err(e) => return Err(std::io::Error::other(e)),
     };
     let analysis = crate::lint::analysis_in_crate(file, &text);
-    let idx = LineIndex::new(&text);
-    let target = &visa_analysis::target::RNGD;
-    let mut ops = Vec::new();
-    let mut lines = Vec::new();
+    let mut derived = Derived {
+        file,
+        text: &text,
+        idx: LineIndex::new(&text),
+        target: &visa_analysis::target::RNGD,
+        ops: Vec::new(),
+        lines: Vec::new(),
+    };
     for (offset, f) in &analysis.fns {
-        for op in d::ops(&f.model, target) {
-            let line = idx.line_col(&text, offset + op.span.start).line;
-            let mut o = serde_json::Map::new();
-            o.insert("line".into(), line.into());
-            o.insert("op".into(), op.kind.as_str().into());
-            match &op.config {
-                Ok(cfg) => {
-                    let entries: Vec<Value> = cfg
-                        .entries
-                        .iter()
-                        .map(|e| json!([e.size, e.stride]))
-                        .collect();
-                    o.insert("entries".into(), entries.into());
-                    o.insert("packet_size".into(), cfg.packet_size.into());
-                    let (pb, cb, fetch, commit, cycles) = match (op.fetch, op.commit) {
-                        // Read once from the derived op (L1757-L1762, L2224-L2248, L7672).
-                        (Some(s), _) => (
-                            json!(s.packet_bytes),
-                            json!(s.contiguous_bytes),
-                            json!(s.fetch_size),
-                            Value::Null,
-                            json!(s.cycles),
-                        ),
-                        (None, Some(s)) => (
-                            json!(s.commit_in_size),
-                            json!(s.contiguous_bytes),
-                            Value::Null,
-                            json!(s.commit_size),
-                            Value::Null,
-                        ),
-                        (None, None) => (
-                            Value::Null,
-                            Value::Null,
-                            Value::Null,
-                            Value::Null,
-                            Value::Null,
-                        ),
-                    };
-                    o.insert("packet_bytes".into(), pb);
-                    o.insert("contiguous_bytes".into(), cb);
-                    o.insert("fetch_size".into(), fetch);
-                    o.insert("commit_size".into(), commit);
-                    o.insert("cycles".into(), cycles);
-                    lines.push(format!(
-                        "{}:{line}: {} {cfg}",
-                        file.display(),
-                        op.kind.as_str()
-                    ));
-                }
-                Err(e) => {
-                    o.insert("error".into(), format!("{e:?}").into());
-                    lines.push(format!(
-                        "{}:{line}: {} no configuration: {e:?}",
-                        file.display(),
-                        op.kind.as_str()
-                    ));
-                }
-            }
-            ops.push(Value::Object(o));
-        }
-        // Collect's flit normalization (L3561-L3564): Time2/Packet2 as derived.
-        for step in f.model.chains.iter().flat_map(|c| c.steps.iter()) {
-            use visa_analysis::model::Slot;
-            if step.method != visa_analysis::model::Method::Collect {
-                continue;
-            }
-            let Some(inp) = step.input.as_ref() else {
-                continue;
-            };
-            let layout = |s: Slot| inp.get(s).and_then(|m| m.layout.clone());
-            let bits = inp.dtype.map(visa_analysis::model::Dtype::bits);
-            let (Some(t), Some(p), Some(bits)) = (layout(Slot::Time), layout(Slot::Packet), bits)
-            else {
-                continue;
-            };
-            let Some(fl) = d::collect::normalize(&t, &p, bits, target.flit_bytes) else {
-                continue;
-            };
-            let line = idx.line_col(&text, offset + step.span.start).line;
-            let (t2, p2) = (fl.time2.to_expr(), fl.packet2.to_expr());
-            ops.push(json!({
-                "line": line, "op": "collect", "packet_bytes": fl.packet_bytes,
-                "flits": fl.flits, "pad_bytes": fl.pad_bytes,
-                "time2": format!("m![{t2}]"), "packet2": format!("m![{p2}]"),
-            }));
-            lines.push(format!(
-                "{}:{line}: collect {} bytes -> {} flit(s), {} padding: Time2 m![{t2}], Packet2 m![{p2}]",
-                file.display(),
-                fl.packet_bytes,
-                fl.flits,
-                fl.pad_bytes
-            ));
-        }
-        // The DMA engine's read/write sequencer pair and its request split (derive::dma).
-        for op in d::dma::ops(&f.model, target) {
-            let line = idx.line_col(&text, offset + op.span.start).line;
-            let Ok(p) = &op.pair else {
-                if let Err(e) = &op.pair {
-                    ops.push(json!({ "line": line, "op": "dma", "error": format!("{e:?}") }));
-                    lines.push(format!(
-                        "{}:{line}: dma no configuration: {e:?}",
-                        file.display()
-                    ));
-                }
-                continue;
-            };
-            for (name, cfg) in [("dma_read", &p.read), ("dma_write", &p.write)] {
-                let entries: Vec<Value> = cfg
-                    .entries
-                    .iter()
-                    .map(|e| json!([e.size, e.stride]))
-                    .collect();
-                ops.push(json!({
-                    "line": line, "op": name, "entries": entries,
-                    "packet_size": cfg.packet_size, "packet_bytes": p.stride0,
-                    "contiguous_bytes": p.run_bytes, "fetch_size": Value::Null,
-                    "commit_size": Value::Null, "requests": p.requests, "cycles": p.requests,
-                    "startup_cycles": target.dma_startup_cycles,
-                }));
-                lines.push(match (p.stride0, p.requests) {
-                    (Some(s0), Some(requests)) => format!(
-                        "{}:{line}: {name} {cfg}, {s0}-byte packets, {requests} requests",
-                        file.display()
-                    ),
-                    _ => format!(
-                        "{}:{line}: {name} {cfg}, {}-byte runs: no legal DMA packet (ALN-003)",
-                        file.display(),
-                        p.run_bytes
-                    ),
-                });
-            }
-        }
+        derived.sequencer_ops(*offset, &f.model);
+        derived.collect_ops(*offset, &f.model);
+        derived.dma_ops(*offset, &f.model);
     }
+    let Derived {
+        mut ops, mut lines, ..
+    } = derived;
     // In source order (a line's fetch before its collect before its commit).
     ops.sort_by_key(|o| o["line"].as_u64().unwrap_or(0));
     let prefix = format!("{}:", file.display());
@@ -375,6 +252,171 @@ fn derive(out: &mut dyn WriteColor, format: Format, file: &Path) -> std::io::Res
         }
     }
     Ok(0)
+}
+
+/// What `visa-lint derive` found in a file: each derived operation as JSON and as a line.
+struct Derived<'a> {
+    file: &'a Path,
+    text: &'a str,
+    idx: LineIndex,
+    target: &'a visa_analysis::target::Target,
+    ops: Vec<Value>,
+    lines: Vec<String>,
+}
+
+impl Derived<'_> {
+    /// The line of `at` in a function starting at `offset`.
+    fn line(&self, offset: u32, at: u32) -> u32 {
+        self.idx.line_col(self.text, offset + at).line
+    }
+
+    /// The sequencer configuration of each fetch, commit, read and write, with the sizes
+    /// derived from it.
+    fn sequencer_ops(&mut self, offset: u32, model: &visa_analysis::model::FnModel) {
+        for op in visa_analysis::derive::ops(model, self.target) {
+            let line = self.line(offset, op.span.start);
+            let mut o = serde_json::Map::new();
+            o.insert("line".into(), line.into());
+            o.insert("op".into(), op.kind.as_str().into());
+            let file = self.file.display();
+            match &op.config {
+                Ok(cfg) => {
+                    let entries: Vec<Value> = cfg
+                        .entries
+                        .iter()
+                        .map(|e| json!([e.size, e.stride]))
+                        .collect();
+                    o.insert("entries".into(), entries.into());
+                    o.insert("packet_size".into(), cfg.packet_size.into());
+                    o.extend(op_sizes(&op));
+                    self.lines
+                        .push(format!("{file}:{line}: {} {cfg}", op.kind.as_str()));
+                }
+                Err(e) => {
+                    o.insert("error".into(), format!("{e:?}").into());
+                    self.lines.push(format!(
+                        "{file}:{line}: {} no configuration: {e:?}",
+                        op.kind.as_str()
+                    ));
+                }
+            }
+            self.ops.push(Value::Object(o));
+        }
+    }
+
+    /// Collect's flit normalization (L3561-L3564): Time2/Packet2 as derived.
+    fn collect_ops(&mut self, offset: u32, model: &visa_analysis::model::FnModel) {
+        use visa_analysis::model::Slot;
+        for step in model.chains.iter().flat_map(|c| c.steps.iter()) {
+            if step.method != visa_analysis::model::Method::Collect {
+                continue;
+            }
+            let Some(inp) = step.input.as_ref() else {
+                continue;
+            };
+            let layout = |s: Slot| inp.get(s).and_then(|m| m.layout.clone());
+            let bits = inp.dtype.map(visa_analysis::model::Dtype::bits);
+            let (Some(t), Some(p), Some(bits)) = (layout(Slot::Time), layout(Slot::Packet), bits)
+            else {
+                continue;
+            };
+            let flit = self.target.flit_bytes;
+            let Some(fl) = visa_analysis::derive::collect::normalize(&t, &p, bits, flit) else {
+                continue;
+            };
+            let line = self.line(offset, step.span.start);
+            let (t2, p2) = (fl.time2.to_expr(), fl.packet2.to_expr());
+            self.ops.push(json!({
+                "line": line, "op": "collect", "packet_bytes": fl.packet_bytes,
+                "flits": fl.flits, "pad_bytes": fl.pad_bytes,
+                "time2": format!("m![{t2}]"), "packet2": format!("m![{p2}]"),
+            }));
+            self.lines.push(format!(
+                "{}:{line}: collect {} bytes -> {} flit(s), {} padding: Time2 m![{t2}], Packet2 m![{p2}]",
+                self.file.display(),
+                fl.packet_bytes,
+                fl.flits,
+                fl.pad_bytes
+            ));
+        }
+    }
+
+    /// The DMA engine's read/write sequencer pair and its request split (derive::dma).
+    fn dma_ops(&mut self, offset: u32, model: &visa_analysis::model::FnModel) {
+        for op in visa_analysis::derive::dma::ops(model, self.target) {
+            let line = self.line(offset, op.span.start);
+            let file = self.file.display();
+            let p = match &op.pair {
+                Ok(p) => p,
+                Err(e) => {
+                    let error = format!("{e:?}");
+                    self.ops
+                        .push(json!({ "line": line, "op": "dma", "error": error }));
+                    self.lines
+                        .push(format!("{file}:{line}: dma no configuration: {e:?}"));
+                    continue;
+                }
+            };
+            for (name, cfg) in [("dma_read", &p.read), ("dma_write", &p.write)] {
+                let entries: Vec<Value> = cfg
+                    .entries
+                    .iter()
+                    .map(|e| json!([e.size, e.stride]))
+                    .collect();
+                self.ops.push(json!({
+                    "line": line, "op": name, "entries": entries,
+                    "packet_size": cfg.packet_size, "packet_bytes": p.stride0,
+                    "contiguous_bytes": p.run_bytes, "fetch_size": Value::Null,
+                    "commit_size": Value::Null, "requests": p.requests, "cycles": p.requests,
+                    "startup_cycles": self.target.dma_startup_cycles,
+                }));
+                self.lines.push(match (p.stride0, p.requests) {
+                    (Some(s0), Some(requests)) => format!(
+                        "{file}:{line}: {name} {cfg}, {s0}-byte packets, {requests} requests"
+                    ),
+                    _ => format!(
+                        "{file}:{line}: {name} {cfg}, {}-byte runs: no legal DMA packet (ALN-003)",
+                        p.run_bytes
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// The sizes derived with a fetch's or a commit's configuration, read once from the derived op
+/// (L1757-L1762, L2224-L2248, L7672).
+fn op_sizes(op: &visa_analysis::derive::Op) -> [(String, Value); 5] {
+    let (pb, cb, fetch, commit, cycles) = match (op.fetch, op.commit) {
+        (Some(s), _) => (
+            json!(s.packet_bytes),
+            json!(s.contiguous_bytes),
+            json!(s.fetch_size),
+            Value::Null,
+            json!(s.cycles),
+        ),
+        (None, Some(s)) => (
+            json!(s.commit_in_size),
+            json!(s.contiguous_bytes),
+            Value::Null,
+            json!(s.commit_size),
+            Value::Null,
+        ),
+        (None, None) => (
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ),
+    };
+    [
+        ("packet_bytes".into(), pb),
+        ("contiguous_bytes".into(), cb),
+        ("fetch_size".into(), fetch),
+        ("commit_size".into(), commit),
+        ("cycles".into(), cycles),
+    ]
 }
 
 fn write_diagnostics_json(
