@@ -382,6 +382,32 @@ pub fn simulate(model: &FnModel, ops: &[Op<'_>], dma: &[DmaOp<'_>], t: &Target) 
 }
 
 fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
+    let (all_ops, mut out) = place_tasks(pending);
+    let total = out.iter().map(|t| t.end).max().unwrap_or(0);
+    let bottleneck = critical_path(&mut out, &all_ops, total);
+    let lanes = lane_uses(&out, total);
+    let engines = engine_uses(&out, &all_ops, total);
+    let assumptions: BTreeSet<Assumption> = all_ops
+        .iter()
+        .flat_map(|o| o.assumptions.iter().cloned())
+        .collect();
+    KernelCost {
+        name: model.name.clone(),
+        span: model.span,
+        ops: all_ops,
+        tasks: out,
+        total_cycles: total,
+        lanes,
+        engines,
+        bottleneck,
+        assumptions: assumptions.into_iter().collect(),
+    }
+}
+
+/// Places each task, in issue order, at the latest of what it waits for: in-order issue, its
+/// lanes (and the DMA lane it holds), the previous step of its chain, and the tasks that
+/// produce what it reads. Returns every operation and the tasks over them.
+fn place_tasks(pending: Vec<Pending>) -> (Vec<OpCost>, Vec<Task>) {
     let mut all_ops: Vec<OpCost> = Vec::new();
     let mut out: Vec<Task> = Vec::new();
     let mut free: BTreeMap<Lane, (u64, Option<usize>)> = BTreeMap::new();
@@ -435,8 +461,12 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
             critical: false,
         });
     }
-    let total = out.iter().map(|t| t.end).max().unwrap_or(0);
-    // The critical path: back from the last task to finish.
+    (all_ops, out)
+}
+
+/// Marks the critical path, back from the last task to finish, and returns the engine that
+/// limits it longest (the bottleneck).
+fn critical_path(out: &mut [Task], all_ops: &[OpCost], total: u64) -> Option<&'static str> {
     let mut cur = out
         .iter()
         .enumerate()
@@ -456,12 +486,16 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
         }
         cur = out[k].waits_for;
     }
-    let bottleneck = engines
+    engines
         .iter()
         .max_by_key(|(_, v)| **v)
         .filter(|(_, v)| **v > 0)
-        .map(|(e, _)| *e);
-    let lanes = Lane::ALL
+        .map(|(e, _)| *e)
+}
+
+/// How long each lane that runs a task is busy, of `total` cycles.
+fn lane_uses(out: &[Task], total: u64) -> Vec<LaneUse> {
+    Lane::ALL
         .iter()
         .filter_map(|&l| {
             let busy: u64 = out
@@ -476,12 +510,15 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
                 percent: busy.saturating_mul(100).checked_div(total).unwrap_or(0),
             })
         })
-        .collect();
-    // Engine busy time: the Tensor Unit engines' work, and each DMA transfer's duration.
+        .collect()
+}
+
+/// Engine busy time, in pipeline order: the Tensor Unit engines' work, and each DMA
+/// transfer's duration charged to its engine (the DMA Engines or PCIe DMA).
+fn engine_uses(out: &[Task], all_ops: &[OpCost], total: u64) -> Vec<EngineUse> {
     let mut busy: BTreeMap<&'static str, u64> = BTreeMap::new();
-    for task in &out {
+    for task in out {
         if task.lane == Lane::Dma {
-            // A transfer's duration, charged to its engine (the DMA Engines or PCIe DMA).
             let engine = task.ops.first().map_or("DMA", |&i| all_ops[i].engine);
             let e = busy.entry(engine).or_default();
             *e = e.saturating_add(task.end - task.start);
@@ -501,19 +538,5 @@ fn schedule(model: &FnModel, pending: Vec<Pending>) -> KernelCost {
         })
         .collect();
     engines.sort_by_key(|e| super::ENGINES.iter().position(|x| *x == e.engine));
-    let assumptions: BTreeSet<Assumption> = all_ops
-        .iter()
-        .flat_map(|o| o.assumptions.iter().cloned())
-        .collect();
-    KernelCost {
-        name: model.name.clone(),
-        span: model.span,
-        ops: all_ops,
-        tasks: out,
-        total_cycles: total,
-        lanes,
-        engines,
-        bottleneck,
-        assumptions: assumptions.into_iter().collect(),
-    }
+    engines
 }

@@ -150,7 +150,11 @@ fn lane_chart(
         s,
         r##"<g class="lane" data-lane="{0}"><rect x="{LEFT}" y="{ly}" width="{span_w}" height="{LANE_H}" fill="{1}"/><text x="8" y="{2}">{0}</text>"##,
         lane.as_str(),
-        if li.is_multiple_of(2) { "#f4f4f4" } else { "#ebebeb" },
+        if li.is_multiple_of(2) {
+            "#f4f4f4"
+        } else {
+            "#ebebeb"
+        },
         ly + LANE_H / 2 + 4
     );
     // Tasks of other lanes that hold the DMA lane (64-access rule): a dashed outline.
