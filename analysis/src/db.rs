@@ -830,73 +830,108 @@ pub fn file_analysis(
     let target = target_name(db, settings);
     let library = *library_of(db, file, settings);
     mapping::parse::forget_parsed();
+    let mut out = FileAnalysis {
+        module_diagnostics: Vec::new(),
+        fns: Vec::new(),
+        generated: Vec::new(),
+        modules: Vec::new(),
+    };
     if let Some(too_deep) = nesting_past_limit(db, file) {
-        let module_diagnostics = vec![crate::rules::tool::nesting_too_deep(too_deep)];
-        let (fns, modules, generated) = (Vec::new(), Vec::new(), Vec::new());
-        return Arc::new(FileAnalysis {
-            module_diagnostics,
-            fns,
-            generated,
-            modules,
-        });
+        let note = crate::rules::tool::nesting_too_deep(too_deep);
+        out.module_diagnostics.push(note);
+        return Arc::new(out);
     }
     let layout = file_layout(db, file);
     let envs = module_envs(db, file);
     let no_env = || EnvText::new(db, String::new(), Vec::new(), Untracked::default());
-    let mut module_diagnostics = Vec::new();
     if is_crate_root(db, file) {
         let text = file.text(db);
         let crate_name = library.generation.crate_name();
         let name = text
             .find(crate_name)
             .map_or(Span::default(), |at| Span::new(at, at + crate_name.len()));
-        module_diagnostics.extend(crate::rules::tool::library_checked_as_nearest(
-            &library, name,
-        ));
+        let note = crate::rules::tool::library_checked_as_nearest(&library, name);
+        out.module_diagnostics.extend(note);
     }
-    let mut modules = Vec::new();
-    let mut fns = Vec::new();
-    let mut generated = Vec::new();
     let ids = layout_items(db, file);
     for (i, m) in layout.modules.iter().enumerate() {
         let module_env = envs.get(i).copied().unwrap_or_else(no_env);
         let items = module_items(db, ids.get(i).map_or(&[][..], Vec::as_slice));
-        let origin = |k: usize| m.items.get(k).and_then(|it| it.generated.clone());
-        module_diagnostics.extend(m.not_expanded.iter().map(|n| {
-            let call = Span::new(n.call.0 as usize, n.call.1 as usize);
-            crate::rules::tool::macro_not_expanded(call, &n.macro_name, &n.reason)
-        }));
-        // Module-level mappings and declarations, each with what its module sees.
-        let checked: Vec<(ItemSyntax, u32, Option<Arc<resolve::Generated>>)> = items
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, _, f))| !f.model.sites.is_empty() || !f.model.renames.is_empty())
-            .map(|(k, (item, at, _))| (*item, *at, origin(k)))
-            .collect();
-        let sites = ModuleSites::new(
-            db,
-            checked.iter().map(|(item, _, _)| *item).collect::<Vec<_>>(),
-        );
-        let check = module_check(db, module_env, sites, library.generation);
-        let places: Vec<(u32, u32, u32)> = check
-            .items
-            .iter()
-            .zip(&checked)
-            .map(|((at, len), (_, real, _))| (*at, *real, *len))
-            .collect();
-        // A finding in an item a macro generated is reported at the invocation.
-        let invocations: Vec<(u32, u32, Span, String)> = check
-            .items
-            .iter()
-            .zip(&checked)
-            .filter_map(|((at, len), (_, _, g))| {
-                let g = g.as_ref()?;
-                let call = Span::new(g.call.0 as usize, g.call.1 as usize);
-                let within = format!("in what this `{}!` invocation generates", g.macro_name);
-                Some((*at, *len, call, within))
-            })
-            .collect();
-        module_diagnostics.extend(check.diagnostics.iter().map(|d| {
+        out.module_diagnostics
+            .extend(m.not_expanded.iter().map(|n| {
+                let call = Span::new(n.call.0 as usize, n.call.1 as usize);
+                crate::rules::tool::macro_not_expanded(call, &n.macro_name, &n.reason)
+            }));
+        check_module(db, m, module_env, &items, library.generation, &mut out);
+        for (k, (_, at, facts)) in items.iter().enumerate() {
+            let origin = m.items.get(k).and_then(|it| it.generated.clone());
+            for f in &facts.fns {
+                // Each function of the module's items, analysed by its own query on its own
+                // subtree of the file's one parse (rooted at offset 0, which keeps its
+                // analysis independent of where it sits).
+                let pieces = f.local_pieces.clone();
+                let local = EnvText::new(db, f.local.clone(), Vec::new(), pieces);
+                let generation = library.generation;
+                let input =
+                    FnInput::new(db, f.green.clone(), module_env, local, target, generation);
+                let analysis = fn_analysis(db, input).clone();
+                match &origin {
+                    Some(g) => out.generated.push(GeneratedFn {
+                        call: Span::new(g.call.0 as usize, g.call.1 as usize),
+                        macro_name: g.macro_name.clone(),
+                        analysis,
+                    }),
+                    None => out.fns.push((at + f.offset, analysis)),
+                }
+            }
+        }
+    }
+    out.fns.sort_by_key(|(start, _)| *start);
+    Arc::new(out)
+}
+
+/// Checks a module's own mappings and declarations, each with what its module sees, and
+/// records its scope: the findings placed in the file (a finding in an item a macro generated
+/// is reported at the invocation).
+fn check_module<'db>(
+    db: &'db dyn salsa::Database,
+    m: &resolve::ModuleLayout,
+    module_env: EnvText<'db>,
+    items: &[(ItemSyntax<'db>, u32, &'db Arc<ItemFacts>)],
+    generation: Generation,
+    out: &mut FileAnalysis,
+) {
+    let origin = |k: usize| m.items.get(k).and_then(|it| it.generated.clone());
+    let checked: Vec<(ItemSyntax, u32, Option<Arc<resolve::Generated>>)> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, f))| !f.model.sites.is_empty() || !f.model.renames.is_empty())
+        .map(|(k, (item, at, _))| (*item, *at, origin(k)))
+        .collect();
+    let sites = ModuleSites::new(
+        db,
+        checked.iter().map(|(item, _, _)| *item).collect::<Vec<_>>(),
+    );
+    let check = module_check(db, module_env, sites, generation);
+    let places: Vec<(u32, u32, u32)> = check
+        .items
+        .iter()
+        .zip(&checked)
+        .map(|((at, len), (_, real, _))| (*at, *real, *len))
+        .collect();
+    let invocations: Vec<(u32, u32, Span, String)> = check
+        .items
+        .iter()
+        .zip(&checked)
+        .filter_map(|((at, len), (_, _, g))| {
+            let g = g.as_ref()?;
+            let call = Span::new(g.call.0 as usize, g.call.1 as usize);
+            let within = format!("in what this `{}!` invocation generates", g.macro_name);
+            Some((*at, *len, call, within))
+        })
+        .collect();
+    out.module_diagnostics
+        .extend(check.diagnostics.iter().map(|d| {
             let call = invocations
                 .iter()
                 .find(|(at, len, _, _)| *at <= d.span.start && d.span.start <= at + len);
@@ -905,45 +940,11 @@ pub fn file_analysis(
                 None => d.clone().relocated(|s| place(&places, s)),
             }
         }));
-        modules.push(ModuleScope {
-            range: Span::new(m.offset as usize, m.end as usize),
-            scope: check.scope.clone(),
-            places,
-        });
-        // Each function of the module's items, analysed by its own query on its own subtree
-        // of the file's one parse (rooted at offset 0, which keeps its analysis independent
-        // of where it sits).
-        for (k, (_, at, facts)) in items.iter().enumerate() {
-            for f in &facts.fns {
-                let pieces = f.local_pieces.clone();
-                let local = EnvText::new(db, f.local.clone(), Vec::new(), pieces);
-                let input = FnInput::new(
-                    db,
-                    f.green.clone(),
-                    module_env,
-                    local,
-                    target,
-                    library.generation,
-                );
-                let analysis = fn_analysis(db, input).clone();
-                match origin(k) {
-                    Some(g) => generated.push(GeneratedFn {
-                        call: Span::new(g.call.0 as usize, g.call.1 as usize),
-                        macro_name: g.macro_name.clone(),
-                        analysis,
-                    }),
-                    None => fns.push((at + f.offset, analysis)),
-                }
-            }
-        }
-    }
-    fns.sort_by_key(|(start, _)| *start);
-    Arc::new(FileAnalysis {
-        module_diagnostics,
-        fns,
-        generated,
-        modules,
-    })
+    out.modules.push(ModuleScope {
+        range: Span::new(m.offset as usize, m.end as usize),
+        scope: check.scope.clone(),
+        places,
+    });
 }
 
 /// A finding in what a macro invocation generated, reported at the invocation (`call`) and
