@@ -1071,17 +1071,30 @@ impl BodyDecls {
 /// The declarations of `env_text` in an environment over `base` (as if that text followed
 /// base's).
 fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
-    // The declarations the environment reads, in order: those of the stretches between pieces,
-    // parsed (each stretch is whole items), and each piece read from its own syntax.
-    let kinds = [
-        SyntaxKind::USE,
-        SyntaxKind::CONST,
-        SyntaxKind::STRUCT,
-        SyntaxKind::ENUM,
-        SyntaxKind::TRAIT,
-        SyntaxKind::TYPE_ALIAS,
-        SyntaxKind::FN,
-    ];
+    let (model, decls) = read_declarations(env_text, pieces);
+    let empty = Scope::default();
+    let base_scope = base.map_or(&empty, |b| &b.scope);
+    let scope = syntax::scope_of(&model, base_scope);
+    let scope = strip_spans(scope);
+    let mut env = match base {
+        Some(b) => Env::child_of(Arc::clone(b), scope),
+        None => Env {
+            scope,
+            ..Env::default()
+        },
+    };
+    for node in decls {
+        declare(&mut env, node);
+    }
+    env
+}
+
+/// The stretches of `env_text` in order: those between pieces (each whole items), and each
+/// piece with its own syntax.
+fn env_stretches<'p>(
+    env_text: &str,
+    pieces: &'p [EnvPiece],
+) -> Vec<(usize, usize, Option<&'p EnvPiece>)> {
     let mut stretches: Vec<(usize, usize, Option<&EnvPiece>)> = Vec::new();
     let mut at = 0;
     for p in pieces {
@@ -1098,6 +1111,26 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
     if at < env_text.len() {
         stretches.push((at, env_text.len(), None));
     }
+    stretches
+}
+
+/// The declarations an environment's text holds, in order: those of the stretches between
+/// pieces, parsed, and each piece read from its own syntax; and the model of their mapping
+/// sites.
+fn read_declarations(
+    env_text: &str,
+    pieces: &[EnvPiece],
+) -> (syntax::FileModel, Vec<ra_ap_syntax::SyntaxNode>) {
+    let kinds = [
+        SyntaxKind::USE,
+        SyntaxKind::CONST,
+        SyntaxKind::STRUCT,
+        SyntaxKind::ENUM,
+        SyntaxKind::TRAIT,
+        SyntaxKind::TYPE_ALIAS,
+        SyntaxKind::FN,
+    ];
+    let stretches = env_stretches(env_text, pieces);
     let mut model = syntax::FileModel::default();
     let mut decls = Vec::new();
     for (start, end, piece) in stretches {
@@ -1119,72 +1152,64 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
             None => decls.extend(syntax::nodes_of_kinds(&root, &kinds)),
         }
     }
-    let empty = Scope::default();
-    let base_scope = base.map_or(&empty, |b| &b.scope);
-    let scope = syntax::scope_of(&model, base_scope);
-    let scope = strip_spans(scope);
-    let mut env = match base {
-        Some(b) => Env::child_of(Arc::clone(b), scope),
-        None => Env {
-            scope,
-            ..Env::default()
-        },
-    };
-    for node in decls {
-        if let Some(u) = ra::Use::cast(node.clone()) {
-            // `use consts::BASE as BASE;`: the environment's way of saying that the qualified
-            // path names what `BASE` is (see `DefMap::env_text`).
-            if let Some((path, name)) = path_binding(&u) {
-                match path.strip_prefix(&format!("{}::", resolve::LIBRARY_PATH)) {
-                    Some(library) => {
-                        env.library_renames.insert(name, library.to_string());
-                    }
-                    None => bind_path(&mut env, &path, &name),
+    (model, decls)
+}
+
+/// Declares one item of an environment's text in `env`: a path binding, a const, a local
+/// type, a tensor type alias, or a function's signature.
+fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
+    if let Some(u) = ra::Use::cast(node.clone()) {
+        // `use consts::BASE as BASE;`: the environment's way of saying that the qualified
+        // path names what `BASE` is (see `DefMap::env_text`).
+        if let Some((path, name)) = path_binding(&u) {
+            match path.strip_prefix(&format!("{}::", resolve::LIBRARY_PATH)) {
+                Some(library) => {
+                    env.library_renames.insert(name, library.to_string());
                 }
-            }
-        } else if let Some(c) = ra::Const::cast(node.clone()) {
-            if let (Some(name), Some(body)) = (c.name(), c.body()) {
-                // Consts may refer to earlier consts, call `const fn`s and read sizes; one that
-                // is not an integer (a `SwitchConfig`, a `TrfAddress`) is a value.
-                match const_value(&env, &body) {
-                    Ok(model::value::Value::Int(v)) => {
-                        env.consts.insert(name.text().to_string(), v);
-                    }
-                    Ok(v) => {
-                        env.values.insert(name.text().to_string(), v);
-                    }
-                    Err(_) => {}
-                }
-            }
-        } else if let Some(name) = local_type_name(&node) {
-            env.declare_type(&node, name);
-        } else if let Some(a) = ra::TypeAlias::cast(node.clone())
-            && let (Some(name), Some(ty)) = (a.name(), a.ty())
-        {
-            // `type Weights = TrfTensor<...>;`: a whole tensor type under another name. Its
-            // mappings are written in the environment, not in the function, so carry no span.
-            if let Some(mut t) = build::tensor_type(&ty, &env, &env.scope, &mut Vec::new()) {
-                for m in t.maps.values_mut() {
-                    m.span = None;
-                }
-                env.tensor_aliases.insert(name.text().to_string(), t);
-            }
-        } else if let Some(f) = ra::Fn::cast(node)
-            && let Some(name) = f.name()
-        {
-            let sig = build::LazySig::of(&f);
-            if f.param_list().and_then(|p| p.self_param()).is_some() {
-                // A method of an `impl` of the crate (see `resolve::fn_item`).
-                env.methods.insert(name.text().to_string(), sig);
-                continue;
-            }
-            env.fns.insert(name.text().to_string(), sig);
-            if let Some(c) = const_fn(&f) {
-                env.const_fns.insert(name.text().to_string(), c);
+                None => bind_path(env, &path, &name),
             }
         }
+    } else if let Some(c) = ra::Const::cast(node.clone()) {
+        if let (Some(name), Some(body)) = (c.name(), c.body()) {
+            // Consts may refer to earlier consts, call `const fn`s and read sizes; one that
+            // is not an integer (a `SwitchConfig`, a `TrfAddress`) is a value.
+            match const_value(env, &body) {
+                Ok(model::value::Value::Int(v)) => {
+                    env.consts.insert(name.text().to_string(), v);
+                }
+                Ok(v) => {
+                    env.values.insert(name.text().to_string(), v);
+                }
+                Err(_) => {}
+            }
+        }
+    } else if let Some(name) = local_type_name(&node) {
+        env.declare_type(&node, name);
+    } else if let Some(a) = ra::TypeAlias::cast(node.clone())
+        && let (Some(name), Some(ty)) = (a.name(), a.ty())
+    {
+        // `type Weights = TrfTensor<...>;`: a whole tensor type under another name. Its
+        // mappings are written in the environment, not in the function, so carry no span.
+        if let Some(mut t) = build::tensor_type(&ty, env, &env.scope, &mut Vec::new()) {
+            for m in t.maps.values_mut() {
+                m.span = None;
+            }
+            env.tensor_aliases.insert(name.text().to_string(), t);
+        }
+    } else if let Some(f) = ra::Fn::cast(node)
+        && let Some(name) = f.name()
+    {
+        let sig = build::LazySig::of(&f);
+        if f.param_list().and_then(|p| p.self_param()).is_some() {
+            // A method of an `impl` of the crate (see `resolve::fn_item`).
+            env.methods.insert(name.text().to_string(), sig);
+            return;
+        }
+        env.fns.insert(name.text().to_string(), sig);
+        if let Some(c) = const_fn(&f) {
+            env.const_fns.insert(name.text().to_string(), c);
+        }
     }
-    env
 }
 
 /// The value of a `const` item's body in `env`.
