@@ -9,7 +9,7 @@ use super::context::FnContext;
 use crate::derive::DeriveError;
 use crate::derive::dma::Media;
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::mapping::ast::{Expr, Op as MapOp};
+use crate::mapping::ast::{Expr, Name, Op as MapOp};
 use crate::mapping::layout::Dim;
 use crate::mapping::problem::Invalid;
 use crate::mapping::{lower, parse};
@@ -239,24 +239,7 @@ pub fn diagnostic(p: &Invalid) -> Diagnostic {
             name,
             alias,
             generic,
-        } => {
-            let n = &name.text;
-            let msg = if *alias || *generic {
-                format!("undeclared axis `{n}`; `{n}` is a mapping: escape it as `{{ {n} }}`")
-            } else {
-                format!("undeclared axis `{n}`: declare it with its size in `axes![...]`")
-            };
-            let d = Diagnostic::new(&MAP_005, name.span, msg);
-            if *alias {
-                return d.with_edit(
-                    format!("escape the alias: `{{ {n} }}`"),
-                    true,
-                    name.span,
-                    format!("{{ {n} }}"),
-                );
-            }
-            d
-        }
+        } => undeclared(name, *alias, *generic),
         Invalid::UnsizedSkew { name, size } => Diagnostic::new(
             &MAP_008,
             name.span,
@@ -277,30 +260,7 @@ pub fn diagnostic(p: &Invalid) -> Diagnostic {
             operand_end,
             size,
             n,
-        } => {
-            let (rule, what) = divide_rule(*op);
-            let sym = op.symbol();
-            let d = Diagnostic::new(
-                rule,
-                *at,
-                format!(
-                    "{what} size must divide the original size: `{operand}` has size {size}, which {n} does not divide"
-                ),
-            )
-            .with_related(*op_span, format!("`{sym} {n}`"));
-            match size.div_ceil(*n).checked_mul(*n) {
-                Some(k) => d.with_edit(
-                    format!("pad to {k} first: `# {k} {sym} {n}`"),
-                    true,
-                    Span {
-                        start: *operand_end,
-                        end: *operand_end,
-                    },
-                    format!(" # {k}"),
-                ),
-                None => d,
-            }
-        }
+        } => not_divisible(*op, *at, *op_span, operand, *operand_end, *size, *n),
         Invalid::ShortPad {
             at,
             arg,
@@ -308,33 +268,7 @@ pub fn diagnostic(p: &Invalid) -> Diagnostic {
             operand,
             size,
             n,
-        } => {
-            let mut d = Diagnostic::new(
-                &MAP_003,
-                *at,
-                format!(
-                    "`# {n}` pads *to* {n} positions, but `{operand}` already has {size}; did you mean `# {}` (add {n}), or resize `= {n}`?",
-                    size.saturating_add(*n)
-                ),
-            );
-            if let Some(total) = size.checked_add(*n) {
-                d = d.with_edit(
-                    format!("add {n} padding positions: `# {total}`"),
-                    false,
-                    *arg,
-                    total.to_string(),
-                );
-            }
-            if *n > 0 {
-                d = d.with_edit(
-                    format!("keep the first {n} positions: `= {n}`"),
-                    false,
-                    *op_span,
-                    "=",
-                );
-            }
-            d
-        }
+        } => short_pad(*at, *arg, *op_span, operand, *size, *n),
         Invalid::ZeroResize { at } => {
             Diagnostic::new(&MAP_004, *at, "resize to 0 leaves no positions")
         }
@@ -375,22 +309,110 @@ pub fn diagnostic(p: &Invalid) -> Diagnostic {
                 name.text
             ),
         ),
-        Invalid::AliasCycle { at, cycle } => {
-            let names: Vec<&str> = cycle
-                .iter()
-                .chain(cycle.first())
-                .map(|n| n.text.as_str())
-                .collect();
-            let d = Diagnostic::new(
-                &MAP_006,
-                *at,
-                format!("mapping alias cycle: {}", names.join(" -> ")),
-            );
-            cycle.iter().skip(1).fold(d, |d, n| {
-                d.with_related(n.span, format!("`{}` is part of the cycle", n.text))
-            })
-        }
+        Invalid::AliasCycle { at, cycle } => alias_cycle(*at, cycle),
     }
+}
+
+/// MAP-005 on an undeclared axis; a name that is a mapping (an alias or a generic parameter)
+/// is to be escaped, and an alias's escape is the fix.
+fn undeclared(name: &Name, alias: bool, generic: bool) -> Diagnostic {
+    let n = &name.text;
+    let msg = if alias || generic {
+        format!("undeclared axis `{n}`; `{n}` is a mapping: escape it as `{{ {n} }}`")
+    } else {
+        format!("undeclared axis `{n}`: declare it with its size in `axes![...]`")
+    };
+    let d = Diagnostic::new(&MAP_005, name.span, msg);
+    if alias {
+        return d.with_edit(
+            format!("escape the alias: `{{ {n} }}`"),
+            true,
+            name.span,
+            format!("{{ {n} }}"),
+        );
+    }
+    d
+}
+
+/// MAP-001/002 on a stride or modulo that does not divide its operand's size, with the
+/// padding that makes it divide.
+fn not_divisible(
+    op: MapOp,
+    at: Span,
+    op_span: Span,
+    operand: &str,
+    operand_end: u32,
+    size: u64,
+    n: u64,
+) -> Diagnostic {
+    let (rule, what) = divide_rule(op);
+    let sym = op.symbol();
+    let d = Diagnostic::new(
+        rule,
+        at,
+        format!(
+            "{what} size must divide the original size: `{operand}` has size {size}, which {n} does not divide"
+        ),
+    )
+    .with_related(op_span, format!("`{sym} {n}`"));
+    match size.div_ceil(n).checked_mul(n) {
+        Some(k) => d.with_edit(
+            format!("pad to {k} first: `# {k} {sym} {n}`"),
+            true,
+            Span {
+                start: operand_end,
+                end: operand_end,
+            },
+            format!(" # {k}"),
+        ),
+        None => d,
+    }
+}
+
+/// MAP-003 on `# n` with `n` no larger than what it pads: padding adds, or a resize keeps.
+fn short_pad(at: Span, arg: Span, op_span: Span, operand: &str, size: u64, n: u64) -> Diagnostic {
+    let mut d = Diagnostic::new(
+        &MAP_003,
+        at,
+        format!(
+            "`# {n}` pads *to* {n} positions, but `{operand}` already has {size}; did you mean `# {}` (add {n}), or resize `= {n}`?",
+            size.saturating_add(n)
+        ),
+    );
+    if let Some(total) = size.checked_add(n) {
+        d = d.with_edit(
+            format!("add {n} padding positions: `# {total}`"),
+            false,
+            arg,
+            total.to_string(),
+        );
+    }
+    if n > 0 {
+        d = d.with_edit(
+            format!("keep the first {n} positions: `= {n}`"),
+            false,
+            op_span,
+            "=",
+        );
+    }
+    d
+}
+
+/// MAP-006 on aliases defined in a cycle, each of them named.
+fn alias_cycle(at: Span, cycle: &[Name]) -> Diagnostic {
+    let names: Vec<&str> = cycle
+        .iter()
+        .chain(cycle.first())
+        .map(|n| n.text.as_str())
+        .collect();
+    let d = Diagnostic::new(
+        &MAP_006,
+        at,
+        format!("mapping alias cycle: {}", names.join(" -> ")),
+    );
+    cycle.iter().skip(1).fold(d, |d, n| {
+        d.with_related(n.span, format!("`{}` is part of the cycle", n.text))
+    })
 }
 
 /// The rule of a stride (MAP-001) or a modulo (MAP-002), and its name in messages.
