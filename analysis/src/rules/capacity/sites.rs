@@ -1,0 +1,105 @@
+//! The mappings written in the function, which the size rules read: [`Site`], one mapping
+//! where it is written, derived once by [`written_sites`], and how a message names such a
+//! mapping ([`shown`]) and a fix pads it ([`pad_fix`]).
+
+use crate::diagnostic::{Diagnostic, Span};
+use crate::model::{Arg, Kind, MapVal, Method, Slot, pad_edit};
+use crate::rules::context::FnContext;
+use std::collections::HashSet;
+
+/// A mapping written in the function (a parameter type, a `let` annotation, a turbofish
+/// argument), or named through an alias.
+pub(super) struct Site<'a> {
+    pub kind: Kind,
+    pub slot: Slot,
+    pub map: &'a MapVal,
+    pub at: Span,
+}
+
+/// The mapping alias a mapping names (`Slice` for `type Slice = m![...]`), if it is one.
+pub(super) fn alias<'s>(cx: &FnContext<'_>, map: &'s MapVal) -> Option<&'s str> {
+    let t = map.text.trim();
+    cx.scope.aliases.contains_key(t).then_some(t)
+}
+
+/// Every mapping written in the function, once per place (an alias once per function).
+pub(super) fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
+    // By place and slot: the mappings of a whole tensor alias (`a: &Input`) are all written
+    // where the alias is named, one place for several slots.
+    let mut seen: HashSet<(Span, Slot)> = HashSet::new();
+    let mut aliases: HashSet<(String, Slot)> = HashSet::new();
+    let mut out = Vec::new();
+    // The Slice written in a `switch` turbofish is SWI-001's (the Switch Engine's own rule).
+    let switch_slices: HashSet<Span> = cx
+        .model
+        .chains
+        .iter()
+        .flat_map(|c| c.steps.iter())
+        .filter(|s| s.method == Method::Switch)
+        .filter_map(|s| s.output.as_ref()?.get(Slot::Slice)?.span)
+        .collect();
+    let types = cx.model.tensors.iter().map(|t| &t.ty).chain(
+        cx.model
+            .chains
+            .iter()
+            .flat_map(|c| c.steps.iter())
+            .filter_map(|s| s.output.as_ref()),
+    );
+    for ty in types {
+        for (slot, map) in &ty.maps {
+            let Some(at) = map.span else { continue };
+            if *slot == Slot::Slice && switch_slices.contains(&at) {
+                continue;
+            }
+            if seen.insert((at, *slot)) {
+                out.push(Site {
+                    kind: ty.kind,
+                    slot: *slot,
+                    map,
+                    at,
+                });
+            }
+        }
+    }
+    out.sort_by_key(|s| s.at);
+    // An alias is reported at its first use only.
+    out.retain(|s| alias(cx, s.map).is_none_or(|a| aliases.insert((a.to_string(), s.slot))));
+    out
+}
+
+/// The fix that pads a written mapping to `n` (an alias: at this use; the engine adds the
+/// edit of its definition; an alias named inside a tensor type alias: at its definition only).
+pub(super) fn pad_fix(
+    cx: &FnContext<'_>,
+    d: Diagnostic,
+    site: &Site<'_>,
+    n: u64,
+    title: String,
+) -> Diagnostic {
+    let arg = Arg::mapping(site.map, site.at);
+    if let Some(edit) = pad_edit(cx.scope, &arg, n) {
+        return d.with_fix(title, true, vec![edit]);
+    }
+    // A mapping alias named inside a tensor type alias: no use here to edit, so the alias is
+    // padded where it is defined (the engine finds the definition).
+    let padded = alias(cx, site.map)
+        .filter(|_| site.map.in_tensor_alias)
+        .and_then(|a| {
+            Some((
+                a,
+                pad_edit(cx.scope, &Arg::written(a.to_string(), site.at), n)?,
+            ))
+        });
+    match padded {
+        Some((a, edit)) => d.with_alias_pad(a, edit.new_text),
+        None => d,
+    }
+}
+
+/// How a mapping is named in a message: `m![A / 8]`, or `Slice` (`= m![A / 8]`) for an alias.
+pub(super) fn shown(cx: &FnContext<'_>, map: &MapVal) -> String {
+    match (alias(cx, map), map.layout.as_deref()) {
+        (Some(a), Some(l)) => format!("`{a}` (the alias for `m![{}]`)", l.to_expr()),
+        _ => format!("`{}`", map.text.trim()),
+    }
+}
