@@ -368,41 +368,58 @@ fn check_output(step: &Step, out: &mut Vec<Diagnostic>) {
     ) else {
         return;
     };
-    let arg_slice = step.generics.first().filter(|a| a.text.trim() != "_");
-    let arg_time = step.generics.get(1).filter(|a| a.text.trim() != "_");
     if slice2.size != slice.size {
-        // Dummy replacement: the factors SliceOut dropped become `1 # n` in place.
-        let dummy: Vec<String> = slice
-            .dims
-            .iter()
-            .map(|d| {
-                if slice2.dims.contains(d) {
-                    render(std::slice::from_ref(d))
-                } else {
-                    format!("1 # {}", d.extent())
-                }
-            })
-            .collect();
-        let dummy = dummy.join(", ");
-        let msg = format!(
-            "SliceOut m![{slice2}] has {} positions but Slice m![{slice}] has {}: the reduced \
-             factor's positions must be filled by a new axis (Broadcast), padding (Dummy, \
-             m![{dummy}]) or a Time axis (Promotion)",
-            slice2.size, slice.size
-        );
-        let at = output_arg(step, Some(0), Slot::Slice).map(|a| a.span);
-        let mut d = at_arg(&XSL_005, step, at, msg);
-        if let Some(a) = arg_slice {
-            d = d.with_edit(
-                format!("fill the reduced positions with padding: m![{dummy}]"),
-                false,
-                a.span,
-                format!("m![{dummy}]"),
-            );
-        }
-        out.push(d);
+        slice_out_size(step, slice, slice2, out);
         return;
     }
+    time_out_follows(step, time, slice2, time2, out);
+}
+
+/// XSL-005 on a SliceOut of another size than Slice: the reduced factor's positions are to be
+/// filled; the fix fills them with padding (Dummy) in place.
+fn slice_out_size(step: &Step, slice: &Layout, slice2: &Layout, out: &mut Vec<Diagnostic>) {
+    // Dummy replacement: the factors SliceOut dropped become `1 # n` in place.
+    let dummy: Vec<String> = slice
+        .dims
+        .iter()
+        .map(|d| {
+            if slice2.dims.contains(d) {
+                render(std::slice::from_ref(d))
+            } else {
+                format!("1 # {}", d.extent())
+            }
+        })
+        .collect();
+    let dummy = dummy.join(", ");
+    let msg = format!(
+        "SliceOut m![{slice2}] has {} positions but Slice m![{slice}] has {}: the reduced \
+         factor's positions must be filled by a new axis (Broadcast), padding (Dummy, \
+         m![{dummy}]) or a Time axis (Promotion)",
+        slice2.size, slice.size
+    );
+    let arg_slice = step.generics.first().filter(|a| a.text.trim() != "_");
+    let at = output_arg(step, Some(0), Slot::Slice).map(|a| a.span);
+    let mut d = at_arg(&XSL_005, step, at, msg);
+    if let Some(a) = arg_slice {
+        d = d.with_edit(
+            format!("fill the reduced positions with padding: m![{dummy}]"),
+            false,
+            a.span,
+            format!("m![{dummy}]"),
+        );
+    }
+    out.push(d);
+}
+
+/// XSL-005 on TimeOut: Time without the Time factors promoted into SliceOut (a partial
+/// promotion, a piece of a Time factor, is not decided here).
+fn time_out_follows(
+    step: &Step,
+    time: &Layout,
+    slice2: &Layout,
+    time2: &Layout,
+    out: &mut Vec<Diagnostic>,
+) {
     if !(time.is_regular() && time2.is_regular() && slice2.is_regular()) {
         return;
     }
@@ -453,6 +470,7 @@ fn check_output(step: &Step, out: &mut Vec<Diagnostic>) {
         )
     };
     let msg = format!("TimeOut m![{time2}] does not follow the output rule: {what}, m![{want}]");
+    let arg_time = step.generics.get(1).filter(|a| a.text.trim() != "_");
     let at = output_arg(step, Some(1), Slot::Time).map(|a| a.span);
     let mut d = at_arg(&XSL_005, step, at, msg);
     if let Some(a) = arg_time {
