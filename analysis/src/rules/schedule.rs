@@ -161,25 +161,7 @@ fn check_live_overlaps(
     vars: &[Var<'_>],
     out: &mut Vec<Diagnostic>,
 ) -> HashSet<(usize, usize)> {
-    let align = cx.target.dma_dm_align_bytes.max(8);
-    // A variable is live at the nodes `from..=last use` (parameters: throughout).
-    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); nodes.len() + 1];
-    let mut ends: Vec<Vec<usize>> = vec![Vec::new(); nodes.len() + 1];
-    let mut longest = 0;
-    for (v, var) in vars.iter().enumerate() {
-        let Some(f) = var.fp else { continue };
-        let last = match (var.tv.origin, var.last_use) {
-            (Origin::Param, _) => nodes.len(),
-            (_, Some((u, _))) if u >= var.from => u,
-            _ => continue,
-        };
-        let Some(first) = starts.get_mut(var.from) else {
-            continue;
-        };
-        first.push(v);
-        ends[last.min(nodes.len())].push(v);
-        longest = longest.max(f.end - f.start);
-    }
+    let (starts, ends, longest) = live_ranges(nodes, vars);
     // Live footprints by (start, variable), and by (end, variable) for the top address.
     let mut by_start: BTreeSet<(u64, usize)> = BTreeSet::new();
     let mut by_end: BTreeSet<(u64, usize)> = BTreeSet::new();
@@ -204,48 +186,12 @@ fn check_live_overlaps(
                 .min();
             let Some(v) = clash else { continue };
             clashed.insert((c, k));
-            let var = &vars[v];
-            let Some(f) = var.fp else { continue };
-            let mut d = Diagnostic::new(
-                &SCH_001,
-                w.at,
-                format!(
-                    "{} occupies DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
-                     while `{}` is still live; addresses of live tensors must not collide",
-                    describe_write(vars, w),
-                    w.fp.start,
-                    w.fp.end,
-                    var.tv.name,
-                    f.start,
-                    f.end,
-                    var.tv.name
-                ),
-            )
-            .with_related(
-                var.at.unwrap_or(var.tv.span),
-                format!("`{}` is placed here", var.tv.name),
-            );
-            if let Some((_, span)) = var.last_use {
-                d = d.with_related(span, format!("`{}` is last used here", var.tv.name));
-            }
             let top = by_end
                 .iter()
                 .rev()
                 .find(|&&(_, u)| Some(u) != w.var)
                 .map_or(0, |&(end, _)| end);
-            let len = w.fp.end - w.fp.start;
-            if let Some(new) = top.checked_next_multiple_of(align).filter(|n| {
-                n.checked_add(len)
-                    .is_some_and(|e| e <= cx.target.dm_bytes_per_slice)
-            }) {
-                d = d.with_edit(
-                    format!("place it at the free address {new}"),
-                    false,
-                    w.at,
-                    address_text(new),
-                );
-            }
-            out.push(d);
+            out.extend(overlap(cx, vars, w, &vars[v], top));
         }
         for &v in &ends[c] {
             if let Some(f) = vars[v].fp {
@@ -255,6 +201,77 @@ fn check_live_overlaps(
         }
     }
     clashed
+}
+
+/// Where each placed variable becomes live and where it dies (the nodes `from..=last use`;
+/// parameters: throughout), by node, and the longest footprint among them.
+fn live_ranges(nodes: &[Node<'_>], vars: &[Var<'_>]) -> (Vec<Vec<usize>>, Vec<Vec<usize>>, u64) {
+    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); nodes.len() + 1];
+    let mut ends: Vec<Vec<usize>> = vec![Vec::new(); nodes.len() + 1];
+    let mut longest = 0;
+    for (v, var) in vars.iter().enumerate() {
+        let Some(f) = var.fp else { continue };
+        let last = match (var.tv.origin, var.last_use) {
+            (Origin::Param, _) => nodes.len(),
+            (_, Some((u, _))) if u >= var.from => u,
+            _ => continue,
+        };
+        let Some(first) = starts.get_mut(var.from) else {
+            continue;
+        };
+        first.push(v);
+        ends[last.min(nodes.len())].push(v);
+        longest = longest.max(f.end - f.start);
+    }
+    (starts, ends, longest)
+}
+
+/// SCH-001 on write `w` over the live `var`, with the fix that places it at the first free
+/// address above `top` (the highest live footprint's end) when the slice's DM holds it there.
+fn overlap(
+    cx: &FnContext<'_>,
+    vars: &[Var<'_>],
+    w: &Write<'_>,
+    var: &Var<'_>,
+    top: u64,
+) -> Option<Diagnostic> {
+    let f = var.fp?;
+    let mut d = Diagnostic::new(
+        &SCH_001,
+        w.at,
+        format!(
+            "{} occupies DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
+             while `{}` is still live; addresses of live tensors must not collide",
+            describe_write(vars, w),
+            w.fp.start,
+            w.fp.end,
+            var.tv.name,
+            f.start,
+            f.end,
+            var.tv.name
+        ),
+    )
+    .with_related(
+        var.at.unwrap_or(var.tv.span),
+        format!("`{}` is placed here", var.tv.name),
+    );
+    if let Some((_, span)) = var.last_use {
+        d = d.with_related(span, format!("`{}` is last used here", var.tv.name));
+    }
+    let align = cx.target.dma_dm_align_bytes.max(8);
+    let len = w.fp.end - w.fp.start;
+    if let Some(new) = top.checked_next_multiple_of(align).filter(|n| {
+        n.checked_add(len)
+            .is_some_and(|e| e <= cx.target.dm_bytes_per_slice)
+    }) {
+        d = d.with_edit(
+            format!("place it at the free address {new}"),
+            false,
+            w.at,
+            address_text(new),
+        );
+    }
+    Some(d)
 }
 
 /// SCH-002, for the writes that are not SCH-001.
