@@ -1,0 +1,68 @@
+//! CMT-001: the Commit Engine takes full flits, so the packet a commit receives is exactly one
+//! flit. Producers whose own rules check the flit (collect, cast, transpose) and streams never
+//! fetched (KRN-001) are left to those rules.
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::{Kind, Method, Slot, slot_bytes};
+use crate::rule::{Generations, Rule, Status};
+use crate::rules::context::FnContext;
+
+pub const CMT_001: Rule = Rule {
+    code: "CMT-001",
+    name: "commit-input-flit",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "The commit input packet is a full 32-byte flit",
+    docs: "The Commit Engine takes one 32-byte flit per step; the library asserts \
+           \"Commit input packet must be exactly 32 bytes (one flit)\" at every commit, so this is \
+           an error. Collect, Cast and Transpose produce flits (COL-001 and their own rules report \
+           those); this rule checks commits whose input comes from elsewhere: straight after a \
+           fetch or switch (the library allows `fetch → commit`, so the fetched packet must be a \
+           full flit), a hand-typed stream parameter or a `let` annotation. Pad the packet to 32 \
+           bytes (`m![A # 8]` for f32) and truncate at the commit instead.",
+    bad: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 4]>) { s.commit::<m![B, A]>(0); }",
+    good: "fn k(s: CollectTensor<'_, T, f32, C, Cl, S, m![B], m![A # 8]>) { s.commit::<m![B, A]>(0); }",
+    manual: "L2192, L2328",
+    generations: Generations::Both,
+};
+
+/// Producers whose own rules (COL-001, CST, TRN) already check the flit.
+const FLIT_PRODUCERS: &[Method] = &[Method::Collect, Method::Cast, Method::Transpose];
+
+/// CMT-001: each commit's input packet against one flit.
+pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    let flit = cx.target.flit_bytes;
+    for chain in &cx.model.chains {
+        for (i, step) in chain.steps.iter().enumerate() {
+            if !step.method.is_commit() {
+                continue;
+            }
+            if i > 0 && FLIT_PRODUCERS.contains(&chain.steps[i - 1].method) {
+                continue;
+            }
+            let Some(ty) = step.input.as_ref() else {
+                continue;
+            };
+            // A commit of a stream that was never fetched is KRN-001. A commit straight after
+            // fetch or switch is allowed (the library defines commit on every stream position)
+            // and is checked here: its packet is the fetched one.
+            if ty.kind == Kind::Begin {
+                continue;
+            }
+            let Some((d, n, bytes)) = slot_bytes(ty, Slot::Packet) else {
+                continue;
+            };
+            if bytes != flit {
+                let text = ty.get(Slot::Packet).map_or("", |m| m.text.as_str());
+                out.push(Diagnostic::new(
+                    &CMT_001,
+                    step.span,
+                    format!(
+                        "the commit input packet {text} is {bytes} bytes ({n} × {d}); the Commit \
+                         Engine takes full {flit}-byte flits"
+                    ),
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! CMT-002: the commit keeps 8, 16, 24 or 32 bytes of each flit (`commit_in_size`). On the
+//! derived commit sequencer the fix pads the Element's innermost axis to the next width; under
+//! furiosa-opt-std `commit_trim::<P>()` is checked where the commit's Element is unknown, and
+//! must keep a leading part of the packet it trims.
+
+use super::commit_op::CommitOp;
+use crate::derive::{self, Op};
+use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::library::Generation;
+use crate::mapping::layout::Layout;
+use crate::model::{Arg, Dtype, MapVal, Method, Slot};
+use crate::rule::{Generations, Rule, Status};
+use crate::rules::context::{FnContext, at_arg};
+
+pub const CMT_002: Rule = Rule {
+    code: "CMT-002",
+    name: "commit-truncation",
+    severity: Severity::Error,
+    status: Status::Implemented,
+    summary: "Truncation keeps a leading 8, 16, 24 or 32 bytes of each flit",
+    docs: "The Element mapping may drop the trailing elements of each 32-byte flit (`W # 32` → \
+           `W`, `N` → `N = 8`); what it keeps is commit_in_size, which must be 8, 16, 24 or 32 \
+           bytes. visa-lint derives the commit sequencer (crate::derive) and reports a kept \
+           prefix of another size, for example 12 i8 elements. When the Element as a whole is not \
+           a multiple of 8 bytes, ALN-007 reports it instead (one finding per commit). Pad the \
+           Element's innermost axis so the commit also writes the padding (`m![M, K, W]` → \
+           `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes.",
+    bad: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W]>(0)",
+    good: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W # 16]>(0)",
+    manual: "L2191-L2194, L2330, L2201-L2238",
+    generations: Generations::Differs(
+        "under furiosa-opt-std 0.6 the kept part is written, `commit_trim::<P>()`: P must be 8, \
+         16, 24 or 32 bytes and the leading part of the packet it trims \
+         (`furiosa-opt-lower/src/verify/engine/commit_adapter.rs:8-39`); under `furiosa_visa_std` \
+         the commit's Element implies it (L2191-L2194)",
+    ),
+};
+
+/// CMT-002 on a derived commit sequencer whose `commit_in_size` is no Commit Adapter width;
+/// whether it fired (the commit's other findings are then silent).
+pub(super) fn check(
+    op: &Op<'_>,
+    c: &CommitOp<'_>,
+    allowed: &[u64],
+    flit: u64,
+    out: &mut Vec<Diagnostic>,
+) -> bool {
+    let (cfg, d, written_el, span, kept) = (c.cfg, c.d, &c.written_el, c.span, c.kept);
+    let cin_ok = allowed.contains(&c.cin) && c.sizes.widened != derive::Widened::Rounded;
+    if cin_ok {
+        return false;
+    }
+    let mut diag = at_arg(
+        &CMT_002,
+        op.step,
+        span,
+        format!(
+            "the commit keeps {} × {} = {kept} bytes of each {flit}-byte flit (commit \
+             sequencer {cfg}); commit_in_size must be 8, 16, 24 or 32 bytes",
+            cfg.packet_size,
+            d.map_or("", Dtype::as_str)
+        ),
+    );
+    let target = allowed.iter().copied().filter(|&a| a >= kept).min();
+    if let Some((t, (sp, text))) = target.zip(written_el.as_ref())
+        && let Some(n) = d.and_then(|d| d.elems_for(t))
+        && let Some(new) = crate::mapping::edit::pad_last_term(text, n)
+    {
+        diag = diag.with_edit(
+            format!("pad the innermost axis to {t} bytes: {new}"),
+            false,
+            *sp,
+            new,
+        );
+    }
+    out.push(diag);
+    true
+}
+
+/// CMT-002 under furiosa-opt-std: `commit_trim::<P>()` writes out what each flit keeps, which
+/// is a leading 8, 16, 24 or 32 bytes of the packet it trims (`furiosa-opt-lower/src/verify/
+/// engine/commit_adapter.rs:8-39` at ebb846a: a Commit Adapter width, and a resize of the
+/// packet).
+pub(super) fn check_trims(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
+    if cx.model.library != Generation::OptStd {
+        return;
+    }
+    let trims = cx
+        .model
+        .adapters
+        .iter()
+        .filter(|a| a.method == Method::CommitTrim);
+    for trim in trims {
+        let Some((arg, Some(map))) = &trim.generic else {
+            continue;
+        };
+        let (Some(kept), Some(d)) = (map.layout.as_deref(), trim.input.dtype) else {
+            continue;
+        };
+        let Some(bytes) = d.size_bytes(kept.size) else {
+            continue;
+        };
+        // Where the commit's Element is known, the derived commit sequencer reports the width
+        // (below, at the Element); the trim's own width is checked where it is not.
+        let widths = cx.target.commit_sizes_main;
+        let packet = trim.input.get(Slot::Packet);
+        if !widths.contains(&bytes) && !commit_element_known(cx, trim.span) {
+            out.push(trim_width(arg, (kept, d, bytes), packet, widths));
+            continue;
+        }
+        let Some(packet) = packet else {
+            continue;
+        };
+        if let Some(p) = packet.layout.as_deref()
+            && !leads(kept, p)
+        {
+            out.push(Diagnostic::new(
+                &CMT_002,
+                arg.span,
+                format!(
+                    "`commit_trim` keeps `{}`, which is not the leading part of the packet `{}`: \
+                     it may only cut the packet's tail (the same elements, in order), so no trim \
+                     keeps these elements; order the packet upstream so that they come first, then \
+                     trim the rest",
+                    arg.text, packet.text
+                ),
+            ));
+        }
+    }
+}
+
+/// CMT-002 on a trim whose width (`bytes` of `kept`, of `d`) is no Commit Adapter width, with
+/// the fix that keeps the next width up when the packet is that long.
+fn trim_width(
+    arg: &Arg,
+    (kept, d, bytes): (&Layout, Dtype, u64),
+    packet: Option<&MapVal>,
+    widths: &[u64],
+) -> Diagnostic {
+    let mut diag = Diagnostic::new(
+        &CMT_002,
+        arg.span,
+        format!(
+            "`commit_trim` keeps {bytes} bytes of each flit ({} {d} elements, `{}`); the \
+             Commit Adapter writes 8, 16, 24 or 32: pad the kept packet to one of them",
+            kept.size, arg.text
+        ),
+    );
+    let wider = packet
+        .and_then(|p| p.layout.as_deref())
+        .and_then(|p| wider_trim(kept, p, d, widths));
+    if let Some((text, w)) = wider.filter(|_| arg.text.trim_start().starts_with("m![")) {
+        // It writes more of each flit than the kernel asked for: unsafe.
+        diag = diag.with_edit(
+            format!("keep the leading {w} bytes of the packet: {text}"),
+            false,
+            arg.span,
+            text,
+        );
+    }
+    diag
+}
+
+/// CMT-002's fix of a trim whose width is not a Commit Adapter width: keep the leading part of
+/// `packet` of the next width up (`m![L = 3]` f32 → `m![L % 4]`, 16 bytes) and its width, when
+/// the packet is that long.
+fn wider_trim(kept: &Layout, packet: &Layout, d: Dtype, widths: &[u64]) -> Option<(String, u64)> {
+    let bytes = d.size_bytes(kept.size)?;
+    let w = widths.iter().copied().filter(|&w| w > bytes).min()?;
+    let n = d.elems_for(w)?;
+    if n > packet.size || !leads(kept, packet) {
+        return None;
+    }
+    let lead = packet.window(n);
+    (leads(&lead, packet) && d.size_bytes(lead.size) == Some(w))
+        .then(|| (format!("m![{}]", lead.to_expr()), w))
+}
+
+/// Whether the commit that follows the adapter at `at` in its chain writes a known Element.
+fn commit_element_known(cx: &FnContext<'_>, at: Span) -> bool {
+    cx.model
+        .chains
+        .iter()
+        .flat_map(|c| &c.steps)
+        .filter(|s| s.method.is_commit() && s.span.start > at.start)
+        .min_by_key(|s| s.span.start)
+        .and_then(|s| s.output.as_ref())
+        .and_then(|ty| ty.get(Slot::Element))
+        .is_some_and(|m| m.layout.is_some())
+}
+
+/// Whether `kept` is the first `kept.size` positions of `packet`, element for element (padding
+/// for padding).
+fn leads(kept: &Layout, packet: &Layout) -> bool {
+    kept.size <= packet.size && (0..kept.size).all(|i| kept.map(i) == packet.map(i))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostic::Diagnostic;
+
+    #[test]
+    fn narrow_trim_fix_keeps_the_next_width() {
+        // 3 f32 = 12 bytes is no Commit Adapter width; the leading 4 (16 bytes) are.
+        let src = "use furiosa_opt_std::prelude::*;\naxes![N = 8, L = 8];\n\
+                   #[device(chip = 1)]\n\
+                   pub fn k(ctx: &mut Context, x: &DmTensor<f32, m![1], m![1 # 2], m![1 # 256], m![N, L]>) {\n\
+                   let _t = ctx.main.begin(x.view()).fetch::<m![N], m![L]>().fetch_cast::<f32>()\n\
+                   .collect::<m![N], m![L]>().commit_trim::<m![L = 3]>().commit();\n}\n";
+        let fixed = crate::rules::fix_testing::assert_fix_clears(src, "CMT-002");
+        assert!(fixed.contains("commit_trim::<m![L % 4]>()"), "{fixed}");
+        assert!(
+            crate::check_text(&fixed).is_empty(),
+            "{:?}",
+            crate::check_text(&fixed)
+        );
+    }
+
+    /// A trim that keeps every other element is no tail cut: no trim keeps them, and the
+    /// message says what to do instead.
+    #[test]
+    fn strided_trim_has_no_fix_and_says_why() {
+        let src = "use furiosa_opt_std::prelude::*;\naxes![N = 8, L = 8];\n\
+                   #[device(chip = 1)]\n\
+                   pub fn k(ctx: &mut Context, x: &DmTensor<f32, m![1], m![1 # 2], m![1 # 256], m![N, L]>) {\n\
+                   let _t: DmTensor<f32, m![1], m![1 # 2], m![1 # 256], m![N, L / 2]> = ctx.main.begin(x.view()).fetch::<m![N], m![L]>().fetch_cast::<f32>()\n\
+                   .collect::<m![N], m![L]>().commit_trim::<m![L / 2]>().commit();\n}\n";
+        let d: Vec<Diagnostic> = crate::check_text(src)
+            .into_iter()
+            .filter(|d| d.code() == "CMT-002")
+            .collect();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].fixes.is_empty());
+        assert!(
+            d[0].message.ends_with(
+                "so no trim keeps these elements; order the packet upstream so that they come \
+                 first, then trim the rest"
+            ),
+            "{}",
+            d[0].message
+        );
+    }
+
+    #[test]
+    fn merged_commit_sequencer_keeps_the_flit() {
+        // Nine contiguous entries merge into one (L1568); the flit's kept bytes do not grow.
+        let ok = include_str!("../../../../fixtures/ok/CMT-002-merged.rs");
+        assert!(crate::db::analyse_text(ok).diagnostics().is_empty());
+        let bad = include_str!("../../../../fixtures/rules/CMT-002-merged.rs");
+        let a = crate::db::analyse_text(bad);
+        let d = a.diagnostics();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code(), "CMT-002");
+        assert!(
+            d[0].message
+                .contains("keeps 12 × i8 = 12 bytes of each 32-byte flit")
+                && d[0].message.contains("[3072 : 1] : 12"),
+            "{}",
+            d[0].message
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! What the commit rules read of a commit as written: its Element mapping (where the fixes
+//! edit and the findings point) and the element type it commits.
+
+use crate::derive::Op;
+use crate::diagnostic::Span;
+use crate::model::{Dtype, Slot, Step, output_arg};
+
+/// The Element mapping of a commit as written: the turbofish argument, else the annotation the
+/// output type came from (a `let` type or the function's return type).
+pub(crate) fn element_written(step: &Step) -> Option<(Span, String)> {
+    output_arg(step, Some(0), Slot::Element).map(|a| (a.span, a.text))
+}
+
+/// The element type `op` commits.
+pub(super) fn dtype(op: &Op<'_>) -> Option<Dtype> {
+    op.step.output.as_ref().and_then(|t| t.dtype)
+}
