@@ -2,8 +2,8 @@
 //!
 //! The mapping engine names no rule: it records each finding with its spans and the values
 //! its report needs. The rules layer chooses the rule and writes the message and the fixes
-//! (`rules::mapping_diagnostic`: [`Invalid`] in `rules/mapping.rs`, [`Unevaluated`] in
-//! `rules/tool.rs`), beside the rules' documentation.
+//! (`rules::mapping_diagnostic`: [`Invalid`] in `rules/mapping/`, [`Unevaluated`] in
+//! `rules/tool/`), beside the rules' documentation.
 
 use super::ast::{BinOp, Name, Op};
 use super::parse::ParseProblem;
