@@ -1,0 +1,203 @@
+//! SCH-001: a write must not land on the DM footprint of a tensor that is still live. One
+//! sweep over the timeline's nodes in issue order finds each clash, and the fix places the
+//! write at the first free address above every live footprint.
+
+use super::super::context::FnContext;
+use super::writes::describe_write;
+use crate::derive::timeline::{Node, Var, Write};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::Origin;
+use crate::rule::{Generations, Rule, Status};
+use std::collections::{BTreeSet, HashSet};
+
+pub const SCH_001: Rule = Rule {
+    code: "SCH-001",
+    name: "live-tensors-must-not-overlap",
+    severity: Severity::Warning,
+    status: Status::Implemented,
+    summary: "DM address ranges of simultaneously live tensors must not overlap",
+    docs: "Main, sub and the DMA share each slice's flat DM, and the programmer places every \
+           tensor (`to_dm(…, addr)`, `commit(addr)`). A tensor occupies `addr .. addr + \
+           round_up8(Element::SIZE × size_of::<D>())` bytes of every slice (sub-byte types \
+           packed). It is live from the statement that writes it to its last textual use \
+           (`view()`, `to_hbm`, `align(&t)`, …); parameters are live throughout. A write \
+           that lands on a live tensor clobbers it: the scheduler only orders accesses, it \
+           does not move data. A tensor read by the same chain that writes over it counts as \
+           live (the pipeline reads and writes at once). Reusing an address after the last \
+           use is fine (SCH-002 explains what it costs). TRF regions are CAP-010. Fix: move \
+           the tensor to a free address; the suggested one is past every live tensor, \
+           aligned to 8 bytes. Loops are read once, in textual order.",
+    bad: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
+          let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 12);",
+    good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
+           let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 17);",
+    manual: "L154-L155, L243, L275, L497-L498, L1093, L7056",
+    generations: Generations::VisaStdOnly(
+        "it compares constant DM addresses, and furiosa-opt-std 0.6 has none: the compiler places \
+         a kernel's tensors (CHANGES.md:26-32)",
+    ),
+};
+
+/// SCH-001: a write that lands on a live tensor. One sweep over the nodes in issue order keeps
+/// the live footprints sorted by start address, so each write finds what it overlaps without
+/// looking at every variable: functions of any size are checked. Returns the writes that
+/// clash, as (node, index in its writes).
+pub(super) fn check(
+    cx: &FnContext<'_>,
+    nodes: &[Node<'_>],
+    vars: &[Var<'_>],
+    out: &mut Vec<Diagnostic>,
+) -> HashSet<(usize, usize)> {
+    let (starts, ends, longest) = live_ranges(nodes, vars);
+    // Live footprints by (start, variable), and by (end, variable) for the top address.
+    let mut by_start: BTreeSet<(u64, usize)> = BTreeSet::new();
+    let mut by_end: BTreeSet<(u64, usize)> = BTreeSet::new();
+    let mut clashed = HashSet::new();
+    for (c, node) in nodes.iter().enumerate() {
+        for &v in &starts[c] {
+            if let Some(f) = vars[v].fp {
+                by_start.insert((f.start, v));
+                by_end.insert((f.end, v));
+            }
+        }
+        for (k, w) in node.writes.iter().enumerate() {
+            // Live footprints starting before the write ends, nearest first; none that
+            // starts `longest` bytes or more before the write can reach it.
+            let clash = by_start
+                .range(..(w.fp.end, 0))
+                .rev()
+                .take_while(|&&(start, _)| start.saturating_add(longest) > w.fp.start)
+                .filter(|&&(_, v)| Some(v) != w.var)
+                .filter(|&&(_, v)| vars[v].fp.is_some_and(|f| f.overlaps(w.fp)))
+                .map(|&(_, v)| v)
+                .min();
+            let Some(v) = clash else { continue };
+            clashed.insert((c, k));
+            let top = by_end
+                .iter()
+                .rev()
+                .find(|&&(_, u)| Some(u) != w.var)
+                .map_or(0, |&(end, _)| end);
+            out.extend(overlap(cx, vars, w, &vars[v], top));
+        }
+        for &v in &ends[c] {
+            if let Some(f) = vars[v].fp {
+                by_start.remove(&(f.start, v));
+                by_end.remove(&(f.end, v));
+            }
+        }
+    }
+    clashed
+}
+
+/// Where each placed variable becomes live and where it dies (the nodes `from..=last use`;
+/// parameters: throughout), by node, and the longest footprint among them.
+fn live_ranges(nodes: &[Node<'_>], vars: &[Var<'_>]) -> (Vec<Vec<usize>>, Vec<Vec<usize>>, u64) {
+    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); nodes.len() + 1];
+    let mut ends: Vec<Vec<usize>> = vec![Vec::new(); nodes.len() + 1];
+    let mut longest = 0;
+    for (v, var) in vars.iter().enumerate() {
+        let Some(f) = var.fp else { continue };
+        let last = match (var.tv.origin, var.last_use) {
+            (Origin::Param, _) => nodes.len(),
+            (_, Some((u, _))) if u >= var.from => u,
+            _ => continue,
+        };
+        let Some(first) = starts.get_mut(var.from) else {
+            continue;
+        };
+        first.push(v);
+        ends[last.min(nodes.len())].push(v);
+        longest = longest.max(f.end - f.start);
+    }
+    (starts, ends, longest)
+}
+
+/// SCH-001 on write `w` over the live `var`, with the fix that places it at the first free
+/// address above `top` (the highest live footprint's end) when the slice's DM holds it there.
+fn overlap(
+    cx: &FnContext<'_>,
+    vars: &[Var<'_>],
+    w: &Write<'_>,
+    var: &Var<'_>,
+    top: u64,
+) -> Option<Diagnostic> {
+    let f = var.fp?;
+    let mut d = Diagnostic::new(
+        &SCH_001,
+        w.at,
+        format!(
+            "{} occupies DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
+             while `{}` is still live; addresses of live tensors must not collide",
+            describe_write(vars, w),
+            w.fp.start,
+            w.fp.end,
+            var.tv.name,
+            f.start,
+            f.end,
+            var.tv.name
+        ),
+    )
+    .with_related(
+        var.at.unwrap_or(var.tv.span),
+        format!("`{}` is placed here", var.tv.name),
+    );
+    if let Some((_, span)) = var.last_use {
+        d = d.with_related(span, format!("`{}` is last used here", var.tv.name));
+    }
+    let align = cx.target.dma_dm_align_bytes.max(8);
+    let len = w.fp.end - w.fp.start;
+    if let Some(new) = top.checked_next_multiple_of(align).filter(|n| {
+        n.checked_add(len)
+            .is_some_and(|e| e <= cx.target.dm_bytes_per_slice)
+    }) {
+        d = d.with_edit(
+            format!("place it at the free address {new}"),
+            false,
+            w.at,
+            address_text(new),
+        );
+    }
+    Some(d)
+}
+
+/// How to write a DM address in a fix.
+fn address_text(a: u64) -> String {
+    if a >= 1024 && a.is_power_of_two() {
+        format!("1 << {}", a.trailing_zeros())
+    } else if a >= 4096 {
+        format!("{a:#x}")
+    } else {
+        a.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::sch;
+
+    /// The manual's GEMM (L497-L498): `a` is m![I % 32, K] bf16 = 32 × 2048 × 2 = 128 KiB at 0,
+    /// so `b` at 1 << 12 lands inside it while `a` is still read; at 1 << 17 it does not.
+    fn gemm(b_addr: &str) -> String {
+        format!(
+            "axes![I = 512, J = 512, K = 2048];
+#[device(chip = 1)]
+fn kernel(ctx: &mut Context, a: &HbmTensor<bf16, m![1], m![I, K]>, b: &HbmTensor<bf16, m![1], m![J, K]>) {{
+    let a: DmTensor<bf16, m![1], m![1 # 2], m![I / 32, J / 32], m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0);
+    let b: DmTensor<bf16, m![1], m![1 # 2], m![I / 32, J / 32], m![J % 32, K]> = b.to_dm(&mut ctx.tdma, {b_addr});
+    let c = ctx.main.begin(a.view()).fetch::<bf16, m![I % 32], m![K]>().collect::<m![I % 32, K / 16], m![K % 16]>().commit::<m![I % 32, K]>(1 << 18);
+    let d = ctx.main.begin(b.view()).fetch::<bf16, m![J % 32], m![K]>().collect::<m![J % 32, K / 16], m![K % 16]>().commit::<m![J % 32, K]>(1 << 18);
+}}"
+        )
+    }
+
+    #[test]
+    fn gemm_overlap_follows_the_manual_numbers() {
+        let d = sch(&gemm("1 << 12"));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code(), "SCH-001");
+        assert!(d[0].message.contains("[4096, 135168)"), "{}", d[0].message);
+        assert!(d[0].message.contains("[0, 131072)"), "{}", d[0].message);
+        assert!(sch(&gemm("1 << 17")).is_empty());
+    }
+}
