@@ -2,8 +2,6 @@
 //! dtypes, mapping sizes and constant addresses; the ones that need the compiler's sequencer
 //! derivation (strides, contiguous runs) stay planned until `crate::derive` provides it.
 //!
-//! Also holds the small byte-size and padding-fix helpers the FET/COL/CMT/DMA families share.
-//!
 //! Each rule is a file of its own, with its declaration and its check; this module only says
 //! in which order they run and which silence the rest. [`addresses`] reads the constant
 //! address of a step and holds the fix that rounds a misaligned address up.
