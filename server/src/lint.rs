@@ -523,33 +523,59 @@ fn check_crate(
         },
     };
     for (i, name, path) in &targets {
-        let original = read.get(path).cloned().unwrap_or_default();
-        let ctx = FileCtx {
-            edited: Arc::new(fixed.texts.clone()),
-            ..ctxs.get(*i).cloned().unwrap_or_default()
-        };
-        let diags = fixed.remaining.get(path).cloned().unwrap_or_default();
-        let input_path = match origins.get(*i) {
-            Some(Origin::File { path, .. }) => Some(path.clone()),
-            _ => None,
-        };
+        let (origin, ctx) = (origins.get(*i), ctxs.get(*i));
         done.push((
             *i,
-            Checked {
-                text: fixed.texts.get(path).cloned().unwrap_or_default(),
-                others: other_texts(&ctx, &diags),
-                fixed: fixed.applied.get(path).copied().unwrap_or(0),
-                library: Some(library_of(config, &ctx, name, &original)),
-                diags,
-                ..Checked::unchanged(name.clone(), input_path, original)
-            },
+            fixed_input(name, path, origin, ctx, config, &read, &fixed),
         ));
     }
     let last = unit.iter().copied().max().unwrap_or(0);
-    for (path, text) in &fixed.texts {
+    let inputs: Vec<&PathBuf> = targets.iter().map(|(_, _, p)| p).collect();
+    done.extend(edited_only(&fixed, &inputs, &disk).map(|c| (last, c)));
+    done
+}
+
+/// One input of a package after its fixes: its text, what is left of its diagnostics, how
+/// many fixes were applied to it, and the other files its remaining fixes would edit.
+fn fixed_input(
+    name: &str,
+    path: &PathBuf,
+    origin: Option<&Origin>,
+    ctx: Option<&FileCtx>,
+    config: &Config,
+    read: &Texts,
+    fixed: &fix::CrateFixed,
+) -> Checked {
+    let original = read.get(path).cloned().unwrap_or_default();
+    let ctx = FileCtx {
+        edited: Arc::new(fixed.texts.clone()),
+        ..ctx.cloned().unwrap_or_default()
+    };
+    let diags = fixed.remaining.get(path).cloned().unwrap_or_default();
+    let input_path = match origin {
+        Some(Origin::File { path, .. }) => Some(path.clone()),
+        _ => None,
+    };
+    Checked {
+        text: fixed.texts.get(path).cloned().unwrap_or_default(),
+        others: other_texts(&ctx, &diags),
+        fixed: fixed.applied.get(path).copied().unwrap_or(0),
+        library: Some(library_of(config, &ctx, name, &original)),
+        diags,
+        ..Checked::unchanged(name.to_string(), input_path, original)
+    }
+}
+
+/// The files of a package, other than its inputs, that the inputs' fixes changed.
+fn edited_only<'f>(
+    fixed: &'f fix::CrateFixed,
+    inputs: &'f [&PathBuf],
+    disk: &'f Texts,
+) -> impl Iterator<Item = Checked> + 'f {
+    fixed.texts.iter().filter_map(move |(path, text)| {
         let original = disk.get(path);
-        if targets.iter().any(|(_, _, p)| p == path) || original.is_none_or(|o| o == text) {
-            continue;
+        if inputs.contains(&path) || original.is_none_or(|o| o == text) {
+            return None;
         }
         let mut c = Checked::unchanged(
             shown_dir(path),
@@ -558,9 +584,8 @@ fn check_crate(
         );
         c.text = text.clone();
         c.edited_only = true;
-        done.push((last, c));
-    }
-    done
+        Some(c)
+    })
 }
 
 /// The texts of the other files that `diags`' fixes edit, from the file's package as the run

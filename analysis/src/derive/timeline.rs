@@ -159,7 +159,28 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
         .filter(|c| model.in_first_pass(c.iteration))
         .collect();
     chains.sort_by_key(|c| c.span.start);
-    // Variables: where they become visible, and which chain writes them.
+    let mut vars = variables(model, &chains);
+    let names = Names::of(&vars);
+    let mut nodes = Vec::new();
+    for (c, chain) in chains.iter().enumerate() {
+        let uses = names.uses(&vars, chain, c);
+        for &(v, span) in &uses {
+            vars[v].last_use = Some((c, span));
+        }
+        nodes.push(Node {
+            chain,
+            resource: resource(chain),
+            uses,
+            writes: names.writes(chain, c),
+        });
+    }
+    (nodes, vars)
+}
+
+/// The function's tensors (of the first iteration of each loop): where each becomes visible
+/// (the chain after the one that defines it; a parameter at once), the chain that writes it,
+/// and, for a placed DM tensor, its footprint and where its address is written.
+fn variables<'a>(model: &'a crate::model::FnModel, chains: &[&'a Chain]) -> Vec<Var<'a>> {
     let mut vars: Vec<Var<'a>> = Vec::new();
     for tv in model
         .tensors
@@ -192,32 +213,50 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
             at,
         });
     }
-    // Variables by name: resolving an identifier looks at its namesakes only.
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (v, var) in vars.iter().enumerate() {
-        by_name.entry(var.tv.name.as_str()).or_default().push(v);
-    }
-    let mut def_of: HashMap<usize, usize> = HashMap::new();
-    for (v, var) in vars.iter().enumerate() {
-        if let Some(d) = var.def {
-            def_of.entry(d).or_insert(v);
+    vars
+}
+
+/// The variables by name (resolving an identifier looks at its namesakes only), and the
+/// variable each chain defines.
+struct Names<'a> {
+    by_name: HashMap<&'a str, Vec<usize>>,
+    def_of: HashMap<usize, usize>,
+}
+
+impl<'a> Names<'a> {
+    fn of(vars: &[Var<'a>]) -> Names<'a> {
+        let mut by_name: HashMap<&'a str, Vec<usize>> = HashMap::new();
+        for (v, var) in vars.iter().enumerate() {
+            let tv: &'a crate::model::TensorVar = var.tv;
+            by_name.entry(tv.name.as_str()).or_default().push(v);
         }
+        let mut def_of: HashMap<usize, usize> = HashMap::new();
+        for (v, var) in vars.iter().enumerate() {
+            if let Some(d) = var.def {
+                def_of.entry(d).or_insert(v);
+            }
+        }
+        Names { by_name, def_of }
     }
-    let resolve = |vars: &[Var<'a>], name: &str, at: usize| -> Option<usize> {
-        by_name
+
+    /// The variable `name` means at chain `at`: the latest namesake visible there.
+    fn resolve(&self, vars: &[Var<'_>], name: &str, at: usize) -> Option<usize> {
+        self.by_name
             .get(name)?
             .iter()
             .copied()
             .filter(|&v| vars[v].from <= at)
             .max_by_key(|&v| (vars[v].from, v))
-    };
-    let mut nodes = Vec::new();
-    for (c, chain) in chains.iter().enumerate() {
+    }
+
+    /// The variables chain `c` uses, each with its first use: in its steps' arguments, and
+    /// its receiver (`result.to_hbm(…)`).
+    fn uses(&self, vars: &[Var<'_>], chain: &Chain, c: usize) -> Vec<(usize, Span)> {
         let mut uses: Vec<(usize, Span)> = Vec::new();
         for step in &chain.steps {
             for arg in &step.args {
                 for id in idents(&arg.text) {
-                    if let Some(v) = resolve(&vars, id, c)
+                    if let Some(v) = self.resolve(vars, id, c)
                         && !uses.iter().any(|u| u.0 == v)
                     {
                         uses.push((v, arg.span));
@@ -225,24 +264,25 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
                 }
             }
         }
-        // The receiver of a chain such as `result.to_hbm(…)`.
         if let (Some(name), Some(first)) = (chain.receiver.as_deref(), chain.steps.first())
-            && let Some(v) = resolve(&vars, name, c)
+            && let Some(v) = self.resolve(vars, name, c)
             && !uses.iter().any(|u| u.0 == v)
         {
             uses.push((v, first.span));
         }
-        for &(v, span) in &uses {
-            vars[v].last_use = Some((c, span));
-        }
-        let mut writes = Vec::new();
+        uses
+    }
+
+    /// The DM writes of chain `c`'s steps; its last step writes the variable it defines.
+    fn writes<'c>(&self, chain: &'c Chain, c: usize) -> Vec<Write<'c>> {
         let n = chain.steps.len();
+        let mut writes = Vec::new();
         for (i, step) in chain.steps.iter().enumerate() {
             let Some(fp) = step_footprint(step) else {
                 continue;
             };
             let var = if i + 1 == n {
-                def_of.get(&c).copied()
+                self.def_of.get(&c).copied()
             } else {
                 None
             };
@@ -253,14 +293,8 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
                 at: address_span(step),
             });
         }
-        nodes.push(Node {
-            chain,
-            resource: resource(chain),
-            uses,
-            writes,
-        });
+        writes
     }
-    (nodes, vars)
 }
 
 impl<'a> Timeline<'a> {

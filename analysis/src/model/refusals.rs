@@ -317,24 +317,29 @@ const IMM_SLOTS: [&str; 3] = ["reg0", "reg1", "reg2"];
 
 /// The slot fault of the operand `Branched::imm(..)` / `Branched::rf(..)` opens, if any.
 fn branched(call: &ast::CallExpr, out: &mut Vec<Refusal>) {
+    let Some(slots) = branched_slots(call) else {
+        return;
+    };
+    out.extend(slot_fault(&slots));
+}
+
+/// The slots a `Branched::<slot>(guard, ..)` call and the methods chained on it fill, in
+/// order; `None` for another call.
+fn branched_slots(call: &ast::CallExpr) -> Option<Vec<Filled>> {
     let Some(ast::Expr::PathExpr(callee)) = call.expr() else {
-        return;
+        return None;
     };
-    let Some(path) = callee.path() else { return };
-    let Some(name) = path.segment().and_then(|s| s.name_ref()) else {
-        return;
-    };
+    let path = callee.path()?;
+    let name = path.segment().and_then(|s| s.name_ref())?;
     let owner = path
         .qualifier()
         .and_then(|q| q.segment())
         .and_then(|s| s.name_ref());
     if owner.is_none_or(|o| o.text() != "Branched") {
-        return;
+        return None;
     }
     let first_arg = |list: Option<ast::ArgList>| list.and_then(|l| l.args().next());
-    let Some(kind) = slot_kind(name.text()) else {
-        return;
-    };
+    let kind = slot_kind(name.text())?;
     let mut slots = vec![Filled {
         kind,
         method: name.text().to_string(),
@@ -359,26 +364,25 @@ fn branched(call: &ast::CallExpr, out: &mut Vec<Refusal>) {
         });
         node = m.syntax().clone();
     }
+    Some(slots)
+}
+
+/// The first fault of the filled `slots`, in order: a slot after the register-file slot, no
+/// immediate slot left, a guard that admits nothing, or a slot after an unconditional one.
+fn slot_fault(slots: &[Filled]) -> Option<Refusal> {
     let mut imms = 0;
     let mut rf = false;
     let mut unconditional: Option<(&'static str, Option<Span>)> = None;
-    for s in &slots {
-        let fault = |fault, at, related| Refusal::Slots { at, fault, related };
+    for s in slots {
+        let fault = |fault, at, related| Some(Refusal::Slots { at, fault, related });
         if rf {
-            out.push(fault(
-                SlotFault::AfterRf {
-                    method: s.method.clone(),
-                },
-                s.at,
-                None,
-            ));
-            return;
+            let method = s.method.clone();
+            return fault(SlotFault::AfterRf { method }, s.at, None);
         }
         let slot = match s.kind {
             SlotKind::Imm => {
                 let Some(slot) = IMM_SLOTS.get(imms) else {
-                    out.push(fault(SlotFault::NoFreeImmediate, s.at, None));
-                    return;
+                    return fault(SlotFault::NoFreeImmediate, s.at, None);
                 };
                 imms += 1;
                 *slot
@@ -396,31 +400,21 @@ fn branched(call: &ast::CallExpr, out: &mut Vec<Refusal>) {
         if admits == Admits::Nothing
             && let (Some(g), Some(at)) = (&s.guard, guard_span)
         {
-            out.push(fault(
-                SlotFault::DeadGuard {
-                    slot,
-                    guard: g.syntax().text().to_string(),
-                },
-                at,
-                None,
-            ));
-            return;
+            let guard = g.syntax().text().to_string();
+            return fault(SlotFault::DeadGuard { slot, guard }, at, None);
         }
         if let Some((unconditional, related)) = unconditional {
-            out.push(fault(
-                SlotFault::AfterUnconditional {
-                    unconditional,
-                    slot,
-                },
-                s.at,
-                related,
-            ));
-            return;
+            let fault_kind = SlotFault::AfterUnconditional {
+                unconditional,
+                slot,
+            };
+            return fault(fault_kind, s.at, related);
         }
         if admits == Admits::All {
             unconditional = Some((slot, guard_span));
         }
     }
+    None
 }
 
 fn slot_kind(method: &str) -> Option<SlotKind> {
