@@ -653,49 +653,7 @@ fn sites_scope(
     diagnose: bool,
 ) -> (Vec<Problem>, Scope, Vec<Parsed>) {
     let mut diags = Vec::new();
-    let mut parsed = Vec::with_capacity(model.sites.len());
-    // Without diagnostics, a mapping is read only as an alias's body.
-    let mut alias_body = vec![diagnose; model.sites.len()];
-    for a in &model.aliases {
-        if let Some(b) = alias_body.get_mut(a.site) {
-            *b = true;
-        }
-    }
-    for (site, wanted) in model.sites.iter().zip(&alias_body) {
-        if !take(site) || (site.kind != MacroKind::Axes && !wanted) {
-            parsed.push(Parsed::Failed);
-            continue;
-        }
-        let p = match site.kind {
-            MacroKind::Axes => {
-                let (mut decls, problems) = parse::parse_axes(&site.body);
-                diags.extend(
-                    problems
-                        .into_iter()
-                        .map(|p| Problem::parse(p, site.body_start)),
-                );
-                mapping::shift_axes(&mut decls, site.body_start);
-                Ok(Parsed::Axes(decls))
-            }
-            MacroKind::Mapping => parse::parse_mapping(&site.body).map(|mut e| {
-                mapping::shift_expr(&mut e, site.body_start);
-                Parsed::Mapping(e)
-            }),
-            MacroKind::Index => parse::parse_index(&site.body).map(|mut entries| {
-                for entry in &mut entries {
-                    mapping::shift_expr(&mut entry.key, site.body_start);
-                }
-                Parsed::Index(entries)
-            }),
-        };
-        parsed.push(match p {
-            Ok(p) => p,
-            Err(problem) => {
-                diags.push(Problem::parse(problem, site.body_start));
-                Parsed::Failed
-            }
-        });
-    }
+    let parsed = parse_sites(model, &take, diagnose, &mut diags);
     let mut scope = base.clone();
     // Declarations in source order; redeclarations with another size are reported.
     for p in &parsed {
@@ -715,8 +673,88 @@ fn sites_scope(
             },
         })
         .collect();
-    // `type Strip = Slice;` naming a mapping alias is a mapping alias: `m![{ Slice }]`. Renames
-    // of renames resolve in rounds.
+    add_renames(model, base, &take, &mut aliases);
+    if diagnose {
+        diags.extend(mapping::lower::alias_cycles(&aliases, &base.aliases));
+    }
+    for a in aliases {
+        scope.aliases.insert(a.name.text.clone(), a);
+    }
+    if let Some(g) = generics_of.and_then(|f| model.generics.get(&f)) {
+        scope.generics.extend(g.iter().cloned());
+    }
+    if diagnose {
+        lower_all(&parsed, &scope, &mut diags);
+    }
+    (diags, scope, parsed)
+}
+
+/// Each site's parse, in order (`Parsed::Failed` for a site not taken, and, without
+/// diagnostics, for a mapping that is no alias's body: only those are read then).
+fn parse_sites(
+    model: &FileModel,
+    take: &impl Fn(&MacroSite) -> bool,
+    diagnose: bool,
+    diags: &mut Vec<Problem>,
+) -> Vec<Parsed> {
+    let mut parsed = Vec::with_capacity(model.sites.len());
+    let mut alias_body = vec![diagnose; model.sites.len()];
+    for a in &model.aliases {
+        if let Some(b) = alias_body.get_mut(a.site) {
+            *b = true;
+        }
+    }
+    for (site, wanted) in model.sites.iter().zip(&alias_body) {
+        if !take(site) || (site.kind != MacroKind::Axes && !wanted) {
+            parsed.push(Parsed::Failed);
+            continue;
+        }
+        parsed.push(parse_site(site, diags));
+    }
+    parsed
+}
+
+/// One macro site parsed, its positions in the file.
+fn parse_site(site: &MacroSite, diags: &mut Vec<Problem>) -> Parsed {
+    let p = match site.kind {
+        MacroKind::Axes => {
+            let (mut decls, problems) = parse::parse_axes(&site.body);
+            diags.extend(
+                problems
+                    .into_iter()
+                    .map(|p| Problem::parse(p, site.body_start)),
+            );
+            mapping::shift_axes(&mut decls, site.body_start);
+            Ok(Parsed::Axes(decls))
+        }
+        MacroKind::Mapping => parse::parse_mapping(&site.body).map(|mut e| {
+            mapping::shift_expr(&mut e, site.body_start);
+            Parsed::Mapping(e)
+        }),
+        MacroKind::Index => parse::parse_index(&site.body).map(|mut entries| {
+            for entry in &mut entries {
+                mapping::shift_expr(&mut entry.key, site.body_start);
+            }
+            Parsed::Index(entries)
+        }),
+    };
+    match p {
+        Ok(p) => p,
+        Err(problem) => {
+            diags.push(Problem::parse(problem, site.body_start));
+            Parsed::Failed
+        }
+    }
+}
+
+/// `type Strip = Slice;` naming a mapping alias is a mapping alias: `m![{ Slice }]`. Renames
+/// of renames resolve in rounds.
+fn add_renames(
+    model: &FileModel,
+    base: &Scope,
+    take: &impl Fn(&MacroSite) -> bool,
+    aliases: &mut Vec<mapping::lower::Alias>,
+) {
     let renames: Vec<&RenameSite> = model
         .renames
         .iter()
@@ -759,33 +797,24 @@ fn sites_scope(
             break;
         }
     }
-    if diagnose {
-        diags.extend(mapping::lower::alias_cycles(&aliases, &base.aliases));
-    }
-    for a in aliases {
-        scope.aliases.insert(a.name.text.clone(), a);
-    }
-    if let Some(g) = generics_of.and_then(|f| model.generics.get(&f)) {
-        scope.generics.extend(g.iter().cloned());
-    }
-    if !diagnose {
-        return (diags, scope, parsed);
-    }
-    for p in &parsed {
+}
+
+/// Lowers every parsed mapping in `scope`, reporting what is wrong with it; an index's keys
+/// (`i![B / 64: i]`) are each a factor of an axis.
+fn lower_all(parsed: &[Parsed], scope: &Scope, diags: &mut Vec<Problem>) {
+    for p in parsed {
         match p {
             Parsed::Mapping(e) => {
-                mapping::lower(e, &scope, &mut diags);
+                mapping::lower(e, scope, diags);
             }
-            // `i![B / 64: i]`: each key is a factor of an axis.
             Parsed::Index(entries) => {
                 for entry in entries {
-                    mapping::lower(&entry.key, &scope, &mut diags);
+                    mapping::lower(&entry.key, scope, diags);
                 }
             }
             _ => {}
         }
     }
-    (diags, scope, parsed)
 }
 
 #[cfg(test)]
