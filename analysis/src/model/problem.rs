@@ -2,7 +2,7 @@
 //!
 //! The builder knows the pipeline state where a chain goes wrong, so it records what it
 //! finds there; it names no rule. The rules layer chooses the rule and writes the message
-//! (`rules::model_diagnostic`: [`Kernel`] in `rules/kernel.rs`, [`Unknown`] in
+//! (`rules::model_diagnostic`: [`Kernel`] in `rules/kernel/`, [`Unknown`] in
 //! `rules/tool/`).
 
 use super::methods::{Engine, Method};
