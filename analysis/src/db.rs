@@ -1340,20 +1340,7 @@ pub fn analyse_fn(
     diagnostics.extend(other_library_forms(&model, &check, library, direct));
     let scope = check.scope;
     let Some(f) = tree.descendants().find_map(ra::Fn::cast) else {
-        let model = FnModel {
-            name: String::new(),
-            span: root,
-            kind: model::FnKind::Plain,
-            tensors: Vec::new(),
-            chains: Vec::new(),
-            problems: Vec::new(),
-            iterations: Vec::new(),
-            library,
-            adapters: Vec::new(),
-            calls: Vec::new(),
-            placements: Vec::new(),
-            generic_tensors: Vec::new(),
-        };
+        let model = FnModel::empty(String::new(), root, model::FnKind::Plain, library);
         let cost = crate::sim::simulate(&model, &[], &[], target);
         return FnAnalysis {
             model,

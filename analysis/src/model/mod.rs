@@ -311,6 +311,29 @@ pub struct Iteration {
 }
 
 impl FnModel {
+    /// The model of a function with nothing found in it yet.
+    pub fn empty(
+        name: String,
+        span: Span,
+        kind: FnKind,
+        library: crate::library::Generation,
+    ) -> FnModel {
+        FnModel {
+            name,
+            span,
+            kind,
+            tensors: Vec::new(),
+            chains: Vec::new(),
+            problems: Vec::new(),
+            iterations: Vec::new(),
+            library,
+            adapters: Vec::new(),
+            calls: Vec::new(),
+            placements: Vec::new(),
+            generic_tensors: Vec::new(),
+        }
+    }
+
     /// Whether a chain or tensor of `iteration` belongs to the function's single pass: outside
     /// any iterated loop, or in the first iteration of each.
     pub fn in_first_pass(&self, iteration: Option<u32>) -> bool {
