@@ -345,11 +345,57 @@ fn every_offered_fix_clears_its_diagnostic_and_adds_no_error() {
                         fix.title
                     ));
                 }
+                // An unsafe fix may add errors only where each has a fix of its own, so that
+                // `--fix --unsafe-fixes` goes on (an alias's definition edit excepted).
+                let dead_ends: Vec<_> = added
+                    .iter()
+                    .filter(|(code, message)| {
+                        !after.iter().any(|a| {
+                            a.code() == code && &a.message == message && !a.fixes.is_empty()
+                        })
+                    })
+                    .collect();
+                if !fix.edits_definition && !dead_ends.is_empty() {
+                    failures.push(format!(
+                        "{name}: {}: `{}` adds {dead_ends:?}, which nothing fixes",
+                        d.code(),
+                        fix.title
+                    ));
+                }
             }
         }
     }
     assert!(offered >= 60, "only {offered} fixes offered");
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The manual's GEMM (L473) stores B's DM Element `m![J % 32, K]` against HBM's `m![K, J]`:
+/// putting `J` innermost would clear ALN-003, but the sub context's fetch then reads K with a
+/// stride, an error no fix repairs (SEQ-004). That fix is a dead end and is not offered; the
+/// message says to transpose in the Tensor Unit instead.
+#[test]
+fn a_fix_that_leaves_an_error_nothing_repairs_is_not_offered() {
+    let path = root().join("fixtures/manual/0473_gemm.rs");
+    let text = std::fs::read_to_string(&path).expect("fixture text");
+    let mut host = visa_analysis::AnalysisHost::new();
+    let file = host.set_file(Path::new("/fixture.rs"), text);
+    let raw = host
+        .snapshot()
+        .diagnostics(file)
+        .map(|d| d.to_vec())
+        .unwrap_or_default();
+    let aln = |ds: &[Diagnostic]| -> Vec<String> {
+        ds.iter()
+            .filter(|d| d.code() == "ALN-003")
+            .flat_map(|d| d.fixes.iter().map(|f| f.title.clone()))
+            .collect()
+    };
+    assert_eq!(
+        aln(&raw),
+        ["put `J` innermost in the DM Element: `m![K, J % 32]`"]
+    );
+    let checked = visa_analysis::check_fixes(&mut host, file, &raw);
+    assert!(aln(&checked).is_empty(), "{:?}", aln(&checked));
 }
 
 /// Copies the fixture crate `name` (`fixtures/crates/NAME`) into `to`.

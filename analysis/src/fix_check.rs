@@ -4,7 +4,11 @@
 //! A fix that leaves its diagnostic in place is not offered. A fix that clears it but adds an
 //! error anywhere in the crate (a padded alias another tensor needed unpadded, a mapping
 //! inlined where its axes are not in scope) is offered as unsafe, its title naming what it
-//! breaks. An unsafe fix that clears its diagnostic and adds no error is offered as safe
+//! breaks, after the fixes that break nothing, when every error it adds has a fix of its own
+//! (`--fix` then reaches a clean fixed point: a rounded address that the next rule asks to
+//! round further). One that adds an error no fix repairs is a dead end and is not offered,
+//! unless it edits an alias's definition (the second fix the alias's other uses are named
+//! in). An unsafe fix that clears its diagnostic and adds no error is offered as safe
 //! when it is only unsafe for what it might break elsewhere (the edit of an alias's
 //! definition), and it comes first: padding the alias is then the fix.
 
@@ -67,9 +71,22 @@ pub fn checked_diagnostics(
     Ok(CheckedFixes { diagnostics, texts })
 }
 
-/// The errors of every file of a host, by file, as (rule, message) with their count: what a
-/// fix must not add to.
-type Errors = HashMap<PathBuf, HashMap<(&'static str, String), usize>>;
+/// The errors of every file of a host, by file, as (rule, message) with their count and
+/// whether one of them has no fix: what a fix must not add to.
+type Errors = HashMap<PathBuf, HashMap<(&'static str, String), Count>>;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Count {
+    n: usize,
+    /// One of them has no fix.
+    unfixed: bool,
+}
+
+/// The errors a fix adds: a phrase naming them, and whether one of them has no fix.
+struct Added {
+    what: String,
+    dead_end: bool,
+}
 
 /// `diags` (diagnostics of `file` in `host`) with their fixes checked: dropped, made unsafe or
 /// promoted as the module's documentation says. The host's texts are restored afterwards.
@@ -97,13 +114,15 @@ fn checked(
     before: &Errors,
 ) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
+    let mut breaking: Vec<Fix> = Vec::new();
     for mut fix in fixes {
         match verdict(host, file, d, &fix, before) {
             Verdict::Leaves => {}
-            Verdict::Breaks(what) => {
+            Verdict::Breaks(added) if added.dead_end && !fix.edits_definition => {}
+            Verdict::Breaks(added) => {
                 fix.safe = false;
-                fix.title = format!("{} (adds {what})", fix.title);
-                out.push(fix);
+                fix.title = format!("{} (adds {})", fix.title, added.what);
+                breaking.push(fix);
             }
             Verdict::Clean if fix.edits_definition => {
                 fix.safe = true;
@@ -112,6 +131,7 @@ fn checked(
             Verdict::Clean => out.push(fix),
         }
     }
+    out.append(&mut breaking);
     out
 }
 
@@ -119,7 +139,7 @@ enum Verdict {
     /// The diagnostic is still reported where the fix applied.
     Leaves,
     /// It is gone, and these errors are new.
-    Breaks(String),
+    Breaks(Added),
     Clean,
 }
 
@@ -227,7 +247,9 @@ fn errors(host: &AnalysisHost) -> Errors {
         let counts = out.entry(path).or_default();
         for d in analysis.diagnostics(id).iter().flat_map(|ds| ds.iter()) {
             if d.severity == Severity::Error {
-                *counts.entry((d.code(), d.message.clone())).or_default() += 1;
+                let count = counts.entry((d.code(), d.message.clone())).or_default();
+                count.n += 1;
+                count.unfixed |= d.fixes.is_empty();
             }
         }
     }
@@ -236,15 +258,17 @@ fn errors(host: &AnalysisHost) -> Errors {
 
 /// The errors `after` has beyond `before`, as a short phrase (`2 errors: CAP-003 in
 /// layouts.rs, ...`), or `None`.
-fn new_errors(before: &Errors, after: &Errors) -> Option<String> {
+fn new_errors(before: &Errors, after: &Errors) -> Option<Added> {
     let mut added: Vec<String> = Vec::new();
+    let mut dead_end = false;
     for (path, counts) in after {
-        for ((code, message), n) in counts {
+        for ((code, message), count) in counts {
             let had = before
                 .get(path)
                 .and_then(|c| c.get(&(*code, message.clone())))
-                .copied()
-                .unwrap_or(0);
+                .map_or(0, |c| c.n);
+            let n = count.n;
+            dead_end |= n > had && count.unfixed;
             let name = path
                 .file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
@@ -260,11 +284,12 @@ fn new_errors(before: &Errors, after: &Errors) -> Option<String> {
     added.sort();
     let n = added.len();
     added.dedup();
-    Some(format!(
+    let what = format!(
         "{n} error{}: {}",
         if n == 1 { "" } else { "s" },
         added.join(", ")
-    ))
+    );
+    Some(Added { what, dead_end })
 }
 
 #[cfg(test)]
@@ -302,16 +327,29 @@ mod tests {
         before
             .entry(PathBuf::from("/c/src/k.rs"))
             .or_default()
-            .insert(key("CAP-003"), 1);
+            .insert(
+                key("CAP-003"),
+                Count {
+                    n: 1,
+                    unfixed: true,
+                },
+            );
         let mut after = before.clone();
-        assert_eq!(new_errors(&before, &after), None);
+        assert!(new_errors(&before, &after).is_none());
+        let k = PathBuf::from("/c/src/k.rs");
+        let count = |n, unfixed| Count { n, unfixed };
         after
-            .entry(PathBuf::from("/c/src/k.rs"))
+            .entry(k.clone())
             .or_default()
-            .insert(key("CAP-001"), 2);
-        assert_eq!(
-            new_errors(&before, &after).as_deref(),
-            Some("2 errors: CAP-001 in k.rs")
-        );
+            .insert(key("CAP-001"), count(2, false));
+        let added = new_errors(&before, &after).expect("two new errors");
+        assert_eq!(added.what, "2 errors: CAP-001 in k.rs");
+        assert!(!added.dead_end, "each has a fix");
+        // A new error without a fix of its own makes the fix a dead end.
+        after
+            .entry(k)
+            .or_default()
+            .insert(key("SEQ-004"), count(1, true));
+        assert!(new_errors(&before, &after).expect("new errors").dead_end);
     }
 }

@@ -100,6 +100,26 @@ pub fn pad_innermost(text: &str, n: u64) -> Option<String> {
     (!inner.trim().is_empty()).then(|| format!("{head}{term} # {n}{tail}"))
 }
 
+/// Moves the one top-level term of a written mapping that names `axis` to the innermost
+/// place: `m![K, R % 8]` → `m![R % 8, K]` for `K`. `None` when no term or several name it, or
+/// it is innermost already.
+pub fn move_innermost(text: &str, axis: &str) -> Option<String> {
+    let terms: Vec<&str> = top_terms(text).into_iter().map(|(_, t)| t).collect();
+    let names = |t: &str| {
+        t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == axis)
+    };
+    let mut holding = terms.iter().enumerate().filter(|(_, t)| names(t));
+    let (at, _) = holding.next()?;
+    if holding.next().is_some() || at + 1 == terms.len() {
+        return None;
+    }
+    let mut order: Vec<&str> = terms.clone();
+    let moved = order.remove(at);
+    order.push(moved);
+    Some(format!("m![{}]", order.join(", ")))
+}
+
 /// The top-level terms of a written `m![...]` mapping with their offsets in `text`.
 pub fn top_terms(text: &str) -> Vec<(usize, &str)> {
     let Some(open) = text.find("m![") else {
@@ -138,6 +158,22 @@ pub fn top_terms(text: &str) -> Vec<(usize, &str)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_term_moves_innermost_when_it_alone_names_the_axis() {
+        use super::move_innermost;
+        assert_eq!(
+            move_innermost("m![K, R % 8]", "K").as_deref(),
+            Some("m![R % 8, K]")
+        );
+        assert_eq!(
+            move_innermost("m![[K, A] # 16, R]", "K").as_deref(),
+            Some("m![R, [K, A] # 16]")
+        );
+        assert_eq!(move_innermost("m![R % 8, K]", "K"), None);
+        assert_eq!(move_innermost("m![K / 2, R, K % 2]", "K"), None);
+        assert_eq!(move_innermost("m![KK, R]", "K"), None);
+    }
+
     use super::*;
 
     #[test]

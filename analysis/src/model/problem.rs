@@ -51,12 +51,14 @@ pub enum Kernel {
         after: Engine,
     },
     /// A spatial slot that an annotation gives another mapping than the chain carries: `at`
-    /// is the chain's last method, `from` / `to` the two mappings as written.
+    /// is the chain's last method, `from` / `to` the two mappings as written, `annotation`
+    /// where the annotation writes `to`.
     SpatialChange {
         at: Span,
         slot: Slot,
         from: String,
         to: String,
+        annotation: Option<Span>,
     },
     /// Contraction or Vector work (`engine`) in the sub context.
     SubCompute {

@@ -273,6 +273,7 @@ impl Builder<'_> {
                                 slot: *slot,
                                 from: have.text.clone(),
                                 to: want.text.clone(),
+                                annotation: want.span,
                             }
                             .into(),
                         );

@@ -18,7 +18,8 @@ pub const CAP_001: Rule = Rule {
     docs: "The runtime launches kernels at chip granularity, so a device tensor's Chip mapping \
            covers exactly the kernel's chips: `Chip::SIZE == NUM_CHIPS`. Use fewer chips by \
            padding (`m![1]` → `m![1 # N]`); a Chip mapping larger than N does not fit and its \
-           extra factors belong in Element (or the kernel runs on more chips). Checked on every \
+           extra factors belong in Element (or the kernel runs on more chips): the fix moves \
+           them to the outside of the Element (`m![A], m![B]` → `m![1], m![A, B]`). Checked on every \
            Chip mapping written in a `#[device]` kernel (parameters, `let` annotations, \
            turbofish); helper functions are generic over the launch and are not checked \
            (constraints.md §22 A-2). The manual's first program puts `HbmTensor<i8, m![A], m![B]>` \
@@ -42,7 +43,7 @@ pub(super) fn check(cx: &FnContext<'_>, sites: &[Site<'_>], chips: u64, out: &mu
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{codes, diags};
+    use super::super::tests::{codes, diags, fix_texts};
 
     const HBM_8_CHIPS: &str = "axes![A = 8, B = 512];\n#[device(chip = CHIPS)]\nfn kernel(ctx: &mut Context, h: &HbmTensor<bf16, m![A], m![B]>) {}\n";
 
@@ -59,5 +60,18 @@ mod tests {
             "{}",
             d[0].1
         );
+    }
+
+    /// The catalog's sketch of CAP-001 (the manual's first program, L55-L63): the Chip
+    /// factors move to the outside of the Element, `m![A], m![B]` → `m![1], m![A, B]`; on 2
+    /// chips the Chip keeps A's outer 2, and a Chip of padding only is written smaller.
+    #[test]
+    fn l55_l63_chip_factors_move_into_the_element() {
+        let one = HBM_8_CHIPS.replace("CHIPS", "1");
+        assert_eq!(fix_texts(&one, "CAP-001"), ["m![1]", "m![A, B]"]);
+        let two = HBM_8_CHIPS.replace("CHIPS", "2");
+        assert_eq!(fix_texts(&two, "CAP-001"), ["m![A / 4]", "m![A % 4, B]"]);
+        let padding = one.replace("m![A], m![B]", "m![1 # 4], m![B]");
+        assert_eq!(fix_texts(&padding, "CAP-001"), ["m![1]"]);
     }
 }

@@ -2,7 +2,8 @@
 //! where it is written, derived once by [`written_sites`], and how a message names such a
 //! mapping ([`shown`]) and a fix pads it ([`pad_fix`]).
 
-use crate::diagnostic::{Diagnostic, Span};
+use crate::diagnostic::{Diagnostic, Edit, Span};
+use crate::mapping::Layout;
 use crate::model::{Arg, Kind, MapVal, Method, Slot, pad_edit};
 use crate::rules::context::FnContext;
 use std::collections::HashSet;
@@ -14,6 +15,9 @@ pub(super) struct Site<'a> {
     pub slot: Slot,
     pub map: &'a MapVal,
     pub at: Span,
+    /// The Element mapping of the same tensor type, where factors too many for a spatial slot
+    /// can go.
+    pub element: Option<&'a MapVal>,
 }
 
 /// The mapping alias a mapping names (`Slice` for `type Slice = m![...]`), if it is one.
@@ -57,6 +61,7 @@ pub(super) fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
                     slot: *slot,
                     map,
                     at,
+                    element: ty.maps.get(&Slot::Element),
                 });
             }
         }
@@ -102,4 +107,45 @@ pub(super) fn shown(cx: &FnContext<'_>, map: &MapVal) -> String {
         (Some(a), Some(l)) => format!("`{a}` (the alias for `m![{}]`)", l.to_expr()),
         _ => format!("`{}`", map.text.trim()),
     }
+}
+
+/// The fix that writes `kept` where the site's mapping is and moves `moved` (the factors it
+/// no longer holds) to the outside of the same tensor's Element, so every element keeps a
+/// place. `None` when the Element is not written beside the site.
+pub(super) fn move_into_element(
+    site: &Site<'_>,
+    kept: String,
+    moved: &Layout,
+) -> Option<(String, Vec<Edit>)> {
+    if site.map.in_tensor_alias {
+        return None;
+    }
+    let element = site.element.filter(|e| !e.in_tensor_alias)?;
+    let span = element.span.filter(|s| *s != site.at)?;
+    let inner = match element.text.trim().strip_prefix("m![") {
+        Some(rest) => rest.strip_suffix(']')?.trim().to_string(),
+        None => element.layout.as_deref()?.to_expr(),
+    };
+    let moved = moved.to_expr();
+    let new_text = if inner == "1" {
+        format!("m![{moved}]")
+    } else {
+        format!("m![{moved}, {inner}]")
+    };
+    let slot: String = site
+        .slot
+        .name()
+        .chars()
+        .enumerate()
+        .map(|(i, c)| if i == 0 { c.to_ascii_uppercase() } else { c })
+        .collect();
+    let title = format!("move `{moved}` from the {slot} into the Element: `{kept}`, `{new_text}`");
+    let edits = vec![
+        Edit {
+            span: site.at,
+            new_text: kept,
+        },
+        Edit { span, new_text },
+    ];
+    Some((title, edits))
 }

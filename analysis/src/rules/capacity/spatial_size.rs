@@ -2,8 +2,8 @@
 //! one of those slots has exactly as many positions as the kernel's chips or the chip's grid,
 //! with the padding fix when it has fewer.
 
-use super::sites::{Site, alias, pad_fix, shown};
-use crate::diagnostic::Diagnostic;
+use super::sites::{Site, alias, move_into_element, pad_fix, shown};
+use crate::diagnostic::{Diagnostic, Edit};
 use crate::library::Generation;
 use crate::model::{FnKind, Slot};
 use crate::rule::Rule;
@@ -62,7 +62,10 @@ pub(super) fn spatial(
                 format!("pad the {} mapping to {want}", title(slot)),
             )
         } else {
-            d
+            match into_element(site, want) {
+                Some((title, edits)) => d.with_fix(title, false, edits),
+                None => d,
+            }
         };
         out.push(d);
     }
@@ -104,4 +107,39 @@ pub(super) fn title(slot: Slot) -> &'static str {
         Slot::Slice => "Slice",
         _ => slot.name(),
     }
+}
+
+/// The fix for a spatial mapping with more than `want` positions: the slot keeps `want` of
+/// them, its outer factor when `want` divides its size (`m![A]`, A = 1024 → `m![A / 4]`),
+/// else none (`m![1]`, `m![1 # 2]`), and the factors it no longer holds move to the outside
+/// of the same tensor's Element, so every element keeps a place (`HbmTensor<i8, m![A],
+/// m![B]>` under `chip = 1` → `HbmTensor<i8, m![1], m![A, B]>`, the catalog's example). A
+/// mapping of padding only is written smaller.
+fn into_element(site: &Site<'_>, want: u64) -> Option<(String, Vec<Edit>)> {
+    let layout = site.map.layout.as_deref()?;
+    let none_kept = if want == 1 {
+        "m![1]".to_string()
+    } else {
+        format!("m![1 # {want}]")
+    };
+    if layout.axis_names().is_empty() {
+        if site.map.in_tensor_alias {
+            return None;
+        }
+        let title = format!(
+            "write the {} as `{none_kept}`: it holds padding only",
+            title(site.slot)
+        );
+        let edit = Edit {
+            span: site.at,
+            new_text: none_kept,
+        };
+        return Some((title, vec![edit]));
+    }
+    if want > 1 && layout.size.is_multiple_of(want) {
+        let inner = layout.size / want;
+        let kept = format!("m![{}]", layout.stride(inner).to_expr());
+        return move_into_element(site, kept, &layout.window(inner));
+    }
+    move_into_element(site, none_kept, layout)
 }

@@ -1,8 +1,8 @@
 //! CAP-004: a Row mapping has 1, 2, 4 or 8 positions, the MAC row counts an operation uses;
 //! a smaller size is padded up to the next one.
 
-use super::sites::{Site, pad_fix, shown};
-use crate::diagnostic::{Diagnostic, Severity};
+use super::sites::{Site, move_into_element, pad_fix, shown};
+use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::model::Slot;
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::FnContext;
@@ -65,9 +65,27 @@ pub(super) fn check(cx: &FnContext<'_>, sites: &[Site<'_>], out: &mut Vec<Diagno
         let d = Diagnostic::new(&CAP_004, site.at, msg);
         out.push(match next {
             Some(m) => pad_fix(cx, d, site, m, format!("pad the Row mapping to {m}")),
-            None => d,
+            None => match rows_into_element(site, allowed, n) {
+                Some((title, edits)) => d.with_fix(title, false, edits),
+                None => d,
+            },
         });
     }
+}
+
+/// The fix for a Row of `n` positions, more than any row count: the Row keeps the outer
+/// factor of the largest allowed size that divides `n` (`m![M]`, M = 16 → `m![M / 2]`) and the
+/// rest moves to the outside of the Element (`m![M % 2, K]`).
+fn rows_into_element(site: &Site<'_>, allowed: &[u64], n: u64) -> Option<(String, Vec<Edit>)> {
+    let layout = site.map.layout.as_deref()?;
+    let rows = allowed
+        .iter()
+        .copied()
+        .filter(|&a| a > 0 && n.is_multiple_of(a))
+        .max()?;
+    let inner = n / rows;
+    let kept = format!("m![{}]", layout.stride(inner).to_expr());
+    move_into_element(site, kept, &layout.window(inner))
 }
 
 #[cfg(test)]
@@ -88,7 +106,11 @@ mod tests {
         assert_eq!(fix_texts(&k("6"), "CAP-004"), vec!["m![N # 8]".to_string()]);
         assert_eq!(fix_texts(&k("3"), "CAP-004"), vec!["m![N # 4]".to_string()]);
         assert_eq!(codes(&k("16")), vec!["CAP-004"]);
-        assert!(fix_texts(&k("16"), "CAP-004").is_empty());
+        // Over 8: the Row keeps 8 and the rest moves to the outside of the Element.
+        assert_eq!(
+            fix_texts(&k("16"), "CAP-004"),
+            vec!["m![N / 2]".to_string(), "m![N % 2, K]".to_string()]
+        );
         let d = diags(&k("16"));
         assert!(
             d[0].1.ends_with(

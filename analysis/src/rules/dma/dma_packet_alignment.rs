@@ -2,10 +2,13 @@
 //! is contiguous in both layouts must have such a divisor; the fix pads the DM tensor's
 //! innermost axis.
 
-use super::padding::{dm_element, dtype, pad_fix, row_bytes};
-use crate::derive::dma::{DmaOp, DmaPair};
-use crate::diagnostic::{Diagnostic, Severity};
+use super::padding::{dm_element, dm_written, dtype, pad_fix, row_bytes};
+use crate::derive::dma::{DmaOp, DmaPair, Media};
+use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::library::Generation;
+use crate::mapping::edit::move_innermost;
+use crate::mapping::layout::{Dim, Factor};
+use crate::model::Slot;
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::{FnContext, at_arg};
 
@@ -28,8 +31,12 @@ pub const ALN_003: Rule = Rule {
            8-byte DMA tail for writes into DM, and the manual says the hardware faults. Treat \
            the warning as a portability risk to real hardware and newer libraries. Pad the \
            innermost Element axis of the DM tensor (`m![A, C]` → `m![A, C # 16]` for i8, \
-           C = 13): the padded positions are written with the packet; when the DM layout \
-           reorders the source's innermost axis, transpose in the Tensor Unit instead.",
+           C = 13): the padded positions are written with the packet. When the DM layout \
+           reorders the source's innermost axis, the fix for review puts that axis innermost \
+           in the DM Element (`m![K, R % 8]` → `m![R % 8, K]` for a source `m![R, K]`), or gives \
+           the Element the low digits a Slice took (`m![A % 256], m![A / 256]` → `m![A / 8], \
+           m![A % 8]`); where the kernel needs the transposed layout, transpose in the Tensor \
+           Unit instead.",
     bad: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C]>(&mut ctx.tdma, 0); // 39-byte run",
     good: "axes![A = 3, C = 13]; let d = h.to_dm::<m![1], m![1], m![A, C # 16]>(&mut ctx.tdma, 0);",
     manual: "L2425-L2427, L2593, L2834",
@@ -73,7 +80,7 @@ pub(super) fn check(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut V
                 p.read, p.write, op.align
             ),
         );
-        out.push(dma_tail_severity(cx, diag));
+        out.push(dma_tail_severity(cx, reorder_fix(op, diag)));
         return;
     }
     let up = row.div_ceil(op.align).saturating_mul(op.align);
@@ -91,8 +98,106 @@ pub(super) fn check(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut V
     out.push(dma_tail_severity(cx, pad_fix(op, dtype(op.step), up, diag)));
 }
 
+/// The fix for a DM layout that reorders the other side's innermost axis: the DM Element's
+/// term that holds that axis moves innermost (`m![K, R % 8]` → `m![R % 8, K]` for a source
+/// `m![R, K]`), so the run both layouts share is that axis's row again. It changes the DM
+/// tensor's layout, so it is offered for review; a transpose the kernel needs then belongs to
+/// the Tensor Unit.
+fn reorder_fix(op: &DmaOp<'_>, diag: Diagnostic) -> Diagnostic {
+    let other = match op.dst_media {
+        Media::Dm => &op.src,
+        Media::Hbm => &op.dst,
+    };
+    let Some(Dim::Factor(Factor {
+        axis: Some(axis), ..
+    })) = other.dims.last()
+    else {
+        return diag;
+    };
+    if let Some((span, text)) = dm_element(op)
+        && let Some(new_text) = move_innermost(&text, &axis.name)
+    {
+        return diag.with_fix(
+            format!(
+                "put `{}` innermost in the DM Element: `{new_text}`",
+                axis.name
+            ),
+            false,
+            vec![Edit { span, new_text }],
+        );
+    }
+    match slice_exchange(op, &axis.name) {
+        Some((title, edits)) => diag.with_fix(title, false, edits),
+        None => diag,
+    }
+}
+
+/// The fix for a DM Slice that holds the low digits of the source's innermost axis: the
+/// Element takes them and the Slice the high ones, the same sizes (`m![A % 256], m![A / 256]`
+/// → `m![A / 8], m![A % 8]` for a source `m![A]`, A = 2048), so each slice's row is a run of
+/// the source again.
+fn slice_exchange(op: &DmaOp<'_>, axis: &str) -> Option<(String, Vec<Edit>)> {
+    if op.dst_media != Media::Dm {
+        return None;
+    }
+    let ty = op.step.output.as_ref()?;
+    let slice = ty.get(Slot::Slice)?.layout.as_deref()?;
+    let element = ty.get(Slot::Element)?.layout.as_deref()?;
+    match slice.dims.last() {
+        Some(Dim::Factor(Factor { axis: Some(a), .. })) if &*a.name == axis => {}
+        _ => return None,
+    }
+    let both = element.pair(slice).ok()?;
+    let rows = element.size;
+    let new_slice = format!("m![{}]", both.stride(rows).to_expr());
+    let new_element = format!("m![{}]", both.window(rows).to_expr());
+    let (slice_at, _) = dm_written(op, Slot::Slice)?;
+    let (element_at, _) = dm_written(op, Slot::Element)?;
+    let title = format!(
+        "give the low digits of `{axis}` to the DM Element: `{new_slice}`, `{new_element}`"
+    );
+    let edits = vec![
+        Edit {
+            span: slice_at,
+            new_text: new_slice,
+        },
+        Edit {
+            span: element_at,
+            new_text: new_element,
+        },
+    ];
+    Some((title, edits))
+}
+
 #[cfg(test)]
 mod tests {
+    use crate::rules::fix_testing::assert_fix_clears;
+
+    /// The fixture's `to_dm` puts `R % 8` innermost where the source has `K`: the fix puts `K`
+    /// back innermost, and the 8-byte rows of `K` are the DMA's packets again.
+    #[test]
+    fn a_reordering_dm_element_gets_the_source_innermost_axis_back() {
+        let text = include_str!("../../../../fixtures/rules/ALN-003-transpose.rs");
+        let fixed = assert_fix_clears(text, "ALN-003");
+        assert!(
+            fixed.contains("m![R / 8 % 2 # 256], m![R % 8, K]>"),
+            "{fixed}"
+        );
+    }
+
+    /// A Slice that took the low digits of the source's only axis gives them to the Element.
+    #[test]
+    fn a_slice_holding_the_low_digits_gives_them_to_the_element() {
+        let text = "axes![A = 2048];\n#[device(chip = 1)]\n\
+            fn k(ctx: &mut Context, x: &HbmTensor<i8, m![1], m![A]>) {\n\
+            let _d = x.to_dm::<m![1 # 2], m![A % 256], m![A / 256]>(&mut ctx.tdma, 0);\n}\n";
+        let fixed = assert_fix_clears(text, "ALN-003");
+        assert!(
+            fixed.contains("to_dm::<m![1 # 2], m![A / 8], m![A % 8]>"),
+            "{fixed}"
+        );
+    }
+
     #[test]
     fn tail_pad_fix_pads_an_innermost_term_with_operators() {
         // L1183: the DM Element m![B % 2] (bf16) keeps 4-byte rows; pad it to 8 bytes.

@@ -12,14 +12,24 @@ use crate::model::{Dtype, Slot, Step, written};
 /// The DM tensor's Element as written for a DMA step: `to_dm`'s third turbofish argument, else
 /// the annotation of the DM side's type.
 pub(super) fn dm_element(op: &DmaOp<'_>) -> Option<(Span, String)> {
+    dm_written(op, Slot::Element)
+}
+
+/// A slot (Slice or Element) of the DM tensor as written for a DMA step: `to_dm`'s turbofish
+/// argument, else the annotation of the DM side's type.
+pub(super) fn dm_written(op: &DmaOp<'_>, slot: Slot) -> Option<(Span, String)> {
+    let k = match slot {
+        Slot::Slice => 1,
+        _ => 2,
+    };
     let (ty, k) = match op.dst_media {
-        Media::Dm => (op.step.output.as_ref()?, 2),
+        Media::Dm => (op.step.output.as_ref()?, k),
         Media::Hbm => (op.step.input.as_ref()?, usize::MAX),
     };
     if let Some(a) = written(op.step, k) {
         return Some((a.span, a.text.clone()));
     }
-    let mv = ty.get(Slot::Element)?;
+    let mv = ty.get(slot)?;
     Some((mv.span?, mv.text.clone()))
 }
 

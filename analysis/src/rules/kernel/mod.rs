@@ -55,9 +55,13 @@ pub fn diagnostic(p: &Kernel) -> Diagnostic {
             on,
             after,
         } => pipeline_order::not_available(*at, method, *on, *after),
-        Kernel::SpatialChange { at, slot, from, to } => {
-            spatial_invariance::spatial_change(*at, *slot, from, to)
-        }
+        Kernel::SpatialChange {
+            at,
+            slot,
+            from,
+            to,
+            annotation,
+        } => spatial_invariance::spatial_change(*at, *slot, from, to, *annotation),
         Kernel::SubCompute { at, method, engine } => {
             sub_context_compute::sub_compute(*at, method, *engine)
         }

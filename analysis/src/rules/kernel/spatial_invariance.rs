@@ -2,7 +2,7 @@
 //! inter-slice reduce. An annotation that gives the end of a chain another spatial mapping
 //! than the chain carries is reported.
 
-use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::model::Slot;
 use crate::rule::{Generations, Rule, Status};
 
@@ -22,16 +22,36 @@ pub const KRN_004: Rule = Rule {
     generations: Generations::Both,
 };
 
-/// The spatial `slot` that an annotation turns from `from` into `to` across a chain.
-pub(super) fn spatial_change(at: Span, slot: Slot, from: &str, to: &str) -> Diagnostic {
-    Diagnostic::new(
-        &KRN_004,
-        at,
-        format!(
-            "{} changes from `{from}` to `{to}` across this chain, but the Tensor Unit keeps Chip and Cluster, and changes Slice only at `.switch()` or the inter-slice reduce",
-            capitalized(slot.name())
-        ),
-    )
+/// The spatial `slot` that an annotation turns from `from` into `to` across a chain ending at
+/// `at`. Where the annotation writes `to` as a mapping (at `annotation`), it is reported there,
+/// with the fix that writes what the chain carries; else at the chain's end.
+pub(super) fn spatial_change(
+    at: Span,
+    slot: Slot,
+    from: &str,
+    to: &str,
+    annotation: Option<Span>,
+) -> Diagnostic {
+    let message = format!(
+        "{} changes from `{from}` to `{to}` across this chain, but the Tensor Unit keeps Chip and Cluster, and changes Slice only at `.switch()` or the inter-slice reduce",
+        capitalized(slot.name())
+    );
+    match annotation {
+        Some(span) if from.starts_with("m![") => Diagnostic::new(&KRN_004, span, message)
+            .with_related(
+                at,
+                format!("the chain carries the {} `{from}`", slot.name()),
+            )
+            .with_fix(
+                format!("annotate the {} the chain carries, `{from}`", slot.name()),
+                true,
+                vec![Edit {
+                    span,
+                    new_text: from.to_string(),
+                }],
+            ),
+        _ => Diagnostic::new(&KRN_004, at, message),
+    }
 }
 
 fn capitalized(s: &str) -> String {

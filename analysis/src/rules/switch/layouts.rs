@@ -80,8 +80,46 @@ pub(super) fn tiled(l: &Layout, known: &BTreeSet<String>) -> Option<Layout> {
     Layout::from_dims(dims).ok()
 }
 
+/// The number of slices `d` broadcasts, when it is a broadcast placeholder.
+fn tile_extent(d: &Dim) -> Option<u64> {
+    match d {
+        Dim::Factor(Factor {
+            axis: Some(a),
+            extent,
+            ..
+        }) if &*a.name == TILE => Some(*extent),
+        _ => None,
+    }
+}
+
+/// Renders `l` with each broadcast placeholder written as a term of padding of its own
+/// (`m![A / 4, 1 # 4]`): the library reads a broadcast as positions that hold no input axis,
+/// and a term of its own keeps them from merging into the next factor's padding.
+fn render_padded(l: &Layout) -> Option<String> {
+    let mut terms: Vec<String> = Vec::new();
+    let mut run: Vec<Dim> = Vec::new();
+    let flush = |run: &mut Vec<Dim>, terms: &mut Vec<String>| -> Option<()> {
+        if !run.is_empty() {
+            terms.push(Layout::from_dims(std::mem::take(run)).ok()?.to_expr());
+        }
+        Some(())
+    };
+    for d in &l.dims {
+        match tile_extent(d) {
+            Some(extent) => {
+                flush(&mut run, &mut terms)?;
+                terms.push(format!("1 # {extent}"));
+            }
+            None => run.push(d.clone()),
+        }
+    }
+    flush(&mut run, &mut terms)?;
+    Some(format!("m![{}]", terms.join(", ")))
+}
+
 /// Renders `l`, naming its broadcast placeholders after the fresh axes written in `written`
-/// (same sizes, same order); `None` when they cannot be named.
+/// (same sizes, same order), or as padding (`1 # 4`) when `written` has none; `None` when they
+/// cannot be named.
 pub(super) fn render(l: &Layout, written: &Layout, known: &BTreeSet<String>) -> Option<String> {
     let l = &merged(l);
     let fresh: Vec<Axis> = written
@@ -100,19 +138,18 @@ pub(super) fn render(l: &Layout, written: &Layout, known: &BTreeSet<String>) -> 
             _ => None,
         })
         .collect();
+    if fresh.is_empty() {
+        return render_padded(l);
+    }
     let mut next = fresh.into_iter();
     let mut dims = Vec::new();
     for d in &l.dims {
-        match d {
-            Dim::Factor(Factor {
-                axis: Some(a),
-                extent,
-                ..
-            }) if &*a.name == TILE => {
-                let name = next.next().filter(|f| f.size == *extent)?;
+        match tile_extent(d) {
+            Some(extent) => {
+                let name = next.next().filter(|f| f.size == extent)?;
                 dims.extend(Layout::symbol(name).dims);
             }
-            _ => dims.push(d.clone()),
+            None => dims.push(d.clone()),
         }
     }
     if next.next().is_some() {

@@ -3,8 +3,10 @@
 //! the short Slice, and its other checks are skipped.
 
 use super::call::Switch;
+use super::config::Topology;
 use super::layouts::text;
-use crate::diagnostic::{Diagnostic, Severity};
+use super::switch_topology_pattern::{Match, expected, output_edits};
+use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::mapping::Scope;
 use crate::model::{Arg, Slot, input_arg, output_arg, pad_edit};
 use crate::rule::{Generations, Rule, Status};
@@ -19,7 +21,9 @@ pub const SWI_001: Rule = Rule {
     docs: "The Switch Engine is one ring through all 256 slices of a cluster; partial cluster \
            operations are a compilation error. Both the FetchTensor's Slice and the `Slice2` of \
            `.switch::<Slice2, Time2>()` must have size 256: pad a smaller mapping \
-           (`m![A / 4, X]` → `m![[A / 4, X] # 256]`). Reported at the switch call (at `Slice2` \
+           (`m![A / 4, X]` → `m![[A / 4, X] # 256]`); a regular topology's short output is \
+           given the broadcast slices its pattern places (Broadcast1 { slice1: 4, slice0: 1 }: \
+           `m![A / 4]` → `m![A / 4, 1 # 4]`), which padding would put in the wrong place. Reported at the switch call (at `Slice2` \
            when that is the short one), once per switch; the other SWI checks of that switch \
            are skipped.",
     bad: "axes![A = 256, B = 64];\nfetched /* Slice m![A], Time m![B] */ .switch::<m![A / 4], m![B, A % 4]>(SwitchConfig::Broadcast1 { slice1: 4, slice0: 1 })",
@@ -84,7 +88,13 @@ fn full_cluster(scope: &Scope, sw: &Switch<'_>, slices: u64) -> Diagnostic {
             "the switch {which} `{text_}` has size {size}; the Switch Engine's ring runs through all {slices} slices of a cluster, so InSlice::SIZE and OutSlice::SIZE must both be {slices}"
         ),
     );
-    if size < slices {
+    if out_short && let Some((topo, edits)) = topology_output(sw, slices) {
+        d = d.with_fix(
+            format!("write the {} output", topo.describe()),
+            false,
+            edits,
+        );
+    } else if size < slices {
         let arg = if out_short {
             output_arg(sw.step, Some(0), Slot::Slice)
         } else {
@@ -97,4 +107,49 @@ fn full_cluster(scope: &Scope, sw: &Switch<'_>, slices: u64) -> Diagnostic {
         }
     }
     d
+}
+
+/// The edits that write the output a regular topology makes of a full input, when the switch
+/// writes a short one: its broadcast slices are what the written Slice lacks (`m![A / 4]` →
+/// `m![A / 4, 1 # 4]`), where padding the Slice would put them in the wrong place (SWI-002).
+fn topology_output(sw: &Switch<'_>, slices: u64) -> Option<(Topology, Vec<Edit>)> {
+    if sw.in_slice.size != slices {
+        return None;
+    }
+    let topo = sw.config.topo;
+    let exp = expected(topo, sw.in_slice, sw.in_time).ok()??;
+    if exp.0.size != slices {
+        return None;
+    }
+    let known = sw.known_axes()?;
+    let m = Match {
+        slice_ok: false,
+        time_ok: exp.1 == *sw.out_time,
+    };
+    Some((topo, output_edits(sw, &exp, &known, &m)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::fix_testing::apply;
+
+    /// The fixture's switch (L3223-L3234's Broadcast1, written with a 64-slice output): the fix
+    /// writes the broadcast slices where the topology places them (`1 # 4` after `A / 4`), and
+    /// the switch is then clean; padding `A / 4` to 256 would be SWI-002.
+    #[test]
+    fn a_short_broadcast_output_is_given_the_slices_its_topology_places() {
+        let text = "axes![A = 256, B = 64, C = 32];\n\
+            fn shrink<'l, const T: Tu>(input: FetchTensor<'l, T, i8, m![1], m![1 # 2], m![A], m![B], m![C]>) {\n\
+            let _s = input.switch::<m![A / 4], m![B, A % 4]>(SwitchConfig::Broadcast1 { slice1: 4, slice0: 1 });\n}\n";
+        let fixed = apply(text, "SWI-001", 0).expect("a fix");
+        assert!(
+            fixed.contains("switch::<m![A / 4, 1 # 4], m![B, A % 4]>"),
+            "{fixed}"
+        );
+        let left: Vec<_> = crate::check_text(&fixed)
+            .iter()
+            .map(|d| d.code().to_string())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
 }

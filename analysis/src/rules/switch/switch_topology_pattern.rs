@@ -9,7 +9,7 @@ use super::inter_transpose_equal_chunks::time_split;
 use super::layouts::{TILE, axes_of, cat, render, show, text, tile, tiled};
 use super::switch_parameters_divide::{slice_split, time_divides};
 use super::unfit::Unfit;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::mapping::Layout;
 use crate::mapping::layout::{Dim, Factor};
 use crate::model::{Slot, output_arg};
@@ -161,24 +161,13 @@ pub(super) fn report(
     m: &Match,
     out: &mut Vec<Diagnostic>,
 ) {
-    let (slice_ok, time_ok) = (m.slice_ok, m.time_ok);
-    let shown_time = format!("m![{}]", exp.1.to_expr());
-    let span = if slice_ok {
+    let span = if m.slice_ok {
         sw.time_span()
     } else {
         sw.slice_span()
     };
     let mut d = at_arg(&SWI_002, sw.step, Some(span), message(sw, topo, exp, known));
-    let mut edits = Vec::new();
-    if !slice_ok && let Some(t) = render(&exp.0, sw.out_slice, known) {
-        edits.extend(sw.out_edits(0, Slot::Slice, &t));
-    }
-    if !time_ok {
-        edits.extend(sw.out_edits(1, Slot::Time, &shown_time));
-    }
-    let complete = (slice_ok || edits.iter().any(|e| e.span == sw.slice_span()))
-        && (time_ok || edits.iter().any(|e| e.span == sw.time_span()));
-    if complete && !edits.is_empty() {
+    if let Some(edits) = output_edits(sw, exp, known, m) {
         d = d.with_fix(
             format!("write the {} output", topo.describe()),
             false,
@@ -186,6 +175,27 @@ pub(super) fn report(
         );
     }
     out.push(d);
+}
+
+/// The edits that write `exp` where the switch writes the parts `m` says differ; `None` when
+/// one of them cannot be rewritten (or none differs).
+pub(super) fn output_edits(
+    sw: &Switch<'_>,
+    exp: &(Layout, Layout),
+    known: &BTreeSet<String>,
+    m: &Match,
+) -> Option<Vec<Edit>> {
+    let (slice_ok, time_ok) = (m.slice_ok, m.time_ok);
+    let mut edits = Vec::new();
+    if !slice_ok && let Some(t) = render(&exp.0, sw.out_slice, known) {
+        edits.extend(sw.out_edits(0, Slot::Slice, &t));
+    }
+    if !time_ok {
+        edits.extend(sw.out_edits(1, Slot::Time, &format!("m![{}]", exp.1.to_expr())));
+    }
+    let complete = (slice_ok || edits.iter().any(|e| e.span == sw.slice_span()))
+        && (time_ok || edits.iter().any(|e| e.span == sw.time_span()));
+    (complete && !edits.is_empty()).then_some(edits)
 }
 
 /// What `topo` makes of the input, and what the switch writes instead.
