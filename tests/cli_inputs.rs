@@ -156,6 +156,30 @@ fn files_without_the_virtual_isa_are_skipped_in_directories() {
     );
 }
 
+/// A file of a package that depends on the library is one of its kernels' files even when it
+/// names nothing of it (a file of macro invocations): it is checked, and what visa-lint cannot
+/// read in it is said (VL-009), not skipped.
+#[test]
+fn files_of_a_kernel_package_are_checked_even_without_the_library_s_names() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    write(
+        d,
+        "Cargo.toml",
+        "[package]\nname = \"k\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nfuriosa-visa-std = \"0.1\"\n",
+    );
+    std::fs::create_dir_all(d.join("src")).expect("mkdir");
+    write(d, "src/lib.rs", "#[macro_use]\nmod macros;\nmod kernels;\n");
+    write(d, "src/macros.rs", "macro_rules! none { () => {}; }\n");
+    write(d, "src/kernels.rs", "elsewhere!(words, f32);\n");
+    let run = run_in(d, &["$DIR"]);
+    assert_eq!(
+        summary(&run),
+        "visa-lint: 3 files checked: 0 errors, 0 warnings, 1 other"
+    );
+    assert!(run.stdout.contains("VL-009"), "{}", run.stdout);
+}
+
 /// `ln -s . a; ln -s . b` used to hang with memory growing; one self-link checked the same
 /// file 41 times. Each file is now checked once.
 #[test]

@@ -1206,8 +1206,8 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             return;
         }
         env.fns.insert(name.text().to_string(), sig);
-        if let Some(c) = const_fn(&f) {
-            env.const_fns.insert(name.text().to_string(), c);
+        if let Some(c) = value_fn(&f) {
+            env.value_fns.insert(name.text().to_string(), c);
         }
     }
 }
@@ -1218,15 +1218,18 @@ fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
     let names = model::value::Names {
         value: &lookup,
         ints: &env.consts,
-        fns: &env.const_fns,
+        fns: &env.value_fns,
         mapping: &env.scope,
     };
     model::value::eval(body, &names).0
 }
 
-/// A `const fn` whose body is a single expression, with plain parameters.
-fn const_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
-    f.const_token()?;
+/// A function whose body is a single expression, with plain parameters: a `const fn`, or a
+/// helper the compiler runs when it traces the kernel (`fn group(g: usize) -> SwitchConfig {
+/// SwitchConfig::Broadcast1 { slice1: g, slice0: 1 } }`), evaluated at each call.
+fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
+    use model::consts::GenericParam;
+    use ra_ap_syntax::ast::HasGenericParams;
     let list = f.body()?.stmt_list()?;
     if list.statements().next().is_some() {
         return None;
@@ -1239,7 +1242,27 @@ fn const_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
         };
         params.push(i.name()?.text().to_string());
     }
-    Some(model::consts::ConstFn { params, body })
+    let mut generics = Vec::new();
+    for g in f
+        .generic_param_list()
+        .iter()
+        .flat_map(|l| l.generic_params())
+    {
+        match g {
+            ra::GenericParam::TypeParam(t) => {
+                generics.push(GenericParam::Type(t.name()?.text().to_string()));
+            }
+            ra::GenericParam::ConstParam(c) => {
+                generics.push(GenericParam::Const(c.name()?.text().to_string()));
+            }
+            ra::GenericParam::LifetimeParam(_) => {}
+        }
+    }
+    Some(model::consts::ConstFn {
+        params,
+        body,
+        generics,
+    })
 }
 
 /// `use a::b::C as N;` in an environment text: the path (`a::b::C`) and the name.
@@ -1273,8 +1296,8 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
     if let Some(sig) = sig {
         env.fns.insert(path.to_string(), sig);
     }
-    if let Some(f) = env.const_fns.get(name).cloned() {
-        env.const_fns.insert(path.to_string(), f);
+    if let Some(f) = env.value_fns.get(name).cloned() {
+        env.value_fns.insert(path.to_string(), f);
     }
     if env.is_local_type(name) {
         env.local_types.insert(path.to_string());

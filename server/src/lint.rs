@@ -395,7 +395,10 @@ enum Input {
     Done(Box<Checked>),
 }
 
-fn read_input(origin: &Origin) -> Input {
+/// The text of an input, or why it is not checked: unreadable, or a file found by walking a
+/// directory that neither names the library nor belongs to a package that depends on it (a
+/// package's file with only macro invocations is still one of its kernels' files).
+fn read_input(origin: &Origin, ctx: &FileCtx) -> Input {
     let (fallback_name, path) = match origin {
         Origin::Stdin(name, _) => (name.clone(), None),
         Origin::File { path, .. } => (path.display().to_string(), Some(path.clone())),
@@ -408,7 +411,14 @@ fn read_input(origin: &Origin) -> Input {
             return Input::Done(Box::new(c));
         }
     };
-    if matches!(origin, Origin::File { walked: true, .. }) && !walk::uses_visa(&text) {
+    let in_kernel_package = ctx
+        .package
+        .as_ref()
+        .is_some_and(|p| p.package.library.is_some());
+    if matches!(origin, Origin::File { walked: true, .. })
+        && !in_kernel_package
+        && !walk::uses_visa(&text)
+    {
         let mut c = Checked::unchanged(name, path, String::new());
         c.skipped = true;
         return Input::Done(Box::new(c));
@@ -423,7 +433,7 @@ fn check_one(
     analyse: Analyse<'_>,
     fixing: Option<Applicability>,
 ) -> Checked {
-    let (name, path, text) = match read_input(origin) {
+    let (name, path, text) = match read_input(origin, ctx) {
         Input::Read { name, path, text } => (name, path, text),
         Input::Done(c) => return *c,
     };
@@ -476,7 +486,11 @@ fn check_crate(
     let mut targets: Vec<(usize, String, PathBuf)> = Vec::new();
     let mut texts = pkg.texts();
     for &i in unit {
-        match origins.get(i).map(read_input) {
+        match origins
+            .get(i)
+            .zip(ctxs.get(i))
+            .map(|(o, c)| read_input(o, c))
+        {
             Some(Input::Read {
                 name,
                 path: Some(path),

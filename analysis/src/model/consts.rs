@@ -12,6 +12,18 @@ use std::collections::HashMap;
 pub struct ConstFn {
     pub params: Vec<String>,
     pub body: String,
+    /// Its generic parameters in order, lifetimes left out: `const fn tile<const PITCH:
+    /// usize>` and `const fn offset<D>`, bound at a call from its turbofish.
+    pub generics: Vec<GenericParam>,
+}
+
+/// A generic parameter of a `const fn`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GenericParam {
+    /// `D`: the type written at the call replaces it in the body (`size_of::<D>()`).
+    Type(String),
+    /// `const PITCH: usize`: a value in the body.
+    Const(String),
 }
 
 /// How deep `const fn` calls are followed.
@@ -99,10 +111,11 @@ fn call(
     let ast::Expr::PathExpr(callee) = c.expr()? else {
         return None;
     };
-    if let Some(bytes) = size_of_type(&callee.path()?) {
+    let path = callee.path()?;
+    if let Some(bytes) = size_of_type(&path) {
         return Some(bytes);
     }
-    let f = fns.get(&path_key(&callee.path()?)?)?;
+    let f = fns.get(&callee_key(&path)?)?;
     let args: Vec<ast::Expr> = c.arg_list()?.args().collect();
     if args.len() != f.params.len() {
         return None;
@@ -112,8 +125,50 @@ fn call(
         let v = eval_depth(a, consts, fns, sizes, depth + 1)?;
         scope.insert(p.clone(), v);
     }
+    let (body, generics) = instantiate(f, &path, consts, fns, sizes, depth)?;
+    scope.extend(generics);
+    eval_depth(&body, &scope, fns, sizes, depth + 1)
+}
+
+/// The body of `f` as the call through `path` runs it: the types its turbofish gives written
+/// in, and the values of its const parameters. `None` when the turbofish does not fit.
+pub fn instantiate(
+    f: &ConstFn,
+    path: &ast::Path,
+    consts: &HashMap<String, u64>,
+    fns: &HashMap<String, ConstFn>,
+    sizes: Option<&crate::mapping::Scope>,
+    depth: u32,
+) -> Option<(ast::Expr, HashMap<String, u64>)> {
+    let mut values = HashMap::new();
+    let mut types = HashMap::new();
+    if !f.generics.is_empty() {
+        let turbofish = path.segment()?.generic_arg_list()?;
+        let given: Vec<ast::GenericArg> = turbofish
+            .generic_args()
+            .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+            .collect();
+        if given.len() != f.generics.len() {
+            return None;
+        }
+        for (param, arg) in f.generics.iter().zip(&given) {
+            match param {
+                GenericParam::Const(name) => {
+                    let v = const_arg(arg, consts, fns, sizes, depth)?;
+                    values.insert(name.clone(), v);
+                }
+                GenericParam::Type(name) => {
+                    let ast::GenericArg::TypeArg(t) = arg else {
+                        return None;
+                    };
+                    types.insert(name.clone(), crate::syntax::node_text(t.syntax()));
+                }
+            }
+        }
+    }
+    let body = substituted(&f.body, &types);
     let file = ra_ap_syntax::SourceFile::parse(
-        &format!("const _: u64 = {};", f.body),
+        &format!("const _: u64 = {body};"),
         ra_ap_syntax::Edition::Edition2024,
     )
     .tree();
@@ -122,7 +177,87 @@ fn call(
         .descendants()
         .find_map(ast::Const::cast)?
         .body()?;
-    eval_depth(&body, &scope, fns, sizes, depth + 1)
+    Some((body, values))
+}
+
+/// Integer arithmetic on addresses and sizes: `None` on overflow, underflow, a shift out of
+/// range or a division by zero.
+pub fn arith(op: ArithOp, l: u64, r: u64) -> Option<u64> {
+    match op {
+        ArithOp::Add => l.checked_add(r),
+        ArithOp::Sub => l.checked_sub(r),
+        ArithOp::Mul => l.checked_mul(r),
+        ArithOp::Div => l.checked_div(r),
+        ArithOp::Rem => l.checked_rem(r),
+        ArithOp::Shl => u32::try_from(r)
+            .ok()
+            .and_then(|r| l.checked_shl(r))
+            .filter(|v| v >> r == l),
+        ArithOp::Shr => u32::try_from(r).ok().and_then(|r| l.checked_shr(r)),
+        ArithOp::BitOr => Some(l | r),
+        ArithOp::BitAnd => Some(l & r),
+        ArithOp::BitXor => Some(l ^ r),
+    }
+}
+
+/// The key a called function is looked up by: its path, the turbofish of its last segment
+/// left out (`tile_addr::<PITCH>` is `tile_addr`).
+pub fn callee_key(path: &ast::Path) -> Option<String> {
+    let last = path.segment()?;
+    if last.generic_arg_list().is_none() {
+        return path_key(path);
+    }
+    let name = last.name_ref()?.text().to_string();
+    match path.qualifier() {
+        Some(q) => Some(format!("{}::{name}", path_key(&q)?)),
+        None => Some(name),
+    }
+}
+
+/// The value of a const generic argument: `{ N * 2 }`, `8`, or a name (which the parser reads
+/// as a type: `::<PITCH>`).
+fn const_arg(
+    arg: &ast::GenericArg,
+    consts: &HashMap<String, u64>,
+    fns: &HashMap<String, ConstFn>,
+    sizes: Option<&crate::mapping::Scope>,
+    depth: u32,
+) -> Option<u64> {
+    match arg {
+        ast::GenericArg::ConstArg(c) => eval_depth(&c.expr()?, consts, fns, sizes, depth + 1),
+        ast::GenericArg::TypeArg(t) => {
+            let ast::Type::PathType(p) = t.ty()? else {
+                return None;
+            };
+            consts.get(&path_key(&p.path()?)?).copied()
+        }
+        _ => None,
+    }
+}
+
+/// `body` with each identifier named in `types` replaced by its type's text (`size_of::<D>()`
+/// → `size_of::<bf16>()`).
+fn substituted(body: &str, types: &HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        out.push_str(
+            types
+                .get(word.as_str())
+                .map_or(word.as_str(), String::as_str),
+        );
+        word.clear();
+    };
+    for ch in body.chars() {
+        if ch.is_alphanumeric() || ch == '_' {
+            word.push(ch);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 fn eval_depth(
@@ -156,21 +291,7 @@ fn eval_depth(
             let l = eval(&b.lhs()?, consts)?;
             let r = eval(&b.rhs()?, consts)?;
             match b.op_kind()? {
-                BinaryOp::ArithOp(op) => match op {
-                    ArithOp::Add => l.checked_add(r),
-                    ArithOp::Sub => l.checked_sub(r),
-                    ArithOp::Mul => l.checked_mul(r),
-                    ArithOp::Div => l.checked_div(r),
-                    ArithOp::Rem => l.checked_rem(r),
-                    ArithOp::Shl => u32::try_from(r)
-                        .ok()
-                        .and_then(|r| l.checked_shl(r))
-                        .filter(|v| v >> r == l),
-                    ArithOp::Shr => u32::try_from(r).ok().and_then(|r| l.checked_shr(r)),
-                    ArithOp::BitOr => Some(l | r),
-                    ArithOp::BitAnd => Some(l & r),
-                    ArithOp::BitXor => Some(l ^ r),
-                },
+                BinaryOp::ArithOp(op) => arith(op, l, r),
                 _ => None,
             }
         }
@@ -254,6 +375,7 @@ mod tests {
         let tile = ConstFn {
             params: vec!["i".into()],
             body: "BASE + i * 0x1000".into(),
+            generics: Vec::new(),
         };
         let fns = HashMap::from([("tile".to_string(), tile)]);
         assert_eq!(
@@ -264,6 +386,7 @@ mod tests {
         let looping = ConstFn {
             params: vec![],
             body: "again()".into(),
+            generics: Vec::new(),
         };
         let fns = HashMap::from([("again".to_string(), looping)]);
         let file = SourceFile::parse("const X: u64 = again();", Edition::Edition2024).tree();
@@ -273,6 +396,45 @@ mod tests {
             .find_map(ast::Const::cast)
             .and_then(|c| c.body());
         assert_eq!(c.and_then(|c| eval_in(&c, &consts, &fns)), None);
+    }
+
+    /// Generic `const fn`s are instantiated at the call: a const parameter from the turbofish
+    /// (which the parser reads as a type when it is a name), a type parameter substituted into
+    /// the body (`size_of::<D>()`).
+    #[test]
+    fn generic_const_fns_are_instantiated_at_the_call() {
+        let eval_with = |src: &str, fns: &HashMap<String, ConstFn>| {
+            let file =
+                SourceFile::parse(&format!("const X: u64 = {src};"), Edition::Edition2024).tree();
+            let c = file.syntax().descendants().find_map(ast::Const::cast)?;
+            let consts = HashMap::from([("PITCH".to_string(), 0x1004u64)]);
+            eval_in(&c.body()?, &consts, fns)
+        };
+        let tile_addr = ConstFn {
+            params: vec!["base".into(), "i".into()],
+            body: "base + i * STEP".into(),
+            generics: vec![GenericParam::Const("STEP".into())],
+        };
+        let elem_offset = ConstFn {
+            params: vec!["idx".into()],
+            body: "idx * core::mem::size_of::<D>()".into(),
+            generics: vec![GenericParam::Type("D".into())],
+        };
+        let fns = HashMap::from([
+            ("tile_addr".to_string(), tile_addr),
+            ("elem_offset".to_string(), elem_offset),
+        ]);
+        assert_eq!(
+            eval_with("tile_addr::<PITCH>(0x4000, 1)", &fns),
+            Some(0x5004)
+        );
+        assert_eq!(eval_with("tile_addr::<16>(0, 3)", &fns), Some(48));
+        assert_eq!(eval_with("tile_addr::<{ 4 * 4 }>(0, 3)", &fns), Some(48));
+        assert_eq!(eval_with("elem_offset::<bf16>(3)", &fns), Some(6));
+        assert_eq!(eval_with("elem_offset::<i32>(3)", &fns), Some(12));
+        // A turbofish that does not fit the parameters is not a value.
+        assert_eq!(eval_with("elem_offset::<bf16, 2>(3)", &fns), None);
+        assert_eq!(eval_with("elem_offset(3)", &fns), None);
     }
 
     #[test]

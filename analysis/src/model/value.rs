@@ -163,6 +163,7 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
         ast::Expr::IfExpr(i) => if_expr(i, names, named, depth),
         ast::Expr::MatchExpr(m) => match_expr(m, names, named, depth),
         ast::Expr::ArrayExpr(a) => array(a, names, named, depth),
+        ast::Expr::IndexExpr(i) => index(i, names, named, depth),
         ast::Expr::BinExpr(b) => logic(b, names, named, depth),
         ast::Expr::PrefixExpr(p) if p.op_kind() == Some(UnaryOp::Not) => {
             match p.expr().map(|x| sub(&x, named)) {
@@ -285,12 +286,18 @@ fn record(r: &ast::RecordExpr, names: &Names<'_>, named: &mut bool, depth: u32) 
     })
 }
 
-/// `Enum::Variant(a, b)`; any other call is unknown.
+/// `Enum::Variant(a, b)`, or a call of a function whose body is one expression ([`helper`]);
+/// any other call is unknown.
 fn tuple_variant(c: &ast::CallExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
     let callee = match c.expr() {
         Some(ast::Expr::PathExpr(p)) => p.path(),
         _ => None,
     };
+    if let Some(path) = &callee
+        && let Some(f) = consts::callee_key(path).and_then(|k| names.fns.get(&k))
+    {
+        return helper(c, path, f, names, named, depth);
+    }
     let Some(variant) = callee.as_ref().and_then(variant_path) else {
         let name = c
             .expr()
@@ -309,6 +316,57 @@ fn tuple_variant(c: &ast::CallExpr, names: &Names<'_>, named: &mut bool, depth: 
         path: variant,
         fields: Fields::Positional(vs?),
     })
+}
+
+/// A call of a function whose body is one expression, as the compiler runs it when it traces
+/// the kernel: the body evaluated with each parameter bound to its argument's value, and the
+/// turbofish's types and constants written in (`group_config(BCAST_GROUP, 8)` → `SwitchConfig::
+/// Broadcast1 { slice1: 4, slice0: 8 }`).
+fn helper(
+    c: &ast::CallExpr,
+    path: &ast::Path,
+    f: &ConstFn,
+    names: &Names<'_>,
+    named: &mut bool,
+    depth: u32,
+) -> Eval {
+    let name = crate::syntax::node_text(path.syntax()).trim().to_string();
+    let args: Vec<ast::Expr> = c.arg_list().ok_or_else(missing)?.args().collect();
+    if args.len() != f.params.len() {
+        return Err(Unknown::new(format!(
+            "`{name}` takes {} arguments, not {}",
+            f.params.len(),
+            args.len()
+        )));
+    }
+    let mut bound: HashMap<String, Value> = HashMap::new();
+    let mut ints = names.ints.clone();
+    for (p, a) in f.params.iter().zip(&args) {
+        let v = eval_at(a, names, named, depth + 1)?;
+        if let Value::Int(i) = v {
+            ints.insert(p.clone(), i);
+        }
+        bound.insert(p.clone(), v);
+    }
+    let (body, generics) =
+        consts::instantiate(f, path, names.ints, names.fns, Some(names.mapping), depth)
+            .ok_or_else(|| Unknown::new(format!("the turbofish of `{name}` does not fit it")))?;
+    ints.extend(generics);
+    let lookup = |key: &str| {
+        bound
+            .get(key)
+            .cloned()
+            .map(Ok)
+            .or_else(|| (names.value)(key))
+    };
+    let inner = Names {
+        value: &lookup,
+        ints: &ints,
+        fns: names.fns,
+        mapping: names.mapping,
+    };
+    *named = true;
+    eval_at(&body, &inner, named, depth + 1)
 }
 
 /// How many elements an array value may have (`[0; N]` with a large `N` is not unrolled).
@@ -511,9 +569,40 @@ fn logic(b: &ast::BinExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> E
                 (Ordering::Greater, false) => x >= y,
             }
         }
+        (BinaryOp::ArithOp(op), Value::Int(x), Value::Int(y)) => {
+            return consts::arith(op, *x, *y).map(Value::Int).ok_or_else(|| {
+                Unknown::new(format!(
+                    "`{}` overflows or divides by zero",
+                    short(&ast::Expr::BinExpr(b.clone()))
+                ))
+            });
+        }
         _ => return Err(not_evaluated(&ast::Expr::BinExpr(b.clone()))),
     };
     Ok(Value::Bool(result))
+}
+
+/// `ARR[i]`: an element of an array value (a `const` array indexed by a loop's variable).
+fn index(i: &ast::IndexExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let (Some(base), Some(at)) = (i.base(), i.index()) else {
+        return Err(missing());
+    };
+    let elems = match eval_at(&base, names, named, depth + 1)? {
+        Value::Array(elems) => elems,
+        _ => return Err(not_evaluated(&ast::Expr::IndexExpr(i.clone()))),
+    };
+    let Value::Int(k) = eval_at(&at, names, named, depth + 1)? else {
+        return Err(not_evaluated(&ast::Expr::IndexExpr(i.clone())));
+    };
+    usize::try_from(k)
+        .ok()
+        .and_then(|k| elems.get(k).cloned())
+        .ok_or_else(|| {
+            Unknown::new(format!(
+                "index {k} is out of bounds of an array of {} elements",
+                elems.len()
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -551,6 +640,23 @@ mod tests {
 
     fn text(src: &str, locals: &[(&str, Eval)]) -> Result<String, String> {
         value_of(src, locals).0.map(|v| v.text()).map_err(|u| u.why)
+    }
+
+    /// A `const` array indexed by a value (a loop's variable), and arithmetic on the element.
+    #[test]
+    fn an_array_is_indexed_and_its_element_computed_with() {
+        let offsets = Ok(Value::Array(vec![
+            Value::Int(0),
+            Value::Int(0x100),
+            Value::Int(0x302),
+        ]));
+        let locals = [("OFFSETS", offsets), ("i", Ok(Value::Int(2)))];
+        assert_eq!(text("OFFSETS[i]", &locals), Ok("770".into()));
+        assert_eq!(text("N + OFFSETS[1]", &locals), Ok("288".into()));
+        assert_eq!(
+            text("OFFSETS[3]", &locals),
+            Err("index 3 is out of bounds of an array of 3 elements".into())
+        );
     }
 
     #[test]

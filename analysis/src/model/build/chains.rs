@@ -476,7 +476,10 @@ impl Builder<'_> {
                 .path()
                 .and_then(|p| path_key(&p))
                 .is_some_and(|k| self.values.contains_key(&k)),
-            ast::Expr::RecordExpr(_) | ast::Expr::IfExpr(_) | ast::Expr::MatchExpr(_) => true,
+            ast::Expr::RecordExpr(_)
+            | ast::Expr::IfExpr(_)
+            | ast::Expr::MatchExpr(_)
+            | ast::Expr::IndexExpr(_) => true,
             // `BASE + OFF`, `-at`, `at as u64`: computed from a value.
             ast::Expr::BinExpr(b) => [b.lhs(), b.rhs()]
                 .into_iter()
@@ -498,7 +501,7 @@ impl Builder<'_> {
             };
             let constant_args = c.arg_list().is_some_and(|l| {
                 l.args()
-                    .all(|x| consts::eval_in(&x, &self.consts, &self.env.const_fns).is_some())
+                    .all(|x| consts::eval_in(&x, &self.consts, &self.env.value_fns).is_some())
             });
             if !constant_args {
                 continue;

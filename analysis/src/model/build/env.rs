@@ -30,9 +30,9 @@ pub struct Env {
     pub fns: HashMap<String, LazySig>,
     /// Whole tensor type aliases (`type Weights = TrfTensor<...>;`): the type each names.
     pub tensor_aliases: HashMap<String, TensorTy>,
-    /// `const fn`s whose body is one expression (addresses computed by calls of them); every
-    /// one in scope, copied from the parent.
-    pub const_fns: HashMap<String, consts::ConstFn>,
+    /// Functions whose body is one expression, `const fn`s and helpers alike (addresses and
+    /// configurations computed by calls of them); every one in scope, copied from the parent.
+    pub value_fns: HashMap<String, consts::ConstFn>,
     /// Methods of the crate's `impl` blocks, by name (a call on a value the model cannot type
     /// takes the signature of the method of that name).
     pub methods: HashMap<String, LazySig>,
@@ -89,7 +89,7 @@ impl Env {
         Env {
             scope,
             consts: parent.consts.clone(),
-            const_fns: parent.const_fns.clone(),
+            value_fns: parent.value_fns.clone(),
             parent: Some(parent),
             ..Env::default()
         }

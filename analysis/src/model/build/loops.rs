@@ -105,7 +105,7 @@ impl Builder<'_> {
             return false;
         };
         let int =
-            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.const_fns, &self.scope);
+            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
         let Some(bound) = cond.rhs().as_ref().and_then(int) else {
             return false;
         };
@@ -216,7 +216,7 @@ impl Builder<'_> {
     /// at most 2^16 of them.
     pub(super) fn constant_range(&self, e: &ast::Expr) -> Option<Vec<u64>> {
         let int =
-            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.const_fns, &self.scope);
+            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
         match e {
             ast::Expr::ParenExpr(p) => self.constant_range(&p.expr()?),
             ast::Expr::RangeExpr(r) => {

@@ -164,7 +164,7 @@ impl Builder<'_> {
         let names = value::Names {
             value: &lookup,
             ints: &self.consts,
-            fns: &self.env.const_fns,
+            fns: &self.env.value_fns,
             mapping: &self.scope,
         };
         value::eval(e, &names)
@@ -288,7 +288,7 @@ impl Builder<'_> {
         }
         if reassigned
             && let Some(first) = l.initializer().and_then(|init| {
-                consts::eval_sized(&init, &self.consts, &self.env.const_fns, &self.scope)
+                consts::eval_sized(&init, &self.consts, &self.env.value_fns, &self.scope)
             })
         {
             self.counters.insert(n.to_string(), first);

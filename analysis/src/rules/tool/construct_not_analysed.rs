@@ -18,7 +18,10 @@ pub const VL_009: Rule = Rule {
            assignments, blocks, `if`/`match`, loops, `return`, `?`, helper functions (by their \
            signatures, tuples of tensors included), tuple and struct literals, arrays and slices \
            of tensors iterated or indexed, tensors a closure captures or receives through an \
-           annotated parameter, and `const fn` addresses. A few forms it does not follow: a \
+           annotated parameter, and addresses and values computed by functions whose body is \
+           one expression (a `const fn`, a generic one instantiated at the call, or a helper \
+           returning a `SwitchConfig`), and by `const` arrays indexed by a constant or a loop's \
+           variable. A few forms it does not follow: a \
            tensor passed into a closure through an unannotated parameter, the value of a macro \
            other than `m!`, `axes!` and `i!` (and an engine chain written inside one), a field \
            of a value it cannot type (`self.weights`), an index into something that is not an \
@@ -44,7 +47,7 @@ pub const VL_009: Rule = Rule {
            passed to `to_dm`, `commit` or `to_hbm`, this note names the construct once, so a \
            clean verdict never silently means that nothing was checked. Annotate the closure's \
            parameter, bind the value with a typed `let`, or compute the address in a `const` \
-           (or a `const fn` with a single expression) to have it checked.",
+           (or a function with a single expression) to have it checked.",
     bad: "let stage = |t| ctx.main.begin(t.view()).fetch::<i8, m![1], m![A % 8]>();",
     good: "let stage = |t: &Input| ctx.main.begin(t.view()).fetch::<i8, m![1], m![A % 8]>();",
     manual: "(the tool's own rule)",
@@ -108,7 +111,7 @@ pub(super) fn address_call(at: Span, name: &str) -> Diagnostic {
         &VL_009,
         at,
         format!(
-            "not checked: the address computed by `{name}(..)`: visa-lint evaluates constants and `const fn`s with one expression, not this call, so the rules that need the address (alignment, overlaps) skip it; compute it in a `const` to have it checked"
+            "not checked: the address computed by `{name}(..)`: visa-lint evaluates constants and functions whose body is one expression, not this call, so the rules that need the address (alignment, overlaps) skip it; compute it in a `const` to have it checked"
         ),
     )
 }
