@@ -1226,10 +1226,23 @@ fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
 
 /// A function whose body is a single expression, with plain parameters: a `const fn`, or a
 /// helper the compiler runs when it traces the kernel (`fn group(g: usize) -> SwitchConfig {
-/// SwitchConfig::Broadcast1 { slice1: g, slice0: 1 } }`), evaluated at each call.
+/// SwitchConfig::Broadcast1 { slice1: g, slice0: 1 } }`), evaluated at each call. A helper
+/// that takes a reference (`ctx: &mut Context`, a tensor) or returns a tensor is a step of the
+/// kernel, followed by its signature, not a value.
 fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
     use model::consts::GenericParam;
     use ra_ap_syntax::ast::HasGenericParams;
+    if f.const_token().is_none() {
+        let returns = f.ret_type()?.ty()?;
+        let tensor = syntax::node_text(returns.syntax()).contains("Tensor");
+        let takes_reference = f
+            .param_list()?
+            .params()
+            .any(|p| matches!(p.ty(), Some(ra::Type::RefType(_))));
+        if tensor || takes_reference || f.param_list()?.self_param().is_some() {
+            return None;
+        }
+    }
     let list = f.body()?.stmt_list()?;
     if list.statements().next().is_some() {
         return None;

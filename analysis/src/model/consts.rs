@@ -161,12 +161,16 @@ pub fn instantiate(
                     let ast::GenericArg::TypeArg(t) = arg else {
                         return None;
                     };
-                    types.insert(name.clone(), crate::syntax::node_text(t.syntax()));
+                    types.insert(name.clone(), t.syntax().text().to_string());
                 }
             }
         }
     }
-    let body = substituted(&f.body, &types);
+    let body = if types.is_empty() {
+        std::borrow::Cow::Borrowed(f.body.as_str())
+    } else {
+        std::borrow::Cow::Owned(substituted(&f.body, &types))
+    };
     let file = ra_ap_syntax::SourceFile::parse(
         &format!("const _: u64 = {body};"),
         ra_ap_syntax::Edition::Edition2024,

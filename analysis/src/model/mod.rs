@@ -219,6 +219,10 @@ pub struct HelperCall {
 pub struct Bound {
     pub params: Vec<Option<value::Value>>,
     pub generics: Vec<Option<value::Value>>,
+    /// Each generic argument that is a mapping (`flits::<{ Tu::Main }, m![K / 32], Packet>`),
+    /// written out as the caller's scope reads it (`K / 32`), by position among the type and
+    /// const parameters: the helper's mapping parameter (`Tm: M`) is that mapping.
+    pub mappings: Vec<Option<String>>,
     /// Each tensor parameter's type as the call instantiates it (a generic element type or
     /// mapping taken from the caller's argument), where the argument adds to the declared one.
     pub tensors: Vec<Option<TensorTy>>,
@@ -252,6 +256,7 @@ impl Bound {
             .iter()
             .chain(&self.generics)
             .any(Option::is_some)
+            || self.mappings.iter().any(Option::is_some)
             || self.tensors.iter().any(Option::is_some)
             || self.addresses.iter().any(Option::is_some)
             || self.streams.iter().any(Option::is_some)

@@ -1,10 +1,11 @@
 //! Calls of functions: helpers of the crate (their signatures, what a call binds, a Tensor Unit
 //! pass continued across the call), constructors, and `launch`.
 
-use super::env::{FnSig, apply_generics};
+use super::env::{FnSig, apply_generics, map_of};
 use super::reading::{callee_key, passes_a_chain, span_of, var_name};
 use super::state::{Builder, Construct, Val, fill, sig_value};
 use crate::diagnostic::Span;
+use crate::model::MapVal;
 use crate::model::consts::path_key;
 use crate::model::problem::Kernel;
 use crate::model::types::{Kind, TensorTy};
@@ -14,17 +15,21 @@ use crate::syntax::snippet;
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs};
 use ra_ap_syntax::{AstNode, ast};
 
+/// A function's type and const parameters in order (a turbofish gives them by position);
+/// lifetimes left out.
+fn type_and_const_params(f: &ast::Fn) -> Vec<ast::GenericParam> {
+    ast::HasGenericParams::generic_param_list(f)
+        .into_iter()
+        .flat_map(|l| l.generic_params())
+        .filter(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)))
+        .collect()
+}
+
 impl Builder<'_> {
     /// Binds the function's const generic parameters to the arguments a call wrote for them
     /// (`tile::<4>(..)`), by position among its type and const parameters.
     pub(super) fn bind_const_generics(&mut self, f: &ast::Fn, args: &[Option<value::Value>]) {
-        let Some(list) = ast::HasGenericParams::generic_param_list(f) else {
-            return;
-        };
-        let params = list
-            .generic_params()
-            .filter(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)));
-        for (k, p) in params.enumerate() {
+        for (k, p) in type_and_const_params(f).into_iter().enumerate() {
             let ast::GenericParam::ConstParam(c) = p else {
                 continue;
             };
@@ -44,6 +49,41 @@ impl Builder<'_> {
         }
     }
 
+    /// Binds the function's mapping type parameters (`Tm: M`) to the mappings a call wrote for
+    /// them (`flits::<{ Tu::Main }, m![K / 32], m![K % 32]>`), by position: the helper's types
+    /// and turbofishes that name them read the caller's mappings.
+    pub(super) fn bind_mapping_generics(&mut self, f: &ast::Fn, mappings: &[Option<String>]) {
+        for (k, p) in type_and_const_params(f).into_iter().enumerate() {
+            let ast::GenericParam::TypeParam(t) = p else {
+                continue;
+            };
+            let (Some(name), Some(Some(text))) = (ast::HasName::name(&t), mappings.get(k)) else {
+                continue;
+            };
+            self.bind_mapping_generic(name.text(), text);
+        }
+    }
+
+    /// Binds the mapping type parameter `name` to the mapping written `text` (`K / 32`): the
+    /// helper's types and turbofishes that name it read that mapping.
+    pub(super) fn bind_mapping_generic(&mut self, name: &str, text: &str) {
+        if !self.scope.generics.contains(name) {
+            return;
+        }
+        let Ok(body) = crate::mapping::parse::parse_mapping(text) else {
+            return;
+        };
+        self.scope.generics.remove(name);
+        let alias = crate::mapping::lower::Alias {
+            name: crate::mapping::ast::Name {
+                text: name.to_string(),
+                span: Span::default(),
+            },
+            body: Some(body),
+        };
+        self.scope.aliases.insert(name.to_string(), alias);
+    }
+
     /// What a call of a helper binds its parameters to: each argument's compile-time value
     /// and each const generic argument's, where known.
     pub(super) fn bound_by(
@@ -54,10 +94,17 @@ impl Builder<'_> {
         vals: &[Val],
     ) -> crate::model::Bound {
         let known = |e: &ast::Expr| self.value_of(e).0.ok();
-        let generics = generics
+        let given: Vec<ast::GenericArg> = generics
             .into_iter()
             .flat_map(|g| g.generic_args())
             .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+            .collect();
+        let mappings = given
+            .iter()
+            .map(|a| Some(map_of(a, &self.scope)?.layout?.to_expr()))
+            .collect();
+        let generics = given
+            .into_iter()
             .map(|a| match a {
                 ast::GenericArg::ConstArg(c) => c.expr().and_then(|e| known(&e)),
                 // `::<N>` with `N` a const item parses as a type.
@@ -82,6 +129,7 @@ impl Builder<'_> {
         crate::model::Bound {
             params: args.iter().map(known).collect(),
             generics,
+            mappings,
             tensors,
             addresses: args.iter().map(|a| self.placed_at(a)).collect(),
             streams: Vec::new(),
@@ -203,6 +251,14 @@ impl Builder<'_> {
         }
         let key = callee_key(&path);
         if let Some(sig) = key.as_ref().and_then(|k| self.env.fn_sig(k)).cloned() {
+            let given: Vec<Option<MapVal>> = last
+                .generic_arg_list()
+                .into_iter()
+                .flat_map(|g| g.generic_args())
+                .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+                .map(|a| map_of(&a, &self.scope))
+                .collect();
+            let sig = sig.instantiated(&given);
             let mut streams = Vec::new();
             let vals: Vec<Val> = args
                 .iter()

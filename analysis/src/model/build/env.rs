@@ -179,6 +179,43 @@ pub struct FnSig {
     /// It returns something visa-lint cannot type that may hold a tensor (a struct, a
     /// generic, `impl Trait`): its result is not followed (VL-009 where it is used as one).
     pub opaque: bool,
+    /// Its type and const parameters in order (lifetimes left out), which a call's turbofish
+    /// gives by position.
+    pub generics: Vec<String>,
+}
+
+impl FnSig {
+    /// This signature as a call instantiates it: each tensor mapping the helper writes as one
+    /// of its type parameters (`Pk`) is the mapping the call's turbofish gives it.
+    pub fn instantiated(mut self, given: &[Option<MapVal>]) -> FnSig {
+        let by_name: HashMap<&str, &MapVal> = self
+            .generics
+            .iter()
+            .zip(given)
+            .filter_map(|(name, m)| Some((name.as_str(), m.as_ref()?)))
+            .collect();
+        if by_name.is_empty() {
+            return self;
+        }
+        let types = self
+            .params
+            .iter_mut()
+            .chain(std::iter::once(&mut self.ret).chain(self.rets.iter_mut()));
+        for ty in types.flatten() {
+            for m in ty.maps.values_mut() {
+                if m.layout.is_none()
+                    && let Some(given) = by_name.get(m.text.trim())
+                {
+                    *m = MapVal {
+                        span: None,
+                        in_tensor_alias: false,
+                        ..(*given).clone()
+                    };
+                }
+            }
+        }
+        self
+    }
 }
 
 /// Parses a type; tensor types become [`TensorTy`] (unknown mappings stay unset). Types the
@@ -259,11 +296,29 @@ pub(super) fn set_slot(t: &mut TensorTy, slot: Slot, arg: &ast::GenericArg, scop
             }
         }
         _ => {
-            if let Some(m) = map_of(arg, scope) {
+            if let Some(m) = map_of(arg, scope).or_else(|| generic_param(arg, scope)) {
                 t.maps.insert(slot, m);
             }
         }
     }
+}
+
+/// A mapping written as a type parameter of the function (`Pk` of `fn f<Pk: M>`): unknown
+/// here, named so that a call's turbofish can give it ([`FnSig::instantiated`]).
+fn generic_param(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
+    let ast::GenericArg::TypeArg(ta) = arg else {
+        return None;
+    };
+    let ast::Type::PathType(p) = ta.ty()? else {
+        return None;
+    };
+    let name = path_key(&p.path()?)?;
+    scope.generics.contains(&name).then(|| MapVal {
+        text: name,
+        layout: None,
+        span: Some(span_of(p.syntax().text_range())),
+        in_tensor_alias: false,
+    })
 }
 
 pub(super) fn dtype_of(arg: &ast::GenericArg) -> Option<Dtype> {
@@ -391,11 +446,40 @@ pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
         t
     };
     let mut sig = FnSig::default();
+    let params = ast::HasGenericParams::generic_param_list(f)
+        .into_iter()
+        .flat_map(|l| l.generic_params());
+    let mut type_params = Vec::new();
+    for p in params {
+        let name = match &p {
+            ast::GenericParam::TypeParam(t) => ast::HasName::name(t),
+            ast::GenericParam::ConstParam(c) => ast::HasName::name(c),
+            ast::GenericParam::LifetimeParam(_) => continue,
+        };
+        let Some(name) = name.map(|n| n.text().to_string()) else {
+            continue;
+        };
+        if matches!(p, ast::GenericParam::TypeParam(_)) {
+            type_params.push(name.clone());
+        }
+        sig.generics.push(name);
+    }
+    // The helper's mapping parameters are named in its types (`Pk`), unknown until a call
+    // gives them.
+    let generic_scope;
+    let scope = if type_params.is_empty() {
+        &env.scope
+    } else {
+        let mut s = env.scope.clone();
+        s.generics.extend(type_params);
+        generic_scope = s;
+        &generic_scope
+    };
     if let Some(pl) = f.param_list() {
         for p in pl.params() {
             sig.params.push(
                 p.ty()
-                    .and_then(|t| tensor_type(&t, env, &env.scope, &mut Vec::new()))
+                    .and_then(|t| tensor_type(&t, env, scope, &mut Vec::new()))
                     .map(unplaced),
             );
         }
@@ -403,12 +487,12 @@ pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
     let ret = f.ret_type().and_then(|r| r.ty()).map(|t| unwrapped(&t));
     sig.ret = ret
         .as_ref()
-        .and_then(|t| tensor_type(t, env, &env.scope, &mut Vec::new()))
+        .and_then(|t| tensor_type(t, env, scope, &mut Vec::new()))
         .map(unplaced);
     if let Some(ast::Type::TupleType(t)) = &ret {
         sig.rets = t
             .fields()
-            .map(|f| tensor_type(&f, env, &env.scope, &mut Vec::new()).map(unplaced))
+            .map(|f| tensor_type(&f, env, scope, &mut Vec::new()).map(unplaced))
             .collect();
     }
     sig.opaque =

@@ -33,6 +33,7 @@ pub fn build_fn(
         b.record_refusals(f);
     }
     b.bind_const_generics(f, &bound.generics);
+    b.bind_mapping_generics(f, &bound.mappings);
     if let Some(pl) = f.param_list() {
         for (k, p) in pl.params().enumerate() {
             b.param(f, k, &p, bound);
@@ -190,6 +191,15 @@ impl<'a> Builder<'a> {
             .ty()
             .and_then(|t| tensor_type(&t, self.env, &self.scope, &mut self.model.problems))?;
         if let Some(at_call) = bound.tensors.get(k).cloned().flatten() {
+            // A mapping type parameter the argument gives (`E` of `&HbmTensor<bf16, Chip, E>`)
+            // is that mapping wherever the helper names it (`to_dm::<.., E>`).
+            for (slot, mine) in declared.maps.iter() {
+                if mine.layout.is_none()
+                    && let Some(given) = at_call.maps.get(&slot).and_then(|m| m.layout.as_deref())
+                {
+                    self.bind_mapping_generic(mine.text.trim(), &given.to_expr());
+                }
+            }
             return Some(declared.instantiated_by(&at_call).unwrap_or(declared));
         }
         let generic = p.ty().map(|t| generic_in(f, &t)).unwrap_or_default();

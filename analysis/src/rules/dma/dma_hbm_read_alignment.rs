@@ -42,14 +42,23 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         }
     }
     for chain in &cx.model.chains {
-        for step in &chain.steps {
+        for (k, step) in chain.steps.iter().enumerate() {
             if step.method != Method::ToDm {
                 continue;
             }
             let Some(i) = step.input.as_ref() else {
                 continue;
             };
-            let Some(&(t, 1)) = placed.get(i) else {
+            // The tensor the chain starts from, by its name, when one placed tensor has it;
+            // else the one placed tensor of the source's type.
+            let named = (k == 0)
+                .then_some(chain.receiver.as_deref())
+                .flatten()
+                .and_then(|name| source_named(cx, name, i));
+            let Some(t) = named.or_else(|| match placed.get(i) {
+                Some(&(t, 1)) => Some(t),
+                _ => None,
+            }) else {
                 continue;
             };
             let Some(addr) = t.address else { continue };
@@ -71,4 +80,19 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// The one placed HBM tensor called `name` with the type `ty`, if exactly one is.
+fn source_named<'m>(
+    cx: &FnContext<'m>,
+    name: &str,
+    ty: &crate::model::TensorTy,
+) -> Option<&'m crate::model::TensorVar> {
+    let mut found = cx
+        .model
+        .tensors
+        .iter()
+        .filter(|t| t.name == name && &t.ty == ty && t.address.is_some());
+    let t = found.next()?;
+    found.next().is_none().then_some(t)
 }
