@@ -84,27 +84,24 @@ impl Builder<'_> {
         self.scope.aliases.insert(name.to_string(), alias);
     }
 
-    /// What a call of a helper binds its parameters to: each argument's compile-time value
-    /// and each const generic argument's, where known.
+    /// What a call of a helper binds its parameters to: each argument's compile-time value,
+    /// each const generic argument's and each mapping argument of its turbofish (`mappings`,
+    /// as the caller's scope reads `turbofish`), where known.
     pub(super) fn bound_by(
         &self,
         args: &[ast::Expr],
-        generics: Option<ast::GenericArgList>,
+        turbofish: &[ast::GenericArg],
+        mappings: &[Option<MapVal>],
         sig: &FnSig,
         vals: &[Val],
     ) -> crate::model::Bound {
         let known = |e: &ast::Expr| self.value_of(e).0.ok();
-        let given: Vec<ast::GenericArg> = generics
-            .into_iter()
-            .flat_map(|g| g.generic_args())
-            .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-            .collect();
-        let mappings = given
+        let mappings = mappings
             .iter()
-            .map(|a| Some(map_of(a, &self.scope)?.layout?.to_expr()))
+            .map(|m| Some(m.as_ref()?.layout.as_deref()?.to_expr()))
             .collect();
-        let generics = given
-            .into_iter()
+        let generics = turbofish
+            .iter()
             .map(|a| match a {
                 ast::GenericArg::ConstArg(c) => c.expr().and_then(|e| known(&e)),
                 // `::<N>` with `N` a const item parses as a type.
@@ -251,13 +248,14 @@ impl Builder<'_> {
         }
         let key = callee_key(&path);
         if let Some(sig) = key.as_ref().and_then(|k| self.env.fn_sig(k)).cloned() {
-            let given: Vec<Option<MapVal>> = last
+            let turbofish: Vec<ast::GenericArg> = last
                 .generic_arg_list()
                 .into_iter()
                 .flat_map(|g| g.generic_args())
                 .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-                .map(|a| map_of(&a, &self.scope))
                 .collect();
+            let given: Vec<Option<MapVal>> =
+                turbofish.iter().map(|a| map_of(a, &self.scope)).collect();
             let sig = sig.instantiated(&given);
             let mut streams = Vec::new();
             let vals: Vec<Val> = args
@@ -269,7 +267,7 @@ impl Builder<'_> {
                     v
                 })
                 .collect();
-            let mut bound = self.bound_by(&args, last.generic_arg_list(), &sig, &vals);
+            let mut bound = self.bound_by(&args, &turbofish, &given, &sig, &vals);
             bound.streams = streams;
             let span = span_of(path.syntax().text_range());
             let result = self.continuation_of(&sig, span);
@@ -390,7 +388,7 @@ impl Builder<'_> {
                         .unwrap_or(Val::Unknown)
                 })
                 .collect();
-            let bound = self.bound_by(&fields, None, &sig, &vals);
+            let bound = self.bound_by(&fields, &[], &[], &sig, &vals);
             self.model.calls.push(crate::model::HelperCall {
                 callee: kname,
                 span: span_of(k.syntax().text_range()),
