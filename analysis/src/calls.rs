@@ -109,7 +109,12 @@ pub fn instance_findings<'db>(
             target: *target,
             library,
         };
-        out.extend(call_diagnostics(db, &at, &bound.model, &fresh));
+        out.extend(call_diagnostics(
+            db,
+            &at,
+            (&bound.model, &bound.diagnostics),
+            &fresh,
+        ));
     }
     Arc::new(out)
 }
@@ -150,14 +155,16 @@ impl Caller {
     }
 }
 
-/// The diagnostics of `calls` (made by the function `model` describes), each at its call
-/// (spans relative to the caller's start): what its helper gives with its values beyond what
-/// it gives on its own. One per rule and call, the first call's (a loop's first iteration
-/// that breaks it).
+/// The diagnostics of `calls` (made by the function `model` describes, which reports `own`),
+/// each at its call (spans relative to the caller's start): what its helper gives with its
+/// values beyond what it gives on its own. One per rule and call, the first call's (a loop's
+/// first iteration that breaks it). A finding in the caller's continuation of a returned pass
+/// that the caller reports itself (the steps after the call read the returned stream's type)
+/// is not reported again at the call.
 pub fn call_diagnostics(
     db: &dyn salsa::Database,
     at: &Caller,
-    model: &FnModel,
+    (model, own): (&FnModel, &[Diagnostic]),
     calls: &[&HelperCall],
 ) -> Vec<Diagnostic> {
     if calls.is_empty() || at.depth > MAX_CALL_DEPTH {
@@ -187,9 +194,12 @@ pub fn call_diagnostics(
             .and_then(|k| model.iterations.get(k as usize))
             .map(|it| it.label.as_str());
         for d in instance_findings(db, inst).iter() {
+            let reported = |o: &Diagnostic| o.rule.code == d.rule.code && o.message == d.message;
+            let in_continuation = d.span.start >= crate::model::CALLER_CONTINUATION;
             if out
                 .iter()
                 .any(|o| o.rule.code == d.rule.code && o.span == call.span)
+                || (in_continuation && own.iter().any(reported))
             {
                 continue;
             }
@@ -238,9 +248,48 @@ fn at_the_call(
         ),
     };
     let mut out = Diagnostic::new(d.rule, call.span, message).with_severity(d.severity);
-    // Its fixes and related spans are places in the helper, not at the call.
-    out.fixes.clear();
+    // Its related spans are places in the helper; a fix that rewrites one of the helper's
+    // mapping parameters rewrites, at the call, the argument that binds it.
+    out.fixes = d
+        .fixes
+        .iter()
+        .filter_map(|f| at_the_binding(db, f, call, helper))
+        .collect();
     out
+}
+
+/// `fix`, made in `helper`'s body, as the call makes it: each edit replaces a use of a mapping
+/// type parameter (`Pk`) by a mapping, which is what the call's turbofish argument that binds
+/// the parameter becomes. `None` when an edit is anything else (the helper's own text, which
+/// every call shares).
+fn at_the_binding(
+    db: &dyn salsa::Database,
+    fix: &crate::diagnostic::Fix,
+    call: &HelperCall,
+    helper: &Helper<'_>,
+) -> Option<crate::diagnostic::Fix> {
+    if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
+        return None;
+    }
+    let text = helper.file.text(db);
+    let mut edits = Vec::new();
+    for e in &fix.edits {
+        let at = helper.offset as usize;
+        let written = text.get(at + e.span.start as usize..at + e.span.end as usize)?;
+        let k = helper
+            .type_params
+            .iter()
+            .position(|p| p.as_deref() == Some(written.trim()))?;
+        let span = (*call.mapping_args.get(k)?)?;
+        edits.push(crate::diagnostic::Edit {
+            span,
+            new_text: e.new_text.clone(),
+        });
+    }
+    Some(crate::diagnostic::Fix {
+        edits,
+        ..fix.clone()
+    })
 }
 
 /// `d`, found where the caller continues the pass `helper` returns (the steps after the
@@ -274,6 +323,8 @@ pub(crate) struct Helper<'db> {
     /// parameter), by position.
     params: Vec<String>,
     generics: Vec<Option<String>>,
+    /// Its type parameters' names (`None` for a const parameter), by the same positions.
+    type_params: Vec<Option<String>>,
 }
 
 impl Helper<'_> {
@@ -408,16 +459,19 @@ pub(crate) fn helper_at<'db>(
                 .unwrap_or_default()
         })
         .collect();
-    let generics = fun
+    let (generics, type_params) = fun
         .generic_param_list()
         .into_iter()
         .flat_map(|l| l.generic_params())
-        .filter_map(|p| match p {
-            ast::GenericParam::ConstParam(c) => Some(c.name().map(|n| n.text().to_string())),
-            ast::GenericParam::TypeParam(_) => Some(None),
-            ast::GenericParam::LifetimeParam(_) => None,
+        .filter_map(|p| {
+            let name = |n: Option<ast::Name>| n.map(|n| n.text().to_string());
+            match p {
+                ast::GenericParam::ConstParam(c) => Some((name(c.name()), None)),
+                ast::GenericParam::TypeParam(t) => Some((None, name(t.name()))),
+                ast::GenericParam::LifetimeParam(_) => None,
+            }
         })
-        .collect();
+        .unzip();
     Some(Helper {
         input,
         file,
@@ -426,5 +480,65 @@ pub(crate) fn helper_at<'db>(
         offset: *offset,
         params,
         generics,
+        type_params,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostic::Diagnostic;
+
+    /// A kernel that gives `narrow` its cast's output packet: `packet` as the turbofish's
+    /// last argument, and the commit that continues the pass at `address`.
+    fn narrowing(packet: &str, address: u64) -> String {
+        format!(
+            "use furiosa_visa_std::prelude::*;\naxes![A = 2048];\n\
+             pub fn narrow<'l, const T: Tu, Sl: M, Tm: M, Pk: M, OutPk: M>(\n\
+             input: VectorFinalTensor<'l, T, f32, m![1], m![1 # 2], Sl, Tm, Pk>,\n\
+             ) -> CastTensor<'l, T, bf16, m![1], m![1 # 2], Sl, Tm, OutPk> {{\n\
+             input.cast::<bf16, OutPk>()\n}}\n\
+             #[device(chip = 1)]\n\
+             pub fn k(ctx: &mut Context, x: &DmTensor<f32, m![1], m![1 # 2], m![A / 8], m![A % 8]>) {{\n\
+             let fin = ctx.main.begin(x.view()).fetch::<f32, m![1], m![A % 8]>()\n\
+             .collect::<m![1], m![A % 8]>().vector_init()\n\
+             .vector_intra_slice_branch(BranchMode::Unconditional).vector_final();\n\
+             let _out: DmTensor<bf16, m![1], m![1 # 2], m![A / 8], m![A % 8 # 16]> =\n\
+             narrow::<{{ Tu::Main }}, _, _, _, {packet}>(fin).commit({address});\n}}\n"
+        )
+    }
+
+    fn of(code: &str, text: &str) -> Vec<Diagnostic> {
+        crate::check_text(text)
+            .into_iter()
+            .filter(|d| d.code() == code)
+            .collect()
+    }
+
+    /// The helper's cast pads `OutPk`, which the caller's turbofish binds: the fix pads that
+    /// argument at the call, the one place that changes this call alone.
+    #[test]
+    fn a_fix_of_a_mapping_parameter_edits_the_argument_that_binds_it() {
+        let text = narrowing("m![A % 8 # 8]", 0);
+        let found = of("CST-002", &text);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let fixed = crate::rules::fix_testing::assert_fix_clears(&text, "CST-002");
+        assert!(
+            fixed.contains("narrow::<{ Tu::Main }, _, _, _, m![A % 8 # 16]>(fin)"),
+            "{fixed}"
+        );
+        assert!(crate::check_text(&fixed).is_empty(), "{fixed}");
+    }
+
+    /// The commit after the call reads the returned stream's type, so the caller reports its
+    /// misaligned address itself; the helper's trace of the same pass does not repeat it.
+    #[test]
+    fn a_finding_the_caller_reports_is_not_repeated_at_the_call() {
+        let found = of("ALN-001", &narrowing("m![A % 8 # 16]", 1));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            !found[0].message.contains("in the pass"),
+            "{}",
+            found[0].message
+        );
+    }
 }

@@ -1384,7 +1384,7 @@ pub fn analyse_fn(
             cost,
         };
     };
-    let fn_model = build::build_fn(&f, env, scope.clone(), library, bound);
+    let (fn_model, scope) = build::build_fn(&f, env, scope, library, bound);
     diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
     // The function's derived facts, once: every rule family and the simulator read them.
     let cx = crate::rules::FnContext::new(&fn_model, &scope, target);

@@ -27,7 +27,7 @@ pub fn file_diagnostics(
     let caller = |start: u32| Caller::at(db, file, settings, analysis, start);
     for (start, f) in calling {
         let calls: Vec<&HelperCall> = f.model.calls.iter().collect();
-        let found = call_diagnostics(db, &caller(*start), &f.model, &calls);
+        let found = call_diagnostics(db, &caller(*start), (&f.model, &f.diagnostics), &calls);
         raw.extend(found.into_iter().map(|d| d.shifted(*start)));
     }
     // A function a macro generated calls from the invocation.
@@ -38,7 +38,8 @@ pub fn file_diagnostics(
     {
         let model = &g.analysis.model;
         let calls: Vec<&HelperCall> = model.calls.iter().collect();
-        let found = call_diagnostics(db, &caller(g.call.start), model, &calls);
+        let own = &g.analysis.diagnostics;
+        let found = call_diagnostics(db, &caller(g.call.start), (model, own), &calls);
         raw.extend(found.iter().map(|d| g.at_call(d)));
     }
     // The generic tensors of functions the crate never calls: not checked anywhere.

@@ -206,6 +206,10 @@ pub struct HelperCall {
     pub iteration: Option<u32>,
     /// A kernel launched by the host (`launch(kernel, (&mut ctx, &a))`), not a helper called.
     pub launched: bool,
+    /// Where each mapping argument of the call's turbofish is written (`m![K % 32]`, an
+    /// alias), by position among the type and const arguments: a fix the helper's body gives
+    /// for its mapping parameter edits the argument that binds it.
+    pub mapping_args: Vec<Option<Span>>,
     /// The chain that continues the stream the helper returns in mid-pass (an index into
     /// [`FnModel::chains`]), while the function is being built: its steps become
     /// [`Bound::continued`].
@@ -426,14 +430,23 @@ pub fn in_call(step: &Step, span: Span) -> bool {
 /// of the alias changes (the engine offers editing the alias's definition as a second fix).
 /// `None` for a mapping written inside a tensor type alias, which this use cannot edit.
 pub fn pad_edit(scope: &Scope, arg: &Arg, n: u64) -> Option<crate::diagnostic::Edit> {
+    crate::mapping::edit::pad(&written_mapping(scope, arg)?, arg.span, n)
+}
+
+/// A written mapping argument as the `m![...]` a fix rewrites at this use: the argument itself,
+/// or the mapping a mapping alias (`Slice`, `layouts::Slice`) stands for, so that the rewritten
+/// mapping replaces the alias at this use only (the engine offers editing the alias's
+/// definition as a second fix). `None` for a mapping written inside a tensor type alias, which
+/// this use cannot edit.
+pub fn written_mapping(scope: &Scope, arg: &Arg) -> Option<String> {
     if arg.in_tensor_alias {
         return None;
     }
     let text = arg.text.trim();
     if text.starts_with("m![") {
-        return crate::mapping::edit::pad(text, arg.span, n);
+        return Some(text.to_string());
     }
     let alias = scope.aliases.get(text)?.body.as_ref()?;
     let layout = crate::mapping::lower(alias, scope, &mut Vec::new())?;
-    crate::mapping::edit::pad(&format!("m![{}]", layout.to_expr()), arg.span, n)
+    Some(format!("m![{}]", layout.to_expr()))
 }

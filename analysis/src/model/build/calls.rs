@@ -272,12 +272,17 @@ impl Builder<'_> {
             let span = span_of(path.syntax().text_range());
             let result = self.continuation_of(&sig, span);
             if let Some(callee) = key.clone() {
+                let mapping_args = given
+                    .iter()
+                    .map(|m| m.as_ref().filter(|m| !m.in_tensor_alias)?.span)
+                    .collect();
                 self.model.calls.push(crate::model::HelperCall {
                     callee,
                     span,
                     bound,
                     iteration: self.iteration,
                     launched: false,
+                    mapping_args,
                     result,
                 });
             }
@@ -395,6 +400,7 @@ impl Builder<'_> {
                 bound,
                 iteration: self.iteration,
                 launched: true,
+                mapping_args: Vec::new(),
                 result: None,
             });
         }

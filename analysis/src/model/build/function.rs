@@ -18,14 +18,16 @@ use std::collections::HashMap;
 
 /// Builds the model of one function. `scope` holds the module's axes and aliases plus the
 /// function's own (and its generic parameters); `bound` holds what a call binds its
-/// parameters to (nothing, when the function is checked on its own).
+/// parameters to (nothing, when the function is checked on its own). With the model, the
+/// scope its rules read: `scope` with the mapping parameters the call binds (`Pk` is
+/// `m![K % 32]`), so that a fix can rewrite what the parameter stands for.
 pub fn build_fn(
     f: &ast::Fn,
     env: &Env,
     scope: Scope,
     library: crate::library::Generation,
     bound: &crate::model::Bound,
-) -> FnModel {
+) -> (FnModel, Scope) {
     let with_local = env_with_local_aliases(f, env, &scope);
     let env = with_local.as_ref().unwrap_or(env);
     let mut b = Builder::for_fn(f, env, scope, library);
@@ -55,7 +57,7 @@ pub fn build_fn(
         let chains = buf_tensor_chains(f, &b.scope);
         b.model.chains.extend(chains);
     }
-    b.model
+    (b.model, b.scope)
 }
 
 /// `env` with the whole tensor type aliases declared in `f`'s body (`type Out =

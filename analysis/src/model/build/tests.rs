@@ -38,6 +38,7 @@ fn model(src: &str, fun: &str) -> FnModel {
         crate::library::Generation::OptStd,
         &Bound::default(),
     )
+    .0
 }
 
 const PAIR: &str = "axes![A = 4096, B = 8];\n\

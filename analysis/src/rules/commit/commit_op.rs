@@ -2,10 +2,10 @@
 //! configuration and sizes, the element type, the Element as written and the bytes each flit
 //! keeps.
 
-use super::element::{dtype, element_written};
+use super::element::{dtype, element_arg};
 use crate::derive::{self, CommitSizes, Config, Op, OpKind};
 use crate::diagnostic::Span;
-use crate::model::Dtype;
+use crate::model::{Arg, Dtype};
 use crate::rules::context::FnContext;
 
 /// A commit whose sequencer derives and whose committed Element is whole 8-byte units.
@@ -15,8 +15,8 @@ pub(super) struct CommitOp<'a> {
     pub sizes: CommitSizes,
     /// The element type committed.
     pub d: Option<Dtype>,
-    /// The Element mapping as written, and where.
-    pub written_el: Option<(Span, String)>,
+    /// The Element mapping as written.
+    pub written_el: Option<Arg>,
     /// Where the findings point: the written Element, else the commit.
     pub span: Option<Span>,
     /// The bytes of each flit the commit keeps.
@@ -42,8 +42,8 @@ impl<'a> CommitOp<'a> {
             return None; // ALN-007 / CMT-007
         }
         let d = dtype(op);
-        let written_el = element_written(op.step);
-        let span = written_el.as_ref().map(|w| w.0);
+        let written_el = element_arg(op.step);
+        let span = written_el.as_ref().map(|w| w.span);
         let kept = derive::bytes(cfg.packet_size, bits);
         let cin = sizes.commit_in_size;
         Some(Self {

@@ -39,6 +39,7 @@ pub const CMT_002: Rule = Rule {
 /// CMT-002 on a derived commit sequencer whose `commit_in_size` is no Commit Adapter width;
 /// whether it fired (the commit's other findings are then silent).
 pub(super) fn check(
+    cx: &FnContext<'_>,
     op: &Op<'_>,
     c: &CommitOp<'_>,
     allowed: &[u64],
@@ -62,14 +63,15 @@ pub(super) fn check(
         ),
     );
     let target = allowed.iter().copied().filter(|&a| a >= kept).min();
-    if let Some((t, (sp, text))) = target.zip(written_el.as_ref())
+    if let Some((t, el)) = target.zip(written_el.as_ref())
         && let Some(n) = d.and_then(|d| d.elems_for(t))
-        && let Some(new) = crate::mapping::edit::pad_last_term(text, n)
+        && let Some(text) = crate::model::written_mapping(cx.scope, el)
+        && let Some(new) = crate::mapping::edit::pad_innermost(&text, n)
     {
         diag = diag.with_edit(
             format!("pad the innermost axis to {t} bytes: {new}"),
             false,
-            *sp,
+            el.span,
             new,
         );
     }
@@ -239,6 +241,20 @@ mod tests {
             "{}",
             d[0].message
         );
+    }
+
+    /// A resized Element named by an alias: the fix pads the resize where the commit names
+    /// it (`H = 5` i32 keeps 20 bytes; `H = 5 # 6` writes 24).
+    #[test]
+    fn a_resized_alias_is_padded_at_its_use() {
+        let src = "use furiosa_visa_std::prelude::*;\naxes![T = 8, H = 8];\n\
+                   type Keep = m![T, H = 5];\n\
+                   #[device(chip = 1)]\n\
+                   pub fn k(ctx: &mut Context, x: &DmTensor<i32, m![1], m![1 # 2], m![1 # 256], m![T, H]>) {\n\
+                   let _r: DmTensor<i32, m![1], m![1 # 2], m![1 # 256], Keep> = ctx.main.begin(x.view())\n\
+                   .fetch::<i32, m![T], m![H]>().commit(0x1000);\n}\n";
+        let fixed = crate::rules::fix_testing::assert_fix_clears(src, "CMT-002");
+        assert!(fixed.contains("m![1 # 256], m![T, H = 5 # 6]>"), "{fixed}");
     }
 
     #[test]

@@ -64,7 +64,7 @@ fn commit_ops(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         let Some(c) = CommitOp::of(op, unit) else {
             continue;
         };
-        if commit_truncation::check(op, &c, allowed, flit, out)
+        if commit_truncation::check(cx, op, &c, allowed, flit, out)
             || commit_size_per_context::check(cx, op, &c, out)
             || commit_sequencer_limits::check(cx, op, &c, out)
         {
