@@ -27,6 +27,9 @@ pub struct Scope {
     pub aliases: HashMap<String, Alias>,
     /// Generic type parameters (`Time: M`), which may be escaped but have no known value.
     pub generics: HashSet<String>,
+    /// The generic mapping parameters a call binds (`Sl` is `m![N / 2]` at this call): in
+    /// `aliases` for what they stand for, but written at the call, not by a `type`.
+    pub bound: HashSet<String>,
     /// Glob imports that could not be read (`use other::*`): an undeclared name may come from
     /// one of them, so it is unknown rather than an error.
     pub unresolved: Vec<String>,

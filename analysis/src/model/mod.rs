@@ -171,6 +171,9 @@ pub struct FnModel {
     /// &DmTensor<D, ..>` in `fn widen<D: Scalar>`) that no call binds here: the rules read
     /// them only where a call instantiates them (see `crate::callers`).
     pub generic_tensors: Vec<GenericTensor>,
+    /// For a helper checked with a call's values ([`Bound`]), the `#[device]` kernel whose
+    /// trace calls it: its grid and chips are the helper's.
+    pub traced_in: Option<FnKind>,
 }
 
 /// A tensor parameter typed by a type parameter of its function.
@@ -242,6 +245,10 @@ pub struct Bound {
     /// caller's chain after the call (at [`CALLER_CONTINUATION`]), which the helper's returned
     /// chain is continued with.
     pub continued: Option<Vec<Step>>,
+    /// The `#[device]` kernel whose trace makes the call (directly or through helpers): the
+    /// helper's Chip, Cluster and Slice mappings are that kernel's. Not a binding of its own
+    /// ([`Bound::binds_any`]): it only tells what the bound values run on.
+    pub kernel: Option<FnKind>,
 }
 
 /// Where the steps a caller's pass gives a helper ([`Bound::streams`]) are placed in the
@@ -340,6 +347,7 @@ impl FnModel {
             calls: Vec::new(),
             placements: Vec::new(),
             generic_tensors: Vec::new(),
+            traced_in: None,
         }
     }
 

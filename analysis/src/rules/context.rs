@@ -48,7 +48,7 @@ impl<'a> FnContext<'a> {
         if self.model.library != Generation::OptStd {
             return Some(self.target.grid());
         }
-        let FnKind::Device { pe, .. } = self.model.kind else {
+        let FnKind::Device { pe, .. } = self.device()? else {
             return None;
         };
         Some(self.grid_of_pe(pe.unwrap_or(DEFAULT_PE)))
@@ -57,6 +57,15 @@ impl<'a> FnContext<'a> {
     /// The grid of a `pe` topology; the chip's for a count the library has no grid for.
     fn grid_of_pe(&self, pe: u64) -> Grid {
         pe_grid(pe).unwrap_or_else(|| self.target.grid())
+    }
+
+    /// The `#[device]` kernel the function's mappings run on: itself, or for a helper checked
+    /// with a call's values, the kernel whose trace calls it. `None` for a helper on its own.
+    pub fn device(&self) -> Option<FnKind> {
+        match self.model.kind {
+            kind @ FnKind::Device { .. } => Some(kind),
+            _ => self.model.traced_in,
+        }
     }
 
     /// The slices of a cluster of the function's grid. A furiosa-opt-std helper runs on its
@@ -74,7 +83,7 @@ impl<'a> FnContext<'a> {
     /// macro's default when it names none ([`crate::target::DEFAULT_CHIPS`]). `None` for a
     /// helper, and for a manual kernel that names none (KRN-010).
     pub fn chips(&self) -> Option<u64> {
-        let FnKind::Device { chips, .. } = self.model.kind else {
+        let FnKind::Device { chips, .. } = self.device()? else {
             return None;
         };
         match self.model.library {

@@ -5,12 +5,12 @@ use super::env::{FnSig, apply_generics, map_of};
 use super::reading::{callee_key, passes_a_chain, span_of, var_name};
 use super::state::{Builder, Construct, Val, fill, sig_value};
 use crate::diagnostic::Span;
-use crate::model::MapVal;
 use crate::model::consts::path_key;
 use crate::model::problem::Kernel;
 use crate::model::types::{Kind, TensorTy};
 use crate::model::value;
 use crate::model::{Chain, Step};
+use crate::model::{FnKind, MapVal};
 use crate::syntax::snippet;
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs};
 use ra_ap_syntax::{AstNode, ast};
@@ -82,6 +82,7 @@ impl Builder<'_> {
             body: Some(body),
         };
         self.scope.aliases.insert(name.to_string(), alias);
+        self.scope.bound.insert(name.to_string());
     }
 
     /// What a call of a helper binds its parameters to: each argument's compile-time value,
@@ -131,6 +132,10 @@ impl Builder<'_> {
             addresses: args.iter().map(|a| self.placed_at(a)).collect(),
             streams: Vec::new(),
             continued: None,
+            kernel: match self.model.kind {
+                kind @ FnKind::Device { .. } => Some(kind),
+                _ => self.model.traced_in,
+            },
         }
     }
 

@@ -34,6 +34,9 @@ pub fn build_fn(
     if library == Generation::OptStd {
         b.record_refusals(f);
     }
+    if !matches!(b.model.kind, FnKind::Device { .. }) {
+        b.model.traced_in = bound.kernel;
+    }
     b.bind_const_generics(f, &bound.generics);
     b.bind_mapping_generics(f, &bound.mappings);
     if let Some(pl) = f.param_list() {

@@ -65,10 +65,14 @@ pub const RULES: &[Rule] = &[
 /// footprint of each stored tensor and the TRF regions of its loads.
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let sites = written_sites(cx);
-    if matches!(cx.model.kind, FnKind::Device { .. }) {
+    if cx.device().is_some() {
         match cx.chips() {
             Some(n) if n > 0 => chip_size::check(cx, &sites, n, out),
-            chips => out.push(device_chip_count::report(cx, chips)),
+            // The kernel's own attribute: reported at the kernel, not in its helpers.
+            chips if matches!(cx.model.kind, FnKind::Device { .. }) => {
+                out.push(device_chip_count::report(cx, chips));
+            }
+            _ => {}
         }
         check_grid(cx, &sites, out);
     }

@@ -23,7 +23,7 @@ pub(super) struct Site<'a> {
 /// The mapping alias a mapping names (`Slice` for `type Slice = m![...]`), if it is one.
 pub(super) fn alias<'s>(cx: &FnContext<'_>, map: &'s MapVal) -> Option<&'s str> {
     let t = map.text.trim();
-    cx.scope.aliases.contains_key(t).then_some(t)
+    (cx.scope.aliases.contains_key(t) && !cx.scope.bound.contains(t)).then_some(t)
 }
 
 /// Every mapping written in the function, once per place (an alias once per function).
@@ -103,9 +103,13 @@ pub(super) fn pad_fix(
 
 /// How a mapping is named in a message: `m![A / 8]`, or `Slice` (`= m![A / 8]`) for an alias.
 pub(super) fn shown(cx: &FnContext<'_>, map: &MapVal) -> String {
+    let text = map.text.trim();
     match (alias(cx, map), map.layout.as_deref()) {
         (Some(a), Some(l)) => format!("`{a}` (the alias for `m![{}]`)", l.to_expr()),
-        _ => format!("`{}`", map.text.trim()),
+        (None, Some(l)) if cx.scope.bound.contains(text) => {
+            format!("`{text}` (`m![{}]` at this call)", l.to_expr())
+        }
+        _ => format!("`{text}`"),
     }
 }
 

@@ -75,8 +75,8 @@ pub(super) fn spatial(
 /// messages: the kernel's `chip`, or the chip's (under furiosa-opt-std, the `pe` device's) grid.
 fn grid_unit(cx: &FnContext<'_>, slot: Slot, want: u64) -> String {
     let plural = if want == 1 { "" } else { "s" };
-    let (chips, pe) = match cx.model.kind {
-        FnKind::Device { chips, pe } => (chips, pe),
+    let (chips, pe) = match cx.device() {
+        Some(FnKind::Device { chips, pe }) => (chips, pe),
         _ => (None, None),
     };
     let device = match (cx.model.library, pe) {

@@ -52,7 +52,7 @@ pub(super) fn check(cx: &FnContext<'_>, sw: &Switch<'_>, out: &mut Vec<Diagnosti
     // cluster's
     // where it is written; a short input written elsewhere is that finding, not a second
     // one at the switch. (CAP-003 leaves the switch's own output Slice to this rule.)
-    let reported_by_cap = matches!(cx.model.kind, crate::model::FnKind::Device { .. })
+    let reported_by_cap = cx.device().is_some()
         && sw.out_slice.size == slices
         && sw.input.get(Slot::Slice).is_some_and(|m| m.span.is_some());
     if !reported_by_cap {
