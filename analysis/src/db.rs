@@ -650,6 +650,67 @@ pub fn fn_env<'db>(
     ))
 }
 
+/// Every `macro_rules!` definition of `file`'s crate by name, each with its syntax; `None`
+/// for a name the crate defines more than once (see [`crate::body_macros`]).
+#[salsa::tracked(returns(ref))]
+pub fn crate_macros(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Arc<[(String, Option<GreenKey>)]> {
+    let files: Vec<std::path::PathBuf> = in_crate_of(db, file, |map| {
+        let mut paths: Vec<std::path::PathBuf> =
+            map.modules.iter().map(|m| m.file.clone()).collect();
+        paths.sort();
+        paths.dedup();
+        Some(paths)
+    })
+    .unwrap_or_default();
+    let own = file.path(db).clone();
+    let sources = files
+        .iter()
+        .filter_map(|p| {
+            if *p == own {
+                Some(file)
+            } else {
+                workspace_file(db, p).copied()
+            }
+        })
+        .chain((!files.contains(&own)).then_some(file));
+    let mut found: HashMap<String, Option<GreenKey>> = HashMap::new();
+    for source in sources {
+        let layout = file_layout(db, source);
+        let defs = layout.modules.iter().flat_map(|m| &m.items).filter(|it| {
+            it.generated.is_none()
+                && <ra_ap_syntax::RustLanguage as rowan::Language>::kind_from_raw(it.green.0.kind())
+                    == SyntaxKind::MACRO_RULES
+        });
+        for it in defs {
+            let Some(def) = syntax::macros::definition(&it.green.0) else {
+                continue;
+            };
+            found
+                .entry(def.name.clone())
+                .and_modify(|seen| {
+                    if seen.as_ref() != Some(&it.green) {
+                        *seen = None;
+                    }
+                })
+                .or_insert_with(|| Some(it.green.clone()));
+        }
+    }
+    let mut out: Vec<(String, Option<GreenKey>)> = found.into_iter().collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.into()
+}
+
+/// The macros a function's body invokes, but the library's (tracked: an edit elsewhere does
+/// not scan it again).
+#[salsa::tracked(returns(ref))]
+pub fn body_macros<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Arc<[String]> {
+    let root = ra_ap_syntax::SyntaxNode::new_root(input.green(db).0.clone());
+    crate::body_macros::invoked(&root).into()
+}
+
 /// Analyses one function (tracked: re-runs only when its text or environment changes).
 #[salsa::tracked(returns(ref))]
 pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Arc<FnAnalysis> {
@@ -874,7 +935,25 @@ pub fn file_analysis(
                 let generation = library.generation;
                 let input =
                     FnInput::new(db, f.green.clone(), module_env, local, target, generation);
-                let analysis = fn_analysis(db, input).clone();
+                let mut analysis = fn_analysis(db, input).clone();
+                if origin.is_none() && !body_macros(db, input).is_empty() {
+                    let defs = crate_macros(db, file);
+                    if let Some(expanded) = crate::body_macros::expand_fn(&f.green, defs) {
+                        let input = FnInput::new(
+                            db,
+                            expanded.green.clone(),
+                            module_env,
+                            local,
+                            target,
+                            generation,
+                        );
+                        let found = &fn_analysis(db, input).diagnostics;
+                        analysis = Arc::new(FnAnalysis {
+                            diagnostics: found.iter().map(|d| expanded.place(d)).collect(),
+                            ..(*analysis).clone()
+                        });
+                    }
+                }
                 match &origin {
                     Some(g) => out.generated.push(GeneratedFn {
                         call: Span::new(g.call.0 as usize, g.call.1 as usize),
@@ -1188,6 +1267,16 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
     } else if let Some(a) = ra::TypeAlias::cast(node.clone())
         && let (Some(name), Some(ty)) = (a.name(), a.ty())
     {
+        // `type Hbm<D, E> = HbmTensor<D, Chip, E>;`: a tensor type once its uses give the
+        // parameters (see `build::tensor_type`); as it stands for a use that gives none.
+        if let Some(params) = generic_params(&a) {
+            let alias = build::GenericAlias {
+                params,
+                body: syntax::node_text(ty.syntax()),
+            };
+            env.generic_tensor_aliases
+                .insert(name.text().to_string(), alias);
+        }
         // `type Weights = TrfTensor<...>;`: a whole tensor type under another name. Its
         // mappings are written in the environment, not in the function, so carry no span.
         if let Some(mut t) = build::tensor_type(&ty, env, &env.scope, &mut Vec::new()) {
@@ -1200,6 +1289,17 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
         && let Some(name) = f.name()
     {
         let sig = build::LazySig::of(&f);
+        if let Some(ty) = impl_type(&f) {
+            // Kept with its body (see `resolve::fn_item`): the evaluator runs it as
+            // `Type::name(..)`, or on a value of the type (`plan.addr(i)`).
+            if let Some(c) = value_fn(&f).map(|c| c.of_type(&ty)) {
+                env.value_fns.insert(format!("{ty}::{}", name.text()), c);
+            }
+            if f.param_list().and_then(|p| p.self_param()).is_some() {
+                env.methods.insert(name.text().to_string(), sig);
+            }
+            return;
+        }
         if f.param_list().and_then(|p| p.self_param()).is_some() {
             // A method of an `impl` of the crate (see `resolve::fn_item`).
             env.methods.insert(name.text().to_string(), sig);
@@ -1209,6 +1309,31 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
         if let Some(c) = value_fn(&f) {
             env.value_fns.insert(name.text().to_string(), c);
         }
+    }
+}
+
+/// The type and const parameters of a generic type alias, in order (lifetimes left out);
+/// `None` for an alias without them.
+fn generic_params(a: &ra::TypeAlias) -> Option<Vec<String>> {
+    use ra_ap_syntax::ast::HasGenericParams;
+    let params: Vec<String> = a
+        .generic_param_list()?
+        .generic_params()
+        .filter_map(|p| match p {
+            ra::GenericParam::TypeParam(t) => Some(t.name()?.text().to_string()),
+            ra::GenericParam::ConstParam(c) => Some(c.name()?.text().to_string()),
+            ra::GenericParam::LifetimeParam(_) => None,
+        })
+        .collect();
+    (!params.is_empty()).then_some(params)
+}
+
+/// The type whose `impl` block `f` is written in (`impl Tiler { .. }`).
+fn impl_type(f: &ra::Fn) -> Option<String> {
+    let imp = f.syntax().ancestors().find_map(ra::Impl::cast)?;
+    match imp.self_ty()? {
+        ra::Type::PathType(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
+        _ => None,
     }
 }
 
@@ -1232,6 +1357,7 @@ fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
 fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
     use model::consts::GenericParam;
     use ra_ap_syntax::ast::HasGenericParams;
+    let method = f.param_list()?.self_param().is_some() && impl_type(f).is_some();
     if f.const_token().is_none() {
         let returns = f.ret_type()?.ty()?;
         let tensor = syntax::node_text(returns.syntax()).contains("Tensor");
@@ -1239,7 +1365,8 @@ fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
             .param_list()?
             .params()
             .any(|p| matches!(p.ty(), Some(ra::Type::RefType(_))));
-        if tensor || takes_reference || f.param_list()?.self_param().is_some() {
+        let receiver = f.param_list()?.self_param().is_some();
+        if tensor || takes_reference || (receiver && !method) {
             return None;
         }
     }
@@ -1298,6 +1425,9 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
     }
     if let Some(t) = env.tensor_alias(name).cloned() {
         env.tensor_aliases.insert(path.to_string(), t);
+    }
+    if let Some(t) = env.generic_tensor_alias(name).cloned() {
+        env.generic_tensor_aliases.insert(path.to_string(), t);
     }
     // The same signature under the path (built where it is declared, when not here).
     let sig = env.lazy_sig(name).map(|(sig, owner)| {

@@ -5,6 +5,7 @@
 
 pub mod alias_fix;
 pub mod api;
+pub mod body_macros;
 pub mod callers;
 pub mod calls;
 pub mod config;

@@ -657,8 +657,11 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
                 .into_iter()
                 .flat_map(|l| l.assoc_items())
             {
+                // A method, and an associated function whose body is one expression
+                // (`Tiler::new(..)`, `plan.addr(i)`): the compiler runs those when it traces
+                // the kernel, and the value evaluator does too.
                 if let ast::AssocItem::Fn(f) = a
-                    && f.param_list().and_then(|p| p.self_param()).is_some()
+                    && (f.param_list().and_then(|p| p.self_param()).is_some() || one_expression(&f))
                     && let Some(it) = fn_item(&f, Some(&ty))
                 {
                     m.items.push(it);
@@ -694,7 +697,10 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     let n = f.name()?;
     let node = f.syntax().clone();
     let p = of.is_some() || public(f);
-    let keeps_body = f.const_token().is_some() && f.body().is_some() && of.is_none();
+    let keeps_body = match of {
+        None => f.const_token().is_some() && f.body().is_some(),
+        Some(_) => one_expression(f),
+    };
     let (text, skip): (String, &[SyntaxKind]) = if keeps_body {
         (syntax::node_text(&node), &[])
     } else {
@@ -705,8 +711,35 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     if let Some(ty) = of {
         it.name = format!("{ty}::{}", it.name);
         it.refs.retain(|r| r != ty);
+        if keeps_body {
+            in_impl(&mut it, ty);
+        }
     }
     Some(it)
+}
+
+/// Whether `f`'s body is one expression (no statements): a function the value evaluator runs.
+fn one_expression(f: &ast::Fn) -> bool {
+    f.body()
+        .and_then(|b| b.stmt_list())
+        .is_some_and(|l| l.statements().next().is_none() && l.tail_expr().is_some())
+}
+
+/// A method of `ty` kept with its body, written inside `impl ty { .. }` so that the
+/// environment knows whose it is (its positions moved past the `impl` line).
+fn in_impl(it: &mut Item, ty: &str) {
+    let head = format!("impl {ty} {{\n");
+    let by = head.len() as u32;
+    it.text = format!("{head}{}\n}}", it.text);
+    it.name_at = (it.name_at.0 + by, it.name_at.1 + by);
+    for p in &mut it.paths {
+        p.start += by;
+        for s in &mut p.segs {
+            s.1 += by;
+        }
+    }
+    // The text is not the function's syntax as it stands.
+    it.syntax = Untracked(None);
 }
 
 fn type_item(name: Option<ast::Name>, public: bool, m: &mut ItemDecls) {
@@ -1467,6 +1500,31 @@ impl DefMap {
             out.text.push_str(it.text.get(at_byte..).unwrap_or(""));
         }
         out.text.push('\n');
+        if it.kind == ItemKind::Type {
+            self.emit_impl(&it.name, dm, at, emitted, out, depth);
+        }
+    }
+
+    /// The methods and associated functions of the type `ty` declared in module `dm` (items
+    /// `ty::name`), written after it: a value of the type can be evaluated where it is used.
+    fn emit_impl(
+        &self,
+        ty: &str,
+        dm: usize,
+        at: usize,
+        emitted: &mut HashMap<String, (usize, usize)>,
+        out: &mut EnvSource,
+        depth: usize,
+    ) {
+        let prefix = format!("{ty}::");
+        let Some((_, _, items)) = self.items.get(dm) else {
+            return;
+        };
+        for (index, m) in items.iter().enumerate() {
+            if m.name.starts_with(&prefix) {
+                self.emit(&m.name, dm, index, at, emitted, out, depth + 1);
+            }
+        }
     }
 }
 

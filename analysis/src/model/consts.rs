@@ -10,11 +10,22 @@ use std::collections::HashMap;
 /// arguments.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConstFn {
+    /// Its parameters' names; a method's receiver is not one of them (it is `self`).
     pub params: Vec<String>,
     pub body: String,
     /// Its generic parameters in order, lifetimes left out: `const fn tile<const PITCH:
     /// usize>` and `const fn offset<D>`, bound at a call from its turbofish.
     pub generics: Vec<GenericParam>,
+}
+
+impl ConstFn {
+    /// The function as written in `impl ty { .. }`: `Self` in its body is `ty`
+    /// (`Self { base, pitch }` builds a `Tiler`).
+    pub fn of_type(mut self, ty: &str) -> ConstFn {
+        let this = HashMap::from([("Self".to_string(), ty.to_string())]);
+        self.body = substituted(&self.body, &this);
+        self
+    }
 }
 
 /// A generic parameter of a `const fn`.
@@ -140,10 +151,26 @@ pub fn instantiate(
     sizes: Option<&crate::mapping::Scope>,
     depth: u32,
 ) -> Option<(ast::Expr, HashMap<String, u64>)> {
+    let turbofish = path.segment().and_then(|s| s.generic_arg_list());
+    instantiate_with(f, turbofish, (consts, fns, sizes), depth)
+}
+
+/// The body of `f` as a call with the turbofish `turbofish` runs it (see [`instantiate`]): a
+/// method call's (`plan.addr::<4>(i)`) is not part of a path.
+pub fn instantiate_with(
+    f: &ConstFn,
+    turbofish: Option<ast::GenericArgList>,
+    (consts, fns, sizes): (
+        &HashMap<String, u64>,
+        &HashMap<String, ConstFn>,
+        Option<&crate::mapping::Scope>,
+    ),
+    depth: u32,
+) -> Option<(ast::Expr, HashMap<String, u64>)> {
     let mut values = HashMap::new();
     let mut types = HashMap::new();
     if !f.generics.is_empty() {
-        let turbofish = path.segment()?.generic_arg_list()?;
+        let turbofish = turbofish?;
         let given: Vec<ast::GenericArg> = turbofish
             .generic_args()
             .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
@@ -241,7 +268,7 @@ fn const_arg(
 
 /// `body` with each identifier named in `types` replaced by its type's text (`size_of::<D>()`
 /// → `size_of::<bf16>()`).
-fn substituted(body: &str, types: &HashMap<String, String>) -> String {
+pub fn substituted(body: &str, types: &HashMap<String, String>) -> String {
     let mut out = String::with_capacity(body.len());
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {

@@ -10,7 +10,9 @@
 use super::consts::{self, ConstFn, path_key};
 use crate::mapping;
 use ra_ap_syntax::AstNode;
-use ra_ap_syntax::ast::{self, BinaryOp, CmpOp, HasArgList, LogicOp, Ordering, UnaryOp};
+use ra_ap_syntax::ast::{
+    self, BinaryOp, CmpOp, HasArgList, HasGenericArgs, LogicOp, Ordering, UnaryOp,
+};
 use std::collections::HashMap;
 
 /// A value the kernel computes at compile time.
@@ -164,6 +166,8 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
         ast::Expr::MatchExpr(m) => match_expr(m, names, named, depth),
         ast::Expr::ArrayExpr(a) => array(a, names, named, depth),
         ast::Expr::IndexExpr(i) => index(i, names, named, depth),
+        ast::Expr::FieldExpr(f) => field(f, names, named, depth),
+        ast::Expr::MethodCallExpr(m) => method(m, names, named, depth),
         ast::Expr::BinExpr(b) => logic(b, names, named, depth),
         ast::Expr::PrefixExpr(p) if p.op_kind() == Some(UnaryOp::Not) => {
             match p.expr().map(|x| sub(&x, named)) {
@@ -332,6 +336,30 @@ fn helper(
 ) -> Eval {
     let name = crate::syntax::node_text(path.syntax()).trim().to_string();
     let args: Vec<ast::Expr> = c.arg_list().ok_or_else(missing)?.args().collect();
+    let turbofish = path.segment().and_then(|s| s.generic_arg_list());
+    let call = Call {
+        name,
+        args,
+        turbofish,
+        receiver: None,
+    };
+    run(&call, f, names, named, depth)
+}
+
+/// A call of a function the evaluator runs: its name for messages, its arguments, its
+/// turbofish and, for a method, the value it is called on (`self`).
+struct Call {
+    name: String,
+    args: Vec<ast::Expr>,
+    turbofish: Option<ast::GenericArgList>,
+    receiver: Option<Value>,
+}
+
+/// `call` of `f` run as the compiler runs it when it traces the kernel: the body evaluated
+/// with each parameter (and `self`) bound to its argument's value, and the turbofish's types
+/// and constants written in.
+fn run(call: &Call, f: &ConstFn, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let (name, args) = (&call.name, &call.args);
     if args.len() != f.params.len() {
         return Err(Unknown::new(format!(
             "`{name}` takes {} arguments, not {}",
@@ -340,17 +368,20 @@ fn helper(
         )));
     }
     let mut bound: HashMap<String, Value> = HashMap::new();
+    if let Some(v) = &call.receiver {
+        bound.insert("self".to_string(), v.clone());
+    }
     let mut ints = names.ints.clone();
-    for (p, a) in f.params.iter().zip(&args) {
+    for (p, a) in f.params.iter().zip(args) {
         let v = eval_at(a, names, named, depth + 1)?;
         if let Value::Int(i) = v {
             ints.insert(p.clone(), i);
         }
         bound.insert(p.clone(), v);
     }
-    let (body, generics) =
-        consts::instantiate(f, path, names.ints, names.fns, Some(names.mapping), depth)
-            .ok_or_else(|| Unknown::new(format!("the turbofish of `{name}` does not fit it")))?;
+    let given = (names.ints, names.fns, Some(names.mapping));
+    let (body, generics) = consts::instantiate_with(f, call.turbofish.clone(), given, depth)
+        .ok_or_else(|| Unknown::new(format!("the turbofish of `{name}` does not fit it")))?;
     ints.extend(generics);
     let lookup = |key: &str| {
         bound
@@ -367,6 +398,66 @@ fn helper(
     };
     *named = true;
     eval_at(&body, &inner, named, depth + 1)
+}
+
+/// `value.field` of a struct value, `value.0` of a tuple or tuple struct.
+fn field(f: &ast::FieldExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let of = f.expr().ok_or_else(missing)?;
+    let v = eval_at(&of, names, named, depth + 1)?;
+    let name = f
+        .name_ref()
+        .map(|n| n.text().to_string())
+        .ok_or_else(missing)?;
+    let positional = |vs: &[Value]| name.parse::<usize>().ok().and_then(|k| vs.get(k).cloned());
+    let found = match &v {
+        Value::Variant {
+            fields: Fields::Named(fs),
+            ..
+        } => fs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone()),
+        Value::Variant {
+            fields: Fields::Positional(vs),
+            ..
+        }
+        | Value::Tuple(vs) => positional(vs),
+        _ => None,
+    };
+    found.ok_or_else(|| Unknown::new(format!("`{}` has no field `{name}`", v.text())))
+}
+
+/// `value.method(args)`: a method of the value's type whose body is one expression (see
+/// [`run`]), found as `Type::method` (`KV_TILES.ping(i)` runs `Tiler::ping` with `self` the
+/// `Tiler` that `KV_TILES` is).
+fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let name = m
+        .name_ref()
+        .map(|n| n.text().to_string())
+        .ok_or_else(missing)?;
+    let of = m.receiver().ok_or_else(missing)?;
+    let receiver = eval_at(&of, names, named, depth + 1)?;
+    let Value::Variant { path, .. } = &receiver else {
+        return Err(Unknown::new(format!(
+            "it is computed by `.{name}(..)` on `{}`, which visa-lint does not evaluate",
+            receiver.text()
+        )));
+    };
+    // A struct's path is its type; an enum variant's (`Mode::Wide`) starts with it.
+    let ty = path.split("::").next().unwrap_or(path);
+    let f = [path.as_str(), ty]
+        .iter()
+        .find_map(|t| names.fns.get(&format!("{t}::{name}")))
+        .ok_or_else(|| {
+            Unknown::new(format!(
+                "it is computed by `{ty}::{name}`, which is not a method visa-lint evaluates \
+                 (its body is not one expression, or it is not the crate's)"
+            ))
+        })?;
+    let call = Call {
+        name: format!("{ty}::{name}"),
+        args: m.arg_list().ok_or_else(missing)?.args().collect(),
+        turbofish: m.generic_arg_list(),
+        receiver: Some(receiver.clone()),
+    };
+    run(&call, f, names, named, depth)
 }
 
 /// How many elements an array value may have (`[0; N]` with a large `N` is not unrolled).
@@ -778,5 +869,35 @@ mod tests {
             ),
             Err("`cfg` is a parameter of `stage`".into())
         );
+    }
+
+    /// A method of a struct the crate declares, called on a `const` of it (`KV.ping(i)`), and
+    /// an associated function building it (`Tiler::new` with `Self { .. }`), evaluated as the
+    /// compiler runs them: tile 1 lands 4 bytes past a multiple of 8, tile 0 does not.
+    #[test]
+    fn methods_of_the_crates_types_are_evaluated() {
+        let kernel = |addr: &str| {
+            format!(
+                "use furiosa_visa_std::prelude::*;\naxes![A = 2048];\n\
+                 pub struct Tiler {{ pub base: usize, pub pitch: usize }}\n\
+                 impl Tiler {{\n\
+                 pub const fn new(base: usize) -> Self {{ Self {{ base, pitch: 0x1004 }} }}\n\
+                 pub const fn ping(&self, i: usize) -> usize {{ self.base + (i % 2) * self.pitch }}\n}}\n\
+                 pub const KV: Tiler = Tiler::new(0x1000);\n\
+                 #[device(chip = 1)]\n\
+                 pub fn k(ctx: &mut Context, x: &HbmTensor<bf16, m![1], m![A]>) {{\n\
+                 let _a: DmTensor<bf16, m![1], m![1 # 2], m![A / 8], m![A % 8]> = \
+                 x.to_dm(&mut ctx.tdma, {addr});\n}}\n"
+            )
+        };
+        let found = crate::check_text(&kernel("KV.ping(1)"));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].code(), "ALN-002");
+        assert!(
+            found[0].message.contains("KV.ping(1) is 4 bytes past"),
+            "{}",
+            found[0].message
+        );
+        assert!(crate::check_text(&kernel("KV.ping(2)")).is_empty());
     }
 }

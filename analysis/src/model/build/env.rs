@@ -30,6 +30,9 @@ pub struct Env {
     pub fns: HashMap<String, LazySig>,
     /// Whole tensor type aliases (`type Weights = TrfTensor<...>;`): the type each names.
     pub tensor_aliases: HashMap<String, TensorTy>,
+    /// Generic tensor type aliases (`type Hbm<D, E> = HbmTensor<D, Chip, E>;`): their type
+    /// parameters and the type they name, instantiated where they are used.
+    pub generic_tensor_aliases: HashMap<String, GenericAlias>,
     /// Functions whose body is one expression, `const fn`s and helpers alike (addresses and
     /// configurations computed by calls of them); every one in scope, copied from the parent.
     pub value_fns: HashMap<String, consts::ConstFn>,
@@ -46,6 +49,14 @@ pub struct Env {
     /// Library items imported under another name (`use furiosa_visa_std::prelude::DmTensor as
     /// Dm;`): the library's name of each, by the name it has here.
     pub library_renames: HashMap<String, String>,
+}
+
+/// A generic tensor type alias: its type and const parameters in order, and the type it
+/// names as written (`HbmTensor<D, Chip, E>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GenericAlias {
+    pub params: Vec<String>,
+    pub body: String,
 }
 
 /// A helper's signature, built from its syntax when a call first asks for it, in the
@@ -114,6 +125,13 @@ impl Env {
         self.tensor_aliases
             .get(name)
             .or_else(|| self.parent.as_ref()?.tensor_alias(name))
+    }
+
+    /// A generic tensor type alias.
+    pub fn generic_tensor_alias(&self, name: &str) -> Option<&GenericAlias> {
+        self.generic_tensor_aliases
+            .get(name)
+            .or_else(|| self.parent.as_ref()?.generic_tensor_alias(name))
     }
 
     /// A helper function's signature.
@@ -218,6 +236,89 @@ impl FnSig {
     }
 }
 
+/// A generic tensor type alias used with `args` (`Hbm<i8, m![A, K]>`): the type it names with
+/// each parameter written as its argument. A mapping the alias takes as a parameter is written
+/// at the use, where its fixes edit it; the others are the alias's.
+fn instantiated_alias(
+    alias: &GenericAlias,
+    args: &ast::GenericArgList,
+    (env, scope): (&Env, &Scope),
+) -> Option<TensorTy> {
+    let given: Vec<ast::GenericArg> = args
+        .generic_args()
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+        .collect();
+    if given.len() != alias.params.len() {
+        return None;
+    }
+    let texts: HashMap<String, String> = alias
+        .params
+        .iter()
+        .zip(&given)
+        .map(|(p, a)| (p.clone(), crate::syntax::node_text(a.syntax())))
+        .collect();
+    let text = crate::model::consts::substituted(&alias.body, &texts);
+    let parsed = ra_ap_syntax::SourceFile::parse(
+        &format!("type T = {text};"),
+        ra_ap_syntax::Edition::Edition2024,
+    )
+    .tree();
+    let ty = parsed
+        .syntax()
+        .descendants()
+        .find_map(ast::TypeAlias::cast)?
+        .ty()?;
+    // Its own tree: what it finds has no place in the file (the use reports it).
+    let mut t = tensor_type(&ty, env, scope, &mut Vec::new())?;
+    let at = span_of(args.syntax().text_range());
+    // Where each parameter's argument is written at the use.
+    let written: HashMap<&str, &ast::GenericArg> = alias
+        .params
+        .iter()
+        .map(String::as_str)
+        .zip(&given)
+        .collect();
+    let body_args = alias_body_args(&alias.body);
+    let kind = t.kind;
+    t.maps.retain(|slot, m| {
+        let k = kind.params().iter().position(|s| s == slot);
+        let param = k.and_then(|k| body_args.get(k)).map(String::as_str);
+        match param.and_then(|p| written.get(p)) {
+            Some(arg) => {
+                m.span = Some(span_of(arg.syntax().text_range()));
+                m.in_tensor_alias = false;
+            }
+            None => {
+                m.span = Some(at);
+                m.in_tensor_alias = true;
+            }
+        }
+        true
+    });
+    Some(t)
+}
+
+/// The generic arguments of an alias's body as written (`HbmTensor<D, Chip, E>` → `D`, `Chip`,
+/// `E`), by position.
+fn alias_body_args(body: &str) -> Vec<String> {
+    let parsed = ra_ap_syntax::SourceFile::parse(
+        &format!("type T = {body};"),
+        ra_ap_syntax::Edition::Edition2024,
+    )
+    .tree();
+    parsed
+        .syntax()
+        .descendants()
+        .find_map(ast::GenericArgList::cast)
+        .map(|l| {
+            l.generic_args()
+                .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+                .map(|a| crate::syntax::node_text(a.syntax()).trim().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Parses a type; tensor types become [`TensorTy`] (unknown mappings stay unset). Types the
 /// file defines itself are not the prelude's.
 pub fn tensor_type(
@@ -237,6 +338,12 @@ pub fn tensor_type(
             let key = path_key(&path).unwrap_or_else(|| name.clone());
             if env.is_local_type(&key) {
                 return None;
+            }
+            if let (Some(alias), Some(args)) =
+                (env.generic_tensor_alias(&key), seg.generic_arg_list())
+                && let Some(t) = instantiated_alias(alias, &args, (env, scope))
+            {
+                return Some(t);
             }
             if let Some(t) = env.tensor_alias(&key) {
                 // The alias's mappings are written where it is used.

@@ -25,6 +25,6 @@ mod statements;
 #[cfg(test)]
 mod tests;
 
-pub use env::{Env, FnSig, LazySig, signature, tensor_type};
+pub use env::{Env, FnSig, GenericAlias, LazySig, signature, tensor_type};
 pub use function::build_fn;
 pub use state::{Builder, MAX_ITERATIONS};

@@ -4,6 +4,7 @@
 
 use super::addresses::round_up;
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::library::Generation;
 use crate::model::{Chain, Dtype, Method, Slot, Step, output_arg, slot_bytes};
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::{FnContext, at_arg, pad_output};
@@ -26,7 +27,9 @@ pub const ALN_005: Rule = Rule {
         "furiosa-opt-std 0.6's `fetch` no longer asserts it, since `fetch_cast` may widen a packet \
          into alignment; the Switch and Collect inputs assert it on the widened packet instead \
          (`furiosa-opt-std/src/engine/fetch.rs:37-42, 91-94`, `engine/switch.rs:40-44`). visa-lint \
-         folds `fetch_cast` into the fetch, so it checks that same widened packet",
+         folds `fetch_cast` into the fetch, so it checks that same widened packet where a `switch` \
+         reads it; a Collect pads any packet to a flit (`furiosa-opt-lower/src/verify/engine/\
+         collect.rs:91-111`), so a fetch that feeds one is not checked",
     ),
 };
 
@@ -40,6 +43,9 @@ pub(super) fn check(
     let Some(ty) = step.output.as_ref() else {
         return false;
     };
+    if cx.model.library == Generation::OptStd && !feeds_a_switch(chain, step) {
+        return false;
+    }
     let Some((d, n, bytes)) = slot_bytes(ty, Slot::Packet) else {
         return false;
     };
@@ -78,6 +84,14 @@ pub(super) fn check(
     true
 }
 
+/// Whether the stream `step` makes goes straight to a `switch` (furiosa-opt-std asserts the
+/// packet's alignment at the Switch input, `engine/switch.rs:40-44`).
+fn feeds_a_switch(chain: &Chain, step: &Step) -> bool {
+    let at = chain.steps.iter().position(|s| std::ptr::eq(s, step));
+    at.and_then(|k| chain.steps.get(k + 1))
+        .is_some_and(|next| next.method == Method::Switch)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -99,5 +113,29 @@ mod tests {
             include_str!("../../../../fixtures/rules/ALN-005.rs"),
             "ALN-005",
         );
+    }
+
+    /// furiosa-opt-std 0.6 asserts a packet's alignment where a `switch` reads it; a collect
+    /// pads any packet to a flit, so a 6-byte fetch feeding one is legal
+    /// (`furiosa-opt-std/src/engine/fetch.rs:37-42`, `engine/switch.rs:40-44`).
+    #[test]
+    fn under_opt_std_only_a_switch_input_is_checked() {
+        let kernel = |switch: &str| {
+            format!(
+                "use furiosa_opt_std::prelude::*;\naxes![A = 8, E = 6, C = 256];\n\
+                 #[device(chip = 1)]\n\
+                 pub fn k(ctx: &mut Context, x: &DmTensor<i8, m![1], m![1 # 2], m![C], m![A, E]>) {{\n\
+                 let _t = ctx.main.begin(x.view()).fetch::<m![A], m![E]>(){switch};\n}}\n"
+            )
+        };
+        let aln = |text: &str| {
+            crate::check_text(text)
+                .into_iter()
+                .filter(|d| d.code() == "ALN-005")
+                .count()
+        };
+        assert_eq!(aln(&kernel(".collect::<m![A], m![E # 32]>()")), 0);
+        let switched = ".switch::<m![C], m![A]>(SwitchConfig::InterTranspose { slice1: 1, slice0: 1, time0: 1 })";
+        assert_eq!(aln(&kernel(switched)), 1);
     }
 }

@@ -29,6 +29,37 @@ pub const CMT_001: Rule = Rule {
 /// Producers whose own rules (COL-001, CST, TRN) already check the flit.
 const FLIT_PRODUCERS: &[Method] = &[Method::Collect, Method::Cast, Method::Transpose];
 
+/// The stream a furiosa-opt-std commit's adapters (`commit_trim`, `commit_cast`) received, when
+/// the commit `step` has any (written after `after`, the step before it): the Commit Engine
+/// takes that stream's flits, and its adapters narrow what it writes of them.
+fn adapted_from<'a>(
+    cx: &FnContext<'a>,
+    after: u32,
+    step: &crate::model::Step,
+) -> Option<&'a crate::model::TensorTy> {
+    const COMMIT_ADAPTERS: &[Method] = &[
+        Method::CommitTrim,
+        Method::CommitCast,
+        Method::CommitCastRelu,
+    ];
+    cx.model
+        .adapters
+        .iter()
+        .filter(|a| COMMIT_ADAPTERS.contains(&a.method))
+        .filter(|a| after < a.span.start && a.span.start < step.span.start)
+        .min_by_key(|a| a.span.start)
+        .map(|a| &a.input)
+}
+
+/// Whether `chain` continues the stream a helper call returns in mid-pass (the call's trace
+/// checks the pass the two make together).
+fn continues_a_call(cx: &FnContext<'_>, chain: &crate::model::Chain) -> bool {
+    cx.model
+        .calls
+        .iter()
+        .any(|c| c.span.start == chain.span.start && c.bound.continued.is_some())
+}
+
 /// CMT-001: each commit's input packet against one flit.
 pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     let flit = cx.target.flit_bytes;
@@ -40,13 +71,21 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             if i > 0 && FLIT_PRODUCERS.contains(&chain.steps[i - 1].method) {
                 continue;
             }
-            let Some(ty) = step.input.as_ref() else {
+            let after = i.checked_sub(1).map_or(0, |k| chain.steps[k].span.start);
+            let Some(ty) = adapted_from(cx, after, step).or(step.input.as_ref()) else {
                 continue;
             };
             // A commit of a stream that was never fetched is KRN-001. A commit straight after
             // fetch or switch is allowed (the library defines commit on every stream position)
             // and is checked here: its packet is the fetched one.
             if ty.kind == Kind::Begin {
+                continue;
+            }
+            // A stream a helper returns from its collect, cast or transpose: that producer's
+            // rule checks the flit, in the helper's trace of the pass, at the call.
+            if matches!(ty.kind, Kind::Collect | Kind::Cast | Kind::Transpose)
+                && continues_a_call(cx, chain)
+            {
                 continue;
             }
             let Some((d, n, bytes)) = slot_bytes(ty, Slot::Packet) else {

@@ -168,3 +168,20 @@ fn commit_numbers_from_the_target() {
     assert_eq!(t.commit_sizes_sub, &[8]);
     assert_eq!(t.commit_stride_align_bytes, 8);
 }
+
+/// furiosa-opt-std's `commit_cast` narrows what the commit writes, not the flit it takes: the
+/// Commit Engine reads the f32 stream's 32-byte flits (`commit_adapter.rs:59-73`), so a 16-byte
+/// bf16 packet after it is no CMT-001.
+#[test]
+fn commit_cast_keeps_the_flit_the_commit_takes() {
+    let src = "use furiosa_opt_std::prelude::*;\naxes![Y = 512];\n\
+               #[device(chip = 1)]\n\
+               pub fn k(ctx: &mut Context, y: &DmTensor<f32, m![1], m![1 # 2], m![Y / 2], m![Y % 2]>) {\n\
+               let _o: DmTensor<bf16, m![1], m![1 # 2], m![Y / 2], m![Y % 2 # 4]> = ctx.main.begin(y.view())\n\
+               .fetch::<m![1], m![Y % 2]>().collect::<m![1], m![Y % 2 # 8]>()\n\
+               .vector_init().vector_intra_slice_tag(TagMode::Zero).vector_narrow_trim::<m![Y % 2 # 4]>()\n\
+               .vector_fp_binary(FpBinaryOp::AddF, 1.0).vector_widen_pad::<m![Y % 2 # 8]>().vector_final()\n\
+               .commit_trim::<m![Y % 2 # 4]>().commit_cast::<bf16>().commit();\n}\n";
+    let found = crate::check_text(src);
+    assert!(found.is_empty(), "{found:#?}");
+}

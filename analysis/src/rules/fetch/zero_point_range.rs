@@ -155,4 +155,26 @@ mod tests {
         assert_eq!(parse_int("1_000i32"), Some(1000));
         assert_eq!(parse_int("zero_point"), None);
     }
+
+    /// The zero point's source type through a generic tensor type alias (`Hbm<i8, ..>`): the
+    /// alias is instantiated with the use's arguments, so the i8 it gives is read.
+    #[test]
+    fn a_generic_tensor_alias_gives_its_element_type() {
+        let src = "use furiosa_opt_std::prelude::*;\naxes![A = 8, K = 32];\n\
+                   type Chip = m![1];\ntype Cluster = m![1 # 2];\n\
+                   pub type Hbm<Ty, Element> = HbmTensor<Ty, Chip, Element>;\n\
+                   #[device(chip = 1)]\n\
+                   pub fn k(ctx: &mut Context, x: &Hbm<i8, m![A, K]>) {\n\
+                   let x_dm = x.to_dm::<Cluster, m![1 # 256], m![A, K]>(&mut ctx.tdma);\n\
+                   let _y = ctx.main.begin(x_dm.view()).fetch::<m![A], m![K]>()\n\
+                   .fetch_zero_point_sub::<i9>(200);\n}\n";
+        let found = crate::check_text(src);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].code(), "FET-007");
+        assert!(
+            found[0].message.contains("source type i8"),
+            "{}",
+            found[0].message
+        );
+    }
 }
