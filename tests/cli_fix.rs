@@ -486,3 +486,50 @@ fn fix_reaches_a_fixed_point_across_the_files_of_a_crate() {
         again.stdout
     );
 }
+
+/// Copies the directory `from` into `to`, recursively.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// The error codes of a crate's JSON report, counted.
+fn error_counts(dir: &std::path::Path) -> std::collections::BTreeMap<String, usize> {
+    let out = run_cli_io(&[&dir.display().to_string(), "--format", "json"], "");
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let mut counts = std::collections::BTreeMap::new();
+    for d in report["diagnostics"].as_array().expect("diagnostics") {
+        if d["severity"] == "error" {
+            *counts
+                .entry(d["code"].as_str().unwrap_or_default().to_string())
+                .or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+/// `vec_post`'s FET-003 performance note had an unsafe fix that moved a Time axis into the
+/// packet and broke the collect after it (COL-002). A note's fix is offered only when it adds
+/// no error, so applying every fix leaves no error the crate did not have.
+#[test]
+fn every_fix_applied_to_a_crate_adds_no_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crates/vec_post");
+    copy_dir(&from, dir.path());
+    let before = error_counts(dir.path());
+    let path = dir.path().display().to_string();
+    run_cli_io(&[&path, "--fix", "--unsafe-fixes"], "");
+    let after = error_counts(dir.path());
+    let added: Vec<(&String, &usize)> = after
+        .iter()
+        .filter(|(code, n)| before.get(*code).is_none_or(|b| *n > b))
+        .collect();
+    assert!(added.is_empty(), "before {before:?}, after {after:?}");
+}

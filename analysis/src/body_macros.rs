@@ -182,8 +182,9 @@ impl Expanded {
     }
 
     /// `fix`, made in the expansion of `r`, as an edit of the invocation's arguments: each
-    /// edit replaces text an argument gave the expansion (`Flit16` of `$opkt`), found once
-    /// among the arguments. `None` when an edit touches the macro's own text.
+    /// edit in the expansion replaces text an argument gave it (`Flit16` of `$opkt`), found
+    /// once among the arguments (edits outside it stay where they are). `None` when an edit
+    /// touches the macro's own text.
     fn in_arguments(
         &self,
         mut fix: crate::diagnostic::Fix,
@@ -196,6 +197,11 @@ impl Expanded {
             .written
             .get(r.args.start as usize..r.args.end as usize)?;
         for e in &mut fix.edits {
+            // An edit of the function's own text (the `let` annotation a padding also edits).
+            if self.within(e.span).is_none() {
+                e.span = self.shift_back(e.span);
+                continue;
+            }
             let inside = r.expansion.start <= e.span.start && e.span.end <= r.expansion.end;
             let old = self
                 .expanded

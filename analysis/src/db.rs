@@ -1255,6 +1255,7 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             match const_value(env, &body) {
                 Ok(model::value::Value::Int(v)) => {
                     env.consts.insert(name.text().to_string(), v);
+                    env.scope.consts.insert(name.text().to_string(), v);
                 }
                 Ok(v) => {
                     env.values.insert(name.text().to_string(), v);
@@ -1419,6 +1420,7 @@ fn path_binding(u: &ra::Use) -> Option<(String, String)> {
 fn bind_path(env: &mut Env, path: &str, name: &str) {
     if let Some(v) = env.consts.get(name).copied() {
         env.consts.insert(path.to_string(), v);
+        env.scope.consts.insert(path.to_string(), v);
     }
     if let Some(v) = env.value(name).cloned() {
         env.values.insert(path.to_string(), v);

@@ -30,6 +30,9 @@ pub struct Scope {
     /// The generic mapping parameters a call binds (`Sl` is `m![N / 2]` at this call): in
     /// `aliases` for what they stand for, but written at the call, not by a `type`.
     pub bound: HashSet<String>,
+    /// Integer constants in scope (`const WIN: usize = 4;`, a const parameter a call binds):
+    /// an escaped size that names one (`m![B = { WIN }]`) is its value.
+    pub consts: HashMap<String, u64>,
     /// Glob imports that could not be read (`use other::*`): an undeclared name may come from
     /// one of them, so it is unknown rather than an error.
     pub unresolved: Vec<String>,
@@ -458,8 +461,9 @@ fn what_of(e: &Expr) -> String {
 }
 
 /// Evaluates a size argument (`8`, `B::SIZE`, `(B::SIZE * 2)`, `{ B::SIZE / 8 }`). A named
-/// constant of an escaped size (`{ N }`) is not evaluated: a generic parameter silently, as a
-/// generic escape is, anything else reported as [`Unevaluated::NamedConst`].
+/// constant of an escaped size (`{ N }`) is its value when the scope knows it
+/// ([`Scope::consts`]); otherwise a generic parameter is not evaluated, silently, as a generic
+/// escape is, and anything else is reported as [`Unevaluated::NamedConst`].
 pub fn eval_size(
     e: &SizeExpr,
     scope: &Scope,
@@ -521,6 +525,9 @@ pub fn eval_size(
         }
         SizeExpr::Escaped(inner, _) => eval_size(inner, scope, stack, diags),
         SizeExpr::Const(name) => {
+            if let Some(v) = scope.consts.get(&name.text) {
+                return Some(*v);
+            }
             if !scope.generics.contains(&name.text) {
                 diags.push(Unevaluated::NamedConst { name: name.clone() }.into());
             }

@@ -37,7 +37,12 @@ impl Builder<'_> {
                 continue;
             };
             match args.get(k).cloned().flatten() {
-                Some(v) => self.bind(&name, v),
+                Some(v) => {
+                    if let value::Value::Int(n) = v {
+                        self.scope.consts.insert(name.clone(), n);
+                    }
+                    self.bind(&name, v);
+                }
                 None => {
                     let why = format!(
                         "`{name}` is a const generic parameter of `{}`: its body is checked on its own without its callers' arguments, and again at each call that writes one",

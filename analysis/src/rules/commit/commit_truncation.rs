@@ -218,6 +218,29 @@ mod tests {
         );
     }
 
+    /// A constant in an escaped size is its value: `B = { WIN }` keeps WIN i8 elements, 4 bytes
+    /// (no Commit Adapter width) or 8.
+    #[test]
+    fn an_escaped_constant_sizes_the_trim() {
+        let kernel = |win: u64| {
+            format!(
+                "use furiosa_opt_std::prelude::*;\naxes![A = 8, B = 32];\nconst WIN: usize = {win};\n\
+                 #[device(chip = 1)]\n\
+                 pub fn k(ctx: &mut Context, x: &DmTensor<i8, m![1], m![1 # 2], m![1 # 256], m![A, B]>) {{\n\
+                 let _t = ctx.main.begin(x.view()).fetch::<m![A], m![B]>()\n\
+                 .collect::<m![A], m![B]>().commit_trim::<m![B = {{ WIN }}]>().commit();\n}}\n"
+            )
+        };
+        let codes = |win| -> Vec<&'static str> {
+            crate::check_text(&kernel(win))
+                .iter()
+                .map(Diagnostic::code)
+                .collect()
+        };
+        assert_eq!(codes(4), ["CMT-002"]);
+        assert!(codes(8).is_empty(), "{:?}", codes(8));
+    }
+
     /// A trim that keeps every other element is no tail cut: no trim keeps them, and the
     /// message says what to do instead.
     #[test]
