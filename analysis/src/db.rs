@@ -936,7 +936,14 @@ pub fn file_analysis(
                 let input =
                     FnInput::new(db, f.green.clone(), module_env, local, target, generation);
                 let mut analysis = fn_analysis(db, input).clone();
-                if origin.is_none() && !body_macros(db, input).is_empty() {
+                let start = (at + f.offset) as usize;
+                let written = file
+                    .text(db)
+                    .get(start..start + usize::from(f.green.0.text_len()));
+                if origin.is_none()
+                    && written.is_some_and(crate::body_macros::may_invoke)
+                    && !body_macros(db, input).is_empty()
+                {
                     let defs = crate_macros(db, file);
                     if let Some(expanded) = crate::body_macros::expand_fn(&f.green, defs) {
                         let input = FnInput::new(
