@@ -7,7 +7,8 @@
 //!
 //! Which macro a name invokes follows the crate, not Rust's textual scope: a name defined by
 //! exactly one `macro_rules!` of the crate is that macro. A name defined twice (or not by the
-//! crate) is left unexpanded, and the model's "not followed" note says what it skips.
+//! crate) is left unexpanded, as before: the model's "not followed" note (VL-009) then covers
+//! only an engine chain written in its arguments.
 
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::GreenKey;
@@ -74,7 +75,8 @@ pub struct Expanded {
 }
 
 /// `f` (a function's syntax, rooted at its start) with each invocation in its body of a macro
-/// in `defs` (see [`crate_macros`]) expanded; `None` when it invokes none (or none expands).
+/// in `defs` (see [`crate::db::crate_macros`]) expanded; `None` when it invokes none (or
+/// none expands).
 pub fn expand_fn(f: &GreenKey, defs: &[(String, Option<GreenKey>)]) -> Option<Expanded> {
     if defs.is_empty() {
         return None;
