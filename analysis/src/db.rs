@@ -1278,10 +1278,7 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
         // `type Hbm<D, E> = HbmTensor<D, Chip, E>;`: a tensor type once its uses give the
         // parameters (see `build::tensor_type`); as it stands for a use that gives none.
         if let Some(params) = generic_params(&a) {
-            let alias = build::GenericAlias {
-                params,
-                body: syntax::node_text(ty.syntax()),
-            };
+            let alias = build::GenericAlias::new(params, &ty);
             env.generic_tensor_aliases
                 .insert(name.text().to_string(), alias);
         }

@@ -250,18 +250,22 @@ impl Method {
         }
     }
 
+    /// One of furiosa-opt-std's adapters between a stream and its commit (`commit_trim`,
+    /// `commit_cast`): what the commit writes of each flit it takes.
+    pub fn is_commit_adapter(&self) -> bool {
+        matches!(
+            self,
+            Method::CommitTrim | Method::CommitCast | Method::CommitCastRelu
+        )
+    }
+
     /// A stage of furiosa-opt-std's stream adapters that changes one property of the stream
     /// before or after an engine (`fetch_cast`, `commit_trim`): folded into the step it adapts.
     pub fn is_adapter(&self) -> bool {
         matches!(
             self,
-            Method::FetchCast
-                | Method::FetchTableLookup
-                | Method::FetchZeroPointSub
-                | Method::CommitTrim
-                | Method::CommitCast
-                | Method::CommitCastRelu
-        )
+            Method::FetchCast | Method::FetchTableLookup | Method::FetchZeroPointSub
+        ) || self.is_commit_adapter()
     }
 }
 

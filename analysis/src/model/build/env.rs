@@ -57,6 +57,31 @@ pub struct Env {
 pub struct GenericAlias {
     pub params: Vec<String>,
     pub body: String,
+    /// The body's generic arguments as written (`HbmTensor<D, Chip, E>` → `D`, `Chip`, `E`),
+    /// by position: which slot each parameter fills.
+    body_args: Vec<String>,
+}
+
+impl GenericAlias {
+    /// The alias `type _<params> = ty;`.
+    pub fn new(params: Vec<String>, ty: &ast::Type) -> GenericAlias {
+        let body_args = ty
+            .syntax()
+            .descendants()
+            .find_map(ast::GenericArgList::cast)
+            .map(|l| {
+                l.generic_args()
+                    .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+                    .map(|a| crate::syntax::node_text(a.syntax()).trim().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        GenericAlias {
+            params,
+            body: crate::syntax::node_text(ty.syntax()),
+            body_args,
+        }
+    }
 }
 
 /// A helper's signature, built from its syntax when a call first asks for it, in the
@@ -278,7 +303,7 @@ fn instantiated_alias(
         .map(String::as_str)
         .zip(&given)
         .collect();
-    let body_args = alias_body_args(&alias.body);
+    let body_args = &alias.body_args;
     let kind = t.kind;
     t.maps.retain(|slot, m| {
         let k = kind.params().iter().position(|s| s == slot);
@@ -296,27 +321,6 @@ fn instantiated_alias(
         true
     });
     Some(t)
-}
-
-/// The generic arguments of an alias's body as written (`HbmTensor<D, Chip, E>` → `D`, `Chip`,
-/// `E`), by position.
-fn alias_body_args(body: &str) -> Vec<String> {
-    let parsed = ra_ap_syntax::SourceFile::parse(
-        &format!("type T = {body};"),
-        ra_ap_syntax::Edition::Edition2024,
-    )
-    .tree();
-    parsed
-        .syntax()
-        .descendants()
-        .find_map(ast::GenericArgList::cast)
-        .map(|l| {
-            l.generic_args()
-                .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-                .map(|a| crate::syntax::node_text(a.syntax()).trim().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Parses a type; tensor types become [`TensorTy`] (unknown mappings stay unset). Types the

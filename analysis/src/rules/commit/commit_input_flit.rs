@@ -37,15 +37,10 @@ fn adapted_from<'a>(
     after: u32,
     step: &crate::model::Step,
 ) -> Option<&'a crate::model::TensorTy> {
-    const COMMIT_ADAPTERS: &[Method] = &[
-        Method::CommitTrim,
-        Method::CommitCast,
-        Method::CommitCastRelu,
-    ];
     cx.model
         .adapters
         .iter()
-        .filter(|a| COMMIT_ADAPTERS.contains(&a.method))
+        .filter(|a| a.method.is_commit_adapter())
         .filter(|a| after < a.span.start && a.span.start < step.span.start)
         .min_by_key(|a| a.span.start)
         .map(|a| &a.input)
