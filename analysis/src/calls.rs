@@ -255,6 +255,16 @@ fn at_the_call(
         .iter()
         .filter_map(|f| at_the_binding(db, f, call, helper))
         .collect();
+    // A parameter the call's expected type binds (`let q: CastTensor<.., Lane16> = f(x);`):
+    // the diagnostic points at that annotation, where its fix acts.
+    let site = out.fixes.iter().find(|f| !f.edits_definition);
+    if let Some(edit) = site.and_then(|f| f.edits.first())
+        && !(call.span.start <= edit.span.start && edit.span.end <= call.span.end)
+    {
+        let at = edit.span;
+        out.span = at;
+        out = out.with_related(call.span, "the call whose result this annotation types");
+    }
     out
 }
 
@@ -281,10 +291,15 @@ fn at_the_binding(
             .iter()
             .position(|p| p.as_deref() == Some(written.trim()))?;
         let span = (*call.mapping_args.get(k)?)?;
-        edits.push(crate::diagnostic::Edit {
+        let edit = crate::diagnostic::Edit {
             span,
             new_text: e.new_text.clone(),
-        });
+        };
+        // The parameter written twice (the collect's turbofish and the return type) binds
+        // one argument.
+        if !edits.contains(&edit) {
+            edits.push(edit);
+        }
     }
     Some(crate::diagnostic::Fix {
         edits,
@@ -540,5 +555,33 @@ mod tests {
             "{}",
             found[0].message
         );
+    }
+
+    /// `stage::<i32>` gives its result the element type `D`, and `row_flits` writes its Time
+    /// and Packet twice (the collect's turbofish and its return type): the fix rewrites the
+    /// two arguments that bind them, once each.
+    #[test]
+    fn a_parameter_written_twice_in_the_helper_is_one_edit_at_the_call() {
+        let text = include_str!("../../fixtures/rules/COL-001-generic-element.rs");
+        let fixed = crate::rules::fix_testing::assert_fix_clears(text, "COL-001");
+        assert!(
+            fixed.contains("row_flits::<{ Tu::Main }, i32, m![K / 8], m![K % 8]>("),
+            "{fixed}"
+        );
+    }
+
+    /// `let q: CastTensor<.., Lane16> = requant(acc);` binds `requant`'s `OutP` as rustc
+    /// infers it: the cast is checked with 16 lanes, and the fix pads the annotation.
+    #[test]
+    fn a_let_annotation_binds_the_generics_the_turbofish_leaves_out() {
+        let text = include_str!("../../fixtures/rules/CST-002-inferred-generic.rs");
+        let found = of("CST-002", text);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            found[0].message.contains("16 bytes (16 × i8)"),
+            "{}",
+            found[0].message
+        );
+        crate::rules::fix_testing::assert_fix_clears(text, "CST-002");
     }
 }

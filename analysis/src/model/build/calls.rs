@@ -1,19 +1,20 @@
 //! Calls of functions: helpers of the crate (their signatures, what a call binds, a Tensor Unit
 //! pass continued across the call), constructors, and `launch`.
 
-use super::env::{FnSig, apply_generics, map_of};
+use super::env::{FnSig, apply_generics, dtype_of, map_of};
 use super::reading::{callee_key, passes_a_chain, span_of, var_name};
 use super::state::{Builder, Construct, Val, fill, sig_value};
 use crate::diagnostic::Span;
 use crate::model::consts::path_key;
 use crate::model::problem::Kernel;
-use crate::model::types::{Kind, TensorTy};
+use crate::model::types::{Dtype, Kind, TensorTy};
 use crate::model::value;
 use crate::model::{Chain, Step};
 use crate::model::{FnKind, MapVal};
 use crate::syntax::snippet;
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs};
 use ra_ap_syntax::{AstNode, ast};
+use std::collections::HashMap;
 
 /// A function's type and const parameters in order (a turbofish gives them by position);
 /// lifetimes left out.
@@ -226,6 +227,7 @@ impl Builder<'_> {
     }
 
     pub(super) fn call(&mut self, c: &ast::CallExpr, awaited: bool) -> Val {
+        let expected = self.call_expected.take();
         let Some(ast::Expr::PathExpr(callee)) = c.expr() else {
             return Val::Unknown;
         };
@@ -264,15 +266,25 @@ impl Builder<'_> {
                 .flat_map(|g| g.generic_args())
                 .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
                 .collect();
-            let given: Vec<Option<MapVal>> =
+            let mut given: Vec<Option<MapVal>> =
                 turbofish.iter().map(|a| map_of(a, &self.scope)).collect();
+            let mut dtypes: HashMap<String, Dtype> = sig
+                .generics
+                .iter()
+                .zip(&turbofish)
+                .filter_map(|(name, a)| Some((name.clone(), dtype_of(a)?)))
+                .collect();
+            if let Some(expected) = &expected {
+                inferred_from(&sig, expected, &mut given, &mut dtypes);
+            }
             let sig = sig.instantiated(&given);
+            let typed = sig.clone().with_dtypes(&dtypes);
             let mut streams = Vec::new();
             let vals: Vec<Val> = args
                 .iter()
                 .enumerate()
                 .map(|(k, a)| {
-                    let v = self.top(a, sig.params.get(k).cloned().flatten(), None);
+                    let v = self.top(a, typed.params.get(k).cloned().flatten(), None);
                     streams.push(self.pass_so_far(&v));
                     v
                 })
@@ -297,7 +309,7 @@ impl Builder<'_> {
                 });
             }
             let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
-            return sig_value(sig, Construct::new(callee.syntax(), what));
+            return sig_value(typed, Construct::new(callee.syntax(), what));
         }
         // A closure bound to a variable: every call gives what its body gives.
         if path.qualifier().is_none()
@@ -448,5 +460,35 @@ impl Builder<'_> {
         {
             fill(out, &ty);
         }
+    }
+}
+
+/// What a call's expected type (`let q: CastTensor<.., Lane16> = requant(acc);`) gives the
+/// generics its turbofish leaves out, as rustc infers them: each mapping of the result written
+/// as a type parameter (`OutP`) is the expected type's mapping in that slot, where it is
+/// written (its fixes edit it there), and a result element type written `D` is the expected
+/// element type.
+fn inferred_from(
+    sig: &FnSig,
+    expected: &TensorTy,
+    given: &mut Vec<Option<MapVal>>,
+    dtypes: &mut HashMap<String, Dtype>,
+) {
+    let Some(ret) = sig.ret.as_ref().filter(|r| r.kind == expected.kind) else {
+        return;
+    };
+    given.resize(given.len().max(sig.generics.len()), None);
+    for (slot, m) in ret.maps.iter().filter(|(_, m)| m.layout.is_none()) {
+        let Some(k) = sig.generics.iter().position(|g| g == m.text.trim()) else {
+            continue;
+        };
+        if given[k].is_none()
+            && let Some(want) = expected.maps.get(&slot).filter(|w| w.layout.is_some())
+        {
+            given[k] = Some(want.clone());
+        }
+    }
+    if let (Some(name), Some(d)) = (sig.ret_dtype_param(), expected.dtype) {
+        dtypes.entry(name.to_string()).or_insert(d);
     }
 }

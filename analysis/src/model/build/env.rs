@@ -225,26 +225,53 @@ pub struct FnSig {
     /// Its type and const parameters in order (lifetimes left out), which a call's turbofish
     /// gives by position.
     pub generics: Vec<String>,
+    /// The type parameter written as each tensor's element type (`D` of `DmTensor<D, ..>`), in
+    /// the order of [`FnSig::types_mut`]: a call that gives `D` gives the element type.
+    pub dtype_params: Vec<Option<String>>,
 }
 
 impl FnSig {
+    /// Its tensor types: the parameters, then the result, then a tuple result's elements.
+    fn types_mut(&mut self) -> impl Iterator<Item = &mut Option<TensorTy>> {
+        self.params
+            .iter_mut()
+            .chain(std::iter::once(&mut self.ret).chain(self.rets.iter_mut()))
+    }
+
+    /// The type parameter this signature writes as its result's element type, if any.
+    pub fn ret_dtype_param(&self) -> Option<&str> {
+        self.dtype_params.get(self.params.len())?.as_deref()
+    }
+
+    /// This signature with the element types a call gives its type parameters (`D = i32`),
+    /// where its tensors are written with them.
+    pub fn with_dtypes(mut self, given: &HashMap<String, Dtype>) -> FnSig {
+        if given.is_empty() {
+            return self;
+        }
+        let names = std::mem::take(&mut self.dtype_params);
+        for (ty, name) in self.types_mut().zip(&names) {
+            if let (Some(ty), Some(d)) = (ty, name.as_ref().and_then(|n| given.get(n))) {
+                ty.dtype.get_or_insert(*d);
+            }
+        }
+        self.dtype_params = names;
+        self
+    }
+
     /// This signature as a call instantiates it: each tensor mapping the helper writes as one
     /// of its type parameters (`Pk`) is the mapping the call's turbofish gives it.
     pub fn instantiated(mut self, given: &[Option<MapVal>]) -> FnSig {
-        let by_name: HashMap<&str, &MapVal> = self
+        let by_name: HashMap<String, MapVal> = self
             .generics
             .iter()
             .zip(given)
-            .filter_map(|(name, m)| Some((name.as_str(), m.as_ref()?)))
+            .filter_map(|(name, m)| Some((name.clone(), m.clone()?)))
             .collect();
         if by_name.is_empty() {
             return self;
         }
-        let types = self
-            .params
-            .iter_mut()
-            .chain(std::iter::once(&mut self.ret).chain(self.rets.iter_mut()));
-        for ty in types.flatten() {
+        for ty in self.types_mut().flatten() {
             for m in ty.maps.values_mut() {
                 if m.layout.is_none()
                     && let Some(given) = by_name.get(m.text.trim())
@@ -252,7 +279,7 @@ impl FnSig {
                     *m = MapVal {
                         span: None,
                         in_tensor_alias: false,
-                        ..(*given).clone()
+                        ..given.clone()
                     };
                 }
             }
@@ -586,29 +613,59 @@ pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
         generic_scope = s;
         &generic_scope
     };
+    let mut dtype_params = Vec::new();
     if let Some(pl) = f.param_list() {
         for p in pl.params() {
+            let ty = p.ty();
+            dtype_params.push(ty.as_ref().and_then(|t| dtype_param(t, env, scope)));
             sig.params.push(
-                p.ty()
-                    .and_then(|t| tensor_type(&t, env, scope, &mut Vec::new()))
+                ty.and_then(|t| tensor_type(&t, env, scope, &mut Vec::new()))
                     .map(unplaced),
             );
         }
     }
     let ret = f.ret_type().and_then(|r| r.ty()).map(|t| unwrapped(&t));
+    dtype_params.push(ret.as_ref().and_then(|t| dtype_param(t, env, scope)));
     sig.ret = ret
         .as_ref()
         .and_then(|t| tensor_type(t, env, scope, &mut Vec::new()))
         .map(unplaced);
     if let Some(ast::Type::TupleType(t)) = &ret {
-        sig.rets = t
-            .fields()
-            .map(|f| tensor_type(&f, env, scope, &mut Vec::new()).map(unplaced))
-            .collect();
+        for f in t.fields() {
+            dtype_params.push(dtype_param(&f, env, scope));
+            sig.rets
+                .push(tensor_type(&f, env, scope, &mut Vec::new()).map(unplaced));
+        }
     }
+    sig.dtype_params = dtype_params;
     sig.opaque =
         sig.ret.is_none() && sig.rets.is_empty() && ret.as_ref().is_some_and(|t| !plain(t));
     sig
+}
+
+/// The type parameter a tensor type of the library writes as its element type (`D` of
+/// `DmTensor<D, Chip, ..>`), when it is one of the function's (`scope.generics`).
+fn dtype_param(ty: &ast::Type, env: &Env, scope: &Scope) -> Option<String> {
+    let ast::Type::PathType(p) = unwrapped(ty) else {
+        return None;
+    };
+    let seg = p.path()?.segment()?;
+    let name = seg.name_ref()?.text().to_string();
+    let kind = Kind::from_name(env.library_name(&name).unwrap_or(&name))?;
+    let at = kind.params().iter().position(|s| *s == Slot::D)?;
+    let arg = seg
+        .generic_arg_list()?
+        .generic_args()
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+        .nth(at)?;
+    let ast::GenericArg::TypeArg(t) = arg else {
+        return None;
+    };
+    let ast::Type::PathType(p) = t.ty()? else {
+        return None;
+    };
+    let name = path_key(&p.path()?)?;
+    scope.generics.contains(&name).then_some(name)
 }
 
 /// `Option<T>`, `Result<T, E>`, `Box<T>` and references: `T` (`?`, `unwrap` and

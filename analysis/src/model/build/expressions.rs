@@ -93,7 +93,11 @@ impl Builder<'_> {
     ) -> Val {
         let saved = self.root.take();
         let mut steps = Vec::new();
+        if called(e) {
+            self.call_expected.clone_from(&expected);
+        }
         let mut val = self.expr(e, &mut steps, false);
+        self.call_expected = None;
         let origin = std::mem::replace(&mut self.root, saved).unwrap_or_default();
         // The chains this expression continues, each with its steps so far.
         let prefixes: Vec<(usize, usize)> = origin
@@ -652,5 +656,16 @@ impl Builder<'_> {
         }
         let what = format!("the value of `{name}!`");
         Val::Lost(Construct { span: at, what })
+    }
+}
+
+/// `f(x)`, `f(x)?`, `f(x).await`: a call whose result is the expression's value.
+fn called(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::CallExpr(_) => true,
+        ast::Expr::TryExpr(t) => t.expr().is_some_and(|i| called(&i)),
+        ast::Expr::AwaitExpr(a) => a.expr().is_some_and(|i| called(&i)),
+        ast::Expr::ParenExpr(p) => p.expr().is_some_and(|i| called(&i)),
+        _ => false,
     }
 }

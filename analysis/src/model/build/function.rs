@@ -121,6 +121,7 @@ impl<'a> Builder<'a> {
             ends: HashMap::new(),
             root: None,
             last_ends: Vec::new(),
+            call_expected: None,
             consts: env.consts.clone(),
             values: HashMap::new(),
             model: FnModel::empty(name, name_span, kind, library),

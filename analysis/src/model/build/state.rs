@@ -100,6 +100,9 @@ pub struct Builder<'a> {
     pub(super) root: Option<Vec<(usize, usize)>>,
     /// The chain ends of the value the last [`Builder::top`] produced.
     pub(super) last_ends: Vec<(usize, usize)>,
+    /// The type expected of the helper call about to be evaluated (`let q: T = f(x);`): the
+    /// generics its turbofish leaves out are read from it, as rustc infers them.
+    pub(super) call_expected: Option<TensorTy>,
     /// The constants in scope: the module's `const` items and the immutable `let` bindings of
     /// constant expressions (shadowing and block scoping as in Rust).
     pub(super) consts: HashMap<String, u64>,

@@ -5,7 +5,7 @@
 
 use super::commit_op::CommitOp;
 use crate::derive::{self, Op};
-use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::library::Generation;
 use crate::mapping::layout::Layout;
 use crate::model::{Arg, Dtype, MapVal, Method, Slot};
@@ -50,6 +50,11 @@ pub(super) fn check(
     let cin_ok = allowed.contains(&c.cin) && c.sizes.widened != derive::Widened::Rounded;
     if cin_ok {
         return false;
+    }
+    // More than a flit kept: the input packet is not one flit, which is CMT-001's finding (or
+    // that of the engine that produced it), not a width to pad.
+    if kept > flit {
+        return true;
     }
     let mut diag = at_arg(
         &CMT_002,
@@ -102,11 +107,10 @@ pub(super) fn check_trims(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         let Some(bytes) = d.size_bytes(kept.size) else {
             continue;
         };
-        // Where the commit's Element is known, the derived commit sequencer reports the width
-        // (below, at the Element); the trim's own width is checked where it is not.
+        // The verifier refuses the trim's width itself, whatever Element the commit writes.
         let widths = cx.target.commit_sizes_main;
         let packet = trim.input.get(Slot::Packet);
-        if !widths.contains(&bytes) && !commit_element_known(cx, trim.span) {
+        if !widths.contains(&bytes) {
             out.push(trim_width(arg, (kept, d, bytes), packet, widths));
             continue;
         }
@@ -176,19 +180,6 @@ fn wider_trim(kept: &Layout, packet: &Layout, d: Dtype, widths: &[u64]) -> Optio
     let lead = packet.window(n);
     (leads(&lead, packet) && d.size_bytes(lead.size) == Some(w))
         .then(|| (format!("m![{}]", lead.to_expr()), w))
-}
-
-/// Whether the commit that follows the adapter at `at` in its chain writes a known Element.
-fn commit_element_known(cx: &FnContext<'_>, at: Span) -> bool {
-    cx.model
-        .chains
-        .iter()
-        .flat_map(|c| &c.steps)
-        .filter(|s| s.method.is_commit() && s.span.start > at.start)
-        .min_by_key(|s| s.span.start)
-        .and_then(|s| s.output.as_ref())
-        .and_then(|ty| ty.get(Slot::Element))
-        .is_some_and(|m| m.layout.is_some())
 }
 
 /// Whether `kept` is the first `kept.size` positions of `packet`, element for element (padding
@@ -297,5 +288,19 @@ mod tests {
             "{}",
             d[0].message
         );
+    }
+
+    /// A commit of a 64-byte packet keeps no width to pad: its input is not one flit, which
+    /// CMT-001 reports (with the collect's COL-001), so CMT-002 says nothing more.
+    #[test]
+    fn a_packet_over_a_flit_is_left_to_the_input_flit_rule() {
+        let src = "use furiosa_visa_std::prelude::*;\naxes![T = 8, H = 16];\n\
+                   #[device(chip = 1)]\n\
+                   pub fn k(ctx: &mut Context, x: &DmTensor<i32, m![1], m![1 # 2], m![1 # 256], m![T, H]>) {\n\
+                   let _r: DmTensor<i32, m![1], m![1 # 2], m![1 # 256], m![T, H]> = ctx.main.begin(x.view())\n\
+                   .fetch::<i32, m![T], m![H]>().commit(0x1000);\n}\n";
+        let codes: Vec<&str> = crate::check_text(src).iter().map(|d| d.code()).collect();
+        assert!(codes.contains(&"CMT-001"), "{codes:?}");
+        assert!(!codes.contains(&"CMT-002"), "{codes:?}");
     }
 }
