@@ -1257,17 +1257,22 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
         }
     } else if let Some(c) = ra::Const::cast(node.clone()) {
         if let (Some(name), Some(body)) = (c.name(), c.body()) {
+            // An associated constant is `Type::NAME`, and `Self` in its body is the type.
+            let (name, body) = match impl_type(c.syntax()) {
+                Some(ty) => (format!("{ty}::{}", name.text()), of_type(&body, &ty)),
+                None => (name.text().to_string(), Some(body)),
+            };
             // Consts may refer to earlier consts, call `const fn`s and read sizes; one that
             // is not an integer (a `SwitchConfig`, a `TrfAddress`) is a value.
-            match const_value(env, &body) {
-                Ok(model::value::Value::Int(v)) => {
-                    env.consts.insert(name.text().to_string(), v);
-                    env.scope.consts.insert(name.text().to_string(), v);
+            match body.map(|b| const_value(env, &b)) {
+                Some(Ok(model::value::Value::Int(v))) => {
+                    env.consts.insert(name.clone(), v);
+                    env.scope.consts.insert(name, v);
                 }
-                Ok(v) => {
-                    env.values.insert(name.text().to_string(), v);
+                Some(Ok(v)) => {
+                    env.values.insert(name, v);
                 }
-                Err(_) => {}
+                _ => {}
             }
         }
     } else if let Some(name) = local_type_name(&node) {
@@ -1275,6 +1280,12 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
     } else if let Some(a) = ra::TypeAlias::cast(node.clone())
         && let (Some(name), Some(ty)) = (a.name(), a.ty())
     {
+        // `type Row = m![Z # { Table::row() }];`: the escaped expression's value.
+        for (key, e) in build::escaped_exprs(a.syntax()) {
+            if let Ok(model::value::Value::Int(v)) = const_value(env, &e) {
+                env.scope.consts.insert(key, v);
+            }
+        }
         // `type Hbm<D, E> = HbmTensor<D, Chip, E>;`: a tensor type once its uses give the
         // parameters (see `build::tensor_type`); as it stands for a use that gives none.
         if let Some(params) = generic_params(&a) {
@@ -1294,7 +1305,7 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
         && let Some(name) = f.name()
     {
         let sig = build::LazySig::of(&f);
-        if let Some(ty) = impl_type(&f) {
+        if let Some(ty) = impl_type(f.syntax()) {
             // Kept with its body (see `resolve::fn_item`): the evaluator runs it as
             // `Type::name(..)`, or on a value of the type (`plan.addr(i)`).
             if let Some(c) = value_fn(&f).map(|c| c.of_type(&ty)) {
@@ -1334,12 +1345,31 @@ fn generic_params(a: &ra::TypeAlias) -> Option<Vec<String>> {
 }
 
 /// The type whose `impl` block `f` is written in (`impl Tiler { .. }`).
-fn impl_type(f: &ra::Fn) -> Option<String> {
-    let imp = f.syntax().ancestors().find_map(ra::Impl::cast)?;
+fn impl_type(item: &ra_ap_syntax::SyntaxNode) -> Option<String> {
+    let imp = item.ancestors().find_map(ra::Impl::cast)?;
     match imp.self_ty()? {
         ra::Type::PathType(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
         _ => None,
     }
+}
+
+/// `body`, written in `impl ty { .. }`, with `Self` read as `ty`.
+fn of_type(body: &ra::Expr, ty: &str) -> Option<ra::Expr> {
+    let text = syntax::node_text(body.syntax());
+    if !text.contains("Self") {
+        return Some(body.clone());
+    }
+    let this = HashMap::from([("Self".to_string(), ty.to_string())]);
+    let text = model::consts::substituted(&text, &this);
+    ra_ap_syntax::SourceFile::parse(
+        &format!("const _: () = {text};"),
+        ra_ap_syntax::Edition::Edition2024,
+    )
+    .tree()
+    .syntax()
+    .descendants()
+    .find_map(ra::Const::cast)?
+    .body()
 }
 
 /// The value of a `const` item's body in `env`.
@@ -1362,7 +1392,7 @@ fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
 fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
     use model::consts::GenericParam;
     use ra_ap_syntax::ast::HasGenericParams;
-    let method = f.param_list()?.self_param().is_some() && impl_type(f).is_some();
+    let method = f.param_list()?.self_param().is_some() && impl_type(f.syntax()).is_some();
     if f.const_token().is_none() {
         let returns = f.ret_type()?.ty()?;
         let tensor = syntax::node_text(returns.syntax()).contains("Tensor");
@@ -1503,7 +1533,9 @@ pub fn analyse_fn(
     let root = Span::new(0, usize::from(tree.text_range().len()));
     // Only the sites directly in this function; nested functions are analysed on their own.
     let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
-    let check = syntax::check_sites(&model, &env.scope, direct, Some(root));
+    let with_escapes = scope_with_escapes(&model, tree, env);
+    let base = with_escapes.as_ref().unwrap_or(&env.scope);
+    let check = syntax::check_sites(&model, base, direct, Some(root));
     let mut diagnostics: Vec<Diagnostic> = check
         .problems
         .iter()
@@ -1538,6 +1570,28 @@ pub fn analyse_fn(
         diagnostics,
         cost,
     }
+}
+
+/// The environment's scope with the value of each Rust expression escaped in the function's
+/// mappings (`m![Z # { RouteTable::padded_row() }]`), evaluated with the module's constants
+/// and `const fn`s, under the name the mapping grammar gives it; `None` when it has none. One
+/// that is not known stays unknown: a "not checked" note where it is lowered.
+fn scope_with_escapes(
+    model: &syntax::FileModel,
+    tree: &ra_ap_syntax::SyntaxNode,
+    env: &Env,
+) -> Option<Scope> {
+    let may_escape = |s: &syntax::MacroSite| s.body.contains('{') && s.body.contains(['(', '.']);
+    if !model.sites.iter().any(may_escape) {
+        return None;
+    }
+    let mut scope = env.scope.clone();
+    for (key, e) in build::escaped_exprs(tree) {
+        if let Ok(model::value::Value::Int(v)) = const_value(env, &e) {
+            scope.consts.insert(key, v);
+        }
+    }
+    Some(scope)
 }
 
 /// The rules' diagnostics of a function whose loops the model iterated, each named by the

@@ -660,10 +660,20 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
                 // A method, and an associated function whose body is one expression
                 // (`Tiler::new(..)`, `plan.addr(i)`): the compiler runs those when it traces
                 // the kernel, and the value evaluator does too.
-                if let ast::AssocItem::Fn(f) = a
-                    && (f.param_list().and_then(|p| p.self_param()).is_some() || one_expression(&f))
-                    && let Some(it) = fn_item(&f, Some(&ty))
+                if let ast::AssocItem::Fn(f) = &a
+                    && (f.param_list().and_then(|p| p.self_param()).is_some() || one_expression(f))
+                    && let Some(it) = fn_item(f, Some(&ty))
                 {
+                    m.items.push(it);
+                }
+                // An associated constant (`RouteTable::PAIRS`), read as `Type::NAME`.
+                if let ast::AssocItem::Const(c) = &a
+                    && let Some(n) = c.name()
+                {
+                    let mut it = verbatim(n, ItemKind::Const, true, c.syntax());
+                    it.name = format!("{ty}::{}", it.name);
+                    it.refs.retain(|r| r != &ty);
+                    in_impl(&mut it, &ty);
                     m.items.push(it);
                 }
             }

@@ -742,8 +742,10 @@ impl P<'_> {
                     "expected a size inside `{ }`".into(),
                 ));
             }
-            let e = self.size_level(content, 0, true)?;
-            self.expect_end(content, "expected `+`, `-`, `*`, `/` or `}`")?;
+            let e = match self.escaped_size(content) {
+                Ok(e) => e,
+                Err(problem) => self.escaped_rust(content).ok_or(problem)?,
+            };
             return Ok(SizeExpr::Escaped(Box::new(e), span));
         }
         if input.is_empty() {
@@ -756,6 +758,35 @@ impl P<'_> {
             self.next_span(input),
             "expected a size: an integer, `Name::SIZE` or `( ... )`".to_string(),
         ))
+    }
+
+    /// The content of `{ … }` read with the size grammar, to its end.
+    fn escaped_size(&self, content: ParseStream<'_>) -> R<SizeExpr> {
+        use syn::parse::discouraged::Speculative;
+        let fork = content.fork();
+        let e = self.size_level(&fork, 0, true)?;
+        self.expect_end(&fork, "expected `+`, `-`, `*`, `/` or `}`")?;
+        content.advance_to(&fork);
+        Ok(e)
+    }
+
+    /// The content of `{ … }` as any Rust constant expression the size grammar does not read
+    /// (`{ RouteTable::padded_row() }`, `{ SPEC.width }`): a constant named by its text
+    /// ([`escape_key`]), which the environment evaluates. `None` when it is not an expression.
+    fn escaped_rust(&self, content: ParseStream<'_>) -> Option<SizeExpr> {
+        let tokens: TokenStream = content.parse().ok()?;
+        syn::parse2::<syn::Expr>(tokens.clone()).ok()?;
+        let mut spans = tokens.clone().into_iter().map(|t| self.span(t.span()));
+        let first = spans.next()?;
+        let span = spans.last().map_or(first, |l| first.cover(l));
+        let text = self
+            .src
+            .get(span.range())
+            .map_or_else(|| tokens.to_string(), str::to_owned);
+        Some(SizeExpr::Const(Name {
+            text: escape_key(&text),
+            span,
+        }))
     }
 
     fn size_sum(&self, input: ParseStream<'_>) -> R<SizeExpr> {
@@ -831,6 +862,13 @@ impl P<'_> {
             span,
         })
     }
+}
+
+/// The name an escaped Rust expression (`{ RouteTable::padded_row() }`) is known by in a
+/// scope's constants: its text without whitespace, as written in the mapping or read from the
+/// syntax tree.
+pub fn escape_key(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 #[cfg(test)]
@@ -1071,6 +1109,27 @@ mod tests {
         assert!(
             matches!(parse_mapping("{ T } / 2"), Ok(Expr::Op { inner, .. }) if matches!(*inner, Expr::Escape(..)))
         );
+    }
+
+    #[test]
+    fn an_escaped_rust_expression_is_a_constant_named_by_its_text() {
+        let arg = |body: &str| match parse_mapping(body) {
+            Ok(Expr::Op { arg, .. }) => arg,
+            other => panic!("{body}: {other:?}"),
+        };
+        let SizeExpr::Escaped(inner, _) = arg("Z # { RouteTable::padded_row( ) }") else {
+            panic!("escaped")
+        };
+        let SizeExpr::Const(name) = *inner else {
+            panic!("a constant: {inner:?}")
+        };
+        assert_eq!(name.text, "RouteTable::padded_row()");
+        assert_eq!(name.span, Span::new(6, 31));
+        assert!(
+            matches!(arg("Z # { SPEC.width }"), SizeExpr::Escaped(n, _) if matches!(&*n, SizeExpr::Const(c) if c.text == "SPEC.width"))
+        );
+        // Not a Rust expression either: the size grammar's error stands.
+        assert_eq!(syntax_at("B / { 8 8 }").0, "8");
     }
 
     #[test]

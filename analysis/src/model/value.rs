@@ -434,6 +434,20 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
         .ok_or_else(missing)?;
     let of = m.receiver().ok_or_else(missing)?;
     let receiver = eval_at(&of, names, named, depth + 1)?;
+    if let Value::Int(n) = receiver {
+        let args: Vec<ast::Expr> = m.arg_list().ok_or_else(missing)?.args().collect();
+        let args = args
+            .iter()
+            .map(|a| match eval_at(a, names, named, depth + 1)? {
+                Value::Int(v) => Ok(v),
+                other => Err(Unknown::new(format!(
+                    "`.{name}(..)` is given {}, not an integer",
+                    other.text()
+                ))),
+            })
+            .collect::<Result<Vec<u64>, Unknown>>()?;
+        return int_method(n, &name, &args);
+    }
     let Value::Variant { path, .. } = &receiver else {
         return Err(Unknown::new(format!(
             "it is computed by `.{name}(..)` on `{}`, which visa-lint does not evaluate",
@@ -458,6 +472,33 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
         receiver: Some(receiver.clone()),
     };
     run(&call, f, names, named, depth)
+}
+
+/// `n.name(args)` for the integer methods a `const fn` computes sizes with, as `usize`
+/// computes them (an overflow or a division by zero is unknown: it is a compile error).
+fn int_method(n: u64, name: &str, args: &[u64]) -> Eval {
+    let v = match (name, args) {
+        ("div_ceil", [d]) => (*d != 0).then(|| n.div_ceil(*d)),
+        ("next_multiple_of", [d]) => n.checked_next_multiple_of(*d),
+        ("min", [o]) => Some(n.min(*o)),
+        ("max", [o]) => Some(n.max(*o)),
+        ("pow", [e]) => u32::try_from(*e).ok().and_then(|e| n.checked_pow(e)),
+        ("saturating_sub", [o]) => Some(n.saturating_sub(*o)),
+        ("saturating_add", [o]) => Some(n.saturating_add(*o)),
+        ("abs_diff", [o]) => Some(n.abs_diff(*o)),
+        ("next_power_of_two", []) => n.checked_next_power_of_two(),
+        ("trailing_zeros", []) => Some(u64::from(n.trailing_zeros())),
+        ("count_ones", []) => Some(u64::from(n.count_ones())),
+        ("ilog2", []) => n.checked_ilog2().map(u64::from),
+        ("is_power_of_two", []) => return Ok(Value::Bool(n.is_power_of_two())),
+        _ => {
+            return Err(Unknown::new(format!(
+                "it is computed by `.{name}(..)` on an integer, which visa-lint does not evaluate"
+            )));
+        }
+    };
+    v.map(Value::Int)
+        .ok_or_else(|| Unknown::new(format!("`{n}.{name}(..)` overflows or divides by zero")))
 }
 
 /// How many elements an array value may have (`[0; N]` with a large `N` is not unrolled).
@@ -874,6 +915,23 @@ mod tests {
     /// A method of a struct the crate declares, called on a `const` of it (`KV.ping(i)`), and
     /// an associated function building it (`Tiler::new` with `Self { .. }`), evaluated as the
     /// compiler runs them: tile 1 lands 4 bytes past a multiple of 8, tile 0 does not.
+    #[test]
+    fn integer_methods_compute_as_usize_does() {
+        use super::{Value, int_method};
+        assert_eq!(int_method(12, "div_ceil", &[8]), Ok(Value::Int(2)));
+        assert_eq!(int_method(12, "next_multiple_of", &[8]), Ok(Value::Int(16)));
+        assert_eq!(int_method(3, "max", &[5]), Ok(Value::Int(5)));
+        assert_eq!(int_method(2, "pow", &[10]), Ok(Value::Int(1024)));
+        assert_eq!(
+            int_method(64, "is_power_of_two", &[]),
+            Ok(Value::Bool(true))
+        );
+        // A division by zero or an overflow is a compile error, so no value.
+        assert!(int_method(12, "div_ceil", &[0]).is_err());
+        assert!(int_method(2, "pow", &[64]).is_err());
+        assert!(int_method(2, "rotate_left", &[1]).is_err());
+    }
+
     #[test]
     fn methods_of_the_crates_types_are_evaluated() {
         let kernel = |addr: &str| {

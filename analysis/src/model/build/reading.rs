@@ -184,3 +184,47 @@ pub(super) fn uses_name(node: &ra_ap_syntax::SyntaxNode, name: &str) -> bool {
         .filter_map(|t| t.into_token())
         .any(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT && t.text() == name)
 }
+
+/// The Rust constant expressions escaped in the `m![..]` mappings under `node` that the
+/// mapping grammar does not read itself (`m![Z # { RouteTable::padded_row() }]`): each with
+/// the name the grammar gives it ([`crate::mapping::parse::escape_key`]), for the caller to
+/// evaluate where it is written.
+pub fn escaped_exprs(node: &ra_ap_syntax::SyntaxNode) -> Vec<(String, ast::Expr)> {
+    use ra_ap_syntax::{SyntaxKind, T};
+    let mut out = Vec::new();
+    let mappings = node
+        .descendants()
+        .filter_map(ast::MacroCall::cast)
+        .filter(|m| m.path().is_some_and(|p| p.syntax().text() == "m"));
+    for m in mappings {
+        let Some(tt) = m.token_tree() else { continue };
+        for brace in tt.syntax().descendants().filter(|n| {
+            n.kind() == SyntaxKind::TOKEN_TREE
+                && n.first_token().is_some_and(|t| t.kind() == T!['{'])
+        }) {
+            let text = brace.text().to_string();
+            let inner = text
+                .strip_prefix('{')
+                .and_then(|t| t.strip_suffix('}'))
+                .unwrap_or("");
+            // Names, sizes and arithmetic are the grammar's own.
+            if !inner.contains(['(', '.', '[']) {
+                continue;
+            }
+            let parsed = ra_ap_syntax::SourceFile::parse(
+                &format!("const _: usize = {inner};"),
+                ra_ap_syntax::Edition::Edition2024,
+            )
+            .tree();
+            if let Some(e) = parsed
+                .syntax()
+                .descendants()
+                .find_map(ast::Const::cast)
+                .and_then(|c| c.body())
+            {
+                out.push((crate::mapping::parse::escape_key(inner), e));
+            }
+        }
+    }
+    out
+}

@@ -48,8 +48,9 @@ pub(super) fn named_const(name: &Name) -> Diagnostic {
         &VL_008,
         name.span,
         format!(
-            "`{}` is a constant in an escaped size; visa-lint does not evaluate constants \
-             inside a mapping, so this mapping is not checked",
+            "`{}` in an escaped size has no value visa-lint can compute here (a constant, \
+             `const fn` or associated item of the crate it could not evaluate, or a value only \
+             a caller gives), so this mapping is not checked",
             name.text
         ),
     )
