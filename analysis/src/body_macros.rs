@@ -62,6 +62,9 @@ struct Replaced {
     /// The invocation's arguments (its token tree), where a fix may edit what an argument
     /// gives the expansion.
     args: Span,
+    /// Each fragment substituted in the expansion: where it is in the expanded text, and where
+    /// the argument that gave it is written.
+    substituted: Vec<(Span, Span)>,
 }
 
 /// A function with the crate's macro invocations in its body expanded: its syntax, and how
@@ -87,7 +90,7 @@ pub fn expand_fn(f: &GreenKey, defs: &[(String, Option<GreenKey>)]) -> Option<Ex
         return None;
     }
     let calls = crate::syntax::nodes_of_kinds(&root, &[SyntaxKind::MACRO_EXPR]);
-    let mut edits: Vec<(Span, String, String, Span)> = Vec::new();
+    let mut edits: Vec<(Span, macros::Expansion, String, Span)> = Vec::new();
     for node in calls {
         let Some(call) = ast::MacroExpr::cast(node).and_then(|m| m.macro_call()) else {
             continue;
@@ -135,13 +138,23 @@ pub fn expand_fn(f: &GreenKey, defs: &[(String, Option<GreenKey>)]) -> Option<Ex
         out.push_str(text.get(at..span.start as usize)?);
         let start = out.len();
         out.push_str("{ ");
-        out.push_str(&expansion);
+        let body = out.len();
+        out.push_str(&expansion.text);
         out.push_str(" }");
+        let substituted = expansion
+            .substituted
+            .iter()
+            .map(|s| {
+                let inside = Span::new(body + s.at.0, body + s.at.1);
+                (inside, Span::new(s.from.0 as usize, s.from.1 as usize))
+            })
+            .collect();
         replaced.push(Replaced {
             call: span,
             expansion: Span::new(start, out.len()),
             name,
             args,
+            substituted,
         });
         at = span.end as usize;
     }
@@ -170,8 +183,8 @@ fn only_occurrence(haystack: &str, needle: &str) -> Option<usize> {
     found.next().is_none().then_some(at)
 }
 
-/// The text `call` of `def` expands to, when one of its rules matches.
-fn expansion_of(def: &MacroDef, call: &ast::MacroCall) -> Option<String> {
+/// What `call` of `def` expands to, when one of its rules matches.
+fn expansion_of(def: &MacroDef, call: &ast::MacroCall) -> Option<macros::Expansion> {
     def.expand(&call.token_tree()?).ok()
 }
 
@@ -230,11 +243,36 @@ impl Expanded {
             if !inside || old.is_empty() {
                 return None;
             }
-            let at = only_occurrence(args, old)?;
-            let start = r.args.start as usize + at;
-            e.span = Span::new(start, start + old.len());
+            e.span = match self.in_fragment(e.span, r) {
+                Some(at) => at,
+                None => {
+                    let at = r.args.start as usize + only_occurrence(args, old)?;
+                    Span::new(at, at + old.len())
+                }
+            };
         }
         Some(fix)
+    }
+
+    /// `edit` (a span of the expansion of `r`) where the argument that gave that text is
+    /// written: inside a fragment transcribed as written, at the same place in the argument; a
+    /// whole fragment, the whole argument.
+    fn in_fragment(&self, edit: Span, r: &Replaced) -> Option<Span> {
+        let (inside, from) = r
+            .substituted
+            .iter()
+            .find(|(at, _)| at.start <= edit.start && edit.end <= at.end)?;
+        if edit == *inside {
+            return Some(*from);
+        }
+        let given = self.expanded.get(inside.range())?;
+        let written = self.written.get(from.range())?;
+        (given == written).then(|| {
+            Span::new(
+                (from.start + edit.start - inside.start) as usize,
+                (from.start + edit.end - inside.start) as usize,
+            )
+        })
     }
 
     /// The invocation whose expansion holds (or overlaps) `s`.
@@ -343,5 +381,26 @@ mod tests {
     fn a_macro_defined_twice_is_not_expanded() {
         let found = codes(&kernel("m![A % 8 # 4]", "0", true));
         assert!(found.iter().all(|d| d.code() != "COL-001"), "{found:#?}");
+    }
+
+    /// Two arguments give the same text (`m![G # 4], m![G # 4]`): the fix of the one the
+    /// widen reads edits that argument, found by where the expansion substituted it.
+    #[test]
+    fn a_fix_edits_the_argument_the_fragment_came_from() {
+        let text = "use furiosa_visa_std::prelude::*;\naxes![N = 4096, G = 4];\n\
+             macro_rules! way4 {\n\
+             ($t:expr, $p4:ty, $p8:ty) => { $t.vector_trim_way4::<$p4>()\n\
+             .vector_fp_unary(FpUnaryOp::Sigmoid).vector_pad_way8::<$p8>() };\n}\n\
+             #[device(chip = 1)]\n\
+             pub fn k(ctx: &mut Context, g: &DmTensor<f32, m![1], m![1 # 2], m![N / 16], m![N % 16, G]>) {\n\
+             let t = ctx.main.begin(g.view()).fetch::<f32, m![N % 16], m![G]>()\n\
+             .collect::<m![N % 16], m![G # 8]>().vector_init()\n\
+             .vector_intra_slice_branch(BranchMode::Unconditional);\n\
+             let _out: DmTensor<f32, m![1], m![1 # 2], m![N / 16], m![N % 16, G]> =\n\
+             way4!(t, m![G # 4], m![G # 4]).vector_final().commit(0x1000);\n}\n";
+        let found = codes(text);
+        assert!(found.iter().any(|d| d.code() == "VEC-006"), "{found:#?}");
+        let fixed = crate::rules::fix_testing::assert_fix_clears(text, "VEC-006");
+        assert!(fixed.contains("way4!(t, m![G # 4], m![G # 8])"), "{fixed}");
     }
 }

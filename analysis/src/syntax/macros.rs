@@ -64,8 +64,8 @@ pub fn expansion(
         |m| &mut m.expansions,
         key,
         || {
-            def.expand(args).map(|text| {
-                let parsed = ast::SourceFile::parse(&text, ra_ap_syntax::Edition::Edition2024);
+            def.expand(args).map(|e| {
+                let parsed = ast::SourceFile::parse(&e.text, ra_ap_syntax::Edition::Edition2024);
                 parsed.tree().syntax().green().to_owned()
             })
         },
@@ -102,6 +102,8 @@ enum Tt {
         text: String,
         /// Whether whitespace or a comment came before it where it is written.
         spaced: bool,
+        /// Where it is written (offsets in its tree).
+        at: (u32, u32),
     },
     Group {
         open: char,
@@ -109,6 +111,7 @@ enum Tt {
         /// The group's text as written, delimiters included.
         text: String,
         spaced: bool,
+        at: (u32, u32),
     },
 }
 
@@ -122,6 +125,12 @@ impl Tt {
     fn spaced(&self) -> bool {
         match self {
             Tt::Leaf { spaced, .. } | Tt::Group { spaced, .. } => *spaced,
+        }
+    }
+
+    fn at(&self) -> (u32, u32) {
+        match self {
+            Tt::Leaf { at, .. } | Tt::Group { at, .. } => *at,
         }
     }
 
@@ -158,6 +167,7 @@ fn trees(node: &SyntaxNode) -> Vec<Tt> {
                         kind: t.kind(),
                         text: t.text().to_string(),
                         spaced: after_space,
+                        at: range(t.text_range()),
                     });
                 }
             }
@@ -168,6 +178,7 @@ fn trees(node: &SyntaxNode) -> Vec<Tt> {
                 kind: n.kind(),
                 text: n.text().to_string(),
                 spaced: after_space,
+                at: range(n.text_range()),
             }),
         }
     }
@@ -181,7 +192,12 @@ fn group(n: &SyntaxNode, spaced: bool) -> Tt {
         inner: trees(n),
         text,
         spaced,
+        at: range(n.text_range()),
     }
+}
+
+fn range(r: ra_ap_syntax::TextRange) -> (u32, u32) {
+    (r.start().into(), r.end().into())
 }
 
 /// One element of a rule's matcher.
@@ -242,12 +258,12 @@ impl MacroDef {
     }
 
     /// The expansion of an invocation whose argument is `args` (the call's token tree).
-    pub fn expand(&self, args: &ast::TokenTree) -> Result<String, String> {
+    pub fn expand(&self, args: &ast::TokenTree) -> Result<Expansion, String> {
         let input = trees(args.syntax());
         for rule in &self.rules {
             let mut b = Bindings::default();
             if match_all(&rule.matcher, &input, &mut b)? {
-                let mut out = String::new();
+                let mut out = Expansion::default();
                 transcribe(&rule.body, &b, &mut out)?;
                 return Ok(out);
             }
@@ -257,6 +273,21 @@ impl MacroDef {
             self.name
         ))
     }
+}
+
+/// A macro's expansion: its text, and where each fragment of the invocation was substituted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expansion {
+    pub text: String,
+    pub substituted: Vec<Substituted>,
+}
+
+/// A fragment (`$p8`) substituted in an expansion: where its text is in the expansion, and
+/// where its token trees are written in the invocation (offsets in the invocation's tree).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Substituted {
+    pub at: (usize, usize),
+    pub from: (u32, u32),
 }
 
 /// A matcher from a rule's left-hand side.
@@ -319,7 +350,8 @@ fn repetition_tail(rest: &[Tt]) -> (Option<String>, char, usize) {
 /// What a matcher bound: each fragment's text, and each repetition's iterations.
 #[derive(Clone, Debug, Default)]
 struct Bindings {
-    fragments: HashMap<String, String>,
+    /// Each fragment's text as it is transcribed, and where its token trees are written.
+    fragments: HashMap<String, (String, (u32, u32))>,
     repeats: HashMap<String, Vec<Bindings>>,
 }
 
@@ -347,8 +379,12 @@ fn match_prefix(pats: &[Pat], input: &[Tt], b: &mut Bindings) -> Result<Option<u
                 let stop = next_token(&pats[k + 1..]);
                 let n = fragment_len(kind, rest, stop.as_deref())?;
                 if let Some(n) = n {
+                    let at = match (rest.first(), rest[..n].last()) {
+                        (Some(first), Some(last)) => (first.at().0, last.at().1),
+                        _ => (0, 0),
+                    };
                     b.fragments
-                        .insert(name.clone(), fragment_text(kind, &rest[..n]));
+                        .insert(name.clone(), (fragment_text(kind, &rest[..n]), at));
                 }
                 n
             }
@@ -555,24 +591,29 @@ fn push_token(out: &mut String, text: &str, spaced: bool) {
 }
 
 /// Writes a transcriber's token trees with the bindings substituted.
-fn transcribe(body: &[Tt], b: &Bindings, out: &mut String) -> Result<(), String> {
+fn transcribe(body: &[Tt], b: &Bindings, out: &mut Expansion) -> Result<(), String> {
     let mut i = 0;
     while i < body.len() {
-        if out.len() > MAX_EXPANSION {
+        if out.text.len() > MAX_EXPANSION {
             return Err(format!(
                 "the expansion is longer than {MAX_EXPANSION} bytes"
             ));
         }
         match (&body[i], body.get(i + 1)) {
             (d, Some(Tt::Leaf { text: name, .. })) if d.is("$") && name == "crate" => {
-                push_token(out, "crate", d.spaced());
+                push_token(&mut out.text, "crate", d.spaced());
                 i += 2;
             }
             (d, Some(Tt::Leaf { text: name, .. })) if d.is("$") => {
-                let Some(value) = b.fragments.get(name) else {
+                let Some((value, from)) = b.fragments.get(name) else {
                     return Err(format!("`${name}` is not bound here"));
                 };
-                push_token(out, value, d.spaced());
+                push_token(&mut out.text, value, d.spaced());
+                let end = out.text.len();
+                out.substituted.push(Substituted {
+                    at: (end - value.len(), end),
+                    from: *from,
+                });
                 i += 2;
             }
             (d, Some(Tt::Group { inner, .. })) if d.is("$") => {
@@ -594,13 +635,13 @@ fn transcribe(body: &[Tt], b: &Bindings, out: &mut String) -> Result<(), String>
                     '[' => ']',
                     _ => '}',
                 };
-                push_token(out, &open.to_string(), *spaced);
+                push_token(&mut out.text, &open.to_string(), *spaced);
                 transcribe(inner, b, out)?;
-                out.push(close);
+                out.text.push(close);
                 i += 1;
             }
             (t, _) => {
-                push_token(out, t.text(), t.spaced());
+                push_token(&mut out.text, t.text(), t.spaced());
                 i += 1;
             }
         }
@@ -613,7 +654,7 @@ fn transcribe_repeat(
     inner: &[Tt],
     sep: Option<&str>,
     b: &Bindings,
-    out: &mut String,
+    out: &mut Expansion,
 ) -> Result<(), String> {
     let used = used_names(inner);
     let Some(iterations) = used.iter().find_map(|n| b.repeats.get(n)) else {
@@ -623,7 +664,7 @@ fn transcribe_repeat(
         if k > 0
             && let Some(s) = sep
         {
-            push_token(out, s, false);
+            push_token(&mut out.text, s, false);
         }
         // The iteration's own bindings shadow the outer ones.
         let mut scope = b.clone();
@@ -672,7 +713,7 @@ mod tests {
             .and_then(|c| c.token_tree())
             .ok_or("no call")?;
         def.expand(&call)
-            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(|e| e.text.split_whitespace().collect::<Vec<_>>().join(" "))
     }
 
     #[test]

@@ -6,10 +6,10 @@
 //! between has reduced away. The fixes derive the packet trim keeps, pad a Widen packet to 8
 //! lanes, and turn a `vector_pad_way8` after a split into the `vector_concat` that reverses it.
 
-use super::ops::{layout, valid_lanes, with_pad};
+use super::ops::{layout, valid_lanes};
 use super::pass::Pass;
 use crate::diagnostic::{Diagnostic, Edit, Severity};
-use crate::model::{Arg, Method, Slot, Step};
+use crate::model::{Arg, Method, Slot, Step, pad_edit};
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::FnContext;
 
@@ -211,14 +211,15 @@ pub(super) fn widen_shape(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnos
                 l.size
             ),
         );
+        // Padded where it is written: in place, or an alias replaced at this use.
         if l.size < n8
-            && let Some(fixed) = with_pad(&a.text, n8)
+            && let Some(edit) = pad_edit(cx.scope, a, n8)
         {
             d = d.with_edit(
-                format!("pad the packet to {n8} lanes: `{fixed}`"),
+                format!("pad the packet to {n8} lanes: `{}`", edit.new_text),
                 true,
-                a.span,
-                fixed,
+                edit.span,
+                edit.new_text,
             );
         }
         out.push(d);
