@@ -761,11 +761,8 @@ pub fn module_check<'db>(
     }
     let base = &env(db, module_env).scope;
     let check = syntax::check_sites(&model, base, |_| true, None);
-    let mut diagnostics: Vec<Diagnostic> = check
-        .problems
-        .iter()
-        .map(crate::rules::mapping_diagnostic)
-        .collect();
+    let sites: Vec<Span> = model.sites.iter().map(|s| s.span).collect();
+    let mut diagnostics = crate::rules::mapping_diagnostics(&check.problems, &sites);
     // The grammar of the mappings outside functions (a function's own are its analysis's).
     diagnostics.extend(other_library_forms(&model, &check, library, |s| {
         s.fns.is_empty()
@@ -1536,11 +1533,8 @@ pub fn analyse_fn(
     let with_escapes = scope_with_escapes(&model, tree, env);
     let base = with_escapes.as_ref().unwrap_or(&env.scope);
     let check = syntax::check_sites(&model, base, direct, Some(root));
-    let mut diagnostics: Vec<Diagnostic> = check
-        .problems
-        .iter()
-        .map(crate::rules::mapping_diagnostic)
-        .collect();
+    let sites: Vec<Span> = model.sites.iter().map(|s| s.span).collect();
+    let mut diagnostics = crate::rules::mapping_diagnostics(&check.problems, &sites);
     diagnostics.extend(other_library_forms(&model, &check, library, direct));
     let scope = check.scope;
     let Some(f) = tree.descendants().find_map(ra::Fn::cast) else {

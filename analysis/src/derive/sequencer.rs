@@ -261,6 +261,12 @@ fn held_entries(
         }
         let q = top / c;
         if !e.is_multiple_of(q) {
+            // The axis's next buffer digit continues `h` in memory: one run, read with one
+            // stride (`G / 4` of 3 from `m![G # 16 / 8, G # 16 % 8]`, G = 12).
+            if continues_in_memory(digits, h, a, c.saturating_mul(v)) {
+                parts.push(Entry { size: e, stride });
+                return Ok(parts);
+            }
             return Err(DeriveError::Incompatible {
                 axis: a.name.to_string(),
                 buf_split: top,
@@ -272,6 +278,20 @@ fn held_entries(
         e /= q;
         v = v.div_ceil(q);
     }
+}
+
+/// Whether the buffer digit of axis `a` after `h` (the factor `h` ends at) lies right after
+/// `h` in memory, with no padding of `h` between them, and holds the stream digit's end
+/// (`reach`, its coefficient times its valid positions).
+fn continues_in_memory(digits: &[BufDigit<'_>], h: &BufDigit<'_>, a: &Axis, reach: u64) -> bool {
+    let top = h.f.coef.saturating_mul(h.f.valid);
+    digits.iter().any(|n| {
+        holds_axis(n, a)
+            && n.f.coef == top
+            && h.f.extent == h.f.valid
+            && n.stride == h.stride.saturating_mul(h.f.extent)
+            && reach <= top.saturating_mul(n.f.extent)
+    })
 }
 
 /// The size of the last entry of a stream digit (from coefficient `c`, of extent `e` and `v`
@@ -834,6 +854,23 @@ mod tests {
             matches!(e, Err(DeriveError::Incompatible { ref axis, buf_split: 5, stream_split: 3 }) if axis == "A"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn a_split_that_spans_contiguous_buffer_digits_is_one_entry() {
+        // G = 12 padded to 16 and split by 8 in the buffer is still 16 contiguous elements: the
+        // stream's `G / 4` (3 of stride 4) reads across both digits (a blind crate's fix).
+        let c = read("G = 12", "G # 16 / 8, G # 16 % 8", "G / 4", "G % 4");
+        assert_eq!(c.to_string(), "[3 : 4, 4 : 1] : 4");
+        // A gap between the digits (the inner one padded) keeps them apart.
+        let e = configure(
+            &lay("G = 12", "G / 6, G % 6 # 8"),
+            &lay("G = 12", "G / 4").dims,
+            &lay("G = 12", "G % 4").dims,
+            Direction::Read,
+            8,
+        );
+        assert!(matches!(e, Err(DeriveError::Incompatible { .. })), "{e:?}");
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub mod vector;
 
 pub use context::{FnContext, at_arg};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Span};
 
 /// The diagnostic of a problem found while mappings were parsed, declared or lowered.
 pub fn mapping_diagnostic(p: &crate::mapping::Problem) -> Diagnostic {
@@ -41,6 +41,18 @@ pub fn mapping_diagnostic(p: &crate::mapping::Problem) -> Diagnostic {
         Problem::Invalid(p) => mapping::diagnostic(p),
         Problem::Unevaluated(p) => tool::mapping_diagnostic(p),
     }
+}
+
+/// The diagnostics of the problems lowering found in mappings, `sites` the spans of the
+/// `m![..]` they were found in: paddings of one mapping that go together are one fix
+/// ([`mapping::pad_together`]).
+pub fn mapping_diagnostics(
+    problems: &[crate::mapping::Problem],
+    sites: &[Span],
+) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = problems.iter().map(mapping_diagnostic).collect();
+    mapping::pad_together(&mut out, sites);
+    out
 }
 
 /// The diagnostic of a problem found while a function's model was built.

@@ -10,6 +10,7 @@
 //! in which order the rules that read the model run.
 
 mod divide;
+pub use divide::pad_together;
 mod factorization_compatibility;
 mod macro_body;
 mod mapping_equivalence;
