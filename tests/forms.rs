@@ -503,10 +503,12 @@ fn renamed(src: &str, file: &SourceFile) -> Option<Rewritten> {
     edits.push((at..at, vec![Piece::New(imports)]));
     for (name, p) in plain_paths(file.syntax(), &[]) {
         if let Some(new) = names.get(&name) {
-            edits.push((
-                range(p.syntax().text_range()),
-                vec![Piece::New(new.clone())],
-            ));
+            // The name only: a generic alias keeps its arguments (`Hbm<m![..]>`).
+            let at = p
+                .segment()
+                .and_then(|s| s.name_ref())
+                .map_or_else(|| p.syntax().text_range(), |n| n.syntax().text_range());
+            edits.push((range(at), vec![Piece::New(new.clone())]));
         }
     }
     for (t, r, _, named) in idents {

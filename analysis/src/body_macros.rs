@@ -240,15 +240,17 @@ impl Expanded {
                 .expanded
                 .get(e.span.start as usize..e.span.end as usize)?
                 .trim();
-            if !inside || old.is_empty() {
+            if !inside {
                 return None;
             }
+            // An insertion (`# 104` after `T`) has no text to find: only its fragment places it.
             e.span = match self.in_fragment(e.span, r) {
                 Some(at) => at,
-                None => {
+                None if !old.is_empty() => {
                     let at = r.args.start as usize + only_occurrence(args, old)?;
                     Span::new(at, at + old.len())
                 }
+                None => return None,
             };
         }
         Some(fix)

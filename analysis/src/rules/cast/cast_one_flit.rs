@@ -8,7 +8,7 @@ use crate::model::{
     Chain, Dtype, Kind, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes,
 };
 use crate::rule::{Generations, Rule, Status};
-use crate::rules::context::{FnContext, at_arg};
+use crate::rules::context::{FnContext, at_arg, pad_output};
 
 pub const CST_002: Rule = Rule {
     code: "CST-002",
@@ -43,7 +43,7 @@ pub(super) fn check(
     let (Some(input), Some(output)) = (step.input.as_ref(), step.output.as_ref()) else {
         return;
     };
-    let Some(d1) = input_flit(flit, chain, i, step, input, out) else {
+    let Some(d1) = input_flit(cx, chain, i, step, input, out) else {
         return;
     };
     let Some(p) = Packets::of(flit, d1, input, output) else {
@@ -54,28 +54,41 @@ pub(super) fn check(
 }
 
 /// The input flit: collect reports its own packet (COL-001); other producers are checked
-/// here. The input's element type when its packet is one flit.
+/// here, the fix padding the packet the step before writes when it is short of a flit. The
+/// input's element type when its packet is one flit.
 fn input_flit(
-    flit: u64,
+    cx: &FnContext<'_>,
     chain: &Chain,
     i: usize,
     step: &Step,
     input: &TensorTy,
     out: &mut Vec<Diagnostic>,
 ) -> Option<Dtype> {
+    let flit = cx.target.flit_bytes;
     let (d1, n1, in_bytes) = slot_bytes(input, Slot::Packet)?;
     let from_collect = i > 0 && chain.steps[i - 1].method == Method::Collect;
     if in_bytes != flit {
         if !from_collect && !matches!(input.kind, Kind::Fetch | Kind::Switch | Kind::Begin) {
             let text = input.get(Slot::Packet).map_or("", |m| m.text.as_str());
-            out.push(Diagnostic::new(
-                &CST_002,
-                step.span,
-                format!(
-                    "the cast input packet {text} is {in_bytes} bytes ({n1} × {d1}); the Cast Engine \
-                     takes exactly one {flit}-byte flit"
-                ),
-            ));
+            let message = format!(
+                "the cast input packet {text} is {in_bytes} bytes ({n1} × {d1}); the Cast Engine \
+                 takes exactly one {flit}-byte flit"
+            );
+            let n = d1.elems_for(flit).filter(|_| in_bytes < flit);
+            let producer = i.checked_sub(1).and_then(|k| chain.steps.get(k));
+            let edits = producer
+                .zip(n)
+                .and_then(|(p, n)| pad_output(cx.scope, chain, p, None, Slot::Packet, n));
+            // It points where its fix pads the packet, when it has one.
+            let at = edits.as_ref().and_then(|e| e.first()).map(|e| e.span);
+            let mut diag = Diagnostic::new(&CST_002, at.unwrap_or(step.span), message);
+            if let (Some(edits), Some(n)) = (edits, n) {
+                let title = format!("pad the packet that reaches the cast to {n} elements");
+                diag = diag
+                    .with_fix(title, false, edits)
+                    .with_related(step.span, "the cast that reads it");
+            }
+            out.push(diag);
         }
         return None;
     }
@@ -217,5 +230,19 @@ mod tests {
             cst("i32", "A % 4 # 8", "i8, m![A % 4 # 8]"),
             [("CST-002".to_string(), "m![A % 4 # 8]".to_string())]
         );
+    }
+
+    /// The accumulate writes 4 f32 lanes: the fix pads that packet to the flit the cast reads.
+    #[test]
+    fn a_short_input_packet_is_padded_where_the_producer_writes_it() {
+        let text = include_str!("../../../../fixtures/rules/CST-002-short-input.rs");
+        let fixed = crate::rules::fix_testing::assert_fix_clears(text, "CST-002");
+        assert_eq!(
+            fixed
+                .matches("m![G # 8]>(AccumulationKind::Interleaved)")
+                .count(),
+            2
+        );
+        assert!(!fixed.contains("m![G]>(AccumulationKind"), "{fixed}");
     }
 }

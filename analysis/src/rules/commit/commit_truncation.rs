@@ -155,7 +155,14 @@ fn trim_width(
     let wider = packet
         .and_then(|p| p.layout.as_deref())
         .and_then(|p| wider_trim(kept, p, d, widths));
-    if let Some((text, w)) = wider.filter(|_| arg.text.trim_start().starts_with("m![")) {
+    // Written as `m![..]`, or as a name (an alias, a helper's parameter the call binds) that
+    // the wider packet replaces at this use.
+    let written = arg.text.trim();
+    let replaceable = written.starts_with("m![")
+        || written
+            .split("::")
+            .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    if let Some((text, w)) = wider.filter(|_| replaceable) {
         // It writes more of each flit than the kernel asked for: unsafe.
         diag = diag.with_edit(
             format!("keep the leading {w} bytes of the packet: {text}"),
