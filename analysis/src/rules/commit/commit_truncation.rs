@@ -120,7 +120,7 @@ pub(super) fn check_trims(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
         if let Some(p) = packet.layout.as_deref()
             && !leads(kept, p)
         {
-            out.push(Diagnostic::new(
+            let diag = Diagnostic::new(
                 &CMT_002,
                 arg.span,
                 format!(
@@ -130,9 +130,38 @@ pub(super) fn check_trims(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                      trim the rest",
                     arg.text, packet.text
                 ),
-            ));
+            );
+            out.push(with_packet_padded(cx, diag, packet, kept, p));
         }
     }
+}
+
+/// A trim that keeps more than the packet it receives, which is the kept packet's leading
+/// part (`m![1 # 8]` of a Way4 `m![1 # 4]`): the fix pads that packet to the kept length where
+/// the step before writes it.
+fn with_packet_padded(
+    cx: &FnContext<'_>,
+    diag: Diagnostic,
+    packet: &MapVal,
+    kept: &Layout,
+    p: &Layout,
+) -> Diagnostic {
+    let Some(span) = packet.span.filter(|_| kept.size > p.size && leads(p, kept)) else {
+        return diag;
+    };
+    let written = crate::model::Arg::written(packet.text.clone(), span);
+    let Some(edit) = crate::model::pad_edit(cx.scope, &written, kept.size) else {
+        return diag;
+    };
+    // It points where its fix pads the packet.
+    let trim = diag.span;
+    let mut diag = diag.with_fix(
+        format!("pad the packet the trim receives to {} elements", kept.size),
+        false,
+        vec![edit],
+    );
+    diag.span = span;
+    diag.with_related(trim, "the trim")
 }
 
 /// CMT-002 on a trim whose width (`bytes` of `kept`, of `d`) is no Commit Adapter width, with
@@ -309,5 +338,25 @@ mod tests {
         let codes: Vec<&str> = crate::check_text(src).iter().map(|d| d.code()).collect();
         assert!(codes.contains(&"CMT-001"), "{codes:?}");
         assert!(!codes.contains(&"CMT-002"), "{codes:?}");
+    }
+
+    /// The widen writes a Way4 packet (`Lanes4`) that the trim then keeps 8 lanes of: the fix
+    /// pads the packet where the widen writes it, at this use of the alias.
+    #[test]
+    fn a_trim_longer_than_its_packet_pads_the_packet() {
+        let src = "use furiosa_opt_std::prelude::*;\naxes![R = 256];\n\
+                   type Lanes4 = m![1 # 4];\n\
+                   #[device(chip = 1)]\n\
+                   pub fn k(ctx: &mut Context, x: &DmTensor<f32, m![1], m![1 # 2], m![R], m![1 # 8]>) {\n\
+                   let _r: DmTensor<f32, m![1], m![1 # 2], m![R], m![1 # 8]> = ctx.main.begin(x.view())\n\
+                   .fetch::<m![1], m![1 # 8]>().collect::<m![1], m![1 # 8]>().vector_init()\n\
+                   .vector_intra_slice_tag(TagMode::Zero).vector_narrow_trim::<Lanes4>()\n\
+                   .vector_fp_unary(FpUnaryOp::Sqrt).vector_widen_pad::<Lanes4>().vector_final()\n\
+                   .commit_trim::<m![1 # 8]>().commit();\n}\n";
+        let fixed = crate::rules::fix_testing::assert_fix_clears(src, "CMT-002");
+        assert!(
+            fixed.contains(".vector_widen_pad::<m![1 # 8]>()"),
+            "{fixed}"
+        );
     }
 }
