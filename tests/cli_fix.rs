@@ -533,3 +533,45 @@ fn every_fix_applied_to_a_crate_adds_no_error() {
         .collect();
     assert!(added.is_empty(), "before {before:?}, after {after:?}");
 }
+
+/// A fix of a helper's own text is every call's: `stage_rows`'s signature writes a Cluster of
+/// 1, wrong for every caller, so padding it in `helpers.rs` is offered (and applied); qmix's
+/// `gather_rows` collects 32 lanes, right for its i8 callers and wrong for a bf16 one, so the
+/// same kind of fix would break the i8 calls and is not offered.
+#[test]
+fn a_helpers_text_is_fixed_only_when_every_call_stays_valid() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crates");
+    copy_dir(&crates.join("rope_kv"), dir.path());
+    let path = dir.path().display().to_string();
+    let before = error_counts(dir.path());
+    run_cli_io(&[&path, "--fix"], "");
+    let helpers = std::fs::read_to_string(dir.path().join("src/helpers.rs")).expect("read");
+    assert!(
+        helpers.contains("-> DmTensor<bf16, Chip, m![1 # 2], TokSlice, TokElem>"),
+        "{helpers}"
+    );
+    assert!(
+        error_counts(dir.path()).get("CAP-002").is_none(),
+        "{before:?}"
+    );
+
+    let out = run_cli_io(
+        &[
+            &crates.join("qmix").display().to_string(),
+            "--format",
+            "json",
+        ],
+        "",
+    );
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let gather = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| {
+            d["code"] == "COL-001" && d["message"].as_str().is_some_and(|m| m.contains("KPk"))
+        })
+        .expect("the bf16 call's COL-001");
+    assert_eq!(gather["fixes"], serde_json::json!([]), "{gather}");
+}

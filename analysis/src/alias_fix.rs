@@ -129,6 +129,7 @@ fn definition_fix(
         edits,
         other_files,
         edits_definition: true,
+        edits_helper: false,
         alias_pad: None,
     }
 }

@@ -203,7 +203,7 @@ pub fn call_diagnostics(
             {
                 continue;
             }
-            out.push(at_the_call(db, d, call, &helper, when));
+            out.push(at_the_call(db, d, (call, at.file), &helper, when));
         }
     }
     out
@@ -213,7 +213,7 @@ pub fn call_diagnostics(
 fn at_the_call(
     db: &dyn salsa::Database,
     d: &Diagnostic,
-    call: &HelperCall,
+    (call, caller): (&HelperCall, SourceFile),
     helper: &Helper<'_>,
     when: Option<&str>,
 ) -> Diagnostic {
@@ -253,7 +253,7 @@ fn at_the_call(
     out.fixes = d
         .fixes
         .iter()
-        .filter_map(|f| at_the_binding(db, f, call, helper))
+        .filter_map(|f| at_the_binding(db, f, (call, caller), helper))
         .collect();
     // A parameter the call's expected type binds (`let q: CastTensor<.., Lane16> = f(x);`):
     // the diagnostic points at that annotation, where its fix acts.
@@ -270,12 +270,13 @@ fn at_the_call(
 
 /// `fix`, made in `helper`'s body, as the call makes it: each edit replaces a use of a mapping
 /// type parameter (`Pk`) by a mapping, which is what the call's turbofish argument that binds
-/// the parameter becomes. `None` when an edit is anything else (the helper's own text, which
-/// every call shares).
+/// the parameter becomes. Any other edit is of the helper's own text, which every call shares:
+/// kept (in the helper's file) when that file is not the caller's, the crate then analysed
+/// with it before it is offered ([`crate::fix_check`]); `None` otherwise.
 fn at_the_binding(
     db: &dyn salsa::Database,
     fix: &crate::diagnostic::Fix,
-    call: &HelperCall,
+    (call, caller): (&HelperCall, SourceFile),
     helper: &Helper<'_>,
 ) -> Option<crate::diagnostic::Fix> {
     if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
@@ -283,13 +284,25 @@ fn at_the_binding(
     }
     let text = helper.file.text(db);
     let mut edits = Vec::new();
+    let mut shared = Vec::new();
     for e in &fix.edits {
         let at = helper.offset as usize;
         let written = text.get(at + e.span.start as usize..at + e.span.end as usize)?;
-        let k = helper
+        let param = helper
             .type_params
             .iter()
-            .position(|p| p.as_deref() == Some(written.trim()))?;
+            .position(|p| p.as_deref() == Some(written.trim()));
+        let Some(k) = param else {
+            // The helper's own text, in its own file.
+            if helper.file == caller {
+                return None;
+            }
+            shared.push(crate::diagnostic::Edit {
+                span: e.span.shift(helper.offset),
+                new_text: e.new_text.clone(),
+            });
+            continue;
+        };
         let span = (*call.mapping_args.get(k)?)?;
         let edit = crate::diagnostic::Edit {
             span,
@@ -301,8 +314,21 @@ fn at_the_binding(
             edits.push(edit);
         }
     }
+    if shared.is_empty() {
+        return Some(crate::diagnostic::Fix {
+            edits,
+            ..fix.clone()
+        });
+    }
     Some(crate::diagnostic::Fix {
+        title: format!("{} in `{}`, for every call", fix.title, call.callee),
         edits,
+        other_files: vec![crate::diagnostic::FileEdits {
+            path: helper.file.path(db).clone(),
+            edits: shared,
+        }],
+        // Every call of the helper changes with it.
+        edits_helper: true,
         ..fix.clone()
     })
 }

@@ -73,6 +73,9 @@ pub struct Fix {
     /// It edits the definition of an alias, so every use of the alias changes: unsafe until
     /// the crate analysed with it shows no new error (see [`crate::fix_check`]).
     pub edits_definition: bool,
+    /// It edits a helper function's own text, which every call of the helper shares: offered
+    /// only when the crate analysed with it gains no error ([`crate::fix_check`]).
+    pub edits_helper: bool,
     /// A padding the rule could not write where it points (a mapping alias named inside a
     /// tensor type alias): `edits` is empty until [`crate::alias_fix`] writes it at the alias's
     /// definition, or drops the fix when it finds none. Only the engine's raw diagnostics carry
@@ -168,6 +171,7 @@ impl Diagnostic {
             edits,
             other_files: Vec::new(),
             edits_definition: false,
+            edits_helper: false,
             alias_pad: None,
         });
         self
@@ -182,6 +186,7 @@ impl Diagnostic {
             edits: Vec::new(),
             other_files: Vec::new(),
             edits_definition: true,
+            edits_helper: false,
             alias_pad: Some(AliasPad {
                 name: name.to_string(),
                 new_text: new_text.into(),

@@ -262,6 +262,7 @@ mod tests {
                 edits: other,
             }],
             edits_definition: true,
+            edits_helper: false,
             alias_pad: None,
         });
         d
