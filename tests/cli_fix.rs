@@ -552,7 +552,7 @@ fn a_helpers_text_is_fixed_only_when_every_call_stays_valid() {
         "{helpers}"
     );
     assert!(
-        error_counts(dir.path()).get("CAP-002").is_none(),
+        !error_counts(dir.path()).contains_key("CAP-002"),
         "{before:?}"
     );
 
