@@ -11,6 +11,11 @@
 //! in). An unsafe fix that clears its diagnostic and adds no error is offered as safe
 //! when it is only unsafe for what it might break elsewhere (the edit of an alias's
 //! definition), and it comes first: padding the alias is then the fix.
+//!
+//! Each check analyses the file again, so the checks of one file are budgeted
+//! ([`CHECKED_BYTES`] of its text in all, at least [`MIN_CHECKS`]): a file of concatenated
+//! kernels with hundreds of fixes took minutes and gigabytes in `--format json`. A fix past
+//! the budget is offered unchecked, as unsafe, and its title says so.
 
 use crate::api::{Analysis, AnalysisHost, Cancellable, FileId};
 use crate::diagnostic::{Diagnostic, Edit, Fix, Severity, Span};
@@ -95,15 +100,43 @@ pub fn check_fixes(host: &mut AnalysisHost, file: FileId, diags: &[Diagnostic]) 
         return diags.to_vec();
     }
     let before = errors(host);
+    // Each check analyses the file again: past the budget, a fix is offered unchecked.
+    let bytes = host.snapshot().text(file).map_or(0, |t| t.len()).max(1);
+    let mut left = (CHECKED_BYTES / bytes).max(MIN_CHECKS);
     diags
         .iter()
         .map(|d| {
             let mut d = d.clone();
             let fixes = std::mem::take(&mut d.fixes);
-            d.fixes = checked(host, file, &d, fixes, &before);
+            d.fixes = if left >= fixes.len() {
+                left -= fixes.len();
+                checked(host, file, &d, fixes, &before)
+            } else {
+                left = 0;
+                fixes.into_iter().map(unchecked).collect()
+            };
             d
         })
         .collect()
+}
+
+/// How many bytes of its file the fixes of one file may analyse again in all (a check analyses
+/// the whole file): 32 fixes of a 256 KB file, hundreds of a kernel file. A file of
+/// concatenated kernels with hundreds of fixes would otherwise take minutes.
+const CHECKED_BYTES: usize = 8 * 1024 * 1024;
+
+/// The fixes of a file that are always checked, however large it is.
+const MIN_CHECKS: usize = 4;
+
+/// A fix past the budget: offered, but not as safe (`--fix` leaves it to `--unsafe-fixes`),
+/// its title saying it was not checked.
+fn unchecked(mut fix: Fix) -> Fix {
+    fix.safe = false;
+    fix.title = format!(
+        "{} (not checked: this file has more fixes than visa-lint checks in one run)",
+        fix.title
+    );
+    fix
 }
 
 fn checked(
@@ -311,6 +344,37 @@ mod tests {
         assert_eq!(moved(Span::new(10, 15), &e), Span::new(10, 25));
         assert_eq!(moved(Span::new(20, 22), &e), Span::new(30, 32));
         assert_eq!(moved(Span::new(0, 4), &e), Span::new(0, 4));
+    }
+
+    /// A file past the budget has its first fixes checked and the rest offered unchecked, as
+    /// unsafe: six MAP-001 in a file of about 3 MB, of which 8 MB buys the minimum, 4 checks.
+    #[test]
+    fn fixes_past_the_budget_are_offered_unchecked() {
+        let mut text = String::from("use furiosa_visa_std::prelude::*;\naxes![A = 8];\n");
+        for k in 0..6 {
+            text.push_str(&format!("type T{k} = m![A / 3];\n"));
+        }
+        text.push_str(&format!("// {}\n", "x".repeat(3 * 1024 * 1024)));
+        let mut host = AnalysisHost::new();
+        let path = PathBuf::from("/w/big.rs");
+        host.set_files([(path.clone(), text)]);
+        let file = host.file_id(&path).expect("a file");
+        let diags = host
+            .snapshot()
+            .diagnostics(file)
+            .expect("diagnostics")
+            .to_vec();
+        let checked = check_fixes(&mut host, file, &diags);
+        let map: Vec<&Diagnostic> = checked.iter().filter(|d| d.code() == "MAP-001").collect();
+        assert_eq!(map.len(), 6, "{checked:#?}");
+        assert!(map.iter().all(|d| d.fixes.len() == 1));
+        let unchecked: Vec<&Fix> = map
+            .iter()
+            .map(|d| &d.fixes[0])
+            .filter(|f| f.title.contains("not checked"))
+            .collect();
+        assert_eq!(unchecked.len(), 2, "{map:#?}");
+        assert!(unchecked.iter().all(|f| !f.safe));
     }
 
     #[test]
