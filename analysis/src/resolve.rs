@@ -642,42 +642,7 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
                 m.items.push(it);
             }
         }
-        ast::Item::Impl(imp) => {
-            // Methods (with a `self` parameter), by `Type::name`: calls on values the
-            // model cannot type (`self.apply(..)`) take their signatures.
-            let ty = imp.self_ty().and_then(|t| match t {
-                ast::Type::PathType(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
-                _ => None,
-            });
-            let Some(ty) = ty else {
-                return std::sync::Arc::new(out);
-            };
-            for a in imp
-                .assoc_item_list()
-                .into_iter()
-                .flat_map(|l| l.assoc_items())
-            {
-                // A method, and an associated function whose body is one expression
-                // (`Tiler::new(..)`, `plan.addr(i)`): the compiler runs those when it traces
-                // the kernel, and the value evaluator does too.
-                if let ast::AssocItem::Fn(f) = &a
-                    && (f.param_list().and_then(|p| p.self_param()).is_some() || one_expression(f))
-                    && let Some(it) = fn_item(f, Some(&ty))
-                {
-                    m.items.push(it);
-                }
-                // An associated constant (`RouteTable::PAIRS`), read as `Type::NAME`.
-                if let ast::AssocItem::Const(c) = &a
-                    && let Some(n) = c.name()
-                {
-                    let mut it = verbatim(n, ItemKind::Const, true, c.syntax());
-                    it.name = format!("{ty}::{}", it.name);
-                    it.refs.retain(|r| r != &ty);
-                    in_impl(&mut it, &ty);
-                    m.items.push(it);
-                }
-            }
-        }
+        ast::Item::Impl(imp) => impl_items(&imp, m),
         // A struct with named fields is written as it stands: a kernel's parameter of its type
         // is its tensors field by field (`inputs.a`), and the types of its fields come along.
         ast::Item::Struct(s) => match (s.name(), s.field_list()) {
@@ -699,6 +664,45 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
         _ => {}
     }
     std::sync::Arc::new(out)
+}
+
+/// The items of an `impl Type { .. }` block, each named `Type::name`: its methods, its
+/// associated functions whose body is one expression, and its associated constants.
+fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
+    // Methods (with a `self` parameter), by `Type::name`: calls on values the
+    // model cannot type (`self.apply(..)`) take their signatures.
+    let ty = imp.self_ty().and_then(|t| match t {
+        ast::Type::PathType(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
+        _ => None,
+    });
+    let Some(ty) = ty else {
+        return;
+    };
+    for a in imp
+        .assoc_item_list()
+        .into_iter()
+        .flat_map(|l| l.assoc_items())
+    {
+        // A method, and an associated function whose body is one expression
+        // (`Tiler::new(..)`, `plan.addr(i)`): the compiler runs those when it traces
+        // the kernel, and the value evaluator does too.
+        if let ast::AssocItem::Fn(f) = &a
+            && (f.param_list().and_then(|p| p.self_param()).is_some() || one_expression(f))
+            && let Some(it) = fn_item(f, Some(&ty))
+        {
+            m.items.push(it);
+        }
+        // An associated constant (`RouteTable::PAIRS`), read as `Type::NAME`.
+        if let ast::AssocItem::Const(c) = &a
+            && let Some(n) = c.name()
+        {
+            let mut it = verbatim(n, ItemKind::Const, true, c.syntax());
+            it.name = format!("{ty}::{}", it.name);
+            it.refs.retain(|r| r != &ty);
+            in_impl(&mut it, &ty);
+            m.items.push(it);
+        }
+    }
 }
 
 /// A function's item: its signature (a `const fn` keeps its body), named `Type::name` for a

@@ -226,6 +226,71 @@ impl Builder<'_> {
         Some(index as u32)
     }
 
+    /// A call of a helper of the crate (`sig` its signature, `key` its name): its arguments
+    /// evaluated with the types it declares, its generics bound by the turbofish and, where
+    /// that leaves them out, by the type the call's result is expected to have; the call
+    /// recorded for its trace, and its result typed.
+    fn helper_call(
+        &mut self,
+        sig: FnSig,
+        key: &str,
+        (callee, last): (&ast::PathExpr, &ast::PathSegment),
+        args: &[ast::Expr],
+        expected: Option<&TensorTy>,
+    ) -> Val {
+        let turbofish: Vec<ast::GenericArg> = last
+            .generic_arg_list()
+            .into_iter()
+            .flat_map(|g| g.generic_args())
+            .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+            .collect();
+        let mut given: Vec<Option<MapVal>> =
+            turbofish.iter().map(|a| map_of(a, &self.scope)).collect();
+        let mut dtypes: HashMap<String, Dtype> = sig
+            .generics
+            .iter()
+            .zip(&turbofish)
+            .filter_map(|(name, a)| Some((name.clone(), dtype_of(a)?)))
+            .collect();
+        if let Some(expected) = expected {
+            inferred_from(&sig, expected, &mut given, &mut dtypes);
+        }
+        let sig = sig.instantiated(&given);
+        let typed = sig.clone().with_dtypes(&dtypes);
+        let mut streams = Vec::new();
+        let vals: Vec<Val> = args
+            .iter()
+            .enumerate()
+            .map(|(k, a)| {
+                let v = self.top(a, typed.params.get(k).cloned().flatten(), None);
+                streams.push(self.pass_so_far(&v));
+                v
+            })
+            .collect();
+        let mut bound = self.bound_by(args, &turbofish, &given, &sig, &vals);
+        bound.streams = streams;
+        let span = callee.path().map_or_else(
+            || span_of(callee.syntax().text_range()),
+            |p| span_of(p.syntax().text_range()),
+        );
+        let result = self.continuation_of(&sig, span);
+        let mapping_args = given
+            .iter()
+            .map(|m| m.as_ref().filter(|m| !m.in_tensor_alias)?.span)
+            .collect();
+        self.model.calls.push(crate::model::HelperCall {
+            callee: key.to_string(),
+            span,
+            bound,
+            iteration: self.iteration,
+            launched: false,
+            mapping_args,
+            result,
+        });
+        let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
+        sig_value(typed, Construct::new(callee.syntax(), what))
+    }
+
     pub(super) fn call(&mut self, c: &ast::CallExpr, awaited: bool) -> Val {
         let expected = self.call_expected.take();
         let Some(ast::Expr::PathExpr(callee)) = c.expr() else {
@@ -259,57 +324,10 @@ impl Builder<'_> {
             return self.launch(&args);
         }
         let key = callee_key(&path);
-        if let Some(sig) = key.as_ref().and_then(|k| self.env.fn_sig(k)).cloned() {
-            let turbofish: Vec<ast::GenericArg> = last
-                .generic_arg_list()
-                .into_iter()
-                .flat_map(|g| g.generic_args())
-                .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-                .collect();
-            let mut given: Vec<Option<MapVal>> =
-                turbofish.iter().map(|a| map_of(a, &self.scope)).collect();
-            let mut dtypes: HashMap<String, Dtype> = sig
-                .generics
-                .iter()
-                .zip(&turbofish)
-                .filter_map(|(name, a)| Some((name.clone(), dtype_of(a)?)))
-                .collect();
-            if let Some(expected) = &expected {
-                inferred_from(&sig, expected, &mut given, &mut dtypes);
-            }
-            let sig = sig.instantiated(&given);
-            let typed = sig.clone().with_dtypes(&dtypes);
-            let mut streams = Vec::new();
-            let vals: Vec<Val> = args
-                .iter()
-                .enumerate()
-                .map(|(k, a)| {
-                    let v = self.top(a, typed.params.get(k).cloned().flatten(), None);
-                    streams.push(self.pass_so_far(&v));
-                    v
-                })
-                .collect();
-            let mut bound = self.bound_by(&args, &turbofish, &given, &sig, &vals);
-            bound.streams = streams;
-            let span = span_of(path.syntax().text_range());
-            let result = self.continuation_of(&sig, span);
-            if let Some(callee) = key.clone() {
-                let mapping_args = given
-                    .iter()
-                    .map(|m| m.as_ref().filter(|m| !m.in_tensor_alias)?.span)
-                    .collect();
-                self.model.calls.push(crate::model::HelperCall {
-                    callee,
-                    span,
-                    bound,
-                    iteration: self.iteration,
-                    launched: false,
-                    mapping_args,
-                    result,
-                });
-            }
-            let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
-            return sig_value(typed, Construct::new(callee.syntax(), what));
+        if let Some(k) = &key
+            && let Some(sig) = self.env.fn_sig(k).cloned()
+        {
+            return self.helper_call(sig, k, (&callee, &last), &args, expected.as_ref());
         }
         // A closure bound to a variable: every call gives what its body gives.
         if path.qualifier().is_none()
