@@ -262,8 +262,7 @@ fn at_the_call(
         && !(call.span.start <= edit.span.start && edit.span.end <= call.span.end)
     {
         let at = edit.span;
-        out.span = at;
-        out = out.with_related(call.span, "the call whose result this annotation types");
+        out = out.pointing_at(at, "the call whose result this annotation types");
     }
     out
 }

@@ -1341,13 +1341,9 @@ fn generic_params(a: &ra::TypeAlias) -> Option<Vec<String>> {
     (!params.is_empty()).then_some(params)
 }
 
-/// The type whose `impl` block `f` is written in (`impl Tiler { .. }`).
+/// The type whose `impl` block `item` is written in (`impl Tiler { .. }`).
 fn impl_type(item: &ra_ap_syntax::SyntaxNode) -> Option<String> {
-    let imp = item.ancestors().find_map(ra::Impl::cast)?;
-    match imp.self_ty()? {
-        ra::Type::PathType(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
-        _ => None,
-    }
+    resolve::self_type(&item.ancestors().find_map(ra::Impl::cast)?)
 }
 
 /// `body`, written in `impl ty { .. }`, with `Self` read as `ty`.
@@ -1575,7 +1571,7 @@ fn scope_with_escapes(
     tree: &ra_ap_syntax::SyntaxNode,
     env: &Env,
 ) -> Option<Scope> {
-    let may_escape = |s: &syntax::MacroSite| s.body.contains('{') && s.body.contains(['(', '.']);
+    let may_escape = |s: &syntax::MacroSite| s.body.contains('{') && build::escapes_rust(&s.body);
     if !model.sites.iter().any(may_escape) {
         return None;
     }

@@ -159,6 +159,13 @@ impl Diagnostic {
         self
     }
 
+    /// This diagnostic pointing at `at`, where its fix acts (ARCHITECTURE.md, "Where a
+    /// diagnostic points"), the place it pointed at kept as a related place, `named`.
+    pub fn pointing_at(mut self, at: Span, named: impl Into<String>) -> Diagnostic {
+        let was = std::mem::replace(&mut self.span, at);
+        self.with_related(was, named)
+    }
+
     pub fn with_fix(
         mut self,
         title: impl Into<String>,

@@ -671,11 +671,7 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
 fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
     // Methods (with a `self` parameter), by `Type::name`: calls on values the
     // model cannot type (`self.apply(..)`) take their signatures.
-    let ty = imp.self_ty().and_then(|t| match t {
-        ast::Type::PathType(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
-        _ => None,
-    });
-    let Some(ty) = ty else {
+    let Some(ty) = self_type(imp) else {
         return;
     };
     for a in imp
@@ -702,6 +698,14 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
             in_impl(&mut it, &ty);
             m.items.push(it);
         }
+    }
+}
+
+/// The type an `impl` block is for, by its last path segment (`impl Tiler`, `impl a::Tiler`).
+pub fn self_type(imp: &ast::Impl) -> Option<String> {
+    match imp.self_ty()? {
+        ast::Type::PathType(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
+        _ => None,
     }
 }
 

@@ -207,7 +207,7 @@ fn declared_elsewhere(chain: &Chain, step: &Step, slot: Slot, at: Span) -> Optio
 /// mapping alias's name (`Packet`, `layouts::Packet`), which the new mapping replaces at this
 /// use only, as [`pad_edit`] does; not a tensor alias whose mappings all point at the alias's
 /// name.
-fn spelled_out(arg: &crate::model::Arg) -> bool {
+pub fn spelled_out(arg: &crate::model::Arg) -> bool {
     let text = arg.text.trim();
     let path = text != "_"
         && text

@@ -27,5 +27,5 @@ mod tests;
 
 pub use env::{Env, FnSig, GenericAlias, LazySig, signature, tensor_type};
 pub use function::build_fn;
-pub use reading::escaped_exprs;
+pub use reading::{escaped_exprs, escapes_rust};
 pub use state::{Builder, MAX_ITERATIONS};

@@ -207,8 +207,7 @@ pub fn escaped_exprs(node: &ra_ap_syntax::SyntaxNode) -> Vec<(String, ast::Expr)
                 .strip_prefix('{')
                 .and_then(|t| t.strip_suffix('}'))
                 .unwrap_or("");
-            // Names, sizes and arithmetic are the grammar's own.
-            if !inner.contains(['(', '.', '[']) {
+            if !escapes_rust(inner) {
                 continue;
             }
             let parsed = ra_ap_syntax::SourceFile::parse(
@@ -227,4 +226,10 @@ pub fn escaped_exprs(node: &ra_ap_syntax::SyntaxNode) -> Vec<(String, ast::Expr)
         }
     }
     out
+}
+
+/// Whether mapping text may escape a Rust expression the mapping grammar does not read itself
+/// (a call, a field, an index); names, sizes and arithmetic are the grammar's own.
+pub fn escapes_rust(text: &str) -> bool {
+    text.contains(['(', '.', '['])
 }

@@ -79,14 +79,14 @@ fn input_flit(
             let edits = producer
                 .zip(n)
                 .and_then(|(p, n)| pad_output(cx.scope, chain, p, None, Slot::Packet, n));
-            // It points where its fix pads the packet, when it has one.
-            let at = edits.as_ref().and_then(|e| e.first()).map(|e| e.span);
-            let mut diag = Diagnostic::new(&CST_002, at.unwrap_or(step.span), message);
+            let mut diag = Diagnostic::new(&CST_002, step.span, message);
             if let (Some(edits), Some(n)) = (edits, n) {
+                // It points where its fix pads the packet.
+                let at = edits.first().map_or(step.span, |e| e.span);
                 let title = format!("pad the packet that reaches the cast to {n} elements");
                 diag = diag
                     .with_fix(title, false, edits)
-                    .with_related(step.span, "the cast that reads it");
+                    .pointing_at(at, "the cast that reads it");
             }
             out.push(diag);
         }

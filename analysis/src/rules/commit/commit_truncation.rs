@@ -10,7 +10,7 @@ use crate::library::Generation;
 use crate::mapping::layout::Layout;
 use crate::model::{Arg, Dtype, MapVal, Method, Slot};
 use crate::rule::{Generations, Rule, Status};
-use crate::rules::context::{FnContext, at_arg};
+use crate::rules::context::{FnContext, at_arg, spelled_out};
 
 pub const CMT_002: Rule = Rule {
     code: "CMT-002",
@@ -154,14 +154,12 @@ fn with_packet_padded(
         return diag;
     };
     // It points where its fix pads the packet.
-    let trim = diag.span;
-    let mut diag = diag.with_fix(
+    diag.with_fix(
         format!("pad the packet the trim receives to {} elements", kept.size),
         false,
         vec![edit],
-    );
-    diag.span = span;
-    diag.with_related(trim, "the trim")
+    )
+    .pointing_at(span, "the trim")
 }
 
 /// CMT-002 on a trim whose width (`bytes` of `kept`, of `d`) is no Commit Adapter width, with
@@ -186,12 +184,7 @@ fn trim_width(
         .and_then(|p| wider_trim(kept, p, d, widths));
     // Written as `m![..]`, or as a name (an alias, a helper's parameter the call binds) that
     // the wider packet replaces at this use.
-    let written = arg.text.trim();
-    let replaceable = written.starts_with("m![")
-        || written
-            .split("::")
-            .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'));
-    if let Some((text, w)) = wider.filter(|_| replaceable) {
+    if let Some((text, w)) = wider.filter(|_| spelled_out(arg)) {
         // It writes more of each flit than the kernel asked for: unsafe.
         diag = diag.with_edit(
             format!("keep the leading {w} bytes of the packet: {text}"),
