@@ -575,3 +575,21 @@ fn a_helpers_text_is_fixed_only_when_every_call_stays_valid() {
         .expect("the bf16 call's COL-001");
     assert_eq!(gather["fixes"], serde_json::json!([]), "{gather}");
 }
+
+#[test]
+fn a_helper_in_the_callers_own_file_is_fixed_in_place() {
+    // `widen_rows::<4>` breaks the flit in the helper's text, which lies before the call.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("widen.rs");
+    let fixture = root().join("fixtures/rules/COL-001-same-file-helper.rs");
+    std::fs::copy(&fixture, &file).expect("copy");
+    let path = file.display().to_string();
+    run_cli_io(&[&path, "--fix", "--unsafe-fixes"], "");
+    let fixed = std::fs::read_to_string(&file).expect("read");
+    assert!(
+        fixed.contains(".collect::<m![H / { W }], m![H % { W } # 8]>()"),
+        "{fixed}"
+    );
+    let out = run_cli_io(&[&path], "");
+    assert!(out.stdout.contains("0 errors"), "{}", out.stdout);
+}

@@ -203,7 +203,7 @@ pub fn call_diagnostics(
             {
                 continue;
             }
-            out.push(at_the_call(db, d, (call, at.file), &helper, when));
+            out.push(at_the_call(db, d, call, &helper, when));
         }
     }
     out
@@ -213,7 +213,7 @@ pub fn call_diagnostics(
 fn at_the_call(
     db: &dyn salsa::Database,
     d: &Diagnostic,
-    (call, caller): (&HelperCall, SourceFile),
+    call: &HelperCall,
     helper: &Helper<'_>,
     when: Option<&str>,
 ) -> Diagnostic {
@@ -253,7 +253,7 @@ fn at_the_call(
     out.fixes = d
         .fixes
         .iter()
-        .filter_map(|f| at_the_binding(db, f, (call, caller), helper))
+        .filter_map(|f| at_the_binding(db, f, call, helper))
         .collect();
     // A parameter the call's expected type binds (`let q: CastTensor<.., Lane16> = f(x);`):
     // the diagnostic points at that annotation, where its fix acts.
@@ -270,12 +270,12 @@ fn at_the_call(
 /// `fix`, made in `helper`'s body, as the call makes it: each edit replaces a use of a mapping
 /// type parameter (`Pk`) by a mapping, which is what the call's turbofish argument that binds
 /// the parameter becomes. Any other edit is of the helper's own text, which every call shares:
-/// kept (in the helper's file) when that file is not the caller's, the crate then analysed
-/// with it before it is offered ([`crate::fix_check`]); `None` otherwise.
+/// kept, in the helper's file, the crate then analysed with it before it is offered
+/// ([`crate::fix_check`]).
 fn at_the_binding(
     db: &dyn salsa::Database,
     fix: &crate::diagnostic::Fix,
-    (call, caller): (&HelperCall, SourceFile),
+    call: &HelperCall,
     helper: &Helper<'_>,
 ) -> Option<crate::diagnostic::Fix> {
     if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
@@ -292,10 +292,8 @@ fn at_the_binding(
             .iter()
             .position(|p| p.as_deref() == Some(written.trim()));
         let Some(k) = param else {
-            // The helper's own text, in its own file.
-            if helper.file == caller {
-                return None;
-            }
+            // The helper's own text, in its own file (the caller's too, maybe: placed there
+            // once the call's diagnostic has file positions, see `with_own_file_edits`).
             shared.push(crate::diagnostic::Edit {
                 span: e.span.shift(helper.offset),
                 new_text: e.new_text.clone(),

@@ -220,6 +220,22 @@ impl Diagnostic {
         )
     }
 
+    /// This diagnostic with its fixes' edits of `path` (made where file positions were known:
+    /// a helper's own text in the caller's file) among their edits of its own file, `path`.
+    pub fn with_own_file_edits(mut self, path: &std::path::Path) -> Diagnostic {
+        for f in &mut self.fixes {
+            let (own, other): (Vec<_>, Vec<_>) = std::mem::take(&mut f.other_files)
+                .into_iter()
+                .partition(|o| o.path == path);
+            f.other_files = other;
+            for o in own {
+                f.edits.extend(o.edits);
+            }
+            f.edits.sort_by_key(|e| (e.span.start, e.span.end));
+        }
+        self
+    }
+
     /// Moves every span of this diagnostic right by `by` bytes.
     pub fn shifted(self, by: u32) -> Diagnostic {
         self.relocated(|s| s.shift(by))

@@ -24,11 +24,17 @@ pub fn file_diagnostics(
         .iter()
         .filter(|(_, f)| f.model.calls.iter().any(|c| c.bound.binds_any()));
     let found_before = raw.len();
+    // A fix of a helper's own text carries its edits as another file's until then.
+    let path = file.path(db).as_path();
     let caller = |start: u32| Caller::at(db, file, settings, analysis, start);
     for (start, f) in calling {
         let calls: Vec<&HelperCall> = f.model.calls.iter().collect();
         let found = call_diagnostics(db, &caller(*start), (&f.model, &f.diagnostics), &calls);
-        raw.extend(found.into_iter().map(|d| d.shifted(*start)));
+        raw.extend(
+            found
+                .into_iter()
+                .map(|d| d.shifted(*start).with_own_file_edits(path)),
+        );
     }
     // A function a macro generated calls from the invocation.
     for g in analysis
@@ -40,7 +46,7 @@ pub fn file_diagnostics(
         let calls: Vec<&HelperCall> = model.calls.iter().collect();
         let own = &g.analysis.diagnostics;
         let found = call_diagnostics(db, &caller(g.call.start), (model, own), &calls);
-        raw.extend(found.iter().map(|d| g.at_call(d)));
+        raw.extend(found.iter().map(|d| g.at_call(d).with_own_file_edits(path)));
     }
     // The generic tensors of functions the crate never calls: not checked anywhere.
     raw.extend(crate::callers::uninstantiated_generics(
