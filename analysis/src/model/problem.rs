@@ -121,6 +121,13 @@ pub enum NotFollowed {
         name: String,
         method: Method,
     },
+    /// A macro `name!` visa-lint does not expand (not the crate's, or defined twice), given
+    /// the kernel's context or tensors (`given`, as written): what it does with them.
+    MacroGiven {
+        at: Span,
+        name: String,
+        given: Vec<String>,
+    },
     /// An address computed by a call of `name` (`at`: the call) with constant arguments.
     AddressCall { at: Span, name: String },
     /// A value argument (`text`, at `at`) whose compile-time value is unknown, and why.
@@ -141,6 +148,7 @@ impl NotFollowed {
         match self {
             NotFollowed::Lost { at, .. }
             | NotFollowed::InMacro { at, .. }
+            | NotFollowed::MacroGiven { at, .. }
             | NotFollowed::AddressCall { at, .. }
             | NotFollowed::Value { at, .. }
             | NotFollowed::Iterations { at, .. } => *at,

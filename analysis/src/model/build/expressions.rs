@@ -558,6 +558,24 @@ impl Builder<'_> {
         None
     }
 
+    /// The names among a macro's argument tokens that hold the kernel's context or tensors, in
+    /// order, once each.
+    fn device_values_in(&self, tokens: &[ra_ap_syntax::SyntaxToken]) -> Vec<String> {
+        let mut given: Vec<String> = Vec::new();
+        for t in tokens
+            .iter()
+            .filter(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT)
+        {
+            let name = t.text();
+            let device =
+                self.contexts.contains(name) || self.vars.get(name).is_some_and(Val::holds_tensor);
+            if device && !given.iter().any(|g| g == name) {
+                given.push(name.to_string());
+            }
+        }
+        given
+    }
+
     /// A closure: evaluated where it is written (its chains are checked there), with its
     /// parameters typed by their annotations; an unannotated parameter is not followed. The
     /// closure's value is what its body gives, which every call returns (a closure has one
@@ -642,6 +660,15 @@ impl Builder<'_> {
                 name: name.to_string(),
                 method,
             });
+        } else if !STD_MACROS.contains(&name.as_str()) {
+            let given = self.device_values_in(&tokens);
+            if !given.is_empty() {
+                self.not_analysed(NotFollowed::MacroGiven {
+                    at,
+                    name: name.to_string(),
+                    given,
+                });
+            }
         }
         if name == "vec" {
             // `vec![a, b]` of tensor variables.
@@ -658,6 +685,40 @@ impl Builder<'_> {
         Val::Lost(Construct { span: at, what })
     }
 }
+
+/// The standard library's macros: none drives an engine, whatever it is given.
+const STD_MACROS: &[&str] = &[
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "dbg",
+    "vec",
+    "matches",
+    "concat",
+    "stringify",
+    "cfg",
+    "env",
+    "option_env",
+    "line",
+    "column",
+    "file",
+    "module_path",
+    "include",
+    "include_str",
+    "include_bytes",
+    "compile_error",
+];
 
 /// `f(x)`, `f(x)?`, `f(x).await`: a call whose result is the expression's value.
 fn called(e: &ast::Expr) -> bool {

@@ -130,6 +130,7 @@ impl<'a> Builder<'a> {
             iterations_left: MAX_ITERATIONS,
             lost_reported: std::collections::HashSet::new(),
             counters: HashMap::new(),
+            contexts: std::collections::HashSet::new(),
         }
     }
 
@@ -156,6 +157,9 @@ impl<'a> Builder<'a> {
         let Some(pname) = pat_name(&pat) else {
             return;
         };
+        if p.ty().is_some_and(|t| is_context(&t)) {
+            self.contexts.insert(pname.clone());
+        }
         match bound.params.get(k).cloned().flatten() {
             Some(v) => self.bind(&pname, v),
             None => {
@@ -314,4 +318,17 @@ pub(super) fn generic_in(f: &ast::Fn, ty: &ast::Type) -> Vec<(String, Span)> {
         .into_iter()
         .filter(|(n, _)| named.contains(n))
         .collect()
+}
+
+/// `Context`, `&mut Context`: the kernel's context, whose engines a macro given it may drive.
+fn is_context(ty: &ast::Type) -> bool {
+    match ty {
+        ast::Type::RefType(r) => r.ty().is_some_and(|t| is_context(&t)),
+        ast::Type::PathType(p) => p
+            .path()
+            .and_then(|p| p.segment())
+            .and_then(|s| s.name_ref())
+            .is_some_and(|n| n.text() == "Context"),
+        _ => false,
+    }
 }

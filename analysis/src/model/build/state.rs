@@ -66,6 +66,17 @@ impl Val {
             enumerated: false,
         }
     }
+
+    /// Whether it is a tensor, or holds one (an array, a tuple or a struct of them).
+    pub(super) fn holds_tensor(&self) -> bool {
+        match self {
+            Val::Tensor { .. } => true,
+            Val::Many { elem, .. } => elem.holds_tensor(),
+            Val::Tuple(items) => items.iter().any(Val::holds_tensor),
+            Val::Struct(fields) => fields.iter().any(|(_, v)| v.holds_tensor()),
+            _ => false,
+        }
+    }
 }
 
 /// A construct whose value the model does not follow (a closure parameter, a macro, a field,
@@ -121,6 +132,8 @@ pub struct Builder<'a> {
     /// The `let mut` integers not assigned since their `let`, with their first value: the
     /// counters a `while` loop may step (see [`Builder::counted_while`]).
     pub(super) counters: HashMap<String, u64>,
+    /// The function's parameters typed `Context` (`ctx: &mut Context`).
+    pub(super) contexts: std::collections::HashSet<String>,
 }
 
 /// How many loop-body evaluations one function's model makes at most, over all its loops (a

@@ -23,7 +23,9 @@ pub const VL_009: Rule = Rule {
            returning a `SwitchConfig`), and by `const` arrays indexed by a constant or a loop's \
            variable. A few forms it does not follow: a \
            tensor passed into a closure through an unannotated parameter, the value of a macro \
-           other than `m!`, `axes!` and `i!` (and an engine chain written inside one), a field \
+           other than `m!`, `axes!` and `i!` (and an engine chain written inside one), a macro \
+           the crate does not define once (a dependency's) given the kernel's context or \
+           tensors, which may do engine work with them, a field \
            of a value it cannot type (`self.weights`), an index into something that is not an \
            array of tensors, a destructuring of something that is not a tuple or struct \
            literal, the items of a macro invoked where no `macro_rules!` of the file defines \
@@ -101,6 +103,26 @@ pub(super) fn in_macro(at: Span, name: &str, method: &Method) -> Diagnostic {
         at,
         format!(
             "not checked: the engine chain inside `{name}!` (`.{method}()`): visa-lint does not read macro bodies other than `m!`, `axes!` and `i!`; write the chain outside the macro and pass its result in to have it checked",
+        ),
+    )
+}
+
+/// VL-009 on the macro `name!`, which visa-lint does not expand, given the kernel's context
+/// or tensors (`given`).
+pub(super) fn macro_given(at: Span, name: &str, given: &[String]) -> Diagnostic {
+    let given = given
+        .iter()
+        .map(|g| format!("`{g}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Diagnostic::new(
+        &VL_009,
+        at,
+        format!(
+            "not checked: `{name}!` is given {given}, and visa-lint does not expand it (it \
+             expands the `macro_rules!` macros the crate defines once), so whatever engine work \
+             or DMA it does with them is not checked; define it in the crate, or write its \
+             body out, to have it checked"
         ),
     )
 }

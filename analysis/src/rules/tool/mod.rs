@@ -72,6 +72,9 @@ pub fn not_followed(p: &NotFollowed) -> Diagnostic {
         NotFollowed::InMacro { at, name, method } => {
             construct_not_analysed::in_macro(*at, name, method)
         }
+        NotFollowed::MacroGiven { at, name, given } => {
+            construct_not_analysed::macro_given(*at, name, given)
+        }
         NotFollowed::AddressCall { at, name } => construct_not_analysed::address_call(*at, name),
         NotFollowed::Value { at, text, why } => construct_not_analysed::value(*at, text, why),
         NotFollowed::Iterations {
