@@ -41,8 +41,13 @@ fn touches(primary: Span, edit: Span) -> bool {
 fn misplaced(d: &Diagnostic) -> Vec<&str> {
     d.fixes
         .iter()
-        // Padding an alias where it is defined edits the definition, by design.
-        .filter(|f| !f.edits_definition && !f.edits.iter().any(|e| touches(d.span, e.span)))
+        // Padding an alias where it is defined edits the definition, and fixing a helper's
+        // own text (for every call) edits the helper, by design.
+        .filter(|f| {
+            !f.edits_definition
+                && !f.edits_helper
+                && !f.edits.iter().any(|e| touches(d.span, e.span))
+        })
         .map(|f| f.title.as_str())
         .collect()
 }

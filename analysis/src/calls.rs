@@ -14,7 +14,7 @@ use crate::db::{self, EnvText, FnInput, SourceFile};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::library::Generation;
 use crate::model::value::Value;
-use crate::model::{Bound, FnModel, HelperCall};
+use crate::model::{Bound, FnKind, FnModel, HelperCall};
 use crate::resolve::ItemKind;
 use ra_ap_syntax::AstNode;
 use ra_ap_syntax::ast::{self, HasGenericParams, HasName};
@@ -170,11 +170,11 @@ pub fn call_diagnostics(
     if calls.is_empty() || at.depth > MAX_CALL_DEPTH {
         return Vec::new();
     }
-    // A call that binds nothing gives what the helper's own check gives.
+    // A call that binds nothing, outside any kernel, gives what the helper's own check gives.
     let calls: Vec<&HelperCall> = calls
         .iter()
         .copied()
-        .filter(|c| c.bound.binds_any())
+        .filter(|c| c.bound.traces_anew())
         .collect();
     let names: Vec<&str> = calls.iter().map(|c| c.callee.as_str()).collect();
     let helpers = resolve_helpers(db, at, &names);
@@ -400,15 +400,24 @@ impl Helper<'_> {
         let params = self.params.iter().zip(&bound.params);
         let tensors = self.params.iter().zip(&bound.tensors);
         let addresses = self.params.iter().zip(&bound.addresses);
-        generics
+        let given: Vec<String> = generics
             .filter_map(|(n, v)| named(n.as_ref(), v))
             .chain(params.filter_map(|(n, v)| named(Some(n), v)))
             .chain(tensors.filter_map(|(n, t)| typed(n, t)))
             .chain(addresses.filter_map(|(n, a)| placed(n, a)))
             .chain(passes)
             .chain(returned)
-            .collect::<Vec<_>>()
-            .join(", ")
+            .collect();
+        match bound.kernel {
+            // Only the kernel's grid is new to the helper.
+            Some(FnKind::Device { chips, pe }) if given.is_empty() => {
+                let chips = chips.map(|n| format!("chip = {n}"));
+                let pe = pe.map(|n| format!("pe = {n}"));
+                let attr: Vec<String> = chips.into_iter().chain(pe).collect();
+                format!("the grid of `#[device({})]`", attr.join(", "))
+            }
+            _ => given.join(", "),
+        }
     }
 }
 

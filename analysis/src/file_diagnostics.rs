@@ -22,7 +22,7 @@ pub fn file_diagnostics(
     let calling = analysis
         .fns
         .iter()
-        .filter(|(_, f)| f.model.calls.iter().any(|c| c.bound.binds_any()));
+        .filter(|(_, f)| f.model.calls.iter().any(|c| c.bound.traces_anew()));
     let found_before = raw.len();
     // A fix of a helper's own text carries its edits as another file's until then.
     let path = file.path(db).as_path();
@@ -40,7 +40,7 @@ pub fn file_diagnostics(
     for g in analysis
         .generated
         .iter()
-        .filter(|g| g.analysis.model.calls.iter().any(|c| c.bound.binds_any()))
+        .filter(|g| g.analysis.model.calls.iter().any(|c| c.bound.traces_anew()))
     {
         let model = &g.analysis.model;
         let calls: Vec<&HelperCall> = model.calls.iter().collect();

@@ -246,8 +246,9 @@ pub struct Bound {
     /// chain is continued with.
     pub continued: Option<Vec<Step>>,
     /// The `#[device]` kernel whose trace makes the call (directly or through helpers): the
-    /// helper's Chip, Cluster and Slice mappings are that kernel's. Not a binding of its own
-    /// ([`Bound::binds_any`]): it only tells what the bound values run on.
+    /// helper's Chip, Cluster and Slice mappings are that kernel's, which its own analysis
+    /// does not know. Not a binding of its own ([`Bound::binds_any`]), but it gives the
+    /// helper's analysis something new ([`Bound::traces_anew`]).
     pub kernel: Option<FnKind>,
 }
 
@@ -272,6 +273,14 @@ impl Bound {
             || self.addresses.iter().any(Option::is_some)
             || self.streams.iter().any(Option::is_some)
             || self.continued.is_some()
+    }
+
+    /// Whether the helper's analysis with this call can find more than its own: the call binds
+    /// something, or is traced in a `#[device]` kernel, whose grid the helper's Chip, Cluster
+    /// and Slice mappings must fit (a helper's signature `DmTensor<.., m![C / 2], ..>` is a
+    /// Slice of 128 in every kernel that calls it).
+    pub fn traces_anew(&self) -> bool {
+        self.binds_any() || self.kernel.is_some()
     }
 }
 

@@ -40,10 +40,15 @@ pub(super) fn check(
             d
         } else {
             let mut d = d.with_severity(Severity::Warning);
-            d.message.push_str(
+            d.message.push_str(if cx.model.traced_in.is_some() {
+                // A helper checked with its caller's kernel: what the caller does with the
+                // tensor is not seen here.
+                "; this function only moves the tensor by DMA, views and tiles, which the \
+                 library does not check: a Tensor Unit step that reads it panics"
+            } else {
                 "; only DMA, views and tiles use this tensor, which the library does not \
-                 check: fetching it would panic",
-            );
+                 check: fetching it would panic"
+            });
             d
         });
     }
