@@ -159,6 +159,7 @@ fn with_aliases(axes: &str, aliases: &[(&str, &str)], mapping: &str) -> Layout {
                     span: Span::new(0, 0),
                 },
                 body: Some(body),
+                generics: Vec::new(),
             },
         );
     }

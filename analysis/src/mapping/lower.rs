@@ -43,6 +43,9 @@ pub struct Alias {
     pub name: Name,
     /// `None` when the body did not parse (that was reported at the alias).
     pub body: Option<Expr>,
+    /// Its type and const parameters (`type LaneBus<Ln> = m![{ Ln } # 8];`): a use gives
+    /// them (`LaneBus<Lanes>`), and the body is read with them bound.
+    pub generics: Vec<String>,
 }
 
 impl Scope {

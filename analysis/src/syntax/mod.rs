@@ -42,6 +42,9 @@ pub struct AliasSite {
     pub name: ast::Name,
     /// Index into [`FileModel::sites`] of its `m![...]`.
     pub site: usize,
+    /// Its type and const parameters (`type LaneBus<Ln> = m![{ Ln } # 8];`), which its body
+    /// names as each use gives them.
+    pub generics: Vec<String>,
 }
 
 /// `type Strip = Slice;` or `type Strip = layouts::Slice;`: another name for whatever the
@@ -537,22 +540,9 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
                 fns: enclosing_fns(call.syntax()),
             });
         } else if let Some(f) = ra::Fn::cast(node.clone()) {
-            let mut names = Vec::new();
-            if let Some(gpl) = ra::HasGenericParams::generic_param_list(&f) {
-                for p in gpl.generic_params() {
-                    let name = match p {
-                        ra::GenericParam::TypeParam(t) => ra::HasName::name(&t),
-                        ra::GenericParam::ConstParam(c) => ra::HasName::name(&c),
-                        ra::GenericParam::LifetimeParam(_) => None,
-                    };
-                    if let Some(n) = name {
-                        names.push(n.text().to_string());
-                    }
-                }
-            }
             model
                 .generics
-                .insert(span_of(f.syntax().text_range()), names);
+                .insert(span_of(f.syntax().text_range()), generic_names(&f));
         }
     }
     for node in nodes {
@@ -590,10 +580,26 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
                     span: span_of(name.syntax().text_range()),
                 },
                 site,
+                generics: generic_names(&alias),
             });
         }
     }
     model
+}
+
+/// The names of an item's type and const parameters.
+fn generic_names(item: &impl ra::HasGenericParams) -> Vec<String> {
+    let Some(gpl) = item.generic_param_list() else {
+        return Vec::new();
+    };
+    gpl.generic_params()
+        .filter_map(|p| match p {
+            ra::GenericParam::TypeParam(t) => ra::HasName::name(&t),
+            ra::GenericParam::ConstParam(c) => ra::HasName::name(&c),
+            ra::GenericParam::LifetimeParam(_) => None,
+        })
+        .map(|n| n.text().to_string())
+        .collect()
 }
 
 /// A site's parsed body, in file coordinates.
@@ -671,6 +677,7 @@ fn sites_scope(
                 Parsed::Mapping(e) => Some(e.clone()),
                 _ => None,
             },
+            generics: a.generics.clone(),
         })
         .collect();
     add_renames(model, base, &take, &mut aliases);
@@ -684,7 +691,14 @@ fn sites_scope(
         scope.generics.extend(g.iter().cloned());
     }
     if diagnose {
-        lower_all(&parsed, &scope, &mut diags);
+        // A generic alias's body names its parameters, which only its uses give.
+        let generic: HashMap<usize, &[String]> = model
+            .aliases
+            .iter()
+            .filter(|a| !a.generics.is_empty())
+            .map(|a| (a.site, a.generics.as_slice()))
+            .collect();
+        lower_all(&parsed, &scope, &generic, &mut diags);
     }
     (diags, scope, parsed)
 }
@@ -791,6 +805,7 @@ fn add_renames(
             aliases.push(mapping::lower::Alias {
                 name: r.name.clone(),
                 body: Some(ast::Expr::Escape(target, r.target_span)),
+                generics: Vec::new(),
             });
         }
         if !changed {
@@ -801,12 +816,24 @@ fn add_renames(
 
 /// Lowers every parsed mapping in `scope`, reporting what is wrong with it; an index's keys
 /// (`i![B / 64: i]`) are each a factor of an axis.
-fn lower_all(parsed: &[Parsed], scope: &Scope, diags: &mut Vec<Problem>) {
-    for p in parsed {
+fn lower_all(
+    parsed: &[Parsed],
+    scope: &Scope,
+    generic: &HashMap<usize, &[String]>,
+    diags: &mut Vec<Problem>,
+) {
+    for (k, p) in parsed.iter().enumerate() {
         match p {
-            Parsed::Mapping(e) => {
-                mapping::lower(e, scope, diags);
-            }
+            Parsed::Mapping(e) => match generic.get(&k) {
+                Some(params) => {
+                    let mut with = scope.clone();
+                    with.generics.extend(params.iter().cloned());
+                    mapping::lower(e, &with, diags);
+                }
+                None => {
+                    mapping::lower(e, scope, diags);
+                }
+            },
             Parsed::Index(entries) => {
                 for entry in entries {
                     mapping::lower(&entry.key, scope, diags);

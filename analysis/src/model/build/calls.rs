@@ -86,6 +86,7 @@ impl Builder<'_> {
                 span: Span::default(),
             },
             body: Some(body),
+            generics: Vec::new(),
         };
         self.scope.aliases.insert(name.to_string(), alias);
         self.scope.bound.insert(name.to_string());

@@ -493,7 +493,11 @@ pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
             }
             ast::Type::PathType(p) => {
                 let at = span_of(p.syntax().text_range());
-                alias_val(&path_key(&p.path()?)?, scope, at)
+                let path = p.path()?;
+                match path_key(&path) {
+                    Some(name) => alias_val(&name, scope, at),
+                    None => generic_alias_val(&path, scope, at),
+                }
             }
             _ => None,
         },
@@ -505,6 +509,77 @@ pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
         }
         _ => None,
     }
+}
+
+/// The mapping a generic mapping alias given its parameters stands for (`Lanes<4>`, as
+/// written), when `scope` can read it.
+pub fn generic_alias_layout(text: &str, scope: &Scope) -> Option<Arc<mapping::Layout>> {
+    let wrapped = format!("type __VisaLint = {text};");
+    let file = ra_ap_syntax::SourceFile::parse(&wrapped, ra_ap_syntax::Edition::Edition2024);
+    let alias = file
+        .tree()
+        .syntax()
+        .descendants()
+        .find_map(ast::TypeAlias::cast)?;
+    let ast::Type::PathType(p) = alias.ty()? else {
+        return None;
+    };
+    generic_alias_val(&p.path()?, scope, Span::default())?.layout
+}
+
+/// A generic mapping alias given its parameters (`LaneBus<Lanes>`, `Padded<m![K], 8>`): its
+/// body read with each type parameter the mapping given and each const parameter the size.
+fn generic_alias_val(path: &ast::Path, scope: &Scope, at: Span) -> Option<MapVal> {
+    let segment = path.segment()?;
+    let name = segment.name_ref()?.text().to_string();
+    let key = match path.qualifier() {
+        Some(q) => format!("{}::{name}", path_key(&q)?),
+        None => name,
+    };
+    // Through the names it is imported under (`use layouts::Lanes as Lanes16;`).
+    let mut alias = scope.aliases.get(&key)?;
+    for _ in 0..8 {
+        match &alias.body {
+            Some(crate::mapping::ast::Expr::Escape(target, _)) if alias.generics.is_empty() => {
+                alias = scope.aliases.get(&target.text)?;
+            }
+            _ => break,
+        }
+    }
+    let args: Vec<ast::GenericArg> = segment.generic_arg_list()?.generic_args().collect();
+    if args.len() != alias.generics.len() {
+        return None;
+    }
+    let mut with = scope.clone();
+    for (param, arg) in alias.generics.iter().zip(&args) {
+        with.generics.remove(param);
+        if let Some(m) = map_of(arg, scope).and_then(|m| m.layout) {
+            // The given mapping, as an alias of the parameter's name.
+            let body = parse::parse_mapping(&m.to_expr()).ok();
+            let bound = crate::mapping::lower::Alias {
+                name: crate::mapping::ast::Name {
+                    text: param.clone(),
+                    span: Span::default(),
+                },
+                body,
+                generics: Vec::new(),
+            };
+            with.aliases.insert(param.clone(), bound);
+        } else if let ast::GenericArg::ConstArg(c) = arg
+            && let Some(n) = c.expr().and_then(|e| consts::eval(&e, &scope.consts))
+        {
+            with.consts.insert(param.clone(), n);
+        } else {
+            return None;
+        }
+    }
+    let layout = mapping::lower(alias.body.as_ref()?, &with, &mut Vec::new());
+    Some(MapVal {
+        text: crate::syntax::compact_text(path.syntax()),
+        layout: layout.map(Arc::new),
+        span: Some(at),
+        in_tensor_alias: false,
+    })
 }
 
 /// An alias used as a mapping argument; `at` is the use (`Slice` or `{ Slice }`).
