@@ -698,6 +698,21 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
             in_impl(&mut it, &ty);
             m.items.push(it);
         }
+        // An associated type (`type Slice = m![S / 8];` of `impl KvLayout for Paged`), read
+        // as `Paged::Slice` and `<Paged as KvLayout>::Slice`.
+        if let ast::AssocItem::TypeAlias(t) = &a
+            && t.ty().is_some()
+            && let Some(n) = t.name()
+        {
+            let mut it = verbatim(n, ItemKind::Alias, true, t.syntax());
+            it.name = format!("{ty}::{}", it.name);
+            it.refs.retain(|r| r != &ty);
+            match imp.trait_().map(|tr| syntax::compact_text(tr.syntax())) {
+                Some(tr) => within(&mut it, &format!("impl {tr} for {ty} {{\n")),
+                None => in_impl(&mut it, &ty),
+            }
+            m.items.push(it);
+        }
     }
 }
 
@@ -746,7 +761,11 @@ fn one_expression(f: &ast::Fn) -> bool {
 /// A method of `ty` kept with its body, written inside `impl ty { .. }` so that the
 /// environment knows whose it is (its positions moved past the `impl` line).
 fn in_impl(it: &mut Item, ty: &str) {
-    let head = format!("impl {ty} {{\n");
+    within(it, &format!("impl {ty} {{\n"));
+}
+
+/// `it` written inside the block `head` opens (`impl Tiler {\n`), its positions moved past it.
+fn within(it: &mut Item, head: &str) {
     let by = head.len() as u32;
     it.text = format!("{head}{}\n}}", it.text);
     it.name_at = (it.name_at.0 + by, it.name_at.1 + by);

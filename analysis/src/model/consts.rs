@@ -342,6 +342,16 @@ pub fn path_key(path: &ast::Path) -> Option<String> {
         }
         let text = match seg.kind()? {
             ast::PathSegmentKind::Name(n) => n.text().to_string(),
+            // `<Paged as KvLayout>::Slice`: an associated item of a trait's impl, keyed by
+            // the type's and the trait's names.
+            ast::PathSegmentKind::Type {
+                type_ref: Some(ty),
+                trait_ref: Some(tr),
+            } if key.is_empty() => format!(
+                "<{} as {}>",
+                last_name(&ty)?,
+                tr.path()?.segment()?.name_ref()?.text()
+            ),
             ast::PathSegmentKind::CrateKw => "crate".to_string(),
             ast::PathSegmentKind::SelfKw => "self".to_string(),
             ast::PathSegmentKind::SuperKw => "super".to_string(),
@@ -353,6 +363,35 @@ pub fn path_key(path: &ast::Path) -> Option<String> {
         key.push_str(&text);
     }
     (!key.is_empty()).then_some(key)
+}
+
+/// The last segment's name of a path type (`Paged` of `crate::axes::Paged`).
+fn last_name(ty: &ast::Type) -> Option<String> {
+    let ast::Type::PathType(p) = ty else {
+        return None;
+    };
+    Some(p.path()?.segment()?.name_ref()?.text().to_string())
+}
+
+/// The names an associated item `name` of an `impl` block is found by: `Type::name`, and for
+/// a trait's impl `<Type as Trait>::name` too. Empty when `node` is not in an `impl` block.
+pub fn assoc_keys(node: &ra_ap_syntax::SyntaxNode, name: &str) -> Vec<String> {
+    let Some(imp) = node
+        .parent()
+        .filter(|p| p.kind() == ra_ap_syntax::SyntaxKind::ASSOC_ITEM_LIST)
+        .and_then(|l| l.parent())
+        .and_then(ast::Impl::cast)
+    else {
+        return Vec::new();
+    };
+    let Some(ty) = imp.self_ty().as_ref().and_then(last_name) else {
+        return Vec::new();
+    };
+    let mut keys = vec![format!("{ty}::{name}")];
+    if let Some(tr) = imp.trait_().as_ref().and_then(last_name) {
+        keys.push(format!("<{ty} as {tr}>::{name}"));
+    }
+    keys
 }
 
 #[cfg(test)]

@@ -463,12 +463,10 @@ pub fn written_mapping(scope: &Scope, arg: &Arg) -> Option<String> {
     if text.starts_with("m![") {
         return Some(text.to_string());
     }
-    // A generic alias given its parameters (`Lanes<4>`): the mapping it stands for.
-    if text.contains('<') {
-        let layout = build::generic_alias_layout(text, scope)?;
-        return Some(format!("m![{}]", layout.to_expr()));
-    }
-    let alias = scope.aliases.get(text)?.body.as_ref()?;
-    let layout = crate::mapping::lower(alias, scope, &mut Vec::new())?;
+    let layout = match scope.aliases.get(text) {
+        Some(alias) => crate::mapping::lower(alias.body.as_ref()?, scope, &mut Vec::new())?,
+        // A generic alias given its parameters (`Lanes<4>`): the mapping it stands for.
+        None => build::generic_alias_layout(text, scope)?.as_ref().clone(),
+    };
     Some(format!("m![{}]", layout.to_expr()))
 }

@@ -549,23 +549,33 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
         let Some(alias) = ra::TypeAlias::cast(node) else {
             continue;
         };
-        if let (Some(name), Some(ra::Type::PathType(p))) = (ra::HasName::name(&alias), alias.ty())
+        let Some(name) = ra::HasName::name(&alias) else {
+            continue;
+        };
+        // An associated type of an `impl` block is `Type::Name` (and `<Type as Trait>::Name`),
+        // never the bare name another alias may have.
+        let names = {
+            let text = name.text().to_string();
+            let keys = crate::model::consts::assoc_keys(alias.syntax(), &text);
+            let span = span_of(name.syntax().text_range());
+            let keys = if keys.is_empty() { vec![text] } else { keys };
+            keys.into_iter().map(move |text| ast::Name { text, span })
+        };
+        if let Some(ra::Type::PathType(p)) = alias.ty()
             && let Some(path) = p.path()
             && let Some(target) = crate::model::consts::path_key(&path)
         {
-            model.renames.push(RenameSite {
-                name: ast::Name {
-                    text: name.text().to_string(),
-                    span: span_of(name.syntax().text_range()),
-                },
-                target,
-                target_span: span_of(path.syntax().text_range()),
-                fns: enclosing_fns(alias.syntax()),
-            });
+            for name in names {
+                model.renames.push(RenameSite {
+                    name,
+                    target: target.clone(),
+                    target_span: span_of(path.syntax().text_range()),
+                    fns: enclosing_fns(alias.syntax()),
+                });
+            }
             continue;
         }
-        let (Some(name), Some(ra::Type::MacroType(mt))) = (ra::HasName::name(&alias), alias.ty())
-        else {
+        let Some(ra::Type::MacroType(mt)) = alias.ty() else {
             continue;
         };
         let Some(call) = mt.macro_call() else {
@@ -574,14 +584,13 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
         if let Some(&site) = site_of_call.get(&call.syntax().text_range())
             && model.sites[site].kind == MacroKind::Mapping
         {
-            model.aliases.push(AliasSite {
-                name: ast::Name {
-                    text: name.text().to_string(),
-                    span: span_of(name.syntax().text_range()),
-                },
-                site,
-                generics: generic_names(&alias),
-            });
+            for name in names {
+                model.aliases.push(AliasSite {
+                    name,
+                    site,
+                    generics: generic_names(&alias),
+                });
+            }
         }
     }
     model

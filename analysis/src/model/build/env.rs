@@ -565,9 +565,7 @@ fn generic_alias_val(path: &ast::Path, scope: &Scope, at: Span) -> Option<MapVal
                 generics: Vec::new(),
             };
             with.aliases.insert(param.clone(), bound);
-        } else if let ast::GenericArg::ConstArg(c) = arg
-            && let Some(n) = c.expr().and_then(|e| consts::eval(&e, &scope.consts))
-        {
+        } else if let Some(n) = const_arg(arg, scope) {
             with.consts.insert(param.clone(), n);
         } else {
             return None;
@@ -582,10 +580,28 @@ fn generic_alias_val(path: &ast::Path, scope: &Scope, at: Span) -> Option<MapVal
     })
 }
 
+/// A const generic argument's value: `{ 2 * N }`, `8`, or a constant's name, which Rust
+/// parses as a type (`ProjSlice<PACKED_SLICES>`).
+fn const_arg(arg: &ast::GenericArg, scope: &Scope) -> Option<u64> {
+    match arg {
+        ast::GenericArg::ConstArg(c) => consts::eval(&c.expr()?, &scope.consts),
+        ast::GenericArg::TypeArg(t) => match t.ty()? {
+            ast::Type::PathType(p) => scope.consts.get(&path_key(&p.path()?)?).copied(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// An alias used as a mapping argument; `at` is the use (`Slice` or `{ Slice }`).
 pub(super) fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
     scope.aliases.get(name)?;
-    let e = parse::parse_mapping(&format!("{{ {name} }}")).ok()?;
+    // `{ name }`, built rather than parsed: `<Paged as KvLayout>::Slice` is no mapping text.
+    let name_at = crate::mapping::ast::Name {
+        text: name.to_string(),
+        span: Span::default(),
+    };
+    let e = crate::mapping::ast::Expr::Escape(name_at, Span::default());
     let layout = mapping::lower(&e, scope, &mut Vec::new());
     Some(MapVal {
         text: name.to_string(),

@@ -35,7 +35,7 @@ pub(super) fn spatial(
         };
         let advice = if n < want {
             match alias(cx, site.map) {
-                Some(a) => format!("pad it with `# {want}` where `type {a}` is defined"),
+                Some(a) => format!("pad it with `# {want}` where {}", defined_at(a)),
                 None => format!("pad it with `# {want}` to fill the unused positions"),
             }
         } else {
@@ -142,4 +142,24 @@ fn into_element(site: &Site<'_>, want: u64) -> Option<(String, Vec<Edit>)> {
         return move_into_element(site, kept, &layout.window(inner));
     }
     move_into_element(site, none_kept, layout)
+}
+
+/// Where the alias `a` is defined, as a message says it: `type Slice` is defined, or for an
+/// associated type (`<Paged as KvLayout>::Slice`, `Paged::Slice`) the `impl` block defines it.
+fn defined_at(a: &str) -> String {
+    let assoc = a
+        .strip_prefix('<')
+        .and_then(|r| r.split_once(">::"))
+        .and_then(|(ty_trait, item)| {
+            let (ty, tr) = ty_trait.split_once(" as ")?;
+            Some(format!("`impl {tr} for {ty}` defines `type {item}`"))
+        });
+    let inherent = || {
+        a.rsplit_once("::")
+            .filter(|(ty, _)| ty.chars().next().is_some_and(char::is_uppercase))
+            .map(|(ty, item)| format!("`{ty}`'s `impl` block defines `type {item}`"))
+    };
+    assoc
+        .or_else(inherent)
+        .unwrap_or_else(|| format!("`type {a}` is defined"))
 }
