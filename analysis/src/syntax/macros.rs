@@ -514,18 +514,22 @@ fn fragment_len(kind: &str, input: &[Tt], stop: Option<&str>) -> Result<Option<u
 
 /// A greedy fragment's length: up to `stop` or a token that may follow a fragment of its kind
 /// (Rust's follow sets: `,` `;` `=>` for an expression, `=` and `|` too for a type, a path or
-/// a pattern), outside any group, and for a type or path outside its `<..>`.
+/// a pattern), outside any group, and for a type or path outside its `<..>` (an expression's
+/// turbofish `::<A, B>` too: there `<` is no comparison).
 fn greedy_len(kind: &str, input: &[Tt], stop: Option<&str>) -> usize {
     let generic = matches!(kind, "ty" | "path");
     let follow: &[&str] = match kind {
         "ty" | "path" | "pat" | "pat_param" => &[",", ";", "=", "=>", "|"],
         _ => &[",", ";", "=>"],
     };
+    let turbofish = |i: usize| {
+        i >= 1 && input[i - 1].is("::") || i >= 2 && input[i - 1].is(":") && input[i - 2].is(":")
+    };
     let mut angle = 0i32;
     for (i, t) in input.iter().enumerate() {
-        if generic && t.is("<") {
+        if t.is("<") && (generic || angle > 0 || turbofish(i)) {
             angle += 1;
-        } else if generic && t.is(">") && angle > 0 {
+        } else if t.is(">") && angle > 0 {
             angle -= 1;
         } else if angle == 0 && (stop.is_some_and(|s| t.is(s)) || follow.iter().any(|f| t.is(f))) {
             return i;
@@ -751,6 +755,17 @@ mod tests {
         assert_eq!(
             expand(src).as_deref(),
             Ok("type A = Vec<(i8, u8)>;type B = HashMap<i8, u8>;")
+        );
+    }
+
+    /// A turbofish's `,` is inside its `<..>`; a `<` after no `::` is a comparison.
+    #[test]
+    fn an_expression_ends_at_a_comma_outside_its_turbofish() {
+        let src = "macro_rules! k { ($s:expr, $x:expr) => { const C: bool = $x; fn f() { $s; } }; }\n\
+                   k!(t.fetch::<m![1], m![Z % 2]>(), 1 < 2);";
+        assert_eq!(
+            expand(src).as_deref(),
+            Ok("const C: bool = (1 < 2); fn f() { (t.fetch::<m![1], m![Z % 2]>());}")
         );
     }
 
