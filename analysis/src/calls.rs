@@ -194,6 +194,7 @@ pub fn call_diagnostics(
             .and_then(|k| model.iterations.get(k as usize))
             .map(|it| it.label.as_str());
         for d in instance_findings(db, inst).iter() {
+            let d = &helper.placed(d);
             let reported = |o: &Diagnostic| o.rule.code == d.rule.code && o.message == d.message;
             let in_continuation = d.span.start >= crate::model::CALLER_CONTINUATION;
             if out
@@ -363,6 +364,45 @@ pub(crate) struct Helper<'db> {
     generics: Vec<Option<String>>,
     /// Its type parameters' names (`None` for a const parameter), by the same positions.
     type_params: Vec<Option<String>>,
+    /// Its body with the crate's macro invocations expanded, when it makes any: `input` is
+    /// then that body's, and its findings are placed back in the body as written.
+    expanded: Option<Arc<crate::body_macros::Expanded>>,
+}
+
+impl<'db> Helper<'db> {
+    /// This helper analysed as the compiler traces it: with the crate's macros its body
+    /// invokes expanded (`load_keys!(ctx, keys, m![J])`), as its own check does.
+    fn with_macros_expanded(mut self, db: &'db dyn salsa::Database) -> Helper<'db> {
+        let green = self.input.green(db);
+        let written =
+            crate::syntax::node_text(&ra_ap_syntax::SyntaxNode::new_root(green.0.clone()));
+        if !crate::body_macros::may_invoke(&written) || db::body_macros(db, self.input).is_empty() {
+            return self;
+        }
+        let defs = db::crate_macros(db, self.file);
+        let Some(expanded) = crate::body_macros::expand_fn(green, defs) else {
+            return self;
+        };
+        self.input = FnInput::new(
+            db,
+            expanded.green.clone(),
+            *self.input.module_env(db),
+            *self.input.local_env(db),
+            *self.input.target(db),
+            *self.input.library(db),
+        );
+        self.expanded = Some(Arc::new(expanded));
+        self
+    }
+
+    /// A finding of the helper's analysis, placed in its body as written (one of the
+    /// caller's pass or continuation keeps its place past any text).
+    fn placed(&self, d: &Diagnostic) -> Diagnostic {
+        match &self.expanded {
+            Some(e) if d.span.start < crate::model::CALLER_CONTINUATION => e.place(d),
+            _ => d.clone(),
+        }
+    }
 }
 
 impl Helper<'_> {
@@ -400,8 +440,15 @@ impl Helper<'_> {
         let params = self.params.iter().zip(&bound.params);
         let tensors = self.params.iter().zip(&bound.tensors);
         let addresses = self.params.iter().zip(&bound.addresses);
+        // A mapping parameter the turbofish gives (`Lane = m![J]`).
+        let mappings = self
+            .type_params
+            .iter()
+            .zip(&bound.mappings)
+            .filter_map(|(n, m)| Some(format!("`{} = m![{}]`", n.as_ref()?, m.as_ref()?.trim())));
         let given: Vec<String> = generics
             .filter_map(|(n, v)| named(n.as_ref(), v))
+            .chain(mappings)
             .chain(params.filter_map(|(n, v)| named(Some(n), v)))
             .chain(tensors.filter_map(|(n, t)| typed(n, t)))
             .chain(addresses.filter_map(|(n, a)| placed(n, a)))
@@ -455,7 +502,7 @@ pub(crate) fn resolve_helpers<'db>(
             } else {
                 *db::workspace_file(db, &file)?
             };
-            helper_at(db, file, in_file, index, at)
+            helper_at(db, file, in_file, index, at).map(|h| h.with_macros_expanded(db))
         })
         .collect()
 }
@@ -528,6 +575,7 @@ pub(crate) fn helper_at<'db>(
         params,
         generics,
         type_params,
+        expanded: None,
     })
 }
 

@@ -375,6 +375,29 @@ impl P<'_> {
         }
     }
 
+    /// The whole content of an escape as a mapping written `m![..]`, or `None`.
+    fn escaped_mapping(&self, content: ParseStream<'_>) -> R<Option<Expr>> {
+        let fork = content.fork();
+        let is_m = fork
+            .parse::<syn::Ident>()
+            .is_ok_and(|i| i == "m" && fork.peek(Token![!]) && fork.peek2(syn::token::Bracket));
+        if !is_m {
+            return Ok(None);
+        }
+        content.parse::<syn::Ident>().map_err(|e| self.err(e))?;
+        content.parse::<Token![!]>().map_err(|e| self.err(e))?;
+        let (inner, _) = group(content, |i| {
+            let c;
+            let b = bracketed!(c in i);
+            Ok((c, b.span))
+        })
+        .map_err(|e| self.err(e))?;
+        let mapping = self.mapping(&inner)?;
+        self.expect_end(&inner, "expected `,`, `]` or a postfix operator")?;
+        self.expect_end(content, "expected `}` after the mapping")?;
+        Ok(Some(mapping))
+    }
+
     /// The whole content of an escape as a path of two or more segments (`layouts::Slice`,
     /// `crate::a::T`), or `None`.
     fn escaped_path(&self, content: ParseStream<'_>) -> Option<Name> {
@@ -580,6 +603,10 @@ impl P<'_> {
             // `{ layouts::Slice }`, `{ super::Tile }`: an alias named by its path.
             if let Some(name) = self.escaped_path(content) {
                 return Ok(Expr::Escape(name, span));
+            }
+            // `{ m![J] }` (a macro's `$row:ty` given `m![J]`): that mapping, as a group.
+            if let Some(inner) = self.escaped_mapping(content)? {
+                return Ok(Expr::Group(Box::new(inner), span));
             }
             return Err(ParseProblem::Unsupported(
                 span,
@@ -1130,6 +1157,15 @@ mod tests {
         );
         // Not a Rust expression either: the size grammar's error stands.
         assert_eq!(syntax_at("B / { 8 8 }").0, "8");
+    }
+
+    /// A macro's `$row:ty` given `m![J]` writes `m![{ m![J] }, D]`: the inner mapping.
+    #[test]
+    fn an_escaped_mapping_is_its_mapping() {
+        let Ok(Expr::Pair(terms, _)) = parse_mapping("{ m![J % 4] }, D") else {
+            panic!("a pair")
+        };
+        assert!(matches!(&terms[0], Expr::Group(inner, _) if matches!(**inner, Expr::Op { .. })));
     }
 
     #[test]
