@@ -177,6 +177,29 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
     (nodes, vars)
 }
 
+/// The DM tensor `tv` (of a loop's first pass) as the loop's other iterations place it: each
+/// iteration's label (`p = 1, h = 1`) and footprint, where its address differs. Only the
+/// iterations whose chains the model holds (a model of one iteration holds no other).
+pub fn other_iterations<'m>(
+    model: &'m crate::model::FnModel,
+    tv: &crate::model::TensorVar,
+) -> Vec<(&'m str, Footprint)> {
+    if tv.iteration.is_none() || tv.ty.kind != Kind::Dm {
+        return Vec::new();
+    }
+    model
+        .tensors
+        .iter()
+        .filter(|t| t.name == tv.name && t.span == tv.span && t.address != tv.address)
+        .filter(|t| !model.in_first_pass(t.iteration))
+        .filter(|t| model.chains.iter().any(|c| c.iteration == t.iteration))
+        .filter_map(|t| {
+            let label = model.iterations.get(t.iteration? as usize)?.label.as_str();
+            Some((label, footprint(&t.ty, t.address?)?))
+        })
+        .collect()
+}
+
 /// The function's tensors (of the first iteration of each loop): where each becomes visible
 /// (the chain after the one that defines it; a parameter at once), the chain that writes it,
 /// and, for a placed DM tensor, its footprint and where its address is written.

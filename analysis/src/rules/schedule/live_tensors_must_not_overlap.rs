@@ -26,7 +26,9 @@ pub const SCH_001: Rule = Rule {
            live (the pipeline reads and writes at once). Reusing an address after the last \
            use is fine (SCH-002 explains what it costs). TRF regions are CAP-010. Fix: move \
            the tensor to a free address; the suggested one is past every live tensor, \
-           aligned to 8 bytes. Loops are read once, in textual order.",
+           aligned to 8 bytes. Loops are read once, in textual order; a write a later \
+           iteration places elsewhere (`page_slot(p, h)`) is also checked there against the \
+           tensors live across the loop, and the iteration is named.",
     bad: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
           let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 12);",
     good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
@@ -71,7 +73,13 @@ pub(super) fn check(
                 .filter(|&&(_, v)| vars[v].fp.is_some_and(|f| f.overlaps(w.fp)))
                 .map(|&(_, v)| v)
                 .min();
-            let Some(v) = clash else { continue };
+            let Some(v) = clash else {
+                if let Some(d) = in_another_iteration(cx, vars, w, &by_start) {
+                    clashed.insert((c, k));
+                    out.push(d);
+                }
+                continue;
+            };
             clashed.insert((c, k));
             let top = by_end
                 .iter()
@@ -88,6 +96,33 @@ pub(super) fn check(
         }
     }
     clashed
+}
+
+/// SCH-001 on write `w` as another iteration of its loop places it (the timeline reads a loop's
+/// first pass), over a tensor live across the loop (`live`: footprints by start); the first
+/// such iteration, named.
+fn in_another_iteration(
+    cx: &FnContext<'_>,
+    vars: &[Var<'_>],
+    w: &Write<'_>,
+    live: &BTreeSet<(u64, usize)>,
+) -> Option<Diagnostic> {
+    let var = &vars[w.var?];
+    for (label, fp) in crate::derive::timeline::other_iterations(cx.model, var.tv) {
+        let across = live
+            .iter()
+            .map(|&(_, u)| &vars[u])
+            .find(|u| u.tv.iteration.is_none() && u.fp.is_some_and(|f| f.overlaps(fp)));
+        if let Some(u) = across {
+            let moved = Write { fp, ..*w };
+            let mut d = overlap(cx, vars, &moved, u, 0)?;
+            // The fix's address is for that iteration alone: none is offered.
+            d.fixes.clear();
+            d.message.push_str(&format!(" (when {label})"));
+            return Some(d);
+        }
+    }
+    None
 }
 
 /// Where each placed variable becomes live and where it dies (the nodes `from..=last use`;
