@@ -593,3 +593,25 @@ fn a_helper_in_the_callers_own_file_is_fixed_in_place() {
     let out = run_cli_io(&[&path], "");
     assert!(out.stdout.contains("0 errors"), "{}", out.stdout);
 }
+
+#[test]
+fn a_kernel_a_macro_generates_is_fixed_in_the_invocations_argument() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("kernels.rs");
+    let fixture = root().join("fixtures/rules/COL-001-item-macro-argument.rs");
+    std::fs::copy(&fixture, &file).expect("copy");
+    let path = file.display().to_string();
+    run_cli_io(&[&path, "--fix", "--unsafe-fixes"], "");
+    let fixed = std::fs::read_to_string(&file).expect("read");
+    assert!(
+        fixed.contains("bias_relu_kernel!(bias_relu_q4_packed, m![K % 4 # 8]);"),
+        "{fixed}"
+    );
+    // The template, every invocation's, is as written.
+    assert!(
+        fixed.contains(".collect::<m![H, K / 4], $lane>()"),
+        "{fixed}"
+    );
+    let out = run_cli_io(&[&path], "");
+    assert!(out.stdout.contains("0 errors"), "{}", out.stdout);
+}

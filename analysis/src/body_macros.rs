@@ -173,7 +173,7 @@ pub fn expand_fn(f: &GreenKey, defs: &[(String, Option<GreenKey>)]) -> Option<Ex
 
 /// Where `needle` occurs in `haystack` as whole tokens (not inside a longer name), when it
 /// occurs exactly once.
-fn only_occurrence(haystack: &str, needle: &str) -> Option<usize> {
+pub(crate) fn only_occurrence(haystack: &str, needle: &str) -> Option<usize> {
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     let mut found = haystack.match_indices(needle).filter(|(at, _)| {
         !word(haystack[..*at].chars().next_back())

@@ -554,6 +554,10 @@ pub struct GeneratedFn {
     pub call: Span,
     pub macro_name: String,
     pub analysis: Arc<FnAnalysis>,
+    /// The invocation's arguments (its delimited token tree) in the file, and their text.
+    pub args: (Span, String),
+    /// The generated function's text, where its findings' edits are.
+    pub text: Arc<str>,
 }
 
 impl GeneratedFn {
@@ -568,14 +572,48 @@ impl GeneratedFn {
     }
 
     /// A finding of the generated function, as reported at the invocation: its place in the
-    /// expansion has no text in the file, and no edit of the file's text can fix it there.
+    /// expansion has no text in the file. A fix is kept where each of its edits replaces text
+    /// an argument of the invocation gave (`m![K % 4]` of `$lane`), found once among them;
+    /// the fix check then analyses the file with it.
     pub fn at_call(&self, d: &Diagnostic) -> Diagnostic {
         let name = &self.analysis.model.name;
         let within = format!(
             "in `{name}`, which this `{}!` invocation generates",
             self.macro_name
         );
-        at_invocation(d, self.call, &within)
+        let fixes: Vec<crate::diagnostic::Fix> = d
+            .fixes
+            .iter()
+            .filter_map(|f| self.in_arguments(f))
+            .collect();
+        let mut out = at_invocation(d, self.call, &within);
+        out.fixes = fixes;
+        out
+    }
+
+    /// `fix` (edits of the generated function) as edits of the invocation's arguments.
+    fn in_arguments(&self, fix: &crate::diagnostic::Fix) -> Option<crate::diagnostic::Fix> {
+        if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
+            return None;
+        }
+        let (at, args) = (&self.args.0, &self.args.1);
+        let mut edits = Vec::new();
+        for e in &fix.edits {
+            let old = self.text.get(e.span.range())?.trim();
+            if old.is_empty() {
+                return None;
+            }
+            let found = crate::body_macros::only_occurrence(args, old)?;
+            let start = at.start as usize + found;
+            edits.push(crate::diagnostic::Edit {
+                span: Span::new(start, start + old.len()),
+                new_text: e.new_text.clone(),
+            });
+        }
+        Some(crate::diagnostic::Fix {
+            edits,
+            ..fix.clone()
+        })
     }
 }
 
@@ -959,11 +997,19 @@ pub fn file_analysis(
                     }
                 }
                 match &origin {
-                    Some(g) => out.generated.push(GeneratedFn {
-                        call: Span::new(g.call.0 as usize, g.call.1 as usize),
-                        macro_name: g.macro_name.clone(),
-                        analysis,
-                    }),
+                    Some(g) => {
+                        let call = Span::new(g.call.0 as usize, g.call.1 as usize);
+                        out.generated.push(GeneratedFn {
+                            call,
+                            macro_name: g.macro_name.clone(),
+                            analysis,
+                            args: invocation_args(file.text(db), call),
+                            text: crate::syntax::node_text(&ra_ap_syntax::SyntaxNode::new_root(
+                                f.green.0.clone(),
+                            ))
+                            .into(),
+                        });
+                    }
                     None => out.fns.push((at + f.offset, analysis)),
                 }
             }
@@ -1033,6 +1079,25 @@ fn check_module<'db>(
 /// A finding in what a macro invocation generated, reported at the invocation (`call`) and
 /// saying where in the expansion it is (`within`): the expansion has no text in the file, so
 /// its related places are dropped, and no edit of the file's text can fix it there.
+/// The delimited arguments of the invocation at `call` (`name!(..)`), in the file, and their
+/// text.
+fn invocation_args(text: &str, call: Span) -> (Span, String) {
+    let written = text.get(call.range()).unwrap_or("");
+    let open = written
+        .find('!')
+        .and_then(|bang| {
+            written[bang + 1..]
+                .find(|c: char| !c.is_whitespace())
+                .map(|k| bang + 1 + k)
+        })
+        .unwrap_or(written.len());
+    let start = call.start as usize + open;
+    (
+        Span::new(start, call.end as usize),
+        written.get(open..).unwrap_or("").to_string(),
+    )
+}
+
 fn at_invocation(d: &Diagnostic, call: Span, within: &str) -> Diagnostic {
     let mut d = d.clone();
     d.span = call;
