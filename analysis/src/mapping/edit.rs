@@ -100,6 +100,34 @@ pub fn pad_innermost(text: &str, n: u64) -> Option<String> {
     (!inner.trim().is_empty()).then(|| format!("{head}{term} # {n}{tail}"))
 }
 
+/// Splits the innermost term of a written mapping, a bare axis of `size` positions, so that
+/// its innermost `kept` positions are padded to `n`: `m![S % 4, D]` with `D` of 64, 4 kept, 8
+/// → `m![S % 4, D / 4, D % 4 # 8]`. `None` for another form, or when `kept` does not divide
+/// the axis or is the whole of it (then [`pad_innermost`] applies).
+pub fn split_innermost(
+    text: &str,
+    size: impl Fn(&str) -> Option<u64>,
+    kept: u64,
+    n: u64,
+) -> Option<String> {
+    let text = text.trim();
+    text.strip_prefix("m![")?.strip_suffix(']')?;
+    let (at, last) = *top_terms(text).last()?;
+    let axis = last.trim();
+    if !axis.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let s = size(axis)?;
+    if kept == 0 || kept >= s || s % kept != 0 || n <= kept {
+        return None;
+    }
+    let head = &text[..at];
+    let tail = &text[at + last.len()..];
+    Some(format!(
+        "{head}{axis} / {kept}, {axis} % {kept} # {n}{tail}"
+    ))
+}
+
 /// Moves the one top-level term of a written mapping that names `axis` to the innermost
 /// place: `m![K, R % 8]` → `m![R % 8, K]` for `K`. `None` when no term or several name it, or
 /// it is innermost already.
@@ -223,6 +251,21 @@ mod tests {
         );
         assert_eq!(pad_innermost("Element", 4), None);
         assert_eq!(pad_innermost("m![]", 4), None);
+    }
+
+    /// A commit that keeps 4 of the 64 `D` of each row (L2191-L2194) keeps 8 once `D` is split
+    /// there and its kept part padded.
+    #[test]
+    fn splits_the_innermost_axis_where_a_part_of_it_is_kept() {
+        let size = |a: &str| (a == "D").then_some(64);
+        assert_eq!(
+            split_innermost("m![S % 4, D]", size, 4, 8).as_deref(),
+            Some("m![S % 4, D / 4, D % 4 # 8]")
+        );
+        // The whole axis kept, a part that does not divide it, another form: not a split.
+        assert_eq!(split_innermost("m![S % 4, D]", size, 64, 128), None);
+        assert_eq!(split_innermost("m![S % 4, D]", size, 6, 8), None);
+        assert_eq!(split_innermost("m![S % 4, D % 8]", size, 4, 8), None);
     }
 
     #[test]

@@ -68,17 +68,25 @@ pub(super) fn check(
         ),
     );
     let target = allowed.iter().copied().filter(|&a| a >= kept).min();
+    // The kept part is the whole innermost axis (pad it), or a part of it (split it there).
+    let size = |axis: &str| cx.scope.axes.get(axis).map(|a| a.axis.size);
+    let padded = |text: &str, n: u64| match crate::mapping::edit::split_innermost(
+        text,
+        size,
+        cfg.packet_size,
+        n,
+    ) {
+        Some(new) => Some(("split the innermost axis, its kept part padded", new)),
+        None => {
+            crate::mapping::edit::pad_innermost(text, n).map(|new| ("pad the innermost axis", new))
+        }
+    };
     if let Some((t, el)) = target.zip(written_el.as_ref())
         && let Some(n) = d.and_then(|d| d.elems_for(t))
         && let Some(text) = crate::model::written_mapping(cx.scope, el)
-        && let Some(new) = crate::mapping::edit::pad_innermost(&text, n)
+        && let Some((what, new)) = padded(&text, n)
     {
-        diag = diag.with_edit(
-            format!("pad the innermost axis to {t} bytes: {new}"),
-            false,
-            el.span,
-            new,
-        );
+        diag = diag.with_edit(format!("{what} to {t} bytes: {new}"), false, el.span, new);
     }
     out.push(diag);
     true
