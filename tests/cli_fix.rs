@@ -615,3 +615,24 @@ fn a_kernel_a_macro_generates_is_fixed_in_the_invocations_argument() {
     let out = run_cli_io(&[&path], "");
     assert!(out.stdout.contains("0 errors"), "{}", out.stdout);
 }
+
+#[test]
+fn a_macros_own_text_is_fixed_for_every_invocation() {
+    // `rescale_half!`'s template widens to 4 lanes; no argument gave that text.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("dequant.rs");
+    let fixture = root().join("fixtures/rules/VEC-006-macro-template.rs");
+    std::fs::copy(&fixture, &file).expect("copy");
+    let path = file.display().to_string();
+    run_cli_io(&[&path, "--fix", "--unsafe-fixes"], "");
+    let fixed = std::fs::read_to_string(&file).expect("read");
+    // The template's second `m![Z % 2 # 4]`, the widening one, is the one edited.
+    assert!(
+        fixed.contains(
+            ".vector_narrow_trim::<m![Z % 2 # 4]>()\n            .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::Mul0), $scale)\n            .vector_widen_pad::<m![Z % 2 # 8]>()\n    };\n}\n\n/// Per-tensor rescale on the fp ALU, restoring"
+        ),
+        "{fixed}"
+    );
+    let out = run_cli_io(&[&path], "");
+    assert!(out.stdout.contains("0 errors"), "{}", out.stdout);
+}

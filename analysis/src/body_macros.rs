@@ -171,15 +171,23 @@ pub fn expand_fn(f: &GreenKey, defs: &[(String, Option<GreenKey>)]) -> Option<Ex
     })
 }
 
+/// Where `needle` occurs in `haystack` as whole tokens (not inside a longer name).
+fn occurrences<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    haystack
+        .match_indices(needle)
+        .filter(move |(at, _)| {
+            !word(haystack[..*at].chars().next_back())
+                && !word(haystack[at + needle.len()..].chars().next())
+        })
+        .map(|(at, _)| at)
+}
+
 /// Where `needle` occurs in `haystack` as whole tokens (not inside a longer name), when it
 /// occurs exactly once.
 pub(crate) fn only_occurrence(haystack: &str, needle: &str) -> Option<usize> {
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    let mut found = haystack.match_indices(needle).filter(|(at, _)| {
-        !word(haystack[..*at].chars().next_back())
-            && !word(haystack[at + needle.len()..].chars().next())
-    });
-    let (at, _) = found.next()?;
+    let mut found = occurrences(haystack, needle);
+    let at = found.next()?;
     found.next().is_none().then_some(at)
 }
 
@@ -189,8 +197,9 @@ fn expansion_of(def: &MacroDef, call: &ast::MacroCall) -> Option<macros::Expansi
 }
 
 impl Expanded {
-    /// A finding of the expanded function, placed in the function as written.
-    pub fn place(&self, d: &Diagnostic) -> Diagnostic {
+    /// A finding of the expanded function, placed in the function as written (`macros`: where
+    /// the crate's macros are defined, for a fix of a macro's own text).
+    pub fn place(&self, d: &Diagnostic, macros: &crate::db::CrateMacros) -> Diagnostic {
         if let Some(r) = self.within(d.span) {
             let mut d = d.clone();
             d.span = r.call;
@@ -198,7 +207,10 @@ impl Expanded {
             let fixes = std::mem::take(&mut d.fixes);
             d.fixes = fixes
                 .into_iter()
-                .filter_map(|f| self.in_arguments(f, r))
+                .filter_map(|f| {
+                    self.in_arguments(f.clone(), r)
+                        .or_else(|| self.in_definition(f, r, macros))
+                })
                 .collect();
             d.message = format!(
                 "{} (in the expansion of this `{}!` invocation)",
@@ -254,6 +266,67 @@ impl Expanded {
             };
         }
         Some(fix)
+    }
+
+    /// `fix`, made in the expansion of `r`, as an edit of the macro's own text, which every
+    /// invocation shares: each edit's text found once in the definition, no edit in text an
+    /// argument gave. Checked like a helper's own text ([`crate::fix_check`]): offered only
+    /// when the crate analysed with it gains no error.
+    fn in_definition(
+        &self,
+        fix: crate::diagnostic::Fix,
+        r: &Replaced,
+        macros: &crate::db::CrateMacros,
+    ) -> Option<crate::diagnostic::Fix> {
+        if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
+            return None;
+        }
+        let (path, at, def) = macros.written(&r.name)?;
+        let mut edits = Vec::new();
+        for e in &fix.edits {
+            let inside = r.expansion.start <= e.span.start && e.span.end <= r.expansion.end;
+            let from_argument = r
+                .substituted
+                .iter()
+                .any(|(s, _)| s.start < e.span.end && e.span.start < s.end);
+            if !inside || from_argument {
+                return None;
+            }
+            let old = self.expanded.get(e.span.range())?.trim();
+            if old.is_empty() {
+                return None;
+            }
+            // The template's text occurs as often in the definition as in the expansion (but
+            // what arguments gave): the edit's is the one at the same rank.
+            let expansion = self.expanded.get(r.expansion.range())?;
+            let ours = occurrences(expansion, old)
+                .filter(|&k| {
+                    let k = r.expansion.start as usize + k;
+                    !r.substituted
+                        .iter()
+                        .any(|(s, _)| (s.start as usize) < k + old.len() && k < s.end as usize)
+                })
+                .collect::<Vec<usize>>();
+            let rank = ours
+                .iter()
+                .position(|&k| r.expansion.start as usize + k == e.span.start as usize)?;
+            let theirs: Vec<usize> = occurrences(&def, old).collect();
+            if theirs.len() != ours.len() {
+                return None;
+            }
+            let start = at as usize + theirs[rank];
+            edits.push(crate::diagnostic::Edit {
+                span: Span::new(start, start + old.len()),
+                new_text: e.new_text.clone(),
+            });
+        }
+        Some(crate::diagnostic::Fix {
+            title: format!("{} in `{}!`, for every invocation", fix.title, r.name),
+            edits: Vec::new(),
+            other_files: vec![crate::diagnostic::FileEdits { path, edits }],
+            edits_helper: true,
+            ..fix
+        })
     }
 
     /// `edit` (a span of the expansion of `r`) where the argument that gave that text is

@@ -367,6 +367,8 @@ pub(crate) struct Helper<'db> {
     /// Its body with the crate's macro invocations expanded, when it makes any: `input` is
     /// then that body's, and its findings are placed back in the body as written.
     expanded: Option<Arc<crate::body_macros::Expanded>>,
+    /// The crate's macros, where a fix of one's own text is made.
+    macros: Option<Arc<db::CrateMacros>>,
 }
 
 impl<'db> Helper<'db> {
@@ -379,8 +381,8 @@ impl<'db> Helper<'db> {
         if !crate::body_macros::may_invoke(&written) || db::body_macros(db, self.input).is_empty() {
             return self;
         }
-        let defs = db::crate_macros(db, self.file);
-        let Some(expanded) = crate::body_macros::expand_fn(green, defs) else {
+        let macros = db::crate_macros(db, self.file);
+        let Some(expanded) = crate::body_macros::expand_fn(green, &macros.defs) else {
             return self;
         };
         self.input = FnInput::new(
@@ -392,6 +394,7 @@ impl<'db> Helper<'db> {
             *self.input.library(db),
         );
         self.expanded = Some(Arc::new(expanded));
+        self.macros = Some(macros.clone());
         self
     }
 
@@ -399,7 +402,12 @@ impl<'db> Helper<'db> {
     /// caller's pass or continuation keeps its place past any text).
     fn placed(&self, d: &Diagnostic) -> Diagnostic {
         match &self.expanded {
-            Some(e) if d.span.start < crate::model::CALLER_CONTINUATION => e.place(d),
+            Some(e) if d.span.start < crate::model::CALLER_CONTINUATION => e.place(
+                d,
+                self.macros
+                    .as_deref()
+                    .unwrap_or(&db::CrateMacros::default()),
+            ),
             _ => d.clone(),
         }
     }
@@ -576,6 +584,7 @@ pub(crate) fn helper_at<'db>(
         generics,
         type_params,
         expanded: None,
+        macros: None,
     })
 }
 

@@ -688,13 +688,29 @@ pub fn fn_env<'db>(
     ))
 }
 
-/// Every `macro_rules!` definition of `file`'s crate by name, each with its syntax; `None`
-/// for a name the crate defines more than once (see [`crate::body_macros`]).
+/// The `macro_rules!` definitions of a crate (see [`crate_macros`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrateMacros {
+    /// Each name with its definition's syntax; `None` for a name the crate defines more than
+    /// once (see [`crate::body_macros`]).
+    pub defs: Arc<[(String, Option<GreenKey>)]>,
+    /// Where each definition defined once is written: its file and offset there.
+    pub places: HashMap<String, (PathBuf, u32)>,
+}
+
+impl CrateMacros {
+    /// The definition of `name` where it is written: its file, its offset there and its text.
+    pub fn written(&self, name: &str) -> Option<(PathBuf, u32, String)> {
+        let (path, at) = self.places.get(name)?;
+        let green = self.defs.iter().find(|(n, _)| n == name)?.1.as_ref()?;
+        let text = syntax::node_text(&ra_ap_syntax::SyntaxNode::new_root(green.0.clone()));
+        Some((path.clone(), *at, text))
+    }
+}
+
+/// Every `macro_rules!` definition of `file`'s crate by name, with its syntax and place.
 #[salsa::tracked(returns(ref))]
-pub fn crate_macros(
-    db: &dyn salsa::Database,
-    file: SourceFile,
-) -> Arc<[(String, Option<GreenKey>)]> {
+pub fn crate_macros(db: &dyn salsa::Database, file: SourceFile) -> Arc<CrateMacros> {
     let files: Vec<std::path::PathBuf> = in_crate_of(db, file, |map| {
         let mut paths: Vec<std::path::PathBuf> =
             map.modules.iter().map(|m| m.file.clone()).collect();
@@ -715,6 +731,7 @@ pub fn crate_macros(
         })
         .chain((!files.contains(&own)).then_some(file));
     let mut found: HashMap<String, Option<GreenKey>> = HashMap::new();
+    let mut places: HashMap<String, (PathBuf, u32)> = HashMap::new();
     for source in sources {
         let layout = file_layout(db, source);
         let defs = layout.modules.iter().flat_map(|m| &m.items).filter(|it| {
@@ -726,6 +743,7 @@ pub fn crate_macros(
             let Some(def) = syntax::macros::definition(&it.green.0) else {
                 continue;
             };
+            places.insert(def.name.clone(), (source.path(db).clone(), it.at));
             found
                 .entry(def.name.clone())
                 .and_modify(|seen| {
@@ -736,9 +754,13 @@ pub fn crate_macros(
                 .or_insert_with(|| Some(it.green.clone()));
         }
     }
+    places.retain(|name, _| found.get(name).is_some_and(Option::is_some));
     let mut out: Vec<(String, Option<GreenKey>)> = found.into_iter().collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    out.into()
+    Arc::new(CrateMacros {
+        defs: out.into(),
+        places,
+    })
 }
 
 /// The macros a function's body invokes, but the library's (tracked: an edit elsewhere does
@@ -971,16 +993,25 @@ pub fn file_analysis(
                 let input =
                     FnInput::new(db, f.green.clone(), module_env, local, target, generation);
                 let mut analysis = fn_analysis(db, input).clone();
+                // A generated function's text is in the expansion, not the file.
                 let start = (at + f.offset) as usize;
-                let written = file
-                    .text(db)
-                    .get(start..start + usize::from(f.green.0.text_len()));
-                if origin.is_none()
-                    && written.is_some_and(crate::body_macros::may_invoke)
+                let generated_text;
+                let written = match origin {
+                    None => file
+                        .text(db)
+                        .get(start..start + usize::from(f.green.0.text_len())),
+                    Some(_) => {
+                        generated_text = crate::syntax::node_text(
+                            &ra_ap_syntax::SyntaxNode::new_root(f.green.0.clone()),
+                        );
+                        Some(generated_text.as_str())
+                    }
+                };
+                if written.is_some_and(crate::body_macros::may_invoke)
                     && !body_macros(db, input).is_empty()
                 {
-                    let defs = crate_macros(db, file);
-                    if let Some(expanded) = crate::body_macros::expand_fn(&f.green, defs) {
+                    let macros = crate_macros(db, file);
+                    if let Some(expanded) = crate::body_macros::expand_fn(&f.green, &macros.defs) {
                         let input = FnInput::new(
                             db,
                             expanded.green.clone(),
@@ -991,7 +1022,7 @@ pub fn file_analysis(
                         );
                         let found = &fn_analysis(db, input).diagnostics;
                         analysis = Arc::new(FnAnalysis {
-                            diagnostics: found.iter().map(|d| expanded.place(d)).collect(),
+                            diagnostics: found.iter().map(|d| expanded.place(d, macros)).collect(),
                             ..(*analysis).clone()
                         });
                     }

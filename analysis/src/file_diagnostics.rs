@@ -18,14 +18,19 @@ pub fn file_diagnostics(
     settings: db::Settings,
 ) -> Arc<[Diagnostic]> {
     let analysis = db::file_analysis(db, file, settings);
-    let mut raw = analysis.diagnostics();
+    // A fix of a helper's or a macro's own text carries its edits as another file's until
+    // then, the file's own included.
+    let path = file.path(db).as_path();
+    let mut raw: Vec<Diagnostic> = analysis
+        .diagnostics()
+        .into_iter()
+        .map(|d| d.with_own_file_edits(path))
+        .collect();
     let calling = analysis
         .fns
         .iter()
         .filter(|(_, f)| f.model.calls.iter().any(|c| c.bound.traces_anew()));
     let found_before = raw.len();
-    // A fix of a helper's own text carries its edits as another file's until then.
-    let path = file.path(db).as_path();
     let caller = |start: u32| Caller::at(db, file, settings, analysis, start);
     for (start, f) in calling {
         let calls: Vec<&HelperCall> = f.model.calls.iter().collect();
