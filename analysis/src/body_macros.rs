@@ -52,6 +52,26 @@ pub fn invoked(root: &SyntaxNode) -> Vec<String> {
     names
 }
 
+/// The `macro_rules!` definitions of a crate (see [`crate::db::crate_macros`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrateMacros {
+    /// Each name with its definition's syntax; `None` for a name the crate defines more than
+    /// once (see the module's docs).
+    pub defs: std::sync::Arc<[(String, Option<GreenKey>)]>,
+    /// Where each definition defined once is written: its file and offset there.
+    pub places: std::collections::HashMap<String, (std::path::PathBuf, u32)>,
+}
+
+impl CrateMacros {
+    /// The definition of `name` where it is written: its file, its offset there and its text.
+    pub fn written(&self, name: &str) -> Option<(std::path::PathBuf, u32, String)> {
+        let (path, at) = self.places.get(name)?;
+        let green = self.defs.iter().find(|(n, _)| n == name)?.1.as_ref()?;
+        let text = crate::syntax::node_text(&ra_ap_syntax::SyntaxNode::new_root(green.0.clone()));
+        Some((path.clone(), *at, text))
+    }
+}
+
 /// One invocation replaced by its expansion: where it is in the function's text, where its
 /// expansion is in the expanded text, and the macro's name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -199,7 +219,7 @@ fn expansion_of(def: &MacroDef, call: &ast::MacroCall) -> Option<macros::Expansi
 impl Expanded {
     /// A finding of the expanded function, placed in the function as written (`macros`: where
     /// the crate's macros are defined, for a fix of a macro's own text).
-    pub fn place(&self, d: &Diagnostic, macros: &crate::db::CrateMacros) -> Diagnostic {
+    pub fn place(&self, d: &Diagnostic, macros: &CrateMacros) -> Diagnostic {
         if let Some(r) = self.within(d.span) {
             let mut d = d.clone();
             d.span = r.call;
@@ -276,7 +296,7 @@ impl Expanded {
         &self,
         fix: crate::diagnostic::Fix,
         r: &Replaced,
-        macros: &crate::db::CrateMacros,
+        macros: &CrateMacros,
     ) -> Option<crate::diagnostic::Fix> {
         if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
             return None;

@@ -368,33 +368,18 @@ pub(crate) struct Helper<'db> {
     /// then that body's, and its findings are placed back in the body as written.
     expanded: Option<Arc<crate::body_macros::Expanded>>,
     /// The crate's macros, where a fix of one's own text is made.
-    macros: Option<Arc<db::CrateMacros>>,
+    macros: Option<Arc<crate::body_macros::CrateMacros>>,
 }
 
 impl<'db> Helper<'db> {
     /// This helper analysed as the compiler traces it: with the crate's macros its body
     /// invokes expanded (`load_keys!(ctx, keys, m![J])`), as its own check does.
     fn with_macros_expanded(mut self, db: &'db dyn salsa::Database) -> Helper<'db> {
-        let green = self.input.green(db);
-        let written =
-            crate::syntax::node_text(&ra_ap_syntax::SyntaxNode::new_root(green.0.clone()));
-        if !crate::body_macros::may_invoke(&written) || db::body_macros(db, self.input).is_empty() {
-            return self;
+        if let Some((input, expanded, macros)) = db::macros_expanded(db, self.file, self.input) {
+            self.input = input;
+            self.expanded = Some(Arc::new(expanded));
+            self.macros = Some(macros.clone());
         }
-        let macros = db::crate_macros(db, self.file);
-        let Some(expanded) = crate::body_macros::expand_fn(green, &macros.defs) else {
-            return self;
-        };
-        self.input = FnInput::new(
-            db,
-            expanded.green.clone(),
-            *self.input.module_env(db),
-            *self.input.local_env(db),
-            *self.input.target(db),
-            *self.input.library(db),
-        );
-        self.expanded = Some(Arc::new(expanded));
-        self.macros = Some(macros.clone());
         self
     }
 
@@ -406,7 +391,7 @@ impl<'db> Helper<'db> {
                 d,
                 self.macros
                     .as_deref()
-                    .unwrap_or(&db::CrateMacros::default()),
+                    .unwrap_or(&crate::body_macros::CrateMacros::default()),
             ),
             _ => d.clone(),
         }

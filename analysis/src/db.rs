@@ -688,29 +688,12 @@ pub fn fn_env<'db>(
     ))
 }
 
-/// The `macro_rules!` definitions of a crate (see [`crate_macros`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CrateMacros {
-    /// Each name with its definition's syntax; `None` for a name the crate defines more than
-    /// once (see [`crate::body_macros`]).
-    pub defs: Arc<[(String, Option<GreenKey>)]>,
-    /// Where each definition defined once is written: its file and offset there.
-    pub places: HashMap<String, (PathBuf, u32)>,
-}
-
-impl CrateMacros {
-    /// The definition of `name` where it is written: its file, its offset there and its text.
-    pub fn written(&self, name: &str) -> Option<(PathBuf, u32, String)> {
-        let (path, at) = self.places.get(name)?;
-        let green = self.defs.iter().find(|(n, _)| n == name)?.1.as_ref()?;
-        let text = syntax::node_text(&ra_ap_syntax::SyntaxNode::new_root(green.0.clone()));
-        Some((path.clone(), *at, text))
-    }
-}
-
 /// Every `macro_rules!` definition of `file`'s crate by name, with its syntax and place.
 #[salsa::tracked(returns(ref))]
-pub fn crate_macros(db: &dyn salsa::Database, file: SourceFile) -> Arc<CrateMacros> {
+pub fn crate_macros(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Arc<crate::body_macros::CrateMacros> {
     let files: Vec<std::path::PathBuf> = in_crate_of(db, file, |map| {
         let mut paths: Vec<std::path::PathBuf> =
             map.modules.iter().map(|m| m.file.clone()).collect();
@@ -757,7 +740,7 @@ pub fn crate_macros(db: &dyn salsa::Database, file: SourceFile) -> Arc<CrateMacr
     places.retain(|name, _| found.get(name).is_some_and(Option::is_some));
     let mut out: Vec<(String, Option<GreenKey>)> = found.into_iter().collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    Arc::new(CrateMacros {
+    Arc::new(crate::body_macros::CrateMacros {
         defs: out.into(),
         places,
     })
@@ -992,41 +975,7 @@ pub fn file_analysis(
                 let generation = library.generation;
                 let input =
                     FnInput::new(db, f.green.clone(), module_env, local, target, generation);
-                let mut analysis = fn_analysis(db, input).clone();
-                // A generated function's text is in the expansion, not the file.
-                let start = (at + f.offset) as usize;
-                let generated_text;
-                let written = match origin {
-                    None => file
-                        .text(db)
-                        .get(start..start + usize::from(f.green.0.text_len())),
-                    Some(_) => {
-                        generated_text = crate::syntax::node_text(
-                            &ra_ap_syntax::SyntaxNode::new_root(f.green.0.clone()),
-                        );
-                        Some(generated_text.as_str())
-                    }
-                };
-                if written.is_some_and(crate::body_macros::may_invoke)
-                    && !body_macros(db, input).is_empty()
-                {
-                    let macros = crate_macros(db, file);
-                    if let Some(expanded) = crate::body_macros::expand_fn(&f.green, &macros.defs) {
-                        let input = FnInput::new(
-                            db,
-                            expanded.green.clone(),
-                            module_env,
-                            local,
-                            target,
-                            generation,
-                        );
-                        let found = &fn_analysis(db, input).diagnostics;
-                        analysis = Arc::new(FnAnalysis {
-                            diagnostics: found.iter().map(|d| expanded.place(d, macros)).collect(),
-                            ..(*analysis).clone()
-                        });
-                    }
-                }
+                let analysis = with_body_macros(db, file, input);
                 match &origin {
                     Some(g) => {
                         let call = Span::new(g.call.0 as usize, g.call.1 as usize);
@@ -1110,6 +1059,54 @@ fn check_module<'db>(
 /// A finding in what a macro invocation generated, reported at the invocation (`call`) and
 /// saying where in the expansion it is (`within`): the expansion has no text in the file, so
 /// its related places are dropped, and no edit of the file's text can fix it there.
+/// The analysis of the function `input` holds, its findings those of its body with the crate's
+/// macros it invokes expanded (as the compiler expands them before it traces the kernel),
+/// placed back in the body as written.
+fn with_body_macros(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    input: FnInput<'_>,
+) -> Arc<FnAnalysis> {
+    let analysis = fn_analysis(db, input);
+    let Some((expanded_input, expanded, macros)) = macros_expanded(db, file, input) else {
+        return analysis.clone();
+    };
+    let found = &fn_analysis(db, expanded_input).diagnostics;
+    Arc::new(FnAnalysis {
+        diagnostics: found.iter().map(|d| expanded.place(d, macros)).collect(),
+        ..(**analysis).clone()
+    })
+}
+
+/// The function `input` holds with the macros of `file`'s crate it invokes expanded: its
+/// input, how to place its findings back, and the crate's macros; `None` when it invokes none.
+pub fn macros_expanded<'db>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+    input: FnInput<'db>,
+) -> Option<(
+    FnInput<'db>,
+    crate::body_macros::Expanded,
+    &'db Arc<crate::body_macros::CrateMacros>,
+)> {
+    let green = input.green(db);
+    let written = syntax::node_text(&ra_ap_syntax::SyntaxNode::new_root(green.0.clone()));
+    if !crate::body_macros::may_invoke(&written) || body_macros(db, input).is_empty() {
+        return None;
+    }
+    let macros = crate_macros(db, file);
+    let expanded = crate::body_macros::expand_fn(green, &macros.defs)?;
+    let expanded_input = FnInput::new(
+        db,
+        expanded.green.clone(),
+        *input.module_env(db),
+        *input.local_env(db),
+        *input.target(db),
+        *input.library(db),
+    );
+    Some((expanded_input, expanded, macros))
+}
+
 /// The delimited arguments of the invocation at `call` (`name!(..)`), in the file, and their
 /// text.
 fn invocation_args(text: &str, call: Span) -> (Span, String) {
