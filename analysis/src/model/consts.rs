@@ -423,6 +423,53 @@ mod tests {
         assert_eq!(value("consts :: BASE"), Some(4096));
     }
 
+    /// An associated item of a trait's impl is keyed by the type's and the trait's last names,
+    /// as its definition inside `impl Trait for Type` is (`assoc_keys`).
+    #[test]
+    fn associated_items_are_keyed_by_type_and_trait() {
+        let file = SourceFile::parse(
+            "type A = <crate::axes::Paged as KvLayout>::Slice;\n\
+             type B = Paged::Slice;\n\
+             impl KvLayout for Paged { type Slice = m![S / 8]; }\n\
+             impl Paged { type Lane = m![D]; }",
+            Edition::Edition2024,
+        )
+        .tree();
+        let keys: Vec<String> = file
+            .syntax()
+            .descendants()
+            .filter_map(ast::TypeAlias::cast)
+            .filter_map(|a| match a.ty()? {
+                ast::Type::PathType(p) => path_key(&p.path()?),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(keys, ["<Paged as KvLayout>::Slice", "Paged::Slice"]);
+        let defined: Vec<Vec<String>> = file
+            .syntax()
+            .descendants()
+            .filter_map(ast::TypeAlias::cast)
+            .map(|a| {
+                let name = ast::HasName::name(&a)
+                    .map(|n| n.text().to_string())
+                    .unwrap_or_default();
+                assoc_keys(a.syntax(), &name)
+            })
+            .collect();
+        assert_eq!(
+            defined,
+            [
+                vec![],
+                vec![],
+                vec![
+                    "Paged::Slice".to_string(),
+                    "<Paged as KvLayout>::Slice".to_string()
+                ],
+                vec!["Paged::Lane".to_string()],
+            ]
+        );
+    }
+
     #[test]
     fn size_of_a_scalar_is_its_bytes() {
         assert_eq!(value("size_of::<bf16>()"), Some(2));
