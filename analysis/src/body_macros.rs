@@ -289,9 +289,10 @@ impl Expanded {
     }
 
     /// `fix`, made in the expansion of `r`, as an edit of the macro's own text, which every
-    /// invocation shares: each edit's text found once in the definition, no edit in text an
-    /// argument gave. Checked like a helper's own text ([`crate::fix_check`]): offered only
-    /// when the crate analysed with it gains no error.
+    /// invocation shares: no edit in text an argument gave, and each edit's text placed in the
+    /// definition at the same rank among its occurrences there as in the expansion. Checked
+    /// like a helper's own text ([`crate::fix_check`]): offered only when the crate analysed
+    /// with it gains no error.
     fn in_definition(
         &self,
         fix: crate::diagnostic::Fix,

@@ -1056,9 +1056,6 @@ fn check_module<'db>(
     });
 }
 
-/// A finding in what a macro invocation generated, reported at the invocation (`call`) and
-/// saying where in the expansion it is (`within`): the expansion has no text in the file, so
-/// its related places are dropped, and no edit of the file's text can fix it there.
 /// The analysis of the function `input` holds, its findings those of its body with the crate's
 /// macros it invokes expanded (as the compiler expands them before it traces the kernel),
 /// placed back in the body as written.
@@ -1126,6 +1123,10 @@ fn invocation_args(text: &str, call: Span) -> (Span, String) {
     )
 }
 
+/// A finding in what a macro invocation generated, reported at the invocation (`call`) and
+/// saying where in the expansion it is (`within`): the expansion has no text in the file, so
+/// its related places and its fixes are dropped (see [`GeneratedFn::at_call`] for the fixes an
+/// argument of the invocation can take).
 fn at_invocation(d: &Diagnostic, call: Span, within: &str) -> Diagnostic {
     let mut d = d.clone();
     d.span = call;
