@@ -18,24 +18,6 @@ use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode, ast};
 /// The library's macros (types and declarations), never the crate's.
 const LIBRARY_MACROS: &[&str] = &["m", "i", "axes"];
 
-/// Whether a function's text may invoke a macro other than the library's (`name!(`,
-/// `name!{`, `name![` but `m![` and `i![`): most kernels do not, and are not walked for one.
-pub fn may_invoke(text: &str) -> bool {
-    text.match_indices('!').any(|(at, _)| {
-        let after = text[at + 1..].trim_start().chars().next();
-        let name_end = text[..at].trim_end();
-        let name = name_end
-            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .next()
-            .unwrap_or("");
-        match after {
-            Some('(' | '{') => !name.is_empty(),
-            Some('[') => !name.is_empty() && !LIBRARY_MACROS.contains(&name),
-            _ => false,
-        }
-    })
-}
-
 /// The macros `root` (a function) invokes as expressions or statements in its body, but the
 /// library's: the crate's macros among them are expanded.
 pub fn invoked(root: &SyntaxNode) -> Vec<String> {

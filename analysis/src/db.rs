@@ -1086,11 +1086,11 @@ pub fn macros_expanded<'db>(
     crate::body_macros::Expanded,
     &'db Arc<crate::body_macros::CrateMacros>,
 )> {
-    let green = input.green(db);
-    let written = syntax::node_text(&ra_ap_syntax::SyntaxNode::new_root(green.0.clone()));
-    if !crate::body_macros::may_invoke(&written) || body_macros(db, input).is_empty() {
+    // Remembered per function: an edit elsewhere does not look at this one's body again.
+    if body_macros(db, input).is_empty() {
         return None;
     }
+    let green = input.green(db);
     let macros = crate_macros(db, file);
     let expanded = crate::body_macros::expand_fn(green, &macros.defs)?;
     let expanded_input = FnInput::new(

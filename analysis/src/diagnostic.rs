@@ -224,6 +224,9 @@ impl Diagnostic {
     /// a helper's own text in the caller's file) among their edits of its own file, `path`.
     pub fn with_own_file_edits(mut self, path: &std::path::Path) -> Diagnostic {
         for f in &mut self.fixes {
+            if f.other_files.iter().all(|o| o.path != path) {
+                continue;
+            }
             let (own, other): (Vec<_>, Vec<_>) = std::mem::take(&mut f.other_files)
                 .into_iter()
                 .partition(|o| o.path == path);

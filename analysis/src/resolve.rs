@@ -718,10 +718,7 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
 
 /// The type an `impl` block is for, by its last path segment (`impl Tiler`, `impl a::Tiler`).
 pub fn self_type(imp: &ast::Impl) -> Option<String> {
-    match imp.self_ty()? {
-        ast::Type::PathType(p) => Some(p.path()?.segment()?.name_ref()?.text().to_string()),
-        _ => None,
-    }
+    syntax::last_path_name(&imp.self_ty()?)
 }
 
 /// A function's item: its signature (a `const fn` keeps its body), named `Type::name` for a

@@ -1,6 +1,7 @@
 //! Constant evaluation of addresses and sizes: literals, `const` items and integer arithmetic.
 //! Anything else is unknown (`None`) and the rules that need it stay silent.
 
+pub use crate::syntax::path_key;
 use ra_ap_syntax::AstNode;
 use ra_ap_syntax::ast::{self, ArithOp, BinaryOp, HasArgList, HasGenericArgs, LiteralKind};
 use std::collections::HashMap;
@@ -330,70 +331,6 @@ fn eval_depth(
     }
 }
 
-/// The key a path is looked up by in the environment: a plain name (`BASE`) or a qualified
-/// path written without spaces (`consts::BASE`, `crate::layouts::Slice`), which the
-/// environment binds to what the path names (`db::bind_path`). `None` for paths with generic
-/// arguments (`HbmTensor::<..>::from_addr`) or a leading `::`.
-pub fn path_key(path: &ast::Path) -> Option<String> {
-    let mut key = String::new();
-    for seg in path.segments() {
-        if seg.generic_arg_list().is_some() || seg.coloncolon_token().is_some() && key.is_empty() {
-            return None;
-        }
-        let text = match seg.kind()? {
-            ast::PathSegmentKind::Name(n) => n.text().to_string(),
-            // `<Paged as KvLayout>::Slice`: an associated item of a trait's impl, keyed by
-            // the type's and the trait's names.
-            ast::PathSegmentKind::Type {
-                type_ref: Some(ty),
-                trait_ref: Some(tr),
-            } if key.is_empty() => format!(
-                "<{} as {}>",
-                last_name(&ty)?,
-                tr.path()?.segment()?.name_ref()?.text()
-            ),
-            ast::PathSegmentKind::CrateKw => "crate".to_string(),
-            ast::PathSegmentKind::SelfKw => "self".to_string(),
-            ast::PathSegmentKind::SuperKw => "super".to_string(),
-            _ => return None,
-        };
-        if !key.is_empty() {
-            key.push_str("::");
-        }
-        key.push_str(&text);
-    }
-    (!key.is_empty()).then_some(key)
-}
-
-/// The last segment's name of a path type (`Paged` of `crate::axes::Paged`).
-fn last_name(ty: &ast::Type) -> Option<String> {
-    let ast::Type::PathType(p) = ty else {
-        return None;
-    };
-    Some(p.path()?.segment()?.name_ref()?.text().to_string())
-}
-
-/// The names an associated item `name` of an `impl` block is found by: `Type::name`, and for
-/// a trait's impl `<Type as Trait>::name` too. Empty when `node` is not in an `impl` block.
-pub fn assoc_keys(node: &ra_ap_syntax::SyntaxNode, name: &str) -> Vec<String> {
-    let Some(imp) = node
-        .parent()
-        .filter(|p| p.kind() == ra_ap_syntax::SyntaxKind::ASSOC_ITEM_LIST)
-        .and_then(|l| l.parent())
-        .and_then(ast::Impl::cast)
-    else {
-        return Vec::new();
-    };
-    let Some(ty) = imp.self_ty().as_ref().and_then(last_name) else {
-        return Vec::new();
-    };
-    let mut keys = vec![format!("{ty}::{name}")];
-    if let Some(tr) = imp.trait_().as_ref().and_then(last_name) {
-        keys.push(format!("<{ty} as {tr}>::{name}"));
-    }
-    keys
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,7 +361,7 @@ mod tests {
     }
 
     /// An associated item of a trait's impl is keyed by the type's and the trait's last names,
-    /// as its definition inside `impl Trait for Type` is (`assoc_keys`).
+    /// as its definition inside `impl Trait for Type` is (`syntax::assoc_keys`).
     #[test]
     fn associated_items_are_keyed_by_type_and_trait() {
         let file = SourceFile::parse(
@@ -453,7 +390,7 @@ mod tests {
                 let name = ast::HasName::name(&a)
                     .map(|n| n.text().to_string())
                     .unwrap_or_default();
-                assoc_keys(a.syntax(), &name)
+                crate::syntax::assoc_keys(a.syntax(), &name)
             })
             .collect();
         assert_eq!(

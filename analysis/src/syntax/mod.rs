@@ -556,14 +556,14 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
         // never the bare name another alias may have.
         let names = {
             let text = name.text().to_string();
-            let keys = crate::model::consts::assoc_keys(alias.syntax(), &text);
+            let keys = assoc_keys(alias.syntax(), &text);
             let span = span_of(name.syntax().text_range());
             let keys = if keys.is_empty() { vec![text] } else { keys };
             keys.into_iter().map(move |text| ast::Name { text, span })
         };
         if let Some(ra::Type::PathType(p)) = alias.ty()
             && let Some(path) = p.path()
-            && let Some(target) = crate::model::consts::path_key(&path)
+            && let Some(target) = path_key(&path)
         {
             for name in names {
                 model.renames.push(RenameSite {
@@ -594,6 +594,72 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
         }
     }
     model
+}
+
+/// The key a path is looked up by in the environment: a plain name (`BASE`) or a qualified
+/// path written without spaces (`consts::BASE`, `crate::layouts::Slice`), which the
+/// environment binds to what the path names (`db::bind_path`). `None` for paths with generic
+/// arguments (`HbmTensor::<..>::from_addr`) or a leading `::`.
+pub fn path_key(path: &ra::Path) -> Option<String> {
+    let mut key = String::new();
+    for seg in path.segments() {
+        if ra::HasGenericArgs::generic_arg_list(&seg).is_some()
+            || seg.coloncolon_token().is_some() && key.is_empty()
+        {
+            return None;
+        }
+        let text = match seg.kind()? {
+            ra::PathSegmentKind::Name(n) => n.text().to_string(),
+            // `<Paged as KvLayout>::Slice`: an associated item of a trait's impl, keyed by
+            // the type's and the trait's names.
+            ra::PathSegmentKind::Type {
+                type_ref: Some(ty),
+                trait_ref: Some(tr),
+            } if key.is_empty() => format!(
+                "<{} as {}>",
+                last_path_name(&ty)?,
+                tr.path()?.segment()?.name_ref()?.text()
+            ),
+            ra::PathSegmentKind::CrateKw => "crate".to_string(),
+            ra::PathSegmentKind::SelfKw => "self".to_string(),
+            ra::PathSegmentKind::SuperKw => "super".to_string(),
+            _ => return None,
+        };
+        if !key.is_empty() {
+            key.push_str("::");
+        }
+        key.push_str(&text);
+    }
+    (!key.is_empty()).then_some(key)
+}
+
+/// The last segment's name of a path type (`Paged` of `crate::axes::Paged`).
+pub fn last_path_name(ty: &ra::Type) -> Option<String> {
+    let ra::Type::PathType(p) = ty else {
+        return None;
+    };
+    Some(p.path()?.segment()?.name_ref()?.text().to_string())
+}
+
+/// The names an associated item `name` of an `impl` block is found by: `Type::name`, and for
+/// a trait's impl `<Type as Trait>::name` too. Empty when `node` is not in an `impl` block.
+pub fn assoc_keys(node: &ra_ap_syntax::SyntaxNode, name: &str) -> Vec<String> {
+    let Some(imp) = node
+        .parent()
+        .filter(|p| p.kind() == ra_ap_syntax::SyntaxKind::ASSOC_ITEM_LIST)
+        .and_then(|l| l.parent())
+        .and_then(ra::Impl::cast)
+    else {
+        return Vec::new();
+    };
+    let Some(ty) = imp.self_ty().as_ref().and_then(last_path_name) else {
+        return Vec::new();
+    };
+    let mut keys = vec![format!("{ty}::{name}")];
+    if let Some(tr) = imp.trait_().as_ref().and_then(last_path_name) {
+        keys.push(format!("<{ty} as {tr}>::{name}"));
+    }
+    keys
 }
 
 /// The names of an item's type and const parameters.
