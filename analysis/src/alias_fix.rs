@@ -291,7 +291,12 @@ fn item_alias(
     if depth > MAX_RENAMES {
         return None;
     }
-    let (module, index) = map.resolve_item(from, segs)?;
+    let found = map.resolve_item(from, segs).or_else(|| {
+        // `DecodeLayout::Cluster`: an associated type of an `impl` block.
+        let (item, ty) = segs.split_last()?;
+        map.resolve_associated(from, ty, item, crate::resolve::ItemKind::Alias)
+    });
+    let (module, index) = found?;
     let name = map.item_name(module, index)?;
     let m = map.modules.get(module)?;
     let def_file = if m.file == *file.path(db) {
@@ -308,8 +313,14 @@ fn item_alias(
         // An alias a macro generated is not written where it sits: no edit reaches it.
         .filter(|item| item.generated.is_none())
         .find_map(|item| {
-            let a = ast::TypeAlias::cast(SyntaxNode::new_root(item.green.0.clone()))?;
-            (a.name()?.text() == name).then_some((a, item.at))
+            let node = SyntaxNode::new_root(item.green.0.clone());
+            match name.split_once("::") {
+                None => {
+                    let a = ast::TypeAlias::cast(node)?;
+                    (a.name()?.text() == name).then_some((a, item.at))
+                }
+                Some((ty, assoc)) => associated_alias(&node, ty, assoc).map(|a| (a, item.at)),
+            }
         })?;
     match alias.ty()? {
         ast::Type::MacroType(mt) => {
@@ -327,6 +338,19 @@ fn item_alias(
         }
         _ => None,
     }
+}
+
+/// The associated type `assoc` of an `impl` block for `ty` (`node`); its positions are the
+/// block's.
+fn associated_alias(node: &SyntaxNode, ty: &str, assoc: &str) -> Option<ast::TypeAlias> {
+    let imp = ast::Impl::cast(node.clone())?;
+    if crate::resolve::self_type(&imp)? != ty {
+        return None;
+    }
+    imp.assoc_item_list()?.assoc_items().find_map(|a| match a {
+        ast::AssocItem::TypeAlias(t) if t.name().is_some_and(|n| n.text() == assoc) => Some(t),
+        _ => None,
+    })
 }
 
 /// The `m![...]` of an alias declared in a body (a rename there is not followed).

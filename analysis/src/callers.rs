@@ -11,7 +11,7 @@
 //! may call (a `pub` function), one the crate never calls, or one whose calls pass a value
 //! the crate does not know keeps its note.
 
-use crate::calls::{self, Binding, Caller, Helper, MAX_CALL_DEPTH};
+use crate::calls::{self, Caller, Helper, MAX_CALL_DEPTH};
 use crate::db::{self, FileAnalysis, Settings, SourceFile};
 use crate::diagnostic::Diagnostic;
 use crate::diagnostic::Span;
@@ -147,8 +147,8 @@ fn resolve_calls(
     model: &crate::model::FnModel,
     out: &mut Vec<ResolvedCall>,
 ) {
-    let names: Vec<&str> = model.calls.iter().map(|c| c.callee.as_str()).collect();
-    let helpers = calls::resolve_helpers(db, at, &names);
+    let calls: Vec<&crate::model::HelperCall> = model.calls.iter().collect();
+    let helpers = calls::resolve_helpers(db, at, &calls);
     for (call, helper) in model.calls.iter().zip(helpers) {
         let Some(h) = helper else { continue };
         out.push(ResolvedCall {
@@ -202,7 +202,7 @@ impl CrateCalls {
                 Some((g, bounds)) => {
                     let caller = self.helper(db, g, at)?;
                     for b in bounds {
-                        let traced = calls::bound_analysis(db, Binding::new(db, caller.input, b));
+                        let traced = calls::bound_analysis(db, caller.binding(db, &b));
                         let here = traced.model.calls.iter().filter(|c| c.span == site.span);
                         out.extend(here.map(|c| c.bound.clone()));
                     }
@@ -252,7 +252,7 @@ pub fn settled_notes(
         };
         let traces: Vec<&db::FnAnalysis> = contexts
             .into_iter()
-            .map(|b| &**calls::bound_analysis(db, Binding::new(db, helper.input, b)))
+            .map(|b| &**calls::bound_analysis(db, helper.binding(db, &b)))
             .collect();
         if traces.is_empty() {
             continue;

@@ -176,15 +176,14 @@ pub fn call_diagnostics(
         .copied()
         .filter(|c| c.bound.traces_anew())
         .collect();
-    let names: Vec<&str> = calls.iter().map(|c| c.callee.as_str()).collect();
-    let helpers = resolve_helpers(db, at, &names);
+    let helpers = resolve_helpers(db, at, &calls);
     let mut out: Vec<Diagnostic> = Vec::new();
     for (call, helper) in calls.iter().zip(helpers) {
         let Some(helper) = helper else { continue };
         let inst = Instance::new(
             db,
             helper.input,
-            call.bound.clone(),
+            helper.named(&call.bound),
             helper.file,
             helper.module,
             at.depth,
@@ -292,6 +291,18 @@ fn at_the_binding(
             .type_params
             .iter()
             .position(|p| p.as_deref() == Some(written.trim()));
+        // `S::CastOut` with `S` given a type of the crate: that type's associated mapping,
+        // padded where its `impl` defines it.
+        if let Some(pad) = associated_pad(helper, call, written.trim(), &e.new_text) {
+            return Some(crate::diagnostic::Fix {
+                title: format!("{} in `{}`", fix.title, pad.name),
+                edits: Vec::new(),
+                other_files: Vec::new(),
+                edits_definition: true,
+                alias_pad: Some(pad),
+                ..fix.clone()
+            });
+        }
         let Some(k) = param else {
             // The helper's own text, in its own file (the caller's too, maybe: placed there
             // once the call's diagnostic has file positions, see `with_own_file_edits`).
@@ -331,6 +342,30 @@ fn at_the_binding(
     })
 }
 
+/// The padding of `written` (`S::CastOut`, a use of a type parameter's associated mapping in
+/// `helper`) as the definition of the associated mapping of the type `call` gives the
+/// parameter (`HiddenNorm::CastOut`).
+fn associated_pad(
+    helper: &Helper<'_>,
+    call: &HelperCall,
+    written: &str,
+    new_text: &str,
+) -> Option<crate::diagnostic::AliasPad> {
+    let (param, item) = written.split_once("::")?;
+    let k = helper
+        .type_params
+        .iter()
+        .position(|p| p.as_deref() == Some(param))?;
+    let ty = call.bound.types.get(k)?.as_ref()?;
+    ty.mappings
+        .iter()
+        .any(|(m, _)| m == item)
+        .then(|| crate::diagnostic::AliasPad {
+            name: format!("{}::{item}", ty.name),
+            new_text: new_text.to_string(),
+        })
+}
+
 /// `d`, found where the caller continues the pass `helper` returns (the steps after the
 /// call), reported at the call: the pass the two write together breaks the rule.
 fn in_the_continuation(
@@ -364,6 +399,8 @@ pub(crate) struct Helper<'db> {
     generics: Vec<Option<String>>,
     /// Its type parameters' names (`None` for a const parameter), by the same positions.
     type_params: Vec<Option<String>>,
+    /// For a method, the `impl` block's parameter each generic argument of its type binds.
+    receiver_params: Vec<Option<String>>,
     /// Its body with the crate's macro invocations expanded, when it makes any: `input` is
     /// then that body's, and its findings are placed back in the body as written.
     expanded: Option<Arc<crate::body_macros::Expanded>>,
@@ -395,6 +432,23 @@ impl<'db> Helper<'db> {
             ),
             _ => d.clone(),
         }
+    }
+}
+
+impl<'db> Helper<'db> {
+    /// The helper with what a call binds (`bound`, from the caller's model), a method's
+    /// receiver naming the `impl` block's parameters it binds.
+    pub fn binding(&self, db: &'db dyn salsa::Database, bound: &Bound) -> Binding<'db> {
+        Binding::new(db, self.input, self.named(bound))
+    }
+
+    /// `bound` with its receiver's positions named by the `impl` block's parameters.
+    fn named(&self, bound: &Bound) -> Bound {
+        let mut bound = bound.clone();
+        if let Some(r) = bound.receiver.as_mut() {
+            r.params.clone_from(&self.receiver_params);
+        }
+        bound
     }
 }
 
@@ -439,8 +493,33 @@ impl Helper<'_> {
             .iter()
             .zip(&bound.mappings)
             .filter_map(|(n, m)| Some(format!("`{} = m![{}]`", n.as_ref()?, m.as_ref()?.trim())));
-        let given: Vec<String> = generics
-            .filter_map(|(n, v)| named(n.as_ref(), v))
+        // What a method's receiver binds (`BUS = 4`, `self = Plan { tile: 4 }`).
+        let receiver = self.named(bound).receiver.unwrap_or_default();
+        let (consts, maps) = receiver.named();
+        let of_receiver: Vec<String> = consts
+            .into_iter()
+            .map(|(n, v)| format!("`{n} = {}`", v.text()))
+            .chain(
+                maps.into_iter()
+                    .map(|(n, m)| format!("`{n} = m![{}]`", m.trim())),
+            )
+            .chain(
+                receiver
+                    .value
+                    .as_ref()
+                    .map(|v| format!("`self = {}`", v.text())),
+            )
+            .collect();
+        // A type of the crate a type parameter is given (`S = HiddenNorm`).
+        let types = self
+            .type_params
+            .iter()
+            .zip(&bound.types)
+            .filter_map(|(n, t)| Some(format!("`{} = {}`", n.as_ref()?, t.as_ref()?.name)));
+        let given: Vec<String> = of_receiver
+            .into_iter()
+            .chain(types)
+            .chain(generics.filter_map(|(n, v)| named(n.as_ref(), v)))
             .chain(mappings)
             .chain(params.filter_map(|(n, v)| named(Some(n), v)))
             .chain(tensors.filter_map(|(n, t)| typed(n, t)))
@@ -461,25 +540,30 @@ impl Helper<'_> {
     }
 }
 
-/// The helper each name in `names` stands for in the caller's module (a function of the
-/// crate, not a method), resolved through the crate's module tree in one pass.
+/// The helper each call names in the caller's module (a function of the crate, or the method
+/// of a type for a method call), resolved through the crate's module tree in one pass.
 pub(crate) fn resolve_helpers<'db>(
     db: &'db dyn salsa::Database,
     at: &Caller,
-    names: &[&str],
+    calls: &[&HelperCall],
 ) -> Vec<Option<Helper<'db>>> {
     let path = at.file.path(db).clone();
     let found = db::in_crate_of(db, at.file, |map| {
         let from = map.module_of(&path, at.module as usize)?;
         Some(
-            names
+            calls
                 .iter()
-                .map(|name| {
-                    let segs: Vec<String> = name.split("::").map(str::to_string).collect();
-                    let (module, index) = map.resolve_item(from, &segs)?;
+                .map(|call| {
+                    let segs: Vec<String> = call.callee.split("::").map(str::to_string).collect();
+                    let (module, index) = match segs.split_last() {
+                        Some((method, ty)) if call.method => {
+                            map.resolve_associated(from, ty, method, ItemKind::Fn)?
+                        }
+                        _ => map.resolve_item(from, &segs)?,
+                    };
                     let item = map.item(module, index)?;
                     let m = map.modules.get(module)?;
-                    (item.kind == ItemKind::Fn && !item.name.contains("::"))
+                    (item.kind == ItemKind::Fn && item.name.contains("::") == call.method)
                         .then(|| (m.file.clone(), m.in_file, index))
                 })
                 .collect::<Vec<_>>(),
@@ -515,10 +599,18 @@ pub(crate) fn helper_at<'db>(
         first += n;
         index < first
     })?;
-    let f = db::item_facts(db, *item)
-        .fns
-        .first()
-        .filter(|f| f.offset == 0)?;
+    let facts = db::item_facts(db, *item);
+    let decl = facts
+        .decls
+        .items
+        .get(index + facts.decls.items.len() - first)?;
+    // A method (`Type::name`) is a function of its `impl` block; anything else is the item.
+    let (within, receiver_params) = match decl.name.split_once("::") {
+        Some((_, method)) => method_in_impl(item.green(db), method)?,
+        None => (0, Vec::new()),
+    };
+    let f = facts.fns.iter().find(|f| f.offset == within)?;
+    let offset = &(offset + within);
     let module_env = *db::module_envs(db, file).get(in_file)?;
     let local = EnvText::new(
         db,
@@ -568,9 +660,52 @@ pub(crate) fn helper_at<'db>(
         params,
         generics,
         type_params,
+        receiver_params,
         expanded: None,
         macros: None,
     })
+}
+
+/// Where the method `name` of the `impl` block `imp` starts in it, and the block's parameter
+/// each generic argument of its type binds (`impl<const BUS: usize> GemvPlan<BUS>`: `BUS`).
+fn method_in_impl(imp: &crate::syntax::GreenKey, name: &str) -> Option<(u32, Vec<Option<String>>)> {
+    let imp = ast::Impl::cast(ra_ap_syntax::SyntaxNode::new_root(imp.0.clone()))?;
+    let f = imp.assoc_item_list()?.assoc_items().find_map(|a| match a {
+        ast::AssocItem::Fn(f) if f.name().is_some_and(|n| n.text() == name) => Some(f),
+        _ => None,
+    })?;
+    let start = u32::from(f.syntax().text_range().start() - imp.syntax().text_range().start());
+    let declared: HashSet<String> = imp
+        .generic_param_list()
+        .into_iter()
+        .flat_map(|l| l.generic_params())
+        .filter_map(|p| match p {
+            ast::GenericParam::ConstParam(c) => Some(c.name()?.text().to_string()),
+            ast::GenericParam::TypeParam(t) => Some(t.name()?.text().to_string()),
+            ast::GenericParam::LifetimeParam(_) => None,
+        })
+        .collect();
+    let args = match imp.self_ty() {
+        Some(ast::Type::PathType(p)) => p
+            .path()
+            .and_then(|p| ast::HasGenericArgs::generic_arg_list(&p.segment()?)),
+        _ => None,
+    };
+    let params = args
+        .into_iter()
+        .flat_map(|l| l.generic_args())
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+        .map(|a| {
+            let text = crate::syntax::node_text(a.syntax());
+            let name = text
+                .trim()
+                .trim_start_matches('{')
+                .trim_end_matches('}')
+                .trim();
+            declared.contains(name).then(|| name.to_string())
+        })
+        .collect();
+    Some((start, params))
 }
 
 #[cfg(test)]

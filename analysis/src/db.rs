@@ -1358,12 +1358,21 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             match body.map(|b| const_value(env, &b)) {
                 Some(Ok(model::value::Value::Int(v))) => {
                     env.consts.insert(name.clone(), v);
-                    env.scope.consts.insert(name, v);
+                    env.scope.consts.insert(name.clone(), v);
                 }
                 Some(Ok(v)) => {
-                    env.values.insert(name, v);
+                    env.values.insert(name.clone(), v);
                 }
                 _ => {}
+            }
+            // A value of a type of the crate: a method called on it binds the type's generics.
+            if let Some(ra::Type::PathType(t)) = c.ty()
+                && t.path()
+                    .and_then(|p| ra::HasGenericArgs::generic_arg_list(&p.segment()?))
+                    .is_some()
+            {
+                let text = syntax::compact_text(t.syntax());
+                env.value_types.insert(name, text);
             }
         }
     } else if let Some(name) = local_type_name(&node) {

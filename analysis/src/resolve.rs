@@ -1339,6 +1339,37 @@ impl DefMap {
         }
     }
 
+    /// The associated item `item` (a method, a type, a constant: `kind`) of the type the path
+    /// `ty` written in module `from` names (`GemvPlan`, `gemv::GemvPlan`): the item
+    /// `GemvPlan::item` of an `impl` block in the type's module, else the crate's one item of
+    /// that name (an `impl` block written elsewhere, a type the path does not resolve to from
+    /// here).
+    pub fn resolve_associated(
+        &self,
+        from: usize,
+        ty: &[String],
+        item: &str,
+        kind: ItemKind,
+    ) -> Option<(usize, usize)> {
+        let key = format!("{}::{item}", ty.last()?);
+        let in_module = |m: usize| {
+            let (_, _, items) = self.items.get(m)?;
+            let i = items
+                .iter()
+                .position(|it| it.name == key && it.kind == kind)?;
+            Some((m, i))
+        };
+        if let Some(found) = self.resolve_item(from, ty).and_then(|(m, _)| in_module(m)) {
+            return Some(found);
+        }
+        let krate = self.modules.get(from)?.krate;
+        let mut all = (0..self.modules.len())
+            .filter(|m| self.modules[*m].krate == krate)
+            .filter_map(in_module);
+        let first = all.next()?;
+        all.next().is_none().then_some(first)
+    }
+
     /// The declarations visible in `module` as Rust text (dependencies before the items that
     /// need them), and the glob imports that could not be read.
     ///

@@ -209,6 +209,9 @@ pub struct HelperCall {
     pub iteration: Option<u32>,
     /// A kernel launched by the host (`launch(kernel, (&mut ctx, &a))`), not a helper called.
     pub launched: bool,
+    /// A method of the crate's `impl` blocks called on a value of a type the model knows
+    /// (`GemvPlan::<4>.run(..)`, `FAST_EMIT.emit(..)`): `callee` is `Type::method`.
+    pub method: bool,
     /// Where each mapping argument of the call's turbofish is written (`m![K % 32]`, an
     /// alias), by position among the type and const arguments: a fix the helper's body gives
     /// for its mapping parameter edits the argument that binds it.
@@ -250,6 +253,69 @@ pub struct Bound {
     /// does not know. Not a binding of its own ([`Bound::binds_any`]), but it gives the
     /// helper's analysis something new ([`Bound::traces_anew`]).
     pub kernel: Option<FnKind>,
+    /// The receiver of a method call, where the call is one ([`HelperCall::method`]).
+    pub receiver: Option<Receiver>,
+    /// Each type argument that names a type of the crate with associated items
+    /// (`scale_rows::<HiddenNorm>`), by position among the type and const parameters: what
+    /// the helper reads through its parameter (`S::CastOut` is `HiddenNorm::CastOut`).
+    pub types: Vec<Option<TypeArg>>,
+}
+
+/// A type of the crate given as a helper's type argument, by its associated items: each
+/// associated mapping (`type CastOut = m![H % 8 # 8];`) written out as the caller's scope
+/// reads it, and each associated constant's value.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TypeArg {
+    /// The type as the call writes it (`HiddenNorm`).
+    pub name: String,
+    /// `(CastOut, "H % 8 # 8")`.
+    pub mappings: Vec<(String, String)>,
+    /// `(LEN, 4096)`.
+    pub consts: Vec<(String, value::Value)>,
+}
+
+/// What a method call gives its method besides its arguments: `self`'s value (`Plan { tile:
+/// 4 }`) and the generic arguments of the receiver's type (`GemvPlan::<LANE_BUS>`, a const
+/// `ScoreEmitter<{ FlitLanes::F32 }>`), which bind the `impl` block's parameters
+/// (`impl<const BUS: usize> GemvPlan<BUS>`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Receiver {
+    /// `self`'s value, where known at the call.
+    pub value: Option<value::Value>,
+    /// Each generic argument of the receiver's type that is a known constant, by position
+    /// among the type's type and const arguments.
+    pub generics: Vec<Option<value::Value>>,
+    /// Each generic argument that is a mapping, written out as the caller's scope reads it.
+    pub mappings: Vec<Option<String>>,
+    /// The `impl` block's parameter each position binds (`BUS` of `impl<const BUS: usize>
+    /// GemvPlan<BUS>`): empty in the caller's model, filled where the call is resolved to
+    /// its method ([`crate::calls`]), which is what the method's analysis binds.
+    pub params: Vec<Option<String>>,
+}
+
+impl Receiver {
+    /// Whether it binds anything the method cannot know on its own.
+    pub fn binds_any(&self) -> bool {
+        self.value.is_some()
+            || self.generics.iter().any(Option::is_some)
+            || self.mappings.iter().any(Option::is_some)
+    }
+
+    /// What it binds, by the `impl` block's parameter names: `(name, value)` for constants,
+    /// `(name, mapping)` for mappings.
+    pub fn named(&self) -> (Vec<(&str, &value::Value)>, Vec<(&str, &str)>) {
+        let names = self.params.iter().map(Option::as_deref);
+        let consts = names
+            .clone()
+            .zip(&self.generics)
+            .filter_map(|(n, v)| Some((n?, v.as_ref()?)))
+            .collect();
+        let maps = names
+            .zip(&self.mappings)
+            .filter_map(|(n, m)| Some((n?, m.as_deref()?)))
+            .collect();
+        (consts, maps)
+    }
 }
 
 /// Where the steps a caller's pass gives a helper ([`Bound::streams`]) are placed in the
@@ -273,6 +339,8 @@ impl Bound {
             || self.addresses.iter().any(Option::is_some)
             || self.streams.iter().any(Option::is_some)
             || self.continued.is_some()
+            || self.receiver.as_ref().is_some_and(Receiver::binds_any)
+            || self.types.iter().any(Option::is_some)
     }
 
     /// Whether the helper's analysis with this call can find more than its own: the call binds

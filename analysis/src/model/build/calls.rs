@@ -1,7 +1,7 @@
 //! Calls of functions: helpers of the crate (their signatures, what a call binds, a Tensor Unit
 //! pass continued across the call), constructors, and `launch`.
 
-use super::env::{FnSig, apply_generics, dtype_of, map_of};
+use super::env::{FnSig, alias_val, apply_generics, dtype_of, map_of};
 use super::reading::{callee_key, passes_a_chain, span_of, var_name};
 use super::state::{Builder, Construct, Val, fill, sig_value};
 use crate::diagnostic::Span;
@@ -23,6 +23,30 @@ fn type_and_const_params(f: &ast::Fn) -> Vec<ast::GenericParam> {
         .into_iter()
         .flat_map(|l| l.generic_params())
         .filter(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)))
+        .collect()
+}
+
+/// Where and how a helper is called, for [`Builder::helper_call`].
+pub(super) struct CallSite<'s> {
+    /// The helper as the call names it (`stage`, `norm::residual`, `GemvPlan::run`).
+    pub key: String,
+    /// The call's turbofish (lifetimes left out).
+    pub turbofish: Vec<ast::GenericArg>,
+    /// Where what the helper gives with these values is reported.
+    pub span: Span,
+    /// The call's syntax, and how a message names its result.
+    pub node: &'s ra_ap_syntax::SyntaxNode,
+    pub what: String,
+    /// A method called on a receiver the model types, and what that receiver binds.
+    pub method: bool,
+    pub receiver: Option<crate::model::Receiver>,
+}
+
+/// A turbofish's type and const arguments (lifetimes left out).
+pub(super) fn turbofish_of(list: Option<ast::GenericArgList>) -> Vec<ast::GenericArg> {
+    list.into_iter()
+        .flat_map(|g| g.generic_args())
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
         .collect()
 }
 
@@ -92,6 +116,92 @@ impl Builder<'_> {
         self.scope.bound.insert(name.to_string());
     }
 
+    /// The value of a const generic argument (`::<4>`, `::<{ BASE + 1 }>`, `::<N>` with `N` a
+    /// const item, which parses as a type), where known.
+    pub(super) fn const_arg_value(&self, a: &ast::GenericArg) -> Option<value::Value> {
+        match a {
+            ast::GenericArg::ConstArg(c) => self.value_of(&c.expr()?).0.ok(),
+            ast::GenericArg::TypeArg(t) => match t.ty()? {
+                ast::Type::PathType(p) => {
+                    let k = path_key(&p.path()?)?;
+                    self.consts.get(&k).map(|v| value::Value::Int(*v))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// A type argument naming a type of the crate with associated mappings or constants
+    /// (`HiddenNorm` of `scale_rows::<HiddenNorm>`), by what they are here.
+    pub(super) fn type_arg(&self, a: &ast::GenericArg) -> Option<crate::model::TypeArg> {
+        let ast::GenericArg::TypeArg(t) = a else {
+            return None;
+        };
+        let Some(ast::Type::PathType(p)) = t.ty() else {
+            return None;
+        };
+        let name = path_key(&p.path()?)?;
+        let prefix = format!("{name}::");
+        let mut mappings: Vec<(String, String)> = self
+            .scope
+            .aliases
+            .keys()
+            .filter_map(|k| {
+                let item = k.strip_prefix(&prefix)?;
+                let layout = alias_val(k, &self.scope, Span::default())?.layout?;
+                Some((item.to_string(), layout.to_expr()))
+            })
+            .collect();
+        let mut consts: Vec<(String, value::Value)> = self
+            .consts
+            .iter()
+            .filter_map(|(k, v)| {
+                Some((k.strip_prefix(&prefix)?.to_string(), value::Value::Int(*v)))
+            })
+            .collect();
+        if mappings.is_empty() && consts.is_empty() {
+            return None;
+        }
+        mappings.sort();
+        consts.sort_by(|a, b| a.0.cmp(&b.0));
+        Some(crate::model::TypeArg {
+            name,
+            mappings,
+            consts,
+        })
+    }
+
+    /// Binds the function's type parameters given types of the crate (`S` of
+    /// `scale_rows::<HiddenNorm>`) to those types' associated items: `S::CastOut` is
+    /// `HiddenNorm::CastOut`, `S::LEN` is `HiddenNorm::LEN`.
+    pub(super) fn bind_type_generics(
+        &mut self,
+        f: &ast::Fn,
+        types: &[Option<crate::model::TypeArg>],
+    ) {
+        for (k, p) in type_and_const_params(f).into_iter().enumerate() {
+            let ast::GenericParam::TypeParam(t) = p else {
+                continue;
+            };
+            let (Some(param), Some(Some(ty))) = (ast::HasName::name(&t), types.get(k)) else {
+                continue;
+            };
+            for (item, text) in &ty.mappings {
+                let name = format!("{}::{item}", param.text());
+                self.scope.generics.insert(name.clone());
+                self.bind_mapping_generic(&name, text);
+            }
+            for (item, v) in &ty.consts {
+                let name = format!("{}::{item}", param.text());
+                if let value::Value::Int(n) = v {
+                    self.scope.consts.insert(name.clone(), *n);
+                }
+                self.bind(&name, v.clone());
+            }
+        }
+    }
+
     /// What a call of a helper binds its parameters to: each argument's compile-time value,
     /// each const generic argument's and each mapping argument of its turbofish (`mappings`,
     /// as the caller's scope reads `turbofish`), where known.
@@ -108,21 +218,7 @@ impl Builder<'_> {
             .iter()
             .map(|m| Some(m.as_ref()?.layout.as_deref()?.to_expr()))
             .collect();
-        let generics = turbofish
-            .iter()
-            .map(|a| match a {
-                ast::GenericArg::ConstArg(c) => c.expr().and_then(|e| known(&e)),
-                // `::<N>` with `N` a const item parses as a type.
-                ast::GenericArg::TypeArg(t) => match t.ty() {
-                    Some(ast::Type::PathType(p)) => p
-                        .path()
-                        .and_then(|p| path_key(&p))
-                        .and_then(|k| self.consts.get(&k).map(|v| value::Value::Int(*v))),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect();
+        let generics = turbofish.iter().map(|a| self.const_arg_value(a)).collect();
         let tensors = vals
             .iter()
             .enumerate()
@@ -139,6 +235,8 @@ impl Builder<'_> {
             addresses: args.iter().map(|a| self.placed_at(a)).collect(),
             streams: Vec::new(),
             continued: None,
+            receiver: None,
+            types: turbofish.iter().map(|a| self.type_arg(a)).collect(),
             kernel: match self.model.kind {
                 kind @ FnKind::Device { .. } => Some(kind),
                 _ => self.model.traced_in,
@@ -227,24 +325,18 @@ impl Builder<'_> {
         Some(index as u32)
     }
 
-    /// A call of a helper of the crate (`sig` its signature, `key` its name): its arguments
-    /// evaluated with the types it declares, its generics bound by the turbofish and, where
-    /// that leaves them out, by the type the call's result is expected to have; the call
-    /// recorded for its trace, and its result typed.
-    fn helper_call(
+    /// A call of a helper of the crate (`sig` its signature, `site` where and how it is
+    /// called): its arguments evaluated with the types it declares, its generics bound by the
+    /// turbofish and, where that leaves them out, by the type the call's result is expected
+    /// to have; the call recorded for its trace, and its result typed.
+    pub(super) fn helper_call(
         &mut self,
         sig: FnSig,
-        key: &str,
-        (callee, last): (&ast::PathExpr, &ast::PathSegment),
+        site: CallSite<'_>,
         args: &[ast::Expr],
         expected: Option<&TensorTy>,
     ) -> Val {
-        let turbofish: Vec<ast::GenericArg> = last
-            .generic_arg_list()
-            .into_iter()
-            .flat_map(|g| g.generic_args())
-            .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-            .collect();
+        let turbofish = site.turbofish;
         let mut given: Vec<Option<MapVal>> =
             turbofish.iter().map(|a| map_of(a, &self.scope)).collect();
         let mut dtypes: HashMap<String, Dtype> = sig
@@ -270,26 +362,48 @@ impl Builder<'_> {
             .collect();
         let mut bound = self.bound_by(args, &turbofish, &given, &sig, &vals);
         bound.streams = streams;
-        let span = callee.path().map_or_else(
-            || span_of(callee.syntax().text_range()),
-            |p| span_of(p.syntax().text_range()),
-        );
-        let result = self.continuation_of(&sig, span);
+        bound.receiver = site.receiver;
+        let result = self.continuation_of(&sig, site.span);
         let mapping_args = given
             .iter()
             .map(|m| m.as_ref().filter(|m| !m.in_tensor_alias)?.span)
             .collect();
         self.model.calls.push(crate::model::HelperCall {
-            callee: key.to_string(),
-            span,
+            callee: site.key,
+            span: site.span,
             bound,
             iteration: self.iteration,
             launched: false,
+            method: site.method,
             mapping_args,
             result,
         });
-        let what = format!("the result of `{}(..)`", snippet(callee.syntax()));
-        sig_value(typed, Construct::new(callee.syntax(), what))
+        sig_value(typed, Construct::new(site.node, site.what))
+    }
+
+    /// A call of a free helper function, `callee` its path.
+    fn path_call(
+        &mut self,
+        sig: FnSig,
+        key: &str,
+        (callee, last): (&ast::PathExpr, &ast::PathSegment),
+        args: &[ast::Expr],
+        expected: Option<&TensorTy>,
+    ) -> Val {
+        let span = callee.path().map_or_else(
+            || span_of(callee.syntax().text_range()),
+            |p| span_of(p.syntax().text_range()),
+        );
+        let site = CallSite {
+            key: key.to_string(),
+            turbofish: turbofish_of(last.generic_arg_list()),
+            span,
+            node: callee.syntax(),
+            what: format!("the result of `{}(..)`", snippet(callee.syntax())),
+            method: false,
+            receiver: None,
+        };
+        self.helper_call(sig, site, args, expected)
     }
 
     pub(super) fn call(&mut self, c: &ast::CallExpr, awaited: bool) -> Val {
@@ -328,7 +442,7 @@ impl Builder<'_> {
         if let Some(k) = &key
             && let Some(sig) = self.env.fn_sig(k).cloned()
         {
-            return self.helper_call(sig, k, (&callee, &last), &args, expected.as_ref());
+            return self.path_call(sig, k, (&callee, &last), &args, expected.as_ref());
         }
         // A closure bound to a variable: every call gives what its body gives.
         if path.qualifier().is_none()
@@ -441,6 +555,7 @@ impl Builder<'_> {
                 bound,
                 iteration: self.iteration,
                 launched: true,
+                method: false,
                 mapping_args: Vec::new(),
                 result: None,
             });

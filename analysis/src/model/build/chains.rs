@@ -150,6 +150,10 @@ impl Builder<'_> {
         if !matches!(recv, Val::Tensor { .. } | Val::TuCtx(_) | Val::Many { .. })
             && let Some(sig) = self.env.method(name).cloned()
         {
+            // On a receiver whose type the call knows, traced with what it binds.
+            if let Some(v) = self.crate_method_call(m, sig.clone(), &call.args) {
+                return v;
+            }
             for (k, a) in call.args.iter().enumerate() {
                 let expected = sig.params.get(k).cloned().flatten();
                 self.top(a, expected, None);

@@ -42,6 +42,10 @@ pub struct Env {
     /// `const` items whose value is not an integer (`const CFG: SwitchConfig = ..;`), by name
     /// and by the paths bound to them; read through [`Env::value`].
     pub values: HashMap<String, crate::model::value::Value>,
+    /// The declared type of each `const` item of a type of the crate (`const FAST_EMIT:
+    /// ScoreEmitter<{ FlitLanes::F32 }> = ScoreEmitter;`), as written; read through
+    /// [`Env::value_type`] (a method called on the const binds its type's generics).
+    pub value_types: HashMap<String, String>,
     /// Structs of the crate that hold tensors (`struct Inputs<'a> { a: &'a HbmTensor<..> }`):
     /// each named field with its tensor type (`None` for a plain field), by struct name; read
     /// through [`Env::struct_fields`].
@@ -180,6 +184,14 @@ impl Env {
         self.values
             .get(name)
             .or_else(|| self.parent.as_ref()?.value(name))
+    }
+
+    /// The declared type of a `const` item of a type of the crate, as written.
+    pub fn value_type(&self, name: &str) -> Option<&str> {
+        match self.value_types.get(name) {
+            Some(t) => Some(t),
+            None => self.parent.as_ref()?.value_type(name),
+        }
     }
 
     /// The fields of a struct of the crate that holds tensors.

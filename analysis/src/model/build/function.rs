@@ -39,6 +39,10 @@ pub fn build_fn(
     }
     b.bind_const_generics(f, &bound.generics);
     b.bind_mapping_generics(f, &bound.mappings);
+    b.bind_type_generics(f, &bound.types);
+    if let Some(r) = &bound.receiver {
+        b.bind_receiver(r);
+    }
     if let Some(pl) = f.param_list() {
         for (k, p) in pl.params().enumerate() {
             b.param(f, k, &p, bound);
@@ -122,6 +126,7 @@ impl<'a> Builder<'a> {
             root: None,
             last_ends: Vec::new(),
             call_expected: None,
+            receiver_types: HashMap::new(),
             consts: env.consts.clone(),
             values: HashMap::new(),
             model: FnModel::empty(name, name_span, kind, library),

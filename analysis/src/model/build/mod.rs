@@ -20,6 +20,7 @@ mod expressions;
 mod function;
 mod loops;
 mod reading;
+mod receivers;
 mod state;
 mod statements;
 #[cfg(test)]

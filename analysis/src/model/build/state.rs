@@ -114,6 +114,9 @@ pub struct Builder<'a> {
     /// The type expected of the helper call about to be evaluated (`let q: T = f(x);`): the
     /// generics its turbofish leaves out are read from it, as rustc infers them.
     pub(super) call_expected: Option<TensorTy>,
+    /// The types `let`s gave variables a method of the crate may be called on (`let plan =
+    /// GemvPlan::<4>;`), see [`Builder::type_let`].
+    pub(super) receiver_types: HashMap<String, super::receivers::ReceiverTy>,
     /// The constants in scope: the module's `const` items and the immutable `let` bindings of
     /// constant expressions (shadowing and block scoping as in Rust).
     pub(super) consts: HashMap<String, u64>,

@@ -230,6 +230,7 @@ impl Builder<'_> {
         let name = l.pat().as_ref().and_then(pat_name);
         if let Some(n) = &name {
             self.bind_let_value(l, n);
+            self.type_let(n, l);
         }
         let val = match l.initializer() {
             Some(init) => self.top(&init, expected.clone(), name.clone()),

@@ -1,0 +1,183 @@
+//! Methods of the crate's `impl` blocks, traced as the compiler traces them: a method called on
+//! a value whose type the call writes or names (`GemvPlan::<LANE_BUS>.run(..)`, `FAST_EMIT.emit(..)`
+//! with `const FAST_EMIT: ScoreEmitter<{ FlitLanes::F32 }>`, `plan.run(..)` after `let plan:
+//! Plan<4> = ..`) is a helper call whose receiver binds the `impl` block's parameters and
+//! `self` ([`crate::model::Receiver`]); the method's body is then checked with them at the call.
+
+use super::calls::{CallSite, turbofish_of};
+use super::env::{FnSig, map_of};
+use super::state::{Builder, Val};
+use crate::model::Receiver;
+use crate::model::value::{Fields, Value};
+use crate::syntax::snippet;
+use ra_ap_syntax::ast::HasGenericArgs;
+use ra_ap_syntax::{AstNode, ast};
+
+/// The type of a method call's receiver as the call knows it: the type's path (`GemvPlan`,
+/// `plans::GemvPlan`) and its generic arguments as written (`<LANE_BUS>`).
+#[derive(Clone, Debug)]
+pub(super) struct ReceiverTy {
+    pub name: String,
+    pub args: Vec<ast::GenericArg>,
+}
+
+impl ReceiverTy {
+    /// The type a path names with its last segment's generic arguments (`GemvPlan::<4>`,
+    /// `ScoreEmitter<{ F32 }>`); `None` when the last segment does not name a type (a
+    /// type's name starts with a capital letter).
+    fn of_path(path: &ast::Path) -> Option<ReceiverTy> {
+        let last = path.segment()?;
+        let name = last.name_ref()?.text().to_string();
+        if !name.starts_with(|c: char| c.is_ascii_uppercase()) || name == "Self" {
+            return None;
+        }
+        let mut segs = vec![name];
+        let mut q = path.qualifier();
+        while let Some(p) = q {
+            segs.push(p.segment()?.name_ref()?.text().to_string());
+            q = p.qualifier();
+        }
+        segs.reverse();
+        Some(ReceiverTy {
+            name: segs.join("::"),
+            args: turbofish_of(last.generic_arg_list()),
+        })
+    }
+
+    /// The type a type expression names (`Plan<4>`, `&Plan<4>`).
+    fn of_type(ty: &ast::Type) -> Option<ReceiverTy> {
+        match ty {
+            ast::Type::PathType(p) => ReceiverTy::of_path(&p.path()?),
+            ast::Type::RefType(r) => ReceiverTy::of_type(&r.ty()?),
+            _ => None,
+        }
+    }
+
+    /// The type written `text` (a `const` item's declared type, kept by its environment).
+    fn of_text(text: &str) -> Option<ReceiverTy> {
+        let file = ast::SourceFile::parse(
+            &format!("type T = {text};"),
+            ra_ap_syntax::Edition::Edition2024,
+        )
+        .tree();
+        let alias = file.syntax().descendants().find_map(ast::TypeAlias::cast)?;
+        ReceiverTy::of_type(&alias.ty()?)
+    }
+}
+
+impl Builder<'_> {
+    /// The type of the receiver `e` where the code says it: a value of a unit or record struct
+    /// written at the call (`GemvPlan::<4>`, `Plan { tile: 4 }`, `Plan::new(..)`), a `const`
+    /// item of a declared type, or a variable a `let` typed ([`Builder::type_let`]).
+    pub(super) fn receiver_type(&self, e: &ast::Expr) -> Option<ReceiverTy> {
+        match e {
+            ast::Expr::ParenExpr(p) => self.receiver_type(&p.expr()?),
+            ast::Expr::RefExpr(r) => self.receiver_type(&r.expr()?),
+            ast::Expr::PathExpr(p) => {
+                let path = p.path()?;
+                if path.qualifier().is_none() {
+                    let name = path.segment()?.name_ref()?.text().to_string();
+                    if let Some(t) = self.receiver_types.get(&name) {
+                        return Some(t.clone());
+                    }
+                }
+                let key = crate::model::consts::path_key(&path);
+                if let Some(text) = key.and_then(|k| self.env.value_type(&k)) {
+                    return ReceiverTy::of_text(text);
+                }
+                ReceiverTy::of_path(&path)
+            }
+            ast::Expr::RecordExpr(r) => ReceiverTy::of_path(&r.path()?),
+            // `Plan::new(..)`, `Plan::<4>::new(..)`: a constructor of the type.
+            ast::Expr::CallExpr(c) => match c.expr()? {
+                ast::Expr::PathExpr(p) => ReceiverTy::of_path(&p.path()?.qualifier()?),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Remembers the type a `let` gives its variable, where a method may be called on it:
+    /// its annotation (`let plan: Plan<4> = ..`), else its initializer's.
+    pub(super) fn type_let(&mut self, name: &str, l: &ast::LetStmt) {
+        let ty = match l.ty() {
+            Some(t) => ReceiverTy::of_type(&t),
+            None => l.initializer().and_then(|e| self.receiver_type(&e)),
+        };
+        match ty {
+            Some(t) => self.receiver_types.insert(name.to_string(), t),
+            None => self.receiver_types.remove(name),
+        };
+    }
+
+    /// A method of the crate's `impl` blocks (`sig` its signature) called on a receiver whose
+    /// type the model knows: a helper call of `Type::method`, its receiver binding the
+    /// `impl` block's parameters. `None` when the receiver's type is not known here.
+    pub(super) fn crate_method_call(
+        &mut self,
+        m: &ast::MethodCallExpr,
+        sig: FnSig,
+        args: &[ast::Expr],
+    ) -> Option<Val> {
+        let recv = m.receiver()?;
+        let ty = self.receiver_type(&recv)?;
+        let name = m.name_ref()?;
+        let receiver = self.receiver_of(&recv, &ty);
+        let site = CallSite {
+            key: format!("{}::{}", ty.name, name.text()),
+            turbofish: turbofish_of(m.generic_arg_list()),
+            span: super::reading::span_of(name.syntax().text_range()),
+            node: m.syntax(),
+            what: format!("the result of `{}`", snippet(m.syntax())),
+            method: true,
+            receiver: Some(receiver),
+        };
+        Some(self.helper_call(sig, site, args, None))
+    }
+
+    /// What the receiver `recv` of type `ty` gives its method: its value, where it has fields,
+    /// and its type's generic arguments.
+    fn receiver_of(&self, recv: &ast::Expr, ty: &ReceiverTy) -> Receiver {
+        let value = self.value_of(recv).0.ok().filter(|v| match v {
+            Value::Variant { fields, .. } => *fields != Fields::Unit,
+            Value::Tuple(_) | Value::Array(_) => true,
+            _ => false,
+        });
+        let generics: Vec<Option<Value>> =
+            ty.args.iter().map(|a| self.const_arg_value(a)).collect();
+        let mappings = ty
+            .args
+            .iter()
+            .zip(&generics)
+            .map(|(a, v)| match v {
+                Some(_) => None,
+                None => Some(map_of(a, &self.scope)?.layout.as_deref()?.to_expr()),
+            })
+            .collect();
+        Receiver {
+            value,
+            generics,
+            mappings,
+            params: Vec::new(),
+        }
+    }
+
+    /// Binds, in a method traced at a call, what the call's receiver gives the `impl` block's
+    /// parameters (named where the call was resolved) and `self`.
+    pub(super) fn bind_receiver(&mut self, r: &Receiver) {
+        let (consts, mappings) = r.named();
+        for (name, v) in consts {
+            if let Value::Int(n) = v {
+                self.scope.consts.insert(name.to_string(), *n);
+            }
+            self.bind(name, v.clone());
+        }
+        for (name, text) in mappings {
+            self.scope.generics.insert(name.to_string());
+            self.bind_mapping_generic(name, text);
+        }
+        if let Some(v) = &r.value {
+            self.bind("self", v.clone());
+        }
+    }
+}
