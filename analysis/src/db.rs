@@ -1502,10 +1502,13 @@ fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
         }
     }
     let list = f.body()?.stmt_list()?;
-    if list.statements().next().is_some() {
-        return None;
-    }
-    let body = syntax::node_text(list.tail_expr()?.syntax());
+    // A `const fn` with statements (`let mut`, loops) is run whole; any other function is a
+    // value only when its body is one expression.
+    let body = match list.statements().next() {
+        None => syntax::node_text(list.tail_expr()?.syntax()),
+        Some(_) if f.const_token().is_some() => syntax::node_text(f.body()?.syntax()),
+        Some(_) => return None,
+    };
     let mut params = Vec::new();
     for p in f.param_list()?.params() {
         let ra::Pat::IdentPat(i) = p.pat()? else {

@@ -62,6 +62,8 @@ impl Unknown {
     }
 }
 
+mod statements;
+
 /// A value, or why it is unknown.
 pub type Eval = Result<Value, Unknown>;
 
@@ -206,13 +208,12 @@ fn int(e: &ast::Expr, names: &Names<'_>) -> Option<u64> {
     consts::eval_sized(e, names.ints, names.fns, names.mapping)
 }
 
-/// `{ tail }`: a block without statements.
+/// `{ tail }`, or a block with statements (a `const fn`'s body), run as the compiler runs it.
 fn block(b: &ast::BlockExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
     let list = b.stmt_list().ok_or_else(missing)?;
     if list.statements().next().is_some() {
-        return Err(Unknown::new(
-            "it is computed by a block with statements, which visa-lint does not evaluate",
-        ));
+        *named = true;
+        return statements::run_block(&list, names, depth + 1);
     }
     let tail = list.tail_expr().ok_or_else(missing)?;
     eval_at(&tail, names, named, depth + 1)
@@ -775,6 +776,37 @@ mod tests {
     }
 
     /// A `const` array indexed by a value (a loop's variable), and arithmetic on the element.
+
+    /// A block with statements is run as the compiler runs a `const fn` body: mutable
+    /// locals, compound assignments, `while`, `for` over a range, `if` statements and
+    /// `return`.
+    #[test]
+    fn blocks_with_statements_run_like_const_fn_bodies() {
+        let run = |src: &str| value_of(src, &[]).0;
+        assert_eq!(
+            run("{ let mut c = 8; while c * 256 < 32768 { c <<= 1; } c }"),
+            Ok(Value::Int(128))
+        );
+        assert_eq!(
+            run("{ let mut t = 0; for i in 0..=3 { if i == 2 { return t; } t += N; } t }"),
+            Ok(Value::Int(64))
+        );
+        assert_eq!(
+            run(
+                "{ let free = if 64 < 256 { 256 - 64 } else { 256 }; let mut p = free / 8; while p % 8 != 0 { p -= 1; } p }"
+            ),
+            Ok(Value::Int(24))
+        );
+    }
+
+    /// A loop that does not end within the budget is unknown, with the reason, never a hang.
+    #[test]
+    fn a_loop_past_the_budget_is_unknown() {
+        let Err(why) = value_of("{ let mut i = 0; while i < 1 { i = 0; } i }", &[]).0 else {
+            panic!("an endless loop has no value");
+        };
+        assert!(why.why.contains("steps"), "{}", why.why);
+    }
     #[test]
     fn an_array_is_indexed_and_its_element_computed_with() {
         let offsets = Ok(Value::Array(vec![

@@ -1,0 +1,252 @@
+//! Blocks with statements, as the compiler runs a `const fn` at compile time: `let`
+//! bindings (mutable ones too), assignments (`x += 1`, `chunk <<= 1`), `if` statements,
+//! `while` loops and `for` loops over constant ranges, and `return`, within a budget of
+//! statements run ([`MAX_STEPS`]); past it the value is unknown, with that reason.
+
+use super::{Eval, Names, Unknown, Value, eval_at, missing, not_evaluated};
+use crate::model::consts;
+use ra_ap_syntax::AstNode;
+use ra_ap_syntax::ast::{self, BinaryOp, HasLoopBody, HasName, RangeItem};
+use std::collections::HashMap;
+
+/// How many statements (and loop tests) one block runs at most.
+pub const MAX_STEPS: u32 = 20_000;
+
+/// What running statements ends with: on to the next, or a `return`.
+enum Flow {
+    Next,
+    Return(Value),
+}
+
+/// The block's local variables and the statements run so far.
+struct Frame {
+    locals: HashMap<String, Value>,
+    steps: u32,
+}
+
+/// `{ stmts; tail }`, run as the compiler does.
+pub(super) fn run_block(list: &ast::StmtList, names: &Names<'_>, depth: u32) -> Eval {
+    let mut frame = Frame {
+        locals: HashMap::new(),
+        steps: 0,
+    };
+    match stmts(list, names, &mut frame, depth)? {
+        Flow::Return(v) => Ok(v),
+        Flow::Next => {
+            let tail = list.tail_expr().ok_or_else(missing)?;
+            value(&tail, names, &mut frame, depth)
+        }
+    }
+}
+
+/// `e` with the frame's locals in scope.
+fn value(e: &ast::Expr, names: &Names<'_>, frame: &mut Frame, depth: u32) -> Eval {
+    frame.steps += 1;
+    if frame.steps > MAX_STEPS {
+        return Err(Unknown::new(format!(
+            "its loops run more than {MAX_STEPS} steps, past what visa-lint evaluates"
+        )));
+    }
+    if let ast::Expr::BlockExpr(b) = e
+        && let Some(list) = b.stmt_list()
+        && list.statements().next().is_some()
+    {
+        return match stmts(&list, names, frame, depth + 1)? {
+            Flow::Return(v) => Ok(v),
+            Flow::Next => value(&list.tail_expr().ok_or_else(missing)?, names, frame, depth),
+        };
+    }
+    let mut ints = names.ints.clone();
+    for (k, v) in &frame.locals {
+        match v {
+            Value::Int(i) => ints.insert(k.clone(), *i),
+            _ => ints.remove(k),
+        };
+    }
+    let locals = &frame.locals;
+    let lookup = |key: &str| {
+        locals
+            .get(key)
+            .cloned()
+            .map(Ok)
+            .or_else(|| (names.value)(key))
+    };
+    let inner = Names {
+        value: &lookup,
+        ints: &ints,
+        fns: names.fns,
+        mapping: names.mapping,
+    };
+    let mut named = false;
+    eval_at(e, &inner, &mut named, depth + 1)
+}
+
+fn stmts(
+    list: &ast::StmtList,
+    names: &Names<'_>,
+    frame: &mut Frame,
+    depth: u32,
+) -> Result<Flow, Unknown> {
+    for s in list.statements() {
+        let flow = match s {
+            ast::Stmt::LetStmt(l) => {
+                let name = match l.pat() {
+                    Some(ast::Pat::IdentPat(p)) => p.name().map(|n| n.text().to_string()),
+                    _ => None,
+                }
+                .ok_or_else(|| Unknown::new("a `let` that binds a pattern is not evaluated"))?;
+                let init = l.initializer().ok_or_else(missing)?;
+                let v = value(&init, names, frame, depth)?;
+                frame.locals.insert(name, v);
+                Flow::Next
+            }
+            ast::Stmt::ExprStmt(e) => {
+                statement(&e.expr().ok_or_else(missing)?, names, frame, depth)?
+            }
+            ast::Stmt::Item(_) => Flow::Next,
+        };
+        if let Flow::Return(_) = flow {
+            return Ok(flow);
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// One expression statement: an assignment, a loop, an `if`, a `return`, or a block.
+fn statement(
+    e: &ast::Expr,
+    names: &Names<'_>,
+    frame: &mut Frame,
+    depth: u32,
+) -> Result<Flow, Unknown> {
+    match e {
+        ast::Expr::BinExpr(b) if matches!(b.op_kind(), Some(BinaryOp::Assignment { .. })) => {
+            assign(b, names, frame, depth)?;
+            Ok(Flow::Next)
+        }
+        ast::Expr::ReturnExpr(r) => {
+            let v = value(&r.expr().ok_or_else(missing)?, names, frame, depth)?;
+            Ok(Flow::Return(v))
+        }
+        ast::Expr::WhileExpr(w) => {
+            let body = w
+                .loop_body()
+                .and_then(|b| b.stmt_list())
+                .ok_or_else(missing)?;
+            loop {
+                let cond = w.condition().ok_or_else(missing)?;
+                match value(&cond, names, frame, depth)? {
+                    Value::Bool(true) => {}
+                    Value::Bool(false) => return Ok(Flow::Next),
+                    _ => return Err(not_evaluated(&cond)),
+                }
+                if let Flow::Return(v) = stmts(&body, names, frame, depth + 1)? {
+                    return Ok(Flow::Return(v));
+                }
+            }
+        }
+        ast::Expr::ForExpr(f) => for_loop(f, names, frame, depth),
+        ast::Expr::IfExpr(i) => {
+            let cond = i.condition().ok_or_else(missing)?;
+            let chosen = match value(&cond, names, frame, depth)? {
+                Value::Bool(true) => i.then_branch(),
+                Value::Bool(false) => match i.else_branch() {
+                    Some(ast::ElseBranch::Block(b)) => Some(b),
+                    Some(ast::ElseBranch::IfExpr(inner)) => {
+                        return statement(&ast::Expr::IfExpr(inner), names, frame, depth + 1);
+                    }
+                    None => None,
+                },
+                _ => return Err(not_evaluated(&cond)),
+            };
+            match chosen.and_then(|b| b.stmt_list()) {
+                Some(list) => stmts(&list, names, frame, depth + 1),
+                None => Ok(Flow::Next),
+            }
+        }
+        ast::Expr::BlockExpr(b) => {
+            stmts(&b.stmt_list().ok_or_else(missing)?, names, frame, depth + 1)
+        }
+        other => {
+            value(other, names, frame, depth)?;
+            Ok(Flow::Next)
+        }
+    }
+}
+
+/// `x = e`, `x += e`, `x <<= e`, ... of a local integer.
+fn assign(
+    b: &ast::BinExpr,
+    names: &Names<'_>,
+    frame: &mut Frame,
+    depth: u32,
+) -> Result<(), Unknown> {
+    let Some(BinaryOp::Assignment { op }) = b.op_kind() else {
+        return Err(missing());
+    };
+    let target = match b.lhs() {
+        Some(ast::Expr::PathExpr(p)) => p.path().and_then(|p| consts::path_key(&p)),
+        _ => None,
+    }
+    .filter(|t| frame.locals.contains_key(t))
+    .ok_or_else(|| Unknown::new("it assigns to something other than a local variable"))?;
+    let rhs = value(&b.rhs().ok_or_else(missing)?, names, frame, depth)?;
+    let new = match (op, frame.locals.get(&target), &rhs) {
+        (None, _, _) => rhs,
+        (Some(op), Some(Value::Int(old)), Value::Int(r)) => consts::arith(op, *old, *r)
+            .map(Value::Int)
+            .ok_or_else(|| Unknown::new(format!("`{}` overflows", b.syntax())))?,
+        _ => return Err(not_evaluated(&ast::Expr::BinExpr(b.clone()))),
+    };
+    frame.locals.insert(target, new);
+    Ok(())
+}
+
+/// `for i in a..b { .. }` (and `a..=b`) over constant bounds.
+fn for_loop(
+    f: &ast::ForExpr,
+    names: &Names<'_>,
+    frame: &mut Frame,
+    depth: u32,
+) -> Result<Flow, Unknown> {
+    let var = match f.pat() {
+        Some(ast::Pat::IdentPat(p)) => p.name().map(|n| n.text().to_string()),
+        Some(ast::Pat::WildcardPat(_)) => Some("_".to_string()),
+        _ => None,
+    }
+    .ok_or_else(|| Unknown::new("a `for` over a pattern is not evaluated"))?;
+    let Some(ast::Expr::RangeExpr(r)) = f.iterable() else {
+        return Err(Unknown::new(
+            "a `for` over something other than a range is not evaluated",
+        ));
+    };
+    let bound = |e: Option<ast::Expr>, frame: &mut Frame| match e {
+        Some(e) => match value(&e, names, frame, depth)? {
+            Value::Int(n) => Ok(n),
+            _ => Err(not_evaluated(&e)),
+        },
+        None => Err(missing()),
+    };
+    let start = bound(r.start(), frame)?;
+    let mut end = bound(r.end(), frame)?;
+    if matches!(r.op_kind(), Some(ast::RangeOp::Inclusive)) {
+        end = end.saturating_add(1);
+    }
+    let body = f
+        .loop_body()
+        .and_then(|b| b.stmt_list())
+        .ok_or_else(missing)?;
+    for i in start..end {
+        frame.locals.insert(var.clone(), Value::Int(i));
+        if let Flow::Return(v) = stmts(&body, names, frame, depth + 1)? {
+            return Ok(Flow::Return(v));
+        }
+        frame.steps += 1;
+        if frame.steps > MAX_STEPS {
+            return Err(Unknown::new(format!(
+                "its loops run more than {MAX_STEPS} steps, past what visa-lint evaluates"
+            )));
+        }
+    }
+    Ok(Flow::Next)
+}
