@@ -456,12 +456,7 @@ impl Helper<'_> {
     /// What a call binds, as `at = 8193, N = 4`.
     fn bindings_text(&self, bound: &Bound) -> String {
         let named = |name: Option<&String>, v: &Option<Value>| {
-            let text = match v.as_ref()? {
-                // An address reads best in hex.
-                Value::Int(k) if *k >= 0x100 => format!("{k:#x}"),
-                v => v.text(),
-            };
-            Some(format!("`{} = {text}`", name?))
+            Some(format!("`{} = {}`", name?, readable(v.as_ref()?)))
         };
         // A tensor instantiated by the caller's: its element type, or its mappings.
         let typed = |name: &String, t: &Option<crate::model::TensorTy>| {
@@ -507,7 +502,7 @@ impl Helper<'_> {
                 receiver
                     .value
                     .as_ref()
-                    .map(|v| format!("`self = {}`", v.text())),
+                    .map(|v| format!("`self = {}`", readable(v))),
             )
             .collect();
         // A type of the crate a type parameter is given (`S = HiddenNorm`).
@@ -537,6 +532,26 @@ impl Helper<'_> {
             }
             _ => given.join(", "),
         }
+    }
+}
+
+/// A value as a message shows it: an address (a number from 0x100 on) in hex, in a struct's
+/// fields too.
+fn readable(v: &Value) -> String {
+    use crate::model::value::Fields;
+    match v {
+        Value::Int(k) if *k >= 0x100 => format!("{k:#x}"),
+        Value::Variant {
+            path,
+            fields: Fields::Named(fs),
+        } => {
+            let body: Vec<String> = fs
+                .iter()
+                .map(|(n, v)| format!("{n}: {}", readable(v)))
+                .collect();
+            format!("{path} {{ {} }}", body.join(", "))
+        }
+        v => v.text(),
     }
 }
 

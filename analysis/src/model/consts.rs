@@ -104,9 +104,27 @@ fn size_of_type(path: &ast::Path) -> Option<u64> {
     let ast::GenericArg::TypeArg(t) = seg.generic_arg_list()?.generic_args().next()? else {
         return None;
     };
-    let dtype = crate::dtype::Dtype::from_name(t.syntax().text().to_string().trim())?;
+    let name = t.syntax().text().to_string();
+    let name = name.trim();
+    if let Some(bytes) = rust_primitive_bytes(name) {
+        return Some(bytes);
+    }
+    let dtype = crate::dtype::Dtype::from_name(name)?;
     let bits = dtype.bits();
     bits.is_multiple_of(8).then(|| u64::from(bits / 8))
+}
+
+/// `size_of` of a Rust primitive that is no element type of the library (`u16`, `usize`; the
+/// targets are 64-bit).
+fn rust_primitive_bytes(name: &str) -> Option<u64> {
+    Some(match name {
+        "u8" | "bool" => 1,
+        "u16" => 2,
+        "u32" | "char" => 4,
+        "u64" | "i64" | "usize" | "isize" => 8,
+        "u128" | "i128" => 16,
+        _ => return None,
+    })
 }
 
 /// A call of a `const fn` with constant arguments.
@@ -415,6 +433,9 @@ mod tests {
         // Half a byte is not a `size_of`; a type the library does not name is not known.
         assert_eq!(value("size_of::<i4>()"), None);
         assert_eq!(value("size_of::<Foo>()"), None);
+        // Rust's own integers, on a 64-bit target.
+        assert_eq!(value("core::mem::size_of::<u16>()"), Some(2));
+        assert_eq!(value("size_of::<usize>() * 4"), Some(32));
     }
 
     #[test]

@@ -199,9 +199,10 @@ impl Builder<'_> {
         self.last_ends.clear();
     }
 
-    /// Whether `node` calls one of the crate's helper functions (which may take the index).
+    /// Whether `node` calls one of the crate's helper functions or methods (which may take the
+    /// index).
     pub(super) fn calls_a_helper(&self, node: &ra_ap_syntax::SyntaxNode) -> bool {
-        node.descendants().filter_map(ast::CallExpr::cast).any(|c| {
+        let function = node.descendants().filter_map(ast::CallExpr::cast).any(|c| {
             let Some(ast::Expr::PathExpr(callee)) = c.expr() else {
                 return false;
             };
@@ -209,7 +210,14 @@ impl Builder<'_> {
                 .path()
                 .and_then(|p| callee_key(&p))
                 .is_some_and(|k| self.env.fn_sig(&k).is_some())
-        })
+        });
+        // A method of the crate's `impl` blocks (`K_LOADER.load_k_tile(ctx, i)`).
+        function
+            || node
+                .descendants()
+                .filter_map(ast::MethodCallExpr::cast)
+                .filter_map(|m| m.name_ref())
+                .any(|n| self.env.method(&n.text()).is_some())
     }
 
     /// The indices of a constant range (`0..N`, `1..=4`, `(0..N).step_by(2)`), when there are
