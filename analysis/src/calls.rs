@@ -490,12 +490,14 @@ impl Helper<'_> {
             .filter_map(|(n, m)| Some(format!("`{} = m![{}]`", n.as_ref()?, m.as_ref()?.trim())));
         // What a method's receiver binds (`BUS = 4`, `self = Plan { tile: 4 }`).
         let receiver = self.named(bound).receiver.unwrap_or_default();
-        let (consts, maps) = receiver.named();
-        let of_receiver: Vec<String> = consts
+        let of_receiver: Vec<String> = receiver
+            .named_consts()
             .into_iter()
-            .map(|(n, v)| format!("`{n} = {}`", v.text()))
+            .map(|(n, v)| format!("`{n} = {}`", readable(v)))
             .chain(
-                maps.into_iter()
+                receiver
+                    .named_mappings()
+                    .into_iter()
                     .map(|(n, m)| format!("`{n} = m![{}]`", m.trim())),
             )
             .chain(

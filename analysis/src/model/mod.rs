@@ -301,20 +301,22 @@ impl Receiver {
             || self.mappings.iter().any(Option::is_some)
     }
 
-    /// What it binds, by the `impl` block's parameter names: `(name, value)` for constants,
-    /// `(name, mapping)` for mappings.
-    pub fn named(&self) -> (Vec<(&str, &value::Value)>, Vec<(&str, &str)>) {
+    /// The constants it binds, by the `impl` block's parameter names (`BUS = 4`).
+    pub fn named_consts(&self) -> Vec<(&str, &value::Value)> {
         let names = self.params.iter().map(Option::as_deref);
-        let consts = names
-            .clone()
+        names
             .zip(&self.generics)
             .filter_map(|(n, v)| Some((n?, v.as_ref()?)))
-            .collect();
-        let maps = names
+            .collect()
+    }
+
+    /// The mappings it binds, by the `impl` block's parameter names (`Out = K % 8`).
+    pub fn named_mappings(&self) -> Vec<(&str, &str)> {
+        let names = self.params.iter().map(Option::as_deref);
+        names
             .zip(&self.mappings)
             .filter_map(|(n, m)| Some((n?, m.as_deref()?)))
-            .collect();
-        (consts, maps)
+            .collect()
     }
 }
 

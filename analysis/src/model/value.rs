@@ -775,8 +775,6 @@ mod tests {
         value_of(src, locals).0.map(|v| v.text()).map_err(|u| u.why)
     }
 
-    /// A `const` array indexed by a value (a loop's variable), and arithmetic on the element.
-
     /// A block with statements is run as the compiler runs a `const fn` body: mutable
     /// locals, compound assignments, `while`, `for` over a range, `if` statements and
     /// `return`.
@@ -807,6 +805,8 @@ mod tests {
         };
         assert!(why.why.contains("steps"), "{}", why.why);
     }
+
+    /// A `const` array indexed by a value (a loop's variable), and arithmetic on the element.
     #[test]
     fn an_array_is_indexed_and_its_element_computed_with() {
         let offsets = Ok(Value::Array(vec![

@@ -531,6 +531,10 @@ fn greedy_len(kind: &str, input: &[Tt], stop: Option<&str>) -> usize {
             angle += 1;
         } else if t.is(">") && angle > 0 {
             angle -= 1;
+        } else if t.is(">") && generic {
+            // A type or path never holds an unmatched `>`: it closes the `<..>` around the
+            // fragment (`$($t:ty),+ >`).
+            return i;
         } else if angle == 0 && (stop.is_some_and(|s| t.is(s)) || follow.iter().any(|f| t.is(f))) {
             return i;
         }
@@ -745,6 +749,19 @@ mod tests {
         assert_eq!(
             expand(src).as_deref(),
             Ok("const A: u32 = 1;const B: u32 = 2;")
+        );
+    }
+
+    /// A type list inside a turbofish the matcher writes (`$m:ident :: < $($t:ty),+ >`): each
+    /// type ends at the `>` that closes the list, as Rust's parser ends it.
+    #[test]
+    fn a_type_ends_at_the_angle_bracket_that_closes_its_list() {
+        let src = "macro_rules! k { ($f:ident :: < $($t:ty),+ >, $g:ident) => { \
+                   fn $g() { x.$f::<$($t),+>(); } }; }\n\
+                   k!(narrow::<HalfT, Pk<m![A % 4]>>, run);";
+        assert_eq!(
+            expand(src).as_deref(),
+            Ok("fn run() { x.narrow::<HalfT,Pk<m![A % 4]>>();}")
         );
     }
 

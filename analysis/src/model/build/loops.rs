@@ -217,7 +217,7 @@ impl Builder<'_> {
                 .descendants()
                 .filter_map(ast::MethodCallExpr::cast)
                 .filter_map(|m| m.name_ref())
-                .any(|n| self.env.method(&n.text()).is_some())
+                .any(|n| self.env.method(n.text()).is_some())
     }
 
     /// The indices of a constant range (`0..N`, `1..=4`, `(0..N).step_by(2)`), when there are

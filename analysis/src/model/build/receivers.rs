@@ -165,14 +165,13 @@ impl Builder<'_> {
     /// Binds, in a method traced at a call, what the call's receiver gives the `impl` block's
     /// parameters (named where the call was resolved) and `self`.
     pub(super) fn bind_receiver(&mut self, r: &Receiver) {
-        let (consts, mappings) = r.named();
-        for (name, v) in consts {
+        for (name, v) in r.named_consts() {
             if let Value::Int(n) = v {
                 self.scope.consts.insert(name.to_string(), *n);
             }
             self.bind(name, v.clone());
         }
-        for (name, text) in mappings {
+        for (name, text) in r.named_mappings() {
             self.scope.generics.insert(name.to_string());
             self.bind_mapping_generic(name, text);
         }

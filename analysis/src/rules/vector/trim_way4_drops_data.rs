@@ -5,6 +5,7 @@
 
 use super::ops::valid_lanes;
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::library::Generation;
 use crate::model::{Method, Slot, Step};
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::FnContext;
@@ -22,7 +23,12 @@ pub const VEC_007: Rule = Rule {
     bad: "// Packet m![A % 8]\n.vector_trim_way4::<m![A % 4]>()",
     good: "// Packet m![A % 8]\n.vector_split::<m![A / 4 % 2], m![A % 4]>()",
     manual: "L4851, L6578, L6582",
-    generations: Generations::Both,
+    generations: Generations::Differs(
+        "an error under furiosa-opt-std 0.6, whose verifier refuses a `vector_narrow_trim` whose \
+         back four lanes are not padding (`VectorError::TrimBackNotDummy`, \
+         `furiosa-opt-lower/src/verify/engine/vector/tensor.rs:202-211` at ebb846a); a warning \
+         under `furiosa_visa_std`, where the lanes are silently lost (L6582)",
+    ),
 };
 
 /// VEC-007: the lanes a `vector_trim_way4` drops hold no data.
@@ -35,6 +41,10 @@ pub(super) fn check(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
     {
         let lost: Vec<u64> = lanes.into_iter().filter(|&i| i >= n4).collect();
         if !lost.is_empty() {
+            let severity = match cx.model.library {
+                Generation::OptStd => Severity::Error,
+                Generation::VisaStd => Severity::Warning,
+            };
             out.push(Diagnostic::new(
                 &VEC_007,
                 step.span,
@@ -50,7 +60,8 @@ pub(super) fn check(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            ));
+            )
+            .with_severity(severity));
         }
     }
 }
