@@ -62,7 +62,7 @@ pub fn bound_analysis<'db>(
         &root,
         env,
         target,
-        library,
+        (library, helper.self_type(db).as_deref()),
         binding.bound(db),
     ))
 }
@@ -642,6 +642,7 @@ pub(crate) fn helper_at<'db>(
         local,
         at.target,
         at.library,
+        f.self_type.clone(),
     );
     let syntax = ra_ap_syntax::SyntaxNode::new_root(f.green.0.clone());
     let fun = ast::Fn::cast(syntax)?;

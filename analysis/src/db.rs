@@ -175,6 +175,8 @@ pub struct ItemFn {
     pub local: String,
     /// The stretches of `local` that are functions' signatures, with their syntax.
     pub local_pieces: Untracked<Vec<EnvPiece>>,
+    /// The type of the `impl` block it is a method or associated function of (`Self`).
+    pub self_type: Option<String>,
 }
 
 /// An item's facts (tracked per item: an edit re-runs it for the edited item only).
@@ -200,6 +202,7 @@ pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> A
             green: green.clone(),
             local: String::new(),
             local_pieces: Untracked::default(),
+            self_type: None,
         };
         (syntax::FileModel::default(), vec![only])
     } else {
@@ -220,11 +223,19 @@ pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> A
             .filter_map(|n| ra::Fn::cast(n.clone()))
             .map(|f| {
                 let (local, pieces) = in_bodies.visible_in(&f);
+                // `Self` of a method: the type of the `impl` block it is directly in.
+                let self_type = f
+                    .syntax()
+                    .parent()
+                    .and_then(|list| list.parent())
+                    .and_then(ra::Impl::cast)
+                    .and_then(|imp| resolve::self_type(&imp));
                 ItemFn {
                     offset: u32::from(f.syntax().text_range().start()),
                     green: GreenKey(f.syntax().green().to_owned()),
                     local,
                     local_pieces: Untracked(pieces),
+                    self_type,
                 }
             })
             .collect();
@@ -444,6 +455,9 @@ pub struct FnInput<'db> {
     pub local_env: EnvText<'db>,
     pub target: TargetName,
     pub library: Generation,
+    /// `Self` of a method (see [`ItemFn::self_type`]).
+    #[returns(ref)]
+    pub self_type: Option<String>,
 }
 
 /// The user's configuration (one per database).
@@ -762,7 +776,7 @@ pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Ar
         &root,
         fn_env(db, *input.module_env(db), *input.local_env(db)),
         input.target(db).target(),
-        *input.library(db),
+        (*input.library(db), input.self_type(db).as_deref()),
         &model::Bound::default(),
     ))
 }
@@ -973,8 +987,15 @@ pub fn file_analysis(
                 let pieces = f.local_pieces.clone();
                 let local = EnvText::new(db, f.local.clone(), Vec::new(), pieces);
                 let generation = library.generation;
-                let input =
-                    FnInput::new(db, f.green.clone(), module_env, local, target, generation);
+                let input = FnInput::new(
+                    db,
+                    f.green.clone(),
+                    module_env,
+                    local,
+                    target,
+                    generation,
+                    f.self_type.clone(),
+                );
                 let analysis = with_body_macros(db, file, input);
                 match &origin {
                     Some(g) => {
@@ -1100,6 +1121,7 @@ pub fn macros_expanded<'db>(
         *input.local_env(db),
         *input.target(db),
         *input.library(db),
+        input.self_type(db).clone(),
     );
     Some((expanded_input, expanded, macros))
 }
@@ -1355,13 +1377,21 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             };
             // Consts may refer to earlier consts, call `const fn`s and read sizes; one that
             // is not an integer (a `SwitchConfig`, a `TrfAddress`) is a value.
-            match body.map(|b| const_value(env, &b)) {
+            match body.as_ref().map(|b| const_value(env, b)) {
                 Some(Ok(model::value::Value::Int(v))) => {
                     env.consts.insert(name.clone(), v);
                     env.scope.consts.insert(name.clone(), v);
                 }
                 Some(Ok(v)) => {
                     env.values.insert(name.clone(), v);
+                }
+                // An associated constant that reads its `impl` block's parameters (`if
+                // DOUBLE_BUF { .. }`): evaluated where a method is traced with them bound.
+                Some(Err(_)) if impl_type(c.syntax()).is_some() => {
+                    if let Some(b) = &body {
+                        let text = syntax::node_text(b.syntax());
+                        env.deferred_consts.insert(name.clone(), text);
+                    }
                 }
                 _ => {}
             }
@@ -1625,7 +1655,7 @@ pub fn analyse_fn(
     tree: &ra_ap_syntax::SyntaxNode,
     env: &Env,
     target: &Target,
-    library: Generation,
+    (library, self_type): (Generation, Option<&str>),
     bound: &model::Bound,
 ) -> FnAnalysis {
     let model = syntax::model_of(tree, None);
@@ -1648,7 +1678,7 @@ pub fn analyse_fn(
             cost,
         };
     };
-    let (fn_model, scope) = build::build_fn(&f, env, scope, library, bound);
+    let (fn_model, scope) = build::build_fn(&f, env, scope, (library, self_type), bound);
     diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
     // The function's derived facts, once: every rule family and the simulator read them.
     let cx = crate::rules::FnContext::new(&fn_model, &scope, target);

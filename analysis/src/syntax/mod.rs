@@ -622,6 +622,8 @@ pub fn path_key(path: &ra::Path) -> Option<String> {
             ),
             ra::PathSegmentKind::CrateKw => "crate".to_string(),
             ra::PathSegmentKind::SelfKw => "self".to_string(),
+            // `Self::BASE` in a method: the builder names the `impl` type's items `Self::..`.
+            ra::PathSegmentKind::SelfTypeKw => "Self".to_string(),
             ra::PathSegmentKind::SuperKw => "super".to_string(),
             _ => return None,
         };

@@ -32,6 +32,16 @@ impl Builder<'_> {
         let Some(call) = self.read_method_call(m, awaited) else {
             return Val::Unknown;
         };
+        // A method of the crate's `impl` blocks on a value of the crate's type, even one named
+        // like an engine method (`PLAN.tile(ctx, ..)`).
+        if !matches!(
+            recv,
+            Val::Tensor { .. } | Val::TuCtx(_) | Val::Many { .. } | Val::Dma(_)
+        ) && let Some(sig) = self.env.method(&call.name).cloned()
+            && let Some(v) = self.crate_method_call(m, sig, &call.args)
+        {
+            return v;
+        }
         if call.method.is_adapter()
             && let Val::Tensor { ty, tu, engines } = &recv
         {
@@ -150,10 +160,6 @@ impl Builder<'_> {
         if !matches!(recv, Val::Tensor { .. } | Val::TuCtx(_) | Val::Many { .. })
             && let Some(sig) = self.env.method(name).cloned()
         {
-            // On a receiver whose type the call knows, traced with what it binds.
-            if let Some(v) = self.crate_method_call(m, sig.clone(), &call.args) {
-                return v;
-            }
             for (k, a) in call.args.iter().enumerate() {
                 let expected = sig.params.get(k).cloned().flatten();
                 self.top(a, expected, None);

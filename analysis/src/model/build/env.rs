@@ -46,6 +46,10 @@ pub struct Env {
     /// ScoreEmitter<{ FlitLanes::F32 }> = ScoreEmitter;`), as written; read through
     /// [`Env::value_type`] (a method called on the const binds its type's generics).
     pub value_types: HashMap<String, String>,
+    /// Associated constants whose value depends on their `impl` block's parameters (`const TRF:
+    /// TrfAddress = if DOUBLE_BUF { .. } else { .. };`), by `Type::NAME`, their bodies as
+    /// written (`Self` written out): a method traced with the parameters bound evaluates them.
+    pub deferred_consts: HashMap<String, String>,
     /// Structs of the crate that hold tensors (`struct Inputs<'a> { a: &'a HbmTensor<..> }`):
     /// each named field with its tensor type (`None` for a plain field), by struct name; read
     /// through [`Env::struct_fields`].

@@ -25,7 +25,7 @@ pub fn build_fn(
     f: &ast::Fn,
     env: &Env,
     scope: Scope,
-    library: crate::library::Generation,
+    (library, self_type): (crate::library::Generation, Option<&str>),
     bound: &crate::model::Bound,
 ) -> (FnModel, Scope) {
     let with_local = env_with_local_aliases(f, env, &scope);
@@ -42,6 +42,9 @@ pub fn build_fn(
     b.bind_type_generics(f, &bound.types);
     if let Some(r) = &bound.receiver {
         b.bind_receiver(r);
+    }
+    if let Some(ty) = self_type {
+        b.name_self(ty);
     }
     if let Some(pl) = f.param_list() {
         for (k, p) in pl.params().enumerate() {

@@ -162,6 +162,64 @@ impl Builder<'_> {
         }
     }
 
+    /// In a method of `impl ty`, `Self::NAME` is `ty::NAME`: the type's associated constants
+    /// and values, under `Self` too.
+    pub(super) fn name_self(&mut self, ty: &str) {
+        let prefix = format!("{ty}::");
+        let ints: Vec<(String, u64)> = self
+            .consts
+            .iter()
+            .filter_map(|(k, v)| Some((format!("Self::{}", k.strip_prefix(&prefix)?), *v)))
+            .collect();
+        for (k, v) in ints {
+            self.scope.consts.insert(k.clone(), v);
+            self.consts.insert(k, v);
+        }
+        let mut env = Some(self.env);
+        while let Some(e) = env {
+            for (k, v) in &e.values {
+                if let Some(item) = k.strip_prefix(&prefix) {
+                    self.values
+                        .entry(format!("Self::{item}"))
+                        .or_insert_with(|| Ok(v.clone()));
+                }
+            }
+            for (k, body) in &e.deferred_consts {
+                if let Some(item) = k.strip_prefix(&prefix) {
+                    self.deferred_const(k, item, body);
+                }
+            }
+            env = e.parent.as_deref();
+        }
+    }
+
+    /// The associated constant `key` (`GemmPlan::TRF`), whose body reads its `impl` block's
+    /// parameters, evaluated with what this method's trace binds them to; unknown, with the
+    /// reason, where they are not bound.
+    fn deferred_const(&mut self, key: &str, item: &str, body: &str) {
+        let file = ast::SourceFile::parse(
+            &format!("const _: () = {body};"),
+            ra_ap_syntax::Edition::Edition2024,
+        )
+        .tree();
+        let Some(e) = file
+            .syntax()
+            .descendants()
+            .find_map(ast::Const::cast)
+            .and_then(|c| c.body())
+        else {
+            return;
+        };
+        let v = self.value_of(&e).0;
+        for name in [format!("Self::{item}"), key.to_string()] {
+            if let Ok(Value::Int(n)) = &v {
+                self.scope.consts.insert(name.clone(), *n);
+                self.consts.insert(name.clone(), *n);
+            }
+            self.values.insert(name, v.clone());
+        }
+    }
+
     /// Binds, in a method traced at a call, what the call's receiver gives the `impl` block's
     /// parameters (named where the call was resolved) and `self`.
     pub(super) fn bind_receiver(&mut self, r: &Receiver) {

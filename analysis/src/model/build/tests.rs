@@ -35,7 +35,7 @@ fn model(src: &str, fun: &str) -> FnModel {
         &f,
         &env,
         scope,
-        crate::library::Generation::OptStd,
+        (crate::library::Generation::OptStd, None),
         &Bound::default(),
     )
     .0
