@@ -272,8 +272,13 @@ fn run_case(actions: &[Action]) -> Result<(), TestCaseError> {
             Action::Frame(body) => s.send_raw(&framed(body)),
             Action::WrongLength { body, off } => {
                 let len = (body.len() as i64 + i64::from(*off)).max(0);
-                // Followed by a blank line, so a short length cannot swallow what follows.
-                s.send_raw(format!("Content-Length: {len}\r\n\r\n{body}\r\n\r\n").as_bytes());
+                // Followed by more line breaks (8 bytes) than the length is ever too long by
+                // (7), so the frame cannot swallow a byte of the next message's header: a
+                // message the client itself cut is lost to any server, and the checks below
+                // expect every message the harness sent whole to be served.
+                s.send_raw(
+                    format!("Content-Length: {len}\r\n\r\n{body}\r\n\r\n\r\n\r\n").as_bytes(),
+                );
             }
             Action::Watched { target } => s.notify(
                 "workspace/didChangeWatchedFiles",
