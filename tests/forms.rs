@@ -727,7 +727,8 @@ fn declared_names(file: &SourceFile) -> (BTreeSet<String>, BTreeSet<String>) {
 
 /// Whether the names a value argument refers to (the first segment of each path) are
 /// reachable from a module at the end of the file: `Some(true)` when some are the file's
-/// top-level names (`use super::*;` needed), `None` when one is declared only inside a body.
+/// top-level names (`use super::*;` needed), `None` when one is declared only inside a body
+/// or is an `impl` block's (`Self::TRF`).
 fn reachable_from_module(
     arg: &SyntaxNode,
     (top, anywhere): &(BTreeSet<String>, BTreeSet<String>),
@@ -736,6 +737,16 @@ fn reachable_from_module(
     for path in arg.descendants().filter_map(ast::Path::cast) {
         if path.qualifier().is_some() {
             continue;
+        }
+        // `Self::TRF`, `self.base`: names of an `impl` block, which a module cannot reach.
+        let of_impl = path.segment().and_then(|s| s.kind()).is_some_and(|k| {
+            matches!(
+                k,
+                ast::PathSegmentKind::SelfTypeKw | ast::PathSegmentKind::SelfKw
+            )
+        });
+        if of_impl {
+            return None;
         }
         let Some(name) = path.segment().and_then(|s| s.name_ref()) else {
             continue;

@@ -1588,6 +1588,9 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
     if let Some(v) = env.value(name).cloned() {
         env.values.insert(path.to_string(), v);
     }
+    if let Some(t) = env.value_type(name).map(str::to_string) {
+        env.value_types.insert(path.to_string(), t);
+    }
     if let Some(t) = env.tensor_alias(name).cloned() {
         env.tensor_aliases.insert(path.to_string(), t);
     }

@@ -22,8 +22,8 @@ pub enum DialectForm {
     /// An operator's size escaped as `{ … }` (`parser.lalrpop:95-100` at ebb846a, since 0.4);
     /// the manual's operators take an integer literal.
     EscapedSize,
-    /// An operator's size written `X::SIZE` or `( … )` without braces: visa-lint has always
-    /// read it for the manual's library, but furiosa-opt-std's parser does not (`::` lexes as
+    /// An operator's size written `X::SIZE`, `( … )` or a constant's name (`# NUM_CHIPS`,
+    /// manual L1079) without braces: visa-lint has always read it for the manual's library, but furiosa-opt-std's parser does not (`::` lexes as
     /// two colons, `lexer.rs:216-221`, `furiosa-mapping/tests/escaped_const.rs:12-13` at
     /// ebb846a); it writes `{ X::SIZE }`.
     UnescapedSize,
@@ -49,7 +49,7 @@ impl DialectForm {
             DialectForm::PadMarker(PadKind::Top) => "`#{*}` is top padding, written `#`",
             DialectForm::EscapedSize => "`{ … }` is an escaped size",
             DialectForm::UnescapedSize => {
-                "a size written `X::SIZE` or `( … )` needs braces: `{ X::SIZE }`"
+                "a size written `X::SIZE`, `( … )` or a constant's name needs braces: `{ X::SIZE }`"
             }
         }
     }
@@ -86,10 +86,10 @@ fn walk(e: &Expr, out: &mut Vec<(DialectForm, Span)>) {
             }
             match arg {
                 SizeExpr::Escaped(_, s) => out.push((DialectForm::EscapedSize, *s)),
-                SizeExpr::SizeOf(..) | SizeExpr::Bin(..) => {
+                SizeExpr::SizeOf(..) | SizeExpr::Bin(..) | SizeExpr::Const(_) => {
                     out.push((DialectForm::UnescapedSize, arg.span()))
                 }
-                SizeExpr::Lit(..) | SizeExpr::Const(_) => {}
+                SizeExpr::Lit(..) => {}
             }
         }
     }
@@ -131,6 +131,14 @@ mod tests {
                 (UnescapedSize, "B::SIZE"),
                 (Broadcast, "3"),
                 (UnescapedSize, "(B::SIZE * 2)"),
+            ]
+        );
+        // A constant's name, as the manual writes `m![1 # NUM_CHIPS]` (L1079).
+        assert_eq!(
+            forms("A # NUM_CHIPS, C % config::LANES"),
+            [
+                (UnescapedSize, "NUM_CHIPS"),
+                (UnescapedSize, "config::LANES"),
             ]
         );
     }

@@ -701,7 +701,8 @@ impl P<'_> {
         self.size_atom(input, false)
     }
 
-    /// A size; `escaped`: inside `{ … }`, where a bare name is a constant (`{ N }`).
+    /// A size; `escaped`: inside `{ … }`. A bare name is a constant (`{ N }`, and `# N` as the
+    /// manual writes it).
     fn size_atom(&self, input: ParseStream<'_>, escaped: bool) -> R<SizeExpr> {
         if input.peek(syn::LitInt) {
             let lit: syn::LitInt = input.parse().map_err(|e| self.err(e))?;
@@ -723,18 +724,11 @@ impl P<'_> {
                 if field == "SIZE" {
                     return Ok(SizeExpr::SizeOf(name, span));
                 }
-                if escaped {
-                    return Ok(SizeExpr::Const(self.joined(&name, &field)));
-                }
-                return Err(ParseProblem::Syntax(span, "expected `Name::SIZE`".into()));
+                // `# crate::config::LANES`: a constant, escaped or not (the manual writes
+                // `m![1 # NUM_CHIPS]`, L1079; furiosa-opt-std needs the braces).
+                return Ok(SizeExpr::Const(self.joined(&name, &field)));
             }
-            if escaped {
-                return Ok(SizeExpr::Const(name));
-            }
-            return Err(ParseProblem::Syntax(
-                name.span,
-                format!("expected a size: an integer or `{}::SIZE`", name.text),
-            ));
+            return Ok(SizeExpr::Const(name));
         }
         if input.peek(syn::token::Paren) {
             let (content, delim) = group(input, |i| {

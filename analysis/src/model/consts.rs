@@ -121,7 +121,7 @@ fn rust_primitive_bytes(name: &str) -> Option<u64> {
         "u8" | "bool" => 1,
         "u16" => 2,
         "u32" | "char" => 4,
-        "u64" | "i64" | "usize" | "isize" => 8,
+        "u64" | "i64" | "f64" | "usize" | "isize" => 8,
         "u128" | "i128" => 16,
         _ => return None,
     })

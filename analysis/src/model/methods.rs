@@ -935,8 +935,12 @@ pub fn is_std_method(name: &str) -> bool {
             | "expect"
             | "iter"
             | "len"
-            // The vendor's accessors that give no tensor (a tensor's DM or HBM address).
+            // The vendor's accessors that give no tensor (a tensor's DM or HBM address, a host
+            // tensor's elements: `HostTensor::into_vec`, furiosa-opt-std
+            // `tensor/memory.rs:164` at ebb846a).
             | "address"
+            | "into_vec"
+            | "to_vec"
     )
 }
 

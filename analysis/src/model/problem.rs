@@ -128,8 +128,13 @@ pub enum NotFollowed {
         name: String,
         given: Vec<String>,
     },
-    /// An address computed by a call of `name` (`at`: the call) with constant arguments.
-    AddressCall { at: Span, name: String },
+    /// An address computed by a call of `name` (`at`: the call) with constant arguments, and
+    /// why its value is unknown where the evaluator ran it and says (`why`).
+    AddressCall {
+        at: Span,
+        name: String,
+        why: Option<String>,
+    },
     /// A value argument (`text`, at `at`) whose compile-time value is unknown, and why.
     Value { at: Span, text: String, why: String },
     /// A loop over `var` (at its pattern) of `count` iterations, past the function's `budget`

@@ -124,6 +124,7 @@ const MAX_DEPTH: u32 = 64;
 /// in place is read by the rules from its text, with spans inside it.
 pub fn eval(e: &ast::Expr, names: &Names<'_>) -> (Eval, bool) {
     let mut named = false;
+    statements::reset_budget();
     let v = eval_at(e, names, &mut named, 0);
     (v, named)
 }

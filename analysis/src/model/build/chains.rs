@@ -517,9 +517,11 @@ impl Builder<'_> {
                 continue;
             }
             let name = snippet(callee.syntax());
+            let why = self.value_of(&ast::Expr::CallExpr(c.clone())).0.err();
             self.not_analysed(NotFollowed::AddressCall {
                 at: span_of(c.syntax().text_range()),
                 name,
+                why: why.map(|u| u.why),
             });
             return;
         }

@@ -457,8 +457,9 @@ pub(super) fn set_slot(t: &mut TensorTy, slot: Slot, arg: &ast::GenericArg, scop
     }
 }
 
-/// A mapping written as a type parameter of the function (`Pk` of `fn f<Pk: M>`): unknown
-/// here, named so that a call's turbofish can give it ([`FnSig::instantiated`]).
+/// A mapping written as a type parameter of the function (`Pk` of `fn f<Pk: M>`), or an
+/// associated mapping of one (`L::Cluster`): unknown here, named so that a call's turbofish
+/// can give it ([`FnSig::instantiated`]).
 fn generic_param(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
     let ast::GenericArg::TypeArg(ta) = arg else {
         return None;
@@ -467,7 +468,13 @@ fn generic_param(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
         return None;
     };
     let name = path_key(&p.path()?)?;
-    scope.generics.contains(&name).then(|| MapVal {
+    // `L::Cluster`: an associated mapping of a type parameter, as unknown here as the
+    // parameter (a call that gives `L` binds it, `Builder::bind_type_generics`).
+    let of_param = |n: &str| {
+        n.split_once("::")
+            .is_some_and(|(p, _)| scope.generics.contains(p))
+    };
+    (scope.generics.contains(&name) || of_param(&name)).then(|| MapVal {
         text: name,
         layout: None,
         span: Some(span_of(p.syntax().text_range())),

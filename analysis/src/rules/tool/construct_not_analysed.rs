@@ -127,13 +127,22 @@ pub(super) fn macro_given(at: Span, name: &str, given: &[String]) -> Diagnostic 
     )
 }
 
-/// VL-009 on an address computed by a call of `name` that visa-lint does not evaluate.
-pub(super) fn address_call(at: Span, name: &str) -> Diagnostic {
+/// VL-009 on an address computed by a call of `name` that visa-lint does not evaluate (`why`,
+/// where the evaluator ran it and says why it has no value).
+pub(super) fn address_call(at: Span, name: &str, why: Option<&str>) -> Diagnostic {
+    let why = why.map_or_else(
+        || {
+            "visa-lint evaluates constants, `const fn`s and functions whose body is one \
+             expression, not this call"
+                .to_string()
+        },
+        |w| format!("its value is not known at compile time: {w}"),
+    );
     Diagnostic::new(
         &VL_009,
         at,
         format!(
-            "not checked: the address computed by `{name}(..)`: visa-lint evaluates constants and functions whose body is one expression, not this call, so the rules that need the address (alignment, overlaps) skip it; compute it in a `const` to have it checked"
+            "not checked: the address computed by `{name}(..)`: {why}, so the rules that need the address (alignment, overlaps) skip it; compute it in a `const` to have it checked"
         ),
     )
 }

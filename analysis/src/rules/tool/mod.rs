@@ -75,7 +75,9 @@ pub fn not_followed(p: &NotFollowed) -> Diagnostic {
         NotFollowed::MacroGiven { at, name, given } => {
             construct_not_analysed::macro_given(*at, name, given)
         }
-        NotFollowed::AddressCall { at, name } => construct_not_analysed::address_call(*at, name),
+        NotFollowed::AddressCall { at, name, why } => {
+            construct_not_analysed::address_call(*at, name, why.as_deref())
+        }
         NotFollowed::Value { at, text, why } => construct_not_analysed::value(*at, text, why),
         NotFollowed::Iterations {
             at,
