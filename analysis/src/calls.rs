@@ -109,12 +109,22 @@ pub fn instance_findings<'db>(
             target: *target,
             library,
         };
-        out.extend(call_diagnostics(
-            db,
-            &at,
-            (&bound.model, &bound.diagnostics),
-            &fresh,
-        ));
+        let deeper = call_diagnostics(db, &at, (&bound.model, &bound.diagnostics), &fresh);
+        // What the helper on its own reports at those calls already (a call traced anew only
+        // for the kernel's grid finds the same there): reported there, not again here.
+        let same_calls: Vec<&HelperCall> = alone
+            .model
+            .calls
+            .iter()
+            .filter(|c| fresh.iter().any(|f| f.span == c.span))
+            .collect();
+        let known = call_diagnostics(db, &at, (&alone.model, &alone.diagnostics), &same_calls);
+        let repeated = |d: &Diagnostic| {
+            known
+                .iter()
+                .any(|k| k.code() == d.code() && k.span == d.span && k.message == d.message)
+        };
+        out.extend(deeper.into_iter().filter(|d| !repeated(d)));
     }
     Arc::new(out)
 }

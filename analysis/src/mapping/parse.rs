@@ -1122,8 +1122,12 @@ mod tests {
         assert!(
             matches!(arg("B / { consts::N * 2 }"), SizeExpr::Escaped(n, _) if matches!(&*n, SizeExpr::Bin(c, ..) if matches!(&**c, SizeExpr::Const(c) if c.text == "consts::N")))
         );
-        // Outside braces a bare name is still no size.
-        assert_eq!(syntax_at("B / N").0, "N");
+        // Outside braces a bare name is a constant too, as the manual writes
+        // `m![1 # NUM_CHIPS]` (L1079); furiosa-opt-std refuses the form (`dialect_forms`).
+        assert!(matches!(arg("B / N"), SizeExpr::Const(c) if c.text == "N"));
+        assert!(
+            matches!(arg("B % crate::config::LANES"), SizeExpr::Const(c) if c.text == "crate::config::LANES")
+        );
         assert_eq!(syntax_at("B / {}").0, "{}");
         assert_eq!(syntax_at("B / { 8 8 }").0, "8");
         // In atom position a brace is still the mapping escape.

@@ -168,6 +168,10 @@ impl<'a> Builder<'a> {
         if p.ty().is_some_and(|t| is_context(&t)) {
             self.contexts.insert(pname.clone());
         }
+        // `plan: &GemmPlan<true>`: a method of the crate called on it knows its type.
+        if let Some(t) = p.ty() {
+            self.type_param(&pname, &t);
+        }
         match bound.params.get(k).cloned().flatten() {
             Some(v) => self.bind(&pname, v),
             None => {

@@ -110,6 +110,14 @@ impl Builder<'_> {
         };
     }
 
+    /// Remembers the type a parameter is declared with (`plan: &GemmPlan<true>`), where a
+    /// method may be called on it.
+    pub(super) fn type_param(&mut self, name: &str, ty: &ast::Type) {
+        if let Some(t) = ReceiverTy::of_type(ty) {
+            self.receiver_types.insert(name.to_string(), t);
+        }
+    }
+
     /// A method of the crate's `impl` blocks (`sig` its signature) called on a receiver whose
     /// type the model knows: a helper call of `Type::method`, its receiver binding the
     /// `impl` block's parameters. `None` when the receiver's type is not known here.
