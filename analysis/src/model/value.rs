@@ -385,8 +385,21 @@ fn run(call: &Call, f: &ConstFn, names: &Names<'_>, named: &mut bool, depth: u32
     let (body, generics) = consts::instantiate_with(f, call.turbofish.clone(), given, depth)
         .ok_or_else(|| Unknown::new(format!("the turbofish of `{name}` does not fit it")))?;
     ints.extend(generics);
+    *named = true;
+    eval_with(&body, names, (&bound, &ints), named, depth + 1)
+}
+
+/// `e` with `locals` (a call's parameters, a block's variables) in scope over `names`, and
+/// `ints` the integers in scope.
+fn eval_with(
+    e: &ast::Expr,
+    names: &Names<'_>,
+    (locals, ints): (&HashMap<String, Value>, &HashMap<String, u64>),
+    named: &mut bool,
+    depth: u32,
+) -> Eval {
     let lookup = |key: &str| {
-        bound
+        locals
             .get(key)
             .cloned()
             .map(Ok)
@@ -394,12 +407,11 @@ fn run(call: &Call, f: &ConstFn, names: &Names<'_>, named: &mut bool, depth: u32
     };
     let inner = Names {
         value: &lookup,
-        ints: &ints,
+        ints,
         fns: names.fns,
         mapping: names.mapping,
     };
-    *named = true;
-    eval_at(&body, &inner, named, depth + 1)
+    eval_at(e, &inner, named, depth)
 }
 
 /// `value.field` of a struct value, `value.0` of a tuple or tuple struct.

@@ -4,7 +4,7 @@
 //! statements run ([`MAX_STEPS`], shared by every block one evaluation runs, recursive calls
 //! included); past it the value is unknown, with that reason.
 
-use super::{Eval, Names, Unknown, Value, eval_at, missing, not_evaluated};
+use super::{Eval, Names, Unknown, Value, eval_with, missing, not_evaluated};
 use crate::model::consts;
 use ra_ap_syntax::AstNode;
 use ra_ap_syntax::ast::{self, BinaryOp, HasLoopBody, HasName, RangeItem};
@@ -82,22 +82,8 @@ fn value(e: &ast::Expr, names: &Names<'_>, frame: &mut Frame, depth: u32) -> Eva
             _ => ints.remove(k),
         };
     }
-    let locals = &frame.locals;
-    let lookup = |key: &str| {
-        locals
-            .get(key)
-            .cloned()
-            .map(Ok)
-            .or_else(|| (names.value)(key))
-    };
-    let inner = Names {
-        value: &lookup,
-        ints: &ints,
-        fns: names.fns,
-        mapping: names.mapping,
-    };
     let mut named = false;
-    eval_at(e, &inner, &mut named, depth + 1)
+    eval_with(e, names, (&frame.locals, &ints), &mut named, depth + 1)
 }
 
 fn stmts(
