@@ -452,9 +452,7 @@ impl<'db> Helper<'db> {
             _ => d.clone(),
         }
     }
-}
 
-impl<'db> Helper<'db> {
     /// The helper with what a call binds (`bound`, from the caller's model), a method's
     /// receiver naming the `impl` block's parameters it binds.
     pub fn binding(&self, db: &'db dyn salsa::Database, bound: &Bound) -> Binding<'db> {

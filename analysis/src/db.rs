@@ -1486,16 +1486,7 @@ fn of_type(body: &ra::Expr, ty: &str) -> Option<ra::Expr> {
         return Some(body.clone());
     }
     let this = HashMap::from([("Self".to_string(), ty.to_string())]);
-    let text = model::consts::substituted(&text, &this);
-    ra_ap_syntax::SourceFile::parse(
-        &format!("const _: () = {text};"),
-        ra_ap_syntax::Edition::Edition2024,
-    )
-    .tree()
-    .syntax()
-    .descendants()
-    .find_map(ra::Const::cast)?
-    .body()
+    syntax::expr_of_text(&model::consts::substituted(&text, &this))
 }
 
 /// The value of a `const` item's body in `env`.

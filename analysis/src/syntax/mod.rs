@@ -241,6 +241,27 @@ pub fn nodes_of_kinds(root: &SyntaxNode, kinds: &[SyntaxKind]) -> Vec<SyntaxNode
     walk.out
 }
 
+/// The expression written `text`, parsed in a tree of its own (a body kept as text by an
+/// environment, `Self` written out).
+pub fn expr_of_text(text: &str) -> Option<ra::Expr> {
+    ra::SourceFile::parse(&format!("const _: () = {text};"), Edition::Edition2024)
+        .tree()
+        .syntax()
+        .descendants()
+        .find_map(ra::Const::cast)?
+        .body()
+}
+
+/// The type written `text`, parsed in a tree of its own.
+pub fn type_of_text(text: &str) -> Option<ra::Type> {
+    ra::SourceFile::parse(&format!("type T = {text};"), Edition::Edition2024)
+        .tree()
+        .syntax()
+        .descendants()
+        .find_map(ra::TypeAlias::cast)?
+        .ty()
+}
+
 /// A node's text, written from its green tree (`SyntaxNode::text` walks the tokens with a
 /// cursor each, several times slower).
 pub fn node_text(node: &SyntaxNode) -> String {

@@ -62,12 +62,7 @@ impl Builder<'_> {
                 continue;
             };
             match args.get(k).cloned().flatten() {
-                Some(v) => {
-                    if let value::Value::Int(n) = v {
-                        self.scope.consts.insert(name.clone(), n);
-                    }
-                    self.bind(&name, v);
-                }
+                Some(v) => self.bind_generic(&name, v),
                 None => {
                     let why = format!(
                         "`{name}` is a const generic parameter of `{}`: its body is checked on its own without its callers' arguments, and again at each call that writes one",
@@ -77,6 +72,23 @@ impl Builder<'_> {
                 }
             }
         }
+    }
+
+    /// Binds a generic's name (a const generic parameter, `BUS` of an `impl` block, `S::LEN`)
+    /// to the value a call gives it: a constant the function's mappings read too.
+    pub(super) fn bind_generic(&mut self, name: &str, v: value::Value) {
+        if let value::Value::Int(n) = v {
+            self.scope.consts.insert(name.to_string(), n);
+        }
+        self.bind(name, v);
+    }
+
+    /// Binds a mapping a call names that the function does not declare as a parameter (an
+    /// `impl` block's `Out`, a type parameter's associated `S::CastOut`) to the mapping written
+    /// `text`.
+    pub(super) fn bind_named_mapping(&mut self, name: &str, text: &str) {
+        self.scope.generics.insert(name.to_string());
+        self.bind_mapping_generic(name, text);
     }
 
     /// Binds the function's mapping type parameters (`Tm: M`) to the mappings a call wrote for
@@ -188,16 +200,10 @@ impl Builder<'_> {
                 continue;
             };
             for (item, text) in &ty.mappings {
-                let name = format!("{}::{item}", param.text());
-                self.scope.generics.insert(name.clone());
-                self.bind_mapping_generic(&name, text);
+                self.bind_named_mapping(&format!("{}::{item}", param.text()), text);
             }
             for (item, v) in &ty.consts {
-                let name = format!("{}::{item}", param.text());
-                if let value::Value::Int(n) = v {
-                    self.scope.consts.insert(name.clone(), *n);
-                }
-                self.bind(&name, v.clone());
+                self.bind_generic(&format!("{}::{item}", param.text()), v.clone());
             }
         }
     }

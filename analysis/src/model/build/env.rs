@@ -326,16 +326,7 @@ fn instantiated_alias(
         .map(|(p, a)| (p.clone(), crate::syntax::node_text(a.syntax())))
         .collect();
     let text = crate::model::consts::substituted(&alias.body, &texts);
-    let parsed = ra_ap_syntax::SourceFile::parse(
-        &format!("type T = {text};"),
-        ra_ap_syntax::Edition::Edition2024,
-    )
-    .tree();
-    let ty = parsed
-        .syntax()
-        .descendants()
-        .find_map(ast::TypeAlias::cast)?
-        .ty()?;
+    let ty = crate::syntax::type_of_text(&text)?;
     // Its own tree: what it finds has no place in the file (the use reports it).
     let mut t = tensor_type(&ty, env, scope, &mut Vec::new())?;
     let at = span_of(args.syntax().text_range());
@@ -537,14 +528,7 @@ pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
 /// The mapping a generic mapping alias given its parameters stands for (`Lanes<4>`, as
 /// written), when `scope` can read it.
 pub fn generic_alias_layout(text: &str, scope: &Scope) -> Option<Arc<mapping::Layout>> {
-    let wrapped = format!("type __VisaLint = {text};");
-    let file = ra_ap_syntax::SourceFile::parse(&wrapped, ra_ap_syntax::Edition::Edition2024);
-    let alias = file
-        .tree()
-        .syntax()
-        .descendants()
-        .find_map(ast::TypeAlias::cast)?;
-    let ast::Type::PathType(p) = alias.ty()? else {
+    let ast::Type::PathType(p) = crate::syntax::type_of_text(text)? else {
         return None;
     };
     generic_alias_val(&p.path()?, scope, Span::default())?.layout

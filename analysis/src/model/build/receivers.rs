@@ -55,13 +55,7 @@ impl ReceiverTy {
 
     /// The type written `text` (a `const` item's declared type, kept by its environment).
     fn of_text(text: &str) -> Option<ReceiverTy> {
-        let file = ast::SourceFile::parse(
-            &format!("type T = {text};"),
-            ra_ap_syntax::Edition::Edition2024,
-        )
-        .tree();
-        let alias = file.syntax().descendants().find_map(ast::TypeAlias::cast)?;
-        ReceiverTy::of_type(&alias.ty()?)
+        ReceiverTy::of_type(&crate::syntax::type_of_text(text)?)
     }
 }
 
@@ -205,26 +199,17 @@ impl Builder<'_> {
     /// parameters, evaluated with what this method's trace binds them to; unknown, with the
     /// reason, where they are not bound.
     fn deferred_const(&mut self, key: &str, item: &str, body: &str) {
-        let file = ast::SourceFile::parse(
-            &format!("const _: () = {body};"),
-            ra_ap_syntax::Edition::Edition2024,
-        )
-        .tree();
-        let Some(e) = file
-            .syntax()
-            .descendants()
-            .find_map(ast::Const::cast)
-            .and_then(|c| c.body())
-        else {
+        let Some(e) = crate::syntax::expr_of_text(body) else {
             return;
         };
         let v = self.value_of(&e).0;
         for name in [format!("Self::{item}"), key.to_string()] {
-            if let Ok(Value::Int(n)) = &v {
-                self.scope.consts.insert(name.clone(), *n);
-                self.consts.insert(name.clone(), *n);
+            match &v {
+                Ok(v) => self.bind_generic(&name, v.clone()),
+                Err(u) => {
+                    self.values.insert(name, Err(u.clone()));
+                }
             }
-            self.values.insert(name, v.clone());
         }
     }
 
@@ -232,14 +217,10 @@ impl Builder<'_> {
     /// parameters (named where the call was resolved) and `self`.
     pub(super) fn bind_receiver(&mut self, r: &Receiver) {
         for (name, v) in r.named_consts() {
-            if let Value::Int(n) = v {
-                self.scope.consts.insert(name.to_string(), *n);
-            }
-            self.bind(name, v.clone());
+            self.bind_generic(name, v.clone());
         }
         for (name, text) in r.named_mappings() {
-            self.scope.generics.insert(name.to_string());
-            self.bind_mapping_generic(name, text);
+            self.bind_named_mapping(name, text);
         }
         if let Some(v) = &r.value {
             self.bind("self", v.clone());
