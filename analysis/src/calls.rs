@@ -521,6 +521,16 @@ impl Helper<'_> {
                 receiver
                     .value
                     .as_ref()
+                    .filter(|v| {
+                        // A unit struct says nothing its type does not.
+                        !matches!(
+                            v,
+                            Value::Variant {
+                                fields: crate::model::value::Fields::Unit,
+                                ..
+                            }
+                        )
+                    })
                     .map(|v| format!("`self = {}`", readable(v))),
             )
             .collect();

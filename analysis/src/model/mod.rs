@@ -296,7 +296,14 @@ pub struct Receiver {
 impl Receiver {
     /// Whether it binds anything the method cannot know on its own.
     pub fn binds_any(&self) -> bool {
-        self.value.is_some()
+        let unit = matches!(
+            &self.value,
+            Some(value::Value::Variant {
+                fields: value::Fields::Unit,
+                ..
+            })
+        );
+        (self.value.is_some() && !unit)
             || self.generics.iter().any(Option::is_some)
             || self.mappings.iter().any(Option::is_some)
     }

@@ -57,7 +57,7 @@ impl Unknown {
         ))
     }
 
-    fn new(why: impl Into<String>) -> Unknown {
+    pub fn new(why: impl Into<String>) -> Unknown {
         Unknown { why: why.into() }
     }
 }
@@ -157,6 +157,11 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
             }
         }
         ast::Expr::ParenExpr(p) => p.expr().map_or_else(|| Err(missing()), |x| sub(&x, named)),
+        // `*addr` of a loop over `BASES.iter()`, `&BASE`: the value itself.
+        ast::Expr::PrefixExpr(p) if p.op_kind() == Some(UnaryOp::Deref) => {
+            p.expr().map_or_else(|| Err(missing()), |x| sub(&x, named))
+        }
+        ast::Expr::RefExpr(r) => r.expr().map_or_else(|| Err(missing()), |x| sub(&x, named)),
         ast::Expr::BlockExpr(b) => block(b, names, named, depth),
         ast::Expr::PathExpr(p) => name(p, names, named),
         ast::Expr::RecordExpr(r) => record(r, names, named, depth),

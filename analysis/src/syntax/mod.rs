@@ -252,6 +252,19 @@ pub fn expr_of_text(text: &str) -> Option<ra::Expr> {
         .body()
 }
 
+/// The pattern written `text`, parsed in a tree of its own.
+pub fn pat_of_text(text: &str) -> Option<ra::Pat> {
+    ra::SourceFile::parse(
+        &format!("fn f() {{ let {text} = 0; }}"),
+        Edition::Edition2024,
+    )
+    .tree()
+    .syntax()
+    .descendants()
+    .find_map(ra::LetStmt::cast)?
+    .pat()
+}
+
 /// The type written `text`, parsed in a tree of its own.
 pub fn type_of_text(text: &str) -> Option<ra::Type> {
     ra::SourceFile::parse(&format!("type T = {text};"), Edition::Edition2024)

@@ -502,6 +502,18 @@ impl Builder<'_> {
     }
 
     pub(super) fn address_call(&mut self, a: &ast::Expr) {
+        // `self.slot(i)`, `plan.addr(i)`: a method of a value the model knows.
+        if let ast::Expr::MethodCallExpr(m) = a
+            && m.receiver().is_some_and(|r| self.names_a_value(&r))
+            && let Err(u) = self.value_of(a).0
+        {
+            self.not_analysed(NotFollowed::Value {
+                at: span_of(a.syntax().text_range()),
+                text: snippet(a.syntax()),
+                why: u.why,
+            });
+            return;
+        }
         let calls = std::iter::once(a.syntax().clone())
             .chain(a.syntax().descendants().skip(1))
             .filter_map(ast::CallExpr::cast);

@@ -45,6 +45,9 @@ pub fn build_fn(
     }
     if let Some(ty) = self_type {
         b.name_self(ty);
+        if let Some(r) = &bound.receiver {
+            b.type_self(ty, r);
+        }
     }
     if let Some(pl) = f.param_list() {
         for (k, p) in pl.params().enumerate() {

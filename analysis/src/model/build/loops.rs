@@ -10,6 +10,7 @@ use crate::model::Iteration;
 use crate::model::consts;
 use crate::model::problem::NotFollowed;
 use crate::model::value;
+use crate::syntax::snippet;
 use ra_ap_syntax::ast::{HasArgList, HasLoopBody, RangeItem};
 use ra_ap_syntax::{AstNode, ast};
 
@@ -34,7 +35,12 @@ impl Builder<'_> {
                     _ => Val::Unknown,
                 };
                 if let Some(p) = f.pat() {
+                    let known = !matches!(elem, Val::Unknown);
                     self.bind_pat(&p, elem);
+                    if !known {
+                        let why = self.unknown_elements(&p, f.iterable());
+                        self.bind_value_pat(&p, Err(value::Unknown::new(why)));
+                    }
                 }
                 if let Some(b) = f.loop_body() {
                     self.block(&b, None, None);
@@ -60,27 +66,55 @@ impl Builder<'_> {
         Val::Unknown
     }
 
-    /// `for i in a..b { .. }` (also `a..=b` and `(a..b).step_by(s)`) with constant bounds and an
-    /// index the body uses: the body is evaluated once per iteration with `i` bound, as the
+    /// Why the elements a loop binds to `pat` are unknown: its range's bound is (`0..n`, with
+    /// `n` a parameter), or what it iterates is not a constant.
+    fn unknown_elements(&self, pat: &ast::Pat, iterable: Option<ast::Expr>) -> String {
+        let bound = |r: &ast::RangeExpr| {
+            [r.start(), r.end()]
+                .into_iter()
+                .flatten()
+                .find_map(|b| self.value_of(&b).0.err())
+        };
+        let range = iterable.as_ref().and_then(|i| match i {
+            ast::Expr::RangeExpr(r) => Some(r.clone()),
+            _ => i.syntax().descendants().find_map(ast::RangeExpr::cast),
+        });
+        let text = iterable
+            .as_ref()
+            .map(|i| snippet(i.syntax()))
+            .unwrap_or_default();
+        match range.as_ref().and_then(bound) {
+            Some(u) => format!(
+                "`{}` is bound by the loop over `{text}`, whose bound is not known: {}",
+                snippet(pat.syntax()),
+                u.why
+            ),
+            None => format!(
+                "`{}` is bound by the loop over `{text}`, whose elements visa-lint does not know at compile time",
+                snippet(pat.syntax())
+            ),
+        }
+    }
+
+    /// `for i in 0..N { .. }`, `for (i, addr) in BASES.iter().enumerate() { .. }`, `for addr in
+    /// BASES`: a loop over what the compiler knows (a range with constant bounds, a constant
+    /// array, through `iter`, `enumerate`, `rev`, `step_by`, `zip` ..) whose body uses what its
+    /// pattern binds: the body is evaluated once per element with the pattern bound, as the
     /// compiler's trace unrolls it, each iteration's chains named by it. Past the function's
     /// budget only the first and last iterations are evaluated, and the loop is reported as
     /// not checked in between (VL-009). `false` when the loop is not of this form.
     pub(super) fn iterate(&mut self, f: &ast::ForExpr) -> bool {
-        let (Some(ast::Pat::IdentPat(p)), Some(iterable), Some(body)) =
-            (f.pat(), f.iterable(), f.loop_body())
-        else {
+        let (Some(pat), Some(iterable), Some(body)) = (f.pat(), f.iterable(), f.loop_body()) else {
             return false;
         };
-        let Some(var) = ast::HasName::name(&p).map(|n| n.text().to_string()) else {
-            return false;
-        };
-        let Some(range) = self.constant_range(&iterable) else {
-            return false;
-        };
-        if !self.worth_unrolling(&body, &var) {
+        let names = pattern_names(&pat);
+        if !names.iter().any(|n| self.worth_unrolling(&body, n)) {
             return false;
         }
-        self.unroll(&var, range, &body, span_of(p.syntax().text_range()));
+        let Some(elems) = self.constant_sequence(&iterable) else {
+            return false;
+        };
+        self.unroll(&pat, elems, &body, span_of(pat.syntax().text_range()));
         true
     }
 
@@ -146,9 +180,9 @@ impl Builder<'_> {
         if jumps || steps != 1 || step == 0 || end.saturating_sub(first) > 1 << 16 {
             return false;
         }
-        let range: Vec<u64> = (first..end).step_by(step).collect();
+        let range: Vec<value::Value> = (first..end).step_by(step).map(value::Value::Int).collect();
         if (cond.op_kind() == Some(ast::BinaryOp::CmpOp(ast::CmpOp::Eq { negated: true })))
-            && range.last().and_then(|l| l.checked_add(step as u64)) != Some(end)
+            && end.checked_sub(first).is_none_or(|n| n % step as u64 != 0)
         {
             // `i != N` that steps past N never ends.
             return false;
@@ -156,47 +190,82 @@ impl Builder<'_> {
         if !self.worth_unrolling(&body, &var) {
             return false;
         }
-        self.unroll(&var, range, &body, span_of(cond.syntax().text_range()));
+        let Some(pat) = crate::syntax::pat_of_text(&var) else {
+            return false;
+        };
+        self.unroll(&pat, range, &body, span_of(cond.syntax().text_range()));
         true
     }
 
-    /// Evaluates `body` once per index in `range` with `var` bound to it, each iteration's
-    /// chains named by it; past the function's budget only the first and last.
-    pub(super) fn unroll(&mut self, var: &str, range: Vec<u64>, body: &ast::BlockExpr, at: Span) {
-        let var = var.to_string();
-        let n = range.len();
-        let indices: Vec<u64> = if n as u64 <= u64::from(self.iterations_left) {
-            range.clone()
+    /// Evaluates `body` once per element of `elems` with `pat` bound to it, each iteration's
+    /// chains named by what it binds (`i = 7`); past the function's budget only the first
+    /// and last.
+    pub(super) fn unroll(
+        &mut self,
+        pat: &ast::Pat,
+        elems: Vec<value::Value>,
+        body: &ast::BlockExpr,
+        at: Span,
+    ) {
+        let n = elems.len();
+        let elems: Vec<value::Value> = if n as u64 <= u64::from(self.iterations_left) {
+            elems
         } else {
-            let first_last = [range.first().copied(), range.last().copied()];
-            let kept: Vec<u64> = first_last.into_iter().flatten().collect();
             self.not_analysed(NotFollowed::Iterations {
                 at,
-                var: var.clone(),
+                var: snippet(pat.syntax()),
                 count: n as u64,
                 budget: MAX_ITERATIONS,
             });
-            kept
+            let last = elems.last().cloned();
+            elems.into_iter().take(1).chain(last).collect()
         };
+        let names = pattern_names(pat);
         let outer = self.iteration;
         let outer_it = outer.and_then(|k| self.model.iterations.get(k as usize).cloned());
-        for (n, k) in indices.into_iter().enumerate() {
+        for (n, v) in elems.into_iter().enumerate() {
             self.iterations_left = self.iterations_left.saturating_sub(1);
+            let saved = (self.consts.clone(), self.values.clone());
+            self.bind_all(pat, Val::Unknown);
+            self.bind_value_pat(pat, Ok(v));
+            for name in &names {
+                self.vars.remove(name);
+            }
+            let here = self.iteration_label(&names);
             let label = match &outer_it {
-                Some(o) => format!("{}, {var} = {k}", o.label),
-                None => format!("{var} = {k}"),
+                Some(o) => format!("{}, {here}", o.label),
+                None => here,
             };
             let first = n == 0 && outer_it.as_ref().is_none_or(|o| o.first);
             self.model.iterations.push(Iteration { label, first });
             self.iteration = u32::try_from(self.model.iterations.len() - 1).ok();
-            let saved = (self.consts.clone(), self.values.clone());
-            self.bind(&var, value::Value::Int(k));
-            self.vars.remove(&var);
             self.block(body, None, None);
             (self.consts, self.values) = saved;
         }
         self.iteration = outer;
         self.last_ends.clear();
+    }
+
+    /// How a diagnostic names an iteration: each name the loop's pattern binds with its value
+    /// (`i = 7`, `i = 2, addr = 0x7a000`).
+    fn iteration_label(&self, names: &[String]) -> String {
+        // `_i` of `for (_i, at) in ..` is not read: `at` names the iteration.
+        let read: Vec<&String> = names.iter().filter(|n| !n.starts_with('_')).collect();
+        let names: Vec<&String> = match read.is_empty() {
+            true => names.iter().collect(),
+            false => read,
+        };
+        let shown: Vec<String> = names
+            .into_iter()
+            .filter_map(|n| {
+                let v = self.values.get(n)?.as_ref().ok()?;
+                Some(match v {
+                    value::Value::Int(k) if *k >= 0x1000 => format!("{n} = {k:#x}"),
+                    v => format!("{n} = {}", v.text()),
+                })
+            })
+            .collect();
+        shown.join(", ")
     }
 
     /// Whether `node` calls one of the crate's helper functions or methods (which may take the
@@ -220,32 +289,167 @@ impl Builder<'_> {
                 .any(|n| self.env.method(n.text()).is_some())
     }
 
-    /// The indices of a constant range (`0..N`, `1..=4`, `(0..N).step_by(2)`), when there are
-    /// at most 2^16 of them.
-    pub(super) fn constant_range(&self, e: &ast::Expr) -> Option<Vec<u64>> {
-        let int =
-            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
+    /// The elements a loop's iterable gives when the compiler knows them: a range with
+    /// constant bounds (`0..N`, `1..=4`, `(BASE..).step_by(S).take(N)`), a constant array
+    /// (`BASES`, `&BASES`), through the adaptors that keep them known (`iter`, `into_iter`,
+    /// `copied`, `cloned`, `enumerate`, `rev`, `step_by`, `skip`, `take`, `zip`); at most
+    /// 2^16 of them.
+    pub(super) fn constant_sequence(&self, e: &ast::Expr) -> Option<Vec<value::Value>> {
+        self.sequence(e)?.items()
+    }
+
+    fn sequence(&self, e: &ast::Expr) -> Option<Seq> {
+        use value::Value;
+        // Through `if`s on constants too (`step_by(if WIDE { 2 } else { 1 })`).
+        let int = |e: &ast::Expr| match self.value_of(e).0 {
+            Ok(Value::Int(v)) => Some(v),
+            _ => None,
+        };
         match e {
-            ast::Expr::ParenExpr(p) => self.constant_range(&p.expr()?),
+            ast::Expr::ParenExpr(p) => self.sequence(&p.expr()?),
+            ast::Expr::RefExpr(r) => self.sequence(&r.expr()?),
             ast::Expr::RangeExpr(r) => {
                 let start = int(&r.start()?)?;
-                let end = int(&r.end()?)?;
-                let end = match r.op_kind()? {
-                    ast::RangeOp::Inclusive => end.checked_add(1)?,
-                    ast::RangeOp::Exclusive => end,
+                let len = match (r.end(), r.op_kind()?) {
+                    (None, _) => None,
+                    (Some(end), op) => {
+                        let end = int(&end)?;
+                        let end = match op {
+                            ast::RangeOp::Inclusive => end.checked_add(1)?,
+                            ast::RangeOp::Exclusive => end,
+                        };
+                        Some(end.saturating_sub(start))
+                    }
                 };
-                if end.saturating_sub(start) > 1 << 16 {
-                    return None;
+                Some(Seq::Ints {
+                    start,
+                    step: 1,
+                    len,
+                })
+            }
+            ast::Expr::MethodCallExpr(m) => {
+                let inner = self.sequence(&m.receiver()?)?;
+                let arg = m.arg_list().and_then(|l| l.args().next());
+                let name = m.name_ref()?.text().to_string();
+                match name.as_str() {
+                    "iter" | "into_iter" | "copied" | "cloned" | "by_ref" => Some(inner),
+                    "step_by" => inner.step_by(int(&arg?)?),
+                    "skip" => inner.skip(int(&arg?)?),
+                    "take" => inner.take(int(&arg?)?),
+                    "rev" => Some(Seq::Items(inner.items()?.into_iter().rev().collect())),
+                    "enumerate" => Some(Seq::Items(
+                        inner
+                            .items()?
+                            .into_iter()
+                            .enumerate()
+                            .map(|(k, v)| Value::Tuple(vec![Value::Int(k as u64), v]))
+                            .collect(),
+                    )),
+                    "zip" => {
+                        let other = self.sequence(&arg?)?;
+                        // One side may be endless: the other ends the zip.
+                        let (a, b) = match (inner.len(), other.len()) {
+                            (Some(n), _) => (inner.items()?, other.take(n)?.items()?),
+                            (None, Some(n)) => (inner.take(n)?.items()?, other.items()?),
+                            (None, None) => return None,
+                        };
+                        Some(Seq::Items(
+                            a.into_iter()
+                                .zip(b)
+                                .map(|(a, b)| Value::Tuple(vec![a, b]))
+                                .collect(),
+                        ))
+                    }
+                    _ => None,
                 }
-                Some((start..end).collect())
             }
-            ast::Expr::MethodCallExpr(m) if m.name_ref().is_some_and(|n| n.text() == "step_by") => {
-                let inner = self.constant_range(&m.receiver()?)?;
-                let step = int(&m.arg_list()?.args().next()?)?;
-                let step = usize::try_from(step).ok().filter(|s| *s > 0)?;
-                Some(inner.into_iter().step_by(step).collect())
-            }
-            _ => None,
+            _ => match self.value_of(e).0 {
+                Ok(Value::Array(vs)) => Some(Seq::Items(vs)),
+                _ => None,
+            },
         }
     }
+}
+
+/// What a loop iterates, as the compiler knows it: integers from `start` by `step` (`len` of
+/// them, or endless: `BASE..`), or the elements of an array.
+enum Seq {
+    Ints {
+        start: u64,
+        step: u64,
+        len: Option<u64>,
+    },
+    Items(Vec<value::Value>),
+}
+
+/// The most elements a loop is iterated over.
+const MAX_ELEMENTS: u64 = 1 << 16;
+
+impl Seq {
+    fn len(&self) -> Option<u64> {
+        match self {
+            Seq::Ints { len, .. } => *len,
+            Seq::Items(vs) => Some(vs.len() as u64),
+        }
+    }
+
+    fn step_by(self, by: u64) -> Option<Seq> {
+        if by == 0 {
+            return None;
+        }
+        Some(match self {
+            Seq::Ints { start, step, len } => Seq::Ints {
+                start,
+                step: step.checked_mul(by)?,
+                len: len.map(|n| n.div_ceil(by)),
+            },
+            Seq::Items(vs) => {
+                Seq::Items(vs.into_iter().step_by(usize::try_from(by).ok()?).collect())
+            }
+        })
+    }
+
+    fn skip(self, n: u64) -> Option<Seq> {
+        Some(match self {
+            Seq::Ints { start, step, len } => Seq::Ints {
+                start: start.checked_add(step.checked_mul(n)?)?,
+                step,
+                len: len.map(|l| l.saturating_sub(n)),
+            },
+            Seq::Items(vs) => Seq::Items(vs.into_iter().skip(usize::try_from(n).ok()?).collect()),
+        })
+    }
+
+    fn take(self, n: u64) -> Option<Seq> {
+        Some(match self {
+            Seq::Ints { start, step, len } => Seq::Ints {
+                start,
+                step,
+                len: Some(len.map_or(n, |l| l.min(n))),
+            },
+            Seq::Items(vs) => Seq::Items(vs.into_iter().take(usize::try_from(n).ok()?).collect()),
+        })
+    }
+
+    /// Its elements, when it ends within [`MAX_ELEMENTS`] and none overflows.
+    fn items(self) -> Option<Vec<value::Value>> {
+        match self {
+            Seq::Ints { start, step, len } => {
+                let len = len.filter(|n| *n <= MAX_ELEMENTS)?;
+                (0..len)
+                    .map(|k| Some(value::Value::Int(start.checked_add(step.checked_mul(k)?)?)))
+                    .collect()
+            }
+            Seq::Items(vs) => (vs.len() as u64 <= MAX_ELEMENTS).then_some(vs),
+        }
+    }
+}
+
+/// The names a pattern binds, in order (`i`, `(i, addr)`, `&(k, v)`).
+fn pattern_names(pat: &ast::Pat) -> Vec<String> {
+    std::iter::once(pat.syntax().clone())
+        .chain(pat.syntax().descendants().skip(1))
+        .filter_map(ast::IdentPat::cast)
+        .filter_map(|i| ast::HasName::name(&i).map(|n| n.text().to_string()))
+        .collect()
 }

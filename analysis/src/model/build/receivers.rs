@@ -8,7 +8,7 @@ use super::calls::{CallSite, turbofish_of};
 use super::env::{FnSig, map_of};
 use super::state::{Builder, Val};
 use crate::model::Receiver;
-use crate::model::value::{Fields, Value};
+use crate::model::value::Value;
 use crate::syntax::snippet;
 use ra_ap_syntax::ast::HasGenericArgs;
 use ra_ap_syntax::{AstNode, ast};
@@ -140,11 +140,28 @@ impl Builder<'_> {
     /// What the receiver `recv` of type `ty` gives its method: its value, where it has fields,
     /// and its type's generic arguments.
     fn receiver_of(&self, recv: &ast::Expr, ty: &ReceiverTy) -> Receiver {
-        let value = self.value_of(recv).0.ok().filter(|v| match v {
-            Value::Variant { fields, .. } => *fields != Fields::Unit,
-            Value::Tuple(_) | Value::Array(_) => true,
-            _ => false,
-        });
+        // A unit struct written at the call (`GemvPlan::<4>`) binds no field, but the
+        // methods its method calls run on it.
+        let unit = || {
+            let ast::Expr::PathExpr(p) = recv else {
+                return None;
+            };
+            let last = p.path()?.segment()?.name_ref()?.text().to_string();
+            ty.name
+                .rsplit("::")
+                .next()
+                .is_some_and(|t| t == last)
+                .then_some(Value::Variant {
+                    path: last,
+                    fields: crate::model::value::Fields::Unit,
+                })
+        };
+        let value = self
+            .value_of(recv)
+            .0
+            .ok()
+            .filter(|v| matches!(v, Value::Variant { .. } | Value::Tuple(_) | Value::Array(_)))
+            .or_else(unit);
         let generics: Vec<Option<Value>> =
             ty.args.iter().map(|a| self.const_arg_value(a)).collect();
         let mappings = ty
@@ -210,6 +227,24 @@ impl Builder<'_> {
                     self.values.insert(name, Err(u.clone()));
                 }
             }
+        }
+    }
+
+    /// In a method traced at a call, `self` is a value of the `impl` block's type with the
+    /// parameters the call bound (`Plan<N>` with `N = 8`): a method it calls on `self`
+    /// (`self.slot(i)`) is traced with them too.
+    pub(super) fn type_self(&mut self, ty: &str, r: &Receiver) {
+        let params: Vec<&str> = r
+            .params
+            .iter()
+            .map(|p| p.as_deref().unwrap_or("_"))
+            .collect();
+        let text = match params.is_empty() {
+            true => ty.to_string(),
+            false => format!("{ty}<{}>", params.join(", ")),
+        };
+        if let Some(t) = ReceiverTy::of_text(&text) {
+            self.receiver_types.insert("self".to_string(), t);
         }
     }
 

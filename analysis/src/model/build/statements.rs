@@ -249,6 +249,10 @@ impl Builder<'_> {
             if let Some(pat) = l.pat() {
                 let val = self.typed_by_tuple_annotation(val, annotation.as_ref());
                 self.bind_pat(&pat, val);
+                if let Some(init) = l.initializer() {
+                    let v = self.value_of(&init).0;
+                    self.bind_value_pat(&pat, v);
+                }
             }
             return;
         };
@@ -476,6 +480,97 @@ impl Builder<'_> {
                 }
             }
             _ => self.bind_all(pat, Val::Unknown),
+        }
+    }
+
+    /// Binds the compile-time values a pattern's names take from `v`: a tuple part by part
+    /// (`let (k_addr, v_addr) = addrs(..)`, `for (i, addr) in ADDRS.iter().enumerate()`), a
+    /// struct or a one-field variant by its fields; a name whose part is unknown is unknown
+    /// with the reason, so that a rule reading it says it is not checked.
+    pub(super) fn bind_value_pat(&mut self, pat: &ast::Pat, v: value::Eval) {
+        let unknown = |pat: &ast::Pat| {
+            value::Unknown::new(format!(
+                "the destructuring `{}` is not one visa-lint follows",
+                snippet(pat.syntax())
+            ))
+        };
+        match (pat, v) {
+            (ast::Pat::IdentPat(i), v) => {
+                let Some(n) = ast::HasName::name(i).map(|n| n.text().to_string()) else {
+                    return;
+                };
+                match v {
+                    Ok(v) => self.bind(&n, v),
+                    Err(u) => {
+                        self.consts.remove(&n);
+                        self.values.insert(n, Err(u));
+                    }
+                }
+            }
+            (ast::Pat::RefPat(r), v) => {
+                if let Some(p) = r.pat() {
+                    self.bind_value_pat(&p, v);
+                }
+            }
+            (ast::Pat::ParenPat(p), v) => {
+                if let Some(p) = p.pat() {
+                    self.bind_value_pat(&p, v);
+                }
+            }
+            (ast::Pat::WildcardPat(_), _) => {}
+            (ast::Pat::TuplePat(t), Ok(value::Value::Tuple(vs)))
+                if t.fields().count() == vs.len()
+                    && !t.fields().any(|f| matches!(f, ast::Pat::RestPat(_))) =>
+            {
+                for (f, v) in t.fields().zip(vs) {
+                    self.bind_value_pat(&f, Ok(v));
+                }
+            }
+            (
+                ast::Pat::TupleStructPat(t),
+                Ok(value::Value::Variant {
+                    fields: value::Fields::Positional(vs),
+                    ..
+                }),
+            ) if t.fields().count() == vs.len() => {
+                for (f, v) in t.fields().zip(vs) {
+                    self.bind_value_pat(&f, Ok(v));
+                }
+            }
+            (
+                ast::Pat::RecordPat(r),
+                Ok(value::Value::Variant {
+                    fields: value::Fields::Named(fs),
+                    ..
+                }),
+            ) => {
+                for f in r
+                    .record_pat_field_list()
+                    .into_iter()
+                    .flat_map(|l| l.fields())
+                {
+                    let Some(p) = f.pat() else { continue };
+                    let name = f
+                        .field_name()
+                        .map(|n| n.to_string())
+                        .or_else(|| pat_name(&p));
+                    let v = name
+                        .and_then(|n| fs.iter().find(|(k, _)| *k == n))
+                        .map(|(_, v)| v.clone())
+                        .ok_or_else(|| unknown(&p));
+                    self.bind_value_pat(&p, v);
+                }
+            }
+            (pat, v) => {
+                let u = v.err().unwrap_or_else(|| unknown(pat));
+                for i in pat.syntax().descendants().filter_map(ast::IdentPat::cast) {
+                    if let Some(n) = ast::HasName::name(&i) {
+                        let n = n.text().to_string();
+                        self.consts.remove(&n);
+                        self.values.insert(n, Err(u.clone()));
+                    }
+                }
+            }
         }
     }
 
