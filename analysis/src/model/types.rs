@@ -153,6 +153,14 @@ impl Kind {
             "VectorInterSliceReduceTensor" => Kind::Vector(VeStage::InterSliceReduce),
             "VectorTensorPair" => Kind::Vector(VeStage::Pair),
             "VectorFinalTensor" => Kind::Vector(VeStage::Final),
+            // furiosa-opt-std 0.6's names of the stream after each engine (its `engine/*.rs`
+            // type aliases, all `<'l, T, D, Chip, Cluster, Slice, Time, Packet>`).
+            "ContractTensor" => Kind::Accumulation,
+            "FetchCastTensor"
+            | "FetchMaskTensor"
+            | "FetchTableLookupTensor"
+            | "FetchZeroPointSubTensor" => Kind::Fetch,
+            "CommitTrimTensor" | "CommitCastTensor" | "CommitValidCountPackTensor" => Kind::Stream,
             _ => return None,
         })
     }

@@ -354,7 +354,16 @@ impl Builder<'_> {
         if let Some(expected) = expected {
             inferred_from(&sig, expected, &mut given, &mut dtypes);
         }
-        let sig = sig.instantiated(&given);
+        let consts: Vec<(String, u64)> = sig
+            .generics
+            .iter()
+            .zip(&turbofish)
+            .filter_map(|(name, a)| match self.const_arg_value(a)? {
+                value::Value::Int(v) => Some((name.clone(), v)),
+                _ => None,
+            })
+            .collect();
+        let sig = sig.instantiated(&given).with_consts(&consts, &self.scope);
         let typed = sig.clone().with_dtypes(&dtypes);
         let mut streams = Vec::new();
         let vals: Vec<Val> = args

@@ -304,6 +304,47 @@ impl FnSig {
     }
 }
 
+impl FnSig {
+    /// Its types with the const generics a call gives written into the mappings that name
+    /// them (`m![R % { LANES }]` of `load::<.., 4>` is `m![R % 4]` at that call), read in the
+    /// caller's `scope`.
+    pub fn with_consts(mut self, consts: &[(String, u64)], scope: &Scope) -> FnSig {
+        let named = |text: &str| {
+            consts.iter().any(|(n, _)| {
+                text.contains(&format!("{{ {n} }}")) || text.contains(&format!("{{{n}}}"))
+            })
+        };
+        let mut with: Option<Scope> = None;
+        for ty in self.types_mut().flatten() {
+            for m in ty.maps.values_mut() {
+                if !named(&m.text) {
+                    continue;
+                }
+                let Some(body) = m
+                    .text
+                    .trim()
+                    .strip_prefix("m![")
+                    .and_then(|b| b.strip_suffix(']'))
+                else {
+                    continue;
+                };
+                let scope = with.get_or_insert_with(|| {
+                    let mut s = scope.clone();
+                    s.consts.extend(consts.iter().cloned());
+                    s
+                });
+                let layout = parse::parse_mapping(body)
+                    .ok()
+                    .and_then(|e| mapping::lower(&e, scope, &mut Vec::new()));
+                if let Some(l) = layout {
+                    m.layout = Some(Arc::new(l));
+                }
+            }
+        }
+        self
+    }
+}
+
 /// A generic tensor type alias used with `args` (`Hbm<i8, m![A, K]>`): the type it names with
 /// each parameter written as its argument. A mapping the alias takes as a parameter is written
 /// at the use, where its fixes edit it; the others are the alias's.
