@@ -599,15 +599,20 @@ pub(crate) fn resolve_helpers<'db>(
                 .iter()
                 .map(|call| {
                     let segs: Vec<String> = call.callee.split("::").map(str::to_string).collect();
-                    let (module, index) = match segs.split_last() {
-                        Some((method, ty)) if call.method => {
-                            map.resolve_associated(from, ty, method, ItemKind::Fn)?
-                        }
-                        _ => map.resolve_item(from, &segs)?,
+                    let (last, ty) = segs.split_last()?;
+                    // `Type::name(..)`: an associated function of a type of the crate (its
+                    // `impl` block's, or a default of a trait it implements).
+                    let associated = || match ty.is_empty() {
+                        true => None,
+                        false => map.resolve_associated(from, ty, last, ItemKind::Fn),
+                    };
+                    let (module, index) = match call.method {
+                        true => associated()?,
+                        false => map.resolve_item(from, &segs).or_else(associated)?,
                     };
                     let item = map.item(module, index)?;
                     let m = map.modules.get(module)?;
-                    (item.kind == ItemKind::Fn && item.name.contains("::") == call.method)
+                    (item.kind == ItemKind::Fn && (item.name.contains("::") || !call.method))
                         .then(|| (m.file.clone(), m.in_file, index))
                 })
                 .collect::<Vec<_>>(),
@@ -648,7 +653,8 @@ pub(crate) fn helper_at<'db>(
         .decls
         .items
         .get(index + facts.decls.items.len() - first)?;
-    // A method (`Type::name`) is a function of its `impl` block; anything else is the item.
+    // A method (`Type::name`) is a function of its `impl` block (or a trait's default);
+    // anything else is the item.
     let (within, receiver_params) = match decl.name.split_once("::") {
         Some((_, method)) => method_in_impl(item.green(db), method)?,
         None => (0, Vec::new()),
@@ -714,11 +720,19 @@ pub(crate) fn helper_at<'db>(
 /// Where the method `name` of the `impl` block `imp` starts in it, and the block's parameter
 /// each generic argument of its type binds (`impl<const BUS: usize> GemvPlan<BUS>`: `BUS`).
 fn method_in_impl(imp: &crate::syntax::GreenKey, name: &str) -> Option<(u32, Vec<Option<String>>)> {
-    let imp = ast::Impl::cast(ra_ap_syntax::SyntaxNode::new_root(imp.0.clone()))?;
-    let f = imp.assoc_item_list()?.assoc_items().find_map(|a| match a {
+    let node = ra_ap_syntax::SyntaxNode::new_root(imp.0.clone());
+    let named = |a: ast::AssocItem| match a {
         ast::AssocItem::Fn(f) if f.name().is_some_and(|n| n.text() == name) => Some(f),
         _ => None,
-    })?;
+    };
+    // A trait's default: its `Self` and parameters are the implementing type's.
+    if let Some(t) = ast::Trait::cast(node.clone()) {
+        let f = t.assoc_item_list()?.assoc_items().find_map(named)?;
+        let start = u32::from(f.syntax().text_range().start() - t.syntax().text_range().start());
+        return Some((start, Vec::new()));
+    }
+    let imp = ast::Impl::cast(node)?;
+    let f = imp.assoc_item_list()?.assoc_items().find_map(named)?;
     let start = u32::from(f.syntax().text_range().start() - imp.syntax().text_range().start());
     let declared: HashSet<String> = imp
         .generic_param_list()

@@ -1443,6 +1443,9 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             }
             if f.param_list().and_then(|p| p.self_param()).is_some() {
                 env.methods.insert(name.text().to_string(), sig);
+            } else {
+                // An associated function, called as `Type::name(..)`.
+                env.fns.insert(format!("{ty}::{}", name.text()), sig);
             }
             return;
         }

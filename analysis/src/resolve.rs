@@ -70,6 +70,8 @@ impl ModItems {
 pub struct ItemDecls {
     pub items: Vec<Item>,
     pub imports: Vec<Import>,
+    /// `impl Trait for Type`: the type, and the trait's path as written.
+    pub trait_impls: Vec<(String, Vec<String>)>,
 }
 
 /// Where a file's modules and items sit: the file's top level and each inline module (index as
@@ -653,7 +655,12 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
         },
         ast::Item::Enum(e) => type_item(e.name(), public(&e), m),
         ast::Item::Union(u) => type_item(u.name(), public(&u), m),
-        ast::Item::Trait(t) => type_item(t.name(), public(&t), m),
+        ast::Item::Trait(t) => {
+            type_item(t.name(), public(&t), m);
+            if let Some(n) = t.name() {
+                trait_defaults(&t, n.text(), m);
+            }
+        }
         ast::Item::MacroCall(call) => axes_items(&call, m),
         ast::Item::Use(u) => {
             let p = public(&u);
@@ -674,6 +681,15 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
     let Some(ty) = self_type(imp) else {
         return;
     };
+    if let Some(ast::Type::PathType(tr)) = imp.trait_()
+        && let Some(path) = tr.path()
+    {
+        let segs: Vec<String> = syntax::compact_text(path.syntax())
+            .split("::")
+            .map(|s| s.split('<').next().unwrap_or(s).to_string())
+            .collect();
+        m.trait_impls.push((ty.clone(), segs));
+    }
     for a in imp
         .assoc_item_list()
         .into_iter()
@@ -683,8 +699,7 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
         // (`Tiler::new(..)`, `plan.addr(i)`): the compiler runs those when it traces
         // the kernel, and the value evaluator does too.
         if let ast::AssocItem::Fn(f) = &a
-            && (f.param_list().and_then(|p| p.self_param()).is_some() || one_expression(f))
-            && let Some(it) = fn_item(f, Some(&ty))
+            && let Some(it) = assoc_fn_item(f, &ty)
         {
             m.items.push(it);
         }
@@ -719,6 +734,49 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
 /// The type an `impl` block is for, by its last path segment (`impl Tiler`, `impl a::Tiler`).
 pub fn self_type(imp: &ast::Impl) -> Option<String> {
     syntax::last_path_name(&imp.self_ty()?)
+}
+
+/// An associated function of `ty` (an `impl` block's or a trait's): a method (with `self`) as
+/// its signature, or kept with its body when that is one expression (`Tiler::new(..)`,
+/// `plan.addr(i)`: the compiler runs those when it traces the kernel, and the value evaluator
+/// does too); an associated function without `self` is written inside `impl ty { .. }` so that
+/// a call `ty::name(..)` finds it.
+fn assoc_fn_item(f: &ast::Fn, ty: &str) -> Option<Item> {
+    let method = f.param_list().and_then(|p| p.self_param()).is_some();
+    let mut it = fn_item(f, Some(ty))?;
+    if !method && !one_expression(f) {
+        in_impl(&mut it, ty);
+    }
+    Some(it)
+}
+
+/// The items a trait declares with a default (`Trait::name`): its provided methods and
+/// associated functions, and its associated constants with a value. A type whose `impl Trait`
+/// block leaves one out has it (see [`DefMap::resolve_associated`]).
+fn trait_defaults(t: &ast::Trait, name: &str, m: &mut ItemDecls) {
+    for a in t
+        .assoc_item_list()
+        .into_iter()
+        .flat_map(|l| l.assoc_items())
+    {
+        match &a {
+            ast::AssocItem::Fn(f) if f.body().is_some() => {
+                if let Some(it) = assoc_fn_item(f, name) {
+                    m.items.push(it);
+                }
+            }
+            ast::AssocItem::Const(c) if c.body().is_some() => {
+                if let Some(n) = c.name() {
+                    let mut it = verbatim(n, ItemKind::Const, true, c.syntax());
+                    it.name = format!("{name}::{}", it.name);
+                    it.refs.retain(|r| r != name);
+                    in_impl(&mut it, name);
+                    m.items.push(it);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A function's item: its signature (a `const fn` keeps its body), named `Type::name` for a
@@ -932,6 +990,8 @@ pub struct DefMap {
     /// Root module of each crate: the crate itself first, then the crates it reaches by name.
     pub crates: Vec<(String, usize)>,
     items: Vec<(PathBuf, usize, Vec<Item>)>,
+    /// Each `impl Trait for Type` of the crates: its module, the type, the trait's path.
+    trait_impls: Vec<(usize, String, Vec<String>)>,
 }
 
 /// Reads what a file declares (a query of the caller's database).
@@ -964,6 +1024,20 @@ impl DefMap {
                     .map(|mi| mi.items().cloned().collect())
                     .unwrap_or_default();
                 (m.file.clone(), m.in_file, items)
+            })
+            .collect();
+        map.trait_impls = map
+            .modules
+            .iter()
+            .enumerate()
+            .flat_map(|(k, m)| {
+                file_items
+                    .get(&m.file)
+                    .and_then(|f| f.modules.get(m.in_file))
+                    .into_iter()
+                    .flat_map(|mi| mi.decls.iter().flat_map(|d| d.trait_impls.iter()))
+                    .map(move |(ty, tr)| (k, ty.clone(), tr.clone()))
+                    .collect::<Vec<_>>()
             })
             .collect();
         map.resolve(&file_items);
@@ -1366,8 +1440,34 @@ impl DefMap {
         let mut all = (0..self.modules.len())
             .filter(|m| self.modules[*m].krate == krate)
             .filter_map(in_module);
-        let first = all.next()?;
-        all.next().is_none().then_some(first)
+        if let Some(first) = all.next() {
+            return all.next().is_none().then_some(first);
+        }
+        self.trait_default(krate, ty.last()?, item, kind)
+    }
+
+    /// The default `item` of a trait the type named `ty` implements in crate `krate` and
+    /// whose `impl` block leaves it out (`Router::normalize` for `SigmoidRouter`).
+    fn trait_default(
+        &self,
+        krate: usize,
+        ty: &str,
+        item: &str,
+        kind: ItemKind,
+    ) -> Option<(usize, usize)> {
+        self.trait_impls
+            .iter()
+            .filter(|(m, t, _)| t == ty && self.modules.get(*m).is_some_and(|x| x.krate == krate))
+            .find_map(|(m, _, tr)| {
+                let (tm, ti) = self.resolve_item(*m, tr)?;
+                let trait_name = &self.item(tm, ti)?.name;
+                let key = format!("{trait_name}::{item}");
+                let (_, _, items) = self.items.get(tm)?;
+                let i = items
+                    .iter()
+                    .position(|it| it.name == key && it.kind == kind)?;
+                Some((tm, i))
+            })
     }
 
     /// The declarations visible in `module` as Rust text (dependencies before the items that

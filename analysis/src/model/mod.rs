@@ -259,6 +259,9 @@ pub struct Bound {
     /// (`scale_rows::<HiddenNorm>`), by position among the type and const parameters: what
     /// the helper reads through its parameter (`S::CastOut` is `HiddenNorm::CastOut`).
     pub types: Vec<Option<TypeArg>>,
+    /// `Self` of a trait's default function called through a type (`Rt::normalize(..)` with
+    /// `Rt = SigmoidRouter`): the type's associated items, and the trait's defaults it keeps.
+    pub self_arg: Option<TypeArg>,
 }
 
 /// A type of the crate given as a helper's type argument, by its associated items: each
@@ -350,6 +353,7 @@ impl Bound {
             || self.continued.is_some()
             || self.receiver.as_ref().is_some_and(Receiver::binds_any)
             || self.types.iter().any(Option::is_some)
+            || self.self_arg.is_some()
     }
 
     /// Whether the helper's analysis with this call can find more than its own: the call binds

@@ -40,6 +40,8 @@ pub(super) struct CallSite<'s> {
     /// A method called on a receiver the model types, and what that receiver binds.
     pub method: bool,
     pub receiver: Option<crate::model::Receiver>,
+    /// `Self` of a function called through a type (`Rt::normalize(..)`).
+    pub self_arg: Option<crate::model::TypeArg>,
 }
 
 /// A turbofish's type and const arguments (lifetimes left out).
@@ -172,7 +174,19 @@ impl Builder<'_> {
                 Some((k.strip_prefix(&prefix)?.to_string(), value::Value::Int(*v)))
             })
             .collect();
-        if mappings.is_empty() && consts.is_empty() {
+        // Constants that are not integers (`const SCORE: FpUnaryOp = FpUnaryOp::Sigmoid`).
+        let mut env = Some(self.env);
+        while let Some(e) = env {
+            for (k, v) in &e.values {
+                if let Some(item) = k.strip_prefix(&prefix)
+                    && !consts.iter().any(|(c, _)| c == item)
+                {
+                    consts.push((item.to_string(), v.clone()));
+                }
+            }
+            env = e.parent.as_deref();
+        }
+        if mappings.is_empty() && consts.is_empty() && !self.env.is_local_type(&name) {
             return None;
         }
         mappings.sort();
@@ -199,13 +213,21 @@ impl Builder<'_> {
             let (Some(param), Some(Some(ty))) = (ast::HasName::name(&t), types.get(k)) else {
                 continue;
             };
-            for (item, text) in &ty.mappings {
-                self.bind_named_mapping(&format!("{}::{item}", param.text()), text);
-            }
-            for (item, v) in &ty.consts {
-                self.bind_generic(&format!("{}::{item}", param.text()), v.clone());
-            }
+            self.bind_type_arg(param.text().as_ref(), ty);
         }
+    }
+
+    /// Binds what the type parameter `param` (or `Self`) reads through the type `ty` a call
+    /// gives it: `param::Item` is the type's associated mapping or constant, and a call
+    /// `param::f(..)` is the type's function.
+    pub(super) fn bind_type_arg(&mut self, param: &str, ty: &crate::model::TypeArg) {
+        for (item, text) in &ty.mappings {
+            self.bind_named_mapping(&format!("{param}::{item}"), text);
+        }
+        for (item, v) in &ty.consts {
+            self.bind_generic(&format!("{param}::{item}"), v.clone());
+        }
+        self.type_args.insert(param.to_string(), ty.clone());
     }
 
     /// What a call of a helper binds its parameters to: each argument's compile-time value,
@@ -243,6 +265,7 @@ impl Builder<'_> {
             continued: None,
             receiver: None,
             types: turbofish.iter().map(|a| self.type_arg(a)).collect(),
+            self_arg: None,
             kernel: match self.model.kind {
                 kind @ FnKind::Device { .. } => Some(kind),
                 _ => self.model.traced_in,
@@ -378,6 +401,7 @@ impl Builder<'_> {
         let mut bound = self.bound_by(args, &turbofish, &given, &sig, &vals);
         bound.streams = streams;
         bound.receiver = site.receiver;
+        bound.self_arg = site.self_arg;
         let result = self.continuation_of(&sig, site.span);
         let mapping_args = given
             .iter()
@@ -417,8 +441,75 @@ impl Builder<'_> {
             what: format!("the result of `{}(..)`", snippet(callee.syntax())),
             method: false,
             receiver: None,
+            self_arg: None,
         };
         self.helper_call(sig, site, args, expected)
+    }
+
+    /// `Rt::normalize(..)` with `Rt` a type parameter a call gave a type of the crate (or
+    /// `Self::f(..)` in a function traced for one): that type's function, its `impl` block's
+    /// or the default of a trait the parameter is bounded by, traced with `Self` the type.
+    fn type_param_call(
+        &mut self,
+        (callee, last): (&ast::PathExpr, &ast::PathSegment),
+        args: &[ast::Expr],
+        expected: Option<&TensorTy>,
+    ) -> Option<Val> {
+        let path = callee.path()?;
+        let param = path_key(&path.qualifier()?)?;
+        let ty = self.type_args.get(&param)?.clone();
+        let fname = last.name_ref()?.text().to_string();
+        let key = format!("{}::{fname}", ty.name);
+        let traits = self.type_bounds.get(&param).cloned().unwrap_or_default();
+        let (sig, defaults) = match self.env.fn_sig(&key) {
+            Some(sig) => (sig.clone(), None),
+            None => traits.iter().find_map(|t| {
+                let sig = self.env.fn_sig(&format!("{t}::{fname}"))?;
+                Some((sig.clone(), Some(t.clone())))
+            })?,
+        };
+        let mut self_arg = ty;
+        // The trait's constants the type leaves at their defaults.
+        for t in defaults.iter().chain(&traits) {
+            self.trait_defaults_into(t, &mut self_arg);
+        }
+        let span = span_of(path.syntax().text_range());
+        let site = CallSite {
+            key,
+            turbofish: turbofish_of(last.generic_arg_list()),
+            span,
+            node: callee.syntax(),
+            what: format!("the result of `{}(..)`", snippet(callee.syntax())),
+            method: true,
+            receiver: None,
+            self_arg: Some(self_arg),
+        };
+        Some(self.helper_call(sig, site, args, expected))
+    }
+
+    /// Adds to `ty` the associated constants of `trait_name` it does not give itself.
+    fn trait_defaults_into(&self, trait_name: &str, ty: &mut crate::model::TypeArg) {
+        let prefix = format!("{trait_name}::");
+        let mut add = |item: &str, v: value::Value| {
+            if !ty.consts.iter().any(|(c, _)| c == item) {
+                ty.consts.push((item.to_string(), v));
+            }
+        };
+        for (k, v) in &self.consts {
+            if let Some(item) = k.strip_prefix(&prefix) {
+                add(item, value::Value::Int(*v));
+            }
+        }
+        let mut env = Some(self.env);
+        while let Some(e) = env {
+            for (k, v) in &e.values {
+                if let Some(item) = k.strip_prefix(&prefix) {
+                    add(item, v.clone());
+                }
+            }
+            env = e.parent.as_deref();
+        }
+        ty.consts.sort_by(|a, b| a.0.cmp(&b.0));
     }
 
     pub(super) fn call(&mut self, c: &ast::CallExpr, awaited: bool) -> Val {
@@ -452,6 +543,9 @@ impl Builder<'_> {
                 );
             }
             return self.launch(&args);
+        }
+        if let Some(v) = self.type_param_call((&callee, &last), &args, expected.as_ref()) {
+            return v;
         }
         let key = callee_key(&path);
         if let Some(k) = &key

@@ -310,9 +310,10 @@ impl FnSig {
     /// caller's `scope`.
     pub fn with_consts(mut self, consts: &[(String, u64)], scope: &Scope) -> FnSig {
         let named = |text: &str| {
-            consts.iter().any(|(n, _)| {
-                text.contains(&format!("{{ {n} }}")) || text.contains(&format!("{{{n}}}"))
-            })
+            let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            consts
+                .iter()
+                .any(|(n, _)| text.contains(&format!("{{{n}}}")))
         };
         let mut with: Option<Scope> = None;
         for ty in self.types_mut().flatten() {
@@ -320,13 +321,11 @@ impl FnSig {
                 if !named(&m.text) {
                     continue;
                 }
-                let Some(body) = m
-                    .text
-                    .trim()
-                    .strip_prefix("m![")
-                    .and_then(|b| b.strip_suffix(']'))
-                else {
-                    continue;
+                // `m![..]`, or `m ! [..]` as a macro's expansion writes it.
+                let text = m.text.trim();
+                let body = match (text.starts_with('m'), text.find('['), text.rfind(']')) {
+                    (true, Some(a), Some(b)) if a < b => &text[a + 1..b],
+                    _ => continue,
                 };
                 let scope = with.get_or_insert_with(|| {
                     let mut s = scope.clone();

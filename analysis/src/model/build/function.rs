@@ -43,6 +43,11 @@ pub fn build_fn(
     if let Some(r) = &bound.receiver {
         b.bind_receiver(r);
     }
+    if let Some(t) = &bound.self_arg {
+        b.bind_type_arg("Self", t);
+    }
+    // `Self` of a trait's default is the type the call names.
+    let self_type = self_type.or(bound.self_arg.as_ref().map(|t| t.name.as_str()));
     if let Some(ty) = self_type {
         b.name_self(ty);
         if let Some(r) = &bound.receiver {
@@ -133,6 +138,8 @@ impl<'a> Builder<'a> {
             last_ends: Vec::new(),
             call_expected: None,
             receiver_types: HashMap::new(),
+            type_args: HashMap::new(),
+            type_bounds: type_bounds(f),
             consts: env.consts.clone(),
             values: HashMap::new(),
             model: FnModel::empty(name, name_span, kind, library),
@@ -346,4 +353,45 @@ fn is_context(ty: &ast::Type) -> bool {
             .is_some_and(|n| n.text() == "Context"),
         _ => false,
     }
+}
+
+/// The traits each type parameter of `f` is bounded by, in its list or its `where` clause
+/// (`<Rt: Router>`, `where P: Projection + Copy`), by their last path segment.
+fn type_bounds(f: &ast::Fn) -> HashMap<String, Vec<String>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    let mut add = |name: String, bounds: Option<ast::TypeBoundList>| {
+        let traits = bounds
+            .into_iter()
+            .flat_map(|l| l.bounds())
+            .filter_map(|b| match b.ty()? {
+                ast::Type::PathType(p) => crate::syntax::last_path_name(&ast::Type::PathType(p)),
+                _ => None,
+            });
+        out.entry(name).or_default().extend(traits);
+    };
+    for p in ast::HasGenericParams::generic_param_list(f)
+        .into_iter()
+        .flat_map(|l| l.generic_params())
+    {
+        if let ast::GenericParam::TypeParam(t) = p
+            && let Some(n) = ast::HasName::name(&t)
+        {
+            add(
+                n.text().to_string(),
+                ast::HasTypeBounds::type_bound_list(&t),
+            );
+        }
+    }
+    for pred in ast::HasGenericParams::where_clause(f)
+        .into_iter()
+        .flat_map(|w| w.predicates())
+    {
+        if let Some(ast::Type::PathType(t)) = pred.ty()
+            && let Some(n) = crate::syntax::last_path_name(&ast::Type::PathType(t))
+        {
+            add(n, ast::HasTypeBounds::type_bound_list(&pred));
+        }
+    }
+    out.retain(|_, v| !v.is_empty());
+    out
 }

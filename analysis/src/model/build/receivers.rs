@@ -133,6 +133,7 @@ impl Builder<'_> {
             what: format!("the result of `{}`", snippet(m.syntax())),
             method: true,
             receiver: Some(receiver),
+            self_arg: None,
         };
         Some(self.helper_call(sig, site, args, None))
     }

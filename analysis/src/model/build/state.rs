@@ -117,6 +117,10 @@ pub struct Builder<'a> {
     /// The types `let`s gave variables a method of the crate may be called on (`let plan =
     /// GemvPlan::<4>;`), see [`Builder::type_let`].
     pub(super) receiver_types: HashMap<String, super::receivers::ReceiverTy>,
+    /// The function's type parameters a call gave a type of the crate (`Rt = SigmoidRouter`).
+    pub(super) type_args: HashMap<String, crate::model::TypeArg>,
+    /// The traits each type parameter is bounded by (`Rt: Router`), by name.
+    pub(super) type_bounds: HashMap<String, Vec<String>>,
     /// The constants in scope: the module's `const` items and the immutable `let` bindings of
     /// constant expressions (shadowing and block scoping as in Rust).
     pub(super) consts: HashMap<String, u64>,
