@@ -362,8 +362,8 @@ fn at_the_binding(
 }
 
 /// The padding of `written` (`S::CastOut`, a use of a type parameter's associated mapping in
-/// `helper`) as the definition of the associated mapping of the type `call` gives the
-/// parameter (`HiddenNorm::CastOut`).
+/// `helper`, or `Self::Flit` in a trait's default) as the definition of the associated mapping
+/// of the type `call` gives the parameter (`HiddenNorm::CastOut`).
 fn associated_pad(
     helper: &Helper<'_>,
     call: &HelperCall,
@@ -371,11 +371,17 @@ fn associated_pad(
     new_text: &str,
 ) -> Option<crate::diagnostic::AliasPad> {
     let (param, item) = written.split_once("::")?;
-    let k = helper
-        .type_params
-        .iter()
-        .position(|p| p.as_deref() == Some(param))?;
-    let ty = call.bound.types.get(k)?.as_ref()?;
+    // `Self::Flit` in a trait's default traced for the type the call names.
+    let ty = match (param, &call.bound.self_arg) {
+        ("Self", Some(ty)) => ty,
+        _ => {
+            let k = helper
+                .type_params
+                .iter()
+                .position(|p| p.as_deref() == Some(param))?;
+            call.bound.types.get(k)?.as_ref()?
+        }
+    };
     ty.mappings
         .iter()
         .any(|(m, _)| m == item)
