@@ -175,16 +175,12 @@ impl Builder<'_> {
             })
             .collect();
         // Constants that are not integers (`const SCORE: FpUnaryOp = FpUnaryOp::Sigmoid`).
-        let mut env = Some(self.env);
-        while let Some(e) = env {
-            for (k, v) in &e.values {
-                if let Some(item) = k.strip_prefix(&prefix)
-                    && !consts.iter().any(|(c, _)| c == item)
-                {
-                    consts.push((item.to_string(), v.clone()));
-                }
+        for (k, v) in self.env.all_values() {
+            if let Some(item) = k.strip_prefix(&prefix)
+                && !consts.iter().any(|(c, _)| c == item)
+            {
+                consts.push((item.to_string(), v.clone()));
             }
-            env = e.parent.as_deref();
         }
         if mappings.is_empty() && consts.is_empty() && !self.env.is_local_type(&name) {
             return None;
@@ -461,16 +457,16 @@ impl Builder<'_> {
         let fname = last.name_ref()?.text().to_string();
         let key = format!("{}::{fname}", ty.name);
         let traits = self.type_bounds.get(&param).cloned().unwrap_or_default();
-        let (sig, defaults) = match self.env.fn_sig(&key) {
-            Some(sig) => (sig.clone(), None),
-            None => traits.iter().find_map(|t| {
-                let sig = self.env.fn_sig(&format!("{t}::{fname}"))?;
-                Some((sig.clone(), Some(t.clone())))
-            })?,
+        let sig = match self.env.fn_sig(&key) {
+            Some(sig) => sig.clone(),
+            None => traits
+                .iter()
+                .find_map(|t| self.env.fn_sig(&format!("{t}::{fname}")))?
+                .clone(),
         };
         let mut self_arg = ty;
-        // The trait's constants the type leaves at their defaults.
-        for t in defaults.iter().chain(&traits) {
+        // The traits' constants the type leaves at their defaults.
+        for t in &traits {
             self.trait_defaults_into(t, &mut self_arg);
         }
         let span = span_of(path.syntax().text_range());
@@ -500,14 +496,10 @@ impl Builder<'_> {
                 add(item, value::Value::Int(*v));
             }
         }
-        let mut env = Some(self.env);
-        while let Some(e) = env {
-            for (k, v) in &e.values {
-                if let Some(item) = k.strip_prefix(&prefix) {
-                    add(item, v.clone());
-                }
+        for (k, v) in self.env.all_values() {
+            if let Some(item) = k.strip_prefix(&prefix) {
+                add(item, v.clone());
             }
-            env = e.parent.as_deref();
         }
         ty.consts.sort_by(|a, b| a.0.cmp(&b.0));
     }

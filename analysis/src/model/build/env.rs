@@ -190,6 +190,11 @@ impl Env {
             .or_else(|| self.parent.as_ref()?.value(name))
     }
 
+    /// Every non-integer `const` value it and its parents hold, as `(name, value)`.
+    pub fn all_values(&self) -> impl Iterator<Item = (&String, &crate::model::value::Value)> {
+        std::iter::successors(Some(self), |e| e.parent.as_deref()).flat_map(|e| e.values.iter())
+    }
+
     /// The declared type of a `const` item of a type of the crate, as written.
     pub fn value_type(&self, name: &str) -> Option<&str> {
         match self.value_types.get(name) {
