@@ -1,7 +1,7 @@
 //! ALN-010: HBM is accessed in 256-byte units, so an unaligned read costs two transfers and an
 //! unaligned write a read-modify-write. Checked on the constant address of `to_hbm(.., addr)`
 //! and of a constructor that places an HBM tensor; below 8-byte alignment a `to_dm` reading
-//! the tensor is DMA-003's error, which silences this note.
+//! the tensor is ALN-002's error, which silences this note.
 
 use super::addresses::{misaligned, round_up_fix};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -43,7 +43,7 @@ pub(super) fn check_to_hbm(
     if step
         .output
         .as_ref()
-        .is_some_and(|t| dma_003_reports(cx, addr, t))
+        .is_some_and(|t| aln_002_reports(cx, addr, t))
     {
         return;
     }
@@ -57,7 +57,7 @@ pub(super) fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<D
     let a = cx.target.hbm_align_bytes;
     if p.ty.kind != Kind::Hbm
         || p.address.is_multiple_of(a)
-        || dma_003_reports(cx, p.address, &p.ty)
+        || aln_002_reports(cx, p.address, &p.ty)
     {
         return;
     }
@@ -74,9 +74,9 @@ pub(super) fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<D
     out.push(round_up_fix(d, &p.arg, p.address, a));
 }
 
-/// Whether an HBM tensor of type `ty` at `addr` is DMA-003's error rather than ALN-010's
+/// Whether an HBM tensor of type `ty` at `addr` is ALN-002's error rather than ALN-010's
 /// note: below 8-byte alignment, and read into DM by a `to_dm` of the function.
-fn dma_003_reports(cx: &FnContext<'_>, addr: u64, ty: &TensorTy) -> bool {
+fn aln_002_reports(cx: &FnContext<'_>, addr: u64, ty: &TensorTy) -> bool {
     !addr.is_multiple_of(cx.target.dma_dm_align_bytes)
         && cx
             .model

@@ -15,6 +15,7 @@ mod fetch_address_alignment;
 mod fetch_packet_32_bytes;
 mod fetch_packet_alignment;
 mod hbm_256_byte_alignment;
+mod hbm_read_address;
 mod tail_padding_32_bytes;
 #[cfg(test)]
 mod tests;
@@ -41,7 +42,7 @@ pub const RULES: &[Rule] = &[
     ALN_001, ALN_002, ALN_005, ALN_006, ALN_007, ALN_008, ALN_009, ALN_010, ALN_011, ALN_012,
 ];
 
-/// Checks each step's constant address, each fetch's packet (ALN-005, else ALN-011) and each
+/// Checks each step's constant address, the HBM address each `to_dm` reads (ALN-002), each fetch's packet (ALN-005, else ALN-011) and each
 /// commit's Element (ALN-007, unless its dummy tail clobbers a neighbour, CMT-007's); then the
 /// addresses constructors place tensors at, the padded rows (ALN-012) and the TRF reads
 /// (ALN-009).
@@ -73,6 +74,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+    hbm_read_address::check(cx, out);
     for p in &cx.model.placements {
         check_placement(cx, p, out);
     }
@@ -82,7 +84,7 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 
 /// ALN-001 and ALN-010 on a tensor a constructor placed (`Input::from_addr(0x1000)`), as on
 /// the address of a transfer that writes it: its element's alignment, and HBM's 256-byte
-/// units (below 8 bytes, a DMA reading it into DM is DMA-003's error).
+/// units (below 8 bytes, a DMA reading it into DM is ALN-002's error).
 fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<Diagnostic>) {
     if let Some(dtype) = p.ty.dtype
         && element_address_alignment::check(&p.arg, p.address, dtype, out)

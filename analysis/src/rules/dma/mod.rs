@@ -1,4 +1,4 @@
-//! DMA: the DMA engines between HBM and DM (constraints.md §18). Address alignment is ALN-002.
+//! DMA: the DMA engines between HBM and DM (constraints.md §18). Address alignment is ALN-002 (DMA-003 points there).
 //!
 //! Each rule is a file of its own, with its declaration and its check; this module only says
 //! in which order they run and which silence the rest. [`padding`] is what the fixes of
@@ -51,7 +51,7 @@ pub const RULES: &[Rule] = &[
     DMA_011, DMA_012, DMA_013, SEQ_012, ALN_003, ALN_004,
 ];
 
-/// Checks each derived DMA pair, the HBM source addresses, each step's segmentation, back-to-
+/// Checks each derived DMA pair, each step's segmentation, back-to-
 /// back transfers, then each `to_dm`'s written Cluster and Slice and each DM transfer's dtype.
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for op in &cx.dma_ops {
@@ -59,7 +59,6 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             check_pair(cx, op, p, out);
         }
     }
-    dma_hbm_read_alignment::check(cx, out);
     for step in cx.model.chains.iter().flat_map(|c| c.steps.iter()) {
         dma_uneven_distribution::check(cx, step, out);
     }
