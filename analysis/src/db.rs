@@ -1442,6 +1442,7 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
                 env.value_fns.insert(format!("{ty}::{}", name.text()), c);
             }
             if f.param_list().and_then(|p| p.self_param()).is_some() {
+                env.own_methods.insert(format!("{ty}::{}", name.text()));
                 env.methods.insert(name.text().to_string(), sig);
             } else {
                 // An associated function, called as `Type::name(..)`.

@@ -656,7 +656,7 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
         ast::Item::Enum(e) => type_item(e.name(), public(&e), m),
         ast::Item::Union(u) => type_item(u.name(), public(&u), m),
         ast::Item::Trait(t) => {
-            type_item(t.name(), public(&t), m);
+            declared_type(t.name(), "trait", public(&t), m);
             if let Some(n) = t.name() {
                 trait_defaults(&t, n.text(), m);
             }
@@ -835,12 +835,23 @@ fn within(it: &mut Item, head: &str) {
 }
 
 fn type_item(name: Option<ast::Name>, public: bool, m: &mut ItemDecls) {
+    declared_type(name, "struct", public, m);
+}
+
+/// A type of the crate by its name only: a struct, enum or union is written as `struct Name;`
+/// (it shadows the library's type of that name), a trait as `trait Name {}` (a call
+/// `Type::f(..)` that the type leaves to a trait's default looks for the trait).
+fn declared_type(name: Option<ast::Name>, keyword: &str, public: bool, m: &mut ItemDecls) {
     if let Some(n) = name {
-        // Only the name matters: the type shadows the library's type of that name.
         let name = n.text().to_string();
+        let text = match keyword {
+            "trait" => format!("trait {name} {{}}"),
+            _ => format!("{keyword} {name};"),
+        };
+        let at = keyword.len() as u32 + 1;
         m.items.push(Item {
-            text: format!("struct {name};"),
-            name_at: (7, 7 + name.len() as u32),
+            text,
+            name_at: (at, at + name.len() as u32),
             name,
             kind: ItemKind::Type,
             public,

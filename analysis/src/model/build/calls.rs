@@ -155,7 +155,11 @@ impl Builder<'_> {
         let Some(ast::Type::PathType(p)) = t.ty() else {
             return None;
         };
-        let name = path_key(&p.path()?)?;
+        self.type_arg_named(path_key(&p.path()?)?)
+    }
+
+    /// The type of the crate called `name` here, by its associated mappings and constants.
+    fn type_arg_named(&self, name: String) -> Option<crate::model::TypeArg> {
         let prefix = format!("{name}::");
         let mut mappings: Vec<(String, String)> = self
             .scope
@@ -483,6 +487,72 @@ impl Builder<'_> {
         Some(self.helper_call(sig, site, args, expected))
     }
 
+    /// `Far::load(ctx)` or `<Far as Loader>::load(ctx)`, with `Far` a type of the crate that
+    /// leaves `load` to the default of a trait it implements (the one trait in scope with that
+    /// default, or the one the path names): the default, traced with `Self` the type, as
+    /// rustc resolves the call.
+    fn trait_default_call(
+        &mut self,
+        (callee, last): (&ast::PathExpr, &ast::PathSegment),
+        args: &[ast::Expr],
+        expected: Option<&TensorTy>,
+    ) -> Option<Val> {
+        let path = callee.path()?;
+        let qualifier = path.qualifier()?;
+        let fname = last.name_ref()?.text().to_string();
+        let (ty, named_trait) = match qualifier.segment()?.kind()? {
+            ast::PathSegmentKind::Type {
+                type_ref: Some(t),
+                trait_ref: Some(tr),
+            } if qualifier.qualifier().is_none() => (
+                crate::syntax::last_path_name(&t)?,
+                Some(path_key(&tr.path()?)?),
+            ),
+            _ => (path_key(&qualifier)?, None),
+        };
+        let own = format!("{ty}::{fname}");
+        if !self.env.is_local_type(&ty) || self.env.fn_sig(&own).is_some() {
+            return None;
+        }
+        let trait_name = match named_trait {
+            Some(t) => t,
+            None => match self.env.traits_defaulting(&fname).as_slice() {
+                [t] => t.to_string(),
+                _ => return None,
+            },
+        };
+        let sig = self.env.fn_sig(&format!("{trait_name}::{fname}"))?.clone();
+        let mut self_arg =
+            self.type_arg_named(ty.clone())
+                .unwrap_or_else(|| crate::model::TypeArg {
+                    name: ty.clone(),
+                    ..Default::default()
+                });
+        self.trait_defaults_into(&trait_name, &mut self_arg);
+        let site = CallSite {
+            key: own,
+            turbofish: turbofish_of(last.generic_arg_list()),
+            span: span_of(path.syntax().text_range()),
+            node: callee.syntax(),
+            what: format!("the result of `{}(..)`", snippet(callee.syntax())),
+            method: true,
+            receiver: None,
+            self_arg: Some(self_arg),
+        };
+        Some(self.helper_call(sig, site, args, expected))
+    }
+
+    /// `Self` of a trait's default method called on a value of the crate's type `name`: the
+    /// type's associated items, and the constants of the crate's traits it leaves at their
+    /// defaults (which trait gives the method is the item tree's to say, at the call).
+    pub(super) fn self_of_default(&self, name: &str) -> Option<crate::model::TypeArg> {
+        let mut ty = self.type_arg_named(name.to_string())?;
+        for t in self.env.all_traits() {
+            self.trait_defaults_into(t, &mut ty);
+        }
+        Some(ty)
+    }
+
     /// Adds to `ty` the associated constants of `trait_name` it does not give itself.
     fn trait_defaults_into(&self, trait_name: &str, ty: &mut crate::model::TypeArg) {
         let prefix = format!("{trait_name}::");
@@ -537,6 +607,9 @@ impl Builder<'_> {
             return self.launch(&args);
         }
         if let Some(v) = self.type_param_call((&callee, &last), &args, expected.as_ref()) {
+            return v;
+        }
+        if let Some(v) = self.trait_default_call((&callee, &last), &args, expected.as_ref()) {
             return v;
         }
         let key = callee_key(&path);

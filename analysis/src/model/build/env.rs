@@ -25,6 +25,8 @@ pub struct Env {
     /// Types the file defines itself (they shadow the prelude: the Sequencer page's own
     /// `BufTensor` and 4-parameter `StreamTensor`).
     pub local_types: std::collections::HashSet<String>,
+    /// The traits among them.
+    pub traits: std::collections::HashSet<String>,
     /// Every const in scope (copied from the parent: a number each).
     pub consts: HashMap<String, u64>,
     pub fns: HashMap<String, LazySig>,
@@ -39,6 +41,9 @@ pub struct Env {
     /// Methods of the crate's `impl` blocks, by name (a call on a value the model cannot type
     /// takes the signature of the method of that name).
     pub methods: HashMap<String, LazySig>,
+    /// Each method an `impl` block of the crate gives its type itself, as `Type::name` (a
+    /// method the type does not give itself is a trait's default).
+    pub own_methods: std::collections::HashSet<String>,
     /// `const` items whose value is not an integer (`const CFG: SwitchConfig = ..;`), by name
     /// and by the paths bound to them; read through [`Env::value`].
     pub values: HashMap<String, crate::model::value::Value>,
@@ -183,6 +188,22 @@ impl Env {
         }
     }
 
+    /// Whether the type's own `impl` blocks give it the method (`Plan::run`).
+    pub fn has_own_method(&self, key: &str) -> bool {
+        std::iter::successors(Some(self), |e| e.parent.as_deref())
+            .any(|e| e.own_methods.contains(key))
+    }
+
+    /// The traits of the crate in scope.
+    pub fn all_traits(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = std::iter::successors(Some(self), |e| e.parent.as_deref())
+            .flat_map(|e| e.traits.iter().map(String::as_str))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
     /// The value of a `const` item that is not an integer.
     pub fn value(&self, name: &str) -> Option<&crate::model::value::Value> {
         self.values
@@ -219,7 +240,18 @@ impl Env {
         {
             self.structs.insert(name.clone(), fields);
         }
+        if ast::Trait::can_cast(node.kind()) {
+            self.traits.insert(name.clone());
+        }
         self.local_types.insert(name);
+    }
+
+    /// The traits of the crate in scope that give the function `fname` a default
+    /// (`Loader` for `load`, when `trait Loader { fn load(..) { .. } }`).
+    pub fn traits_defaulting(&self, fname: &str) -> Vec<&str> {
+        let mut found = self.all_traits();
+        found.retain(|t| self.fn_sig(&format!("{t}::{fname}")).is_some());
+        found
     }
 
     /// A helper's signature as declared, unbuilt (to declare it under another name too).

@@ -125,6 +125,12 @@ impl Builder<'_> {
         let ty = self.receiver_type(&recv)?;
         let name = m.name_ref()?;
         let receiver = self.receiver_of(&recv, &ty);
+        // A method the type leaves to a trait's default runs with `Self` the type.
+        let own = ty.name.rsplit("::").next().unwrap_or(&ty.name);
+        let self_arg = match self.env.has_own_method(&format!("{own}::{}", name.text())) {
+            true => None,
+            false => self.self_of_default(&ty.name),
+        };
         let site = CallSite {
             key: format!("{}::{}", ty.name, name.text()),
             turbofish: turbofish_of(m.generic_arg_list()),
@@ -133,7 +139,7 @@ impl Builder<'_> {
             what: format!("the result of `{}`", snippet(m.syntax())),
             method: true,
             receiver: Some(receiver),
-            self_arg: None,
+            self_arg,
         };
         Some(self.helper_call(sig, site, args, None))
     }
