@@ -437,7 +437,7 @@ impl Lowerer<'_> {
                 .insert(name.text.clone(), v.clone());
             return v;
         }
-        if self.scope.generics.contains(&name.text) {
+        if self.scope.generics.contains(&name.text) || is_generic_item(&self.scope, &name.text) {
             return None;
         }
         diags.push(
@@ -450,6 +450,14 @@ impl Lowerer<'_> {
         );
         None
     }
+}
+
+/// An associated mapping of a type parameter or of `Self` (`{ R::Time }` with `R: RowVector`,
+/// `{ Self::Row }` in a trait's default): like the parameter, it has no value until a call
+/// gives the type (the function is checked again there, with the type's mapping bound).
+fn is_generic_item(scope: &Scope, name: &str) -> bool {
+    name.split_once("::")
+        .is_some_and(|(owner, _)| owner == "Self" || scope.generics.contains(owner))
 }
 
 /// A short description of an operand, as messages name it.
