@@ -602,7 +602,23 @@ impl GeneratedFn {
             .collect();
         let mut out = at_invocation(d, self.call, &within);
         out.fixes = fixes;
+        if let Some(at) = self.in_argument(d.span) {
+            out.span = at;
+        }
         out
+    }
+
+    /// Where the invocation's arguments write the text at `span` of the generated function
+    /// (`m![G # 16]` given as `flit = m![G # 16]`), when they write it exactly once: a finding
+    /// on text an argument gave is reported on that argument.
+    fn in_argument(&self, span: Span) -> Option<Span> {
+        let text = self.text.get(span.range())?.trim();
+        if text.len() < 3 {
+            return None;
+        }
+        let found = crate::body_macros::only_occurrence(&self.args.1, text)?;
+        let start = self.args.0.start as usize + found;
+        Some(Span::new(start, start + text.len()))
     }
 
     /// `fix` (edits of the generated function) as edits of the invocation's arguments.

@@ -604,7 +604,7 @@ impl Builder<'_> {
                     .into(),
                 );
             }
-            return self.launch(&args);
+            return self.launch(span_of(last.syntax().text_range()), &args);
         }
         if let Some(v) = self.type_param_call((&callee, &last), &args, expected.as_ref()) {
             return v;
@@ -694,8 +694,9 @@ impl Builder<'_> {
     /// `launch(kernel, (&mut ctx, &a, &b))`: the tuple takes the kernel's parameter types (as
     /// rustc infers them), the kernel is checked again with the addresses the host placed its
     /// tensors at (a [`crate::model::HelperCall`] launched), and the result is the kernel's return
-    /// type.
-    pub(super) fn launch(&mut self, args: &[ast::Expr]) -> Val {
+    /// type. What the kernel gives with the host's values is reported at `launch` (`at`), the
+    /// call's first line however the call is laid out.
+    pub(super) fn launch(&mut self, at: Span, args: &[ast::Expr]) -> Val {
         let Some(ast::Expr::PathExpr(k)) = args.first() else {
             return Val::Unknown;
         };
@@ -725,7 +726,7 @@ impl Builder<'_> {
             let bound = self.bound_by(&fields, &[], &[], &sig, &vals);
             self.model.calls.push(crate::model::HelperCall {
                 callee: kname,
-                span: span_of(k.syntax().text_range()),
+                span: at,
                 bound,
                 iteration: self.iteration,
                 launched: true,
