@@ -215,12 +215,10 @@ const VISA_STD_ABSENT: &[Method] = &[
     Method::CommitCast,
     Method::CommitCastRelu,
     Method::VectorReinterpret,
-    Method::Reshape,
     Method::Pad,
     Method::Unpad,
     Method::ChipTile,
     Method::ClusterTile,
-    Method::SliceTile,
     Method::Memset,
     Method::DmaGatherScaled,
     Method::DmaGatherUnscaled,
@@ -809,7 +807,9 @@ impl Method {
         library: Generation,
         recv: Option<Kind>,
     ) -> Option<Transfer> {
-        if library == Generation::VisaStd {
+        // The manual's library at dadf9ca has furiosa-opt-std's `reshape` and `slice_tile`
+        // (`memory_tensor.rs:482-499, 576-583`), with the same turbofish.
+        if library == Generation::VisaStd && !matches!(self, Method::Reshape | Method::SliceTile) {
             return self.transfer();
         }
         let from_dm = matches!(recv, Some(Kind::Dm | Kind::DmView | Kind::DmViewMut));
@@ -1027,8 +1027,6 @@ mod primitives {
         (Generation::OptStd, "TuTensor::fetch_mask"),
         // The manual's library at dadf9ca: methods the manual never shows.
         (Generation::VisaStd, "DmTensor::dma_scatter"),
-        (Generation::VisaStd, "DmTensor::reshape"),
-        (Generation::VisaStd, "DmTensorView::slice_tile"),
         (Generation::VisaStd, "DmTensorView::to_dm_view"),
         (Generation::VisaStd, "DmTensorView::to_hbm_view"),
         (Generation::VisaStd, "HbmTensor::dma_gather"),

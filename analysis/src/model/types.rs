@@ -40,6 +40,29 @@ pub enum VeStage {
     Final,
 }
 
+impl VeStage {
+    /// The stage a marker type of the manual's library names (`stage::Fp` is `Fp`).
+    pub fn from_marker(name: &str) -> Option<VeStage> {
+        Some(match name.trim() {
+            "Branch" => VeStage::Branch,
+            "Logic" => VeStage::Logic,
+            "Fxp" => VeStage::Fxp,
+            "FxpToFp" => VeStage::FxpToFp,
+            "Narrow" => VeStage::Narrow,
+            "Fp" => VeStage::Fp,
+            "IntraSliceReduce" => VeStage::IntraSliceReduce,
+            "FpDiv" => VeStage::FpDiv,
+            "Widen" => VeStage::Widen,
+            "FpToFxp" => VeStage::FpToFxp,
+            "Clip" => VeStage::Clip,
+            "Filter" => VeStage::Filter,
+            "InterSliceReduce" => VeStage::InterSliceReduce,
+            "Output" => VeStage::Final,
+            _ => return None,
+        })
+    }
+}
+
 /// What kind of value a tensor type is: where it lives, or which pipeline stage produced it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {

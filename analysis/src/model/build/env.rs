@@ -434,6 +434,37 @@ fn instantiated_alias(
     Some(t)
 }
 
+/// The manual library's `VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, ..>`
+/// (dadf9ca `vector_engine/tensor/vector_tensor.rs:129`), whose stage is its marker `S`
+/// (`stage::Fp`). A stage the function is generic over is the first of its packet mode `W`
+/// (`Branch`, or `Narrow` for `{ PacketMode::Way4 }`): any stage of that mode may follow it,
+/// and each call checks the pass with the stream it gives.
+fn vector_tensor(seg: &ast::PathSegment, scope: &Scope) -> Option<TensorTy> {
+    use crate::model::types::{Slot::*, VeStage};
+    const SLOTS: &[Slot] = &[
+        Other, Other, D, Chip, Cluster, Slice, Time, Packet, Other, Other, Other, Other, Other,
+        Other,
+    ];
+    let args = seg.generic_arg_list()?;
+    let written: Vec<String> = args
+        .generic_args()
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+        .map(|a| crate::syntax::node_text(a.syntax()))
+        .collect();
+    let way4 = written.get(12).is_some_and(|w| w.contains("Way4"));
+    let stage = written
+        .get(1)
+        .and_then(|m| VeStage::from_marker(m.rsplit("::").next().unwrap_or(m)))
+        .unwrap_or(if way4 {
+            VeStage::Narrow
+        } else {
+            VeStage::Branch
+        });
+    let mut t = TensorTy::new(Kind::Vector(stage));
+    apply_generics(&mut t, SLOTS, &args, scope);
+    Some(t)
+}
+
 /// Parses a type; tensor types become [`TensorTy`] (unknown mappings stay unset). Types the
 /// file defines itself are not the prelude's.
 pub fn tensor_type(
@@ -471,6 +502,9 @@ pub fn tensor_type(
                 return Some(t);
             }
             let library = env.library_name(&key).unwrap_or(&name);
+            if library == "VectorTensor" {
+                return vector_tensor(&seg, scope);
+            }
             let Some(kind) = Kind::from_name(library) else {
                 if name.ends_with("Tensor") {
                     problems.push(
