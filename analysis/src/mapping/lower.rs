@@ -437,7 +437,7 @@ impl Lowerer<'_> {
                 .insert(name.text.clone(), v.clone());
             return v;
         }
-        if self.scope.generics.contains(&name.text) || is_generic_item(&self.scope, &name.text) {
+        if self.scope.generics.contains(&name.text) || is_generic_item(self.scope, &name.text) {
             return None;
         }
         diags.push(
