@@ -1551,11 +1551,16 @@ fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
         Some(_) => return None,
     };
     let mut params = Vec::new();
+    let mut lengths = Vec::new();
     for p in f.param_list()?.params() {
         let ra::Pat::IdentPat(i) = p.pat()? else {
             return None;
         };
         params.push(i.name()?.text().to_string());
+        lengths.push(match p.ty() {
+            Some(ra::Type::ArrayType(a)) => a.const_arg().map(|c| syntax::node_text(c.syntax())),
+            _ => None,
+        });
     }
     let mut generics = Vec::new();
     for g in f
@@ -1577,6 +1582,7 @@ fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
         params,
         body,
         generics,
+        lengths,
     })
 }
 

@@ -17,6 +17,10 @@ pub struct ConstFn {
     /// Its generic parameters in order, lifetimes left out: `const fn tile<const PITCH:
     /// usize>` and `const fn offset<D>`, bound at a call from its turbofish.
     pub generics: Vec<GenericParam>,
+    /// For each parameter of an array type whose length is a const generic (`sizes: [u64;
+    /// R]`), that generic: a call without a turbofish binds it to the argument's length, as
+    /// rustc infers it.
+    pub lengths: Vec<Option<String>>,
 }
 
 impl ConstFn {
@@ -67,13 +71,34 @@ pub fn eval_sized(
 }
 
 /// `A::SIZE`, `layouts::Slice::SIZE` or `<m![A, B]>::SIZE`: the size of an axis, an alias or a
-/// written mapping.
+/// written mapping, also as `<Alias as M>::SIZE`; and `<bf16 as Scalar>::BITS`, an element
+/// type's bits.
 fn size_of(path: &ast::Path, scope: &crate::mapping::Scope) -> Option<u64> {
-    if path.segment()?.name_ref()?.text() != "SIZE" {
+    let item = path.segment()?.name_ref()?.text().to_string();
+    let qualifier = path.qualifier()?;
+    // `<TokVec as M>::SIZE`, `<bf16 as Scalar>::BITS`: the type the anchor names.
+    let anchored = qualifier
+        .segment()
+        .and_then(|s| s.type_anchor())
+        .and_then(|a| a.ty());
+    if item == "BITS" {
+        let name = match &anchored {
+            Some(t) => t.syntax().text().to_string(),
+            None => path_key(&qualifier)?,
+        };
+        return Some(u64::from(
+            crate::dtype::Dtype::from_name(name.trim())?.bits(),
+        ));
+    }
+    if item != "SIZE" {
         return None;
     }
-    let qualifier = path.qualifier()?;
-    if let Some(key) = path_key(&qualifier) {
+    let key = match &anchored {
+        Some(ast::Type::PathType(p)) => path_key(&p.path()?),
+        Some(_) => None,
+        None => path_key(&qualifier),
+    };
+    if let Some(key) = key {
         let name = crate::mapping::ast::Name {
             text: key,
             span: crate::diagnostic::Span::new(0, 0),
@@ -82,8 +107,7 @@ fn size_of(path: &ast::Path, scope: &crate::mapping::Scope) -> Option<u64> {
         return crate::mapping::lower::eval_size(&size, scope, &mut Vec::new(), &mut Vec::new());
     }
     // `<m![A, B]>::SIZE`
-    let seg = qualifier.segment()?;
-    let Some(ast::Type::MacroType(m)) = seg.type_anchor()?.ty() else {
+    let Some(ast::Type::MacroType(m)) = anchored else {
         return None;
     };
     let body = m.macro_call()?.token_tree()?;
@@ -451,6 +475,7 @@ mod tests {
             params: vec!["i".into()],
             body: "BASE + i * 0x1000".into(),
             generics: Vec::new(),
+            lengths: Vec::new(),
         };
         let fns = HashMap::from([("tile".to_string(), tile)]);
         assert_eq!(
@@ -462,6 +487,7 @@ mod tests {
             params: vec![],
             body: "again()".into(),
             generics: Vec::new(),
+            lengths: Vec::new(),
         };
         let fns = HashMap::from([("again".to_string(), looping)]);
         let file = SourceFile::parse("const X: u64 = again();", Edition::Edition2024).tree();
@@ -489,11 +515,13 @@ mod tests {
             params: vec!["base".into(), "i".into()],
             body: "base + i * STEP".into(),
             generics: vec![GenericParam::Const("STEP".into())],
+            lengths: Vec::new(),
         };
         let elem_offset = ConstFn {
             params: vec!["idx".into()],
             body: "idx * core::mem::size_of::<D>()".into(),
             generics: vec![GenericParam::Type("D".into())],
+            lengths: Vec::new(),
         };
         let fns = HashMap::from([
             ("tile_addr".to_string(), tile_addr),

@@ -379,13 +379,34 @@ fn run(call: &Call, f: &ConstFn, names: &Names<'_>, named: &mut bool, depth: u32
         bound.insert("self".to_string(), v.clone());
     }
     let mut ints = names.ints.clone();
-    for (p, a) in f.params.iter().zip(args) {
+    let mut inferred = HashMap::new();
+    for ((p, a), length) in f.params.iter().zip(args).zip(&f.lengths) {
         let v = eval_at(a, names, named, depth + 1)?;
         if let Value::Int(i) = v {
             ints.insert(p.clone(), i);
         }
+        if let (Some(g), Value::Array(items)) = (length, &v) {
+            inferred.insert(g.clone(), items.len() as u64);
+        }
         bound.insert(p.clone(), v);
     }
+    // `pack(SIZES)` with `const fn pack<const R: usize>(sizes: [u64; R])`: rustc infers `R`
+    // from the array's length.
+    let all_inferred = f.generics.iter().all(|g| match g {
+        consts::GenericParam::Const(n) => inferred.contains_key(n),
+        consts::GenericParam::Type(_) => false,
+    });
+    let without;
+    let f = if call.turbofish.is_none() && !f.generics.is_empty() && all_inferred {
+        ints.extend(inferred);
+        without = ConstFn {
+            generics: Vec::new(),
+            ..f.clone()
+        };
+        &without
+    } else {
+        f
+    };
     let given = (names.ints, names.fns, Some(names.mapping));
     let (body, generics) = consts::instantiate_with(f, call.turbofish.clone(), given, depth)
         .ok_or_else(|| Unknown::new(format!("the turbofish of `{name}` does not fit it")))?;
@@ -654,6 +675,33 @@ fn pattern_matches(p: &ast::Pat, v: &Value, names: &Names<'_>) -> Option<bool> {
                     _ => None,
                 },
             }
+        }
+        // `0..=256`, `1024..`, `..8`: an integer range.
+        ast::Pat::RangePat(r) => {
+            use ast::RangeItem;
+            let Value::Int(n) = v else { return None };
+            let bound = |p: Option<ast::Pat>| -> Option<Option<u64>> {
+                match p {
+                    None => Some(None),
+                    Some(ast::Pat::LiteralPat(l)) => {
+                        match eval(&ast::Expr::Literal(l.literal()?), names).0 {
+                            Ok(Value::Int(k)) => Some(Some(k)),
+                            _ => None,
+                        }
+                    }
+                    Some(ast::Pat::PathPat(pp)) => match constant(&path_key(&pp.path()?)?, names) {
+                        Some(Ok(Value::Int(k))) => Some(Some(k)),
+                        _ => None,
+                    },
+                    Some(_) => None,
+                }
+            };
+            let lo = bound(r.start())?;
+            let hi = bound(r.end())?;
+            let inclusive = r.op_kind() == Some(ast::RangeOp::Inclusive);
+            let above = lo.is_none_or(|lo| *n >= lo);
+            let below = hi.is_none_or(|hi| if inclusive { *n <= hi } else { *n < hi });
+            Some(above && below)
         }
         // `N`: a const item (or an imported variant), else a binding (undecided).
         ast::Pat::IdentPat(i) if i.pat().is_none() => {

@@ -514,8 +514,9 @@ fn fragment_len(kind: &str, input: &[Tt], stop: Option<&str>) -> Result<Option<u
 
 /// A greedy fragment's length: up to `stop` or a token that may follow a fragment of its kind
 /// (Rust's follow sets: `,` `;` `=>` for an expression, `=` and `|` too for a type, a path or
-/// a pattern), outside any group, and for a type or path outside its `<..>` (an expression's
-/// turbofish `::<A, B>` too: there `<` is no comparison).
+/// a pattern, and a `{ .. }` block for a type or a path), outside any group, and for a type or
+/// path outside its `<..>` (an expression's turbofish `::<A, B>` too: there `<` is no
+/// comparison).
 fn greedy_len(kind: &str, input: &[Tt], stop: Option<&str>) -> usize {
     let generic = matches!(kind, "ty" | "path");
     let follow: &[&str] = match kind {
@@ -536,6 +537,10 @@ fn greedy_len(kind: &str, input: &[Tt], stop: Option<&str>) -> usize {
             // fragment (`$($t:ty),+ >`).
             return i;
         } else if angle == 0 && (stop.is_some_and(|s| t.is(s)) || follow.iter().any(|f| t.is(f))) {
+            return i;
+        } else if angle == 0 && generic && matches!(t, Tt::Group { open: '{', .. }) {
+            // A block may follow a type or a path (`$elem:ty { .. }`); neither holds one
+            // outside its `<..>`.
             return i;
         }
     }
@@ -740,6 +745,18 @@ mod tests {
         let src = "macro_rules! k { ($v:expr, $l:literal) => { const X: i32 = $v * $l; }; }\n\
                    k!(1 + 2, -1);";
         assert_eq!(expand(src).as_deref(), Ok("const X: i32 = (1 + 2) * -1;"));
+    }
+
+    /// A block may follow a type fragment (`$elem:ty { vrf: $vrf:ty }`): the type ends there.
+    #[test]
+    fn a_type_fragment_ends_at_a_block() {
+        let src = "macro_rules! k { (fn $name:ident on $s:ty, $e:ty { vrf: $v:ty $(,)? }) => { \
+                   type $name = ($s, $e, $v); }; }\n\
+                   k!(fn Pair on m![A], m![B / 2] { vrf: m![C], });";
+        assert_eq!(
+            expand(src).as_deref(),
+            Ok("type Pair = (m![A], m![B / 2], m![C]);")
+        );
     }
 
     #[test]

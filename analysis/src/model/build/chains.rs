@@ -497,6 +497,14 @@ impl Builder<'_> {
                 .any(|x| self.names_a_value(&x)),
             ast::Expr::PrefixExpr(p) => p.expr().is_some_and(|x| self.names_a_value(&x)),
             ast::Expr::CastExpr(c) => c.expr().is_some_and(|x| self.names_a_value(&x)),
+            // `MAP[1].base`: a field of an element of an array (a field of a local struct
+            // may be a tensor's, `ops.src`, and is not read as a value here).
+            ast::Expr::FieldExpr(f) => {
+                matches!(
+                    f.expr(),
+                    Some(ast::Expr::IndexExpr(_) | ast::Expr::FieldExpr(_))
+                ) && f.expr().is_some_and(|x| self.names_a_value(&x))
+            }
             _ => false,
         }
     }

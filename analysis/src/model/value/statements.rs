@@ -7,7 +7,7 @@
 use super::{Eval, Names, Unknown, Value, eval_with, missing, not_evaluated};
 use crate::model::consts;
 use ra_ap_syntax::AstNode;
-use ra_ap_syntax::ast::{self, BinaryOp, HasLoopBody, HasName, RangeItem};
+use ra_ap_syntax::ast::{self, ArithOp, BinaryOp, HasLoopBody, HasName, RangeItem};
 use std::collections::HashMap;
 
 /// How many statements (and loop tests) one block runs at most.
@@ -189,6 +189,9 @@ fn assign(
     let Some(BinaryOp::Assignment { op }) = b.op_kind() else {
         return Err(missing());
     };
+    if let Some(place) = b.lhs().filter(|l| !matches!(l, ast::Expr::PathExpr(_))) {
+        return assign_into(b, &place, op, names, frame, depth);
+    }
     let target = match b.lhs() {
         Some(ast::Expr::PathExpr(p)) => p.path().and_then(|p| consts::path_key(&p)),
         _ => None,
@@ -205,6 +208,93 @@ fn assign(
     };
     frame.locals.insert(target, new);
     Ok(())
+}
+
+/// `out[i] = e` or `acc.base = e` (`op` for `+=` and the like): a part of a local array,
+/// tuple or struct, however deep (`out[i].base += 4`).
+fn assign_into(
+    b: &ast::BinExpr,
+    place: &ast::Expr,
+    op: Option<ArithOp>,
+    names: &Names<'_>,
+    frame: &mut Frame,
+    depth: u32,
+) -> Result<(), Unknown> {
+    let rhs = value(&b.rhs().ok_or_else(missing)?, names, frame, depth)?;
+    // The path from the local to the part: an index or a field name each step.
+    let mut steps = Vec::new();
+    let mut at = place.clone();
+    let root = loop {
+        match at {
+            ast::Expr::IndexExpr(i) => {
+                let k = match value(&i.index().ok_or_else(missing)?, names, frame, depth)? {
+                    Value::Int(k) => k,
+                    _ => return Err(not_evaluated(place)),
+                };
+                steps.push(Part::Index(k));
+                at = i.base().ok_or_else(missing)?;
+            }
+            ast::Expr::FieldExpr(f) => {
+                let name = f.name_ref().ok_or_else(missing)?.text().to_string();
+                steps.push(Part::Field(name));
+                at = f.expr().ok_or_else(missing)?;
+            }
+            ast::Expr::PathExpr(p) => {
+                break p.path().and_then(|p| consts::path_key(&p));
+            }
+            _ => return Err(not_evaluated(place)),
+        }
+    }
+    .filter(|t| frame.locals.contains_key(t))
+    .ok_or_else(|| Unknown::new("it assigns to something other than a local variable"))?;
+    steps.reverse();
+    let Some(local) = frame.locals.get_mut(&root) else {
+        return Err(missing());
+    };
+    let mut slot = local;
+    for step in &steps {
+        slot = part_mut(slot, step).ok_or_else(|| not_evaluated(place))?;
+    }
+    *slot =
+        match (op, &*slot, &rhs) {
+            (None, _, _) => rhs,
+            (Some(op), Value::Int(old), Value::Int(r)) => consts::arith(op, *old, *r)
+                .map(Value::Int)
+                .ok_or_else(|| Unknown::new(format!("`{}` overflows", b.syntax())))?,
+            _ => return Err(not_evaluated(&ast::Expr::BinExpr(b.clone()))),
+        };
+    Ok(())
+}
+
+/// A step from a value to one of its parts.
+enum Part {
+    Index(u64),
+    Field(String),
+}
+
+/// The part `step` of `v`, to assign to.
+fn part_mut<'v>(v: &'v mut Value, step: &Part) -> Option<&'v mut Value> {
+    match (v, step) {
+        (Value::Array(items) | Value::Tuple(items), Part::Index(k)) => {
+            items.get_mut(usize::try_from(*k).ok()?)
+        }
+        (Value::Tuple(items), Part::Field(name)) => items.get_mut(name.parse::<usize>().ok()?),
+        (
+            Value::Variant {
+                fields: super::Fields::Named(fs),
+                ..
+            },
+            Part::Field(name),
+        ) => fs.iter_mut().find(|(n, _)| n == name).map(|(_, v)| v),
+        (
+            Value::Variant {
+                fields: super::Fields::Positional(vs),
+                ..
+            },
+            Part::Field(name),
+        ) => vs.get_mut(name.parse::<usize>().ok()?),
+        _ => None,
+    }
 }
 
 /// `for i in a..b { .. }` (and `a..=b`) over constant bounds.
