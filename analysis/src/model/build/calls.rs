@@ -473,7 +473,23 @@ impl Builder<'_> {
         for t in &traits {
             self.trait_defaults_into(t, &mut self_arg);
         }
-        let span = span_of(path.syntax().text_range());
+        Some(self.call_with_self(sig, key, (callee, last), self_arg, (args, expected)))
+    }
+
+    /// A call of the function `key` (`sig`) through a type (`Rt::normalize(..)`,
+    /// `Far::load(..)`): traced with `Self` the type's associated items (`self_arg`).
+    fn call_with_self(
+        &mut self,
+        sig: FnSig,
+        key: String,
+        (callee, last): (&ast::PathExpr, &ast::PathSegment),
+        self_arg: crate::model::TypeArg,
+        (args, expected): (&[ast::Expr], Option<&TensorTy>),
+    ) -> Val {
+        let span = callee.path().map_or_else(
+            || span_of(callee.syntax().text_range()),
+            |p| span_of(p.syntax().text_range()),
+        );
         let site = CallSite {
             key,
             turbofish: turbofish_of(last.generic_arg_list()),
@@ -484,7 +500,7 @@ impl Builder<'_> {
             receiver: None,
             self_arg: Some(self_arg),
         };
-        Some(self.helper_call(sig, site, args, expected))
+        self.helper_call(sig, site, args, expected)
     }
 
     /// `Far::load(ctx)` or `<Far as Loader>::load(ctx)`, with `Far` a type of the crate that
@@ -529,17 +545,7 @@ impl Builder<'_> {
                     ..Default::default()
                 });
         self.trait_defaults_into(&trait_name, &mut self_arg);
-        let site = CallSite {
-            key: own,
-            turbofish: turbofish_of(last.generic_arg_list()),
-            span: span_of(path.syntax().text_range()),
-            node: callee.syntax(),
-            what: format!("the result of `{}(..)`", snippet(callee.syntax())),
-            method: true,
-            receiver: None,
-            self_arg: Some(self_arg),
-        };
-        Some(self.helper_call(sig, site, args, expected))
+        Some(self.call_with_self(sig, own, (callee, last), self_arg, (args, expected)))
     }
 
     /// `Self` of a trait's default method called on a value of the crate's type `name`: the
