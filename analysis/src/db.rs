@@ -602,18 +602,19 @@ impl GeneratedFn {
             .collect();
         let mut out = at_invocation(d, self.call, &within);
         out.fixes = fixes;
-        if let Some(at) = self.in_argument(d.span) {
+        // A finding on text an argument gave (`m![G # 16]` given as `flit = m![G # 16]`) is
+        // reported on that argument; a short text (`8`) may be anyone's.
+        if let Some(at) = self.in_argument(d.span).filter(|at| at.end - at.start >= 3) {
             out.span = at;
         }
         out
     }
 
-    /// Where the invocation's arguments write the text at `span` of the generated function
-    /// (`m![G # 16]` given as `flit = m![G # 16]`), when they write it exactly once: a finding
-    /// on text an argument gave is reported on that argument.
+    /// Where the invocation's arguments write the text at `span` of the generated function,
+    /// when they write it exactly once.
     fn in_argument(&self, span: Span) -> Option<Span> {
         let text = self.text.get(span.range())?.trim();
-        if text.len() < 3 {
+        if text.is_empty() {
             return None;
         }
         let found = crate::body_macros::only_occurrence(&self.args.1, text)?;
@@ -626,17 +627,10 @@ impl GeneratedFn {
         if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
             return None;
         }
-        let (at, args) = (&self.args.0, &self.args.1);
         let mut edits = Vec::new();
         for e in &fix.edits {
-            let old = self.text.get(e.span.range())?.trim();
-            if old.is_empty() {
-                return None;
-            }
-            let found = crate::body_macros::only_occurrence(args, old)?;
-            let start = at.start as usize + found;
             edits.push(crate::diagnostic::Edit {
-                span: Span::new(start, start + old.len()),
+                span: self.in_argument(e.span)?,
                 new_text: e.new_text.clone(),
             });
         }

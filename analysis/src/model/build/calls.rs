@@ -420,28 +420,29 @@ impl Builder<'_> {
         sig_value(typed, Construct::new(site.node, site.what))
     }
 
-    /// A call of a free helper function, `callee` its path.
+    /// A call of a helper by its path (`callee`): a free function, or with `self_arg` a
+    /// function called through a type (`Rt::normalize(..)`, `Far::load(..)`), traced with
+    /// `Self` that type's associated items.
     fn path_call(
         &mut self,
-        sig: FnSig,
-        key: &str,
+        (sig, key): (FnSig, String),
         (callee, last): (&ast::PathExpr, &ast::PathSegment),
-        args: &[ast::Expr],
-        expected: Option<&TensorTy>,
+        self_arg: Option<crate::model::TypeArg>,
+        (args, expected): (&[ast::Expr], Option<&TensorTy>),
     ) -> Val {
         let span = callee.path().map_or_else(
             || span_of(callee.syntax().text_range()),
             |p| span_of(p.syntax().text_range()),
         );
         let site = CallSite {
-            key: key.to_string(),
+            key,
             turbofish: turbofish_of(last.generic_arg_list()),
             span,
             node: callee.syntax(),
             what: format!("the result of `{}(..)`", snippet(callee.syntax())),
-            method: false,
+            method: self_arg.is_some(),
             receiver: None,
-            self_arg: None,
+            self_arg,
         };
         self.helper_call(sig, site, args, expected)
     }
@@ -473,34 +474,8 @@ impl Builder<'_> {
         for t in &traits {
             self.trait_defaults_into(t, &mut self_arg);
         }
-        Some(self.call_with_self(sig, key, (callee, last), self_arg, (args, expected)))
-    }
-
-    /// A call of the function `key` (`sig`) through a type (`Rt::normalize(..)`,
-    /// `Far::load(..)`): traced with `Self` the type's associated items (`self_arg`).
-    fn call_with_self(
-        &mut self,
-        sig: FnSig,
-        key: String,
-        (callee, last): (&ast::PathExpr, &ast::PathSegment),
-        self_arg: crate::model::TypeArg,
-        (args, expected): (&[ast::Expr], Option<&TensorTy>),
-    ) -> Val {
-        let span = callee.path().map_or_else(
-            || span_of(callee.syntax().text_range()),
-            |p| span_of(p.syntax().text_range()),
-        );
-        let site = CallSite {
-            key,
-            turbofish: turbofish_of(last.generic_arg_list()),
-            span,
-            node: callee.syntax(),
-            what: format!("the result of `{}(..)`", snippet(callee.syntax())),
-            method: true,
-            receiver: None,
-            self_arg: Some(self_arg),
-        };
-        self.helper_call(sig, site, args, expected)
+        let at = (callee, last);
+        Some(self.path_call((sig, key), at, Some(self_arg), (args, expected)))
     }
 
     /// `Far::load(ctx)` or `<Far as Loader>::load(ctx)`, with `Far` a type of the crate that
@@ -545,7 +520,8 @@ impl Builder<'_> {
                     ..Default::default()
                 });
         self.trait_defaults_into(&trait_name, &mut self_arg);
-        Some(self.call_with_self(sig, own, (callee, last), self_arg, (args, expected)))
+        let at = (callee, last);
+        Some(self.path_call((sig, own), at, Some(self_arg), (args, expected)))
     }
 
     /// `Self` of a trait's default method called on a value of the crate's type `name`: the
@@ -622,7 +598,8 @@ impl Builder<'_> {
         if let Some(k) = &key
             && let Some(sig) = self.env.fn_sig(k).cloned()
         {
-            return self.path_call(sig, k, (&callee, &last), &args, expected.as_ref());
+            let at = (&callee, &last);
+            return self.path_call((sig, k.clone()), at, None, (&args, expected.as_ref()));
         }
         // A closure bound to a variable: every call gives what its body gives.
         if path.qualifier().is_none()
