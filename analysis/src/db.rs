@@ -1448,7 +1448,8 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
         if let Some(ty) = impl_type(f.syntax()) {
             // Kept with its body (see `resolve::fn_item`): the evaluator runs it as
             // `Type::name(..)`, or on a value of the type (`plan.addr(i)`).
-            if let Some(c) = value_fn(&f).map(|c| c.of_type(&ty)) {
+            let generics = impl_generics(f.syntax());
+            if let Some(c) = value_fn(&f).map(|c| c.of_impl(&ty, generics)) {
                 env.value_fns.insert(format!("{ty}::{}", name.text()), c);
             }
             if f.param_list().and_then(|p| p.self_param()).is_some() {
@@ -1521,7 +1522,6 @@ fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
 /// that takes a reference (`ctx: &mut Context`, a tensor) or returns a tensor is a step of the
 /// kernel, followed by its signature, not a value.
 fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
-    use model::consts::GenericParam;
     use ra_ap_syntax::ast::HasGenericParams;
     let method = f.param_list()?.self_param().is_some() && impl_type(f.syntax()).is_some();
     if f.const_token().is_none() {
@@ -1556,12 +1556,20 @@ fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
             _ => None,
         });
     }
+    Some(model::consts::ConstFn {
+        params,
+        body,
+        generics: value_generics(f.generic_param_list())?,
+        lengths,
+        owner: None,
+    })
+}
+
+/// The type and const parameters of a generic list, in order, lifetimes left out.
+fn value_generics(list: Option<ra::GenericParamList>) -> Option<Vec<model::consts::GenericParam>> {
+    use model::consts::GenericParam;
     let mut generics = Vec::new();
-    for g in f
-        .generic_param_list()
-        .iter()
-        .flat_map(|l| l.generic_params())
-    {
+    for g in list.iter().flat_map(|l| l.generic_params()) {
         match g {
             ra::GenericParam::TypeParam(t) => {
                 generics.push(GenericParam::Type(t.name()?.text().to_string()));
@@ -1572,12 +1580,40 @@ fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
             ra::GenericParam::LifetimeParam(_) => {}
         }
     }
-    Some(model::consts::ConstFn {
-        params,
-        body,
-        generics,
-        lengths,
-    })
+    Some(generics)
+}
+
+/// What each generic argument of the type of the `impl` block `item` is written in names,
+/// in the type's order: `impl<const TILES: usize> KvTiler<TILES>` gives `[Const(TILES)]`, so
+/// `KvTiler::<4>` binds `TILES` to 4. An argument that is not one of the block's parameters
+/// (`impl Plan<4>`) binds nothing (`Type("_")`).
+fn impl_generics(item: &ra_ap_syntax::SyntaxNode) -> Vec<model::consts::GenericParam> {
+    use model::consts::GenericParam;
+    use ra_ap_syntax::ast::{HasGenericArgs, HasGenericParams};
+    let Some(imp) = item.ancestors().find_map(ra::Impl::cast) else {
+        return Vec::new();
+    };
+    let params = value_generics(imp.generic_param_list()).unwrap_or_default();
+    let Some(ra::Type::PathType(t)) = imp.self_ty() else {
+        return Vec::new();
+    };
+    let args = t
+        .path()
+        .and_then(|p| p.segment())
+        .and_then(|s| s.generic_arg_list());
+    args.iter()
+        .flat_map(|l| l.generic_args())
+        .filter(|a| !matches!(a, ra::GenericArg::LifetimeArg(_)))
+        .map(|a| {
+            let text = syntax::compact_text(a.syntax());
+            let text = text.trim_matches(|c| c == '{' || c == '}');
+            params
+                .iter()
+                .find(|p| matches!(p, GenericParam::Const(n) | GenericParam::Type(n) if n == text))
+                .cloned()
+                .unwrap_or_else(|| GenericParam::Type("_".to_string()))
+        })
+        .collect()
 }
 
 /// `use a::b::C as N;` in an environment text: the path (`a::b::C`) and the name.

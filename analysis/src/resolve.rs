@@ -710,7 +710,7 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
             let mut it = verbatim(n, ItemKind::Const, true, c.syntax());
             it.name = format!("{ty}::{}", it.name);
             it.refs.retain(|r| r != &ty);
-            in_impl(&mut it, &ty);
+            in_impl(&mut it, &ty, c.syntax());
             m.items.push(it);
         }
         // An associated type (`type Slice = m![S / 8];` of `impl KvLayout for Paged`), read
@@ -724,7 +724,7 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
             it.refs.retain(|r| r != &ty);
             match imp.trait_().map(|tr| syntax::compact_text(tr.syntax())) {
                 Some(tr) => within(&mut it, &format!("impl {tr} for {ty} {{\n")),
-                None => in_impl(&mut it, &ty),
+                None => in_impl(&mut it, &ty, t.syntax()),
             }
             m.items.push(it);
         }
@@ -745,7 +745,7 @@ fn assoc_fn_item(f: &ast::Fn, ty: &str) -> Option<Item> {
     let method = f.param_list().and_then(|p| p.self_param()).is_some();
     let mut it = fn_item(f, Some(ty))?;
     if !method && !one_expression(f) {
-        in_impl(&mut it, ty);
+        in_impl(&mut it, ty, f.syntax());
     }
     Some(it)
 }
@@ -770,7 +770,7 @@ fn trait_defaults(t: &ast::Trait, name: &str, m: &mut ItemDecls) {
                     let mut it = verbatim(n, ItemKind::Const, true, c.syntax());
                     it.name = format!("{name}::{}", it.name);
                     it.refs.retain(|r| r != name);
-                    in_impl(&mut it, name);
+                    in_impl(&mut it, name, c.syntax());
                     m.items.push(it);
                 }
             }
@@ -800,7 +800,7 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
         it.name = format!("{ty}::{}", it.name);
         it.refs.retain(|r| r != ty);
         if keeps_body {
-            in_impl(&mut it, ty);
+            in_impl(&mut it, ty, f.syntax());
         }
     }
     Some(it)
@@ -815,8 +815,30 @@ fn one_expression(f: &ast::Fn) -> bool {
 
 /// A method of `ty` kept with its body, written inside `impl ty { .. }` so that the
 /// environment knows whose it is (its positions moved past the `impl` line).
-fn in_impl(it: &mut Item, ty: &str) {
-    within(it, &format!("impl {ty} {{\n"));
+fn in_impl(it: &mut Item, ty: &str, node: &SyntaxNode) {
+    within(it, &impl_head(node, ty));
+}
+
+/// The line that opens the `impl` block `node` is written in, as the environment writes it:
+/// `impl Tiler {`, or with the block's generics (`impl<const N: usize> Tiler<N> {`), which a
+/// call binds from the type's turbofish or the value it is called on.
+fn impl_head(node: &SyntaxNode, ty: &str) -> String {
+    use ast::{HasGenericArgs, HasGenericParams};
+    let Some(imp) = node.ancestors().find_map(ast::Impl::cast) else {
+        return format!("impl {ty} {{\n");
+    };
+    let Some(params) = imp.generic_param_list() else {
+        return format!("impl {ty} {{\n");
+    };
+    let args = match imp.self_ty() {
+        Some(ast::Type::PathType(t)) => t
+            .path()
+            .and_then(|p| p.segment()?.generic_arg_list())
+            .map(|a| syntax::compact_text(a.syntax()))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    format!("impl{} {ty}{args} {{\n", syntax::node_text(params.syntax()))
 }
 
 /// `it` written inside the block `head` opens (`impl Tiler {\n`), its positions moved past it.

@@ -21,14 +21,29 @@ pub struct ConstFn {
     /// R]`), that generic: a call without a turbofish binds it to the argument's length, as
     /// rustc infers it.
     pub lengths: Vec<Option<String>>,
+    /// For a function of an `impl` block, the block's type and its generic parameters
+    /// (`impl<const TILES: usize> KvTiler<TILES>`): a call binds them from the type's
+    /// turbofish (`KvTiler::<{ KV_TILES }>::new()`) or from the value it is called on.
+    pub owner: Option<Owner>,
+}
+
+/// The `impl` block a function is written in: its type's name and generic parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Owner {
+    pub ty: String,
+    pub generics: Vec<GenericParam>,
 }
 
 impl ConstFn {
-    /// The function as written in `impl ty { .. }`: `Self` in its body is `ty`
-    /// (`Self { base, pitch }` builds a `Tiler`).
-    pub fn of_type(mut self, ty: &str) -> ConstFn {
+    /// The function as written in `impl ty { .. }` with the block's `generics`: `Self` in its
+    /// body is `ty` (`Self { base, pitch }` builds a `Tiler`).
+    pub fn of_impl(mut self, ty: &str, generics: Vec<GenericParam>) -> ConstFn {
         let this = HashMap::from([("Self".to_string(), ty.to_string())]);
         self.body = substituted(&self.body, &this);
+        self.owner = Some(Owner {
+            ty: ty.to_string(),
+            generics,
+        });
         self
     }
 }
@@ -290,7 +305,7 @@ pub fn callee_key(path: &ast::Path) -> Option<String> {
 
 /// The value of a const generic argument: `{ N * 2 }`, `8`, or a name (which the parser reads
 /// as a type: `::<PITCH>`).
-fn const_arg(
+pub fn const_arg(
     arg: &ast::GenericArg,
     consts: &HashMap<String, u64>,
     fns: &HashMap<String, ConstFn>,
@@ -475,7 +490,7 @@ mod tests {
             params: vec!["i".into()],
             body: "BASE + i * 0x1000".into(),
             generics: Vec::new(),
-            lengths: Vec::new(),
+            ..ConstFn::default()
         };
         let fns = HashMap::from([("tile".to_string(), tile)]);
         assert_eq!(
@@ -487,7 +502,7 @@ mod tests {
             params: vec![],
             body: "again()".into(),
             generics: Vec::new(),
-            lengths: Vec::new(),
+            ..ConstFn::default()
         };
         let fns = HashMap::from([("again".to_string(), looping)]);
         let file = SourceFile::parse("const X: u64 = again();", Edition::Edition2024).tree();
@@ -515,13 +530,13 @@ mod tests {
             params: vec!["base".into(), "i".into()],
             body: "base + i * STEP".into(),
             generics: vec![GenericParam::Const("STEP".into())],
-            lengths: Vec::new(),
+            ..ConstFn::default()
         };
         let elem_offset = ConstFn {
             params: vec!["idx".into()],
             body: "idx * core::mem::size_of::<D>()".into(),
             generics: vec![GenericParam::Type("D".into())],
-            lengths: Vec::new(),
+            ..ConstFn::default()
         };
         let fns = HashMap::from([
             ("tile_addr".to_string(), tile_addr),

@@ -260,6 +260,14 @@ fn variant_path(path: &ast::Path) -> Option<String> {
     if !last.chars().next()?.is_uppercase() {
         return None;
     }
+    // `N`, `TILES`, `Self::COUNT`: a constant's name (an `impl` block's const generic the call
+    // did not bind, an associated constant), not a unit struct or variant (`Ident::A` is one).
+    // A scalar's constant (`bf16::ONE`) is a value of its own, as written.
+    let screaming = !last.chars().any(|c| c.is_lowercase());
+    let of_scalar = segs.len() >= 2 && segs[segs.len() - 2].starts_with(char::is_lowercase);
+    if screaming && !of_scalar && (segs.len() == 1 || last.len() > 1) {
+        return None;
+    }
     Some(segs[segs.len().saturating_sub(2)..].join("::"))
 }
 
@@ -305,7 +313,9 @@ fn tuple_variant(c: &ast::CallExpr, names: &Names<'_>, named: &mut bool, depth: 
         _ => None,
     };
     if let Some(path) = &callee
-        && let Some(f) = consts::callee_key(path).and_then(|k| names.fns.get(&k))
+        && let Some(f) = consts::callee_key(path)
+            .or_else(|| typed_callee_key(path))
+            .and_then(|k| names.fns.get(&k))
     {
         return helper(c, path, f, names, named, depth);
     }
@@ -344,13 +354,100 @@ fn helper(
     let name = crate::syntax::node_text(path.syntax()).trim().to_string();
     let args: Vec<ast::Expr> = c.arg_list().ok_or_else(missing)?.args().collect();
     let turbofish = path.segment().and_then(|s| s.generic_arg_list());
+    let type_args = path
+        .qualifier()
+        .and_then(|q| q.segment()?.generic_arg_list())
+        .map(|l| {
+            l.generic_args()
+                .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+                .map(|a| consts::const_arg(&a, names.ints, names.fns, Some(names.mapping), depth))
+                .collect()
+        })
+        .unwrap_or_default();
     let call = Call {
         name,
         args,
         turbofish,
         receiver: None,
+        type_args,
     };
     run(&call, f, names, named, depth)
+}
+
+/// The key of a function called through a generic type, the type's turbofish left out
+/// (`KvTiler::<{ KV_TILES }>::new` is `KvTiler::new`).
+fn typed_callee_key(path: &ast::Path) -> Option<String> {
+    let name = path.segment()?.name_ref()?.text().to_string();
+    let ty = path.qualifier()?;
+    let ty_seg = ty.segment()?;
+    ty_seg.generic_arg_list()?;
+    let ty_name = ty_seg.name_ref()?.text().to_string();
+    match ty.qualifier() {
+        Some(q) => Some(format!("{}::{ty_name}::{name}", path_key(&q)?)),
+        None => Some(format!("{ty_name}::{name}")),
+    }
+}
+
+/// A value of a generic type of the crate carries the values its type's generic arguments
+/// were given in its path (`KvTiler::<4>`), so that a method called on it binds them.
+fn with_type_args(v: Value, f: &ConstFn, args: &[Option<u64>]) -> Value {
+    let Some(owner) = &f.owner else {
+        return v;
+    };
+    match v {
+        Value::Variant { path, fields } if path == owner.ty && !args.is_empty() => {
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| a.map_or_else(|| "_".to_string(), |v| v.to_string()))
+                .collect();
+            Value::Variant {
+                path: format!("{path}::<{}>", args.join(", ")),
+                fields,
+            }
+        }
+        v => v,
+    }
+}
+
+/// `v` as the `let` annotation `ty` types it: `let ring: KvRing<4> = KvRing::new();` gives the
+/// value the type's generic arguments (see [`with_type_args`]) that the call left to inference.
+pub fn annotated(v: Value, ty: &ast::Type, names: &Names<'_>) -> Value {
+    let ast::Type::PathType(t) = ty else {
+        return v;
+    };
+    let Some(seg) = t.path().and_then(|p| p.segment()) else {
+        return v;
+    };
+    let (Some(name), Some(args)) = (seg.name_ref(), seg.generic_arg_list()) else {
+        return v;
+    };
+    match v {
+        Value::Variant { path, fields } if path.as_str() == &*name.text() => {
+            let args: Vec<String> = args
+                .generic_args()
+                .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+                .map(|a| {
+                    consts::const_arg(&a, names.ints, names.fns, Some(names.mapping), 0)
+                        .map_or_else(|| "_".to_string(), |v| v.to_string())
+                })
+                .collect();
+            Value::Variant {
+                path: format!("{path}::<{}>", args.join(", ")),
+                fields,
+            }
+        }
+        v => v,
+    }
+}
+
+/// The generic arguments a value's path carries (see [`with_type_args`]): `KvTiler::<4, _>`
+/// gives `[Some(4), None]`.
+fn type_args_of(path: &str) -> Vec<Option<u64>> {
+    let Some(start) = path.find("::<") else {
+        return Vec::new();
+    };
+    let inner = path[start + 3..].trim_end_matches('>');
+    inner.split(',').map(|a| a.trim().parse().ok()).collect()
 }
 
 /// A call of a function the evaluator runs: its name for messages, its arguments, its
@@ -360,6 +457,10 @@ struct Call {
     args: Vec<ast::Expr>,
     turbofish: Option<ast::GenericArgList>,
     receiver: Option<Value>,
+    /// The values of the generic arguments of the function's `impl` type, in the type's
+    /// order, where the call gives them (`KvTiler::<{ KV_TILES }>::new()`, or a method called
+    /// on a `KvTiler::<4>` value); `None` for one that is a type or not known.
+    type_args: Vec<Option<u64>>,
 }
 
 /// `call` of `f` run as the compiler runs it when it traces the kernel: the body evaluated
@@ -407,12 +508,20 @@ fn run(call: &Call, f: &ConstFn, names: &Names<'_>, named: &mut bool, depth: u32
     } else {
         f
     };
+    // `impl<const TILES: usize> KvTiler<TILES>`: `TILES` is what the call's type gives it.
+    let owner_generics = f.owner.iter().flat_map(|o| &o.generics);
+    for (g, v) in owner_generics.zip(&call.type_args) {
+        if let (consts::GenericParam::Const(n), Some(v)) = (g, v) {
+            ints.insert(n.clone(), *v);
+        }
+    }
     let given = (names.ints, names.fns, Some(names.mapping));
     let (body, generics) = consts::instantiate_with(f, call.turbofish.clone(), given, depth)
         .ok_or_else(|| Unknown::new(format!("the turbofish of `{name}` does not fit it")))?;
     ints.extend(generics);
     *named = true;
-    eval_with(&body, names, (&bound, &ints), named, depth + 1)
+    let v = eval_with(&body, names, (&bound, &ints), named, depth + 1)?;
+    Ok(with_type_args(v, f, &call.type_args))
 }
 
 /// `e` with `locals` (a call's parameters, a block's variables) in scope over `names`, and
@@ -510,6 +619,7 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
         args: m.arg_list().ok_or_else(missing)?.args().collect(),
         turbofish: m.generic_arg_list(),
         receiver: Some(receiver.clone()),
+        type_args: type_args_of(path),
     };
     run(&call, f, names, named, depth)
 }

@@ -170,6 +170,21 @@ impl Builder<'_> {
         value::eval(e, &names)
     }
 
+    /// `v` with what the `let` annotation `ty` (if any) says of its type's generic arguments.
+    fn annotated(&self, v: value::Value, ty: Option<ast::Type>) -> value::Value {
+        let Some(ty) = ty else {
+            return v;
+        };
+        let lookup = |key: &str| self.values.get(key).cloned();
+        let names = value::Names {
+            value: &lookup,
+            ints: &self.consts,
+            fns: &self.env.value_fns,
+            mapping: &self.scope,
+        };
+        value::annotated(v, &ty, &names)
+    }
+
     /// A value argument of an engine call: as written, with the value it names (or why that
     /// value is unknown).
     pub(super) fn value_arg(&self, e: &ast::Expr) -> Arg {
@@ -302,7 +317,7 @@ impl Builder<'_> {
             .initializer()
             .filter(|_| immutable || mutable)
             .map(|init| match reassigned {
-                false => self.value_of(&init).0,
+                false => self.value_of(&init).0.map(|v| self.annotated(v, l.ty())),
                 true => Err(value::Unknown::assigned(n)),
             });
         match &value {
