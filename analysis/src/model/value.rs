@@ -422,7 +422,7 @@ pub fn annotated(v: Value, ty: &ast::Type, names: &Names<'_>) -> Value {
         return v;
     };
     match v {
-        Value::Variant { path, fields } if path.as_str() == &*name.text() => {
+        Value::Variant { path, fields } if path.as_str() == name.text() => {
             let args: Vec<String> = args
                 .generic_args()
                 .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
