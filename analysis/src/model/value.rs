@@ -261,11 +261,11 @@ fn variant_path(path: &ast::Path) -> Option<String> {
         return None;
     }
     // `N`, `TILES`, `Self::COUNT`: a constant's name (an `impl` block's const generic the call
-    // did not bind, an associated constant), not a unit struct or variant (`Ident::A` is one).
-    // A scalar's constant (`bf16::ONE`) is a value of its own, as written.
+    // did not bind, an associated constant), not a unit struct; an enum's variant may be
+    // written in capitals (`Precision::F32`).
     let screaming = !last.chars().any(|c| c.is_lowercase());
-    let of_scalar = segs.len() >= 2 && segs[segs.len() - 2].starts_with(char::is_lowercase);
-    if screaming && !of_scalar && (segs.len() == 1 || last.len() > 1) {
+    let qualifier = segs.len().checked_sub(2).map(|k| segs[k].as_str());
+    if screaming && matches!(qualifier, None | Some("Self")) {
         return None;
     }
     Some(segs[segs.len().saturating_sub(2)..].join("::"))
@@ -886,9 +886,28 @@ fn logic(b: &ast::BinExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> E
                 ))
             });
         }
+        // `1.0 / (21.5 * 96.0)`, `-3 + 1`: a float or a negative number is a literal kept as
+        // written (see [`Value::Lit`]), and so is arithmetic on one.
+        (BinaryOp::ArithOp(op), Value::Lit(_) | Value::Int(_), Value::Lit(_) | Value::Int(_))
+            if numeric(&lv) && numeric(&rv) =>
+        {
+            return Ok(Value::Lit(format!("({} {op} {})", lv.text(), rv.text())));
+        }
         _ => return Err(not_evaluated(&ast::Expr::BinExpr(b.clone()))),
     };
     Ok(Value::Bool(result))
+}
+
+/// Whether `v` is a number: an integer, or a literal that is a float or a negative number
+/// (not a character or a string).
+fn numeric(v: &Value) -> bool {
+    match v {
+        Value::Int(_) => true,
+        Value::Lit(t) => t
+            .trim_start_matches(['-', '('])
+            .starts_with(|c: char| c.is_ascii_digit()),
+        _ => false,
+    }
 }
 
 /// `ARR[i]`: an element of an array value (a `const` array indexed by a loop's variable).
