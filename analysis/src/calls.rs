@@ -119,10 +119,14 @@ pub fn instance_findings<'db>(
             .filter(|c| fresh.iter().any(|f| f.span == c.span))
             .collect();
         let known = call_diagnostics(db, &at, (&alone.model, &alone.diagnostics), &same_calls);
+        // The same finding, whatever trail of calls and values its message names.
+        let finding = |m: &str| m.split(" (in `").next().unwrap_or_default().to_string();
         let repeated = |d: &Diagnostic| {
-            known
-                .iter()
-                .any(|k| k.code() == d.code() && k.span == d.span && k.message == d.message)
+            known.iter().any(|k| {
+                k.code() == d.code()
+                    && k.span == d.span
+                    && finding(&k.message) == finding(&d.message)
+            })
         };
         out.extend(deeper.into_iter().filter(|d| !repeated(d)));
     }
@@ -242,7 +246,10 @@ fn at_the_call(
     let values = helper.bindings_text(&call.bound);
     let when = when.map(|w| format!(" when {w}")).unwrap_or_default();
     let verb = if call.launched { "launched" } else { "called" };
-    let here = format!("{verb} here with {values}{when})");
+    let here = match values.is_empty() {
+        true => format!("{verb} here{when})"),
+        false => format!("{verb} here with {values}{when})"),
+    };
     // Found deeper (`stage` called by `relay`): the trail names each call on the way.
     let message = match d.message.rsplit_once(", called here with ") {
         Some((found, inner)) if d.message.ends_with(')') => {

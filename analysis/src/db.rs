@@ -1403,7 +1403,10 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
                         env.deferred_consts.insert(name.clone(), text);
                     }
                 }
-                _ => {}
+                Some(Err(u)) => {
+                    env.unknown_consts.insert(name.clone(), u);
+                }
+                None => {}
             }
             // A value of a type of the crate: a method called on it binds the type's generics.
             if let Some(ra::Type::PathType(t)) = c.ty()
@@ -1506,7 +1509,7 @@ fn of_type(body: &ra::Expr, ty: &str) -> Option<ra::Expr> {
 
 /// The value of a `const` item's body in `env`.
 fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
-    let lookup = |key: &str| env.value(key).cloned().map(Ok);
+    let lookup = |key: &str| env.value_or_why(key);
     let names = model::value::Names {
         value: &lookup,
         ints: &env.consts,
@@ -1632,8 +1635,14 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
         env.consts.insert(path.to_string(), v);
         env.scope.consts.insert(path.to_string(), v);
     }
-    if let Some(v) = env.value(name).cloned() {
-        env.values.insert(path.to_string(), v);
+    match env.value_or_why(name) {
+        Some(Ok(v)) => {
+            env.values.insert(path.to_string(), v);
+        }
+        Some(Err(u)) => {
+            env.unknown_consts.insert(path.to_string(), u);
+        }
+        None => {}
     }
     if let Some(t) = env.value_type(name).map(str::to_string) {
         env.value_types.insert(path.to_string(), t);

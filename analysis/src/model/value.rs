@@ -177,6 +177,7 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
         ast::Expr::FieldExpr(f) => field(f, names, named, depth),
         ast::Expr::MethodCallExpr(m) => method(m, names, named, depth),
         ast::Expr::BinExpr(b) => logic(b, names, named, depth),
+        ast::Expr::CastExpr(c) => cast(c, names, named, depth),
         ast::Expr::PrefixExpr(p) if p.op_kind() == Some(UnaryOp::Not) => {
             match p.expr().map(|x| sub(&x, named)) {
                 Some(Ok(Value::Bool(b))) => Ok(Value::Bool(!b)),
@@ -597,6 +598,13 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
             .collect::<Result<Vec<u64>, Unknown>>()?;
         return int_method(n, &name, &args);
     }
+    // `BRANCHES.len()` of a `const` array, as a `const fn` loops over it.
+    if let (Value::Array(items), "len" | "is_empty") = (&receiver, name.as_str()) {
+        return Ok(match name.as_str() {
+            "len" => Value::Int(items.len() as u64),
+            _ => Value::Bool(items.is_empty()),
+        });
+    }
     let Value::Variant { path, .. } = &receiver else {
         return Err(Unknown::new(format!(
             "it is computed by `.{name}(..)` on `{}`, which visa-lint does not evaluate",
@@ -907,6 +915,25 @@ fn numeric(v: &Value) -> bool {
             .trim_start_matches(['-', '('])
             .starts_with(|c: char| c.is_ascii_digit()),
         _ => false,
+    }
+}
+
+/// `x as usize`: an integer stays itself, a bool is 0 or 1, and a unit enum variant is its
+/// discriminant, kept as written (`Branch::Attn as usize`), which compares equal to the same
+/// variant's only (a `const fn` compares enums this way).
+fn cast(c: &ast::CastExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    let inner = c.expr().ok_or_else(missing)?;
+    match eval_at(&inner, names, named, depth + 1)? {
+        v @ Value::Int(_) => Ok(v),
+        Value::Bool(b) => Ok(Value::Int(u64::from(b))),
+        Value::Variant {
+            path,
+            fields: Fields::Unit,
+        } => {
+            let ty = c.ty().map(|t| crate::syntax::compact_text(t.syntax()));
+            Ok(Value::Lit(format!("{path} as {}", ty.unwrap_or_default())))
+        }
+        _ => Err(not_evaluated(&ast::Expr::CastExpr(c.clone()))),
     }
 }
 

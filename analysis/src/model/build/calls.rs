@@ -386,7 +386,10 @@ impl Builder<'_> {
                 _ => None,
             })
             .collect();
-        let sig = sig.instantiated(&given).with_consts(&consts, &self.scope);
+        let mut sig = sig.instantiated(&given).with_consts(&consts, &self.scope);
+        if let Some(t) = &site.self_arg {
+            sig = sig.with_self(&t.name, &self.scope);
+        }
         let typed = sig.clone().with_dtypes(&dtypes);
         let mut streams = Vec::new();
         let vals: Vec<Val> = args

@@ -485,7 +485,7 @@ impl Builder<'_> {
             ast::Expr::PathExpr(p) => p
                 .path()
                 .and_then(|p| path_key(&p))
-                .is_some_and(|k| self.values.contains_key(&k)),
+                .is_some_and(|k| self.values.contains_key(&k) || self.env.unknown_consts_has(&k)),
             ast::Expr::RecordExpr(_)
             | ast::Expr::IfExpr(_)
             | ast::Expr::MatchExpr(_)

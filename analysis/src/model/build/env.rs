@@ -47,6 +47,9 @@ pub struct Env {
     /// `const` items whose value is not an integer (`const CFG: SwitchConfig = ..;`), by name
     /// and by the paths bound to them; read through [`Env::value`].
     pub values: HashMap<String, crate::model::value::Value>,
+    /// `const` items whose value visa-lint cannot compute, with why: a use of one is "not
+    /// checked" (VL-009), never silent. Read through [`Env::value_or_why`].
+    pub unknown_consts: HashMap<String, crate::model::value::Unknown>,
     /// The declared type of each `const` item of a type of the crate (`const FAST_EMIT:
     /// ScoreEmitter<{ FlitLanes::F32 }> = ScoreEmitter;`), as written; read through
     /// [`Env::value_type`] (a method called on the const binds its type's generics).
@@ -211,6 +214,23 @@ impl Env {
             .or_else(|| self.parent.as_ref()?.value(name))
     }
 
+    /// The value of a `const` item that is not an integer, or why a `const` item's value is
+    /// not known; `None` for a name that is no `const` item.
+    pub fn value_or_why(&self, name: &str) -> Option<crate::model::value::Eval> {
+        if let Some(v) = self.values.get(name) {
+            return Some(Ok(v.clone()));
+        }
+        if let Some(u) = self.unknown_consts.get(name) {
+            return Some(Err(u.clone()));
+        }
+        self.parent.as_ref()?.value_or_why(name)
+    }
+
+    /// Whether `name` is a `const` item whose value is not known.
+    pub fn unknown_consts_has(&self, name: &str) -> bool {
+        matches!(self.value_or_why(name), Some(Err(_)))
+    }
+
     /// Every non-integer `const` value it and its parents hold, as `(name, value)`.
     pub fn all_values(&self) -> impl Iterator<Item = (&String, &crate::model::value::Value)> {
         std::iter::successors(Some(self), |e| e.parent.as_deref()).flat_map(|e| e.values.iter())
@@ -342,6 +362,33 @@ impl FnSig {
 }
 
 impl FnSig {
+    /// Its types with `Self` the type `ty` a call traces it with (`KHeads::stage_lanes(..)`
+    /// returning `TrfTensor<.., Self::Lane, m![{ Self::Stack }, K]>`): each mapping that names
+    /// `Self::X` reads `ty::X`, the type's associated mapping, in the caller's `scope`.
+    pub fn with_self(mut self, ty: &str, scope: &Scope) -> FnSig {
+        let own = format!("{ty}::");
+        for t in self.types_mut().flatten() {
+            for m in t.maps.values_mut() {
+                if m.layout.is_some() || !m.text.contains("Self::") {
+                    continue;
+                }
+                let text = m.text.trim().replace("Self::", &own);
+                let lowered = match (text.starts_with('m'), text.find('['), text.rfind(']')) {
+                    (true, Some(a), Some(b)) if a < b => parse::parse_mapping(&text[a + 1..b])
+                        .ok()
+                        .and_then(|e| mapping::lower(&e, scope, &mut Vec::new()))
+                        .map(Arc::new),
+                    _ => alias_val(&text, scope, Span::default()).and_then(|v| v.layout),
+                };
+                if let Some(l) = lowered {
+                    m.layout = Some(l);
+                    m.text = text;
+                }
+            }
+        }
+        self
+    }
+
     /// Its types with the const generics a call gives written into the mappings that name
     /// them (`m![R % { LANES }]` of `load::<.., 4>` is `m![R % 4]` at that call), read in the
     /// caller's `scope`.
@@ -620,6 +667,18 @@ pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
                 let at = span_of(p.syntax().text_range());
                 let path = p.path()?;
                 match path_key(&path) {
+                    // `Self::Lane` in a trait's default: the type a call traces it with
+                    // gives it (see [`FnSig::with_self`]).
+                    Some(name)
+                        if name.starts_with("Self::") && !scope.aliases.contains_key(&name) =>
+                    {
+                        Some(MapVal {
+                            text: name,
+                            layout: None,
+                            span: Some(at),
+                            in_tensor_alias: false,
+                        })
+                    }
                     Some(name) => alias_val(&name, scope, at),
                     None => generic_alias_val(&path, scope, at),
                 }

@@ -159,7 +159,7 @@ impl Builder<'_> {
             self.values
                 .get(key)
                 .cloned()
-                .or_else(|| self.env.value(key).cloned().map(Ok))
+                .or_else(|| self.env.value_or_why(key))
         };
         let names = value::Names {
             value: &lookup,
