@@ -4,6 +4,7 @@
 use super::footprint::{self, Capacity};
 use super::stores::Store;
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::{Kind, Placement, Slot};
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::FnContext;
 
@@ -38,6 +39,41 @@ pub(super) fn check(cx: &FnContext<'_>, s: &Store<'_>, out: &mut Vec<Diagnostic>
         combined: "",
     };
     footprint::check(cx, s, &c, out);
+}
+
+/// CAP-008 on a tensor a constructor placed (`HbmTensor::from_addr(KV.v_slot(0, 17))`): it ends
+/// within the chip's HBM from that address.
+pub(super) fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<Diagnostic>) {
+    let (Kind::Hbm, Some(dtype)) = (p.ty.kind, p.ty.dtype) else {
+        return;
+    };
+    let Some(element) = p.ty.get(Slot::Element) else {
+        return;
+    };
+    let Some(elements) = element.layout.as_deref().map(|l| l.size) else {
+        return;
+    };
+    let bytes = crate::derive::bytes(elements, dtype.bits());
+    let cap = cx.target.hbm_bytes_per_chip;
+    let end = p.address.checked_add(bytes);
+    if end.is_some_and(|e| e <= cap) || bytes > cap {
+        // A tensor larger than the chip is the type's own finding, wherever it is stored.
+        return;
+    }
+    let end = end.map_or_else(|| "2^64 and beyond".to_string(), |e| format!("{e:#x}"));
+    out.push(Diagnostic::new(
+        &CAP_008,
+        p.arg.span,
+        format!(
+            "the HbmTensor placed at {:#x} occupies {:#x}..{end} ({elements} × {dtype} = {}), \
+             past the {} of HBM per chip; the last address that fits is {:#x}",
+            p.address,
+            p.address,
+            footprint::human(bytes),
+            footprint::human(cap),
+            cap - bytes
+        ),
+    ));
 }
 
 #[cfg(test)]

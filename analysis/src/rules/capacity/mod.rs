@@ -80,6 +80,9 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for s in stores(cx) {
         check_store(cx, &s, out);
     }
+    for p in &cx.model.placements {
+        hbm_capacity::check_placement(cx, p, out);
+    }
     trf_region_overlap::check(cx, out);
 }
 
