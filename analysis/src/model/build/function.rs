@@ -178,6 +178,11 @@ impl<'a> Builder<'a> {
         if p.ty().is_some_and(|t| is_context(&t)) {
             self.contexts.insert(pname.clone());
         }
+        // `main: &mut TuContext<{ Tu::Main }>`: the Tensor Unit the caller passes (`&mut
+        // ctx.main`), which begins passes as `ctx.main` does.
+        if let Some(tu) = p.ty().as_ref().and_then(tu_context) {
+            self.vars.insert(pname.clone(), Val::TuCtx(tu));
+        }
         // `plan: &GemmPlan<true>`: a method of the crate called on it knows its type.
         if let Some(t) = p.ty() {
             self.type_param(&pname, &t);
@@ -198,7 +203,10 @@ impl<'a> Builder<'a> {
             None => {
                 if let Some(v) = self.param_of_tensors(p) {
                     self.vars.insert(pname, v);
-                } else if p.ty().is_some_and(|t| !plain(&t)) {
+                } else if p
+                    .ty()
+                    .is_some_and(|t| !plain(&t) && tu_context(&t).is_none())
+                {
                     // A parameter of a type visa-lint cannot type (a generic, a struct): a
                     // tensor in it is not followed.
                     let what = format!("the parameter `{}`", snippet(p.syntax()));
@@ -352,6 +360,27 @@ fn is_context(ty: &ast::Type) -> bool {
             .and_then(|s| s.name_ref())
             .is_some_and(|n| n.text() == "Context"),
         _ => false,
+    }
+}
+
+/// The Tensor Unit a `TuContext<{ Tu::Main }>` parameter type names (through references).
+fn tu_context(ty: &ast::Type) -> Option<crate::model::types::Tu> {
+    match ty {
+        ast::Type::RefType(r) => tu_context(&r.ty()?),
+        ast::Type::PathType(p) => {
+            let seg = p.path()?.segment()?;
+            if seg.name_ref()?.text() != "TuContext" {
+                return None;
+            }
+            let args = ast::HasGenericArgs::generic_arg_list(&seg)?;
+            let arg = crate::syntax::compact_text(args.syntax());
+            match (arg.contains("Tu::Main"), arg.contains("Tu::Sub")) {
+                (true, false) => Some(crate::model::types::Tu::Main),
+                (false, true) => Some(crate::model::types::Tu::Sub),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
