@@ -1045,7 +1045,10 @@ fn check_module<'db>(
     let checked: Vec<(ItemSyntax, u32, Option<Arc<resolve::Generated>>)> = items
         .iter()
         .enumerate()
-        .filter(|(_, (_, _, f))| !f.model.sites.is_empty() || !f.model.renames.is_empty())
+        .filter(|(_, (_, _, f))| {
+            let m = &f.model;
+            !m.sites.is_empty() || !m.renames.is_empty() || !m.type_forms.is_empty()
+        })
         .map(|(k, (item, at, _))| (*item, *at, origin(k)))
         .collect();
     let sites = ModuleSites::new(

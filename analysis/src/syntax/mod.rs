@@ -66,6 +66,9 @@ pub struct FileModel {
     pub sites: Vec<MacroSite>,
     pub aliases: Vec<AliasSite>,
     pub renames: Vec<RenameSite>,
+    /// Aliases written as the types `m!` expands to (`type E = Resize<Symbol<F>, N>;`): the
+    /// target is the type's text.
+    pub type_forms: Vec<RenameSite>,
     /// Generic type and const parameter names per function.
     pub generics: HashMap<Span, Vec<String>>,
 }
@@ -425,7 +428,7 @@ impl FileModel {
         for a in &mut self.aliases {
             span(&mut a.name.span);
         }
-        for r in &mut self.renames {
+        for r in self.renames.iter_mut().chain(&mut self.type_forms) {
             span(&mut r.name.span);
             span(&mut r.target_span);
             r.fns.iter_mut().for_each(span);
@@ -461,6 +464,11 @@ impl FileModel {
             .into_iter()
             .filter(|r| r.fns.is_empty())
             .collect();
+        out.type_forms = self
+            .type_forms
+            .into_iter()
+            .filter(|r| r.fns.is_empty())
+            .collect();
         out
     }
 
@@ -473,6 +481,7 @@ impl FileModel {
             a
         }));
         self.renames.extend(other.renames);
+        self.type_forms.extend(other.type_forms);
         self.generics.extend(other.generics);
     }
 }
@@ -609,6 +618,19 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
             }
             continue;
         }
+        if let Some(ra::Type::PathType(p)) = alias.ty()
+            && is_type_form(&p)
+        {
+            for name in names {
+                model.type_forms.push(RenameSite {
+                    name,
+                    target: node_text(p.syntax()),
+                    target_span: span_of(p.syntax().text_range()),
+                    fns: enclosing_fns(alias.syntax()),
+                });
+            }
+            continue;
+        }
         let Some(ra::Type::MacroType(mt)) = alias.ty() else {
             continue;
         };
@@ -628,6 +650,19 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
         }
     }
     model
+}
+
+/// Whether `p` is a mapping written as the types `m!` expands to (manual L632-L886):
+/// `Symbol<F>`, `Pair<L, R>`, `Padding<L, N>`, `Resize<L, N>`, `Stride<L, N>`, `Modulo<L, N>`.
+fn is_type_form(p: &ra::PathType) -> bool {
+    let Some(seg) = p.path().and_then(|p| p.segment()) else {
+        return false;
+    };
+    let forms = ["Symbol", "Pair", "Padding", "Resize", "Stride", "Modulo"];
+    let named = seg
+        .name_ref()
+        .is_some_and(|n| forms.iter().any(|f| n.text() == *f));
+    named && ra::HasGenericArgs::generic_arg_list(&seg).is_some()
 }
 
 /// The key a path is looked up by in the environment: a plain name (`BASE`) or a qualified
@@ -792,6 +827,32 @@ fn sites_scope(
         })
         .collect();
     add_renames(model, base, &take, &mut aliases);
+    // An alias written as types: known (a use is not an unknown alias), its body unread.
+    for t in &model.type_forms {
+        let at = MacroSite {
+            kind: MacroKind::Mapping,
+            body: String::new(),
+            body_start: t.name.span.start,
+            span: t.name.span,
+            fns: t.fns.clone(),
+        };
+        if !take(&at) {
+            continue;
+        }
+        if diagnose {
+            diags.push(
+                mapping::problem::Unevaluated::TypeForm {
+                    name: t.name.clone(),
+                }
+                .into(),
+            );
+        }
+        aliases.push(mapping::lower::Alias {
+            name: t.name.clone(),
+            body: None,
+            generics: Vec::new(),
+        });
+    }
     if diagnose {
         diags.extend(mapping::lower::alias_cycles(&aliases, &base.aliases));
     }
