@@ -358,12 +358,7 @@ fn helper(
     let type_args = path
         .qualifier()
         .and_then(|q| q.segment()?.generic_arg_list())
-        .map(|l| {
-            l.generic_args()
-                .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-                .map(|a| consts::const_arg(&a, names.ints, names.fns, Some(names.mapping), depth))
-                .collect()
-        })
+        .map(|l| const_args(&l, names, depth))
         .unwrap_or_default();
     let call = Call {
         name,
@@ -396,16 +391,10 @@ fn with_type_args(v: Value, f: &ConstFn, args: &[Option<u64>]) -> Value {
         return v;
     };
     match v {
-        Value::Variant { path, fields } if path == owner.ty && !args.is_empty() => {
-            let args: Vec<String> = args
-                .iter()
-                .map(|a| a.map_or_else(|| "_".to_string(), |v| v.to_string()))
-                .collect();
-            Value::Variant {
-                path: format!("{path}::<{}>", args.join(", ")),
-                fields,
-            }
-        }
+        Value::Variant { path, fields } if path == owner.ty && !args.is_empty() => Value::Variant {
+            path: typed_path(&path, args),
+            fields,
+        },
         v => v,
     }
 }
@@ -423,25 +412,34 @@ pub fn annotated(v: Value, ty: &ast::Type, names: &Names<'_>) -> Value {
         return v;
     };
     match v {
-        Value::Variant { path, fields } if path.as_str() == name.text() => {
-            let args: Vec<String> = args
-                .generic_args()
-                .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-                .map(|a| {
-                    consts::const_arg(&a, names.ints, names.fns, Some(names.mapping), 0)
-                        .map_or_else(|| "_".to_string(), |v| v.to_string())
-                })
-                .collect();
-            Value::Variant {
-                path: format!("{path}::<{}>", args.join(", ")),
-                fields,
-            }
-        }
+        Value::Variant { path, fields } if path.as_str() == name.text() => Value::Variant {
+            path: typed_path(&path, &const_args(&args, names, 0)),
+            fields,
+        },
         v => v,
     }
 }
 
-/// The generic arguments a value's path carries (see [`with_type_args`]): `KvTiler::<4, _>`
+/// The values of a type's generic arguments, lifetimes left out; `None` for one that is a
+/// type or not known.
+fn const_args(list: &ast::GenericArgList, names: &Names<'_>, depth: u32) -> Vec<Option<u64>> {
+    list.generic_args()
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+        .map(|a| consts::const_arg(&a, names.ints, names.fns, Some(names.mapping), depth))
+        .collect()
+}
+
+/// A value's path with the generic arguments of its type: `KvTiler` with `[Some(4), None]` is
+/// `KvTiler::<4, _>` ([`type_args_of`] reads it back).
+fn typed_path(path: &str, args: &[Option<u64>]) -> String {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.map_or_else(|| "_".to_string(), |v| v.to_string()))
+        .collect();
+    format!("{path}::<{}>", args.join(", "))
+}
+
+/// The generic arguments a value's path carries (see [`typed_path`]): `KvTiler::<4, _>`
 /// gives `[Some(4), None]`.
 fn type_args_of(path: &str) -> Vec<Option<u64>> {
     let Some(start) = path.find("::<") else {

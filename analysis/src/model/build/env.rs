@@ -373,12 +373,12 @@ impl FnSig {
                     continue;
                 }
                 let text = m.text.trim().replace("Self::", &own);
-                let lowered = match (text.starts_with('m'), text.find('['), text.rfind(']')) {
-                    (true, Some(a), Some(b)) if a < b => parse::parse_mapping(&text[a + 1..b])
+                let lowered = match mapping_body(&text) {
+                    Some(body) => parse::parse_mapping(body)
                         .ok()
                         .and_then(|e| mapping::lower(&e, scope, &mut Vec::new()))
                         .map(Arc::new),
-                    _ => alias_val(&text, scope, Span::default()).and_then(|v| v.layout),
+                    None => alias_val(&text, scope, Span::default()).and_then(|v| v.layout),
                 };
                 if let Some(l) = lowered {
                     m.layout = Some(l);
@@ -405,11 +405,8 @@ impl FnSig {
                 if !named(&m.text) {
                     continue;
                 }
-                // `m![..]`, or `m ! [..]` as a macro's expansion writes it.
-                let text = m.text.trim();
-                let body = match (text.starts_with('m'), text.find('['), text.rfind(']')) {
-                    (true, Some(a), Some(b)) if a < b => &text[a + 1..b],
-                    _ => continue,
+                let Some(body) = mapping_body(m.text.trim()) else {
+                    continue;
                 };
                 let scope = with.get_or_insert_with(|| {
                     let mut s = scope.clone();
@@ -425,6 +422,14 @@ impl FnSig {
             }
         }
         self
+    }
+}
+
+/// The body of a mapping written `m![..]`, or `m ! [..]` as a macro's expansion writes it.
+fn mapping_body(text: &str) -> Option<&str> {
+    match (text.starts_with('m'), text.find('['), text.rfind(']')) {
+        (true, Some(a), Some(b)) if a < b => Some(&text[a + 1..b]),
+        _ => None,
     }
 }
 

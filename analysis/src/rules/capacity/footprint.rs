@@ -4,7 +4,7 @@
 
 use super::sites::shown;
 use super::stores::Store;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Span};
 use crate::rule::Rule;
 use crate::rules::context::{FnContext, at_arg};
 
@@ -51,25 +51,37 @@ pub(super) fn check(cx: &FnContext<'_>, s: &Store<'_>, c: &Capacity, out: &mut V
 /// `c` on the constant address of the stored tensor `s`, which fits the capacity: the tensor
 /// ends within it.
 fn past_address(s: &Store<'_>, c: &Capacity, what: &str, amount: &str, out: &mut Vec<Diagnostic>) {
-    let (cap, unit, space) = (c.bytes, c.unit, c.space);
     let Some(step) = s.step else { return };
     let Some(addr) = step.address else { return };
-    let end = addr.checked_add(s.bytes);
-    if end.is_some_and(|e| e <= cap) {
-        return;
-    }
     let span = step
         .method
         .transfer()
         .and_then(|m| m.address_arg)
         .and_then(|i| step.args.get(i))
         .map_or(step.span, |a| a.span);
-    let tail = if s.bytes <= cap {
-        format!("; the last address that fits is {:#x}", cap - s.bytes)
+    out.extend(ends_past(c, what, amount, (addr, s.bytes), span));
+}
+
+/// `c` on a tensor of `bytes` at the constant address `addr` (written at `span`): the
+/// diagnostic when it does not end within the capacity.
+pub(super) fn ends_past(
+    c: &Capacity,
+    what: &str,
+    amount: &str,
+    (addr, bytes): (u64, u64),
+    span: Span,
+) -> Option<Diagnostic> {
+    let (cap, unit, space) = (c.bytes, c.unit, c.space);
+    let end = addr.checked_add(bytes);
+    if end.is_some_and(|e| e <= cap) {
+        return None;
+    }
+    let tail = if bytes <= cap {
+        format!("; the last address that fits is {:#x}", cap - bytes)
     } else {
         String::new()
     };
-    out.push(Diagnostic::new(
+    Some(Diagnostic::new(
         c.rule,
         span,
         format!(
@@ -77,7 +89,7 @@ fn past_address(s: &Store<'_>, c: &Capacity, what: &str, amount: &str, out: &mut
             end.map_or_else(|| "2^64 and beyond".to_string(), |e| format!("{e:#x}")),
             human(cap)
         ),
-    ));
+    ))
 }
 
 /// `16384 bytes (16 KB)`.

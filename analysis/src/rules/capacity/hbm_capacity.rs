@@ -27,9 +27,9 @@ pub const CAP_008: Rule = Rule {
     ),
 };
 
-/// CAP-008 on the stored tensor `s`.
-pub(super) fn check(cx: &FnContext<'_>, s: &Store<'_>, out: &mut Vec<Diagnostic>) {
-    let c = Capacity {
+/// How CAP-008 words the chip's HBM.
+fn hbm(cx: &FnContext<'_>) -> Capacity {
+    Capacity {
         rule: &CAP_008,
         bytes: cx.target.hbm_bytes_per_chip,
         unit: "chip",
@@ -37,42 +37,38 @@ pub(super) fn check(cx: &FnContext<'_>, s: &Store<'_>, out: &mut Vec<Diagnostic>
         advice: "distribute it over more chips",
         mode: "",
         combined: "",
-    };
-    footprint::check(cx, s, &c, out);
+    }
+}
+
+/// CAP-008 on the stored tensor `s`.
+pub(super) fn check(cx: &FnContext<'_>, s: &Store<'_>, out: &mut Vec<Diagnostic>) {
+    footprint::check(cx, s, &hbm(cx), out);
 }
 
 /// CAP-008 on a tensor a constructor placed (`HbmTensor::from_addr(KV.v_slot(0, 17))`): it ends
-/// within the chip's HBM from that address.
+/// within the chip's HBM from that address. A tensor larger than the chip is its type's own
+/// finding, wherever it is stored.
 pub(super) fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<Diagnostic>) {
     let (Kind::Hbm, Some(dtype)) = (p.ty.kind, p.ty.dtype) else {
         return;
     };
-    let Some(element) = p.ty.get(Slot::Element) else {
+    let Some(elements) = p.ty.get(Slot::Element).and_then(|m| m.layout.as_deref()) else {
         return;
     };
-    let Some(elements) = element.layout.as_deref().map(|l| l.size) else {
-        return;
-    };
+    let elements = elements.size;
     let bytes = crate::derive::bytes(elements, dtype.bits());
-    let cap = cx.target.hbm_bytes_per_chip;
-    let end = p.address.checked_add(bytes);
-    if end.is_some_and(|e| e <= cap) || bytes > cap {
-        // A tensor larger than the chip is the type's own finding, wherever it is stored.
+    let c = hbm(cx);
+    if bytes > c.bytes {
         return;
     }
-    let end = end.map_or_else(|| "2^64 and beyond".to_string(), |e| format!("{e:#x}"));
-    out.push(Diagnostic::new(
-        &CAP_008,
+    let amount = format!("{elements} × {dtype} = {}", footprint::human(bytes));
+    let what = "the HbmTensor";
+    out.extend(footprint::ends_past(
+        &c,
+        what,
+        &amount,
+        (p.address, bytes),
         p.arg.span,
-        format!(
-            "the HbmTensor placed at {:#x} occupies {:#x}..{end} ({elements} × {dtype} = {}), \
-             past the {} of HBM per chip; the last address that fits is {:#x}",
-            p.address,
-            p.address,
-            footprint::human(bytes),
-            footprint::human(cap),
-            cap - bytes
-        ),
     ));
 }
 
