@@ -156,7 +156,12 @@ impl<'a> Builder<'a> {
     /// compiler refuses, and the defects of the slots it writes.
     fn record_refusals(&mut self, f: &ast::Fn) {
         if matches!(self.model.kind, FnKind::Device { .. }) {
-            let refused = crate::model::refusals::refusals(f)
+            let env = self.env;
+            let of_crate = |callee: &str| {
+                let key: String = callee.chars().filter(|c| !c.is_whitespace()).collect();
+                env.fn_sig(&key).is_some() || env.value_fns.contains_key(&key)
+            };
+            let refused = crate::model::refusals::refusals(f, &of_crate)
                 .into_iter()
                 .map(Problem::Refused);
             self.model.problems.extend(refused);
