@@ -322,15 +322,17 @@ fn item_alias(
                 Some((ty, assoc)) => associated_alias(&node, ty, assoc).map(|a| (a, item.at)),
             }
         })?;
+    let whole = |r: ra_ap_syntax::TextRange| {
+        let start = offset + u32::from(r.start());
+        Some((
+            def_file,
+            Span::new(start as usize, (offset + u32::from(r.end())) as usize),
+        ))
+    };
     match alias.ty()? {
-        ast::Type::MacroType(mt) => {
-            let r = mt.syntax().text_range();
-            let start = offset + u32::from(r.start());
-            Some((
-                def_file,
-                Span::new(start as usize, (offset + u32::from(r.end())) as usize),
-            ))
-        }
+        ast::Type::MacroType(mt) => whole(mt.syntax().text_range()),
+        // The types `m!` expands to, which the padded `m![...]` replaces whole.
+        ast::Type::PathType(p) if crate::syntax::is_type_form(&p) => whole(p.syntax().text_range()),
         ast::Type::PathType(p) => {
             let target = p.path()?.syntax().text().to_string();
             let segs: Vec<String> = target.split("::").map(|s| s.trim().to_string()).collect();
@@ -355,10 +357,13 @@ fn associated_alias(node: &SyntaxNode, ty: &str, assoc: &str) -> Option<ast::Typ
 
 /// The `m![...]` of an alias declared in a body (a rename there is not followed).
 fn alias_body(file: SourceFile, alias: &ast::TypeAlias) -> Option<(SourceFile, Span)> {
-    let ast::Type::MacroType(mt) = alias.ty()? else {
-        return None;
+    // `m![...]`, or the types it expands to (`Padding<Identity, 1>`), which the padded `m![...]`
+    // replaces whole.
+    let r = match alias.ty()? {
+        ast::Type::MacroType(mt) => mt.syntax().text_range(),
+        ast::Type::PathType(p) if crate::syntax::is_type_form(&p) => p.syntax().text_range(),
+        _ => return None,
     };
-    let r = mt.syntax().text_range();
     Some((
         file,
         Span::new(u32::from(r.start()) as usize, u32::from(r.end()) as usize),

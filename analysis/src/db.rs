@@ -826,10 +826,26 @@ pub fn module_check<'db>(
         items.push((at, len));
         at = at.saturating_add(len);
     }
-    let base = &env(db, module_env).scope;
+    let module = env(db, module_env);
+    // The Rust expressions the items escape (`{ consts::SPEC.width }`), as written here: the
+    // environment knows them by the names it gives them.
+    let mut with_escapes: Option<Scope> = None;
+    for item in sites.items(db) {
+        let node = ra_ap_syntax::SyntaxNode::new_root(item.green(db).0.clone());
+        for (key, e) in build::escaped_exprs(&node) {
+            if let Ok(model::value::Value::Int(v)) = const_value(module, &e) {
+                with_escapes
+                    .get_or_insert_with(|| module.scope.clone())
+                    .consts
+                    .insert(key, v);
+            }
+        }
+    }
+    let base = with_escapes.as_ref().unwrap_or(&module.scope);
     let check = syntax::check_sites(&model, base, |_| true, None);
     let sites: Vec<Span> = model.sites.iter().map(|s| s.span).collect();
-    let mut diagnostics = crate::rules::mapping_diagnostics(&check.problems, &sites);
+    let forms: Vec<Span> = model.type_forms.iter().map(|t| t.span).collect();
+    let mut diagnostics = crate::rules::mapping_diagnostics(&check.problems, &sites, &forms);
     // The grammar of the mappings outside functions (a function's own are its analysis's).
     diagnostics.extend(other_library_forms(&model, &check, library, |s| {
         s.fns.is_empty()
@@ -1295,8 +1311,18 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
             ..Env::default()
         },
     };
-    for node in decls {
-        declare(&mut env, node);
+    for node in &decls {
+        declare(&mut env, node.clone());
+    }
+    // `type Row = m![Z # { Table::row() }];`: the escaped expression's value, once every
+    // constant it may read is declared (a module's items are in scope wherever they are
+    // written).
+    for a in decls.iter().filter_map(|n| ra::TypeAlias::cast(n.clone())) {
+        for (key, e) in build::escaped_exprs(a.syntax()) {
+            if let Ok(model::value::Value::Int(v)) = const_value(&env, &e) {
+                env.scope.consts.insert(key, v);
+            }
+        }
     }
     env
 }
@@ -1426,12 +1452,6 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
     } else if let Some(a) = ra::TypeAlias::cast(node.clone())
         && let (Some(name), Some(ty)) = (a.name(), a.ty())
     {
-        // `type Row = m![Z # { Table::row() }];`: the escaped expression's value.
-        for (key, e) in build::escaped_exprs(a.syntax()) {
-            if let Ok(model::value::Value::Int(v)) = const_value(env, &e) {
-                env.scope.consts.insert(key, v);
-            }
-        }
         // `type Hbm<D, E> = HbmTensor<D, Chip, E>;`: a tensor type once its uses give the
         // parameters (see `build::tensor_type`); as it stands for a use that gives none.
         if let Some(params) = generic_params(&a) {
@@ -1728,7 +1748,8 @@ pub fn analyse_fn(
     let base = with_escapes.as_ref().unwrap_or(&env.scope);
     let check = syntax::check_sites(&model, base, direct, Some(root));
     let sites: Vec<Span> = model.sites.iter().map(|s| s.span).collect();
-    let mut diagnostics = crate::rules::mapping_diagnostics(&check.problems, &sites);
+    let forms: Vec<Span> = model.type_forms.iter().map(|t| t.span).collect();
+    let mut diagnostics = crate::rules::mapping_diagnostics(&check.problems, &sites, &forms);
     diagnostics.extend(other_library_forms(&model, &check, library, direct));
     let scope = check.scope;
     let Some(f) = tree.descendants().find_map(ra::Fn::cast) else {
@@ -1770,7 +1791,7 @@ fn scope_with_escapes(
     env: &Env,
 ) -> Option<Scope> {
     let may_escape = |s: &syntax::MacroSite| s.body.contains('{') && build::escapes_rust(&s.body);
-    if !model.sites.iter().any(may_escape) {
+    if !model.sites.iter().any(may_escape) && model.type_forms.is_empty() {
         return None;
     }
     let mut scope = env.scope.clone();

@@ -60,7 +60,8 @@ pub fn shift_expr(e: &mut ast::Expr, base: u32) {
     }
 }
 
-fn shift_size(e: &mut ast::SizeExpr, base: u32) {
+/// Lifts every span of a size by `base` bytes.
+pub fn shift_size(e: &mut ast::SizeExpr, base: u32) {
     match e {
         ast::SizeExpr::Lit(_, s) => *s = s.shift(base),
         ast::SizeExpr::SizeOf(n, s) => {

@@ -118,8 +118,8 @@ pub enum Unevaluated {
     /// `name::SIZE` reaching aliases nested past `limit` levels.
     SizeOfTooDeep { name: Name, limit: usize },
     /// A mapping alias written as the types `m!` expands to (`type E = Resize<Symbol<F>, N>;`,
-    /// manual L632-L886), which visa-lint does not read yet: its uses are not checked.
-    TypeForm { name: Name },
+    /// manual L632-L886) that visa-lint cannot read (`why`): its uses are not checked.
+    TypeForm { name: Name, why: String },
     /// A constant named in an escaped size (`A / { N }`, furiosa-opt-std): lowering knows
     /// axes and aliases, not the values of `const` items.
     NamedConst { name: Name },

@@ -49,9 +49,21 @@ pub fn mapping_diagnostic(p: &crate::mapping::Problem) -> Diagnostic {
 pub fn mapping_diagnostics(
     problems: &[crate::mapping::Problem],
     sites: &[Span],
+    type_forms: &[Span],
 ) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = problems.iter().map(mapping_diagnostic).collect();
     mapping::pad_together(&mut out, sites);
+    // A fix writes `m!` syntax where the expression's pieces are; inside a mapping written as
+    // types (`Modulo<Symbol<L>, 24>`) that text would not be Rust, so none is offered there.
+    for d in &mut out {
+        d.fixes.retain(|f| {
+            !f.edits.iter().any(|e| {
+                type_forms
+                    .iter()
+                    .any(|t| t.start <= e.span.start && e.span.end <= t.end)
+            })
+        });
+    }
     out
 }
 

@@ -6,6 +6,7 @@
 
 pub mod limits;
 pub mod macros;
+mod type_form;
 
 use crate::diagnostic::Span;
 use crate::mapping::{self, Problem, Scope, ast, parse};
@@ -60,15 +61,26 @@ pub struct RenameSite {
     pub fns: Vec<Span>,
 }
 
+/// `type E = Padding<Identity, { CFG.clusters }>;`: a mapping alias written as the types `m!`
+/// expands to (manual L632-L886).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeFormSite {
+    pub name: ast::Name,
+    /// The expression the type spells, its spans in the file; or why it cannot be read.
+    pub body: Result<ast::Expr, String>,
+    /// The whole type.
+    pub span: Span,
+    pub fns: Vec<Span>,
+}
+
 /// The mapping-level model of one file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileModel {
     pub sites: Vec<MacroSite>,
     pub aliases: Vec<AliasSite>,
     pub renames: Vec<RenameSite>,
-    /// Aliases written as the types `m!` expands to (`type E = Resize<Symbol<F>, N>;`): the
-    /// target is the type's text.
-    pub type_forms: Vec<RenameSite>,
+    /// Aliases written as the types `m!` expands to (`type E = Resize<Symbol<F>, N>;`).
+    pub type_forms: Vec<TypeFormSite>,
     /// Generic type and const parameter names per function.
     pub generics: HashMap<Span, Vec<String>>,
 }
@@ -428,10 +440,18 @@ impl FileModel {
         for a in &mut self.aliases {
             span(&mut a.name.span);
         }
-        for r in self.renames.iter_mut().chain(&mut self.type_forms) {
+        for r in &mut self.renames {
             span(&mut r.name.span);
             span(&mut r.target_span);
             r.fns.iter_mut().for_each(span);
+        }
+        for t in &mut self.type_forms {
+            span(&mut t.name.span);
+            span(&mut t.span);
+            t.fns.iter_mut().for_each(span);
+            if let Ok(e) = &mut t.body {
+                mapping::shift_expr(e, by);
+            }
         }
         self.generics = self
             .generics
@@ -621,11 +641,12 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
         if let Some(ra::Type::PathType(p)) = alias.ty()
             && is_type_form(&p)
         {
+            let body = type_form::expr_of(&ra::Type::PathType(p.clone()));
             for name in names {
-                model.type_forms.push(RenameSite {
+                model.type_forms.push(TypeFormSite {
                     name,
-                    target: node_text(p.syntax()),
-                    target_span: span_of(p.syntax().text_range()),
+                    body: body.clone(),
+                    span: span_of(p.syntax().text_range()),
                     fns: enclosing_fns(alias.syntax()),
                 });
             }
@@ -654,7 +675,7 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
 
 /// Whether `p` is a mapping written as the types `m!` expands to (manual L632-L886):
 /// `Symbol<F>`, `Pair<L, R>`, `Padding<L, N>`, `Resize<L, N>`, `Stride<L, N>`, `Modulo<L, N>`.
-fn is_type_form(p: &ra::PathType) -> bool {
+pub fn is_type_form(p: &ra::PathType) -> bool {
     let Some(seg) = p.path().and_then(|p| p.segment()) else {
         return false;
     };
@@ -827,7 +848,9 @@ fn sites_scope(
         })
         .collect();
     add_renames(model, base, &take, &mut aliases);
-    // An alias written as types: known (a use is not an unknown alias), its body unread.
+    // An alias written as types: the expression it spells; known even when it cannot be read
+    // (a use is not an unknown alias).
+    let mut forms = Vec::new();
     for t in &model.type_forms {
         let at = MacroSite {
             kind: MacroKind::Mapping,
@@ -839,17 +862,19 @@ fn sites_scope(
         if !take(&at) {
             continue;
         }
-        if diagnose {
+        if let (true, Err(why)) = (diagnose, &t.body) {
             diags.push(
                 mapping::problem::Unevaluated::TypeForm {
                     name: t.name.clone(),
+                    why: why.clone(),
                 }
                 .into(),
             );
         }
+        forms.extend(t.body.as_ref().ok());
         aliases.push(mapping::lower::Alias {
             name: t.name.clone(),
-            body: None,
+            body: t.body.clone().ok(),
             generics: Vec::new(),
         });
     }
@@ -871,6 +896,9 @@ fn sites_scope(
             .map(|a| (a.site, a.generics.as_slice()))
             .collect();
         lower_all(&parsed, &scope, &generic, &mut diags);
+        for e in forms {
+            mapping::lower(e, &scope, &mut diags);
+        }
     }
     (diags, scope, parsed)
 }

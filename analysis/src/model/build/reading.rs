@@ -202,30 +202,41 @@ pub fn escaped_exprs(node: &ra_ap_syntax::SyntaxNode) -> Vec<(String, ast::Expr)
             n.kind() == SyntaxKind::TOKEN_TREE
                 && n.first_token().is_some_and(|t| t.kind() == T!['{'])
         }) {
-            let text = brace.text().to_string();
-            let inner = text
-                .strip_prefix('{')
-                .and_then(|t| t.strip_suffix('}'))
-                .unwrap_or("");
-            if !escapes_rust(inner) {
-                continue;
-            }
-            let parsed = ra_ap_syntax::SourceFile::parse(
-                &format!("const _: usize = {inner};"),
-                ra_ap_syntax::Edition::Edition2024,
-            )
-            .tree();
-            if let Some(e) = parsed
-                .syntax()
-                .descendants()
-                .find_map(ast::Const::cast)
-                .and_then(|c| c.body())
-            {
-                out.push((crate::mapping::parse::escape_key(inner), e));
-            }
+            escaped(&brace.text().to_string(), &mut out);
+        }
+    }
+    // The same in a mapping written as types: `Padding<Identity, { BALANCE.clusters }>`.
+    for arg in node.descendants().filter_map(ast::ConstArg::cast) {
+        if let Some(ast::Expr::BlockExpr(b)) = arg.expr() {
+            escaped(&b.syntax().text().to_string(), &mut out);
         }
     }
     out
+}
+
+/// The expression inside the braces of `text` (`{ SPEC.width }`), under its escape's name,
+/// when the mapping grammar does not read it itself.
+fn escaped(text: &str, out: &mut Vec<(String, ast::Expr)>) {
+    let inner = text
+        .strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .unwrap_or("");
+    if !escapes_rust(inner) {
+        return;
+    }
+    let parsed = ra_ap_syntax::SourceFile::parse(
+        &format!("const _: usize = {inner};"),
+        ra_ap_syntax::Edition::Edition2024,
+    )
+    .tree();
+    if let Some(e) = parsed
+        .syntax()
+        .descendants()
+        .find_map(ast::Const::cast)
+        .and_then(|c| c.body())
+    {
+        out.push((crate::mapping::parse::escape_key(inner), e));
+    }
 }
 
 /// Whether mapping text may escape a Rust expression the mapping grammar does not read itself

@@ -61,7 +61,7 @@ pub fn mapping_diagnostic(p: &Unevaluated) -> Diagnostic {
             nesting_too_deep::aliases(*at, name, *limit)
         }
         Unevaluated::NamedConst { name } => name_not_analysed::named_const(name),
-        Unevaluated::TypeForm { name } => name_not_analysed::type_form(name),
+        Unevaluated::TypeForm { name, why } => name_not_analysed::type_form(name, why),
         Unevaluated::SizeOfTooDeep { name, limit } => nesting_too_deep::size_of(name, *limit),
     }
 }

@@ -56,15 +56,16 @@ pub(super) fn named_const(name: &Name) -> Diagnostic {
     )
 }
 
-/// A mapping alias written as the types `m!` expands to (`Resize<Symbol<F>, N>`): not read yet.
-pub(super) fn type_form(name: &Name) -> Diagnostic {
+/// A mapping alias written as the types `m!` expands to (`Resize<Symbol<F>, N>`) that cannot
+/// be read as a mapping.
+pub(super) fn type_form(name: &Name, why: &str) -> Diagnostic {
     Diagnostic::new(
         &VL_008,
         name.span,
         format!(
             "`{}` is written as the types `m!` expands to (`Symbol`, `Pair`, `Padding`, \
-             `Resize`, `Stride`, `Modulo`, `Identity`), which visa-lint does not read yet, so \
-             the mappings that use it are not checked; write it as `m![...]` to have them checked",
+             `Resize`, `Stride`, `Modulo`, `Identity`), but {why}, so the mappings that use it \
+             are not checked; write it as `m![...]` to have them checked",
             name.text
         ),
     )
