@@ -399,7 +399,9 @@ fn associated_pad(
 }
 
 /// `d`, found where the caller continues the pass `helper` returns (the steps after the
-/// call), reported at the call: the pass the two write together breaks the rule.
+/// call): the pass the two write together breaks the rule. Reported at the caller's own step
+/// it is found at (`.vector_clip(..)` after `saturate(acc)`), or at the call when the step has
+/// no place of its own.
 fn in_the_continuation(
     d: &Diagnostic,
     call: &HelperCall,
@@ -408,12 +410,26 @@ fn in_the_continuation(
 ) -> Diagnostic {
     let values = helper.bindings_text(&call.bound);
     let when = when.map(|w| format!(" when {w}")).unwrap_or_default();
+    let past = d
+        .span
+        .start
+        .saturating_sub(crate::model::CALLER_CONTINUATION);
+    if past == 0 || d.span.start >= crate::model::CALLER_PASS {
+        let message = format!(
+            "{} (in the pass `{}` returns, which the code after this call continues; called \
+             here with {values}{when})",
+            d.message, call.callee
+        );
+        return Diagnostic::new(d.rule, call.span, message).with_severity(d.severity);
+    }
+    let start = call.span.start as usize + past as usize;
+    let at = Span::new(start, start + (d.span.end - d.span.start) as usize);
     let message = format!(
-        "{} (in the pass `{}` returns, which the code after this call continues; called here \
-         with {values}{when})",
-        d.message, call.callee
+        "{} (in the pass `{}` returns, which this code continues; `{}` is called with \
+         {values}{when})",
+        d.message, call.callee, call.callee
     );
-    Diagnostic::new(d.rule, call.span, message).with_severity(d.severity)
+    Diagnostic::new(d.rule, at, message).with_severity(d.severity)
 }
 
 /// A helper function a call names.

@@ -338,6 +338,10 @@ pub const CALLER_PASS: u32 = 0xC000_0000;
 /// the helper's analysis: what a rule finds there is the pass the two share, reported at the
 /// call.
 pub const CALLER_CONTINUATION: u32 = 0x8000_0000;
+/// How far past the call (and how long) a continued step's place is kept
+/// ([`Step::from_caller_after`]), well inside the room between [`CALLER_CONTINUATION`] and
+/// [`CALLER_PASS`].
+const CALLER_SPAN_MAX: u32 = 0x1000_0000;
 
 impl Bound {
     /// Whether the call binds anything.
@@ -369,7 +373,21 @@ impl Step {
     /// This step of a caller's chain as a helper's analysis holds it: every place of it at
     /// `at` (it has no text in the helper).
     pub fn from_caller(&self, at: u32) -> Step {
-        let here = Span::new(at as usize, at as usize);
+        self.from_caller_after(at, None)
+    }
+
+    /// [`Step::from_caller`], each place at `at` plus how far past `origin` (the call) the
+    /// step is written in the caller, so that a finding there is reported at the caller's own
+    /// step (`.vector_clip(..)` after `saturate(acc)`).
+    pub fn from_caller_after(&self, at: u32, origin: Option<u32>) -> Step {
+        let past = origin.map_or(0, |o| {
+            self.span.start.saturating_sub(o).min(CALLER_SPAN_MAX)
+        });
+        let len = (self.span.end - self.span.start.min(self.span.end)).min(CALLER_SPAN_MAX);
+        let here = match origin {
+            Some(_) => Span::new((at + past) as usize, (at + past + len) as usize),
+            None => Span::new(at as usize, at as usize),
+        };
         let unplace = |t: &mut TensorTy| {
             for m in t.maps.values_mut() {
                 m.span = None;

@@ -885,6 +885,10 @@ fn sites_scope(
         scope.aliases.insert(a.name.text.clone(), a);
     }
     if let Some(g) = generics_of.and_then(|f| model.generics.get(&f)) {
+        // A generic parameter shadows an alias of the crate with its name (`Slice: M`).
+        for name in g {
+            scope.aliases.remove(name);
+        }
         scope.generics.extend(g.iter().cloned());
     }
     if diagnose {

@@ -158,6 +158,52 @@ impl Builder<'_> {
         self.type_arg_named(path_key(&p.path()?)?)
     }
 
+    /// The types of the crate a call gives its helper's type parameters, by position among
+    /// its type and const parameters: written in its turbofish (`contract_rows::<Plan>`), or
+    /// inferred from a value passed for a parameter of that type (`cast_bf16(t,
+    /// Bf16Packed)` with `plan: P`), as rustc infers it.
+    fn type_args_of_call(
+        &self,
+        sig: &FnSig,
+        turbofish: &[ast::GenericArg],
+        args: &[ast::Expr],
+    ) -> Vec<Option<crate::model::TypeArg>> {
+        let mut types: Vec<Option<crate::model::TypeArg>> =
+            turbofish.iter().map(|a| self.type_arg(a)).collect();
+        for (param, arg) in sig.value_params.iter().zip(args) {
+            let Some(k) = param
+                .as_ref()
+                .and_then(|p| sig.generics.iter().position(|g| g == p))
+            else {
+                continue;
+            };
+            if types.get(k).is_some_and(Option::is_some) {
+                continue;
+            }
+            let Some(ty) = self.type_of_value(arg) else {
+                continue;
+            };
+            if types.len() <= k {
+                types.resize(k + 1, None);
+            }
+            types[k] = self.type_arg_named(ty);
+        }
+        types
+    }
+
+    /// The type of the crate a value is of, where its value says (`Bf16Packed`, `Plan { .. }`,
+    /// `&plan` of a `let` bound to one).
+    fn type_of_value(&self, arg: &ast::Expr) -> Option<String> {
+        let arg = match arg {
+            ast::Expr::RefExpr(r) => r.expr()?,
+            a => a.clone(),
+        };
+        let value::Value::Variant { path, .. } = self.value_of(&arg).0.ok()? else {
+            return None;
+        };
+        self.env.is_local_type(&path).then_some(path)
+    }
+
     /// The type of the crate called `name` here, by its associated mappings and constants.
     fn type_arg_named(&self, name: String) -> Option<crate::model::TypeArg> {
         let prefix = format!("{name}::");
@@ -312,7 +358,13 @@ impl Builder<'_> {
             let steps = chains.get(i as usize).map_or(&[][..], |c| &c.steps);
             if !steps.is_empty() {
                 let at = crate::model::CALLER_CONTINUATION;
-                call.bound.continued = Some(steps.iter().map(|s| s.from_caller(at)).collect());
+                let origin = Some(call.span.start);
+                call.bound.continued = Some(
+                    steps
+                        .iter()
+                        .map(|s| s.from_caller_after(at, origin))
+                        .collect(),
+                );
             }
         }
         chains.retain(|c| !c.steps.is_empty());
@@ -386,9 +438,15 @@ impl Builder<'_> {
                 _ => None,
             })
             .collect();
+        let types = self.type_args_of_call(&sig, &turbofish, args);
         let mut sig = sig.instantiated(&given).with_consts(&consts, &self.scope);
         if let Some(t) = &site.self_arg {
             sig = sig.with_self(&t.name, &self.scope);
+        }
+        for (param, ty) in sig.generics.clone().iter().zip(&types) {
+            if let Some(ty) = ty {
+                sig = sig.with_type_param(param, &ty.name, &self.scope);
+            }
         }
         let typed = sig.clone().with_dtypes(&dtypes);
         let mut streams = Vec::new();
@@ -402,6 +460,7 @@ impl Builder<'_> {
             })
             .collect();
         let mut bound = self.bound_by(args, &turbofish, &given, &sig, &vals);
+        bound.types = types;
         bound.streams = streams;
         bound.receiver = site.receiver;
         bound.self_arg = site.self_arg;

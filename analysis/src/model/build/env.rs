@@ -301,6 +301,9 @@ pub struct FnSig {
     /// The type parameter written as each tensor's element type (`D` of `DmTensor<D, ..>`), in
     /// the order of [`FnSig::types_mut`]: a call that gives `D` gives the element type.
     pub dtype_params: Vec<Option<String>>,
+    /// For each parameter whose type is one of its type parameters (`plan: P`, `&P`), that
+    /// parameter: the value a call passes (`Bf16Packed`) gives `P`, as rustc infers it.
+    pub value_params: Vec<Option<String>>,
 }
 
 impl FnSig {
@@ -365,14 +368,31 @@ impl FnSig {
     /// Its types with `Self` the type `ty` a call traces it with (`KHeads::stage_lanes(..)`
     /// returning `TrfTensor<.., Self::Lane, m![{ Self::Stack }, K]>`): each mapping that names
     /// `Self::X` reads `ty::X`, the type's associated mapping, in the caller's `scope`.
-    pub fn with_self(mut self, ty: &str, scope: &Scope) -> FnSig {
+    pub fn with_self(self, ty: &str, scope: &Scope) -> FnSig {
+        self.with_type_param("Self", ty, scope)
+    }
+
+    /// Its types with the type parameter `param` the type `ty` a call gives it
+    /// (`cast_bf16(t, Bf16Packed)` returning `CastTensor<.., P::OutPacket>`): each mapping
+    /// that names `param::X` reads `ty::X`, the type's associated mapping, in the caller's
+    /// `scope`.
+    pub fn with_type_param(mut self, param: &str, ty: &str, scope: &Scope) -> FnSig {
         let own = format!("{ty}::");
+        let named = format!("{param}::");
+        let names = |text: &str| {
+            text.match_indices(&named).any(|(at, _)| {
+                !text[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+            })
+        };
         for t in self.types_mut().flatten() {
             for m in t.maps.values_mut() {
-                if m.layout.is_some() || !m.text.contains("Self::") {
+                if m.layout.is_some() || !names(&m.text) {
                     continue;
                 }
-                let text = m.text.trim().replace("Self::", &own);
+                let text = m.text.trim().replace(&named, &own);
                 let lowered = match mapping_body(&text) {
                     Some(body) => parse::parse_mapping(body)
                         .ok()
@@ -604,6 +624,7 @@ pub(super) fn set_slot(t: &mut TensorTy, slot: Slot, arg: &ast::GenericArg, scop
             }
         }
         _ => {
+            // A type parameter shadows an alias of the crate with its name (`Slice: M`).
             if let Some(m) = map_of(arg, scope).or_else(|| generic_param(arg, scope)) {
                 t.maps.insert(slot, m);
             }
@@ -882,6 +903,10 @@ pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
         &env.scope
     } else {
         let mut s = env.scope.clone();
+        // A type parameter shadows an alias of the crate with its name (`Slice: M`).
+        for p in &type_params {
+            s.aliases.remove(p);
+        }
         s.generics.extend(type_params);
         generic_scope = s;
         &generic_scope
@@ -890,6 +915,8 @@ pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
     if let Some(pl) = f.param_list() {
         for p in pl.params() {
             let ty = p.ty();
+            sig.value_params
+                .push(ty.as_ref().and_then(|t| type_param_of(t, scope)));
             dtype_params.push(ty.as_ref().and_then(|t| dtype_param(t, env, scope)));
             sig.params.push(
                 ty.and_then(|t| tensor_type(&t, env, scope, &mut Vec::new()))
@@ -914,6 +941,16 @@ pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
     sig.opaque =
         sig.ret.is_none() && sig.rets.is_empty() && ret.as_ref().is_some_and(|t| !plain(t));
     sig
+}
+
+/// The type parameter a parameter's type is (`P`, `&P`, `&mut P`), when it is one of the
+/// function's (`scope.generics`).
+fn type_param_of(ty: &ast::Type, scope: &Scope) -> Option<String> {
+    let ast::Type::PathType(p) = unwrapped(ty) else {
+        return None;
+    };
+    let name = path_key(&p.path()?)?;
+    scope.generics.contains(&name).then_some(name)
 }
 
 /// The type parameter a tensor type of the library writes as its element type (`D` of
