@@ -459,6 +459,14 @@ impl Builder<'_> {
                 v
             })
             .collect();
+        // The mappings the arguments' types give the type parameters, for the result.
+        let (sig, typed) = if inferred_from_args(&sig, &vals, &mut given) {
+            let sig = sig.instantiated(&given);
+            let typed = sig.clone().with_dtypes(&dtypes);
+            (sig, typed)
+        } else {
+            (sig, typed)
+        };
         let mut bound = self.bound_by(args, &turbofish, &given, &sig, &vals);
         bound.types = types;
         bound.streams = streams;
@@ -831,18 +839,41 @@ fn inferred_from(
     let Some(ret) = sig.ret.as_ref().filter(|r| r.kind == expected.kind) else {
         return;
     };
+    infer_mappings(sig, ret, expected, given);
+    if let (Some(name), Some(d)) = (sig.ret_dtype_param(), expected.dtype) {
+        dtypes.entry(name.to_string()).or_insert(d);
+    }
+}
+
+/// The mapping type parameters a tensor `actual` gives where the signature writes `declared`
+/// (`Packet` of `x: VectorWidenTensor<.., Time, Packet, ..>` is the argument's packet), as
+/// rustc infers them; those a turbofish gave are kept.
+fn infer_mappings(
+    sig: &FnSig,
+    declared: &TensorTy,
+    actual: &TensorTy,
+    given: &mut Vec<Option<MapVal>>,
+) {
     given.resize(given.len().max(sig.generics.len()), None);
-    for (slot, m) in ret.maps.iter().filter(|(_, m)| m.layout.is_none()) {
+    for (slot, m) in declared.maps.iter().filter(|(_, m)| m.layout.is_none()) {
         let Some(k) = sig.generics.iter().position(|g| g == m.text.trim()) else {
             continue;
         };
         if given[k].is_none()
-            && let Some(want) = expected.maps.get(&slot).filter(|w| w.layout.is_some())
+            && let Some(want) = actual.maps.get(&slot).filter(|w| w.layout.is_some())
         {
             given[k] = Some(want.clone());
         }
     }
-    if let (Some(name), Some(d)) = (sig.ret_dtype_param(), expected.dtype) {
-        dtypes.entry(name.to_string()).or_insert(d);
+}
+
+/// [`infer_mappings`] for each tensor argument of a call: whether it gave any parameter.
+fn inferred_from_args(sig: &FnSig, vals: &[Val], given: &mut Vec<Option<MapVal>>) -> bool {
+    let before = given.iter().filter(|g| g.is_some()).count();
+    for (declared, v) in sig.params.iter().zip(vals) {
+        if let (Some(declared), Val::Tensor { ty, .. }) = (declared, v) {
+            infer_mappings(sig, declared, ty, given);
+        }
     }
+    given.iter().filter(|g| g.is_some()).count() > before
 }
