@@ -1216,7 +1216,15 @@ impl DefMap {
                 "self" if i == 0 => Def::Module(m),
                 "super" => Def::Module(self.modules[cur].parent?),
                 name => {
-                    if let Some(b) = self.modules[cur].scope.get(name) {
+                    // A path that goes on names a module or a type there: a function or a
+                    // constant of that name is in the other namespace (`use
+                    // fp8_gemm::kernels::fp8_gemm;` beside `use fp8_gemm::layouts::*;`).
+                    let goes_on = i + 1 < path.len();
+                    let binding = self.modules[cur]
+                        .scope
+                        .get(name)
+                        .filter(|b| !(goes_on && self.is_value(b.def)));
+                    if let Some(b) = binding {
                         b.def
                     } else if i == 0 {
                         if let Some((_, root)) = self.crates.iter().skip(1).find(|(n, _)| n == name)
@@ -1241,6 +1249,17 @@ impl DefMap {
             }
         }
         Some(Def::Module(cur))
+    }
+
+    /// Whether `def` is a function or a constant (Rust's value namespace).
+    fn is_value(&self, def: Def) -> bool {
+        let Def::Item { module, index } = def else {
+            return false;
+        };
+        self.items
+            .get(module)
+            .and_then(|m| m.2.get(index))
+            .is_some_and(|it| matches!(it.kind, ItemKind::Fn | ItemKind::Const))
     }
 
     fn visible(&self, b: &Binding, to: usize) -> bool {
