@@ -2,7 +2,7 @@
 //! the packet, on an 8-element bus: OutPacket is 8, 16, 24 or 32 elements.
 
 use super::accumulate::Accumulate;
-use super::layouts::{at, m, same_data, strip, text};
+use super::layouts::{at, factor_axis, m, overlaps, same_data, strip, text};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Slot, pad_edit, written};
 use crate::rule::{Generations, Rule, Status};
@@ -17,7 +17,9 @@ pub const CON_016: Rule = Rule {
     docs: "Sequential mode outputs each Row's reduced packet in turn on an 8-element bus: OutTime \
            is Time without the reduced axes, then Row, then the packet's outer part; OutPacket is \
            the packet's inner part padded to 8, 16, 24 or 32 elements (`m![K % 16 / 4 # 8]`). \
-           The fix pads OutPacket to a multiple of 8.",
+           A Row written in OutPacket (`m![R # 8]`, the Interleaved layout) is reported too: \
+           the same data, split where the bus cannot carry it. The fix pads OutPacket to a \
+           multiple of 8.",
     bad: "..accumulate::<m![M, N], m![K % 16 / 4]>(AccumulationKind::Sequential)",
     good: "..accumulate::<m![M, N], m![K % 16 / 4 # 8]>(AccumulationKind::Sequential)",
     manual: "L4484-L4491, L4521, L4537-L4538",
@@ -32,7 +34,13 @@ pub(super) fn check(cx: &FnContext<'_>, a: &Accumulate<'_>, out: &mut Vec<Diagno
     let size_ok = op.size.is_multiple_of(bus) && op.size <= cols && op.size > 0;
     let want = a.time_kept.pair(a.row).and_then(|l| l.pair(a.packet));
     let have = a.out_time.pair(op);
-    let data_ok = matches!((&want, &have), (Ok(w), Ok(h)) if same_data(w, h));
+    // The Row goes to OutTime: the bus carries one Row's packet at a time. A Row in
+    // OutPacket (`m![R # 8]`) is the Interleaved layout, the same data split elsewhere.
+    let row_in_packet = a.row.dims.iter().any(|d| {
+        factor_axis(d).is_some() && op.dims.iter().any(|o| overlaps(d, o))
+    });
+    let data_ok =
+        !row_in_packet && matches!((&want, &have), (Ok(w), Ok(h)) if same_data(w, h));
     if size_ok && data_ok {
         return true;
     }
@@ -52,6 +60,16 @@ pub(super) fn check(cx: &FnContext<'_>, a: &Accumulate<'_>, out: &mut Vec<Diagno
                  to {padded}",
                 text(a.output, Slot::Packet),
                 op.size
+            )
+        } else if row_in_packet {
+            format!(
+                "Sequential accumulation outputs one Row's packet at a time, so the Row {} \
+                 belongs in OutTime (Time without the reduced axes, then the Row, then the \
+                 packet's outer part) and OutPacket holds the packet's inner part; OutPacket \
+                 {} holds the Row, which is the Interleaved layout: move the Row into OutTime \
+                 or accumulate Interleaved",
+                text(a.input, Slot::Row),
+                text(a.output, Slot::Packet)
             )
         } else {
             format!(
