@@ -1493,7 +1493,7 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             return;
         }
         env.fns.insert(name.text().to_string(), sig);
-        if let Some(c) = value_fn(&f) {
+        if let Some(c) = value_fn(&f).or_else(|| returned_values_fn(&f)) {
             env.value_fns.insert(name.text().to_string(), c);
         }
     }
@@ -1548,7 +1548,6 @@ fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
 /// that takes a reference (`ctx: &mut Context`, a tensor) or returns a tensor is a step of the
 /// kernel, followed by its signature, not a value.
 fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
-    use ra_ap_syntax::ast::HasGenericParams;
     let method = f.param_list()?.self_param().is_some() && impl_type(f.syntax()).is_some();
     if f.const_token().is_none() {
         let returns = f.ret_type()?.ty()?;
@@ -1570,6 +1569,51 @@ fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
         Some(_) if f.const_token().is_some() => syntax::node_text(f.body()?.syntax()),
         Some(_) => return None,
     };
+    const_fn_with(f, body)
+}
+
+/// A helper that returns a tuple beside its tensors (`(stat, vrf_addr + VRF_STAT_SLOT)`): the
+/// values its tail computes from its parameters and the crate's constants, as a function the
+/// evaluator runs at each call (the tensors, and what reads the body's own variables, are
+/// `()` there; the model follows the tensors). `None` when no element is such a value.
+fn returned_values_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
+    if f.const_token().is_some() || f.param_list()?.self_param().is_some() {
+        return None;
+    }
+    let body = f.body()?;
+    let ra::Expr::TupleExpr(tail) = body.stmt_list()?.tail_expr()? else {
+        return None;
+    };
+    // The body's own variables: an element that reads one is not computed here.
+    let locals: std::collections::HashSet<String> = body
+        .syntax()
+        .descendants()
+        .filter_map(ra::IdentPat::cast)
+        .filter_map(|i| Some(i.name()?.text().to_string()))
+        .collect();
+    let reads_local = |e: &ra::Expr| {
+        e.syntax()
+            .descendants_with_tokens()
+            .filter_map(|t| t.into_token())
+            .any(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT && locals.contains(t.text()))
+    };
+    let elements: Vec<Option<String>> = tail
+        .fields()
+        .map(|e| (!reads_local(&e)).then(|| syntax::node_text(e.syntax())))
+        .collect();
+    if elements.iter().all(Option::is_none) {
+        return None;
+    }
+    let text: Vec<String> = elements
+        .into_iter()
+        .map(|e| e.unwrap_or_else(|| "()".to_string()))
+        .collect();
+    const_fn_with(f, format!("({})", text.join(", ")))
+}
+
+/// `f` as the evaluator runs it, with `body` its body.
+fn const_fn_with(f: &ra::Fn, body: String) -> Option<model::consts::ConstFn> {
+    use ra_ap_syntax::ast::HasGenericParams;
     let mut params = Vec::new();
     let mut lengths = Vec::new();
     for p in f.param_list()?.params() {

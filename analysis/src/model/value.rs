@@ -481,7 +481,12 @@ fn run(call: &Call, f: &ConstFn, names: &Names<'_>, named: &mut bool, depth: u32
     let mut ints = names.ints.clone();
     let mut inferred = HashMap::new();
     for ((p, a), length) in f.params.iter().zip(args).zip(&f.lengths) {
-        let v = eval_at(a, names, named, depth + 1)?;
+        let v = match eval_at(a, names, named, depth + 1) {
+            Ok(v) => v,
+            // An argument the body never reads (`ctx`, a tensor) need not be known.
+            Err(_) if !mentions(&f.body, p) => continue,
+            Err(u) => return Err(u),
+        };
         if let Value::Int(i) = v {
             ints.insert(p.clone(), i);
         }
@@ -521,6 +526,15 @@ fn run(call: &Call, f: &ConstFn, names: &Names<'_>, named: &mut bool, depth: u32
     *named = true;
     let v = eval_with(&body, names, (&bound, &ints), named, depth + 1)?;
     Ok(with_type_args(v, f, &call.type_args))
+}
+
+/// Whether `body` names `param` (as a whole identifier).
+fn mentions(body: &str, param: &str) -> bool {
+    body.match_indices(param).any(|(at, _)| {
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        !body[..at].chars().next_back().is_some_and(word)
+            && !body[at + param.len()..].chars().next().is_some_and(word)
+    })
 }
 
 /// `e` with `locals` (a call's parameters, a block's variables) in scope over `names`, and

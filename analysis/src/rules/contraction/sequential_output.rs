@@ -36,11 +36,12 @@ pub(super) fn check(cx: &FnContext<'_>, a: &Accumulate<'_>, out: &mut Vec<Diagno
     let have = a.out_time.pair(op);
     // The Row goes to OutTime: the bus carries one Row's packet at a time. A Row in
     // OutPacket (`m![R # 8]`) is the Interleaved layout, the same data split elsewhere.
-    let row_in_packet = a.row.dims.iter().any(|d| {
-        factor_axis(d).is_some() && op.dims.iter().any(|o| overlaps(d, o))
-    });
-    let data_ok =
-        !row_in_packet && matches!((&want, &have), (Ok(w), Ok(h)) if same_data(w, h));
+    let row_in_packet = a
+        .row
+        .dims
+        .iter()
+        .any(|d| factor_axis(d).is_some() && op.dims.iter().any(|o| overlaps(d, o)));
+    let data_ok = !row_in_packet && matches!((&want, &have), (Ok(w), Ok(h)) if same_data(w, h));
     if size_ok && data_ok {
         return true;
     }
