@@ -3,7 +3,7 @@
 
 use super::accumulate::Accumulate;
 use super::layouts::{at, factor_axis, m, overlaps, same_data, strip, text};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Edit, Severity};
 use crate::model::{Slot, pad_edit, written};
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::{FnContext, at_arg};
@@ -91,6 +91,36 @@ pub(super) fn check(cx: &FnContext<'_>, a: &Accumulate<'_>, out: &mut Vec<Diagno
     {
         diag = diag.with_fix(format!("pad OutPacket to {padded}"), false, vec![edit]);
     }
+    if row_in_packet && let Some(edits) = row_to_time(a, bus) {
+        diag = diag.with_fix("move the Row into OutTime", false, edits);
+    }
     out.push(diag);
     false
+}
+
+/// The Sequential layout of an accumulate written with the Row in OutPacket: OutTime is Time
+/// without the reduced axes, then the Row (`m![M % 64, R]`), and OutPacket the reduced packet
+/// padded to the bus (`m![1 # 8]`), both written at the call's turbofish.
+fn row_to_time(a: &Accumulate<'_>, bus: u64) -> Option<Vec<Edit>> {
+    let (time, packet) = (written(a.step, 0)?, written(a.step, 1)?);
+    if a.packet.dims.iter().any(|d| factor_axis(d).is_some()) {
+        // The packet's outer part would go to OutTime too: not written here.
+        return None;
+    }
+    let new_time = a.time_kept.pair(a.row).ok()?;
+    let lanes = a.packet.size.max(1).div_ceil(bus).saturating_mul(bus);
+    let new_packet = match a.packet.size {
+        0 | 1 => format!("m![1 # {lanes}]"),
+        _ => format!("m![{} # {lanes}]", a.packet.to_expr()),
+    };
+    Some(vec![
+        Edit {
+            span: time.span,
+            new_text: format!("m![{}]", new_time.to_expr()),
+        },
+        Edit {
+            span: packet.span,
+            new_text: new_packet,
+        },
+    ])
 }
