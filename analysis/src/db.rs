@@ -844,8 +844,8 @@ pub fn module_check<'db>(
     let base = with_escapes.as_ref().unwrap_or(&module.scope);
     let check = syntax::check_sites(&model, base, |_| true, None);
     let sites: Vec<Span> = model.sites.iter().map(|s| s.span).collect();
-    let forms: Vec<Span> = model.type_forms.iter().map(|t| t.span).collect();
-    let mut diagnostics = crate::rules::mapping_diagnostics(&check.problems, &sites, &forms);
+    let mut diagnostics =
+        crate::rules::mapping_diagnostics(&check.problems, &sites, &model.type_forms);
     // The grammar of the mappings outside functions (a function's own are its analysis's).
     diagnostics.extend(other_library_forms(&model, &check, library, |s| {
         s.fns.is_empty()
@@ -1792,8 +1792,8 @@ pub fn analyse_fn(
     let base = with_escapes.as_ref().unwrap_or(&env.scope);
     let check = syntax::check_sites(&model, base, direct, Some(root));
     let sites: Vec<Span> = model.sites.iter().map(|s| s.span).collect();
-    let forms: Vec<Span> = model.type_forms.iter().map(|t| t.span).collect();
-    let mut diagnostics = crate::rules::mapping_diagnostics(&check.problems, &sites, &forms);
+    let mut diagnostics =
+        crate::rules::mapping_diagnostics(&check.problems, &sites, &model.type_forms);
     diagnostics.extend(other_library_forms(&model, &check, library, direct));
     let scope = check.scope;
     let Some(f) = tree.descendants().find_map(ra::Fn::cast) else {

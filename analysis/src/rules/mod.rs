@@ -49,22 +49,74 @@ pub fn mapping_diagnostic(p: &crate::mapping::Problem) -> Diagnostic {
 pub fn mapping_diagnostics(
     problems: &[crate::mapping::Problem],
     sites: &[Span],
-    type_forms: &[Span],
+    type_forms: &[crate::syntax::TypeFormSite],
 ) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = problems.iter().map(mapping_diagnostic).collect();
     mapping::pad_together(&mut out, sites);
     // A fix writes `m!` syntax where the expression's pieces are; inside a mapping written as
-    // types (`Modulo<Symbol<L>, 24>`) that text would not be Rust, so none is offered there.
+    // types (`Modulo<Symbol<L>, 24>`) a padding is written as its type (`Padding<.., 72>`),
+    // and any other edit is not offered there.
     for d in &mut out {
-        d.fixes.retain(|f| {
-            !f.edits.iter().any(|e| {
-                type_forms
-                    .iter()
-                    .any(|t| t.start <= e.span.start && e.span.end <= t.end)
+        d.fixes = std::mem::take(&mut d.fixes)
+            .into_iter()
+            .filter_map(|mut f| {
+                let mut edits = Vec::new();
+                for e in f.edits {
+                    match type_forms
+                        .iter()
+                        .find(|t| t.span.start <= e.span.start && e.span.end <= t.span.end)
+                    {
+                        None => edits.push(e),
+                        Some(t) => edits.extend(as_type_form(&e, t)?),
+                    }
+                }
+                f.edits = edits;
+                Some(f)
             })
-        });
+            .collect();
     }
     out
+}
+
+/// A padding written after an expression of a type form (` # 72` after `Symbol<L>`), as the
+/// form writes it: `Padding<Symbol<L>, 72>`. `None` for any other edit.
+fn as_type_form(
+    e: &crate::diagnostic::Edit,
+    form: &crate::syntax::TypeFormSite,
+) -> Option<Vec<crate::diagnostic::Edit>> {
+    use crate::mapping::ast::Expr;
+    let n = e.new_text.trim().strip_prefix('#')?.trim();
+    n.parse::<u64>().ok()?;
+    if e.span.start != e.span.end {
+        return None;
+    }
+    // The outermost piece of the form that ends where the padding goes.
+    fn ending_at(x: &Expr, at: u32, best: &mut Option<Span>) {
+        let s = x.span();
+        if s.end == at && best.is_none_or(|b| s.start < b.start) {
+            *best = Some(s);
+        }
+        match x {
+            Expr::Group(inner, _) | Expr::Op { inner, .. } => ending_at(inner, at, best),
+            Expr::Pair(terms, _) => terms.iter().for_each(|t| ending_at(t, at, best)),
+            Expr::LinComb(terms, _) => terms.iter().for_each(|(t, _)| ending_at(t, at, best)),
+            _ => {}
+        }
+    }
+    let mut piece = None;
+    ending_at(form.body.as_ref().ok()?, e.span.end, &mut piece);
+    let piece = piece?;
+    let at = |p: u32| Span::new(p as usize, p as usize);
+    Some(vec![
+        crate::diagnostic::Edit {
+            span: at(piece.start),
+            new_text: "Padding<".to_string(),
+        },
+        crate::diagnostic::Edit {
+            span: at(piece.end),
+            new_text: format!(", {n}>"),
+        },
+    ])
 }
 
 /// The diagnostic of a problem found while a function's model was built.

@@ -42,7 +42,7 @@ fn expr(ty: &ra::Type, depth: u32) -> Result<Expr, String> {
                 .unwrap_or_default();
             match (form.as_deref(), args.as_slice()) {
                 (Some("Identity"), []) => Ok(Expr::Identity(span)),
-                (Some("Symbol"), [axis, ..]) => symbol(axis),
+                (Some("Symbol"), [axis, ..]) => symbol(axis, span),
                 (Some("Broadcast"), [n]) => match size(n)?.literal() {
                     Some(1) => Ok(Expr::Identity(span)),
                     Some(n) => Ok(Expr::Broadcast(n, span)),
@@ -123,17 +123,15 @@ fn operator(
     })
 }
 
-/// `Symbol<A>` (and the manual's `Symbol<Ident::A, 8>`): the axis the path ends with.
-fn symbol(axis: &ra::GenericArg) -> Result<Expr, String> {
+/// `Symbol<A>` (and the manual's `Symbol<Ident::A, 8>`): the axis the path ends with, placed
+/// where the whole `Symbol<..>` is written (`span`), which a padding fix wraps.
+fn symbol(axis: &ra::GenericArg, span: Span) -> Result<Expr, String> {
     let ra::GenericArg::TypeArg(t) = axis else {
         return Err("its `Symbol` argument is not an axis".into());
     };
     let ty = t.ty().ok_or("its `Symbol` has no axis")?;
     let text = last_path_name(&ty).ok_or("its `Symbol` argument is not an axis")?;
-    Ok(Expr::Symbol(Name {
-        text,
-        span: span_of(ty.syntax().text_range()),
-    }))
+    Ok(Expr::Symbol(Name { text, span }))
 }
 
 /// A form's size: `64`, `{ BALANCE.clusters }`, or a constant by name (`SEQ_FIELDS`,
