@@ -832,13 +832,10 @@ pub fn module_check<'db>(
     let mut with_escapes: Option<Scope> = None;
     for item in sites.items(db) {
         let node = ra_ap_syntax::SyntaxNode::new_root(item.green(db).0.clone());
-        for (key, e) in build::escaped_exprs(&node) {
-            if let Ok(model::value::Value::Int(v)) = const_value(module, &e) {
-                with_escapes
-                    .get_or_insert_with(|| module.scope.clone())
-                    .consts
-                    .insert(key, v);
-            }
+        let values = escape_values(module, &node);
+        if !values.is_empty() {
+            let scope = with_escapes.get_or_insert_with(|| module.scope.clone());
+            scope.consts.extend(values);
         }
     }
     let base = with_escapes.as_ref().unwrap_or(&module.scope);
@@ -1318,11 +1315,8 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
     // constant it may read is declared (a module's items are in scope wherever they are
     // written).
     for a in decls.iter().filter_map(|n| ra::TypeAlias::cast(n.clone())) {
-        for (key, e) in build::escaped_exprs(a.syntax()) {
-            if let Ok(model::value::Value::Int(v)) = const_value(&env, &e) {
-                env.scope.consts.insert(key, v);
-            }
-        }
+        let values = escape_values(&env, a.syntax());
+        env.scope.consts.extend(values);
     }
     env
 }
@@ -1839,12 +1833,21 @@ fn scope_with_escapes(
         return None;
     }
     let mut scope = env.scope.clone();
-    for (key, e) in build::escaped_exprs(tree) {
-        if let Ok(model::value::Value::Int(v)) = const_value(env, &e) {
-            scope.consts.insert(key, v);
-        }
-    }
+    scope.consts.extend(escape_values(env, tree));
     Some(scope)
+}
+
+/// The value of each Rust expression escaped in the mappings under `node`
+/// ([`build::escaped_exprs`]: `m![Z # { Table::row() }]`, `Padding<L, { SPEC.width }>`) that
+/// `env` evaluates to an integer, under the name the mapping grammar gives it.
+fn escape_values(env: &Env, node: &ra_ap_syntax::SyntaxNode) -> Vec<(String, u64)> {
+    build::escaped_exprs(node)
+        .into_iter()
+        .filter_map(|(key, e)| match const_value(env, &e) {
+            Ok(model::value::Value::Int(v)) => Some((key, v)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The rules' diagnostics of a function whose loops the model iterated, each named by the
