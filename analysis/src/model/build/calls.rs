@@ -310,7 +310,9 @@ impl Builder<'_> {
             streams: Vec::new(),
             continued: None,
             receiver: None,
-            types: turbofish.iter().map(|a| self.type_arg(a)).collect(),
+            // The types the call gives its type parameters: the caller sets them
+            // ([`Builder::type_args_of_call`]).
+            types: Vec::new(),
             self_arg: None,
             kernel: match self.model.kind {
                 kind @ FnKind::Device { .. } => Some(kind),
