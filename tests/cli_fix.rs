@@ -105,6 +105,59 @@ fn every_fixture_with_a_fix_reaches_a_silent_fixed_point() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// The diagnostics of a text with their fixes checked, as `--fix`, JSON and the editors get
+/// them.
+fn checked_diagnostics(text: &str) -> Vec<Diagnostic> {
+    let mut host = visa_analysis::AnalysisHost::new();
+    let file = host.set_file(Path::new("/fixture.rs"), text.to_string());
+    let raw = host
+        .snapshot()
+        .diagnostics(file)
+        .map(|d| d.to_vec())
+        .unwrap_or_default();
+    visa_analysis::check_fixes(&mut host, file, &raw)
+}
+
+/// The bar, on every fixture and manual example: the offered fixes, applied with
+/// `--fix --unsafe-fixes` to the fixed point, leave no rule with more errors than it had (an
+/// added error that has a fix must be fixed on the way, and one that has none is a dead end
+/// the engine must not offer).
+#[test]
+fn the_fixed_point_of_the_offered_fixes_adds_no_error() {
+    let count = |ds: &[Diagnostic]| {
+        let mut by_code = std::collections::BTreeMap::<String, usize>::new();
+        for d in ds
+            .iter()
+            .filter(|d| d.severity == visa_analysis::Severity::Error)
+        {
+            *by_code.entry(d.code().to_string()).or_default() += 1;
+        }
+        by_code
+    };
+    let (mut fixed_files, mut failures) = (0, Vec::new());
+    for path in fixtures() {
+        let text = std::fs::read_to_string(&path).expect("fixture text");
+        let before = checked_diagnostics(&text);
+        if before.iter().all(|d| d.fixes.is_empty()) {
+            continue;
+        }
+        fixed_files += 1;
+        let out = fix::to_fixed_point(&text, Applicability::All, &checked_diagnostics);
+        let (had, has) = (count(&before), count(&out.remaining));
+        for (code, n) in &has {
+            let was = had.get(code).copied().unwrap_or(0);
+            if *n > was {
+                let name = path.strip_prefix(root()).unwrap_or(&path).display();
+                failures.push(format!(
+                    "{name}: {code}: {was} errors before, {n} after fixing"
+                ));
+            }
+        }
+    }
+    assert!(fixed_files >= 20, "only {fixed_files} fixtures offer a fix");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 fn diag_with_edit(start: usize, end: usize, new_text: &str) -> Diagnostic {
     Diagnostic::new(&MAP_001, Span::new(start, end), "test").with_edit(
         "edit",

@@ -203,16 +203,86 @@ fn verdict(
             .iter()
             .any(|a| a.code() == d.code() && a.span.start <= at.end && at.start <= a.span.end)
     });
+    let mut chased = Vec::new();
     let verdict = if left {
         Verdict::Leaves
     } else {
         match new_errors(before, &errors(host)) {
-            Some(what) => Verdict::Breaks(what),
+            Some(mut what) => {
+                // Each error it adds has a fix, but fixing them may add others: `--fix`
+                // must reach a fixed point with nothing new, or this fix is a dead end.
+                if !what.dead_end {
+                    let settled;
+                    (settled, chased) = settles(host, before);
+                    what.dead_end = !settled;
+                }
+                Verdict::Breaks(what)
+            }
             None => Verdict::Clean,
         }
     };
+    host.set_files(chased);
     host.set_files(originals);
     verdict
+}
+
+/// How many rounds of fixing the errors a fix adds are tried before the fix is a dead end.
+const CHASE_ROUNDS: usize = 4;
+
+/// Whether fixing, one at a time, the errors the host has beyond `before` (each by its first
+/// fix, as `--fix --unsafe-fixes` would) ends with none left within [`CHASE_ROUNDS`]; and the
+/// texts of the files it edited as they were before, to restore.
+fn settles(host: &mut AnalysisHost, before: &Errors) -> (bool, Vec<(PathBuf, String)>) {
+    let mut restore: Vec<(PathBuf, String)> = Vec::new();
+    for _ in 0..CHASE_ROUNDS {
+        let Some((path, fix)) = first_new_error_fix(host, before) else {
+            break;
+        };
+        let mut changes: Vec<(PathBuf, &[Edit])> = vec![(path, &fix.edits)];
+        for other in &fix.other_files {
+            changes.push((other.path.clone(), &other.edits));
+        }
+        let Some(originals) = apply(host, &changes) else {
+            break;
+        };
+        for (p, text) in originals {
+            if !restore.iter().any(|(q, _)| *q == p) {
+                restore.push((p, text));
+            }
+        }
+    }
+    (new_errors(before, &errors(host)).is_none(), restore)
+}
+
+/// The first fix of an error the host has beyond `before`, with the path of its file.
+fn first_new_error_fix(host: &AnalysisHost, before: &Errors) -> Option<(PathBuf, Fix)> {
+    let analysis = host.snapshot();
+    let mut paths = host.paths();
+    paths.sort();
+    for path in paths {
+        let Some(id) = host.file_id(&path) else {
+            continue;
+        };
+        let mut seen: HashMap<(&'static str, String), usize> = HashMap::new();
+        for d in analysis.diagnostics(id).ok()?.iter() {
+            if d.severity != Severity::Error {
+                continue;
+            }
+            let key = (d.code(), d.message.clone());
+            let had = before
+                .get(&path)
+                .and_then(|c| c.get(&key))
+                .map_or(0, |c| c.n);
+            let n = seen.entry(key).or_default();
+            *n += 1;
+            if *n > had
+                && let Some(fix) = d.fixes.first()
+            {
+                return Some((path, fix.clone()));
+            }
+        }
+    }
+    None
 }
 
 /// Sets each file's text with its edits applied; the original texts, or `None` (nothing

@@ -25,10 +25,7 @@ pub fn pad(text: &str, span: Span, n: u64) -> Option<Edit> {
     }
     let new_inner = if comma {
         format!("[{inner}] # {n}")
-    } else if let Some(h) = last_hash.filter(|&h| {
-        let rest = inner[h + 1..].trim();
-        !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit() || c == '_')
-    }) {
+    } else if let Some(h) = last_hash.filter(|&h| is_pad_amount(&inner[h + 1..])) {
         format!("{} # {n}", inner[..h].trim_end())
     } else {
         format!("{inner} # {n}")
@@ -37,6 +34,18 @@ pub fn pad(text: &str, span: Span, n: u64) -> Option<Edit> {
         span,
         new_text: format!("m![{new_inner}]"),
     })
+}
+
+/// Whether `text` is a padding's amount, which a new padding replaces: a number (`72`) or
+/// a braced Rust expression (`{ FLIT }`, `{ CFG.lanes * 2 }`).
+fn is_pad_amount(text: &str) -> bool {
+    let t = text.trim();
+    let number = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '_');
+    let braced = t.starts_with('{')
+        && t.ends_with('}')
+        && t.matches('{').count() == t.matches('}').count()
+        && !t[1..t.len() - 1].contains(['{', '}']);
+    number || braced
 }
 
 /// Pads the innermost term of a written mapping: `m![M, K, W]` → `m![M, K, W # n]`,
@@ -60,8 +69,7 @@ pub fn pad_last_term(text: &str, n: u64) -> Option<String> {
     let t = last.trim();
     let base = match t.split_once('#') {
         Some((b, k)) => {
-            let k = k.trim();
-            if k.is_empty() || !k.chars().all(|c| c.is_ascii_digit() || c == '_') {
+            if !is_pad_amount(k) {
                 return None;
             }
             b.trim()
@@ -87,11 +95,7 @@ pub fn pad_innermost(text: &str, n: u64) -> Option<String> {
     let (at, last) = *top_terms(text).last()?;
     let head = &text[..at];
     let term = match last.rsplit_once('#') {
-        Some((b, k))
-            if !k.trim().is_empty()
-                && k.trim().chars().all(|c| c.is_ascii_digit() || c == '_')
-                && b.matches('[').count() == b.matches(']').count() =>
-        {
+        Some((b, k)) if is_pad_amount(k) && b.matches('[').count() == b.matches(']').count() => {
             b.trim_end()
         }
         _ => last,
@@ -227,6 +231,15 @@ mod tests {
             Some("m![B, A # 96]")
         );
         assert_eq!(pad_last_term("m![N]", 4).as_deref(), Some("m![N # 4]"));
+        // A padding written as a constant is replaced, not padded again.
+        assert_eq!(
+            pad_innermost("m![N % 8 # { FLIT }]", 32).as_deref(),
+            Some("m![N % 8 # 32]")
+        );
+        assert_eq!(
+            pad("m![N % 8 # { FLIT }]", Span::new(0, 1), 32).map(|e| e.new_text),
+            Some("m![N % 8 # 32]".to_string())
+        );
         assert_eq!(pad_last_term("m![K, N = 3]", 4), None);
         assert_eq!(pad_last_term("Element", 4), None);
     }

@@ -124,6 +124,9 @@ pub struct TensorVar {
     pub ty: TensorTy,
     pub context: Option<Tu>,
     pub address: Option<u64>,
+    /// Made by `from_addr(..)`: a view the writer placed by hand, which may be one tile of a
+    /// larger tensor (its address selects which).
+    pub from_addr: bool,
     /// The loop iteration that bound it (see [`Chain::iteration`]).
     pub iteration: Option<u32>,
 }

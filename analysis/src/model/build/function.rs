@@ -275,6 +275,7 @@ impl<'a> Builder<'a> {
             context: None,
             // Where the caller placed it, when the call says.
             address: bound.addresses.get(k).copied().flatten(),
+            from_addr: false,
             iteration: None,
         });
         if let Some(Some(pass)) = bound.streams.get(k) {

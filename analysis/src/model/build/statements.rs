@@ -380,6 +380,7 @@ impl Builder<'_> {
             ty: ty.clone(),
             context: tu,
             address,
+            from_addr: l.initializer().is_some_and(|i| is_from_addr(&i)),
             iteration: self.iteration,
         });
     }
@@ -398,6 +399,7 @@ impl Builder<'_> {
                 ty: ty.clone(),
                 context: *tu,
                 address: None,
+                from_addr: false,
                 iteration: self.iteration,
             });
         }

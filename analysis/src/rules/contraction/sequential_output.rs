@@ -91,11 +91,31 @@ pub(super) fn check(cx: &FnContext<'_>, a: &Accumulate<'_>, out: &mut Vec<Diagno
     {
         diag = diag.with_fix(format!("pad OutPacket to {padded}"), false, vec![edit]);
     }
+    if row_in_packet && let Some(edit) = interleaved(a) {
+        diag = diag.with_fix(
+            "accumulate Interleaved, the layout OutTime and OutPacket spell",
+            false,
+            vec![edit],
+        );
+    }
     if row_in_packet && let Some(edits) = row_to_time(a, bus) {
         diag = diag.with_fix("move the Row into OutTime", false, edits);
     }
     out.push(diag);
     false
+}
+
+/// The mode argument of an accumulate written with the Row in OutPacket, made Interleaved
+/// (`LaneMode::Sequential` → `LaneMode::Interleaved`, or a variable naming it): the layout its
+/// types already spell, which leaves the stages after it as they are.
+fn interleaved(a: &Accumulate<'_>) -> Option<Edit> {
+    let arg = a.step.args.first()?;
+    let kind = arg.value_text();
+    let new_text = kind.replace("Sequential", "Interleaved");
+    (new_text != kind).then_some(Edit {
+        span: arg.span,
+        new_text,
+    })
 }
 
 /// The Sequential layout of an accumulate written with the Row in OutPacket: OutTime is Time

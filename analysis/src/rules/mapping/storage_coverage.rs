@@ -28,9 +28,12 @@ pub const MAP_010: Rule = Rule {
            mentions (`m![R / 4, B]` with R = 8 keeps rows 0 and 4). The library does not check \
            this, a partial axis is a sub-sampled tensor, and the vendor's tested examples use \
            it on purpose; the warning names the risk that the other elements are silently not \
-           there. (3) Warning: a DMA whose destination iterates a factor the source holds only \
-           in part (`A / 8` of a source with `A % 8`). The library's transfers allow this as a \
-           broadcast (the destination repeats what the source has), so it runs; the warning \
+           there. Not reported: a `from_addr` view or a tensor of one loop iteration that \
+           holds only an axis's inner part (one tile, its address choosing which). The tail a \
+           Resize leaves out (`m![D, K = 3]` of K = 4) is no digit of the axis: it is \
+           reported without a fix. (3) Warning: a DMA whose destination iterates a factor the \
+           source holds only in part (`A / 8` of a source with `A % 8`). The library's \
+           transfers allow this as a broadcast (the destination repeats what the source has), so it runs; the warning \
            names the risk that the destination's extra positions are copies, not data. Axes \
            present only in the destination are broadcasts too (replicated, stride 0, L1557): \
            the manual uses them deliberately (GEMM L497 keeps `J / 32` in `a`'s Slice), so they \
@@ -52,8 +55,16 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let Some(per) = placed(&t.ty) else { continue };
-        let logical: Vec<(String, u64)> =
-            per.iter().map(|(a, (s, _, _))| (a.clone(), *s)).collect();
+        // A view made by `from_addr`, or a tensor of one loop iteration, that holds an
+        // axis's inner part only is one tile of a larger tensor, its address choosing which
+        // (`m![L % 16, D]` at `base + c * TILE`).
+        let tiles = t.from_addr || t.iteration.is_some();
+        let tile = |size: u64, fs: &[(u64, u64)]| gap(size, fs).is_some_and(|(_, hi)| hi >= size);
+        let logical: Vec<(String, u64)> = per
+            .iter()
+            .filter(|(_, (s, fs, _))| !(tiles && tile(*s, fs)))
+            .map(|(a, (s, _, _))| (a.clone(), *s))
+            .collect();
         coverage(
             &t.ty,
             &logical,
@@ -115,11 +126,18 @@ fn coverage(
         // Where the axis is placed in part; the fix below adds the rest to the Element.
         let holder = slot.and_then(|s| ty.get(s)).and_then(|mv| mv.span);
         let element = ty.get(Slot::Element).filter(|e| e.span.is_some());
-        let missing = digit_text(axis, lo, hi, *size);
-        let msg = message(who, axis, *size, &missing, slot.is_some(), severity);
+        // The unplaced positions are a digit of the axis (`K / 4`), or the tail a Resize
+        // leaves out (`K = 3` of 4), which no mapping term names.
+        let digit = size % lo == 0 && hi % lo == 0 && (hi >= *size || size % hi == 0);
+        let missing = if digit {
+            digit_text(axis, lo, hi, *size)
+        } else {
+            format!("{axis} = {lo}..{}", hi.min(*size))
+        };
+        let msg = message(who, axis, *size, &missing, slot.is_some(), digit, severity);
         // The Element the fix extends is the primary span (ARCHITECTURE.md, "Where a diagnostic
         // points"); the mapping that holds the rest of the axis is related.
-        let fixable = element.is_some_and(|e| body(&e.text).is_some());
+        let fixable = digit && element.is_some_and(|e| body(&e.text).is_some());
         let at = if fixable {
             element.and_then(|e| e.span)
         } else {
@@ -142,14 +160,16 @@ fn coverage(
     }
 }
 
-/// The message of an axis of `size` whose digits `missing` no mapping places (`part`: some of
-/// the axis is placed), its consequence told by `severity`.
+/// The message of an axis of `size` whose positions `missing` no mapping places (`part`: some
+/// of the axis is placed; `digit`: `missing` is a mapping term that could be added), its
+/// consequence told by `severity`.
 fn message(
     who: &str,
     axis: &str,
     size: u64,
     missing: &str,
     part: bool,
+    digit: bool,
     severity: Severity,
 ) -> String {
     let why = if severity == Severity::Error {
@@ -158,10 +178,14 @@ fn message(
         "so the tensor is sub-sampled: the library accepts it, but only the placed elements \
          exist"
     };
+    let fix = if digit {
+        format!("add `{missing}` (for example to the Element)")
+    } else {
+        format!("place the whole of `{axis}`")
+    };
     format!(
         "{who} places {} of `{axis}` ({axis} = {size}): no mapping of its Chip, Cluster, \
-         Slice or Element holds `{missing}`, {why}; add `{missing}` (for example to the \
-         Element) if every element is meant",
+         Slice or Element holds `{missing}`, {why}; {fix} if every element is meant",
         if part { "only part" } else { "none" }
     )
 }
