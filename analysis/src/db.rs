@@ -1829,7 +1829,13 @@ fn scope_with_escapes(
     env: &Env,
 ) -> Option<Scope> {
     let may_escape = |s: &syntax::MacroSite| s.body.contains('{') && build::escapes_rust(&s.body);
-    if !model.sites.iter().any(may_escape) && model.type_forms.is_empty() {
+    // A mapping written as types in place (`Padding<Symbol<D>, { TILES[1].lanes }>`).
+    let escaping_type_arg = || {
+        tree.descendants()
+            .filter_map(ra_ap_syntax::ast::ConstArg::cast)
+            .any(|a| build::escapes_rust(&a.syntax().text().to_string()))
+    };
+    if !model.sites.iter().any(may_escape) && model.type_forms.is_empty() && !escaping_type_arg() {
         return None;
     }
     let mut scope = env.scope.clone();

@@ -138,10 +138,8 @@ const OPT_STD_RENAMES: &[(&str, Method)] = &[
     ("vector_narrow_trim", Method::VectorTrimWay4),
     ("vector_widen_concat", Method::VectorConcat),
     ("vector_widen_pad", Method::VectorPadWay8),
-    // A DMA into a destination view: the transfer `to_dm` / `to_hbm` make, written in place.
-    // (The manual's library at dadf9ca has the same view writes, `memory_tensor.rs:302-335,
-    // 529-556`, but its destination is a view of a `from_addr` tensor visa-lint does not
-    // follow yet: there they stay unknown, VL-004.)
+    // A DMA into a destination view: the transfer `to_dm` / `to_hbm` make, written in place
+    // (the manual's library at dadf9ca has them too, see `VIEW_WRITES`).
     ("to_dm_view", Method::ToDm),
     ("to_hbm_view", Method::ToHbm),
     ("to_dm_pcopy", Method::ToDm),
@@ -226,12 +224,23 @@ const VISA_STD_ABSENT: &[Method] = &[
     Method::HbmChipShuffle,
 ];
 
+/// The DMAs into a destination view of the manual's library at dadf9ca
+/// (`memory_tensor.rs:302-335, 529-556`): the transfers `to_dm` / `to_hbm` make, written into
+/// the view given as their second argument.
+const VIEW_WRITES: &[(&str, Method)] =
+    &[("to_dm_view", Method::ToDm), ("to_hbm_view", Method::ToHbm)];
+
 impl Method {
     /// The method `name` calls in a crate written against `library`: the manual's surface for
     /// `furiosa_visa_std`; for furiosa-opt-std 0.6 its renames read as the manual's methods
     /// they replace, and the manual's methods it removed unknown.
     pub fn resolve(name: &str, library: Generation) -> Method {
         match library {
+            Generation::VisaStd
+                if let Some((_, m)) = VIEW_WRITES.iter().find(|(n, _)| *n == name) =>
+            {
+                m.clone()
+            }
             Generation::VisaStd => match Method::from_name(name) {
                 m if VISA_STD_ABSENT.contains(&m) => Method::Other(name.into()),
                 m => m,
@@ -594,14 +603,18 @@ impl Method {
             Method::ViewMut => method!(
                 Memory,
                 Tensor,
-                |k| matches!(k, Kind::Dm).then_some(Kind::DmViewMut),
+                |k| match k {
+                    Kind::Dm => Some(Kind::DmViewMut),
+                    Kind::Hbm => Some(Kind::HbmView),
+                    _ => None,
+                },
                 [],
                 &[D, Chip, Cluster, Slice, Element]
             ),
             Method::Tile => method!(
                 Memory,
                 Tensor,
-                |k| matches!(k, Kind::HbmView | Kind::DmView).then_some(k),
+                |k| matches!(k, Kind::HbmView | Kind::DmView | Kind::DmViewMut).then_some(k),
                 [Other, Other, Element],
                 &[D, Chip, Cluster, Slice]
             ),
@@ -809,11 +822,29 @@ impl Method {
     ) -> Option<Transfer> {
         // The manual's library at dadf9ca has furiosa-opt-std's `reshape` and `slice_tile`
         // (`memory_tensor.rs:482-499, 576-583`), with the same turbofish.
-        if library == Generation::VisaStd && !matches!(self, Method::Reshape | Method::SliceTile) {
-            return self.transfer();
-        }
-        let from_dm = matches!(recv, Some(Kind::Dm | Kind::DmView | Kind::DmViewMut));
         let into_view = writes_into_view(written);
+        if library == Generation::VisaStd {
+            // Its DMAs into a view (`memory_tensor.rs:302-335, 529-556`) take `to_dm`'s
+            // turbofish (`to_hbm_view`'s: the DMA engine, then the Element), and the view
+            // in place of an address.
+            return match self {
+                Method::ToDm if into_view => {
+                    Some(memory(to_dm_kind, &[Cluster, Slice, Element], &[D, Chip]))
+                }
+                Method::ToHbm if into_view => {
+                    Some(memory(to_hbm_kind, &[Other, Element], &[D, Chip]))
+                }
+                Method::Reshape | Method::SliceTile => self.opt_std_transfer(recv, into_view),
+                _ => self.transfer(),
+            };
+        }
+        self.opt_std_transfer(recv, into_view)
+    }
+
+    /// [`Method::transfer_for`] under furiosa-opt-std 0.6 (and the methods of it the
+    /// manual's library at dadf9ca shares).
+    fn opt_std_transfer(&self, recv: Option<Kind>, into_view: bool) -> Option<Transfer> {
+        let from_dm = matches!(recv, Some(Kind::Dm | Kind::DmView | Kind::DmViewMut));
         let t = match self {
             Method::Fetch => Transfer {
                 generics: &[Time, Packet],
@@ -1027,10 +1058,7 @@ mod primitives {
         (Generation::OptStd, "TuTensor::fetch_mask"),
         // The manual's library at dadf9ca: methods the manual never shows.
         (Generation::VisaStd, "DmTensor::dma_scatter"),
-        (Generation::VisaStd, "DmTensorView::to_dm_view"),
-        (Generation::VisaStd, "DmTensorView::to_hbm_view"),
         (Generation::VisaStd, "HbmTensor::dma_gather"),
-        (Generation::VisaStd, "HbmTensorView::to_hbm_view"),
     ];
 
     /// The `Owner::method` primitives of a list (a bare type, `op::FpUnaryOp`, is skipped).

@@ -213,7 +213,13 @@ pub fn spelled_out(arg: &crate::model::Arg) -> bool {
         && text
             .split("::")
             .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'));
-    (text.starts_with("m![") || path) && written_here(arg)
+    (text.starts_with("m![") || path || is_type_form_text(text)) && written_here(arg)
+}
+
+/// Whether `text` is a mapping written as types (`Padding<Symbol<K>, 8>`).
+fn is_type_form_text(text: &str) -> bool {
+    matches!(crate::syntax::type_of_text(text), Some(ra_ap_syntax::ast::Type::PathType(p))
+        if crate::syntax::is_type_form(&p))
 }
 
 /// Whether `arg`'s text is what its span covers (a mapping or an alias use written there, not a

@@ -6,7 +6,7 @@
 
 pub mod limits;
 pub mod macros;
-mod type_form;
+pub(crate) mod type_form;
 
 use crate::diagnostic::Span;
 use crate::mapping::{self, Problem, Scope, ast, parse};
@@ -679,7 +679,15 @@ pub fn is_type_form(p: &ra::PathType) -> bool {
     let Some(seg) = p.path().and_then(|p| p.segment()) else {
         return false;
     };
-    let forms = ["Symbol", "Pair", "Padding", "Resize", "Stride", "Modulo"];
+    let forms = [
+        "Symbol",
+        "Pair",
+        "Padding",
+        "Resize",
+        "Stride",
+        "Modulo",
+        "Broadcast",
+    ];
     let named = seg
         .name_ref()
         .is_some_and(|n| forms.iter().any(|f| n.text() == *f));

@@ -689,6 +689,13 @@ pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
                     in_tensor_alias: false,
                 })
             }
+            // `Padding<Symbol<K>, { PLAN.lanes }>` written in place: the mapping it spells.
+            ast::Type::PathType(p) if crate::syntax::is_type_form(&p) => Some(MapVal {
+                text: crate::syntax::node_text(p.syntax()),
+                layout: type_form_layout(&p, scope),
+                span: Some(span_of(p.syntax().text_range())),
+                in_tensor_alias: false,
+            }),
             ast::Type::PathType(p) => {
                 let at = span_of(p.syntax().text_range());
                 let path = p.path()?;
@@ -721,12 +728,22 @@ pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
     }
 }
 
+/// The mapping a type form written in place spells (`Padding<Symbol<K>, { PLAN.lanes }>`),
+/// when `scope` gives its sizes.
+fn type_form_layout(p: &ast::PathType, scope: &Scope) -> Option<Arc<mapping::Layout>> {
+    let e = crate::syntax::type_form::expr_of(&ast::Type::PathType(p.clone())).ok()?;
+    mapping::lower(&e, scope, &mut Vec::new()).map(Arc::new)
+}
+
 /// The mapping a generic mapping alias given its parameters stands for (`Lanes<4>`, as
-/// written), when `scope` can read it.
+/// written), or a type form written in place, when `scope` can read it.
 pub fn generic_alias_layout(text: &str, scope: &Scope) -> Option<Arc<mapping::Layout>> {
     let ast::Type::PathType(p) = crate::syntax::type_of_text(text)? else {
         return None;
     };
+    if crate::syntax::is_type_form(&p) {
+        return type_form_layout(&p, scope);
+    }
     generic_alias_val(&p.path()?, scope, Span::default())?.layout
 }
 

@@ -72,28 +72,29 @@ pub(super) fn check(
         {
             diag = diag.with_fix(format!("pad the packet to {flit} bytes"), false, edits);
         }
-    } else if let Some(edits) = split_fix(cx, chain, step) {
-        diag = diag.with_fix(
-            format!("keep one {flit}-byte flit in the packet, the outer flits in Time"),
-            false,
-            edits,
-        );
+    } else if let Some((edits, flits)) = split_fix(cx, chain, step) {
+        let title = if flits > 1 {
+            format!("keep one {flit}-byte flit in the packet, the outer flits in Time")
+        } else {
+            format!("collect the one {flit}-byte flit the input holds, unpadded")
+        };
+        diag = diag.with_fix(title, false, edits);
     }
     out.push(diag);
 }
 
 /// COL-001's fix of a packet over one flit: Time2 and Packet2 rewritten, where they are
-/// written, to what collect derives (the inner flit in the packet, the outer flit count as the
-/// innermost Time factor). Unsafe: every later step sees the new shape.
-fn split_fix(cx: &FnContext<'_>, chain: &Chain, step: &Step) -> Option<Vec<Edit>> {
+/// written, to what collect derives from its input (the inner flit in the packet, the outer flit count as the
+/// innermost Time factor), with the number of flits the input holds. Unsafe: every later step
+/// sees the new shape.
+fn split_fix(cx: &FnContext<'_>, chain: &Chain, step: &Step) -> Option<(Vec<Edit>, u64)> {
     let (inp, outp) = (step.input.as_ref()?, step.output.as_ref()?);
     let bits = inp.dtype.or(outp.dtype)?.bits();
     let time = inp.get(Slot::Time)?.layout.as_deref()?;
     let packet = inp.get(Slot::Packet)?.layout.as_deref()?;
+    // One flit of input padded past it (`m![D % 8 # 16]` of f32) is rewritten the same way:
+    // to the flit the input holds.
     let f = normalize(time, packet, bits, cx.target.flit_bytes)?;
-    if f.flits < 2 {
-        return None;
-    }
     let mut edits = Vec::new();
     for (k, slot, want) in [(0, Slot::Time, &f.time2), (1, Slot::Packet, &f.packet2)] {
         if outp.get(slot)?.layout.as_deref() == Some(want) {
@@ -102,7 +103,7 @@ fn split_fix(cx: &FnContext<'_>, chain: &Chain, step: &Step) -> Option<Vec<Edit>
         let text = format!("m![{}]", want.to_expr());
         edits.extend(rewrite_output(chain, step, Some(k), slot, &text)?);
     }
-    (!edits.is_empty()).then_some(edits)
+    (!edits.is_empty()).then_some((edits, f.flits))
 }
 
 #[cfg(test)]
