@@ -282,11 +282,21 @@ fn record(r: &ast::RecordExpr, names: &Names<'_>, named: &mut bool, depth: u32) 
         ))
     })?;
     let list = r.record_expr_field_list().ok_or_else(missing)?;
-    if list.spread().is_some() {
-        return Err(Unknown::new(format!(
-            "`{variant} {{ .. }}` takes fields from another value, which visa-lint does not evaluate"
-        )));
-    }
+    // `Plan { addr: X, ..BASE }`: the fields not written are the base value's.
+    let base = match list.spread() {
+        Some(e) => match eval_at(&e, names, named, depth + 1)? {
+            Value::Variant {
+                fields: Fields::Named(fields),
+                ..
+            } => fields,
+            _ => {
+                return Err(Unknown::new(format!(
+                    "`{variant} {{ .. }}` takes fields from a value visa-lint does not know as a struct"
+                )));
+            }
+        },
+        None => Vec::new(),
+    };
     let mut fields = Vec::new();
     for f in list.fields() {
         let (name, value) = match (f.name_ref(), f.expr()) {
@@ -299,6 +309,11 @@ fn record(r: &ast::RecordExpr, names: &Names<'_>, named: &mut bool, depth: u32) 
             _ => return Err(missing()),
         };
         fields.push((name, value));
+    }
+    for (name, value) in base {
+        if !fields.iter().any(|(n, _)| *n == name) {
+            fields.push((name, value));
+        }
     }
     Ok(Value::Variant {
         path: variant,

@@ -11,6 +11,7 @@ use crate::model::types::{Dtype, Kind, TensorTy};
 use crate::model::value;
 use crate::model::{Chain, Step};
 use crate::model::{FnKind, MapVal};
+use crate::syntax::last_path_name;
 use crate::syntax::snippet;
 use ra_ap_syntax::ast::{HasArgList, HasGenericArgs};
 use ra_ap_syntax::{AstNode, ast};
@@ -259,7 +260,15 @@ impl Builder<'_> {
             let (Some(param), Some(Some(ty))) = (ast::HasName::name(&t), types.get(k)) else {
                 continue;
             };
-            self.bind_type_arg(param.text().as_ref(), ty);
+            let param = param.text().to_string();
+            self.bind_type_arg(&param, ty);
+            // `<R as RowTile>::Rows` names the same items, through each trait bounding `R`.
+            let traits = ast::HasTypeBounds::type_bound_list(&t)
+                .into_iter()
+                .flat_map(|l| l.bounds());
+            for tr in traits.filter_map(|b| b.ty().as_ref().and_then(last_path_name)) {
+                self.bind_type_arg(&format!("<{param} as {tr}>"), ty);
+            }
         }
     }
 

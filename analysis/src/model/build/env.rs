@@ -379,20 +379,27 @@ impl FnSig {
     pub fn with_type_param(mut self, param: &str, ty: &str, scope: &Scope) -> FnSig {
         let own = format!("{ty}::");
         let named = format!("{param}::");
+        // `<R as RowTile>::Rows`: the trait's item of the parameter, named by the type too.
+        let (anchor, own_anchor) = (format!("<{param} as "), format!("<{ty} as "));
         let names = |text: &str| {
-            text.match_indices(&named).any(|(at, _)| {
-                !text[..at]
-                    .chars()
-                    .next_back()
-                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
-            })
+            text.contains(&anchor)
+                || text.match_indices(&named).any(|(at, _)| {
+                    !text[..at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                })
         };
         for t in self.types_mut().flatten() {
             for m in t.maps.values_mut() {
                 if m.layout.is_some() || !names(&m.text) {
                     continue;
                 }
-                let text = m.text.trim().replace(&named, &own);
+                let text = m
+                    .text
+                    .trim()
+                    .replace(&named, &own)
+                    .replace(&anchor, &own_anchor);
                 let lowered = match mapping_body(&text) {
                     Some(body) => parse::parse_mapping(body)
                         .ok()
