@@ -3,7 +3,7 @@
 
 use super::accumulate::Accumulate;
 use super::layouts::{at, factor_axis, m, overlaps, same_data, strip, text};
-use crate::diagnostic::{Diagnostic, Edit, Severity};
+use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
 use crate::model::{Slot, pad_edit, written};
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::{FnContext, at_arg};
@@ -51,6 +51,13 @@ pub(super) fn check(cx: &FnContext<'_>, a: &Accumulate<'_>, out: &mut Vec<Diagno
         step,
         if data_ok {
             at(step, 1, Slot::Packet)
+        } else if row_in_packet {
+            // From the layouts to the mode: either is the fix.
+            let mode = step.args.first().map(|a| a.span);
+            at(step, 0, Slot::Time).map(|t| match mode {
+                Some(m) if m.end > t.start => Span::new(t.start as usize, m.end as usize),
+                _ => t,
+            })
         } else {
             at(step, 0, Slot::Time)
         },

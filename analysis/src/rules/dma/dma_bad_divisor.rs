@@ -63,5 +63,5 @@ pub(super) fn report(
              to {up} bytes (a multiple of {max}) or split the command"
         ),
     );
-    out.push(pad_fix(op, dtype(op.step), up, diag));
+    out.push(pad_fix(cx.scope, op, dtype(op.step), up, diag));
 }

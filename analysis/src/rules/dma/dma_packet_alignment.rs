@@ -95,7 +95,10 @@ pub(super) fn check(cx: &FnContext<'_>, op: &DmaOp<'_>, p: &DmaPair, out: &mut V
             p.read, p.write, op.align
         ),
     );
-    out.push(dma_tail_severity(cx, pad_fix(op, dtype(op.step), up, diag)));
+    out.push(dma_tail_severity(
+        cx,
+        pad_fix(cx.scope, op, dtype(op.step), up, diag),
+    ));
 }
 
 /// The fix for a DM layout that reorders the other side's innermost axis: the DM Element's

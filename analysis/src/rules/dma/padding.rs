@@ -5,9 +5,10 @@
 use crate::derive::bytes;
 use crate::derive::dma::{DmaOp, Media};
 use crate::diagnostic::{Diagnostic, Span};
+use crate::mapping::Scope;
 use crate::mapping::edit::pad_innermost;
 use crate::mapping::layout::Dim;
-use crate::model::{Dtype, Slot, Step, written};
+use crate::model::{Arg, Dtype, Slot, Step, written, written_mapping};
 
 /// The DM tensor's Element as written for a DMA step: `to_dm`'s third turbofish argument, else
 /// the annotation of the DM side's type.
@@ -43,6 +44,7 @@ pub(super) fn dtype(step: &Step) -> Option<Dtype> {
 
 /// A padding fix of the DM Element's innermost axis to `bytes` per row.
 pub(super) fn pad_fix(
+    scope: &Scope,
     op: &DmaOp<'_>,
     d: Option<Dtype>,
     row_bytes: u64,
@@ -51,6 +53,12 @@ pub(super) fn pad_fix(
     let Some((span, text)) = dm_element(op) else {
         return diag;
     };
+    // An alias (`KvScaleRow`) is replaced at this use by the mapping it stands for, padded;
+    // the engine offers padding its definition beside (`alias_fix`).
+    let text = match written_mapping(scope, &Arg::written(text.clone(), span)) {
+        Some(m) if !text.trim_start().starts_with("m![") && spelled_out_here(&text, span) => m,
+        _ => text,
+    };
     let Some(new) = d
         .and_then(|d| d.elems_for(row_bytes))
         .and_then(|n| pad_innermost(&text, n))
@@ -58,6 +66,12 @@ pub(super) fn pad_fix(
         return diag;
     };
     diag.with_edit(format!("pad the innermost axis: {new}"), false, span, new)
+}
+
+/// Whether `text` is what `span` covers (an alias written at this use, not a mapping read out
+/// of a tensor alias named there).
+fn spelled_out_here(text: &str, span: Span) -> bool {
+    usize::try_from(span.end.saturating_sub(span.start)) == Ok(text.len())
 }
 
 /// The bytes of the innermost packet digit of a DMA, when it is a factor.
