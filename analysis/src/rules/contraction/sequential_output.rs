@@ -18,7 +18,9 @@ pub const CON_016: Rule = Rule {
            is Time without the reduced axes, then Row, then the packet's outer part; OutPacket is \
            the packet's inner part padded to 8, 16, 24 or 32 elements (`m![K % 16 / 4 # 8]`). \
            A Row written in OutPacket (`m![R # 8]`, the Interleaved layout) is reported too: \
-           the same data, split where the bus cannot carry it. The fix pads OutPacket to a \
+           the same data, split where the bus cannot carry it: its first fix makes the mode \
+           Interleaved, the layout the types spell, and moving the Row into OutTime is \
+           offered when the stages after it still hold. Otherwise the fix pads OutPacket to a \
            multiple of 8.",
     bad: "..accumulate::<m![M, N], m![K % 16 / 4]>(AccumulationKind::Sequential)",
     good: "..accumulate::<m![M, N], m![K % 16 / 4 # 8]>(AccumulationKind::Sequential)",
