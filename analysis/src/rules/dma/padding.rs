@@ -9,6 +9,7 @@ use crate::mapping::Scope;
 use crate::mapping::edit::pad_innermost;
 use crate::mapping::layout::Dim;
 use crate::model::{Arg, Dtype, Slot, Step, written, written_mapping};
+use crate::rules::context::spelled_out;
 
 /// The DM tensor's Element as written for a DMA step: `to_dm`'s third turbofish argument, else
 /// the annotation of the DM side's type.
@@ -55,8 +56,9 @@ pub(super) fn pad_fix(
     };
     // An alias (`KvScaleRow`) is replaced at this use by the mapping it stands for, padded;
     // the engine offers padding its definition beside (`alias_fix`).
-    let text = match written_mapping(scope, &Arg::written(text.clone(), span)) {
-        Some(m) if !text.trim_start().starts_with("m![") && spelled_out_here(&text, span) => m,
+    let arg = Arg::written(text.clone(), span);
+    let text = match written_mapping(scope, &arg) {
+        Some(m) if !text.trim_start().starts_with("m![") && spelled_out(&arg) => m,
         _ => text,
     };
     let Some(new) = d
@@ -66,12 +68,6 @@ pub(super) fn pad_fix(
         return diag;
     };
     diag.with_edit(format!("pad the innermost axis: {new}"), false, span, new)
-}
-
-/// Whether `text` is what `span` covers (an alias written at this use, not a mapping read out
-/// of a tensor alias named there).
-fn spelled_out_here(text: &str, span: Span) -> bool {
-    usize::try_from(span.end.saturating_sub(span.start)) == Ok(text.len())
 }
 
 /// The bytes of the innermost packet digit of a DMA, when it is a factor.
