@@ -786,8 +786,8 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     let node = f.syntax().clone();
     let p = of.is_some() || public(f);
     let keeps_body = match of {
-        None => f.const_token().is_some() && f.body().is_some(),
-        Some(_) => one_expression(f),
+        None => f.const_token().is_some() && f.body().is_some() || computes_a_value(f),
+        Some(_) => one_expression(f) || computes_a_value(f),
     };
     let (text, skip): (String, &[SyntaxKind]) = if keeps_body {
         (syntax::node_text(&node), &[])
@@ -807,6 +807,22 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
 }
 
 /// Whether `f`'s body is one expression (no statements): a function the value evaluator runs.
+/// A function that computes a value from values (`fn plan() -> Placement { let q = BASE +
+/// 12; .. }`): it returns something that is no tensor and takes no reference, so the
+/// evaluator can run it at a call (a helper that takes `ctx: &mut Context` or returns a
+/// tensor is a step of the kernel, followed by its signature).
+fn computes_a_value(f: &ast::Fn) -> bool {
+    let returns_value = f
+        .ret_type()
+        .and_then(|r| r.ty())
+        .is_some_and(|t| !syntax::node_text(t.syntax()).contains("Tensor"));
+    let takes_reference = f.param_list().is_none_or(|l| {
+        l.params()
+            .any(|p| matches!(p.ty(), Some(ast::Type::RefType(_))))
+    });
+    returns_value && !takes_reference && f.body().is_some()
+}
+
 fn one_expression(f: &ast::Fn) -> bool {
     f.body()
         .and_then(|b| b.stmt_list())

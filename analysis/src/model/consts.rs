@@ -108,29 +108,68 @@ fn size_of(path: &ast::Path, scope: &crate::mapping::Scope) -> Option<u64> {
     if item != "SIZE" {
         return None;
     }
-    let key = match &anchored {
-        Some(ast::Type::PathType(p)) => path_key(&p.path()?),
-        Some(_) => None,
-        None => path_key(&qualifier),
-    };
-    if let Some(key) = key {
-        let name = crate::mapping::ast::Name {
-            text: key,
-            span: crate::diagnostic::Span::new(0, 0),
-        };
-        let size = crate::mapping::ast::SizeExpr::SizeOf(name, crate::diagnostic::Span::new(0, 0));
-        return crate::mapping::lower::eval_size(&size, scope, &mut Vec::new(), &mut Vec::new());
+    match &anchored {
+        Some(ty) => mapping_size(ty, scope),
+        None => named_size(path_key(&qualifier)?, scope),
     }
-    // `<m![A, B]>::SIZE`
-    let Some(ast::Type::MacroType(m)) = anchored else {
-        return None;
+}
+
+/// The size of the mapping a type names: an alias or axis (`Slice`), a written mapping
+/// (`m![A, B]`) or a type form (`Padding<Symbol<K>, 8>`).
+fn mapping_size(ty: &ast::Type, scope: &crate::mapping::Scope) -> Option<u64> {
+    let expr = match ty {
+        ast::Type::PathType(p) if crate::syntax::is_type_form(p) => {
+            crate::syntax::type_form::expr_of(ty).ok()?
+        }
+        ast::Type::PathType(p) => return named_size(path_key(&p.path()?)?, scope),
+        ast::Type::MacroType(m) => {
+            let body = m.macro_call()?.token_tree()?;
+            let text = body.syntax().text().to_string();
+            let inner = text.trim().get(1..text.trim().len().checked_sub(1)?)?;
+            crate::mapping::parse::parse_mapping(inner).ok()?
+        }
+        _ => return None,
     };
-    let body = m.macro_call()?.token_tree()?;
-    let text = body.syntax().text().to_string();
-    let inner = text.trim().get(1..text.trim().len().checked_sub(1)?)?;
-    let expr = crate::mapping::parse::parse_mapping(inner).ok()?;
     let layout = crate::mapping::lower::lower(&expr, scope, &mut Vec::new())?;
     Some(layout.size)
+}
+
+/// The size of an axis or mapping alias by its name.
+fn named_size(key: String, scope: &crate::mapping::Scope) -> Option<u64> {
+    let name = crate::mapping::ast::Name {
+        text: key,
+        span: crate::diagnostic::Span::new(0, 0),
+    };
+    let size = crate::mapping::ast::SizeExpr::SizeOf(name, crate::diagnostic::Span::new(0, 0));
+    crate::mapping::lower::eval_size(&size, scope, &mut Vec::new(), &mut Vec::new())
+}
+
+/// `HbmTensor::<bf16, Chip, m![B, D]>::size()`: the bytes of the tensor, its chip and element
+/// mappings' sizes times the element's bytes (the library's `size`; an element type whose
+/// bits do not fill whole bytes is left unknown, as the 0.6 library refuses it).
+fn tensor_bytes(path: &ast::Path, scope: &crate::mapping::Scope) -> Option<u64> {
+    if path.segment()?.name_ref()?.text() != "size" {
+        return None;
+    }
+    let owner = path.qualifier()?.segment()?;
+    if owner.name_ref()?.text() != "HbmTensor" {
+        return None;
+    }
+    let types: Vec<ast::Type> = owner
+        .generic_arg_list()?
+        .generic_args()
+        .filter_map(|a| match a {
+            ast::GenericArg::TypeArg(t) => t.ty(),
+            _ => None,
+        })
+        .collect();
+    let [dtype, chip, element, ..] = types.as_slice() else {
+        return None;
+    };
+    let dtype = crate::dtype::Dtype::from_name(dtype.syntax().text().to_string().trim())?;
+    let elements = mapping_size(chip, scope)?.checked_mul(mapping_size(element, scope)?)?;
+    let bits = elements.checked_mul(u64::from(dtype.bits()))?;
+    bits.is_multiple_of(8).then_some(bits / 8)
 }
 
 /// `size_of::<bf16>()` (also `std::mem::size_of`, `core::mem::size_of`): the bytes of one
@@ -182,6 +221,9 @@ fn call(
     };
     let path = callee.path()?;
     if let Some(bytes) = size_of_type(&path) {
+        return Some(bytes);
+    }
+    if let Some(bytes) = sizes.and_then(|scope| tensor_bytes(&path, scope)) {
         return Some(bytes);
     }
     let f = fns.get(&callee_key(&path)?)?;

@@ -285,9 +285,10 @@ impl std::fmt::Display for Method {
 impl Method {
     /// Whether the rules read this method's value arguments (a `SwitchConfig`, a
     /// `TrfAddress`, an op, a zero point, an address): one whose value is unknown is then
-    /// reported as not checked (VL-009). `fetch_with_table`'s table is a tensor no rule reads.
+    /// reported as not checked (VL-009). `fetch_with_table`'s table is a tensor no rule reads,
+    /// and no rule reads the value `memset` fills with.
     pub fn reads_value_args(&self) -> bool {
-        !matches!(self, Method::FetchWithTable)
+        !matches!(self, Method::FetchWithTable | Method::Memset)
     }
 
     /// A `fetch` of any spelling (`fetch`, `fetch_with_table`, `fetch_with_zero_point(s)`).

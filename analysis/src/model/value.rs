@@ -31,6 +31,11 @@ pub enum Value {
     Tuple(Vec<Value>),
     /// `[a, b]` (and `[a; n]`, its elements repeated).
     Array(Vec<Value>),
+    /// A field of a struct, or an element of a tuple or array, that the evaluator cannot
+    /// know (`Placement { q: BASE + 12, k: align_up(q + HbmTensor::<..>::size(), PAGE) }` where
+    /// `size` is not evaluated): the other parts stay known, and reading this one gives why.
+    /// Only [`eval_partial`] returns a value that holds one; [`eval`] gives the reason instead.
+    Unknown(Unknown),
 }
 
 /// The fields of a variant or struct value.
@@ -101,8 +106,67 @@ impl Value {
                     format!("({})", body.join(", "))
                 }
             }
+            Value::Unknown(_) => "_".to_string(),
         }
     }
+
+    /// The first part of the value the evaluator does not know, if any.
+    pub fn first_unknown(&self) -> Option<&Unknown> {
+        match self {
+            Value::Unknown(u) => Some(u),
+            Value::Variant {
+                fields: Fields::Named(fs),
+                ..
+            } => fs.iter().find_map(|(_, v)| v.first_unknown()),
+            Value::Variant {
+                fields: Fields::Positional(vs),
+                ..
+            }
+            | Value::Tuple(vs)
+            | Value::Array(vs) => vs.iter().find_map(Value::first_unknown),
+            _ => None,
+        }
+    }
+
+    /// Whether the value is a struct, tuple or array with a part the evaluator knows (whose
+    /// fields are values, not tensors it does not evaluate).
+    pub fn knows_a_part(&self) -> bool {
+        let known = |v: &Value| !matches!(v, Value::Unknown(_));
+        match self {
+            Value::Variant {
+                fields: Fields::Named(fs),
+                ..
+            } => fs.iter().any(|(_, v)| known(v)),
+            Value::Variant {
+                fields: Fields::Positional(vs),
+                ..
+            }
+            | Value::Tuple(vs)
+            | Value::Array(vs) => vs.iter().any(known),
+            _ => false,
+        }
+    }
+
+    /// The value when all of it is known, else why a part of it is not.
+    pub fn whole(self) -> Eval {
+        match self.first_unknown() {
+            Some(u) => Err(u.clone()),
+            None => Ok(self),
+        }
+    }
+
+    /// A part read out of a value (a field, an element): unknown when it is.
+    fn read(self) -> Eval {
+        match self {
+            Value::Unknown(u) => Err(u),
+            v => Ok(v),
+        }
+    }
+}
+
+/// A part of a struct, tuple or array: its value, or the unknown it is.
+fn part(v: Eval) -> Value {
+    v.unwrap_or_else(Value::Unknown)
 }
 
 /// What an expression can name: the `let` bindings and `const` items in scope, the `const
@@ -121,8 +185,17 @@ pub struct Names<'a> {
 const MAX_DEPTH: u32 = 64;
 
 /// The value of `e`, and whether reaching it read a name (a `let`, a `const`): a value written
-/// in place is read by the rules from its text, with spans inside it.
+/// in place is read by the rules from its text, with spans inside it. A value with a part the
+/// evaluator does not know is unknown, for that part's reason.
 pub fn eval(e: &ast::Expr, names: &Names<'_>) -> (Eval, bool) {
+    let (v, named) = eval_partial(e, names);
+    (v.and_then(Value::whole), named)
+}
+
+/// The value of `e` as [`eval`] gives it, except that a struct, tuple or array keeps the parts
+/// it knows beside those it does not ([`Value::Unknown`]): what a `let` or a `const` binds, so
+/// that reading a known field of it is known.
+pub fn eval_partial(e: &ast::Expr, names: &Names<'_>) -> (Eval, bool) {
     let mut named = false;
     statements::reset_budget();
     let v = eval_at(e, names, &mut named, 0);
@@ -166,10 +239,9 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
         ast::Expr::PathExpr(p) => name(p, names, named),
         ast::Expr::RecordExpr(r) => record(r, names, named, depth),
         ast::Expr::CallExpr(c) => tuple_variant(c, names, named, depth),
-        ast::Expr::TupleExpr(t) => {
-            let vs: Result<Vec<Value>, Unknown> = t.fields().map(|f| sub(&f, named)).collect();
-            vs.map(Value::Tuple)
-        }
+        ast::Expr::TupleExpr(t) => Ok(Value::Tuple(
+            t.fields().map(|f| part(sub(&f, named))).collect(),
+        )),
         ast::Expr::IfExpr(i) => if_expr(i, names, named, depth),
         ast::Expr::MatchExpr(m) => match_expr(m, names, named, depth),
         ast::Expr::ArrayExpr(a) => array(a, names, named, depth),
@@ -237,7 +309,7 @@ fn name(p: &ast::PathExpr, names: &Names<'_>, named: &mut bool) -> Eval {
     })?;
     if let Some(v) = (names.value)(&key) {
         *named = true;
-        return v;
+        return v.and_then(Value::read);
     }
     if let Some(variant) = variant_path(&path) {
         return Ok(Value::Variant {
@@ -300,11 +372,14 @@ fn record(r: &ast::RecordExpr, names: &Names<'_>, named: &mut bool, depth: u32) 
     let mut fields = Vec::new();
     for f in list.fields() {
         let (name, value) = match (f.name_ref(), f.expr()) {
-            (Some(n), Some(x)) => (n.text().to_string(), eval_at(&x, names, named, depth + 1)?),
+            (Some(n), Some(x)) => (
+                n.text().to_string(),
+                part(eval_at(&x, names, named, depth + 1)),
+            ),
             // `{ ring_size }`: the field's shorthand names a binding.
             (None, Some(ast::Expr::PathExpr(p))) => {
                 let name = crate::syntax::node_text(p.syntax()).trim().to_string();
-                (name, self::name(&p, names, named)?)
+                (name, part(self::name(&p, names, named)))
             }
             _ => return Err(missing()),
         };
@@ -598,7 +673,9 @@ fn field(f: &ast::FieldExpr, names: &Names<'_>, named: &mut bool, depth: u32) ->
         | Value::Tuple(vs) => positional(vs),
         _ => None,
     };
-    found.ok_or_else(|| Unknown::new(format!("`{}` has no field `{name}`", v.text())))
+    found
+        .ok_or_else(|| Unknown::new(format!("`{}` has no field `{name}`", v.text())))?
+        .read()
 }
 
 /// `value.method(args)`: a method of the value's type whose body is one expression (see
@@ -709,11 +786,12 @@ fn array(a: &ast::ArrayExpr, names: &Names<'_>, named: &mut bool, depth: u32) ->
         };
         return Ok(Value::Array(vec![v; n as usize]));
     }
-    let vs: Result<Vec<Value>, Unknown> = elems
-        .iter()
-        .map(|x| eval_at(x, names, named, depth + 1))
-        .collect();
-    vs.map(Value::Array)
+    Ok(Value::Array(
+        elems
+            .iter()
+            .map(|x| part(eval_at(x, names, named, depth + 1)))
+            .collect(),
+    ))
 }
 
 /// `if c { a } else { b }`: the arm its condition takes, or the value both arms give.
@@ -990,7 +1068,8 @@ fn index(i: &ast::IndexExpr, names: &Names<'_>, named: &mut bool, depth: u32) ->
                 "index {k} is out of bounds of an array of {} elements",
                 elems.len()
             ))
-        })
+        })?
+        .read()
 }
 
 #[cfg(test)]

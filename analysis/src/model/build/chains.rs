@@ -486,6 +486,22 @@ impl Builder<'_> {
                 .path()
                 .and_then(|p| path_key(&p))
                 .is_some_and(|k| self.values.contains_key(&k) || self.env.unknown_consts_has(&k)),
+            // `PLAN.mode()`, `plan.lanes()`: a method of a value the function or the crate
+            // binds and the evaluator knows, which it runs (a method of a tensor, `w.view()`,
+            // is not one).
+            ast::Expr::MethodCallExpr(m) => match m.receiver() {
+                Some(ast::Expr::PathExpr(p)) => {
+                    p.path().and_then(|p| path_key(&p)).is_some_and(|k| {
+                        self.values
+                            .get(&k)
+                            .cloned()
+                            .or_else(|| self.env.value_or_why(&k))
+                            .is_some_and(|v| v.is_ok())
+                    })
+                }
+                Some(r) => self.names_a_value(&r),
+                None => false,
+            },
             ast::Expr::RecordExpr(_)
             | ast::Expr::IfExpr(_)
             | ast::Expr::MatchExpr(_)
@@ -497,14 +513,20 @@ impl Builder<'_> {
                 .any(|x| self.names_a_value(&x)),
             ast::Expr::PrefixExpr(p) => p.expr().is_some_and(|x| self.names_a_value(&x)),
             ast::Expr::CastExpr(c) => c.expr().is_some_and(|x| self.names_a_value(&x)),
-            // `MAP[1].base`: a field of an element of an array (a field of a local struct
-            // may be a tensor's, `ops.src`, and is not read as a value here).
-            ast::Expr::FieldExpr(f) => {
-                matches!(
-                    f.expr(),
-                    Some(ast::Expr::IndexExpr(_) | ast::Expr::FieldExpr(_))
-                ) && f.expr().is_some_and(|x| self.names_a_value(&x))
-            }
+            // `MAP[1].base`: a field of an element of an array; `at.q`: a field of a local
+            // struct the evaluator knows in part (a struct of tensors, `ops.src`, has no known
+            // part, and is not read as a value here).
+            ast::Expr::FieldExpr(f) => match f.expr() {
+                Some(ast::Expr::IndexExpr(_) | ast::Expr::FieldExpr(_)) => {
+                    f.expr().is_some_and(|x| self.names_a_value(&x))
+                }
+                Some(ast::Expr::PathExpr(p)) => p
+                    .path()
+                    .and_then(|p| path_key(&p))
+                    .and_then(|k| self.values.get(&k))
+                    .is_some_and(|v| v.as_ref().is_ok_and(value::Value::knows_a_part)),
+                _ => false,
+            },
             _ => false,
         }
     }

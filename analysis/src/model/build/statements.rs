@@ -155,6 +155,13 @@ impl Builder<'_> {
     /// The compile-time value of `e` (see [`value::eval`]), and whether it was reached through
     /// a name.
     pub(super) fn value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
+        let (v, named) = self.partial_value_of(e);
+        (v.and_then(value::Value::whole), named)
+    }
+
+    /// The value of `e` as a `let` binds it: a struct keeps the fields the evaluator knows
+    /// beside those it does not (see [`value::eval_partial`]).
+    fn partial_value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
         let lookup = |key: &str| {
             self.values
                 .get(key)
@@ -167,7 +174,7 @@ impl Builder<'_> {
             fns: &self.env.value_fns,
             mapping: &self.scope,
         };
-        value::eval(e, &names)
+        value::eval_partial(e, &names)
     }
 
     /// `v` with what the `let` annotation `ty` (if any) says of its type's generic arguments.
@@ -317,7 +324,10 @@ impl Builder<'_> {
             .initializer()
             .filter(|_| immutable || mutable)
             .map(|init| match reassigned {
-                false => self.value_of(&init).0.map(|v| self.annotated(v, l.ty())),
+                false => self
+                    .partial_value_of(&init)
+                    .0
+                    .map(|v| self.annotated(v, l.ty())),
                 true => Err(value::Unknown::assigned(n)),
             });
         match &value {

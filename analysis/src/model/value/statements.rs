@@ -101,7 +101,9 @@ fn stmts(
                 }
                 .ok_or_else(|| Unknown::new("a `let` that binds a pattern is not evaluated"))?;
                 let init = l.initializer().ok_or_else(missing)?;
-                let v = value(&init, names, frame, depth)?;
+                // A local the evaluator cannot know is unknown where it is read, not here:
+                // a struct built from known and unknown locals keeps its known fields.
+                let v = super::part(value(&init, names, frame, depth));
                 frame.locals.insert(name, v);
                 Flow::Next
             }
