@@ -210,14 +210,19 @@ pub fn call_diagnostics(
             let d = &helper.placed(d);
             let reported = |o: &Diagnostic| o.rule.code == d.rule.code && o.message == d.message;
             let in_continuation = d.span.start >= crate::model::CALLER_CONTINUATION;
+            if in_continuation && own.iter().any(reported) {
+                continue;
+            }
+            // Once per rule and place: each iteration of a loop calls the helper anew, and
+            // the first that gives a finding names it.
+            let found = at_the_call(db, d, call, &helper, when);
             if out
                 .iter()
-                .any(|o| o.rule.code == d.rule.code && o.span == call.span)
-                || (in_continuation && own.iter().any(reported))
+                .any(|o| o.rule.code == found.rule.code && o.span == found.span)
             {
                 continue;
             }
-            out.push(at_the_call(db, d, call, &helper, when));
+            out.push(found);
         }
     }
     out

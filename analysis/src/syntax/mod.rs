@@ -71,6 +71,9 @@ pub struct TypeFormSite {
     /// The whole type.
     pub span: Span,
     pub fns: Vec<Span>,
+    /// Its type and const parameters (`type Scalar<const N: usize> = Padding<m![1], N>;`),
+    /// which each use gives.
+    pub generics: Vec<String>,
 }
 
 /// The mapping-level model of one file.
@@ -83,6 +86,10 @@ pub struct FileModel {
     pub type_forms: Vec<TypeFormSite>,
     /// Generic type and const parameter names per function.
     pub generics: HashMap<Span, Vec<String>>,
+    /// A mapping written inside a generic type alias that is no mapping alias (`type Flit<L>
+    /// = CastTensor<.., m![{ L } # 16]>;`): its site and the alias's parameters, which its
+    /// uses give.
+    pub in_generic_aliases: Vec<(usize, Vec<String>)>,
 }
 
 fn span_of(r: TextRange) -> Span {
@@ -489,6 +496,11 @@ impl FileModel {
             .into_iter()
             .filter(|r| r.fns.is_empty())
             .collect();
+        out.in_generic_aliases = self
+            .in_generic_aliases
+            .into_iter()
+            .filter_map(|(site, g)| Some((index.get(site).copied().flatten()?, g)))
+            .collect();
         out
     }
 
@@ -503,6 +515,12 @@ impl FileModel {
         self.renames.extend(other.renames);
         self.type_forms.extend(other.type_forms);
         self.generics.extend(other.generics);
+        self.in_generic_aliases.extend(
+            other
+                .in_generic_aliases
+                .into_iter()
+                .map(|(site, g)| (site + base, g)),
+        );
     }
 }
 
@@ -615,6 +633,14 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
         let Some(name) = ra::HasName::name(&alias) else {
             continue;
         };
+        let generics = generic_names(&alias);
+        if !generics.is_empty() && !matches!(alias.ty(), Some(ra::Type::MacroType(_))) {
+            for call in alias.syntax().descendants().filter_map(ra::MacroCall::cast) {
+                if let Some(&site) = site_of_call.get(&call.syntax().text_range()) {
+                    model.in_generic_aliases.push((site, generics.clone()));
+                }
+            }
+        }
         // An associated type of an `impl` block is `Type::Name` (and `<Type as Trait>::Name`),
         // never the bare name another alias may have.
         let names = {
@@ -648,6 +674,7 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
                     body: body.clone(),
                     span: span_of(p.syntax().text_range()),
                     fns: enclosing_fns(alias.syntax()),
+                    generics: generics.clone(),
                 });
             }
             continue;
@@ -879,11 +906,11 @@ fn sites_scope(
                 .into(),
             );
         }
-        forms.extend(t.body.as_ref().ok());
+        forms.extend(t.body.as_ref().ok().map(|b| (b, t.generics.as_slice())));
         aliases.push(mapping::lower::Alias {
             name: t.name.clone(),
             body: t.body.clone().ok(),
-            generics: Vec::new(),
+            generics: t.generics.clone(),
         });
     }
     if diagnose {
@@ -906,10 +933,22 @@ fn sites_scope(
             .iter()
             .filter(|a| !a.generics.is_empty())
             .map(|a| (a.site, a.generics.as_slice()))
+            .chain(
+                model
+                    .in_generic_aliases
+                    .iter()
+                    .map(|(site, g)| (*site, g.as_slice())),
+            )
             .collect();
         lower_all(&parsed, &scope, &generic, &mut diags);
-        for e in forms {
-            mapping::lower(e, &scope, &mut diags);
+        for (e, params) in forms {
+            if params.is_empty() {
+                mapping::lower(e, &scope, &mut diags);
+            } else {
+                let mut with = scope.clone();
+                with.generics.extend(params.iter().cloned());
+                mapping::lower(e, &with, &mut diags);
+            }
         }
     }
     (diags, scope, parsed)

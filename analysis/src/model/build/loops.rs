@@ -108,7 +108,12 @@ impl Builder<'_> {
             return false;
         };
         let names = pattern_names(&pat);
-        if !names.iter().any(|n| self.worth_unrolling(&body, n)) {
+        let stepped = self.accumulators(&body);
+        if !names
+            .iter()
+            .chain(stepped.iter().map(|(v, ..)| v))
+            .any(|n| self.worth_unrolling(&body, n))
+        {
             return false;
         }
         let Some(elems) = self.constant_sequence(&iterable) else {
@@ -116,6 +121,38 @@ impl Builder<'_> {
         };
         self.unroll(&pat, elems, &body, span_of(pat.syntax().text_range()));
         true
+    }
+
+    /// The `let mut` variables a loop body steps by a constant as its last statement, and
+    /// nowhere else (`addr += STRIDE`), with their first value and step: in iteration `k` the
+    /// variable is `first + k * step`, as the compiler's trace computes it.
+    fn accumulators(&self, body: &ast::BlockExpr) -> Vec<(String, u64, u64)> {
+        let jumps = body.syntax().descendants().any(|n| {
+            matches!(
+                n.kind(),
+                ra_ap_syntax::SyntaxKind::BREAK_EXPR | ra_ap_syntax::SyntaxKind::CONTINUE_EXPR
+            )
+        });
+        if jumps {
+            return Vec::new();
+        }
+        let int =
+            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
+        let mut out: Vec<(String, u64, u64)> = self
+            .counters
+            .iter()
+            .filter_map(|(var, &first)| {
+                let step = last_step(body, var).and_then(|e| int(&e))?;
+                let steps = body
+                    .syntax()
+                    .descendants()
+                    .filter(|n| assigns(n, var))
+                    .count();
+                (steps == 1).then(|| (var.clone(), first, step))
+            })
+            .collect();
+        out.sort();
+        out
     }
 
     /// Only a body whose engine calls (or helper calls) may see the index is worth unrolling.
@@ -221,8 +258,11 @@ impl Builder<'_> {
             elems.into_iter().take(1).chain(last).collect()
         };
         let names = pattern_names(pat);
+        let stepped = self.accumulators(body);
+        let count = n;
         let outer = self.iteration;
         let outer_it = outer.and_then(|k| self.model.iterations.get(k as usize).cloned());
+        let unrolled = elems.len();
         for (n, v) in elems.into_iter().enumerate() {
             self.iterations_left = self.iterations_left.saturating_sub(1);
             let saved = (self.consts.clone(), self.values.clone());
@@ -230,6 +270,21 @@ impl Builder<'_> {
             self.bind_value_pat(pat, Ok(v));
             for name in &names {
                 self.vars.remove(name);
+            }
+            // The iteration's index among all of them (the last, past the budget).
+            let k = if n + 1 == unrolled { count - 1 } else { n };
+            for (var, first, step) in &stepped {
+                let at = (k as u64)
+                    .checked_mul(*step)
+                    .and_then(|d| first.checked_add(d));
+                match at {
+                    Some(a) => self.bind(var, value::Value::Int(a)),
+                    None => {
+                        let why = format!("`{var}` overflows in iteration {k} of its loop");
+                        self.values
+                            .insert(var.clone(), Err(value::Unknown::new(why)));
+                    }
+                }
             }
             let here = self.iteration_label(&names);
             let label = match &outer_it {

@@ -1,6 +1,7 @@
 //! Blocks with statements, as the compiler runs a `const fn` at compile time: `let`
 //! bindings (mutable ones too), assignments (`x += 1`, `chunk <<= 1`), `if` statements,
-//! `while` loops and `for` loops over constant ranges, and `return`, within a budget of
+//! `while` loops and `for` loops over constant ranges, `return`, and macro statements
+//! (`assert!`, which give no value), within a budget of
 //! statements run ([`MAX_STEPS`], shared by every block one evaluation runs, recursive calls
 //! included); past it the value is unknown, with that reason.
 
@@ -153,6 +154,9 @@ fn statement(
             }
         }
         ast::Expr::ForExpr(f) => for_loop(f, names, frame, depth),
+        // `assert!(..)`, `debug_assert!(..)`, `println!(..)`: no value flows out of them (a
+        // failing assertion stops the program, so no value reaches a kernel either).
+        ast::Expr::MacroExpr(_) => Ok(Flow::Next),
         ast::Expr::IfExpr(i) => {
             let cond = i.condition().ok_or_else(missing)?;
             let chosen = match value(&cond, names, frame, depth)? {

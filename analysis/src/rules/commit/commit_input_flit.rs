@@ -76,10 +76,14 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             if ty.kind == Kind::Begin {
                 continue;
             }
-            // A stream a helper returns from its collect, cast or transpose: that producer's
-            // rule checks the flit, in the helper's trace of the pass, at the call.
-            if matches!(ty.kind, Kind::Collect | Kind::Cast | Kind::Transpose)
-                && continues_a_call(cx, chain)
+            // A stream a helper returns from its collect, cast or transpose, or from a commit
+            // adapter (`commit_trim`, a furiosa-opt-std `CommitTrimTensor`, whose packet is
+            // narrowed on purpose): that producer's rule checks the flit, in the helper's trace
+            // of the pass, at the call.
+            if matches!(
+                ty.kind,
+                Kind::Collect | Kind::Cast | Kind::Transpose | Kind::Stream
+            ) && continues_a_call(cx, chain)
             {
                 continue;
             }
