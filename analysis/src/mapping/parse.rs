@@ -375,6 +375,103 @@ impl P<'_> {
         }
     }
 
+    /// Whether `input` starts with a mapping form written as a type (`Padding<`, `Pair<`,
+    /// `Identity`, ..., manual L632-L886).
+    fn starts_a_type_form(input: ParseStream<'_>) -> bool {
+        let fork = input.fork();
+        let Ok(ident) = fork.parse::<syn::Ident>() else {
+            return false;
+        };
+        let generic = matches!(
+            ident.to_string().as_str(),
+            "Symbol" | "Broadcast" | "Pair" | "Padding" | "Resize" | "Stride" | "Modulo"
+        );
+        (generic && fork.peek(Token![<])) || (ident == "Identity" && fork.is_empty())
+    }
+
+    /// A mapping written as types (`Padding<m![1], W>`, `Pair<Symbol<A>, Identity>`): the
+    /// expression it spells; another name in it is an alias or a generic parameter.
+    fn type_form(&self, input: ParseStream<'_>, depth: u32) -> R<Expr> {
+        if depth > 64 {
+            return Err(ParseProblem::TooDeep(
+                self.next_span(input),
+                "the type form nests too deeply".into(),
+            ));
+        }
+        let fork = input.fork();
+        if fork
+            .parse::<syn::Ident>()
+            .is_ok_and(|i| i == "m" && fork.peek(Token![!]) && fork.peek2(syn::token::Bracket))
+        {
+            input.parse::<syn::Ident>().map_err(|e| self.err(e))?;
+            input.parse::<Token![!]>().map_err(|e| self.err(e))?;
+            let (inner, delim) = group(input, |i| {
+                let c;
+                let b = bracketed!(c in i);
+                Ok((c, b.span))
+            })
+            .map_err(|e| self.err(e))?;
+            let mapping = self.mapping(&inner)?;
+            self.expect_end(&inner, "expected `,`, `]` or a postfix operator")?;
+            return Ok(Expr::Group(Box::new(mapping), self.span(delim.join())));
+        }
+        let ident: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+        let name = self.name(&ident);
+        let form = ident.to_string();
+        if !input.peek(Token![<]) {
+            return Ok(match form.as_str() {
+                "Identity" => Expr::Identity(name.span),
+                _ => Expr::Escape(name.clone(), name.span),
+            });
+        }
+        self.punct::<Token![<]>(input, "expected `<`")?;
+        let expr = match form.as_str() {
+            "Symbol" => {
+                let axis: syn::Ident = input.parse().map_err(|e| self.err(e))?;
+                Expr::Symbol(self.name(&axis))
+            }
+            "Broadcast" => match self.size_atom(input, true)? {
+                SizeExpr::Lit(1, _) => Expr::Identity(name.span),
+                SizeExpr::Lit(n, _) => Expr::Broadcast(n, name.span),
+                _ => {
+                    return Err(ParseProblem::Unsupported(
+                        name.span,
+                        "a `Broadcast` whose size is not a literal is not evaluated".into(),
+                    ));
+                }
+            },
+            "Pair" => {
+                let mut terms = vec![self.type_form(input, depth + 1)?];
+                self.comma(input, "expected `,` between the two halves of a `Pair`")?;
+                match self.type_form(input, depth + 1)? {
+                    Expr::Pair(rest, _) => terms.extend(rest),
+                    r => terms.push(r),
+                }
+                Expr::Pair(terms, name.span)
+            }
+            _ => {
+                let op = match form.as_str() {
+                    "Padding" => Op::PAD,
+                    "Resize" => Op::Resize,
+                    "Stride" => Op::Stride,
+                    _ => Op::Modulo,
+                };
+                let inner = self.type_form(input, depth + 1)?;
+                self.comma(input, "expected `,` before the size")?;
+                let arg = self.size_atom(input, true)?;
+                Expr::Op {
+                    inner: Box::new(inner),
+                    op,
+                    op_span: name.span,
+                    arg,
+                    span: name.span,
+                }
+            }
+        };
+        self.punct::<Token![>]>(input, "expected `>` to close the form")?;
+        Ok(expr)
+    }
+
     /// The whole content of an escape as a mapping written `m![..]`, or `None`.
     fn escaped_mapping(&self, content: ParseStream<'_>) -> R<Option<Expr>> {
         let fork = content.fork();
@@ -606,6 +703,12 @@ impl P<'_> {
             }
             // `{ m![J] }` (a macro's `$row:ty` given `m![J]`): that mapping, as a group.
             if let Some(inner) = self.escaped_mapping(content)? {
+                return Ok(Expr::Group(Box::new(inner), span));
+            }
+            // `{ Padding<m![1], W> }`: a mapping written as the types `m!` expands to.
+            if Self::starts_a_type_form(content) {
+                let inner = self.type_form(content, 0)?;
+                self.expect_end(content, "expected `}` after the mapping")?;
                 return Ok(Expr::Group(Box::new(inner), span));
             }
             return Err(ParseProblem::Unsupported(
@@ -1158,6 +1261,27 @@ mod tests {
     }
 
     /// A macro's `$row:ty` given `m![J]` writes `m![{ m![J] }, D]`: the inner mapping.
+    #[test]
+    fn an_escaped_type_form_is_the_mapping_it_spells() {
+        // `{ Padding<m![1], W> }` (a helper's const generic): `[1] # W`.
+        let e = parse_mapping("S % 2, { Padding<m![1], W> }").unwrap();
+        let Expr::Pair(terms, _) = e else {
+            panic!("a pair: {e:?}")
+        };
+        let Expr::Group(inner, _) = &terms[1] else {
+            panic!("a group: {:?}", terms[1])
+        };
+        assert!(
+            matches!(&**inner, Expr::Op { op: Op::Pad { .. }, arg: SizeExpr::Const(n), .. } if n.text == "W"),
+            "{inner:?}"
+        );
+        let e = parse_mapping("{ Pair<Symbol<A>, Modulo<Symbol<B>, 8>> }").unwrap();
+        assert!(
+            matches!(&e, Expr::Group(p, _) if matches!(&**p, Expr::Pair(t, _) if t.len() == 2)),
+            "{e:?}"
+        );
+    }
+
     #[test]
     fn an_escaped_mapping_is_its_mapping() {
         let Ok(Expr::Pair(terms, _)) = parse_mapping("{ m![J % 4] }, D") else {
