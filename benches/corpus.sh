@@ -5,6 +5,7 @@
 #   rustfmt     `rustfmt --check` on the same files
 #   parse       the ra_ap_syntax parse of the same texts (the floor: no analysis at all)
 # Usage: benches/corpus.sh [ROUNDS]   (default 5)
+# VISA_LINT=PATH times another build of the linter (to compare two builds on one machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-5}"
@@ -33,7 +34,7 @@ while [ "$(wc -c < "$one/big.rs")" -lt 5000000 ]; do cat "$one/all.rs" >> "$one/
 
 cargo build -q --release --bin visa-lint
 cargo build -q --release -p visa-analysis --example parse_floor
-lint=target/release/visa-lint
+lint=${VISA_LINT:-target/release/visa-lint}
 floor=target/release/examples/parse_floor
 
 # Wall seconds of one run of a command (its output discarded, its exit status ignored).
