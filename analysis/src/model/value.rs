@@ -967,7 +967,7 @@ fn condition(
 /// Two arms under a condition visa-lint cannot evaluate: their value when they agree.
 fn agree(a: Eval, b: Eval, i: &ast::IfExpr) -> Eval {
     let cond = i.condition().map_or_else(String::new, |c| short(&c));
-    match (a, b) {
+    match (a.and_then(Value::whole), b.and_then(Value::whole)) {
         (Ok(x), Ok(y)) if x == y => Ok(x),
         (Ok(x), Ok(y)) => Err(Unknown::new(format!(
             "it is chosen by `if {cond}`, which visa-lint cannot evaluate: `{}` or `{}`",
@@ -983,8 +983,10 @@ fn logic(b: &ast::BinExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> E
     let (Some(l), Some(r), Some(op)) = (b.lhs(), b.rhs(), b.op_kind()) else {
         return Err(missing());
     };
-    let lv = eval_at(&l, names, named, depth + 1)?;
-    let rv = eval_at(&r, names, named, depth + 1)?;
+    // A comparison reads the whole of both sides: a struct with a part not known compares
+    // unknown.
+    let lv = eval_at(&l, names, named, depth + 1)?.whole()?;
+    let rv = eval_at(&r, names, named, depth + 1)?.whole()?;
     let result = match (op, &lv, &rv) {
         (BinaryOp::LogicOp(LogicOp::And), Value::Bool(x), Value::Bool(y)) => *x && *y,
         (BinaryOp::LogicOp(LogicOp::Or), Value::Bool(x), Value::Bool(y)) => *x || *y,
@@ -1128,6 +1130,36 @@ mod tests {
                 "{ let free = if 64 < 256 { 256 - 64 } else { 256 }; let mut p = free / 8; while p % 8 != 0 { p -= 1; } p }"
             ),
             Ok(Value::Int(24))
+        );
+    }
+
+    /// A struct with a field the evaluator cannot know keeps its known fields: reading one is
+    /// known, reading the other gives its reason, and the whole struct (an argument, a
+    /// comparison) is unknown.
+    #[test]
+    fn a_partly_known_struct_keeps_its_known_fields() {
+        let plan = Value::Variant {
+            path: "Plan".into(),
+            fields: Fields::Named(vec![
+                ("q".into(), Value::Int(12)),
+                (
+                    "k".into(),
+                    Value::Unknown(Unknown::new("`k` comes from the runtime")),
+                ),
+            ]),
+        };
+        let at = [("at", Ok(plan))];
+        assert_eq!(value_of("at.q", &at).0, Ok(Value::Int(12)));
+        let Err(why) = value_of("at.k", &at).0 else {
+            panic!("an unknown field");
+        };
+        assert!(why.why.contains("runtime"), "{}", why.why);
+        assert!(value_of("at", &at).0.is_err());
+        assert!(value_of("at == at", &at).0.is_err());
+        // A struct literal with an unknown field, read through its known one.
+        assert_eq!(
+            value_of("{ let p = Plan { q: N, k: unknown_fn() }; p.q }", &[]).0,
+            Ok(Value::Int(32))
         );
     }
 
