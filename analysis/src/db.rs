@@ -1536,10 +1536,10 @@ fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
     model::value::eval_partial(body, &names).0
 }
 
-/// A function whose body is a single expression, with plain parameters: a `const fn`, or a
-/// helper the compiler runs when it traces the kernel (`fn group(g: usize) -> SwitchConfig {
-/// SwitchConfig::Broadcast1 { slice1: g, slice0: 1 } }`), evaluated at each call. A helper
-/// that takes a reference (`ctx: &mut Context`, a tensor) or returns a tensor is a step of the
+/// A function with plain parameters that computes a value: a `const fn`, a host's
+/// `Placement::plan()` with statements, or a helper the compiler runs when it traces the
+/// kernel (`fn group(g: usize) -> SwitchConfig { SwitchConfig::Broadcast1 { slice1: g,
+/// slice0: 1 } }`), evaluated at each call. A helper that takes a reference (`ctx: &mut Context`, a tensor) or returns a tensor is a step of the
 /// kernel, followed by its signature, not a value.
 fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
     let method = f.param_list()?.self_param().is_some() && impl_type(f.syntax()).is_some();

@@ -806,7 +806,6 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     Some(it)
 }
 
-/// Whether `f`'s body is one expression (no statements): a function the value evaluator runs.
 /// A function that computes a value from values (`fn plan() -> Placement { let q = BASE +
 /// 12; .. }`): it returns something that is no tensor and takes no reference, so the
 /// evaluator can run it at a call (a helper that takes `ctx: &mut Context` or returns a
@@ -823,6 +822,7 @@ fn computes_a_value(f: &ast::Fn) -> bool {
     returns_value && !takes_reference && f.body().is_some()
 }
 
+/// Whether `f`'s body is one expression (no statements): a function the value evaluator runs.
 fn one_expression(f: &ast::Fn) -> bool {
     f.body()
         .and_then(|b| b.stmt_list())
