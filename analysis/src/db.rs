@@ -1783,9 +1783,11 @@ pub fn analyse_fn(
     // Only the sites directly in this function; nested functions are analysed on their own.
     let direct = |s: &syntax::MacroSite| s.fns.len() == 1;
     let mut with_escapes = scope_with_escapes(&model, tree, env);
+    // In a function of `impl ty`, a mapping's `{ Self::LANES }` is `ty::LANES`.
     if let Some(ty) = self_type.filter(|_| model.sites.iter().any(|s| s.body.contains("Self::"))) {
         let scope = with_escapes.get_or_insert_with(|| env.scope.clone());
-        name_self_consts(scope, ty);
+        let own = model::consts::under_self(&scope.consts, ty);
+        scope.consts.extend(own);
     }
     let base = with_escapes.as_ref().unwrap_or(&env.scope);
     let check = syntax::check_sites(&model, base, direct, Some(root));
@@ -1821,18 +1823,6 @@ pub fn analyse_fn(
         diagnostics,
         cost,
     }
-}
-
-/// In a function of `impl ty`, a mapping's `{ Self::LANES }` is `ty::LANES`: the type's
-/// associated constants, under `Self` too.
-fn name_self_consts(scope: &mut Scope, ty: &str) {
-    let prefix = format!("{ty}::");
-    let own: Vec<(String, u64)> = scope
-        .consts
-        .iter()
-        .filter_map(|(k, v)| Some((format!("Self::{}", k.strip_prefix(&prefix)?), *v)))
-        .collect();
-    scope.consts.extend(own);
 }
 
 /// The environment's scope with the value of each Rust expression escaped in the function's

@@ -398,22 +398,8 @@ impl P<'_> {
                 "the type form nests too deeply".into(),
             ));
         }
-        let fork = input.fork();
-        if fork
-            .parse::<syn::Ident>()
-            .is_ok_and(|i| i == "m" && fork.peek(Token![!]) && fork.peek2(syn::token::Bracket))
-        {
-            input.parse::<syn::Ident>().map_err(|e| self.err(e))?;
-            input.parse::<Token![!]>().map_err(|e| self.err(e))?;
-            let (inner, delim) = group(input, |i| {
-                let c;
-                let b = bracketed!(c in i);
-                Ok((c, b.span))
-            })
-            .map_err(|e| self.err(e))?;
-            let mapping = self.mapping(&inner)?;
-            self.expect_end(&inner, "expected `,`, `]` or a postfix operator")?;
-            return Ok(Expr::Group(Box::new(mapping), self.span(delim.join())));
+        if let Some((mapping, span)) = self.written_mapping(input)? {
+            return Ok(Expr::Group(Box::new(mapping), span));
         }
         let ident: syn::Ident = input.parse().map_err(|e| self.err(e))?;
         let name = self.name(&ident);
@@ -474,16 +460,26 @@ impl P<'_> {
 
     /// The whole content of an escape as a mapping written `m![..]`, or `None`.
     fn escaped_mapping(&self, content: ParseStream<'_>) -> R<Option<Expr>> {
-        let fork = content.fork();
+        let Some((mapping, _)) = self.written_mapping(content)? else {
+            return Ok(None);
+        };
+        self.expect_end(content, "expected `}` after the mapping")?;
+        Ok(Some(mapping))
+    }
+
+    /// A mapping written `m![..]` at the start of `input`, and the span of its brackets; `None`
+    /// when `input` does not start with one.
+    fn written_mapping(&self, input: ParseStream<'_>) -> R<Option<(Expr, Span)>> {
+        let fork = input.fork();
         let is_m = fork
             .parse::<syn::Ident>()
             .is_ok_and(|i| i == "m" && fork.peek(Token![!]) && fork.peek2(syn::token::Bracket));
         if !is_m {
             return Ok(None);
         }
-        content.parse::<syn::Ident>().map_err(|e| self.err(e))?;
-        content.parse::<Token![!]>().map_err(|e| self.err(e))?;
-        let (inner, _) = group(content, |i| {
+        input.parse::<syn::Ident>().map_err(|e| self.err(e))?;
+        input.parse::<Token![!]>().map_err(|e| self.err(e))?;
+        let (inner, delim) = group(input, |i| {
             let c;
             let b = bracketed!(c in i);
             Ok((c, b.span))
@@ -491,8 +487,7 @@ impl P<'_> {
         .map_err(|e| self.err(e))?;
         let mapping = self.mapping(&inner)?;
         self.expect_end(&inner, "expected `,`, `]` or a postfix operator")?;
-        self.expect_end(content, "expected `}` after the mapping")?;
-        Ok(Some(mapping))
+        Ok(Some((mapping, self.span(delim.join()))))
     }
 
     /// The whole content of an escape as a path of two or more segments (`layouts::Slice`,

@@ -57,6 +57,16 @@ pub enum GenericParam {
     Const(String),
 }
 
+/// In an `impl ty` block, `Self::NAME` is `ty::NAME`: each of `consts` that is `ty`'s, under
+/// `Self` too.
+pub fn under_self(consts: &HashMap<String, u64>, ty: &str) -> Vec<(String, u64)> {
+    let prefix = format!("{ty}::");
+    consts
+        .iter()
+        .filter_map(|(k, v)| Some((format!("Self::{}", k.strip_prefix(&prefix)?), *v)))
+        .collect()
+}
+
 /// How deep `const fn` calls are followed.
 const MAX_CALL_DEPTH: u32 = 16;
 

@@ -127,13 +127,7 @@ impl Builder<'_> {
     /// nowhere else (`addr += STRIDE`), with their first value and step: in iteration `k` the
     /// variable is `first + k * step`, as the compiler's trace computes it.
     fn accumulators(&self, body: &ast::BlockExpr) -> Vec<(String, u64, u64)> {
-        let jumps = body.syntax().descendants().any(|n| {
-            matches!(
-                n.kind(),
-                ra_ap_syntax::SyntaxKind::BREAK_EXPR | ra_ap_syntax::SyntaxKind::CONTINUE_EXPR
-            )
-        });
-        if jumps {
+        if jumps(body) {
             return Vec::new();
         }
         let int =
@@ -143,12 +137,7 @@ impl Builder<'_> {
             .iter()
             .filter_map(|(var, &first)| {
                 let step = last_step(body, var).and_then(|e| int(&e))?;
-                let steps = body
-                    .syntax()
-                    .descendants()
-                    .filter(|n| assigns(n, var))
-                    .count();
-                (steps == 1).then(|| (var.clone(), first, step))
+                (assignments(body, var) == 1).then(|| (var.clone(), first, step))
             })
             .collect();
         out.sort();
@@ -199,22 +188,11 @@ impl Builder<'_> {
             return false;
         };
         // The counter moves only at the end of the body, by the step.
-        let steps = body
-            .syntax()
-            .descendants()
-            .filter(|n| assigns(n, &var))
-            .count();
+        let steps = assignments(&body, &var);
         let Ok(step) = usize::try_from(step) else {
             return false;
         };
-        // A `break` or `continue` would end or repeat an iteration the unrolling runs whole.
-        let jumps = body.syntax().descendants().any(|n| {
-            matches!(
-                n.kind(),
-                ra_ap_syntax::SyntaxKind::BREAK_EXPR | ra_ap_syntax::SyntaxKind::CONTINUE_EXPR
-            )
-        });
-        if jumps || steps != 1 || step == 0 || end.saturating_sub(first) > 1 << 16 {
+        if jumps(&body) || steps != 1 || step == 0 || end.saturating_sub(first) > 1 << 16 {
             return false;
         }
         let range: Vec<value::Value> = (first..end).step_by(step).map(value::Value::Int).collect();
@@ -498,6 +476,25 @@ impl Seq {
             Seq::Items(vs) => (vs.len() as u64 <= MAX_ELEMENTS).then_some(vs),
         }
     }
+}
+
+/// Whether `body` holds a `break` or `continue`, which would end or repeat an iteration the
+/// unrolling runs whole.
+fn jumps(body: &ast::BlockExpr) -> bool {
+    body.syntax().descendants().any(|n| {
+        matches!(
+            n.kind(),
+            ra_ap_syntax::SyntaxKind::BREAK_EXPR | ra_ap_syntax::SyntaxKind::CONTINUE_EXPR
+        )
+    })
+}
+
+/// How many times `body` assigns to `var`.
+fn assignments(body: &ast::BlockExpr, var: &str) -> usize {
+    body.syntax()
+        .descendants()
+        .filter(|n| assigns(n, var))
+        .count()
 }
 
 /// The names a pattern binds, in order (`i`, `(i, addr)`, `&(k, v)`).

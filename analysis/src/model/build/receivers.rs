@@ -8,6 +8,7 @@ use super::calls::{CallSite, turbofish_of};
 use super::env::{FnSig, map_of};
 use super::state::{Builder, Val};
 use crate::model::Receiver;
+use crate::model::consts;
 use crate::model::value::Value;
 use crate::syntax::snippet;
 use ra_ap_syntax::ast::HasGenericArgs;
@@ -192,12 +193,7 @@ impl Builder<'_> {
     /// and values, under `Self` too.
     pub(super) fn name_self(&mut self, ty: &str) {
         let prefix = format!("{ty}::");
-        let ints: Vec<(String, u64)> = self
-            .consts
-            .iter()
-            .filter_map(|(k, v)| Some((format!("Self::{}", k.strip_prefix(&prefix)?), *v)))
-            .collect();
-        for (k, v) in ints {
+        for (k, v) in consts::under_self(&self.consts, ty) {
             self.scope.consts.insert(k.clone(), v);
             self.consts.insert(k, v);
         }
