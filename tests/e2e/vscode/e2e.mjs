@@ -92,6 +92,26 @@ async function palette(command) {
   await page.keyboard.press('Enter');
 }
 
+/**
+ * Waits for a notification whose text includes `needle`. VS Code shows at most a few toasts
+ * at once (the language client adds its own when a server dies), so a notification may only
+ * be in the notification center: it is looked for there too, the center opened if needed.
+ */
+async function notification(what, needle) {
+  const find = (n) =>
+    [...document.querySelectorAll('.notifications-toasts .notification-toast, .notifications-center .notification-list-item')]
+      .map((e) => e.textContent)
+      .find((t) => t.includes(n));
+  try {
+    const h = await page.waitForFunction(find, { timeout: 20000, polling: 250 }, needle);
+    return await h.jsonValue();
+  } catch {
+    say(`${what}: not among the toasts, looking in the notification center`);
+  }
+  await palette('Notifications: Show Notifications');
+  return until(what, find, needle, 20000);
+}
+
 /** Opens `name` with Quick Open (Ctrl+P) and waits for its tab. */
 async function openFile(name) {
   await page.click('.monaco-workbench .part.editor');
@@ -421,25 +441,17 @@ try {
   }
 
   // A wrong visa-lint.server.path: the extension restarts onto it and says what is wrong.
+  await palette('Notifications: Clear All Notifications');
   fs.writeFileSync(settingsFile, JSON.stringify({ 'visa-lint.server.path': '/nonexistent/visa-lsp' }, null, 2));
-  const toast = await until(
-    'the notification about the wrong server path',
-    () => [...document.querySelectorAll('.notifications-toasts .notification-toast')].map((e) => e.textContent).find((t) => t.includes('visa-lint.server.path')),
-    undefined,
-    30000,
-  );
+  const toast = await notification('the notification about the wrong server path', 'visa-lint.server.path');
   say(`notification: ${toast}`);
   if (!toast.includes('/nonexistent/visa-lsp') || !toast.includes('Open Settings') || !toast.includes('Show Output')) {
     await fail('the notification does not name the path and offer its remedies');
   }
   // A binary that is no language server: "failed to start" with the reason.
+  await palette('Notifications: Clear All Notifications');
   fs.writeFileSync(settingsFile, JSON.stringify({ 'visa-lint.server.path': '/bin/false' }, null, 2));
-  const failed = await until(
-    'the notification about a server that does not start',
-    () => [...document.querySelectorAll('.notifications-toasts .notification-toast')].map((e) => e.textContent).find((t) => t.includes('/bin/false')),
-    undefined,
-    30000,
-  );
+  const failed = await notification('the notification about a server that does not start', '/bin/false');
   say(`notification: ${failed}`);
   await shot('vscode-e2e-notification.png');
 } catch (e) {
