@@ -1490,6 +1490,9 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
         if let Some(c) = value_fn(&f).or_else(|| returned_values_fn(&f)) {
             env.value_fns.insert(name.text().to_string(), c);
         }
+        if let Some(c) = returned_placements_fn(&f) {
+            env.placing_fns.insert(name.text().to_string(), c);
+        }
     }
 }
 
@@ -1578,23 +1581,58 @@ fn returned_values_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
     let ra::Expr::TupleExpr(tail) = body.stmt_list()?.tail_expr()? else {
         return None;
     };
-    // The body's own variables: an element that reads one is not computed here.
+    let reads_local = reads_a_local(&body);
+    let elements: Vec<Option<String>> = tail
+        .fields()
+        .map(|e| (!reads_local(&e)).then(|| syntax::node_text(e.syntax())))
+        .collect();
+    tuple_fn(f, elements)
+}
+
+/// A helper that returns tensors it places (`unsafe { (A::from_addr(BASE), B::from_addr(BASE +
+/// BYTES)) }`): the addresses, as a function the evaluator runs at each call (a tuple of them
+/// for a tuple, `()` for an element placed elsewhere or at an address computed from the
+/// body's own variables). The caller's tensors are placed there.
+fn returned_placements_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
+    if f.param_list()?.self_param().is_some() {
+        return None;
+    }
+    let placed = syntax::returned_placements(f)?;
+    let reads_local = reads_a_local(&f.body()?);
+    let elements: Vec<Option<String>> = placed
+        .iter()
+        .map(|a| {
+            a.as_ref()
+                .filter(|a| !reads_local(a))
+                .map(|a| syntax::node_text(a.syntax()))
+        })
+        .collect();
+    match elements.as_slice() {
+        [one] => const_fn_with(f, one.clone()?),
+        _ => tuple_fn(f, elements),
+    }
+}
+
+/// Whether an expression of `body` reads one of the body's own variables (what the
+/// evaluator, running only an expression of it, cannot know).
+fn reads_a_local(body: &ra::BlockExpr) -> impl Fn(&ra::Expr) -> bool + use<> {
     let locals: std::collections::HashSet<String> = body
         .syntax()
         .descendants()
         .filter_map(ra::IdentPat::cast)
         .filter_map(|i| Some(i.name()?.text().to_string()))
         .collect();
-    let reads_local = |e: &ra::Expr| {
+    move |e: &ra::Expr| {
         e.syntax()
             .descendants_with_tokens()
             .filter_map(|t| t.into_token())
             .any(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT && locals.contains(t.text()))
-    };
-    let elements: Vec<Option<String>> = tail
-        .fields()
-        .map(|e| (!reads_local(&e)).then(|| syntax::node_text(e.syntax())))
-        .collect();
+    }
+}
+
+/// `f` run as a function whose body is the tuple of `elements` (`()` for each `None`); `None`
+/// when no element is known.
+fn tuple_fn(f: &ra::Fn, elements: Vec<Option<String>>) -> Option<model::consts::ConstFn> {
     if elements.iter().all(Option::is_none) {
         return None;
     }
@@ -1726,6 +1764,9 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
     }
     if let Some(f) = env.value_fns.get(name).cloned() {
         env.value_fns.insert(path.to_string(), f);
+    }
+    if let Some(f) = env.placing_fns.get(name).cloned() {
+        env.placing_fns.insert(path.to_string(), f);
     }
     if env.is_local_type(name) {
         env.local_types.insert(path.to_string());

@@ -779,16 +779,19 @@ fn trait_defaults(t: &ast::Trait, name: &str, m: &mut ItemDecls) {
     }
 }
 
-/// A function's item: its signature (a `const fn` keeps its body), named `Type::name` for a
+/// A function's item: its signature (a `const fn` and a function that computes a value or
+/// places the tensors it returns keep their bodies), named `Type::name` for a
 /// method of `Type`. Only what the item keeps is read: a body's names are its own.
 fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     let n = f.name()?;
     let node = f.syntax().clone();
     let p = of.is_some() || public(f);
+    // A helper returning tensors it places (`from_addr`) keeps its body too: a call binds
+    // them at the addresses it computes.
     let keeps_body = match of {
         None => f.const_token().is_some() && f.body().is_some() || computes_a_value(f),
         Some(_) => one_expression(f) || computes_a_value(f),
-    };
+    } || syntax::returned_placements(f).is_some();
     let (text, skip): (String, &[SyntaxKind]) = if keeps_body {
         (syntax::node_text(&node), &[])
     } else {

@@ -6,7 +6,7 @@
 
 use crate::derive;
 use crate::diagnostic::Span;
-use crate::model::{Chain, Kind, Origin, Slot, Step, TensorVar, Tu};
+use crate::model::{Chain, Kind, Method, Origin, Slot, Step, TensorVar, Tu};
 use std::collections::HashMap;
 
 /// One of the three resources the scheduler tracks (L7058-L7070).
@@ -171,10 +171,59 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
             chain,
             resource: resource(chain),
             uses,
-            writes: names.writes(chain, c),
+            writes: names.writes(&vars, chain, c),
         });
     }
+    read_by_helpers(model, &chains, &names, &mut vars);
+    committed_into(&nodes, &mut vars);
     (nodes, vars)
+}
+
+/// A tensor passed to a helper (`tile_totals(ctx, &sums)`) is read there: it stays live up to
+/// the last chain that starts before the call ends.
+fn read_by_helpers(
+    model: &crate::model::FnModel,
+    chains: &[&Chain],
+    names: &Names<'_>,
+    vars: &mut [Var<'_>],
+) {
+    for call in model
+        .calls
+        .iter()
+        .filter(|c| model.in_first_pass(c.iteration))
+    {
+        let before = chains.partition_point(|c| c.span.start < call.span.end);
+        let Some(node) = before.checked_sub(1) else {
+            continue;
+        };
+        for (name, span) in &call.reads {
+            if let Some(v) = names.resolve(vars, name, node)
+                && vars[v].last_use.is_none_or(|(u, _)| u <= node)
+            {
+                vars[v].last_use = Some((node, *span));
+            }
+        }
+    }
+}
+
+/// A tensor placed by hand (`from_addr`) and first written by a `commit_view` into it holds
+/// data from that write on: it is defined there, and live only after it.
+fn committed_into(nodes: &[Node<'_>], vars: &mut [Var<'_>]) {
+    for (c, node) in nodes.iter().enumerate() {
+        for w in node
+            .writes
+            .iter()
+            .filter(|w| w.step.method == Method::CommitView)
+        {
+            let Some(var) = w.var.and_then(|v| vars.get_mut(v)) else {
+                continue;
+            };
+            if var.def.is_none() && var.tv.from_addr && var.from <= c {
+                var.def = Some(c);
+                var.from = c + 1;
+            }
+        }
+    }
 }
 
 /// The DM tensor `tv` (of a loop's first pass) as the loop's other iterations place it: each
@@ -296,11 +345,16 @@ impl<'a> Names<'a> {
         uses
     }
 
-    /// The DM writes of chain `c`'s steps; its last step writes the variable it defines.
-    fn writes<'c>(&self, chain: &'c Chain, c: usize) -> Vec<Write<'c>> {
+    /// The DM writes of chain `c`'s steps; its last step writes the variable it defines, and
+    /// a `commit_view(t.view_mut())` writes the whole of `t`.
+    fn writes<'c>(&self, vars: &[Var<'_>], chain: &'c Chain, c: usize) -> Vec<Write<'c>> {
         let n = chain.steps.len();
         let mut writes = Vec::new();
         for (i, step) in chain.steps.iter().enumerate() {
+            if let Some(w) = self.commit_into(vars, step, c) {
+                writes.push(w);
+                continue;
+            }
             let Some(fp) = step_footprint(step) else {
                 continue;
             };
@@ -317,6 +371,31 @@ impl<'a> Names<'a> {
             });
         }
         writes
+    }
+}
+
+impl Names<'_> {
+    /// `commit_view(t.view_mut())` at chain `c`: a write of the whole of the placed DM tensor
+    /// `t` (a view of part of it, `t.view_mut().tile::<..>(i)`, is not followed).
+    fn commit_into<'c>(&self, vars: &[Var<'_>], step: &'c Step, c: usize) -> Option<Write<'c>> {
+        if step.method != Method::CommitView {
+            return None;
+        }
+        let arg = step.args.first()?;
+        let name = arg.text.trim().strip_suffix(".view_mut()")?;
+        if !name
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+        {
+            return None;
+        }
+        let v = self.resolve(vars, name, c)?;
+        Some(Write {
+            step,
+            var: Some(v),
+            fp: vars[v].fp?,
+            at: arg.span,
+        })
     }
 }
 

@@ -208,6 +208,9 @@ pub struct HelperCall {
     /// is reported.
     pub span: Span,
     pub bound: Bound,
+    /// The tensor variables the call's arguments name (`&sums`, `t.view()`), each with its
+    /// argument: the call reads them, so they are live up to it.
+    pub reads: Vec<(String, Span)>,
     /// The loop iteration the call is made in (see [`Chain::iteration`]).
     pub iteration: Option<u32>,
     /// A kernel launched by the host (`launch(kernel, (&mut ctx, &a))`), not a helper called.

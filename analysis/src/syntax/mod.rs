@@ -760,6 +760,47 @@ pub fn path_key(path: &ra::Path) -> Option<String> {
     (!key.is_empty()).then_some(key)
 }
 
+/// The `from_addr(..)` call an expression is, seen through parentheses and blocks (`unsafe {
+/// DmTensor::from_addr(a) }`).
+pub fn from_addr_call(e: &ra::Expr) -> Option<ra::CallExpr> {
+    match e {
+        ra::Expr::CallExpr(c) => {
+            let ra::Expr::PathExpr(p) = c.expr()? else {
+                return None;
+            };
+            (p.path()?.segment()?.name_ref()?.text() == "from_addr").then(|| c.clone())
+        }
+        ra::Expr::ParenExpr(p) => from_addr_call(&p.expr()?),
+        ra::Expr::BlockExpr(b) => from_addr_call(&b.stmt_list()?.tail_expr()?),
+        _ => None,
+    }
+}
+
+/// Where a helper places the tensors it returns: for a body whose tail (seen through blocks
+/// such as `unsafe { .. }`) is `T::from_addr(a)`, or a tuple with such elements, each
+/// element's address expression (`None` for another element). `None` when the function
+/// returns no tensor it places.
+pub fn returned_placements(f: &ra::Fn) -> Option<Vec<Option<ra::Expr>>> {
+    let mut tail = f.body()?.stmt_list()?.tail_expr()?;
+    while let ra::Expr::BlockExpr(b) = &tail {
+        tail = b.stmt_list()?.tail_expr()?;
+    }
+    let address = |e: &ra::Expr| {
+        let args: Vec<ra::Expr> = ra::HasArgList::arg_list(&from_addr_call(e)?)?
+            .args()
+            .collect();
+        match <[ra::Expr; 1]>::try_from(args) {
+            Ok([a]) => Some(a),
+            Err(_) => None,
+        }
+    };
+    let placed: Vec<Option<ra::Expr>> = match &tail {
+        ra::Expr::TupleExpr(t) => t.fields().map(|e| address(&e)).collect(),
+        e => vec![address(e)],
+    };
+    placed.iter().any(Option::is_some).then_some(placed)
+}
+
 /// The last segment's name of a path type (`Paged` of `crate::axes::Paged`).
 pub fn last_path_name(ty: &ra::Type) -> Option<String> {
     let ra::Type::PathType(p) = ty else {

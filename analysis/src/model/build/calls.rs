@@ -2,7 +2,7 @@
 //! pass continued across the call), constructors, and `launch`.
 
 use super::env::{FnSig, alias_val, apply_generics, dtype_of, map_of};
-use super::reading::{callee_key, passes_a_chain, span_of, var_name};
+use super::reading::{callee_key, passes_a_chain, root_var, span_of, var_name};
 use super::state::{Builder, Construct, Val, fill, sig_value};
 use crate::diagnostic::Span;
 use crate::model::consts::path_key;
@@ -488,10 +488,12 @@ impl Builder<'_> {
             .iter()
             .map(|m| m.as_ref().filter(|m| !m.in_tensor_alias)?.span)
             .collect();
+        let reads = self.tensors_read(args);
         self.model.calls.push(crate::model::HelperCall {
             callee: site.key,
             span: site.span,
             bound,
+            reads,
             iteration: self.iteration,
             launched: false,
             method: site.method,
@@ -499,6 +501,17 @@ impl Builder<'_> {
             result,
         });
         sig_value(typed, Construct::new(site.node, site.what))
+    }
+
+    /// The tensor variables `args` name (`&sums`, `t.view()`), with where.
+    fn tensors_read(&self, args: &[ast::Expr]) -> Vec<(String, Span)> {
+        args.iter()
+            .filter_map(|a| {
+                let name = root_var(a)?;
+                let tensor = matches!(self.vars.get(&name), Some(Val::Tensor { .. }));
+                tensor.then(|| (name, span_of(a.syntax().text_range())))
+            })
+            .collect()
     }
 
     /// A call of a helper by its path (`callee`): a free function, or with `self_arg` a
@@ -792,6 +805,7 @@ impl Builder<'_> {
                 callee: kname,
                 span: at,
                 bound,
+                reads: Vec::new(),
                 iteration: self.iteration,
                 launched: true,
                 method: false,

@@ -38,6 +38,9 @@ pub struct Env {
     /// Functions whose body is one expression, `const fn`s and helpers alike (addresses and
     /// configurations computed by calls of them); every one in scope, copied from the parent.
     pub value_fns: HashMap<String, consts::ConstFn>,
+    /// Helpers that return tensors they place with `from_addr`, as functions that compute
+    /// the addresses (see `db::returned_placements_fn`); every one in scope.
+    pub placing_fns: HashMap<String, consts::ConstFn>,
     /// Methods of the crate's `impl` blocks, by name (a call on a value the model cannot type
     /// takes the signature of the method of that name).
     pub methods: HashMap<String, LazySig>,
@@ -142,6 +145,7 @@ impl Env {
             scope,
             consts: parent.consts.clone(),
             value_fns: parent.value_fns.clone(),
+            placing_fns: parent.placing_fns.clone(),
             parent: Some(parent),
             ..Env::default()
         }

@@ -84,16 +84,7 @@ pub(super) fn root_var(e: &ast::Expr) -> Option<String> {
 
 /// Whether an initializer is a `from_addr(..)` call, in an `unsafe` block or parentheses.
 pub(super) fn is_from_addr(e: &ast::Expr) -> bool {
-    match e {
-        ast::Expr::CallExpr(c) => matches!(c.expr(), Some(ast::Expr::PathExpr(p))
-            if p.path().and_then(|p| p.segment()?.name_ref()).is_some_and(|n| n.text() == "from_addr")),
-        ast::Expr::ParenExpr(p) => p.expr().is_some_and(|x| is_from_addr(&x)),
-        ast::Expr::BlockExpr(b) => b
-            .stmt_list()
-            .and_then(|l| l.tail_expr())
-            .is_some_and(|x| is_from_addr(&x)),
-        _ => false,
-    }
+    crate::syntax::from_addr_call(e).is_some()
 }
 
 /// Whether the variable `name` a `let` binds is assigned (`name = ..`, `name += ..`) or

@@ -162,19 +162,28 @@ impl Builder<'_> {
     /// The value of `e` as a `let` binds it: a struct keeps the fields the evaluator knows
     /// beside those it does not (see [`value::eval_partial`]).
     fn partial_value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
+        self.with_names(&self.env.value_fns, |names| value::eval_partial(e, names))
+    }
+
+    /// Runs `f` with the names in scope here (the function's values over the environment's),
+    /// and `fns` the functions the evaluator runs at a call.
+    fn with_names<R>(
+        &self,
+        fns: &std::collections::HashMap<String, crate::model::consts::ConstFn>,
+        f: impl FnOnce(&value::Names<'_>) -> R,
+    ) -> R {
         let lookup = |key: &str| {
             self.values
                 .get(key)
                 .cloned()
                 .or_else(|| self.env.value_or_why(key))
         };
-        let names = value::Names {
+        f(&value::Names {
             value: &lookup,
             ints: &self.consts,
-            fns: &self.env.value_fns,
+            fns,
             mapping: &self.scope,
-        };
-        value::eval_partial(e, &names)
+        })
     }
 
     /// `v` with what the `let` annotation `ty` (if any) says of its type's generic arguments.
@@ -215,10 +224,76 @@ impl Builder<'_> {
     /// The address a `let` whose initializer is a `from_addr(..)` call places its tensor at
     /// (the placement that call recorded).
     pub(super) fn placed_by(&self, l: &ast::LetStmt) -> Option<u64> {
-        let init = l.initializer().filter(is_from_addr)?;
+        let init = l.initializer()?;
+        if !is_from_addr(&init) {
+            // `let t = scratch(3)`, a helper that returns a tensor it places.
+            return match self.placed_by_helper(&init)? {
+                value::Value::Int(a) => Some(a),
+                _ => None,
+            };
+        }
         let at = span_of(init.syntax().text_range());
         let p = self.model.placements.last()?;
         (at.start <= p.arg.span.start && p.arg.span.end <= at.end).then_some(p.address)
+    }
+
+    /// Where a call of a helper that returns tensors it places (`stats_buffers()`, whose tail
+    /// is `(A::from_addr(SUM), B::from_addr(SUM + BYTES))`) places them: the address, or a
+    /// tuple of them (`()` for an element it does not place), computed with the call's
+    /// arguments. `None` for any other expression, or addresses visa-lint cannot compute.
+    fn placed_by_helper(&self, init: &ast::Expr) -> Option<value::Value> {
+        let ast::Expr::CallExpr(c) = init else {
+            return None;
+        };
+        let Some(ast::Expr::PathExpr(p)) = c.expr() else {
+            return None;
+        };
+        let key = crate::model::consts::callee_key(&p.path()?)?;
+        let placing = self.env.placing_fns.get(&key)?;
+        // The call runs the function that computes the addresses; its arguments are
+        // evaluated as anywhere else.
+        let mut fns = self.env.value_fns.clone();
+        fns.insert(key, placing.clone());
+        self.with_names(&fns, |names| value::eval(init, names).0.ok())
+    }
+
+    /// The tensors a pattern binds from a helper's result take the addresses the helper
+    /// places them at (`let (sums, sumsq) = stats_buffers();`).
+    fn place_returned(&mut self, pat: &ast::Pat, init: &ast::Expr) {
+        let Some(placed) = self.placed_by_helper(init) else {
+            return;
+        };
+        self.place_pat(pat, placed);
+    }
+
+    fn place_pat(&mut self, pat: &ast::Pat, placed: value::Value) {
+        match (pat, placed) {
+            (ast::Pat::IdentPat(i), value::Value::Int(a)) => {
+                let Some(n) = ast::HasName::name(i) else {
+                    return;
+                };
+                let at = span_of(pat.syntax().text_range());
+                if let Some(t) = self
+                    .model
+                    .tensors
+                    .iter_mut()
+                    .rev()
+                    .find(|t| t.name == n.text() && t.span == at)
+                {
+                    t.address = Some(a);
+                    t.from_addr = true;
+                }
+            }
+            (ast::Pat::TuplePat(t), value::Value::Tuple(vs))
+                if t.fields().count() == vs.len()
+                    && !t.fields().any(|f| matches!(f, ast::Pat::RestPat(_))) =>
+            {
+                for (f, v) in t.fields().zip(vs) {
+                    self.place_pat(&f, v);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The address the tensor an argument names (`&a`, `a`) was placed at, when known.
@@ -272,6 +347,7 @@ impl Builder<'_> {
                 let val = self.typed_by_tuple_annotation(val, annotation.as_ref());
                 self.bind_pat(&pat, val);
                 if let Some(init) = l.initializer() {
+                    self.place_returned(&pat, &init);
                     let v = self.value_of(&init).0;
                     self.bind_value_pat(&pat, v);
                 }
@@ -372,14 +448,14 @@ impl Builder<'_> {
     /// A tensor a `let` binds: a tensor of the function, at the address its chain's last step
     /// or its placement gives.
     fn record_let_tensor(&mut self, l: &ast::LetStmt, name: &str, ty: &TensorTy, tu: Option<Tu>) {
-        let address = self
+        let written = self
             .model
             .chains
             .last()
             .filter(|c| c.binding.as_deref() == Some(name))
             .and_then(|c| c.steps.last())
-            .and_then(|s| s.address)
-            .or_else(|| self.placed_by(l));
+            .and_then(|s| s.address);
+        let placed = written.is_none().then(|| self.placed_by(l)).flatten();
         let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
             span_of(p.syntax().text_range())
         });
@@ -389,8 +465,8 @@ impl Builder<'_> {
             origin: Origin::Let,
             ty: ty.clone(),
             context: tu,
-            address,
-            from_addr: l.initializer().is_some_and(|i| is_from_addr(&i)),
+            address: written.or(placed),
+            from_addr: placed.is_some() || l.initializer().is_some_and(|i| is_from_addr(&i)),
             iteration: self.iteration,
         });
     }

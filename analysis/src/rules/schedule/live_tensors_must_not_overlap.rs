@@ -6,7 +6,7 @@ use super::super::context::FnContext;
 use super::writes::describe_write;
 use crate::derive::timeline::{Node, Var, Write};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::Origin;
+use crate::model::{Method, Origin};
 use crate::rule::{Generations, Rule, Status};
 use std::collections::{BTreeSet, HashSet};
 
@@ -19,8 +19,10 @@ pub const SCH_001: Rule = Rule {
     docs: "Main, sub and the DMA share each slice's flat DM, and the programmer places every \
            tensor (`to_dm(…, addr)`, `commit(addr)`). A tensor occupies `addr .. addr + \
            round_up8(Element::SIZE × size_of::<D>())` bytes of every slice (sub-byte types \
-           packed). It is live from the statement that writes it to its last textual use \
-           (`view()`, `to_hbm`, `align(&t)`, …); parameters are live throughout. A write \
+           packed). It is live from the statement that writes it (`to_dm`, `commit`, a `commit_view` \
+           into a tensor placed with `from_addr`, in the function or by a helper that returns \
+           it) to its last textual use (`view()`, `to_hbm`, `align(&t)`, an argument of a \
+           helper, …); parameters are live throughout. A write \
            that lands on a live tensor clobbers it: the scheduler only orders accesses, it \
            does not move data. A tensor read by the same chain that writes over it counts as \
            live (the pipeline reads and writes at once). Reusing an address after the last \
@@ -179,6 +181,11 @@ fn overlap(
     );
     if let Some((_, span)) = var.last_use {
         d = d.with_related(span, format!("`{}` is last used here", var.tv.name));
+    }
+    if w.step.method == Method::CommitView {
+        // The write's address is where the tensor it commits into was placed, not an
+        // argument here: moving it is a change to that placement.
+        return Some(d);
     }
     let align = cx.target.dma_dm_align_bytes.max(8);
     let len = w.fp.end - w.fp.start;
