@@ -648,6 +648,30 @@ fn a_helper_in_the_callers_own_file_is_fixed_in_place() {
 }
 
 #[test]
+fn a_const_generic_is_fixed_where_the_outer_call_gives_it() {
+    // `store_rows::<3>` passes `N` on to `commit_rows::<N>`, whose commit pads to `N`.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("rows.rs");
+    let fixture = root().join("fixtures/rules/CMT-002-const-generic-chain.rs");
+    std::fs::copy(&fixture, &file).expect("copy");
+    let path = file.display().to_string();
+    run_cli_io(&[&path, "--fix", "--unsafe-fixes"], "");
+    let fixed = std::fs::read_to_string(&file).expect("read");
+    assert!(
+        fixed.contains("    store_rows::<2>(one, 0x2000);"),
+        "{fixed}"
+    );
+    // Both helpers, which the other call uses legally, are as written.
+    assert!(
+        fixed.contains("stream.commit::<m![M, { Padding<m![1], N> }]>(at)"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("commit_rows::<N>(stream, at)"), "{fixed}");
+    let out = run_cli_io(&[&path], "");
+    assert!(out.stdout.contains("0 errors"), "{}", out.stdout);
+}
+
+#[test]
 fn a_kernel_a_macro_generates_is_fixed_in_the_invocations_argument() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("kernels.rs");

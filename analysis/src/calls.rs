@@ -315,9 +315,26 @@ fn at_the_binding(
     let text = helper.file.text(db);
     let mut edits = Vec::new();
     let mut shared = Vec::new();
+    let mut given = None;
     for e in &fix.edits {
         let at = helper.offset as usize;
         let written = text.get(at + e.span.start as usize..at + e.span.end as usize)?;
+        // `Padding<m![1], W>` → `Padding<m![1], 2>`: the value the call gives `W` changes,
+        // where the call's turbofish writes it.
+        let instantiated = with_mappings_bound(written, helper, call);
+        if let Some((k, value)) = const_param_change(&instantiated, &e.new_text, &helper.generics)
+            && let Some(&span) = call.turbofish.get(k)
+        {
+            let edit = crate::diagnostic::Edit {
+                span,
+                new_text: value.clone(),
+            };
+            if !edits.contains(&edit) {
+                edits.push(edit);
+            }
+            given = helper.generics[k].clone().map(|name| (name, value));
+            continue;
+        }
         let param = helper
             .type_params
             .iter()
@@ -355,7 +372,14 @@ fn at_the_binding(
         }
     }
     if shared.is_empty() {
+        let title = match given {
+            Some((name, value)) if !fix.title.starts_with("pass `") => {
+                format!("pass `{name}` = {value} at this call ({})", fix.title)
+            }
+            _ => fix.title.clone(),
+        };
         return Some(crate::diagnostic::Fix {
+            title,
             edits,
             ..fix.clone()
         });
@@ -371,6 +395,57 @@ fn at_the_binding(
         edits_helper: true,
         ..fix.clone()
     })
+}
+
+/// `written` (a mapping of `helper`'s body) with each escaped mapping parameter (`{ L }`)
+/// written out as `call` binds it (`F % 2`), as a rule reads it when it gives its fix.
+fn with_mappings_bound(written: &str, helper: &Helper<'_>, call: &HelperCall) -> String {
+    let mut text = written.to_string();
+    for (name, bound) in helper.type_params.iter().zip(&call.bound.mappings) {
+        if let (Some(name), Some(bound)) = (name, bound) {
+            text = text
+                .replace(&format!("{{ {name} }}"), bound)
+                .replace(&format!("{{{name}}}"), bound);
+        }
+    }
+    text
+}
+
+/// The const generic parameter (by position among `generics`) whose value an edit changes,
+/// and the value it gives it: `new` is `written` with one whole identifier that names a const
+/// parameter replaced by a number (`m![S % 2, { Padding<m![1], W> }]` → `m![S % 2, {
+/// Padding<m![1], 2> }]`, or `W` → `2`).
+fn const_param_change(
+    written: &str,
+    new: &str,
+    generics: &[Option<String>],
+) -> Option<(usize, String)> {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let (w, n) = (written.as_bytes(), new.as_bytes());
+    let mut start = w.iter().zip(n).take_while(|(a, b)| a == b).count();
+    while start > 0 && ident(w[start - 1]) {
+        start -= 1;
+    }
+    let end = w[start..]
+        .iter()
+        .rev()
+        .zip(n[start..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let name = written.get(start..w.len() - end)?;
+    // `# { W }` → `# 4`: the braces that escape the name go with it.
+    let name = match name.strip_prefix('{').and_then(|b| b.strip_suffix('}')) {
+        Some(inner) => inner.trim(),
+        None => name,
+    };
+    let value = new.get(start..n.len() - end)?;
+    let whole = w.get(w.len() - end).is_none_or(|&c| !ident(c));
+    let number = !value.is_empty() && value.bytes().all(|c| c.is_ascii_digit());
+    if !whole || !number {
+        return None;
+    }
+    let k = generics.iter().position(|g| g.as_deref() == Some(name))?;
+    Some((k, value.to_string()))
 }
 
 /// The padding of `written` (`S::CastOut`, a use of a type parameter's associated mapping in

@@ -94,6 +94,10 @@ pub fn pad_innermost(text: &str, n: u64) -> Option<String> {
     let inner = text.strip_prefix("m![")?.strip_suffix(']')?;
     let (at, last) = *top_terms(text).last()?;
     let head = &text[..at];
+    // `{ Padding<m![1], W> }`, padded already: its padding is what changes.
+    if let Some(repadded) = repad_type_form(last, n) {
+        return Some(format!("{head}{repadded}{}", &text[at + last.len()..]));
+    }
     let term = match last.rsplit_once('#') {
         Some((b, k)) if is_pad_amount(k) && b.matches('[').count() == b.matches(']').count() => {
             b.trim_end()
@@ -102,6 +106,25 @@ pub fn pad_innermost(text: &str, n: u64) -> Option<String> {
     };
     let tail = &text[at + last.len()..];
     (!inner.trim().is_empty()).then(|| format!("{head}{term} # {n}{tail}"))
+}
+
+/// A term written as an escaped padding type form (`{ Padding<m![1], W> }`), with its padding
+/// amount `n` instead: `{ Padding<m![1], n> }`.
+fn repad_type_form(term: &str, n: u64) -> Option<String> {
+    let body = term.trim().strip_prefix('{')?.strip_suffix('}')?.trim();
+    let args = body.strip_prefix("Padding<")?.strip_suffix('>')?;
+    let mut depth = 0i32;
+    let mut comma = None;
+    for (i, c) in args.char_indices() {
+        match c {
+            '[' | '(' | '{' | '<' => depth += 1,
+            ']' | ')' | '}' | '>' => depth -= 1,
+            ',' if depth == 0 => comma = Some(i),
+            _ => {}
+        }
+    }
+    let padded = args[..comma?].trim();
+    Some(format!("{{ Padding<{padded}, {n}> }}"))
 }
 
 /// Splits the innermost term of a written mapping, a bare axis of `size` positions, so that
@@ -257,6 +280,15 @@ mod tests {
         assert_eq!(
             pad_innermost("m![A, B % 8 # 12]", 16).as_deref(),
             Some("m![A, B % 8 # 16]")
+        );
+        // An escaped padding type form is padded anew, not padded again.
+        assert_eq!(
+            pad_innermost("m![S % 2, { Padding<m![1], W> }]", 2).as_deref(),
+            Some("m![S % 2, { Padding<m![1], 2> }]")
+        );
+        assert_eq!(
+            pad_innermost("m![X, { Padding<Resize<m![R], ROWS>, 6> }]", 8).as_deref(),
+            Some("m![X, { Padding<Resize<m![R], ROWS>, 8> }]")
         );
         assert_eq!(
             pad_innermost("m![M, W]", 8).as_deref(),

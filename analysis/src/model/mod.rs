@@ -222,6 +222,10 @@ pub struct HelperCall {
     /// alias), by position among the type and const arguments: a fix the helper's body gives
     /// for its mapping parameter edits the argument that binds it.
     pub mapping_args: Vec<Option<Span>>,
+    /// Where each argument of the call's turbofish is written (`::<3>`, `::<W>`), by position
+    /// among the type and const arguments: a fix the helper's body gives by changing a const
+    /// parameter's value (`Padding<m![1], W>` → `Padding<m![1], 2>`) changes the argument.
+    pub turbofish: Vec<Span>,
     /// The chain that continues the stream the helper returns in mid-pass (an index into
     /// [`FnModel::chains`]), while the function is being built: its steps become
     /// [`Bound::continued`].

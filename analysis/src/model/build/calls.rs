@@ -489,6 +489,10 @@ impl Builder<'_> {
             .map(|m| m.as_ref().filter(|m| !m.in_tensor_alias)?.span)
             .collect();
         let reads = self.tensors_read(args);
+        let turbofish = turbofish
+            .iter()
+            .map(|a| span_of(a.syntax().text_range()))
+            .collect();
         self.model.calls.push(crate::model::HelperCall {
             callee: site.key,
             span: site.span,
@@ -498,6 +502,7 @@ impl Builder<'_> {
             launched: false,
             method: site.method,
             mapping_args,
+            turbofish,
             result,
         });
         sig_value(typed, Construct::new(site.node, site.what))
@@ -810,6 +815,7 @@ impl Builder<'_> {
                 launched: true,
                 method: false,
                 mapping_args: Vec::new(),
+                turbofish: Vec::new(),
                 result: None,
             });
         }
