@@ -715,6 +715,9 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
             _ => Value::Bool(items.is_empty()),
         });
     }
+    if let Some(v) = option_method(&receiver, &name, m, names, named, depth) {
+        return v;
+    }
     let Value::Variant { path, .. } = &receiver else {
         return Err(Unknown::new(format!(
             "it is computed by `.{name}(..)` on `{}`, which visa-lint does not evaluate",
@@ -740,6 +743,40 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
         type_args: type_args_of(path),
     };
     run(&call, f, names, named, depth)
+}
+
+/// `opt.unwrap_or(x)`, `opt.unwrap()`, `opt.is_some()`, `opt.is_none()` of an `Option`
+/// value (`const LANES: Option<usize> = Some(8)`); `None` for another receiver or method.
+fn option_method(
+    receiver: &Value,
+    name: &str,
+    m: &ast::MethodCallExpr,
+    names: &Names<'_>,
+    named: &mut bool,
+    depth: u32,
+) -> Option<Eval> {
+    let inner = match receiver {
+        Value::Variant {
+            path,
+            fields: Fields::Positional(vs),
+        } if path == "Some" && vs.len() == 1 => Some(vs[0].clone()),
+        Value::Variant {
+            path,
+            fields: Fields::Unit,
+        } if path == "None" => None,
+        _ => return None,
+    };
+    let mut arg = || {
+        let a = m.arg_list()?.args().next()?;
+        Some(eval_at(&a, names, named, depth + 1))
+    };
+    Some(match (name, inner) {
+        ("unwrap_or" | "unwrap_or_default", Some(v)) | ("unwrap" | "expect", Some(v)) => Ok(v),
+        ("unwrap_or", None) => arg()?,
+        ("is_some", v) => Ok(Value::Bool(v.is_some())),
+        ("is_none", v) => Ok(Value::Bool(v.is_none())),
+        _ => return None,
+    })
 }
 
 /// `n.name(args)` for the integer methods a `const fn` computes sizes with, as `usize`
@@ -860,10 +897,23 @@ fn match_expr(m: &ast::MatchExpr, names: &Names<'_>, named: &mut bool, depth: u3
                     .map_or_else(String::new, |p| crate::syntax::snippet(p.syntax()))
             ))
         };
-        let matches = arm.pat().and_then(|p| pattern_matches(&p, &v, names));
+        let matches = arm.pat().and_then(|p| destructure(&p, &v, names));
         match matches {
-            Some(true) if arm.guard().is_none() => return arm_value(arm, named),
-            Some(false) => continue,
+            Some(Some(bound)) if arm.guard().is_none() => {
+                if bound.is_empty() {
+                    return arm_value(arm, named);
+                }
+                // `Some(lanes) => lanes`: the arm's value with what its pattern binds.
+                let mut ints = names.ints.clone();
+                for (k, b) in &bound {
+                    if let Value::Int(i) = b {
+                        ints.insert(k.clone(), *i);
+                    }
+                }
+                let x = arm.expr().ok_or_else(missing)?;
+                return eval_with(&x, names, (&bound, &ints), named, depth + 1);
+            }
+            Some(None) => continue,
             _ => return Err(undecided()),
         }
     }
@@ -871,6 +921,58 @@ fn match_expr(m: &ast::MatchExpr, names: &Names<'_>, named: &mut bool, depth: u3
         "no arm of `match {what}` takes `{}`",
         v.text()
     )))
+}
+
+/// What pattern `p` binds when it matches `v`: `Some(Some(bindings))` when it matches,
+/// `Some(None)` when it does not, `None` when visa-lint cannot decide. Binds a name
+/// (`lanes`) and destructures a variant's positional fields (`Some(lanes)`); any other
+/// pattern is [`pattern_matches`]'s.
+fn destructure(
+    p: &ast::Pat,
+    v: &Value,
+    names: &Names<'_>,
+) -> Option<Option<HashMap<String, Value>>> {
+    match p {
+        ast::Pat::IdentPat(i) if i.pat().is_none() => {
+            let name = ast::HasName::name(i)?.text().to_string();
+            if name == "None" {
+                let none =
+                    matches!(v, Value::Variant { path, fields: Fields::Unit } if path == "None");
+                return Some(none.then(HashMap::new));
+            }
+            match constant(&name, names) {
+                Some(Ok(c)) => Some((c == *v).then(HashMap::new)),
+                Some(Err(_)) => None,
+                None => Some(Some(HashMap::from([(name, v.clone())]))),
+            }
+        }
+        ast::Pat::TupleStructPat(t) => {
+            let want = variant_path(&t.path()?)?;
+            let Value::Variant { path, fields } = v else {
+                return None;
+            };
+            let last = |p: &str| p.rsplit("::").next().map(str::to_string);
+            if *path != want && last(path) != last(&want) {
+                return Some(None);
+            }
+            let Fields::Positional(vs) = fields else {
+                return None;
+            };
+            let pats: Vec<ast::Pat> = t.fields().collect();
+            if pats.len() != vs.len() {
+                return None;
+            }
+            let mut bound = HashMap::new();
+            for (p, v) in pats.iter().zip(vs) {
+                match destructure(p, v, names)? {
+                    Some(b) => bound.extend(b),
+                    None => return Some(None),
+                }
+            }
+            Some(Some(bound))
+        }
+        _ => pattern_matches(p, v, names).map(|m| m.then(HashMap::new)),
+    }
 }
 
 /// Whether pattern `p` matches `v` (`None`: a pattern visa-lint does not decide: one that
@@ -1240,9 +1342,23 @@ mod tests {
         );
         let chosen = text("match m { 0 => 4, _ => 8 }", &[("m", unknown())]);
         assert!(chosen.is_err_and(|why| why.contains("chosen by `match m`")));
-        // A guard or a binding before the arm taken is not decided.
+        // A guard before the arm taken is not decided.
         let guarded = text("match N { n if n > 3 => 1, _ => 2 }", &[]);
         assert!(guarded.is_err_and(|why| why.contains("cannot decide")));
+        // A binding takes the value; a variant's fields are bound by position.
+        assert_eq!(text("match 7 { 0 => 1, n => n * 2 }", &[]), Ok("14".into()));
+        let some = "match Some(N) { Some(l) => l + 1, None => 0 }";
+        assert_eq!(text(some, &[]), Ok("33".into()));
+        let none = "match o { Some(l) => l, None => 16 }";
+        let o = || {
+            Ok(Value::Variant {
+                path: "None".into(),
+                fields: Fields::Unit,
+            })
+        };
+        assert_eq!(text(none, &[("o", o())]), Ok("16".into()));
+        assert_eq!(text("o.unwrap_or(8)", &[("o", o())]), Ok("8".into()));
+        assert_eq!(text("Some(3).unwrap_or(8)", &[]), Ok("3".into()));
     }
 
     #[test]
