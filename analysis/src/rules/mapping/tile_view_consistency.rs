@@ -44,7 +44,9 @@ pub(super) fn check(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
     let [dim, size, tile] = step.generics.as_slice() else {
         return;
     };
-    let Some((_, dim_body)) = body(&dim.text) else {
+    // The dimension as written, or the mapping its alias stands for (`TileIdx`).
+    let written = crate::model::written_mapping(cx.scope, dim).unwrap_or_else(|| dim.text.clone());
+    let Some((_, dim_body)) = body(&written) else {
         return;
     };
     let Ok(dim_e) = parse::parse_mapping(dim_body) else {
