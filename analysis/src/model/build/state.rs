@@ -139,6 +139,9 @@ pub struct Builder<'a> {
     /// The `let mut` integers not assigned since their `let`, with their first value: the
     /// counters a `while` loop may step (see [`Builder::counted_while`]).
     pub(super) counters: HashMap<String, u64>,
+    /// The closures `let` binds (`let slot = |k: usize| BASE + k * STRIDE;`), as functions
+    /// the evaluator runs where they are called (`slot(3)`).
+    pub(super) closures: HashMap<String, crate::model::consts::ConstFn>,
     /// The function's parameters typed `Context` (`ctx: &mut Context`).
     pub(super) contexts: std::collections::HashSet<String>,
 }

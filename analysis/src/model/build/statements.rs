@@ -178,6 +178,18 @@ impl Builder<'_> {
                 .cloned()
                 .or_else(|| self.env.value_or_why(key))
         };
+        // The function's closures beside the crate's functions.
+        let with_closures: std::collections::HashMap<String, crate::model::consts::ConstFn>;
+        let fns = if self.closures.is_empty() {
+            fns
+        } else {
+            with_closures = fns
+                .iter()
+                .chain(&self.closures)
+                .map(|(k, f)| (k.clone(), f.clone()))
+                .collect();
+            &with_closures
+        };
         f(&value::Names {
             value: &lookup,
             ints: &self.consts,
@@ -388,6 +400,14 @@ impl Builder<'_> {
         let reassigned = mutable && assigned_after(l, n);
         if !self.counters.is_empty() {
             self.counters.remove(n);
+        }
+        match l.initializer().and_then(|init| closure_fn(&init)) {
+            Some(f) if immutable => {
+                self.closures.insert(n.to_string(), f);
+            }
+            _ => {
+                self.closures.remove(n);
+            }
         }
         if reassigned
             && let Some(first) = l.initializer().and_then(|init| {
@@ -782,4 +802,27 @@ impl Builder<'_> {
         self.last_ends.clear();
         Val::Unknown
     }
+}
+
+/// A closure of plain parameters (`|k: usize| BASE + k * STRIDE`), as a function the
+/// evaluator runs at each call of the variable bound to it.
+fn closure_fn(e: &ast::Expr) -> Option<crate::model::consts::ConstFn> {
+    let ast::Expr::ClosureExpr(c) = e else {
+        return None;
+    };
+    let params = c
+        .param_list()?
+        .params()
+        .map(|p| match p.pat()? {
+            ast::Pat::IdentPat(i) => Some(ast::HasName::name(&i)?.text().to_string()),
+            _ => None,
+        })
+        .collect::<Option<Vec<String>>>()?;
+    let body = crate::syntax::node_text(c.body()?.syntax());
+    Some(crate::model::consts::ConstFn {
+        lengths: vec![None; params.len()],
+        params,
+        body,
+        ..Default::default()
+    })
 }
