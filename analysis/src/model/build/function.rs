@@ -148,7 +148,7 @@ impl<'a> Builder<'a> {
             iterations_left: MAX_ITERATIONS,
             lost_reported: std::collections::HashSet::new(),
             counters: HashMap::new(),
-            closures: HashMap::new(),
+            with_closures: None,
             contexts: std::collections::HashSet::new(),
         }
     }

@@ -139,9 +139,10 @@ pub struct Builder<'a> {
     /// The `let mut` integers not assigned since their `let`, with their first value: the
     /// counters a `while` loop may step (see [`Builder::counted_while`]).
     pub(super) counters: HashMap<String, u64>,
-    /// The closures `let` binds (`let slot = |k: usize| BASE + k * STRIDE;`), as functions
-    /// the evaluator runs where they are called (`slot(3)`).
-    pub(super) closures: HashMap<String, crate::model::consts::ConstFn>,
+    /// Once a `let` binds a closure (`let slot = |k: usize| BASE + k * STRIDE;`): the crate's
+    /// value functions with the function's closures beside them, which the evaluator runs
+    /// where they are called (`slot(3)`). Built once, when the first closure is bound.
+    pub(super) with_closures: Option<HashMap<String, crate::model::consts::ConstFn>>,
     /// The function's parameters typed `Context` (`ctx: &mut Context`).
     pub(super) contexts: std::collections::HashSet<String>,
 }

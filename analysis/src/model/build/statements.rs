@@ -162,7 +162,12 @@ impl Builder<'_> {
     /// The value of `e` as a `let` binds it: a struct keeps the fields the evaluator knows
     /// beside those it does not (see [`value::eval_partial`]).
     fn partial_value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
-        self.with_names(&self.env.value_fns, |names| value::eval_partial(e, names))
+        self.with_names(self.value_fns(), |names| value::eval_partial(e, names))
+    }
+
+    /// The functions the evaluator runs at a call: the crate's, and the function's closures.
+    fn value_fns(&self) -> &std::collections::HashMap<String, crate::model::consts::ConstFn> {
+        self.with_closures.as_ref().unwrap_or(&self.env.value_fns)
     }
 
     /// Runs `f` with the names in scope here (the function's values over the environment's),
@@ -177,18 +182,6 @@ impl Builder<'_> {
                 .get(key)
                 .cloned()
                 .or_else(|| self.env.value_or_why(key))
-        };
-        // The function's closures beside the crate's functions.
-        let with_closures: std::collections::HashMap<String, crate::model::consts::ConstFn>;
-        let fns = if self.closures.is_empty() {
-            fns
-        } else {
-            with_closures = fns
-                .iter()
-                .chain(&self.closures)
-                .map(|(k, f)| (k.clone(), f.clone()))
-                .collect();
-            &with_closures
         };
         f(&value::Names {
             value: &lookup,
@@ -264,7 +257,7 @@ impl Builder<'_> {
         let placing = self.env.placing_fns.get(&key)?;
         // The call runs the function that computes the addresses; its arguments are
         // evaluated as anywhere else.
-        let mut fns = self.env.value_fns.clone();
+        let mut fns = self.value_fns().clone();
         fns.insert(key, placing.clone());
         self.with_names(&fns, |names| value::eval(init, names).0.ok())
     }
@@ -403,10 +396,20 @@ impl Builder<'_> {
         }
         match l.initializer().and_then(|init| closure_fn(&init)) {
             Some(f) if immutable => {
-                self.closures.insert(n.to_string(), f);
+                let env = self.env;
+                let fns = self
+                    .with_closures
+                    .get_or_insert_with(|| env.value_fns.clone());
+                fns.insert(n.to_string(), f);
             }
+            // A `let` that shadows a closure: the name is the crate's again, if anything.
             _ => {
-                self.closures.remove(n);
+                if let Some(fns) = &mut self.with_closures {
+                    match self.env.value_fns.get(n) {
+                        Some(f) => fns.insert(n.to_string(), f.clone()),
+                        None => fns.remove(n),
+                    };
+                }
             }
         }
         if reassigned
