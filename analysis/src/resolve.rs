@@ -645,10 +645,11 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
             }
         }
         ast::Item::Impl(imp) => impl_items(&imp, m),
-        // A struct with named fields is written as it stands: a kernel's parameter of its type
-        // is its tensors field by field (`inputs.a`), and the types of its fields come along.
+        // A struct with fields is written as it stands: a kernel's parameter of its type is
+        // its tensors field by field (`inputs.a`, `out.1`), and the types of its fields come
+        // along.
         ast::Item::Struct(s) => match (s.name(), s.field_list()) {
-            (Some(n), Some(ast::FieldList::RecordFieldList(_))) => {
+            (Some(n), Some(_)) => {
                 m.items.push(verbatim(n, ItemKind::Type, public(&s), &node));
             }
             _ => type_item(s.name(), public(&s), m),

@@ -713,6 +713,19 @@ impl Builder<'_> {
                 _ => Val::Unknown,
             };
         }
+        // A tuple struct of the crate holding tensors (`TileOut(y, rstd)`): its fields.
+        if let Some(fields) = key.as_deref().and_then(|k| self.env.struct_fields(k))
+            && fields.iter().all(|(n, _)| n.parse::<usize>().is_ok())
+        {
+            let fields = fields.to_vec();
+            let vals: Vec<(String, Val)> = args
+                .iter()
+                .zip(&fields)
+                .map(|(a, (n, _))| (n.clone(), self.top(a, None, None)))
+                .collect();
+            self.last_ends.clear();
+            return typed_by_fields(vals, &fields);
+        }
         // Wrappers the model sees through (`Ok(t)` as a helper's tail, `Some(t)`).
         let through = matches!(
             key.as_deref(),
@@ -907,4 +920,32 @@ fn inferred_from_args(sig: &FnSig, vals: &[Val], given: &mut Vec<Option<MapVal>>
         }
     }
     given.iter().filter(|g| g.is_some()).count() > before
+}
+
+/// A struct value built from `vals`, each field that holds a tensor of the type the struct
+/// declares for it (`DmTensor::from_addr(a)` in a `TileOut(..)` is the field's tensor type).
+pub(super) fn typed_by_fields(
+    vals: Vec<(String, Val)>,
+    fields: &[(String, Option<TensorTy>)],
+) -> Val {
+    let typed = vals
+        .into_iter()
+        .map(|(n, v)| {
+            let declared = fields
+                .iter()
+                .find(|(f, _)| *f == n)
+                .and_then(|(_, t)| t.clone());
+            let v = match (v, declared) {
+                (Val::Tensor { tu, engines, .. }, Some(ty)) => Val::Tensor { ty, tu, engines },
+                (Val::Unknown | Val::Lost(_), Some(ty)) => Val::Tensor {
+                    ty,
+                    tu: None,
+                    engines: Vec::new(),
+                },
+                (v, _) => v,
+            };
+            (n, v)
+        })
+        .collect();
+    Val::Struct(typed)
 }

@@ -296,6 +296,9 @@ pub struct FnSig {
     pub ret: Option<TensorTy>,
     /// A tuple it returns, element by element (`(DmTensor<..>, HbmTensor<..>)`).
     pub rets: Vec<Option<TensorTy>>,
+    /// A struct of the crate it returns that holds tensors (`TileIn { x, res }`), field by
+    /// field ([`Env::struct_fields`]).
+    pub fields: Vec<(String, Option<TensorTy>)>,
     /// It returns something visa-lint cannot type that may hold a tensor (a struct, a
     /// generic, `impl Trait`): its result is not followed (VL-009 where it is used as one).
     pub opaque: bool,
@@ -851,15 +854,23 @@ pub(super) fn tensor_fields(s: &ast::Struct, env: &Env) -> Option<Vec<(String, O
         g.generic_params()
             .any(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)))
     });
-    let ast::FieldList::RecordFieldList(list) = s.field_list()? else {
-        return None;
-    };
     if generic {
         return None;
     }
+    // Named fields by name; a tuple struct's by position (`0`, `1`), as `.0` reads them.
+    let typed: Vec<(String, ast::Type)> = match s.field_list()? {
+        ast::FieldList::RecordFieldList(list) => list
+            .fields()
+            .map(|f| Some((ast::HasName::name(&f)?.text().to_string(), f.ty()?)))
+            .collect::<Option<_>>()?,
+        ast::FieldList::TupleFieldList(list) => list
+            .fields()
+            .enumerate()
+            .map(|(k, f)| Some((k.to_string(), f.ty()?)))
+            .collect::<Option<_>>()?,
+    };
     let mut fields = Vec::new();
-    for f in list.fields() {
-        let ty = f.ty()?;
+    for (name, ty) in typed {
         let tensor = tensor_type(&ty, env, &env.scope, &mut Vec::new()).map(|mut t| {
             for m in t.maps.values_mut() {
                 m.span = None;
@@ -869,9 +880,15 @@ pub(super) fn tensor_fields(s: &ast::Struct, env: &Env) -> Option<Vec<(String, O
         if tensor.is_none() && !plain(&ty) {
             return None;
         }
-        fields.push((ast::HasName::name(&f)?.text().to_string(), tensor));
+        fields.push((name, tensor));
     }
     fields.iter().any(|(_, t)| t.is_some()).then_some(fields)
+}
+
+/// The name a struct type's path is declared under in the environment (`TileIn`,
+/// `staging::TileIn`), for [`Env::struct_fields`].
+pub(super) fn struct_key(path: &ast::Path) -> Option<String> {
+    path_key(path).or_else(|| Some(path.segment()?.name_ref()?.text().to_string()))
 }
 
 /// `#[device(chip = N)]` on a function.
@@ -966,8 +983,18 @@ pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
         }
     }
     sig.dtype_params = dtype_params;
-    sig.opaque =
-        sig.ret.is_none() && sig.rets.is_empty() && ret.as_ref().is_some_and(|t| !plain(t));
+    if let Some(ast::Type::PathType(p)) = &ret
+        && let Some(fields) = p
+            .path()
+            .and_then(|p| struct_key(&p))
+            .and_then(|k| env.struct_fields(&k))
+    {
+        sig.fields = fields.to_vec();
+    }
+    sig.opaque = sig.ret.is_none()
+        && sig.rets.is_empty()
+        && sig.fields.is_empty()
+        && ret.as_ref().is_some_and(|t| !plain(t));
     sig
 }
 

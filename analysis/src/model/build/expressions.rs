@@ -465,12 +465,50 @@ impl Builder<'_> {
             Val::Struct(fs) => fs
                 .into_iter()
                 .find(|(n, _)| *n == field)
-                .map_or(Val::Unknown, |(_, v)| v),
+                .map_or(Val::Unknown, |(_, v)| self.field_tensor(f, v)),
             _ => {
                 let what = format!("the field `{}`", snippet(f.syntax()));
                 Val::Lost(Construct::new(f.syntax(), what))
             }
         }
+    }
+
+    /// A tensor read from a struct's field whose type the struct declares (`outs.y` of a
+    /// helper's `ExpertOutputs`, `out.1` of a `TileOut` parameter): its mappings are written
+    /// in the struct, so they are named at the field's first read here, as a tensor alias's
+    /// are at its use (no fix may replace the read's text), and the field is one of the
+    /// function's tensors where the size rules see its type.
+    fn field_tensor(&mut self, f: &ast::FieldExpr, v: Val) -> Val {
+        let Val::Tensor {
+            mut ty,
+            tu,
+            engines,
+        } = v
+        else {
+            return v;
+        };
+        if ty.maps.values().any(|m| m.span.is_some()) {
+            return Val::Tensor { ty, tu, engines };
+        }
+        let span = span_of(f.syntax().text_range());
+        for m in ty.maps.values_mut() {
+            m.span = Some(span);
+            m.in_tensor_alias = true;
+        }
+        let name = snippet(f.syntax());
+        if !self.model.tensors.iter().any(|t| t.name == name) {
+            self.model.tensors.push(crate::model::TensorVar {
+                name,
+                span,
+                origin: crate::model::Origin::Let,
+                ty: ty.clone(),
+                context: tu,
+                address: None,
+                from_addr: false,
+                iteration: self.iteration,
+            });
+        }
+        Val::Tensor { ty, tu, engines }
     }
 
     /// An element of an array of tensors; other indexing is not followed.
@@ -507,7 +545,14 @@ impl Builder<'_> {
             }
         }
         self.last_ends.clear();
-        Val::Struct(fields)
+        let declared = r
+            .path()
+            .and_then(|p| super::env::struct_key(&p))
+            .and_then(|k| self.env.struct_fields(&k));
+        match declared {
+            Some(d) => super::calls::typed_by_fields(fields, d),
+            None => Val::Struct(fields),
+        }
     }
 
     /// An engine chain written inside a macro's arguments (read as expressions, as

@@ -5,7 +5,6 @@ use super::env::{Env, FnSig, tensor_type, unwrapped};
 use super::reading::span_of;
 use crate::diagnostic::Span;
 use crate::mapping::Scope;
-use crate::model::consts::path_key;
 use crate::model::methods::Engine;
 use crate::model::problem::Problem;
 use crate::model::types::{Slot, TensorTy, Tu};
@@ -236,6 +235,7 @@ pub(super) fn sig_value(sig: FnSig, lost: Construct) -> Val {
     };
     match sig.ret {
         Some(ty) => tensor(ty),
+        None if !sig.fields.is_empty() => struct_of(&sig.fields),
         None if !sig.rets.is_empty() => Val::Tuple(
             sig.rets
                 .into_iter()
@@ -253,9 +253,12 @@ pub(super) fn struct_param(ty: &ast::Type, env: &Env) -> Option<Val> {
     let ast::Type::PathType(p) = unwrapped(ty) else {
         return None;
     };
-    let path = p.path()?;
-    let key = path_key(&path).or_else(|| Some(path.segment()?.name_ref()?.text().to_string()))?;
-    let fields = env.struct_fields(&key)?;
+    let fields = env.struct_fields(&super::env::struct_key(&p.path()?)?)?;
+    Some(struct_of(fields))
+}
+
+/// A value of a struct of tensors: each field a tensor of its declared type.
+pub(super) fn struct_of(fields: &[(String, Option<TensorTy>)]) -> Val {
     let fields = fields
         .iter()
         .map(|(name, ty)| {
@@ -267,7 +270,7 @@ pub(super) fn struct_param(ty: &ast::Type, env: &Env) -> Option<Val> {
             (name.clone(), val)
         })
         .collect();
-    Some(Val::Struct(fields))
+    Val::Struct(fields)
 }
 
 /// `&[T]`, `[T; N]`, `Vec<T>` of a tensor type `T`: the element's type.
