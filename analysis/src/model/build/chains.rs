@@ -377,10 +377,14 @@ impl Builder<'_> {
         for (slot, g) in spec.generics.iter().zip(&call.generics) {
             set_slot(&mut out, *slot, g, &self.scope);
         }
-        // A DMA into a destination view (`to_dm_view(dma, dst)`) writes the destination's
-        // layout.
+        // A DMA into a destination view (`to_dm_view(dma, dst)`) and a commit into one
+        // (`commit_view(dst)`) write the destination's layout.
+        let dst_arg = match call.method {
+            Method::CommitView => 0,
+            _ => 1,
+        };
         if call.method.returns_nothing(&call.name)
-            && let Some(Val::Tensor { ty: dst, .. }) = call.arg_vals.get(1)
+            && let Some(Val::Tensor { ty: dst, .. }) = call.arg_vals.get(dst_arg)
         {
             for s in [Slot::Chip, Slot::Cluster, Slot::Slice, Slot::Element] {
                 if let Some(v) = dst.get(s) {

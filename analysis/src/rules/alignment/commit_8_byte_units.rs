@@ -5,7 +5,7 @@
 
 use super::addresses::round_up;
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::{Chain, Slot, Step, output_arg, slot_bytes};
+use crate::model::{Chain, Method, Slot, Step, output_arg, slot_bytes};
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::{FnContext, at_arg, pad_output};
 
@@ -42,7 +42,9 @@ pub(super) fn check(cx: &FnContext<'_>, chain: &Chain, step: &Step, out: &mut Ve
     if bytes.is_multiple_of(u) {
         return;
     }
-    let at = output_arg(step, Some(0), Slot::Element);
+    // `commit::<Element>(addr)` writes it; `commit_view(dst)` takes it from `dst`'s type.
+    let generic = (step.method == Method::Commit).then_some(0);
+    let at = output_arg(step, generic, Slot::Element);
     let text = ty.get(Slot::Element).map_or("", |m| m.text.as_str());
     let full = round_up(bytes, u).unwrap_or(u);
     let mut diag = at_arg(
@@ -57,7 +59,7 @@ pub(super) fn check(cx: &FnContext<'_>, chain: &Chain, step: &Step, out: &mut Ve
     );
     if let Some(edits) = d
         .elems_for(full)
-        .and_then(|m| pad_output(cx.scope, chain, step, Some(0), Slot::Element, m))
+        .and_then(|m| pad_output(cx.scope, chain, step, generic, Slot::Element, m))
     {
         diag = diag.with_fix(
             format!("make the padding explicit ({full} bytes)"),

@@ -70,6 +70,8 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 {
                     commit_8_byte_units::check(cx, chain, step, out);
                 }
+                // A commit into a view writes the view's Element (no tail can follow it).
+                Method::CommitView => commit_8_byte_units::check(cx, chain, step, out),
                 _ => {}
             }
         }
