@@ -176,6 +176,12 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
     }
     read_by_helpers(model, &chains, &names, &mut vars);
     committed_into(&nodes, &mut vars);
+    // What the function returns lives past its last chain.
+    for (name, span) in &model.returned {
+        if let Some(v) = names.resolve(&vars, name, nodes.len()) {
+            vars[v].last_use = Some((nodes.len(), *span));
+        }
+    }
     (nodes, vars)
 }
 

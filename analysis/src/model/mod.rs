@@ -177,6 +177,9 @@ pub struct FnModel {
     /// For a helper checked with a call's values ([`Bound`]), the `#[device]` kernel whose
     /// trace calls it: its grid and chips are the helper's.
     pub traced_in: Option<FnKind>,
+    /// The tensor variables the function's result holds (its tail `x`, `(a, b)`, `TileIn { x,
+    /// res }`), each where the tail names it: the caller gets them, so they outlive the body.
+    pub returned: Vec<(String, Span)>,
 }
 
 /// A tensor parameter typed by a type parameter of its function.
@@ -466,6 +469,7 @@ impl FnModel {
             placements: Vec::new(),
             generic_tensors: Vec::new(),
             traced_in: None,
+            returned: Vec::new(),
         }
     }
 

@@ -66,6 +66,9 @@ pub fn build_fn(
     if let Some(body) = f.body() {
         let ret = b.ret.clone();
         b.block(&body, ret, None);
+        if let Some(tail) = body.stmt_list().and_then(|l| l.tail_expr()) {
+            b.model.returned = b.returned_by(&tail);
+        }
         if let Some(after) = &bound.continued {
             b.continue_returned(after);
         }
@@ -320,6 +323,47 @@ impl<'a> Builder<'a> {
         }
         let many = many_type(&ty, self.env, &self.scope, &mut self.model.problems)?;
         Some(Val::many(many))
+    }
+}
+
+impl Builder<'_> {
+    /// The tensor variables a function's tail gives its caller: a variable, and those a
+    /// tuple, a struct literal, a tuple struct or `Some`/`Ok` holds (not those an engine
+    /// chain in the tail reads: the chain consumes them).
+    fn returned_by(&self, tail: &ast::Expr) -> Vec<(String, Span)> {
+        let mut out = Vec::new();
+        let mut todo = vec![tail.clone()];
+        while let Some(e) = todo.pop() {
+            match e {
+                ast::Expr::PathExpr(_) | ast::Expr::RefExpr(_) => {
+                    if let Some(n) = super::reading::var_name(&e)
+                        && matches!(self.vars.get(&n), Some(Val::Tensor { .. }))
+                    {
+                        out.push((n, span_of(e.syntax().text_range())));
+                    }
+                }
+                ast::Expr::ParenExpr(p) => todo.extend(p.expr()),
+                ast::Expr::BlockExpr(b) => {
+                    todo.extend(b.stmt_list().and_then(|l| l.tail_expr()));
+                }
+                ast::Expr::TupleExpr(t) => todo.extend(t.fields()),
+                ast::Expr::RecordExpr(r) => todo.extend(
+                    r.record_expr_field_list()
+                        .into_iter()
+                        .flat_map(|l| l.fields())
+                        .filter_map(|f| f.expr()),
+                ),
+                ast::Expr::CallExpr(c) => {
+                    todo.extend(
+                        ast::HasArgList::arg_list(&c)
+                            .into_iter()
+                            .flat_map(|l| l.args()),
+                    );
+                }
+                _ => {}
+            }
+        }
+        out
     }
 }
 

@@ -38,7 +38,8 @@ pub const RULES: &[Rule] = &[SCH_001, SCH_002, SCH_003, SCH_004, VL_007];
 /// the address reuse (SCH-002), the TRF/VRF loads (SCH-003) and the CustomBroadcast switches
 /// (SCH-004).
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    if !matches!(cx.model.kind, crate::model::FnKind::Device { .. }) {
+    // A kernel, or a helper traced at a kernel's call (its own chains, in its own order).
+    if cx.device().is_none() {
         return;
     }
     let (nodes, vars) = scan(cx.model);
