@@ -13,6 +13,7 @@ use crate::model::value;
 use crate::syntax::snippet;
 use ra_ap_syntax::ast::{HasArgList, HasLoopBody, RangeItem};
 use ra_ap_syntax::{AstNode, ast};
+use std::collections::HashMap;
 
 impl Builder<'_> {
     /// A loop: its pattern bound to the elements of what it iterates (a tensor of an array
@@ -370,6 +371,8 @@ impl Builder<'_> {
                     "skip" => inner.skip(int(&arg?)?),
                     "take" => inner.take(int(&arg?)?),
                     "rev" => Some(Seq::Items(inner.items()?.into_iter().rev().collect())),
+                    "cycle" => Some(Seq::Cycle(inner.items()?)),
+                    "map" => Some(Seq::Items(self.mapped(&arg?, inner.items()?)?)),
                     "enumerate" => Some(Seq::Items(
                         inner
                             .items()?
@@ -404,8 +407,79 @@ impl Builder<'_> {
     }
 }
 
+impl Builder<'_> {
+    /// `items` through the closure `f` of `.map(f)` (`|i| (i, FIRST_FREE + i)`), run on each
+    /// as the compiler runs it; `None` when `f` is not a closure of one parameter or some
+    /// result is not known.
+    fn mapped(&self, f: &ast::Expr, items: Vec<value::Value>) -> Option<Vec<value::Value>> {
+        let ast::Expr::ClosureExpr(c) = f else {
+            return None;
+        };
+        let mut params = c.param_list()?.params();
+        let pat = params.next()?.pat()?;
+        if params.next().is_some() {
+            return None;
+        }
+        let body = c.body()?;
+        let mut ints = self.consts.clone();
+        items
+            .into_iter()
+            .map(|item| {
+                let mut bound = HashMap::new();
+                bind_names(&pat, item, &mut bound)?;
+                for (n, v) in &bound {
+                    match v {
+                        value::Value::Int(i) => ints.insert(n.clone(), *i),
+                        _ => ints.remove(n),
+                    };
+                }
+                let lookup = |key: &str| {
+                    bound
+                        .get(key)
+                        .cloned()
+                        .map(Ok)
+                        .or_else(|| self.values.get(key).cloned())
+                        .or_else(|| self.env.value_or_why(key))
+                };
+                let names = value::Names {
+                    value: &lookup,
+                    ints: &ints,
+                    fns: self.value_fns(),
+                    mapping: &self.scope,
+                };
+                value::eval(&body, &names).0.ok()
+            })
+            .collect()
+    }
+}
+
+/// Binds the names of a closure parameter's pattern (`i`, `(src, dst)`, `&(a, b)`, `_`) to
+/// the parts of `v`; `None` when the pattern does not fit it.
+fn bind_names(
+    pat: &ast::Pat,
+    v: value::Value,
+    out: &mut HashMap<String, value::Value>,
+) -> Option<()> {
+    match (pat, v) {
+        (ast::Pat::IdentPat(i), v) => {
+            out.insert(ast::HasName::name(i)?.text().to_string(), v);
+        }
+        (ast::Pat::WildcardPat(_), _) => {}
+        (ast::Pat::RefPat(r), v) => bind_names(&r.pat()?, v, out)?,
+        (ast::Pat::ParenPat(p), v) => bind_names(&p.pat()?, v, out)?,
+        (ast::Pat::TuplePat(t), value::Value::Tuple(vs)) if t.fields().count() == vs.len() => {
+            for (f, v) in t.fields().zip(vs) {
+                bind_names(&f, v, out)?;
+            }
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
 /// What a loop iterates, as the compiler knows it: integers from `start` by `step` (`len` of
-/// them, or endless: `BASE..`), or the elements of an array.
+/// them, or endless: `BASE..`), the elements of an array, or those repeated without end
+/// (`.cycle()`).
 enum Seq {
     Ints {
         start: u64,
@@ -413,6 +487,7 @@ enum Seq {
         len: Option<u64>,
     },
     Items(Vec<value::Value>),
+    Cycle(Vec<value::Value>),
 }
 
 /// The most elements a loop is iterated over.
@@ -423,6 +498,8 @@ impl Seq {
         match self {
             Seq::Ints { len, .. } => *len,
             Seq::Items(vs) => Some(vs.len() as u64),
+            Seq::Cycle(vs) if vs.is_empty() => Some(0),
+            Seq::Cycle(_) => None,
         }
     }
 
@@ -439,6 +516,7 @@ impl Seq {
             Seq::Items(vs) => {
                 Seq::Items(vs.into_iter().step_by(usize::try_from(by).ok()?).collect())
             }
+            Seq::Cycle(_) => return None,
         })
     }
 
@@ -450,6 +528,13 @@ impl Seq {
                 len: len.map(|l| l.saturating_sub(n)),
             },
             Seq::Items(vs) => Seq::Items(vs.into_iter().skip(usize::try_from(n).ok()?).collect()),
+            Seq::Cycle(mut vs) => {
+                let len = vs.len();
+                if len > 0 {
+                    vs.rotate_left(usize::try_from(n % len as u64).ok()?);
+                }
+                Seq::Cycle(vs)
+            }
         })
     }
 
@@ -461,6 +546,10 @@ impl Seq {
                 len: Some(len.map_or(n, |l| l.min(n))),
             },
             Seq::Items(vs) => Seq::Items(vs.into_iter().take(usize::try_from(n).ok()?).collect()),
+            Seq::Cycle(vs) => {
+                let n = usize::try_from(n.min(MAX_ELEMENTS + 1)).ok()?;
+                Seq::Items(vs.into_iter().cycle().take(n).collect())
+            }
         })
     }
 
@@ -474,6 +563,7 @@ impl Seq {
                     .collect()
             }
             Seq::Items(vs) => (vs.len() as u64 <= MAX_ELEMENTS).then_some(vs),
+            Seq::Cycle(_) => None,
         }
     }
 }

@@ -166,7 +166,9 @@ impl Builder<'_> {
     }
 
     /// The functions the evaluator runs at a call: the crate's, and the function's closures.
-    fn value_fns(&self) -> &std::collections::HashMap<String, crate::model::consts::ConstFn> {
+    pub(super) fn value_fns(
+        &self,
+    ) -> &std::collections::HashMap<String, crate::model::consts::ConstFn> {
         self.with_closures.as_ref().unwrap_or(&self.env.value_fns)
     }
 
