@@ -708,12 +708,10 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
             .collect::<Result<Vec<u64>, Unknown>>()?;
         return int_method(n, &name, &args);
     }
-    // `BRANCHES.len()` of a `const` array, as a `const fn` loops over it.
-    if let (Value::Array(items), "len" | "is_empty") = (&receiver, name.as_str()) {
-        return Ok(match name.as_str() {
-            "len" => Value::Int(items.len() as u64),
-            _ => Value::Bool(items.is_empty()),
-        });
+    if let Value::Array(items) = &receiver
+        && let Some(v) = array_method(items, &name)
+    {
+        return v;
     }
     if let Some(v) = option_method(&receiver, &name, m, names, named, depth) {
         return v;
@@ -747,6 +745,50 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
 
 /// `opt.unwrap_or(x)`, `opt.unwrap()`, `opt.is_some()`, `opt.is_none()` of an `Option`
 /// value (`const LANES: Option<usize> = Some(8)`); `None` for another receiver or method.
+/// A method of a `const` array or slice that takes no argument: `len`/`is_empty` (as a `const
+/// fn` loops over it), `first`/`last`, and through `iter()` (or `copied`, `cloned`) `sum`,
+/// `max` and `min` of its integers.
+fn array_method(items: &[Value], name: &str) -> Option<Eval> {
+    let some = |v: Option<&Value>| match v {
+        Some(v) => Value::Variant {
+            path: "Some".to_string(),
+            fields: Fields::Positional(vec![v.clone()]),
+        },
+        None => Value::Variant {
+            path: "None".to_string(),
+            fields: Fields::Unit,
+        },
+    };
+    let ints = || -> Result<Vec<u64>, Unknown> {
+        items
+            .iter()
+            .map(|v| match v {
+                Value::Int(n) => Ok(*n),
+                other => Err(Unknown::new(format!(
+                    "`.{name}()` of an array holding {}, not integers",
+                    other.text()
+                ))),
+            })
+            .collect()
+    };
+    Some(match name {
+        "len" => Ok(Value::Int(items.len() as u64)),
+        "is_empty" => Ok(Value::Bool(items.is_empty())),
+        "iter" | "into_iter" | "copied" | "cloned" => Ok(Value::Array(items.to_vec())),
+        "first" => Ok(some(items.first())),
+        "last" => Ok(some(items.last())),
+        "sum" => ints().and_then(|ns| {
+            ns.iter()
+                .try_fold(0u64, |a, n| a.checked_add(*n))
+                .map(Value::Int)
+                .ok_or_else(|| Unknown::new("the sum overflows".to_string()))
+        }),
+        "max" => ints().map(|ns| some(ns.iter().max().map(|n| Value::Int(*n)).as_ref())),
+        "min" => ints().map(|ns| some(ns.iter().min().map(|n| Value::Int(*n)).as_ref())),
+        _ => return None,
+    })
+}
+
 fn option_method(
     receiver: &Value,
     name: &str,

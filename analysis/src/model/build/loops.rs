@@ -36,9 +36,10 @@ impl Builder<'_> {
                     _ => Val::Unknown,
                 };
                 if let Some(p) = f.pat() {
-                    let known = !matches!(elem, Val::Unknown);
+                    // What a loop over something not followed binds may be a value too.
+                    let tensor = elem.holds_tensor();
                     self.bind_pat(&p, elem);
-                    if !known {
+                    if !tensor {
                         let why = self.unknown_elements(&p, f.iterable());
                         self.bind_value_pat(&p, Err(value::Unknown::new(why)));
                     }
@@ -56,6 +57,7 @@ impl Builder<'_> {
                     self.block(&b, None, None);
                 }
             }
+            ast::Expr::LoopExpr(l) if self.counted_loop(l) => {}
             ast::Expr::LoopExpr(l) => {
                 if let Some(b) = l.loop_body() {
                     self.block(&b, None, None);
@@ -213,6 +215,109 @@ impl Builder<'_> {
         true
     }
 
+    /// `loop { ..; i += s; if i == N { break; } }` (or `i >= N`) with `i` a `let mut` counter
+    /// that only that step moves and `N` and `s` constants: the body runs with `i` = first,
+    /// first + s, .. up to the value whose step reaches `N`, unrolled as
+    /// [`Builder::counted_while`] unrolls its loop. `false` when the loop is not of this form.
+    pub(super) fn counted_loop(&mut self, l: &ast::LoopExpr) -> bool {
+        let Some(body) = l.loop_body() else {
+            return false;
+        };
+        let Some(list) = body.stmt_list() else {
+            return false;
+        };
+        let mut tail: Vec<Option<ast::Expr>> = list
+            .statements()
+            .map(|s| match s {
+                ast::Stmt::ExprStmt(e) => e.expr(),
+                _ => None,
+            })
+            .chain(list.tail_expr().map(Some))
+            .collect();
+        let (Some(Some(ast::Expr::IfExpr(exit))), Some(Some(ast::Expr::BinExpr(step)))) =
+            (tail.pop(), tail.pop())
+        else {
+            return false;
+        };
+        let Some((var, bound, reached)) = self.loop_exit(&exit) else {
+            return false;
+        };
+        let add = Some(ast::BinaryOp::Assignment {
+            op: Some(ast::ArithOp::Add),
+        });
+        let int =
+            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
+        let stepped =
+            step.op_kind() == add && step.lhs().as_ref().and_then(var_name) == Some(var.clone());
+        let (Some(&first), Some(by)) = (self.counters.get(&var), step.rhs().as_ref().and_then(int))
+        else {
+            return false;
+        };
+        let breaks = body
+            .syntax()
+            .descendants()
+            .filter(|n| n.kind() == ra_ap_syntax::SyntaxKind::BREAK_EXPR)
+            .count();
+        let continues = body
+            .syntax()
+            .descendants()
+            .any(|n| n.kind() == ra_ap_syntax::SyntaxKind::CONTINUE_EXPR);
+        if !stepped || by == 0 || breaks != 1 || continues || assignments(&body, &var) != 1 {
+            return false;
+        }
+        // `i == N` ends only on a step that lands on N; `i >= N` on the first that reaches it.
+        let end = match reached {
+            true if bound > first && (bound - first).is_multiple_of(by) => bound,
+            true => return false,
+            false => bound.max(first + 1),
+        };
+        if end - first > 1 << 16 || !self.worth_unrolling(&body, &var) {
+            return false;
+        }
+        let Ok(by) = usize::try_from(by) else {
+            return false;
+        };
+        let range: Vec<value::Value> = (first..end).step_by(by).map(value::Value::Int).collect();
+        let Some(pat) = crate::syntax::pat_of_text(&var) else {
+            return false;
+        };
+        self.unroll(&pat, range, &body, span_of(exit.syntax().text_range()));
+        true
+    }
+
+    /// The exit of a counted `loop`: `if i == N { break; }` (`true`: the counter must land on
+    /// N) or `if i >= N { break; }`, with its counter and constant bound.
+    fn loop_exit(&self, exit: &ast::IfExpr) -> Option<(String, u64, bool)> {
+        if exit.else_branch().is_some() {
+            return None;
+        }
+        let then = exit.then_branch()?.stmt_list()?;
+        let only_break = match (then.statements().count(), then.tail_expr()) {
+            (0, Some(ast::Expr::BreakExpr(b))) => b.expr().is_none() && b.lifetime().is_none(),
+            (1, None) => matches!(
+                then.statements().next(),
+                Some(ast::Stmt::ExprStmt(e)) if matches!(e.expr(), Some(ast::Expr::BreakExpr(b)) if b.expr().is_none() && b.lifetime().is_none())
+            ),
+            _ => false,
+        };
+        let ast::Expr::BinExpr(cond) = exit.condition()? else {
+            return None;
+        };
+        let var = cond.lhs().as_ref().and_then(var_name)?;
+        let int =
+            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
+        let bound = cond.rhs().as_ref().and_then(int)?;
+        let reached = match cond.op_kind()? {
+            ast::BinaryOp::CmpOp(ast::CmpOp::Eq { negated: false }) => true,
+            ast::BinaryOp::CmpOp(ast::CmpOp::Ord {
+                ordering: ast::Ordering::Greater,
+                strict: false,
+            }) => false,
+            _ => return None,
+        };
+        only_break.then_some((var, bound, reached))
+    }
+
     /// Evaluates `body` once per element of `elems` with `pat` bound to it, each iteration's
     /// chains named by what it binds (`i = 7`); past the function's budget only the first
     /// and last.
@@ -326,8 +431,9 @@ impl Builder<'_> {
     /// The elements a loop's iterable gives when the compiler knows them: a range with
     /// constant bounds (`0..N`, `1..=4`, `(BASE..).step_by(S).take(N)`), a constant array
     /// (`BASES`, `&BASES`), through the adaptors that keep them known (`iter`, `into_iter`,
-    /// `copied`, `cloned`, `enumerate`, `rev`, `step_by`, `skip`, `take`, `zip`); at most
-    /// 2^16 of them.
+    /// `copied`, `cloned`, `enumerate`, `rev`, `step_by`, `skip`, `take`, `zip`, `cycle`,
+    /// `chain`, `windows`, `chunks`, and `map` and `filter` with a closure); at most 2^16 of
+    /// them.
     pub(super) fn constant_sequence(&self, e: &ast::Expr) -> Option<Vec<value::Value>> {
         self.sequence(e)?.items()
     }
@@ -373,6 +479,37 @@ impl Builder<'_> {
                     "rev" => Some(Seq::Items(inner.items()?.into_iter().rev().collect())),
                     "cycle" => Some(Seq::Cycle(inner.items()?)),
                     "map" => Some(Seq::Items(self.mapped(&arg?, inner.items()?)?)),
+                    "filter" => {
+                        let items = inner.items()?;
+                        let keep = self.mapped(&arg?, items.clone())?;
+                        let kept = items.into_iter().zip(keep).map(|(v, k)| match k {
+                            Value::Bool(true) => Some(Some(v)),
+                            Value::Bool(false) => Some(None),
+                            _ => None,
+                        });
+                        Some(Seq::Items(
+                            kept.collect::<Option<Vec<_>>>()?
+                                .into_iter()
+                                .flatten()
+                                .collect(),
+                        ))
+                    }
+                    "chain" => {
+                        let mut items = inner.items()?;
+                        items.extend(self.sequence(&arg?)?.items()?);
+                        Some(Seq::Items(items))
+                    }
+                    "windows" | "chunks" => {
+                        let k = usize::try_from(int(&arg?)?).ok().filter(|k| *k > 0)?;
+                        let items = inner.items()?;
+                        let parts: Vec<Value> = match name.as_str() {
+                            "windows" => {
+                                items.windows(k).map(|w| Value::Array(w.to_vec())).collect()
+                            }
+                            _ => items.chunks(k).map(|c| Value::Array(c.to_vec())).collect(),
+                        };
+                        Some(Seq::Items(parts))
+                    }
                     "enumerate" => Some(Seq::Items(
                         inner
                             .items()?
@@ -408,9 +545,9 @@ impl Builder<'_> {
 }
 
 impl Builder<'_> {
-    /// `items` through the closure `f` of `.map(f)` (`|i| (i, FIRST_FREE + i)`), run on each
-    /// as the compiler runs it; `None` when `f` is not a closure of one parameter or some
-    /// result is not known.
+    /// `items` through the closure `f` of `.map(f)` (`|i| (i, FIRST_FREE + i)`) or `.filter(f)`,
+    /// run on each as the compiler runs it; `None` when `f` is not a closure of one parameter
+    /// or some result is not known.
     fn mapped(&self, f: &ast::Expr, items: Vec<value::Value>) -> Option<Vec<value::Value>> {
         let ast::Expr::ClosureExpr(c) = f else {
             return None;
