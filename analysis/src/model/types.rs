@@ -179,6 +179,8 @@ impl Kind {
             // furiosa-opt-std 0.6's names of the stream after each engine (its `engine/*.rs`
             // type aliases, all `<'l, T, D, Chip, Cluster, Slice, Time, Packet>`).
             "ContractTensor" => Kind::Accumulation,
+            // Between the contraction's stages, with the Lane (the model's Row) before Time.
+            "ContractPacketTensor" | "ContractTimeTensor" => Kind::Contraction,
             "FetchCastTensor"
             | "FetchMaskTensor"
             | "FetchTableLookupTensor"

@@ -721,7 +721,11 @@ impl Builder<'_> {
             let vals: Vec<(String, Val)> = args
                 .iter()
                 .zip(&fields)
-                .map(|(a, (n, _))| (n.clone(), self.top(a, None, None)))
+                .map(|(a, (n, ty))| {
+                    let at = span_of(a.syntax().text_range());
+                    let expected = ty.clone().map(|t| super::expressions::named_at(t, at));
+                    (n.clone(), self.top(a, expected, None))
+                })
                 .collect();
             self.last_ends.clear();
             return typed_by_fields(vals, &fields);

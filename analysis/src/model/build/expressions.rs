@@ -479,22 +479,14 @@ impl Builder<'_> {
     /// are at its use (no fix may replace the read's text), and the field is one of the
     /// function's tensors where the size rules see its type.
     fn field_tensor(&mut self, f: &ast::FieldExpr, v: Val) -> Val {
-        let Val::Tensor {
-            mut ty,
-            tu,
-            engines,
-        } = v
-        else {
+        let Val::Tensor { ty, tu, engines } = v else {
             return v;
         };
         if ty.maps.values().any(|m| m.span.is_some()) {
             return Val::Tensor { ty, tu, engines };
         }
         let span = span_of(f.syntax().text_range());
-        for m in ty.maps.values_mut() {
-            m.span = Some(span);
-            m.in_tensor_alias = true;
-        }
+        let ty = named_at(ty, span);
         let name = snippet(f.syntax());
         if !self.model.tensors.iter().any(|t| t.name == name) {
             self.model.tensors.push(crate::model::TensorVar {
@@ -526,8 +518,14 @@ impl Builder<'_> {
         }
     }
 
-    /// A struct literal: its fields' values, by name.
+    /// A struct literal: its fields' values, by name; a field of a struct of tensors the crate
+    /// declares types what it is given as the field's type (`top: row.to_dm(dma, at)` infers
+    /// the DM tensor's mappings from it, as rustc does).
     fn record_value(&mut self, r: &ast::RecordExpr) -> Val {
+        let declared = r
+            .path()
+            .and_then(|p| super::env::struct_key(&p))
+            .and_then(|k| self.env.struct_fields(&k));
         let mut fields = Vec::new();
         for f in r
             .record_expr_field_list()
@@ -539,16 +537,17 @@ impl Builder<'_> {
                 .field_name()
                 .map(|n| n.to_string())
                 .or_else(|| var_name(&x));
-            let v = self.top(&x, None, None);
+            let expected = declared.and_then(|d| {
+                let n = name.as_deref()?;
+                let ty = d.iter().find(|(f, _)| f == n)?.1.clone()?;
+                Some(named_at(ty, span_of(f.syntax().text_range())))
+            });
+            let v = self.top(&x, expected, None);
             if let Some(n) = name {
                 fields.push((n, v));
             }
         }
         self.last_ends.clear();
-        let declared = r
-            .path()
-            .and_then(|p| super::env::struct_key(&p))
-            .and_then(|k| self.env.struct_fields(&k));
         match declared {
             Some(d) => super::calls::typed_by_fields(fields, d),
             None => Val::Struct(fields),
@@ -774,4 +773,16 @@ fn called(e: &ast::Expr) -> bool {
         ast::Expr::ParenExpr(p) => p.expr().is_some_and(|i| called(&i)),
         _ => false,
     }
+}
+
+/// A tensor type written elsewhere (a struct's field) as named at `span`: its mappings point
+/// there, and, as a tensor alias's, no fix may replace the text at `span` with one of them.
+pub(super) fn named_at(mut ty: TensorTy, span: Span) -> TensorTy {
+    for m in ty.maps.values_mut() {
+        if m.span.is_none() {
+            m.span = Some(span);
+            m.in_tensor_alias = true;
+        }
+    }
+    ty
 }
