@@ -33,6 +33,9 @@ pub struct Scope {
     /// Integer constants in scope (`const WIN: usize = 4;`, a const parameter a call binds):
     /// an escaped size that names one (`m![B = { WIN }]`) is its value.
     pub consts: HashMap<String, u64>,
+    /// Element-type parameters a call binds (`D2` is `bf16` at `seal::<f32, bf16, ..>`): a
+    /// tensor or stream written with one (`cast::<D2, Pkt>()`) has that element type.
+    pub dtypes: HashMap<String, crate::dtype::Dtype>,
     /// Glob imports that could not be read (`use other::*`): an undeclared name may come from
     /// one of them, so it is unknown rather than an error.
     pub unresolved: Vec<String>,

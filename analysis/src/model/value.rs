@@ -245,6 +245,7 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
         ast::Expr::IfExpr(i) => if_expr(i, names, named, depth),
         ast::Expr::MatchExpr(m) => match_expr(m, names, named, depth),
         ast::Expr::ArrayExpr(a) => array(a, names, named, depth),
+        ast::Expr::RangeExpr(r) => range(r, names, named, depth),
         ast::Expr::IndexExpr(i) => index(i, names, named, depth),
         ast::Expr::FieldExpr(f) => field(f, names, named, depth),
         ast::Expr::MethodCallExpr(m) => method(m, names, named, depth),
@@ -745,6 +746,38 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
 
 /// `opt.unwrap_or(x)`, `opt.unwrap()`, `opt.is_some()`, `opt.is_none()` of an `Option`
 /// value (`const LANES: Option<usize> = Some(8)`); `None` for another receiver or method.
+/// The most integers a range is evaluated to.
+const MAX_RANGE: u64 = 1 << 16;
+
+/// A range with known bounds (`0..TILES`, `1..=N`), as the integers it gives: what a `for`
+/// loop over a function's `0..TILES` iterates. An open or longer range is not evaluated.
+fn range(r: &ast::RangeExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
+    use ast::RangeItem;
+    let bound = |e: Option<ast::Expr>, named: &mut bool| match e {
+        Some(e) => match eval_at(&e, names, named, depth + 1)? {
+            Value::Int(n) => Ok(n),
+            other => Err(Unknown::new(format!(
+                "a range's bound is {}, not an integer",
+                other.text()
+            ))),
+        },
+        None => Err(Unknown::new(
+            "an open range has no end visa-lint can iterate",
+        )),
+    };
+    let start = bound(r.start(), named)?;
+    let mut end = bound(r.end(), named)?;
+    if r.op_kind() == Some(ast::RangeOp::Inclusive) {
+        end = end.saturating_add(1);
+    }
+    if end.saturating_sub(start) > MAX_RANGE {
+        return Err(Unknown::new(format!(
+            "the range {start}..{end} has more than {MAX_RANGE} elements"
+        )));
+    }
+    Ok(Value::Array((start..end).map(Value::Int).collect()))
+}
+
 /// A method of a `const` array or slice that takes no argument: `len`/`is_empty` (as a `const
 /// fn` loops over it), `first`/`last`, and through `iter()` (or `copied`, `cloned`) `sum`,
 /// `max` and `min` of its integers.

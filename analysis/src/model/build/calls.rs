@@ -1,7 +1,7 @@
 //! Calls of functions: helpers of the crate (their signatures, what a call binds, a Tensor Unit
 //! pass continued across the call), constructors, and `launch`.
 
-use super::env::{FnSig, alias_val, apply_generics, dtype_of, map_of};
+use super::env::{FnSig, alias_val, apply_generics, dtype_in, map_of};
 use super::reading::{callee_key, passes_a_chain, root_var, span_of, var_name};
 use super::state::{Builder, Construct, Val, fill, sig_value};
 use crate::diagnostic::Span;
@@ -233,7 +233,9 @@ impl Builder<'_> {
                 consts.push((item.to_string(), v.clone()));
             }
         }
-        if mappings.is_empty() && consts.is_empty() && !self.env.is_local_type(&name) {
+        // A type of the crate, or an element type (`bf16` for a `D2: Scalar`).
+        let scalar = Dtype::from_name(&name).is_some();
+        if mappings.is_empty() && consts.is_empty() && !self.env.is_local_type(&name) && !scalar {
             return None;
         }
         mappings.sort();
@@ -261,6 +263,9 @@ impl Builder<'_> {
                 continue;
             };
             let param = param.text().to_string();
+            if let Some(d) = Dtype::from_name(&ty.name) {
+                self.scope.dtypes.insert(param.clone(), d);
+            }
             self.bind_type_arg(&param, ty);
             // `<R as RowTile>::Rows` names the same items, through each trait bounding `R`.
             let traits = ast::HasTypeBounds::type_bound_list(&t)
@@ -435,7 +440,7 @@ impl Builder<'_> {
             .generics
             .iter()
             .zip(&turbofish)
-            .filter_map(|(name, a)| Some((name.clone(), dtype_of(a)?)))
+            .filter_map(|(name, a)| Some((name.clone(), dtype_in(a, &self.scope)?)))
             .collect();
         if let Some(expected) = expected {
             inferred_from(&sig, expected, &mut given, &mut dtypes);

@@ -633,7 +633,7 @@ pub(super) fn set_slot(t: &mut TensorTy, slot: Slot, arg: &ast::GenericArg, scop
     match slot {
         Slot::Other => {}
         Slot::D => {
-            if let Some(d) = dtype_of(arg) {
+            if let Some(d) = dtype_in(arg, scope) {
                 t.dtype = Some(d);
             }
         }
@@ -668,6 +668,19 @@ fn generic_param(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
         layout: None,
         span: Some(span_of(p.syntax().text_range())),
         in_tensor_alias: false,
+    })
+}
+
+/// The element type `arg` names: a scalar type, or a type parameter a call bound to one.
+pub(super) fn dtype_in(arg: &ast::GenericArg, scope: &Scope) -> Option<Dtype> {
+    dtype_of(arg).or_else(|| {
+        let ast::GenericArg::TypeArg(ta) = arg else {
+            return None;
+        };
+        let ast::Type::PathType(p) = ta.ty()? else {
+            return None;
+        };
+        scope.dtypes.get(&path_key(&p.path()?)?).copied()
     })
 }
 

@@ -467,79 +467,91 @@ impl Builder<'_> {
                     len,
                 })
             }
-            ast::Expr::MethodCallExpr(m) => {
-                let inner = self.sequence(&m.receiver()?)?;
-                let arg = m.arg_list().and_then(|l| l.args().next());
-                let name = m.name_ref()?.text().to_string();
-                match name.as_str() {
-                    "iter" | "into_iter" | "copied" | "cloned" | "by_ref" => Some(inner),
-                    "step_by" => inner.step_by(int(&arg?)?),
-                    "skip" => inner.skip(int(&arg?)?),
-                    "take" => inner.take(int(&arg?)?),
-                    "rev" => Some(Seq::Items(inner.items()?.into_iter().rev().collect())),
-                    "cycle" => Some(Seq::Cycle(inner.items()?)),
-                    "map" => Some(Seq::Items(self.mapped(&arg?, inner.items()?)?)),
-                    "filter" => {
-                        let items = inner.items()?;
-                        let keep = self.mapped(&arg?, items.clone())?;
-                        let kept = items.into_iter().zip(keep).map(|(v, k)| match k {
-                            Value::Bool(true) => Some(Some(v)),
-                            Value::Bool(false) => Some(None),
-                            _ => None,
-                        });
-                        Some(Seq::Items(
-                            kept.collect::<Option<Vec<_>>>()?
-                                .into_iter()
-                                .flatten()
-                                .collect(),
-                        ))
-                    }
-                    "chain" => {
-                        let mut items = inner.items()?;
-                        items.extend(self.sequence(&arg?)?.items()?);
-                        Some(Seq::Items(items))
-                    }
-                    "windows" | "chunks" => {
-                        let k = usize::try_from(int(&arg?)?).ok().filter(|k| *k > 0)?;
-                        let items = inner.items()?;
-                        let parts: Vec<Value> = match name.as_str() {
-                            "windows" => {
-                                items.windows(k).map(|w| Value::Array(w.to_vec())).collect()
-                            }
-                            _ => items.chunks(k).map(|c| Value::Array(c.to_vec())).collect(),
-                        };
-                        Some(Seq::Items(parts))
-                    }
-                    "enumerate" => Some(Seq::Items(
-                        inner
-                            .items()?
-                            .into_iter()
-                            .enumerate()
-                            .map(|(k, v)| Value::Tuple(vec![Value::Int(k as u64), v]))
-                            .collect(),
-                    )),
-                    "zip" => {
-                        let other = self.sequence(&arg?)?;
-                        // One side may be endless: the other ends the zip.
-                        let (a, b) = match (inner.len(), other.len()) {
-                            (Some(n), _) => (inner.items()?, other.take(n)?.items()?),
-                            (None, Some(n)) => (inner.take(n)?.items()?, other.items()?),
-                            (None, None) => return None,
-                        };
-                        Some(Seq::Items(
-                            a.into_iter()
-                                .zip(b)
-                                .map(|(a, b)| Value::Tuple(vec![a, b]))
-                                .collect(),
-                        ))
-                    }
-                    _ => None,
-                }
-            }
+            // An adaptor of a sequence, else a value the evaluator knows (`plan.tiles()` of a
+            // method that returns `0..TILES`).
+            ast::Expr::MethodCallExpr(m) => self.adapted(m).or_else(|| match self.value_of(e).0 {
+                Ok(Value::Array(vs)) => Some(Seq::Items(vs)),
+                _ => None,
+            }),
             _ => match self.value_of(e).0 {
                 Ok(Value::Array(vs)) => Some(Seq::Items(vs)),
                 _ => None,
             },
+        }
+    }
+
+    /// The sequence an iterator adaptor (`.step_by(2)`, `.zip(..)`, `.map(|i| ..)`) makes of
+    /// its receiver's.
+    fn adapted(&self, m: &ast::MethodCallExpr) -> Option<Seq> {
+        use value::Value;
+        let int = |e: &ast::Expr| match self.value_of(e).0 {
+            Ok(Value::Int(v)) => Some(v),
+            _ => None,
+        };
+        let inner = self.sequence(&m.receiver()?)?;
+        let arg = m.arg_list().and_then(|l| l.args().next());
+        let name = m.name_ref()?.text().to_string();
+        match name.as_str() {
+            "iter" | "into_iter" | "copied" | "cloned" | "by_ref" => Some(inner),
+            "step_by" => inner.step_by(int(&arg?)?),
+            "skip" => inner.skip(int(&arg?)?),
+            "take" => inner.take(int(&arg?)?),
+            "rev" => Some(Seq::Items(inner.items()?.into_iter().rev().collect())),
+            "cycle" => Some(Seq::Cycle(inner.items()?)),
+            "map" => Some(Seq::Items(self.mapped(&arg?, inner.items()?)?)),
+            "filter" => {
+                let items = inner.items()?;
+                let keep = self.mapped(&arg?, items.clone())?;
+                let kept = items.into_iter().zip(keep).map(|(v, k)| match k {
+                    Value::Bool(true) => Some(Some(v)),
+                    Value::Bool(false) => Some(None),
+                    _ => None,
+                });
+                Some(Seq::Items(
+                    kept.collect::<Option<Vec<_>>>()?
+                        .into_iter()
+                        .flatten()
+                        .collect(),
+                ))
+            }
+            "chain" => {
+                let mut items = inner.items()?;
+                items.extend(self.sequence(&arg?)?.items()?);
+                Some(Seq::Items(items))
+            }
+            "windows" | "chunks" => {
+                let k = usize::try_from(int(&arg?)?).ok().filter(|k| *k > 0)?;
+                let items = inner.items()?;
+                let parts: Vec<Value> = match name.as_str() {
+                    "windows" => items.windows(k).map(|w| Value::Array(w.to_vec())).collect(),
+                    _ => items.chunks(k).map(|c| Value::Array(c.to_vec())).collect(),
+                };
+                Some(Seq::Items(parts))
+            }
+            "enumerate" => Some(Seq::Items(
+                inner
+                    .items()?
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, v)| Value::Tuple(vec![Value::Int(k as u64), v]))
+                    .collect(),
+            )),
+            "zip" => {
+                let other = self.sequence(&arg?)?;
+                // One side may be endless: the other ends the zip.
+                let (a, b) = match (inner.len(), other.len()) {
+                    (Some(n), _) => (inner.items()?, other.take(n)?.items()?),
+                    (None, Some(n)) => (inner.take(n)?.items()?, other.items()?),
+                    (None, None) => return None,
+                };
+                Some(Seq::Items(
+                    a.into_iter()
+                        .zip(b)
+                        .map(|(a, b)| Value::Tuple(vec![a, b]))
+                        .collect(),
+                ))
+            }
+            _ => None,
         }
     }
 }
