@@ -133,13 +133,11 @@ impl Builder<'_> {
         if jumps(body) {
             return Vec::new();
         }
-        let int =
-            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
         let mut out: Vec<(String, u64, u64)> = self
             .counters
             .iter()
             .filter_map(|(var, &first)| {
-                let step = last_step(body, var).and_then(|e| int(&e))?;
+                let step = last_step(body, var).and_then(|e| self.const_int(&e))?;
                 (assignments(body, var) == 1).then(|| (var.clone(), first, step))
             })
             .collect();
@@ -167,9 +165,7 @@ impl Builder<'_> {
         let Some(&first) = self.counters.get(&var) else {
             return false;
         };
-        let int =
-            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
-        let Some(bound) = cond.rhs().as_ref().and_then(int) else {
+        let Some(bound) = cond.rhs().as_ref().and_then(|e| self.const_int(e)) else {
             return false;
         };
         let end = match cond.op_kind() {
@@ -187,7 +183,7 @@ impl Builder<'_> {
             },
             _ => return false,
         };
-        let Some(step) = last_step(&body, &var).and_then(|e| int(&e)) else {
+        let Some(step) = last_step(&body, &var).and_then(|e| self.const_int(&e)) else {
             return false;
         };
         // The counter moves only at the end of the body, by the step.
@@ -245,12 +241,12 @@ impl Builder<'_> {
         let add = Some(ast::BinaryOp::Assignment {
             op: Some(ast::ArithOp::Add),
         });
-        let int =
-            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
         let stepped =
             step.op_kind() == add && step.lhs().as_ref().and_then(var_name) == Some(var.clone());
-        let (Some(&first), Some(by)) = (self.counters.get(&var), step.rhs().as_ref().and_then(int))
-        else {
+        let (Some(&first), Some(by)) = (
+            self.counters.get(&var),
+            step.rhs().as_ref().and_then(|e| self.const_int(e)),
+        ) else {
             return false;
         };
         let breaks = body
@@ -304,9 +300,7 @@ impl Builder<'_> {
             return None;
         };
         let var = cond.lhs().as_ref().and_then(var_name)?;
-        let int =
-            |e: &ast::Expr| consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope);
-        let bound = cond.rhs().as_ref().and_then(int)?;
+        let bound = cond.rhs().as_ref().and_then(|e| self.const_int(e))?;
         let reached = match cond.op_kind()? {
             ast::BinaryOp::CmpOp(ast::CmpOp::Eq { negated: false }) => true,
             ast::BinaryOp::CmpOp(ast::CmpOp::Ord {
@@ -469,10 +463,7 @@ impl Builder<'_> {
             }
             // An adaptor of a sequence, else a value the evaluator knows (`plan.tiles()` of a
             // method that returns `0..TILES`).
-            ast::Expr::MethodCallExpr(m) => self.adapted(m).or_else(|| match self.value_of(e).0 {
-                Ok(Value::Array(vs)) => Some(Seq::Items(vs)),
-                _ => None,
-            }),
+            ast::Expr::MethodCallExpr(m) if let Some(seq) = self.adapted(m) => Some(seq),
             _ => match self.value_of(e).0 {
                 Ok(Value::Array(vs)) => Some(Seq::Items(vs)),
                 _ => None,
@@ -554,9 +545,12 @@ impl Builder<'_> {
             _ => None,
         }
     }
-}
 
-impl Builder<'_> {
+    /// The integer `e` is where the compiler knows it (a loop's bound or step).
+    fn const_int(&self, e: &ast::Expr) -> Option<u64> {
+        consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope)
+    }
+
     /// `items` through the closure `f` of `.map(f)` (`|i| (i, FIRST_FREE + i)`) or `.filter(f)`,
     /// run on each as the compiler runs it; `None` when `f` is not a closure of one parameter
     /// or some result is not known.
