@@ -25,6 +25,8 @@ export class NoCost extends Error {}
 /** What the controller needs of a `LanguageClient`. */
 export interface LspClient {
   start(): Promise<void>;
+  /** Whether the server answered initialize and its connection is open. */
+  isRunning(): boolean;
   stop(): Promise<void>;
   sendNotification(method: string, params: unknown): Promise<void>;
 }
@@ -107,6 +109,10 @@ export class Controller implements vscode.Disposable {
     const client = this.makeClient(found.path, this.sent, this.output);
     try {
       await client.start();
+      // vscode-languageclient 9 resolves start() instead of rejecting it when the server's
+      // connection closes before the initialize reply is read (its close handler drops the
+      // pending start promise): a server that is not running after start() did not start.
+      if (!client.isRunning()) throw new Error('it exited before answering the initialize request');
     } catch (e) {
       const reason = e instanceof Error ? e.message : String(e);
       const msg =

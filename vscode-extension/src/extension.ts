@@ -77,8 +77,9 @@ const makeClient: ClientFactory = (serverPath, initializationOptions, output) =>
   return {
     start: async () => {
       await client.start();
-      ready = true;
+      ready = client.isRunning();
     },
+    isRunning: () => client.isRunning(),
     stop: async () => {
       ready = false;
       if (client.isRunning()) await client.stop();

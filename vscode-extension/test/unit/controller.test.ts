@@ -24,7 +24,11 @@ class FakeClient implements LspClient {
   ) {}
   async start() {
     this.started++;
+    if (this.fail === EXITS_SILENTLY) return;
     if (this.fail) throw new Error(this.fail);
+  }
+  isRunning() {
+    return this.started > 0 && !this.fail;
   }
   async stop() {
     this.stopped++;
@@ -33,6 +37,10 @@ class FakeClient implements LspClient {
     this.notes.push([method, params]);
   }
 }
+
+/** A server that exits before answering initialize, which vscode-languageclient 9 can report
+ * by resolving start() (its close handler drops the start promise) rather than rejecting it. */
+const EXITS_SILENTLY = 'exits silently';
 
 const COST_HELP = 'Usage: visa-lint cost [OPTIONS] <FILE>\n';
 const OLD_HELP = 'Usage: visa-lint [OPTIONS] [PATHS]...\n       visa-lint <COMMAND>\n';
@@ -94,6 +102,14 @@ test('a server that fails to start: the reason and the remedy, "Show Output" sho
   assert.match(vscode.state.shown[0].message, /visa-lint\.server\.path/);
   await flush();
   assert.equal(vscode.state.outputShown, 1);
+  assert.equal(ctl.client, undefined);
+});
+
+test('a server that exits before answering initialize is a failed start, even when start() resolves', async () => {
+  const { ctl, clients } = setup({ fail: EXITS_SILENTLY });
+  assert.equal(await ctl.start(), false);
+  assert.equal(clients[0].stopped, 1);
+  assert.match(vscode.state.shown[0].message, /visa-lsp failed to start: it exited before answering the initialize request/);
   assert.equal(ctl.client, undefined);
 });
 
