@@ -540,6 +540,30 @@ fn fix_reaches_a_fixed_point_across_the_files_of_a_crate() {
     );
 }
 
+/// `--fix` on a crate whose struct declares a field's mapping short of a cluster
+/// (`fixtures/crates/field_fixes`) pads it in `buffers.rs`; the crate is then clean.
+#[test]
+fn fix_pads_a_struct_fields_type_in_the_file_that_declares_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crates");
+    copy_dir(&crates.join("field_fixes"), dir.path());
+    let src = dir.path().join("src").display().to_string();
+    let fix = run_cli_io(&[&src, "--fix"], "");
+    assert_eq!(fix.code, 0, "{}", fix.stdout);
+    let buffers = std::fs::read_to_string(dir.path().join("src/buffers.rs")).expect("read");
+    assert!(
+        buffers
+            .contains("pub top: DmTensor<bf16, m![1], m![1 # 2], m![X / 2 # 256], m![X % 2, R]>,"),
+        "{buffers}"
+    );
+    let again = run_cli_io(&[&src], "");
+    assert!(
+        again.stdout.contains("0 errors, 0 warnings, 0 other"),
+        "{}",
+        again.stdout
+    );
+}
+
 /// Copies the directory `from` into `to`, recursively.
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).expect("mkdir");

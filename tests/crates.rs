@@ -169,3 +169,53 @@ fn an_alias_of_another_file_is_padded_where_it_is_defined_when_every_use_allows(
          (adds 1 error: CAP-001 in kernels.rs)"
     );
 }
+
+/// A mapping written in a struct field's type (`fixtures/crates/field_fixes`): the finding is
+/// reported once, where the kernel first names the field, and its fix pads the field's type
+/// where `buffers.rs` declares the struct; checked against the crate, it is safe.
+#[test]
+fn a_struct_fields_mapping_is_padded_where_the_struct_declares_it() {
+    let (_, out) = run_cli(&["fixtures/crates/field_fixes", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let found: Vec<&serde_json::Value> = v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["code"] == "CAP-003")
+        .collect();
+    let lines: Vec<&serde_json::Value> = found.iter().map(|d| &d["line"]).collect();
+    assert_eq!(lines, [11, 13], "{found:#?}");
+
+    let top = found[0]["fixes"].as_array().expect("fixes");
+    assert_eq!(top.len(), 1, "{top:#?}");
+    assert_eq!(
+        top[0]["title"],
+        "pad the type of the field `top` of `Halo` where it is declared"
+    );
+    assert_eq!(top[0]["safe"], true);
+    let edit = &top[0]["other_files"][0];
+    assert!(
+        edit["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("src/buffers.rs"))
+    );
+    assert_eq!(edit["edits"][0]["line"], 7);
+    assert_eq!(edit["edits"][0]["new_text"], "m![X / 2 # 256]");
+
+    // `bottom` names the alias `Short`: padding the alias (no other use) comes first, then
+    // writing the padded mapping in the field's type.
+    let bottom = found[1]["fixes"].as_array().expect("fixes");
+    let titles: Vec<&serde_json::Value> = bottom.iter().map(|f| &f["title"]).collect();
+    assert_eq!(
+        titles,
+        [
+            "pad `Short` where it is defined, for every use",
+            "pad the type of the field `bottom` of `Halo` where it is declared"
+        ]
+    );
+    assert_eq!(bottom[1]["other_files"][0]["edits"][0]["line"], 9);
+    assert_eq!(
+        bottom[1]["other_files"][0]["edits"][0]["new_text"],
+        "m![X / 2 # 256]"
+    );
+}

@@ -13,7 +13,7 @@
 //! alone ([`crate::diagnostic::Fix::alias_pad`]), and it is written here.
 
 use crate::db::{self, Settings, SourceFile};
-use crate::diagnostic::{Diagnostic, Edit, FileEdits, Fix, Span};
+use crate::diagnostic::{Diagnostic, Edit, FieldArg, FileEdits, Fix, Span};
 use crate::line_index::LineIndex;
 use crate::resolve::DefMap;
 use ra_ap_syntax::{AstNode, SyntaxKind, SyntaxNode, ast, ast::HasName};
@@ -51,6 +51,17 @@ pub fn diagnostics(
             .into_iter()
             .filter_map(|fix| match &fix.alias_pad {
                 None => Some(fix),
+                Some(pad) if pad.field.is_some() => {
+                    let field = pad.field.as_ref()?;
+                    let (def_file, arg) = field_arg(db, file, at, &pad.name, field)?;
+                    let (edits, other_files) = placed(db, file, def_file, arg, &pad.new_text);
+                    Some(Fix {
+                        edits,
+                        other_files,
+                        alias_pad: None,
+                        ..fix
+                    })
+                }
                 Some(pad) => {
                     let (def_file, body) = definition(db, file, at, &pad.name)?;
                     Some(definition_fix(
@@ -113,16 +124,7 @@ fn definition_fix(
     name: &str,
     new_text: &str,
 ) -> Fix {
-    let edits = vec![Edit {
-        span: body,
-        new_text: new_text.to_string(),
-    }];
-    let (edits, other_files) = if def_file == file {
-        (edits, Vec::new())
-    } else {
-        let path = def_file.path(db).clone();
-        (Vec::new(), vec![FileEdits { path, edits }])
-    };
+    let (edits, other_files) = placed(db, file, def_file, body, new_text);
     Fix {
         title: format!("pad `{name}` where it is defined, for every use"),
         safe: false,
@@ -131,6 +133,27 @@ fn definition_fix(
         edits_definition: true,
         edits_helper: false,
         alias_pad: None,
+    }
+}
+
+/// The edit writing `new_text` over `span` of `def_file`, as a fix of a diagnostic of `file`
+/// holds it: among its own edits, or another file's.
+fn placed(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    def_file: SourceFile,
+    span: Span,
+    new_text: &str,
+) -> (Vec<Edit>, Vec<FileEdits>) {
+    let edits = vec![Edit {
+        span,
+        new_text: new_text.to_string(),
+    }];
+    if def_file == file {
+        (edits, Vec::new())
+    } else {
+        let path = def_file.path(db).clone();
+        (Vec::new(), vec![FileEdits { path, edits }])
     }
 }
 
@@ -297,30 +320,15 @@ fn item_alias(
         map.resolve_associated(from, ty, item, crate::resolve::ItemKind::Alias)
     });
     let (module, index) = found?;
-    let name = map.item_name(module, index)?;
-    let m = map.modules.get(module)?;
-    let def_file = if m.file == *file.path(db) {
-        file
-    } else {
-        *db::workspace_file(db, &m.file)?
-    };
-    let layout = db::file_layout(db, def_file);
-    let (alias, offset) = layout
-        .modules
-        .get(m.in_file)?
-        .items
-        .iter()
-        // An alias a macro generated is not written where it sits: no edit reaches it.
-        .filter(|item| item.generated.is_none())
-        .find_map(|item| {
-            let node = SyntaxNode::new_root(item.green.0.clone());
-            match name.split_once("::") {
-                None => {
-                    let a = ast::TypeAlias::cast(node)?;
-                    (a.name()?.text() == name).then_some((a, item.at))
-                }
-                Some((ty, assoc)) => associated_alias(&node, ty, assoc).map(|a| (a, item.at)),
+    let (def_file, name, items) = written_items(db, file, map, module, index)?;
+    let (alias, offset) = items
+        .into_iter()
+        .find_map(|(node, at)| match name.split_once("::") {
+            None => {
+                let a = ast::TypeAlias::cast(node)?;
+                (a.name()?.text() == name).then_some((a, at))
             }
+            Some((ty, assoc)) => associated_alias(&node, ty, assoc).map(|a| (a, at)),
         })?;
     let whole = |r: ra_ap_syntax::TextRange| {
         let start = offset + u32::from(r.start());
@@ -340,6 +348,90 @@ fn item_alias(
         }
         _ => None,
     }
+}
+
+/// The file and the span of the generic argument `field.arg` of the tensor type that the
+/// field `field.field` of the struct `strukt` (named so at `at` in `file`) is declared with.
+fn field_arg(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    at: u32,
+    strukt: &str,
+    field: &FieldArg,
+) -> Option<(SourceFile, Span)> {
+    let segs: Vec<String> = strukt.split("::").map(str::to_string).collect();
+    let in_file = innermost_module(db, file, at);
+    db::in_crate_of(db, file, |map| {
+        let from = map.module_of(file.path(db), in_file)?;
+        let (module, index) = map.resolve_item(from, &segs)?;
+        let (def_file, name, items) = written_items(db, file, map, module, index)?;
+        items.into_iter().find_map(|(node, at)| {
+            let s =
+                ast::Struct::cast(node).filter(|s| s.name().is_some_and(|n| n.text() == name))?;
+            let r = declared_arg(&s, field)?;
+            let start = at + u32::from(r.start());
+            let end = at + u32::from(r.end());
+            Some((def_file, Span::new(start as usize, end as usize)))
+        })
+    })
+}
+
+/// Where the struct `s` writes the generic argument `field.arg` of its field's type (behind
+/// references): `m![X / 2]` of `top: DmTensor<bf16, Chip, Cluster, m![X / 2], Row>`.
+fn declared_arg(s: &ast::Struct, field: &FieldArg) -> Option<ra_ap_syntax::TextRange> {
+    let ty = match s.field_list()? {
+        ast::FieldList::RecordFieldList(list) => list
+            .fields()
+            .find(|f| f.name().is_some_and(|n| n.text() == field.field.as_str()))?
+            .ty()?,
+        ast::FieldList::TupleFieldList(list) => {
+            list.fields().nth(field.field.parse().ok()?)?.ty()?
+        }
+    };
+    let mut ty = ty;
+    while let ast::Type::RefType(r) = &ty {
+        ty = r.ty()?;
+    }
+    let ast::Type::PathType(p) = ty else {
+        return None;
+    };
+    let args = ast::HasGenericArgs::generic_arg_list(&p.path()?.segment()?)?;
+    let arg = args
+        .generic_args()
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+        .nth(field.arg)?;
+    Some(arg.syntax().text_range())
+}
+
+/// An item as written in its file: its syntax and its offset there.
+type WrittenItem = (SyntaxNode, u32);
+
+/// The file that declares the item `index` of `module`, the item's name, and the items
+/// written in that module of the file (each with its offset): where an edit of its definition
+/// goes. An item a macro generated is not written where it sits: no edit reaches it.
+fn written_items(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    map: &DefMap,
+    module: usize,
+    index: usize,
+) -> Option<(SourceFile, String, Vec<WrittenItem>)> {
+    let name = map.item_name(module, index)?.to_string();
+    let m = map.modules.get(module)?;
+    let def_file = if m.file == *file.path(db) {
+        file
+    } else {
+        *db::workspace_file(db, &m.file)?
+    };
+    let items = db::file_layout(db, def_file)
+        .modules
+        .get(m.in_file)?
+        .items
+        .iter()
+        .filter(|item| item.generated.is_none())
+        .map(|item| (SyntaxNode::new_root(item.green.0.clone()), item.at))
+        .collect();
+    Some((def_file, name, items))
 }
 
 /// The associated type `assoc` of an `impl` block for `ty` (`node`); its positions are the

@@ -300,12 +300,13 @@ fn at_the_binding(
     call: &HelperCall,
     helper: &Helper<'_>,
 ) -> Option<crate::diagnostic::Fix> {
-    // The padding of an associated mapping's definition (`HiddenNorm::CastOut`), which a
-    // deeper call asked for: the same edit, wherever the finding is reported.
+    // The padding of an associated mapping's definition (`HiddenNorm::CastOut`) or of a
+    // struct field's declared type, which a deeper call asked for: the same edit, wherever
+    // the finding is reported.
     if let Some(pad) = &fix.alias_pad
         && fix.edits.is_empty()
         && fix.other_files.is_empty()
-        && pad.name.contains("::")
+        && (pad.name.contains("::") || pad.field.is_some())
     {
         return Some(fix.clone());
     }
@@ -475,6 +476,7 @@ fn associated_pad(
         .then(|| crate::diagnostic::AliasPad {
             name: format!("{}::{item}", ty.name),
             new_text: new_text.to_string(),
+            field: None,
         })
 }
 

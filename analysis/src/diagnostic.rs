@@ -84,11 +84,22 @@ pub struct Fix {
 }
 
 /// The mapping alias `name`, as named where the diagnostic points, to be defined as
-/// `new_text` (its padded mapping).
+/// `new_text` (its padded mapping); or, with `field`, the mapping written in the declared type
+/// of a field of the struct `name`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AliasPad {
     pub name: String,
     pub new_text: String,
+    pub field: Option<FieldArg>,
+}
+
+/// A generic argument of a struct field's declared tensor type: the field's name (its
+/// position for a tuple struct) and the argument's position among the type's non-lifetime
+/// arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldArg {
+    pub field: String,
+    pub arg: usize,
 }
 
 /// The edits a fix makes in one file other than its diagnostic's.
@@ -186,20 +197,56 @@ impl Diagnostic {
 
     /// A fix that pads the mapping alias `name` where it is defined, for a use no edit can
     /// reach (see [`Fix::alias_pad`]).
-    pub fn with_alias_pad(mut self, name: &str, new_text: impl Into<String>) -> Diagnostic {
+    pub fn with_alias_pad(self, name: &str, new_text: impl Into<String>) -> Diagnostic {
+        let title = format!("pad `{name}` where it is defined, for every use");
+        self.with_definition_pad(
+            title,
+            AliasPad {
+                name: name.to_string(),
+                new_text: new_text.into(),
+                field: None,
+            },
+        )
+    }
+
+    /// A fix that edits a definition the engine finds ([`Fix::alias_pad`]): unsafe until the
+    /// crate analysed with it shows no new error.
+    fn with_definition_pad(mut self, title: String, pad: AliasPad) -> Diagnostic {
         self.fixes.push(Fix {
-            title: format!("pad `{name}` where it is defined, for every use"),
+            title,
             safe: false,
             edits: Vec::new(),
             other_files: Vec::new(),
             edits_definition: true,
             edits_helper: false,
-            alias_pad: Some(AliasPad {
-                name: name.to_string(),
-                new_text: new_text.into(),
-            }),
+            alias_pad: Some(pad),
         });
         self
+    }
+
+    /// A fix that pads a mapping written in the declared type of the field `field` of the
+    /// struct `strukt` (its `arg`-th generic argument) where the struct declares it: every
+    /// value of the field changes, so it is unsafe until the crate analysed with it shows no
+    /// new error.
+    pub fn with_field_pad(
+        self,
+        strukt: &str,
+        field: FieldArg,
+        new_text: impl Into<String>,
+    ) -> Diagnostic {
+        let shown = if field.field.parse::<usize>().is_ok() {
+            format!("field {} of `{strukt}`", field.field)
+        } else {
+            format!("field `{}` of `{strukt}`", field.field)
+        };
+        self.with_definition_pad(
+            format!("pad the type of the {shown} where it is declared"),
+            AliasPad {
+                name: strukt.to_string(),
+                new_text: new_text.into(),
+                field: Some(field),
+            },
+        )
     }
 
     /// A fix that replaces one span.

@@ -14,7 +14,7 @@ use crate::diagnostic::Span;
 use crate::mapping::Scope;
 pub use methods::{Engine, Method};
 pub use problem::Problem;
-pub use types::{Dtype, Kind, MapVal, Slot, TensorTy, Tu, VeStage, slot_bytes};
+pub use types::{Dtype, FieldOf, Kind, MapVal, Slot, TensorTy, Tu, VeStage, slot_bytes};
 
 /// One method call of a chain.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -294,6 +294,19 @@ pub struct MapVal {
     /// named at `span` (`a: &Input`): `text` is the mapping, not the text at `span`, so no fix
     /// may replace `span` with a mapping.
     pub in_tensor_alias: bool,
+    /// Written in the type of a field of a struct of the crate (`top` of `HaloStrip`) and
+    /// named at `span` where the function reads or builds the field: a fix pads it in the
+    /// struct's declaration ([`crate::diagnostic::Fix::field_pad`]).
+    pub field: Option<std::sync::Arc<FieldOf>>,
+}
+
+/// The field of a struct of the crate whose declared type a mapping is written in.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FieldOf {
+    /// The struct as the function names it (`HaloStrip`, `stage::HaloStrip`).
+    pub strukt: String,
+    /// Its name, or its position for a tuple struct (`0`).
+    pub field: String,
 }
 
 impl MapVal {
@@ -304,6 +317,7 @@ impl MapVal {
             layout: layout.map(std::sync::Arc::new),
             span: None,
             in_tensor_alias: false,
+            field: None,
         }
     }
 }
@@ -351,6 +365,7 @@ impl TensorTy {
                 let unplaced = MapVal {
                     span: None,
                     in_tensor_alias: false,
+                    field: None,
                     ..m.clone()
                 };
                 out.maps.insert(slot, unplaced);

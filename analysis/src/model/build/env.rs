@@ -260,8 +260,19 @@ impl Env {
     /// whose named fields are tensors and plain values, with no generics but lifetimes, also
     /// keeps its fields' tensor types: a parameter of that type is its tensors field by field.
     pub fn declare_type(&mut self, node: &ra_ap_syntax::SyntaxNode, name: String) {
-        if let Some(fields) = ast::Struct::cast(node.clone()).and_then(|s| tensor_fields(&s, self))
+        if let Some(mut fields) =
+            ast::Struct::cast(node.clone()).and_then(|s| tensor_fields(&s, self))
         {
+            // Each field's mappings are written in the struct: a fix pads them there.
+            for (field, ty) in &mut fields {
+                let of = std::sync::Arc::new(crate::model::FieldOf {
+                    strukt: name.clone(),
+                    field: field.clone(),
+                });
+                for m in ty.iter_mut().flat_map(|t| t.maps.values_mut()) {
+                    m.field = Some(of.clone());
+                }
+            }
             self.structs.insert(name.clone(), fields);
         }
         if ast::Trait::can_cast(node.kind()) {
@@ -362,6 +373,7 @@ impl FnSig {
                     *m = MapVal {
                         span: None,
                         in_tensor_alias: false,
+                        field: None,
                         ..given.clone()
                     };
                 }
@@ -668,6 +680,7 @@ fn generic_param(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
         layout: None,
         span: Some(span_of(p.syntax().text_range())),
         in_tensor_alias: false,
+        field: None,
     })
 }
 
@@ -714,6 +727,7 @@ pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
                     layout: layout.map(Arc::new),
                     span: Some(span_of(call.syntax().text_range())),
                     in_tensor_alias: false,
+                    field: None,
                 })
             }
             // `Padding<Symbol<K>, { PLAN.lanes }>` written in place: the mapping it spells.
@@ -722,6 +736,7 @@ pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
                 layout: type_form_layout(&p, scope),
                 span: Some(span_of(p.syntax().text_range())),
                 in_tensor_alias: false,
+                field: None,
             }),
             ast::Type::PathType(p) => {
                 let at = span_of(p.syntax().text_range());
@@ -737,6 +752,7 @@ pub(super) fn map_of(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
                             layout: None,
                             span: Some(at),
                             in_tensor_alias: false,
+                            field: None,
                         })
                     }
                     Some(name) => alias_val(&name, scope, at),
@@ -824,6 +840,7 @@ fn generic_alias_val(path: &ast::Path, scope: &Scope, at: Span) -> Option<MapVal
         layout: layout.map(Arc::new),
         span: Some(at),
         in_tensor_alias: false,
+        field: None,
     })
 }
 
@@ -855,6 +872,7 @@ pub(super) fn alias_val(name: &str, scope: &Scope, at: Span) -> Option<MapVal> {
         layout: layout.map(Arc::new),
         span: Some(at),
         in_tensor_alias: false,
+        field: None,
     })
 }
 

@@ -2,7 +2,7 @@
 //! where it is written, derived once by [`written_sites`], and how a message names such a
 //! mapping ([`shown`]) and a fix pads it ([`pad_fix`]).
 
-use crate::diagnostic::{Diagnostic, Edit, Span};
+use crate::diagnostic::{Diagnostic, Edit, FieldArg, Span};
 use crate::mapping::Layout;
 use crate::model::{Arg, Kind, MapVal, Method, Slot, pad_edit};
 use crate::rules::context::FnContext;
@@ -67,8 +67,16 @@ pub(super) fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
         }
     }
     out.sort_by_key(|s| s.at);
-    // An alias is reported at its first use only.
-    out.retain(|s| alias(cx, s.map).is_none_or(|a| aliases.insert((a.to_string(), s.slot))));
+    // An alias is reported at its first use only, a struct field's type at its first read.
+    let mut fields = HashSet::new();
+    out.retain(|s| {
+        let first_field = s
+            .map
+            .field
+            .as_ref()
+            .is_none_or(|f| fields.insert((f.clone(), s.slot)));
+        first_field && alias(cx, s.map).is_none_or(|a| aliases.insert((a.to_string(), s.slot)))
+    });
     out
 }
 
@@ -85,6 +93,11 @@ pub(super) fn pad_fix(
     if let Some(edit) = pad_edit(cx.scope, &arg, n) {
         return d.with_fix(title, true, vec![edit]);
     }
+    // A mapping written in a struct field's type: padded where the struct declares it.
+    let d = match field_pad(site, n) {
+        Some((strukt, field, new_text)) => d.with_field_pad(strukt, field, new_text),
+        None => d,
+    };
     // A mapping alias named inside a tensor type alias: no use here to edit, so the alias is
     // padded where it is defined (the engine finds the definition).
     let padded = alias(cx, site.map)
@@ -99,6 +112,25 @@ pub(super) fn pad_fix(
         Some((a, edit)) => d.with_alias_pad(a, edit.new_text),
         None => d,
     }
+}
+
+/// The struct, its field's generic argument and the padded mapping that pad a site's mapping
+/// where a struct field's type writes it.
+fn field_pad<'s>(site: &Site<'s>, n: u64) -> Option<(&'s str, FieldArg, String)> {
+    let of = site.map.field.as_deref()?;
+    let arg = site.kind.params().iter().position(|s| *s == site.slot)?;
+    let text = site.map.text.trim();
+    let written = if text.starts_with("m![") {
+        text.to_string()
+    } else {
+        format!("m![{}]", site.map.layout.as_deref()?.to_expr())
+    };
+    let padded = crate::mapping::edit::pad(&written, site.at, n)?.new_text;
+    let field = FieldArg {
+        field: of.field.clone(),
+        arg,
+    };
+    Some((&of.strukt, field, padded))
 }
 
 /// How a mapping is named in a message: `m![A / 8]`, or `Slice` (`= m![A / 8]`) for an alias.
