@@ -1442,6 +1442,9 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             }
         }
     } else if let Some(name) = local_type_name(&node) {
+        if let Some(e) = ra::Enum::cast(node.clone()) {
+            declare_discriminants(env, &e, &name);
+        }
         env.declare_type(&node, name);
     } else if let Some(a) = ra::TypeAlias::cast(node.clone())
         && let (Some(name), Some(ty)) = (a.name(), a.ty())
@@ -1493,6 +1496,35 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
         if let Some(c) = returned_placements_fn(&f) {
             env.placing_fns.insert(name.text().to_string(), c);
         }
+    }
+}
+
+/// The discriminants of an enum's unit variants, as `as usize` reads them: each the value it
+/// is given (`Skip = 2`) or one past the variant before it (the first is 0). A variant with
+/// fields ends the count (its discriminant is not what `as` reads).
+fn declare_discriminants(env: &mut Env, e: &ra::Enum, name: &str) {
+    let mut next = Some(0u64);
+    for v in e.variant_list().into_iter().flat_map(|l| l.variants()) {
+        if v.field_list().is_some() {
+            return;
+        }
+        let given = v
+            .const_arg()
+            .and_then(|c| c.expr())
+            .map(|x| match const_value(env, &x) {
+                Ok(model::value::Value::Int(d)) => Some(d),
+                _ => None,
+            });
+        let Some(d) = given.unwrap_or(next) else {
+            next = None;
+            continue;
+        };
+        if let Some(n) = v.name() {
+            let key = model::value::discriminant_key(&format!("{name}::{}", n.text()));
+            env.consts.insert(key.clone(), d);
+            env.scope.consts.insert(key, d);
+        }
+        next = d.checked_add(1);
     }
 }
 

@@ -654,7 +654,13 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
             }
             _ => type_item(s.name(), public(&s), m),
         },
-        ast::Item::Enum(e) => type_item(e.name(), public(&e), m),
+        // A fieldless enum is written as it stands: `as usize` reads its discriminants.
+        ast::Item::Enum(e) => match e.name() {
+            Some(n) if fieldless(&e) => {
+                m.items.push(verbatim(n, ItemKind::Type, public(&e), &node));
+            }
+            _ => type_item(e.name(), public(&e), m),
+        },
         ast::Item::Union(u) => type_item(u.name(), public(&u), m),
         ast::Item::Trait(t) => {
             declared_type(t.name(), "trait", public(&t), m);
@@ -874,6 +880,12 @@ fn within(it: &mut Item, head: &str) {
     }
     // The text is not the function's syntax as it stands.
     it.syntax = Untracked(None);
+}
+
+/// An enum whose variants are all units (`enum Region { Taps, Skip = 2 }`).
+fn fieldless(e: &ast::Enum) -> bool {
+    e.variant_list()
+        .is_some_and(|l| l.variants().all(|v| v.field_list().is_none()))
 }
 
 fn type_item(name: Option<ast::Name>, public: bool, m: &mut ItemDecls) {

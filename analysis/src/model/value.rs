@@ -1208,9 +1208,16 @@ fn numeric(v: &Value) -> bool {
     }
 }
 
+/// The key under which the integer consts hold the discriminant of the unit variant
+/// `Enum::Variant` of an enum of the crate (no path a program writes can spell it).
+pub fn discriminant_key(variant: &str) -> String {
+    format!("{variant} as")
+}
+
 /// `x as usize`: an integer stays itself, a bool is 0 or 1, and a unit enum variant is its
-/// discriminant, kept as written (`Branch::Attn as usize`), which compares equal to the same
-/// variant's only (a `const fn` compares enums this way).
+/// discriminant (`Region::Skip as usize` is 2 for `enum Region { Taps, Halo, Skip }`); one
+/// whose enum visa-lint does not know is kept as written (`Branch::Attn as usize`), which
+/// compares equal to the same variant's only (a `const fn` compares enums this way).
 fn cast(c: &ast::CastExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
     let inner = c.expr().ok_or_else(missing)?;
     match eval_at(&inner, names, named, depth + 1)? {
@@ -1220,6 +1227,13 @@ fn cast(c: &ast::CastExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> E
             path,
             fields: Fields::Unit,
         } => {
+            // `config::Region::Skip`: the enum and the variant name it.
+            let segs: Vec<&str> = path.split("::").map(str::trim).collect();
+            let short = segs[segs.len().saturating_sub(2)..].join("::");
+            if let Some(&d) = names.ints.get(&discriminant_key(&short)) {
+                *named = true;
+                return Ok(Value::Int(d));
+            }
             let ty = c.ty().map(|t| crate::syntax::compact_text(t.syntax()));
             Ok(Value::Lit(format!("{path} as {}", ty.unwrap_or_default())))
         }

@@ -817,6 +817,30 @@ impl MethodCall {
     }
 }
 
+/// Whether the closure `m` is given returns its parameter, unwrapped (`|t| t.unwrap()`,
+/// `|t| t.expect("..")`) or as it is.
+fn unwraps_its_parameter(m: &ast::MethodCallExpr) -> bool {
+    let Some(ast::Expr::ClosureExpr(c)) = m.arg_list().and_then(|l| l.args().next()) else {
+        return false;
+    };
+    let param = c
+        .param_list()
+        .and_then(|l| l.params().next())
+        .and_then(|p| p.pat())
+        .map(|p| p.syntax().text().to_string());
+    let names_param = |e: &ast::Expr| matches!(e, ast::Expr::PathExpr(p) if Some(p.syntax().text().to_string()) == param);
+    match c.body() {
+        Some(ast::Expr::MethodCallExpr(call)) => {
+            let unwrap = call
+                .name_ref()
+                .is_some_and(|n| n.text() == "unwrap" || n.text() == "expect");
+            unwrap && call.receiver().is_some_and(|r| names_param(&r))
+        }
+        Some(body) => names_param(&body),
+        None => false,
+    }
+}
+
 /// What an iterator's or a reference's method gives on `recv` (`iter`, `enumerate`, `clone`,
 /// `unwrap` ..), and what a method of a value not followed gives; `None` for other methods.
 fn method_of_value(m: &ast::MethodCallExpr, name: &str, recv: &Val) -> Option<Val> {
@@ -830,6 +854,11 @@ fn method_of_value(m: &ast::MethodCallExpr, name: &str, recv: &Val) -> Option<Va
             "enumerate" => Val::Many {
                 elem: elem.clone(),
                 enumerated: true,
+            },
+            // `opts.map(|t| t.unwrap())`: the options filled in a loop, as their tensors.
+            "map" if unwraps_its_parameter(m) => Val::Many {
+                elem: elem.clone(),
+                enumerated: *enumerated,
             },
             "len" | "is_empty" => Val::Unknown,
             _ => {

@@ -273,31 +273,38 @@ pub(super) fn struct_of(fields: &[(String, Option<TensorTy>)]) -> Val {
     Val::Struct(fields)
 }
 
-/// `&[T]`, `[T; N]`, `Vec<T>` of a tensor type `T`: the element's type.
+/// `&[T]`, `[T; N]`, `Vec<T>` of a tensor type `T`, or of `Option<T>` (filled in a loop,
+/// then unwrapped): the element's type.
 pub(super) fn many_type(
     ty: &ast::Type,
     env: &Env,
     scope: &Scope,
     diags: &mut Vec<Problem>,
 ) -> Option<TensorTy> {
-    match ty {
-        ast::Type::RefType(r) => many_type(&r.ty()?, env, scope, diags),
-        ast::Type::SliceType(s) => tensor_type(&s.ty()?, env, scope, diags),
-        ast::Type::ArrayType(a) => tensor_type(&a.ty()?, env, scope, diags),
-        ast::Type::PathType(p) => {
-            let seg = p.path()?.segment()?;
-            if seg.name_ref()?.text() != "Vec" {
-                return None;
-            }
-            let inner = seg
-                .generic_arg_list()?
-                .generic_args()
-                .find_map(|a| match a {
-                    ast::GenericArg::TypeArg(t) => t.ty(),
-                    _ => None,
-                })?;
-            tensor_type(&inner, env, scope, diags)
-        }
-        _ => None,
+    let elem = match ty {
+        ast::Type::RefType(r) => return many_type(&r.ty()?, env, scope, diags),
+        ast::Type::SliceType(s) => s.ty()?,
+        ast::Type::ArrayType(a) => a.ty()?,
+        ast::Type::PathType(p) => only_type_arg(p, "Vec")?,
+        _ => return None,
+    };
+    let elem = match &elem {
+        ast::Type::PathType(p) => only_type_arg(p, "Option").unwrap_or(elem),
+        _ => elem,
+    };
+    tensor_type(&elem, env, scope, diags)
+}
+
+/// `T` of `Vec<T>` when `p` is a `Vec` (`wrapper`) of it.
+fn only_type_arg(p: &ast::PathType, wrapper: &str) -> Option<ast::Type> {
+    let seg = p.path()?.segment()?;
+    if seg.name_ref()?.text() != wrapper {
+        return None;
     }
+    seg.generic_arg_list()?
+        .generic_args()
+        .find_map(|a| match a {
+            ast::GenericArg::TypeArg(t) => t.ty(),
+            _ => None,
+        })
 }
