@@ -1034,20 +1034,38 @@ fn destructure(
                 return None;
             };
             let pats: Vec<ast::Pat> = t.fields().collect();
-            if pats.len() != vs.len() {
+            destructure_each(&pats, vs, names)
+        }
+        // `(Prec::Bf16, 1)` against the scrutinee `(OUT_PREC, GATE_SPLIT)`.
+        ast::Pat::TuplePat(t) => {
+            let Value::Tuple(vs) = v else {
                 return None;
-            }
-            let mut bound = HashMap::new();
-            for (p, v) in pats.iter().zip(vs) {
-                match destructure(p, v, names)? {
-                    Some(b) => bound.extend(b),
-                    None => return Some(None),
-                }
-            }
-            Some(Some(bound))
+            };
+            let pats: Vec<ast::Pat> = t.fields().collect();
+            destructure_each(&pats, vs, names)
         }
         _ => pattern_matches(p, v, names).map(|m| m.then(HashMap::new)),
     }
+}
+
+/// [`destructure`] of each value by the pattern in its place: the bindings of all when all
+/// match, `Some(None)` when one does not.
+fn destructure_each(
+    pats: &[ast::Pat],
+    vs: &[Value],
+    names: &Names<'_>,
+) -> Option<Option<HashMap<String, Value>>> {
+    if pats.len() != vs.len() {
+        return None;
+    }
+    let mut bound = HashMap::new();
+    for (p, v) in pats.iter().zip(vs) {
+        match destructure(p, v, names)? {
+            Some(b) => bound.extend(b),
+            None => return Some(None),
+        }
+    }
+    Some(Some(bound))
 }
 
 /// Whether pattern `p` matches `v` (`None`: a pattern visa-lint does not decide: one that

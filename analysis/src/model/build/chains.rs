@@ -101,6 +101,7 @@ impl Builder<'_> {
             })
             .unwrap_or_default();
         let gen_args = generics.iter().map(|a| arg_of(a.syntax())).collect();
+        self.unknown_type_form_sizes(&generics);
         let arg_vals: Vec<Val> = args
             .iter()
             .map(|a| match is_tile_view(a) {
@@ -478,6 +479,43 @@ impl Builder<'_> {
                 text: snippet(e.syntax()),
                 why: unknown.why.clone(),
             });
+        }
+    }
+
+    /// A mapping written in place as the types `m!` expands to (`Padding<m![H % 8], { PAD }>`)
+    /// whose size visa-lint cannot compute: the rules that read the mapping skip it, and say so
+    /// (VL-009 at the size, with the reason it is unknown).
+    fn unknown_type_form_sizes(&mut self, generics: &[ast::GenericArg]) {
+        for arg in generics {
+            let ast::GenericArg::TypeArg(t) = arg else {
+                continue;
+            };
+            let Some(ast::Type::PathType(p)) = t.ty() else {
+                continue;
+            };
+            if !crate::syntax::is_type_form(&p)
+                || map_of(arg, &self.scope).is_some_and(|m| m.layout.is_some())
+            {
+                continue;
+            }
+            for size in p.syntax().descendants().filter_map(ast::ConstArg::cast) {
+                let Some(e) = size.expr() else { continue };
+                let inner = match &e {
+                    ast::Expr::BlockExpr(b) => b.stmt_list().and_then(|l| l.tail_expr()),
+                    _ => Some(e.clone()),
+                };
+                let Some(inner) = inner else { continue };
+                let why = match self.value_of(&inner).0 {
+                    Ok(value::Value::Int(_)) => continue,
+                    Ok(v) => format!("it is `{}`, not an integer visa-lint knows", v.text()),
+                    Err(unknown) => unknown.why,
+                };
+                self.not_analysed(NotFollowed::Value {
+                    at: span_of(size.syntax().text_range()),
+                    text: snippet(inner.syntax()),
+                    why,
+                });
+            }
         }
     }
 
