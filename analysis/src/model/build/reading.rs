@@ -231,7 +231,9 @@ fn escaped(text: &str, out: &mut Vec<(String, ast::Expr)>) {
 }
 
 /// Whether mapping text may escape a Rust expression the mapping grammar does not read itself
-/// (a call, a field, an index); names, sizes and arithmetic are the grammar's own.
+/// (a call, a field, an index, a cast `Fmt::Packed as usize`); names, sizes and arithmetic are
+/// the grammar's own.
 pub fn escapes_rust(text: &str) -> bool {
     text.contains(['(', '.', '[', '<', '>', '&', '|', '^'])
+        || text.split_whitespace().any(|word| word == "as")
 }
