@@ -1463,6 +1463,15 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
                 m.span = None;
             }
             env.tensor_aliases.insert(name.text().to_string(), t);
+        } else if let ra::Type::PathType(p) = &ty
+            && env.is_local_type(&syntax::last_path_name(&ty).unwrap_or_default())
+            && p.path()
+                .and_then(|p| ra::HasGenericArgs::generic_arg_list(&p.segment()?))
+                .is_some()
+        {
+            // `type NarrowTile = LaneTile<4>;`: a call through it binds the type's generics.
+            let text = syntax::compact_text(p.syntax());
+            env.type_aliases.insert(name.text().to_string(), text);
         }
     } else if let Some(f) = ra::Fn::cast(node)
         && let Some(name) = f.name()
@@ -1777,6 +1786,9 @@ fn bind_path(env: &mut Env, path: &str, name: &str) {
     }
     if let Some(t) = env.value_type(name).map(str::to_string) {
         env.value_types.insert(path.to_string(), t);
+    }
+    if let Some(t) = env.type_alias(name).map(str::to_string) {
+        env.type_aliases.insert(path.to_string(), t);
     }
     if let Some(t) = env.tensor_alias(name).cloned() {
         env.tensor_aliases.insert(path.to_string(), t);

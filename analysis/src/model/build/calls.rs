@@ -698,6 +698,9 @@ impl Builder<'_> {
         if let Some(v) = self.trait_default_call((&callee, &last), &args, expected.as_ref()) {
             return v;
         }
+        if let Some(v) = self.generic_type_call((&callee, &last), &args, expected.as_ref()) {
+            return v;
+        }
         let key = callee_key(&path);
         if let Some(k) = &key
             && let Some(sig) = self.env.fn_sig(k).cloned()

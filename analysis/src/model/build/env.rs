@@ -57,6 +57,10 @@ pub struct Env {
     /// ScoreEmitter<{ FlitLanes::F32 }> = ScoreEmitter;`), as written; read through
     /// [`Env::value_type`] (a method called on the const binds its type's generics).
     pub value_types: HashMap<String, String>,
+    /// Aliases of a generic type of the crate given its arguments (`type NarrowTile =
+    /// LaneTile<4>;`), the type as written, by the alias's name and the paths bound to it;
+    /// read through [`Env::type_alias`] (`NarrowTile::run(..)` binds `LaneTile`'s generics).
+    pub type_aliases: HashMap<String, String>,
     /// Associated constants whose value depends on their `impl` block's parameters (`const TRF:
     /// TrfAddress = if DOUBLE_BUF { .. } else { .. };`), by `Type::NAME`, their bodies as
     /// written (`Self` written out): a method traced with the parameters bound evaluates them.
@@ -245,6 +249,15 @@ impl Env {
         match self.value_types.get(name) {
             Some(t) => Some(t),
             None => self.parent.as_ref()?.value_type(name),
+        }
+    }
+
+    /// The generic type of the crate an alias names with its arguments (`LaneTile<4>` for
+    /// `NarrowTile`), as written.
+    pub fn type_alias(&self, name: &str) -> Option<&str> {
+        match self.type_aliases.get(name) {
+            Some(t) => Some(t),
+            None => self.parent.as_ref()?.type_alias(name),
         }
     }
 

@@ -145,6 +145,41 @@ impl Builder<'_> {
         Some(self.helper_call(sig, site, args, None))
     }
 
+    /// `LaneTile::<4>::run(..)`, or `NarrowTile::run(..)` with `type NarrowTile =
+    /// LaneTile<4>;`: an associated function of a generic type of the crate, called through
+    /// the type given its arguments, which bind the `impl` block's parameters as a method's
+    /// receiver does. `None` for any other call.
+    pub(super) fn generic_type_call(
+        &mut self,
+        (callee, last): (&ast::PathExpr, &ast::PathSegment),
+        args: &[ast::Expr],
+        expected: Option<&crate::model::TensorTy>,
+    ) -> Option<Val> {
+        let q = callee.path()?.qualifier()?;
+        let ty = match ast::HasGenericArgs::generic_arg_list(&q.segment()?) {
+            Some(_) => ReceiverTy::of_path(&q)?,
+            None => ReceiverTy::of_text(self.env.type_alias(&consts::path_key(&q)?)?)?,
+        };
+        let fname = last.name_ref()?.text().to_string();
+        let key = format!("{}::{fname}", ty.name);
+        let sig = self.env.fn_sig(&key)?.clone();
+        let receiver = Receiver {
+            value: None,
+            ..self.receiver_of_type(&ty)
+        };
+        let site = CallSite {
+            key,
+            turbofish: turbofish_of(last.generic_arg_list()),
+            span: super::reading::span_of(callee.syntax().text_range()),
+            node: callee.syntax(),
+            what: format!("the result of `{}(..)`", snippet(callee.syntax())),
+            method: true,
+            receiver: Some(receiver),
+            self_arg: None,
+        };
+        Some(self.helper_call(sig, site, args, expected))
+    }
+
     /// What the receiver `recv` of type `ty` gives its method: its value, where it has fields,
     /// and its type's generic arguments.
     fn receiver_of(&self, recv: &ast::Expr, ty: &ReceiverTy) -> Receiver {
@@ -170,6 +205,15 @@ impl Builder<'_> {
             .ok()
             .filter(|v| matches!(v, Value::Variant { .. } | Value::Tuple(_) | Value::Array(_)))
             .or_else(unit);
+        Receiver {
+            value,
+            ..self.receiver_of_type(ty)
+        }
+    }
+
+    /// What a value of type `ty` gives its method through the type: its generic arguments,
+    /// each a constant or a mapping.
+    fn receiver_of_type(&self, ty: &ReceiverTy) -> Receiver {
         let generics: Vec<Option<Value>> =
             ty.args.iter().map(|a| self.const_arg_value(a)).collect();
         let mappings = ty
@@ -182,7 +226,7 @@ impl Builder<'_> {
             })
             .collect();
         Receiver {
-            value,
+            value: None,
             generics,
             mappings,
             params: Vec::new(),
