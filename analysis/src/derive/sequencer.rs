@@ -328,8 +328,13 @@ fn last_in_digit(
     if dir == Direction::Read && outermost && c.saturating_mul(v.saturating_sub(1)) < top {
         return Some(e);
     }
-    // The commit keeps the leading elements of the packet (truncation).
-    (top.is_multiple_of(c) && truncate && outermost).then_some(top / c)
+    // The commit keeps the leading elements of the packet (truncation): the buffer holds
+    // nothing of the axis past `h` (it is outermost), or nothing more of it within the stream
+    // digit (a resize `H % 8 = 4` keeps 4 of the 8 the packet brings, L2201-L2234).
+    let held_past_h = digits
+        .iter()
+        .any(|d| holds_axis(d, a) && d.f.coef >= top && d.f.coef < c.saturating_mul(v));
+    (top.is_multiple_of(c) && truncate && (outermost || !held_past_h)).then_some(top / c)
 }
 
 /// What the buffer holds of axis `a`, outermost digit first (`N % 512`), for a message.
