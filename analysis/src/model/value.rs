@@ -714,6 +714,11 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
     {
         return v;
     }
+    if let Value::Array(items) = &receiver
+        && let Some(v) = array_adaptor(items, &name, m, names, named, depth)
+    {
+        return v;
+    }
     if let Some(v) = option_method(&receiver, &name, m, names, named, depth) {
         return v;
     }
@@ -820,6 +825,110 @@ fn array_method(items: &[Value], name: &str) -> Option<Eval> {
         "min" => ints().map(|ns| some(ns.iter().min().map(|n| Value::Int(*n)).as_ref())),
         _ => return None,
     })
+}
+
+/// A method of an array or its iterator that takes arguments: `take(k)`, `skip(k)`,
+/// `step_by(k)`, `map(|x| ..)` and `fold(init, |acc, x| ..)` (a closure written in place, its
+/// parameters plain names or `&x`), as a `const` offset table is summed (`SIZES.iter().fold(0,
+/// |a, s| a + s)`).
+fn array_adaptor(
+    items: &[Value],
+    name: &str,
+    m: &ast::MethodCallExpr,
+    names: &Names<'_>,
+    named: &mut bool,
+    depth: u32,
+) -> Option<Eval> {
+    let args: Vec<ast::Expr> = m.arg_list()?.args().collect();
+    let int_arg = |named: &mut bool| -> Result<usize, Unknown> {
+        match eval_at(args.first().ok_or_else(missing)?, names, named, depth + 1)? {
+            Value::Int(k) => usize::try_from(k)
+                .map_err(|_| Unknown::new(format!("`.{name}({k})` is past what visa-lint counts"))),
+            other => Err(Unknown::new(format!(
+                "`.{name}(..)` is given {}, not an integer",
+                other.text()
+            ))),
+        }
+    };
+    Some(match (name, args.as_slice()) {
+        ("take", [_]) => {
+            int_arg(named).map(|k| Value::Array(items.iter().take(k).cloned().collect()))
+        }
+        ("skip", [_]) => {
+            int_arg(named).map(|k| Value::Array(items.iter().skip(k).cloned().collect()))
+        }
+        ("step_by", [_]) => int_arg(named).and_then(|k| match k {
+            0 => Err(Unknown::new("`.step_by(0)` panics".to_string())),
+            k => Ok(Value::Array(items.iter().step_by(k).cloned().collect())),
+        }),
+        ("map", [ast::Expr::ClosureExpr(c)]) => items
+            .iter()
+            .map(|x| call_closure(c, std::slice::from_ref(x), names, named, depth))
+            .collect::<Result<Vec<Value>, Unknown>>()
+            .map(Value::Array),
+        ("fold", [init, ast::Expr::ClosureExpr(c)]) => {
+            let mut acc = match eval_at(init, names, named, depth + 1) {
+                Ok(v) => v,
+                Err(u) => return Some(Err(u)),
+            };
+            for x in items {
+                acc = match call_closure(c, &[acc, x.clone()], names, named, depth) {
+                    Ok(v) => v,
+                    Err(u) => return Some(Err(u)),
+                };
+            }
+            Ok(acc)
+        }
+        _ => return None,
+    })
+}
+
+/// The value of closure `c`'s body with its parameters (plain names, or `&x`) bound to `args`.
+fn call_closure(
+    c: &ast::ClosureExpr,
+    args: &[Value],
+    names: &Names<'_>,
+    named: &mut bool,
+    depth: u32,
+) -> Eval {
+    let params: Vec<ast::Pat> = c
+        .param_list()
+        .ok_or_else(missing)?
+        .params()
+        .filter_map(|p| p.pat())
+        .collect();
+    if params.len() != args.len() {
+        return Err(Unknown::new(format!(
+            "the closure `{}` takes {} parameters, not {}",
+            short(&ast::Expr::ClosureExpr(c.clone())),
+            params.len(),
+            args.len()
+        )));
+    }
+    let mut locals = HashMap::new();
+    let mut ints = names.ints.clone();
+    for (p, v) in params.iter().zip(args) {
+        let p = match p {
+            ast::Pat::RefPat(r) => r.pat().ok_or_else(missing)?,
+            p => p.clone(),
+        };
+        let ast::Pat::IdentPat(i) = p else {
+            return Err(Unknown::new(format!(
+                "the closure's parameter `{}` is a pattern visa-lint does not bind",
+                crate::syntax::snippet(p.syntax())
+            )));
+        };
+        let n = ast::HasName::name(&i)
+            .ok_or_else(missing)?
+            .text()
+            .to_string();
+        if let Value::Int(k) = v {
+            ints.insert(n.clone(), *k);
+        }
+        locals.insert(n, v.clone());
+    }
+    let body = c.body().ok_or_else(missing)?;
+    eval_with(&body, names, (&locals, &ints), named, depth + 1)
 }
 
 fn option_method(
