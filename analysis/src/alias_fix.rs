@@ -320,16 +320,19 @@ fn item_alias(
         map.resolve_associated(from, ty, item, crate::resolve::ItemKind::Alias)
     });
     let (module, index) = found?;
-    let (def_file, name, items) = written_items(db, file, map, module, index)?;
-    let (alias, offset) = items
-        .into_iter()
-        .find_map(|(node, at)| match name.split_once("::") {
+    let (def_file, (alias, offset)) = find_written(
+        db,
+        file,
+        map,
+        (module, index),
+        |name, node, at| match name.split_once("::") {
             None => {
                 let a = ast::TypeAlias::cast(node)?;
                 (a.name()?.text() == name).then_some((a, at))
             }
             Some((ty, assoc)) => associated_alias(&node, ty, assoc).map(|a| (a, at)),
-        })?;
+        },
+    )?;
     let whole = |r: ra_ap_syntax::TextRange| {
         let start = offset + u32::from(r.start());
         Some((
@@ -363,15 +366,14 @@ fn field_arg(
     let in_file = innermost_module(db, file, at);
     db::in_crate_of(db, file, |map| {
         let from = map.module_of(file.path(db), in_file)?;
-        let (module, index) = map.resolve_item(from, &segs)?;
-        let (def_file, name, items) = written_items(db, file, map, module, index)?;
-        items.into_iter().find_map(|(node, at)| {
+        let item = map.resolve_item(from, &segs)?;
+        find_written(db, file, map, item, |name, node, at| {
             let s =
                 ast::Struct::cast(node).filter(|s| s.name().is_some_and(|n| n.text() == name))?;
             let r = declared_arg(&s, field)?;
             let start = at + u32::from(r.start());
             let end = at + u32::from(r.end());
-            Some((def_file, Span::new(start as usize, end as usize)))
+            Some(Span::new(start as usize, end as usize))
         })
     })
 }
@@ -403,35 +405,32 @@ fn declared_arg(s: &ast::Struct, field: &FieldArg) -> Option<ra_ap_syntax::TextR
     Some(arg.syntax().text_range())
 }
 
-/// An item as written in its file: its syntax and its offset there.
-type WrittenItem = (SyntaxNode, u32);
-
-/// The file that declares the item `index` of `module`, the item's name, and the items
-/// written in that module of the file (each with its offset): where an edit of its definition
-/// goes. An item a macro generated is not written where it sits: no edit reaches it.
-fn written_items(
+/// The file that declares the item `index` of `module`, with what `find` makes of the first
+/// item written in that module of the file that it accepts (given the item's name, its syntax
+/// and its offset there): where an edit of its definition goes. An item a macro generated is
+/// not written where it sits: no edit reaches it.
+fn find_written<T>(
     db: &dyn salsa::Database,
     file: SourceFile,
     map: &DefMap,
-    module: usize,
-    index: usize,
-) -> Option<(SourceFile, String, Vec<WrittenItem>)> {
-    let name = map.item_name(module, index)?.to_string();
+    (module, index): (usize, usize),
+    mut find: impl FnMut(&str, SyntaxNode, u32) -> Option<T>,
+) -> Option<(SourceFile, T)> {
+    let name = map.item_name(module, index)?;
     let m = map.modules.get(module)?;
     let def_file = if m.file == *file.path(db) {
         file
     } else {
         *db::workspace_file(db, &m.file)?
     };
-    let items = db::file_layout(db, def_file)
+    let found = db::file_layout(db, def_file)
         .modules
         .get(m.in_file)?
         .items
         .iter()
         .filter(|item| item.generated.is_none())
-        .map(|item| (SyntaxNode::new_root(item.green.0.clone()), item.at))
-        .collect();
-    Some((def_file, name, items))
+        .find_map(|item| find(name, SyntaxNode::new_root(item.green.0.clone()), item.at))?;
+    Some((def_file, found))
 }
 
 /// The associated type `assoc` of an `impl` block for `ty` (`node`); its positions are the

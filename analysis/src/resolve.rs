@@ -657,7 +657,11 @@ pub fn item_decls(green: &syntax::GreenKey) -> std::sync::Arc<ItemDecls> {
         // A fieldless enum is written as it stands: `as usize` reads its discriminants.
         ast::Item::Enum(e) => match e.name() {
             Some(n) if fieldless(&e) => {
-                m.items.push(verbatim(n, ItemKind::Type, public(&e), &node));
+                let mut it = verbatim(n, ItemKind::Type, public(&e), &node);
+                // Its variants' names are its own: it refers to what its discriminants name.
+                let named = discriminant_idents(&e);
+                it.refs.retain(|r| named.contains(r));
+                m.items.push(it);
             }
             _ => type_item(e.name(), public(&e), m),
         },
@@ -886,6 +890,19 @@ fn within(it: &mut Item, head: &str) {
 fn fieldless(e: &ast::Enum) -> bool {
     e.variant_list()
         .is_some_and(|l| l.variants().all(|v| v.field_list().is_none()))
+}
+
+/// The identifiers an enum's explicit discriminants are written with (`Skip = BASE + 2`).
+fn discriminant_idents(e: &ast::Enum) -> HashSet<String> {
+    e.variant_list()
+        .into_iter()
+        .flat_map(|l| l.variants())
+        .filter_map(|v| v.const_arg())
+        .flat_map(|c| c.syntax().descendants_with_tokens())
+        .filter_map(|t| t.into_token())
+        .filter(|t| t.kind() == SyntaxKind::IDENT)
+        .map(|t| t.text().to_string())
+        .collect()
 }
 
 fn type_item(name: Option<ast::Name>, public: bool, m: &mut ItemDecls) {
