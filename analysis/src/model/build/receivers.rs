@@ -163,10 +163,7 @@ impl Builder<'_> {
         let fname = last.name_ref()?.text().to_string();
         let key = format!("{}::{fname}", ty.name);
         let sig = self.env.fn_sig(&key)?.clone();
-        let receiver = Receiver {
-            value: None,
-            ..self.receiver_of_type(&ty)
-        };
+        let receiver = self.receiver_of_type(&ty);
         let site = CallSite {
             key,
             turbofish: turbofish_of(last.generic_arg_list()),
