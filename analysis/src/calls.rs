@@ -261,12 +261,13 @@ fn at_the_call(
             let inner = inner.strip_suffix(')').unwrap_or(inner);
             format!(
                 "{found} with {inner}, called by `{}` at {file}:{line}, {here}",
-                call.callee
+                call.callee_name()
             )
         }
         _ => format!(
             "{} (in `{}` at {file}:{line}, {here}",
-            d.message, call.callee
+            d.message,
+            call.callee_name()
         ),
     };
     let mut out = Diagnostic::new(d.rule, call.span, message).with_severity(d.severity);
@@ -386,7 +387,7 @@ fn at_the_binding(
         });
     }
     Some(crate::diagnostic::Fix {
-        title: format!("{} in `{}`, for every call", fix.title, call.callee),
+        title: format!("{} in `{}`, for every call", fix.title, call.callee_name()),
         edits,
         other_files: vec![crate::diagnostic::FileEdits {
             path: helper.file.path(db).clone(),
@@ -500,7 +501,8 @@ fn in_the_continuation(
         let message = format!(
             "{} (in the pass `{}` returns, which the code after this call continues; called \
              here with {values}{when})",
-            d.message, call.callee
+            d.message,
+            call.callee_name()
         );
         return Diagnostic::new(d.rule, call.span, message).with_severity(d.severity);
     }
@@ -509,7 +511,9 @@ fn in_the_continuation(
     let message = format!(
         "{} (in the pass `{}` returns, which this code continues; `{}` is called with \
          {values}{when})",
-        d.message, call.callee, call.callee
+        d.message,
+        call.callee_name(),
+        call.callee_name()
     );
     Diagnostic::new(d.rule, at, message).with_severity(d.severity)
 }
@@ -790,15 +794,22 @@ pub(crate) fn helper_at<'db>(
     );
     let syntax = ra_ap_syntax::SyntaxNode::new_root(f.green.0.clone());
     let fun = ast::Fn::cast(syntax)?;
-    let params = fun
-        .param_list()
+    // A library tensor type's method (`DmTensor·3f2a19c0::stage`) takes its receiver first.
+    let receiver = (decl.name.contains('·')
+        && fun.param_list().and_then(|l| l.self_param()).is_some())
+    .then(|| "self".to_string());
+    let params = receiver
         .into_iter()
-        .flat_map(|l| l.params())
-        .map(|p| {
-            p.pat()
-                .map(|p| crate::syntax::node_text(p.syntax()))
-                .unwrap_or_default()
-        })
+        .chain(
+            fun.param_list()
+                .into_iter()
+                .flat_map(|l| l.params())
+                .map(|p| {
+                    p.pat()
+                        .map(|p| crate::syntax::node_text(p.syntax()))
+                        .unwrap_or_default()
+                }),
+        )
         .collect();
     let (generics, type_params) = fun
         .generic_param_list()

@@ -229,7 +229,7 @@ pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> A
                     .parent()
                     .and_then(|list| list.parent())
                     .and_then(ra::Impl::cast)
-                    .and_then(|imp| resolve::self_type(&imp));
+                    .and_then(|imp| resolve::self_type_written(&imp));
                 ItemFn {
                     offset: u32::from(f.syntax().text_range().start()),
                     green: GreenKey(f.syntax().green().to_owned()),
@@ -1477,6 +1477,15 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
         && let Some(name) = f.name()
     {
         let sig = build::LazySig::of(&f);
+        // A method of an `impl` block for a library tensor type, written as a free function
+        // (see `resolve::extension_items`).
+        if let Some(key) = syntax::extension_key(&f) {
+            env.tensor_methods
+                .entry(name.text().to_string())
+                .or_default()
+                .push((key, sig));
+            return;
+        }
         if let Some(ty) = impl_type(f.syntax()) {
             // Kept with its body (see `resolve::fn_item`): the evaluator runs it as
             // `Type::name(..)`, or on a value of the type (`plan.addr(i)`).

@@ -692,6 +692,10 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
     let Some(ty) = self_type(imp) else {
         return;
     };
+    if crate::library::is_tensor_type(&ty) {
+        extension_items(imp, &ty, m);
+        return;
+    }
     if let Some(ast::Type::PathType(tr)) = imp.trait_()
         && let Some(path) = tr.path()
     {
@@ -742,9 +746,182 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
     }
 }
 
+/// The methods of an `impl` block for a library tensor type (`impl Stage for DmTensor<bf16,
+/// ..>`): a crate may implement one trait for several tensor types, and a call runs the `impl`
+/// of its receiver's type, as rustc picks it. The block is named by its types
+/// (`DmTensor·3f2a19c0`), and each method is written as a free function whose first parameter
+/// is the receiver (its own generics first, as a turbofish gives them, then the block's),
+/// `Self` and the block's associated types written out:
+/// `#[visa_extension = "DmTensor·3f2a19c0::stage"] fn stage<E: M>(this: &DmTensor<bf16, ..>,
+/// ctx: &mut Context) -> ..;`. The environment files it under the method's name, with the
+/// receiver type a call matches.
+fn extension_items(imp: &ast::Impl, ty: &str, m: &mut ItemDecls) {
+    let Some(self_ty) = imp.self_ty() else {
+        return;
+    };
+    let trait_text = imp.trait_().map(|t| syntax::compact_text(t.syntax()));
+    let block = format!(
+        "{ty}·{}",
+        stable_tag(&format!(
+            "{} for {}",
+            trait_text.as_deref().unwrap_or(""),
+            syntax::compact_text(self_ty.syntax())
+        ))
+    );
+    if let Some(ast::Type::PathType(tr)) = imp.trait_()
+        && let Some(path) = tr.path()
+    {
+        let segs = syntax::compact_text(path.syntax())
+            .split("::")
+            .map(|s| s.split('<').next().unwrap_or(s).to_string())
+            .collect();
+        m.trait_impls.push((block.clone(), segs));
+    }
+    let items = || {
+        imp.assoc_item_list()
+            .into_iter()
+            .flat_map(|l| l.assoc_items())
+    };
+    let self_text = syntax::node_text(self_ty.syntax());
+    let assoc: HashMap<String, String> = items()
+        .filter_map(|a| match a {
+            ast::AssocItem::TypeAlias(t) => Some((
+                t.name()?.text().to_string(),
+                syntax::node_text(t.ty()?.syntax()),
+            )),
+            _ => None,
+        })
+        .collect();
+    let written = |n: &SyntaxNode| with_self_written(n, &self_text, &assoc);
+    for f in items().filter_map(|a| match a {
+        ast::AssocItem::Fn(f) => Some(f),
+        _ => None,
+    }) {
+        let (Some(name), Some(params)) = (f.name(), f.param_list()) else {
+            continue;
+        };
+        let Some(this) = params
+            .self_param()
+            .map(|p| receiver_param(&p, &self_text, &written))
+        else {
+            continue;
+        };
+        use ast::HasGenericParams;
+        let generics: Vec<String> = [f.generic_param_list(), imp.generic_param_list()]
+            .into_iter()
+            .flatten()
+            .flat_map(|l| l.generic_params())
+            .map(|p| written(p.syntax()))
+            .collect();
+        let rest = params.params().map(|p| written(p.syntax()));
+        let ret = f
+            .ret_type()
+            .map(|r| written(r.syntax()))
+            .unwrap_or_default();
+        let key = format!("{block}::{}", name.text());
+        let text = format!(
+            "#[{}{key}\"]\nfn {}<{}>({}) {ret};",
+            syntax::EXTENSION_ATTR,
+            name.text(),
+            generics.join(", "),
+            std::iter::once(this)
+                .chain(rest)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let parsed = ast::SourceFile::parse(&text, ra_ap_syntax::Edition::Edition2024).tree();
+        let Some(decl) = parsed.syntax().descendants().find_map(ast::Fn::cast) else {
+            continue;
+        };
+        let Some(decl_name) = decl.name() else {
+            continue;
+        };
+        let node = decl.syntax().clone();
+        let mut it = item(decl_name, ItemKind::Fn, true, text, &node, &[]);
+        it.name = key;
+        it.syntax = Untracked(Some(node.green().to_owned()));
+        m.items.push(it);
+    }
+}
+
+/// A method's receiver as the first parameter of a free function: `&self` is `this:
+/// &DmTensor<..>`, `self: Box<Self>` is `this: Box<DmTensor<..>>`.
+fn receiver_param(
+    p: &ast::SelfParam,
+    self_text: &str,
+    written: &dyn Fn(&SyntaxNode) -> String,
+) -> String {
+    if let Some(t) = p.ty() {
+        return format!("this: {}", written(t.syntax()));
+    }
+    let lifetime = p
+        .lifetime()
+        .map(|l| format!("{} ", l.text()))
+        .unwrap_or_default();
+    match (p.amp_token().is_some(), p.mut_token().is_some()) {
+        (true, true) => format!("this: &{lifetime}mut {self_text}"),
+        (true, false) => format!("this: &{lifetime}{self_text}"),
+        (false, _) => format!("this: {self_text}"),
+    }
+}
+
+/// `node`'s text with `Self` written as the type it stands for, and `Self::Out` as the `impl`
+/// block's associated type `Out` (`assoc`).
+fn with_self_written(
+    node: &SyntaxNode,
+    self_text: &str,
+    assoc: &HashMap<String, String>,
+) -> String {
+    let tokens: Vec<ra_ap_syntax::SyntaxToken> = node
+        .descendants_with_tokens()
+        .filter_map(|t| t.into_token())
+        .collect();
+    let mut out = String::new();
+    let mut k = 0;
+    while let Some(t) = tokens.get(k) {
+        k += 1;
+        if t.kind() != SyntaxKind::SELF_TYPE_KW {
+            out.push_str(t.text());
+            continue;
+        }
+        let next = |n: usize| tokens.get(k + n).map(|t| (t.kind(), t.text().to_string()));
+        let associated = match (next(0), next(1)) {
+            (Some((SyntaxKind::COLON2, _)), Some((SyntaxKind::IDENT, a))) => assoc.get(&a),
+            _ => None,
+        };
+        match associated {
+            Some(ty) => {
+                out.push_str(ty);
+                k += 2;
+            }
+            None => out.push_str(self_text),
+        }
+    }
+    out
+}
+
+/// A short name for `text` that is the same on every run (FNV-1a, 32 bits, in hex).
+fn stable_tag(text: &str) -> String {
+    let hash = text.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    format!("{hash:08x}")
+}
+
 /// The type an `impl` block is for, by its last path segment (`impl Tiler`, `impl a::Tiler`).
 pub fn self_type(imp: &ast::Impl) -> Option<String> {
     syntax::last_path_name(&imp.self_ty()?)
+}
+
+/// The type an `impl` block is for as its methods' `Self`: its name (`Tiler`), or for a
+/// library tensor type the type as written (`DmTensor<bf16, Chip, Cluster, Slice, m![A]>`),
+/// which a method's receiver `self` is.
+pub fn self_type_written(imp: &ast::Impl) -> Option<String> {
+    let name = self_type(imp)?;
+    match crate::library::is_tensor_type(&name) {
+        true => Some(syntax::node_text(imp.self_ty()?.syntax())),
+        false => Some(name),
+    }
 }
 
 /// An associated function of `ty` (an `impl` block's or a trait's): a method (with `self`) as
@@ -1768,6 +1945,30 @@ impl DefMap {
         out.text.push('\n');
         if it.kind == ItemKind::Type {
             self.emit_impl(&it.name, dm, at, emitted, out, depth);
+            self.emit_extensions((dm, index), at, emitted, out, depth);
+        }
+    }
+
+    /// The methods the crate's `impl` blocks of the trait `tr` (its module and index) give
+    /// library tensor types (see [`extension_items`]): where the trait is in scope, a tensor
+    /// has them.
+    fn emit_extensions(
+        &self,
+        tr: (usize, usize),
+        at: usize,
+        emitted: &mut HashMap<String, (usize, usize)>,
+        out: &mut EnvSource,
+        depth: usize,
+    ) {
+        let blocks: Vec<(usize, &str)> = self
+            .trait_impls
+            .iter()
+            .filter(|(_, ty, _)| ty.contains('·'))
+            .filter(|(m, _, path)| self.resolve_item(*m, path) == Some(tr))
+            .map(|(m, ty, _)| (*m, ty.as_str()))
+            .collect();
+        for (m, ty) in blocks {
+            self.emit_impl(ty, m, at, emitted, out, depth);
         }
     }
 

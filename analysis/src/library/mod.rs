@@ -108,6 +108,17 @@ impl fmt::Display for Version {
     }
 }
 
+/// Whether `name` is a tensor or stream type of either generation's library: every one is
+/// named `…Tensor`, `…TensorView`, `…TensorViewMut`, `…TensorPair` or `AlignedPair`
+/// (`model::types::Kind::from_name` reads each). A crate's `impl Trait for DmTensor<..>`
+/// extends one of them.
+pub fn is_tensor_type(name: &str) -> bool {
+    ["Tensor", "TensorView", "TensorViewMut", "TensorPair"]
+        .iter()
+        .any(|s| name.ends_with(s) && name.len() > s.len())
+        || name == "AlignedPair"
+}
+
 /// Where the generation was read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Evidence {

@@ -235,6 +235,21 @@ pub struct HelperCall {
     pub result: Option<u32>,
 }
 
+impl HelperCall {
+    /// The helper as a message names it: as the call names it, a library tensor type's
+    /// method by the type and the method (`HbmTensor::stage`, not the key of its `impl`
+    /// block, `HbmTensor·ec8b4442::stage`).
+    pub fn callee_name(&self) -> String {
+        match self.callee.split_once('·') {
+            Some((ty, rest)) => {
+                let method = rest.split_once("::").map_or(rest, |(_, m)| m);
+                format!("{ty}::{method}")
+            }
+            None => self.callee.clone(),
+        }
+    }
+}
+
 /// What a call binds a helper's parameters to: each value parameter's value, by position
 /// (`None`: not a value known at the call), and each const generic argument written at the
 /// call (`::<4>`), by position among the type and const arguments.

@@ -346,6 +346,24 @@ pub struct TensorTy {
 }
 
 impl TensorTy {
+    /// Whether a value of type `actual` may be of this type (an `impl` block's, written with
+    /// generics): the same kind, and the same element type and mappings wherever both are
+    /// known.
+    pub fn admits(&self, actual: &TensorTy) -> bool {
+        let dtype = match (self.dtype, actual.dtype) {
+            (Some(d), Some(a)) => d == a,
+            _ => true,
+        };
+        self.kind == actual.kind
+            && dtype
+            && self.maps.iter().all(|(slot, mine)| {
+                match (&mine.layout, actual.maps.get(&slot).map(|a| &a.layout)) {
+                    (Some(d), Some(Some(a))) => d == a,
+                    _ => true,
+                }
+            })
+    }
+
     /// This type (a helper's parameter, written with generics) with what `arg` (the caller's
     /// argument) knows filled in where this one does not: the element type of a generic `D`,
     /// the mappings of generic slots (unplaced: they are written at the call, not here).
@@ -461,4 +479,49 @@ pub fn slot_bytes(ty: &TensorTy, slot: Slot) -> Option<(Dtype, u64, u64)> {
     let d = ty.dtype?;
     let n = ty.get(slot)?.layout.as_deref()?.size;
     Some((d, n, d.size_bytes(n)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Kind;
+
+    /// The resolver tells a library tensor type by its name alone (an `impl` block for one
+    /// extends it): every name the model reads as a tensor must be one it tells.
+    #[test]
+    fn every_tensor_type_name_is_one_the_resolver_tells() {
+        let names = [
+            "HostTensor",
+            "HbmTensor",
+            "HbmTensorView",
+            "HbmTensorViewMut",
+            "DmTensor",
+            "DmTensorView",
+            "DmTensorViewMut",
+            "TrfTensor",
+            "VrfTensor",
+            "BeginTensor",
+            "FetchTensor",
+            "SwitchTensor",
+            "CollectTensor",
+            "AlignedPair",
+            "ContractionTensor",
+            "AccumulationTensor",
+            "CastTensor",
+            "TransposeTensor",
+            "StreamTensor",
+            "VectorInitTensor",
+            "VectorTensorPair",
+            "VectorFinalTensor",
+            "ContractTensor",
+            "ContractPacketTensor",
+            "FetchCastTensor",
+            "CommitTrimTensor",
+        ];
+        for n in names {
+            assert!(Kind::from_name(n).is_some(), "{n}");
+            assert!(crate::library::is_tensor_type(n), "{n}");
+        }
+        assert!(!crate::library::is_tensor_type("Tensor"));
+        assert!(!crate::library::is_tensor_type("GemvPlan"));
+    }
 }

@@ -323,6 +323,22 @@ pub fn compact_text(node: &SyntaxNode) -> String {
         .collect()
 }
 
+/// How the environment marks a method of an `impl` block for a library tensor type, written
+/// as a free function (`#[visa_extension = "DmTensor·3f2a19c0::stage"] fn stage(this: ..)`):
+/// the attribute's opening, up to the key.
+pub const EXTENSION_ATTR: &str = "visa_extension = \"";
+
+/// The key a function written by the environment for a tensor type's method carries (see
+/// [`EXTENSION_ATTR`]); `None` for any other function.
+pub fn extension_key(f: &ra_ap_syntax::ast::Fn) -> Option<String> {
+    use ra_ap_syntax::ast::HasAttrs;
+    f.attrs().find_map(|a| {
+        let text = node_text(a.syntax());
+        let rest = text.strip_prefix("#[")?.strip_prefix(EXTENSION_ATTR)?;
+        Some(rest.strip_suffix("\"]")?.to_string())
+    })
+}
+
 /// A function as a declaration without its body: its signature and `;` (how a module's or a
 /// body's environment writes a function, and what reading its syntax there stands for).
 pub fn signature_decl(f: &SyntaxNode) -> String {

@@ -43,6 +43,9 @@ pub(super) struct CallSite<'s> {
     pub receiver: Option<crate::model::Receiver>,
     /// `Self` of a function called through a type (`Rt::normalize(..)`).
     pub self_arg: Option<crate::model::TypeArg>,
+    /// The value of the first argument, where the call has already evaluated it: the
+    /// receiver of a tensor type's method (`x.stage(..)`, see [`Builder::extension_call`]).
+    pub first_evaluated: Option<Val>,
 }
 
 /// A turbofish's type and const arguments (lifetimes left out).
@@ -466,17 +469,23 @@ impl Builder<'_> {
         }
         let typed = sig.clone().with_dtypes(&dtypes);
         let mut streams = Vec::new();
+        let mut first = site.first_evaluated;
         let vals: Vec<Val> = args
             .iter()
             .enumerate()
             .map(|(k, a)| {
-                let v = self.top(a, typed.params.get(k).cloned().flatten(), None);
+                let v = match first.take() {
+                    Some(v) => v,
+                    None => self.top(a, typed.params.get(k).cloned().flatten(), None),
+                };
                 streams.push(self.pass_so_far(&v));
                 v
             })
             .collect();
-        // The mappings the arguments' types give the type parameters, for the result.
-        let (sig, typed) = if inferred_from_args(&sig, &vals, &mut given) {
+        // The mappings and element types the arguments' types give the type parameters, for
+        // the result.
+        let more_dtypes = dtypes_from_args(&sig, &vals, &mut dtypes);
+        let (sig, typed) = if inferred_from_args(&sig, &vals, &mut given) || more_dtypes {
             let sig = sig.instantiated(&given);
             let typed = sig.clone().with_dtypes(&dtypes);
             (sig, typed)
@@ -547,6 +556,7 @@ impl Builder<'_> {
             method: self_arg.is_some(),
             receiver: None,
             self_arg,
+            first_evaluated: None,
         };
         self.helper_call(sig, site, args, expected)
     }
@@ -924,6 +934,23 @@ fn infer_mappings(
 }
 
 /// [`infer_mappings`] for each tensor argument of a call: whether it gave any parameter.
+/// The element types the arguments' tensors give the helper's type parameters written as
+/// their element types (`D` of `x: &DmTensor<D, ..>`), as rustc infers them, where the
+/// turbofish did not give them; whether any was added.
+fn dtypes_from_args(sig: &FnSig, vals: &[Val], dtypes: &mut HashMap<String, Dtype>) -> bool {
+    let mut added = false;
+    for (name, v) in sig.dtype_params.iter().zip(vals) {
+        if let (Some(name), Val::Tensor { ty, .. }) = (name, v)
+            && let Some(d) = ty.dtype
+            && !dtypes.contains_key(name)
+        {
+            dtypes.insert(name.clone(), d);
+            added = true;
+        }
+    }
+    added
+}
+
 fn inferred_from_args(sig: &FnSig, vals: &[Val], given: &mut Vec<Option<MapVal>>) -> bool {
     let before = given.iter().filter(|g| g.is_some()).count();
     for (declared, v) in sig.params.iter().zip(vals) {

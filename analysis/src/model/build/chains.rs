@@ -60,6 +60,10 @@ impl Builder<'_> {
             .transfer_for(&call.name, self.model.library, recv_kind)
             .filter(|_| !(shared && matches!(recv, Val::Lost(_) | Val::Many { .. })));
         let Some(spec) = spec else {
+            // A method the crate's `impl` blocks give the tensor's type.
+            if let Some(v) = self.extension_call(m, &call.args, &recv) {
+                return v;
+            }
             return self.other_method(m, &call, recv, steps);
         };
         if self.uses_lost_tensor(&call, &recv, &spec) {

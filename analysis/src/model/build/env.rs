@@ -47,6 +47,11 @@ pub struct Env {
     /// Each method an `impl` block of the crate gives its type itself, as `Type::name` (a
     /// method the type does not give itself is a trait's default).
     pub own_methods: std::collections::HashSet<String>,
+    /// Methods the crate's `impl` blocks give library tensor types (`impl Stage for
+    /// DmTensor<bf16, ..>`), by name: for each block, its key (`DmTensor·3f2a19c0::stage`) and
+    /// the method's signature with the receiver its first parameter. Read through
+    /// [`Env::tensor_methods`].
+    pub tensor_methods: HashMap<String, Vec<(String, LazySig)>>,
     /// `const` items whose value is not an integer (`const CFG: SwitchConfig = ..;`), by name
     /// and by the paths bound to them; read through [`Env::value`].
     pub values: HashMap<String, crate::model::value::Value>,
@@ -197,6 +202,20 @@ impl Env {
             Some(sig) => Some(sig.get(self)),
             None => self.parent.as_ref()?.method(name),
         }
+    }
+
+    /// The methods named `name` the crate gives library tensor types, each with its key and
+    /// its signature (the receiver first), in this environment and its parents.
+    pub fn tensor_methods(&self, name: &str) -> Vec<(&str, &FnSig)> {
+        std::iter::successors(Some(self), |e| e.parent.as_deref())
+            .flat_map(|e| {
+                e.tensor_methods
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .map(move |(key, sig)| (key.as_str(), sig.get(e)))
+            })
+            .collect()
     }
 
     /// Whether the type's own `impl` blocks give it the method (`Plan::run`).

@@ -423,6 +423,16 @@ impl Builder<'_> {
             .segment()
             .is_some_and(|s| s.kind() == Some(ast::PathSegmentKind::SelfKw))
         {
+            // A library tensor type's method: its receiver is a tensor (see
+            // `Builder::tensor_self`).
+            if let Some(v @ Val::Tensor { .. }) = self.vars.get("self") {
+                if steps.is_empty()
+                    && let Some(ends) = self.ends.get("self")
+                {
+                    self.root = Some(ends.clone());
+                }
+                return v.clone();
+            }
             // A method's receiver: what its fields and methods give is not followed.
             return Val::Lost(Construct::new(p.syntax(), "`self`"));
         }

@@ -54,9 +54,11 @@ pub fn build_fn(
             b.type_self(ty, r);
         }
     }
+    // A method of a library tensor type's `impl` block takes its receiver first.
+    let first = usize::from(b.tensor_self(f, self_type, bound));
     if let Some(pl) = f.param_list() {
         for (k, p) in pl.params().enumerate() {
-            b.param(f, k, &p, bound);
+            b.param(f, k + first, &p, bound);
         }
     }
     b.ret = f
@@ -226,6 +228,51 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// `self` of a method of an `impl` block for a library tensor type (`self_type` the type
+    /// as written, `DmTensor<bf16, Chip, ..>`): a tensor parameter, the first a call binds, of
+    /// that type as the call instantiates it. Whether the method has one.
+    fn tensor_self(
+        &mut self,
+        f: &ast::Fn,
+        self_type: Option<&str>,
+        bound: &crate::model::Bound,
+    ) -> bool {
+        let Some(sp) = f.param_list().and_then(|l| l.self_param()) else {
+            return false;
+        };
+        let Some(written) = self_type.and_then(crate::syntax::type_of_text) else {
+            return false;
+        };
+        let is_tensor = crate::syntax::last_path_name(&written)
+            .is_some_and(|n| crate::library::is_tensor_type(&n));
+        if !is_tensor {
+            return false;
+        }
+        let declared = tensor_type(&written, self.env, &self.scope, &mut Vec::new());
+        let at_call = bound.tensors.first().cloned().flatten();
+        if let (Some(declared), Some(at_call)) = (&declared, &at_call) {
+            self.bind_generic_mappings(declared, at_call);
+        }
+        if let Some(ty) = at_call.or(declared) {
+            let what = span_of(sp.syntax().text_range());
+            self.tensor_param_at("self".to_string(), what, ty, 0, bound);
+        }
+        true
+    }
+
+    /// Binds each mapping type parameter a declared type names (`E` of `&HbmTensor<bf16,
+    /// Chip, E>`) to the mapping the call's argument gives it, wherever the helper names it
+    /// (`to_dm::<.., E>`).
+    fn bind_generic_mappings(&mut self, declared: &TensorTy, at_call: &TensorTy) {
+        for (slot, mine) in declared.maps.iter() {
+            if mine.layout.is_none()
+                && let Some(given) = at_call.maps.get(&slot).and_then(|m| m.layout.as_deref())
+            {
+                self.bind_mapping_generic(mine.text.trim(), &given.to_expr());
+            }
+        }
+    }
+
     /// The tensor type of the `k`th parameter, its generics as the call instantiates them; a
     /// generic one no call instantiates is recorded (its element type is not checked here).
     fn param_type(
@@ -240,15 +287,7 @@ impl<'a> Builder<'a> {
             .ty()
             .and_then(|t| tensor_type(&t, self.env, &self.scope, &mut self.model.problems))?;
         if let Some(at_call) = bound.tensors.get(k).cloned().flatten() {
-            // A mapping type parameter the argument gives (`E` of `&HbmTensor<bf16, Chip, E>`)
-            // is that mapping wherever the helper names it (`to_dm::<.., E>`).
-            for (slot, mine) in declared.maps.iter() {
-                if mine.layout.is_none()
-                    && let Some(given) = at_call.maps.get(&slot).and_then(|m| m.layout.as_deref())
-                {
-                    self.bind_mapping_generic(mine.text.trim(), &given.to_expr());
-                }
-            }
+            self.bind_generic_mappings(&declared, &at_call);
             return Some(declared.instantiated_by(&at_call).unwrap_or(declared));
         }
         let generic = p.ty().map(|t| generic_in(f, &t)).unwrap_or_default();
@@ -271,9 +310,22 @@ impl<'a> Builder<'a> {
         k: usize,
         bound: &crate::model::Bound,
     ) {
+        let at = span_of(pat.syntax().text_range());
+        self.tensor_param_at(pname, at, ty, k, bound);
+    }
+
+    /// A parameter of tensor type `ty`, named `pname` at `at` (see [`Self::tensor_param`]).
+    fn tensor_param_at(
+        &mut self,
+        pname: String,
+        at: Span,
+        ty: TensorTy,
+        k: usize,
+        bound: &crate::model::Bound,
+    ) {
         self.model.tensors.push(TensorVar {
             name: pname.clone(),
-            span: span_of(pat.syntax().text_range()),
+            span: at,
             origin: Origin::Param,
             ty: ty.clone(),
             context: None,

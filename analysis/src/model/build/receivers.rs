@@ -141,6 +141,7 @@ impl Builder<'_> {
             method: true,
             receiver: Some(receiver),
             self_arg,
+            first_evaluated: None,
         };
         Some(self.helper_call(sig, site, args, None))
     }
@@ -173,8 +174,56 @@ impl Builder<'_> {
             method: true,
             receiver: Some(receiver),
             self_arg: None,
+            first_evaluated: None,
         };
         Some(self.helper_call(sig, site, args, expected))
+    }
+
+    /// `x.stage(ctx, ..)`, with `stage` a method the crate's `impl` blocks give library
+    /// tensor types: the one block whose receiver type admits `x`'s (`impl Stage for
+    /// HbmTensor<bf16, ..>` for a bf16 tensor), as rustc picks it, traced as a helper whose
+    /// first argument is the receiver. `None` when no block admits it, or more than one does
+    /// as far as visa-lint knows the receiver's type.
+    pub(super) fn extension_call(
+        &mut self,
+        m: &ast::MethodCallExpr,
+        args: &[ast::Expr],
+        recv: &Val,
+    ) -> Option<Val> {
+        let Val::Tensor { ty, .. } = recv else {
+            return None;
+        };
+        let name = m.name_ref()?;
+        let admitting: Vec<(&str, &FnSig)> = self
+            .env
+            .tensor_methods(name.text())
+            .into_iter()
+            .filter(|(_, sig)| {
+                sig.params
+                    .first()
+                    .and_then(Option::as_ref)
+                    .is_some_and(|declared| declared.admits(ty))
+            })
+            .collect();
+        let [(key, sig)] = admitting.as_slice() else {
+            return None;
+        };
+        let (key, sig) = (key.to_string(), (*sig).clone());
+        let all: Vec<ast::Expr> = std::iter::once(m.receiver()?)
+            .chain(args.iter().cloned())
+            .collect();
+        let site = CallSite {
+            key,
+            turbofish: turbofish_of(m.generic_arg_list()),
+            span: super::reading::span_of(name.syntax().text_range()),
+            node: m.syntax(),
+            what: format!("the result of `{}`", snippet(m.syntax())),
+            method: true,
+            receiver: None,
+            self_arg: None,
+            first_evaluated: Some(recv.clone()),
+        };
+        Some(self.helper_call(sig, site, &all, None))
     }
 
     /// What the receiver `recv` of type `ty` gives its method: its value, where it has fields,
