@@ -914,14 +914,22 @@ pub fn self_type(imp: &ast::Impl) -> Option<String> {
 }
 
 /// The type an `impl` block is for as its methods' `Self`: its name (`Tiler`), or for a
-/// library tensor type the type as written (`DmTensor<bf16, Chip, Cluster, Slice, m![A]>`),
-/// which a method's receiver `self` is.
+/// library tensor type the block's head as written (`impl<E: M> DmTensor<bf16, Chip, Cluster,
+/// Slice, E>`), whose type a method's receiver `self` is, its parameters the block's.
 pub fn self_type_written(imp: &ast::Impl) -> Option<String> {
+    use ast::HasGenericParams;
     let name = self_type(imp)?;
-    match crate::library::is_tensor_type(&name) {
-        true => Some(syntax::node_text(imp.self_ty()?.syntax())),
-        false => Some(name),
+    if !crate::library::is_tensor_type(&name) {
+        return Some(name);
     }
+    let params = imp
+        .generic_param_list()
+        .map(|l| syntax::node_text(l.syntax()))
+        .unwrap_or_default();
+    Some(format!(
+        "impl{params} {}",
+        syntax::node_text(imp.self_ty()?.syntax())
+    ))
 }
 
 /// An associated function of `ty` (an `impl` block's or a trait's): a method (with `self`) as

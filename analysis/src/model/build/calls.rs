@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 /// A function's type and const parameters in order (a turbofish gives them by position);
 /// lifetimes left out.
-fn type_and_const_params(f: &ast::Fn) -> Vec<ast::GenericParam> {
+pub(super) fn type_and_const_params(f: &ast::Fn) -> Vec<ast::GenericParam> {
     ast::HasGenericParams::generic_param_list(f)
         .into_iter()
         .flat_map(|l| l.generic_params())
@@ -43,9 +43,10 @@ pub(super) struct CallSite<'s> {
     pub receiver: Option<crate::model::Receiver>,
     /// `Self` of a function called through a type (`Rt::normalize(..)`).
     pub self_arg: Option<crate::model::TypeArg>,
-    /// The value of the first argument, where the call has already evaluated it: the
-    /// receiver of a tensor type's method (`x.stage(..)`, see [`Builder::extension_call`]).
-    pub first_evaluated: Option<Val>,
+    /// The value of the first argument, where the call has already evaluated it, and its pass
+    /// so far if a stream: the receiver of a tensor type's method (`x.stage(..)`, see
+    /// [`Builder::extension_call`]).
+    pub first_evaluated: Option<(Val, Option<Vec<Step>>)>,
 }
 
 /// A turbofish's type and const arguments (lifetimes left out).
@@ -405,6 +406,26 @@ impl Builder<'_> {
             .then(|| steps.iter().map(|s| s.from_caller(at)).collect())
     }
 
+    /// The pass a stream `v` being built has gone through (the chain it continues up to
+    /// where it starts, then `steps`), as a helper it is passed to holds them; `None` for
+    /// anything else.
+    pub(super) fn pass_in_flight(&self, v: &Val, steps: &[Step]) -> Option<Vec<Step>> {
+        let Val::Tensor { ty, .. } = v else {
+            return None;
+        };
+        if !ty.kind.is_stream() {
+            return None;
+        }
+        let mut pass = match self.root.as_deref() {
+            Some([(i, n)]) => self.model.chains.get(*i)?.steps.get(..*n)?.to_vec(),
+            Some(_) => return None,
+            None => Vec::new(),
+        };
+        pass.extend(steps.iter().cloned());
+        let at = crate::model::CALLER_PASS;
+        (!pass.is_empty()).then(|| pass.iter().map(|s| s.from_caller(at)).collect())
+    }
+
     /// For a helper returning a stream in mid-pass, a chain (empty yet) that what the caller
     /// does with the stream continues: the expression being evaluated starts from it.
     pub(super) fn continuation_of(&mut self, sig: &FnSig, call: Span) -> Option<u32> {
@@ -474,11 +495,15 @@ impl Builder<'_> {
             .iter()
             .enumerate()
             .map(|(k, a)| {
-                let v = match first.take() {
-                    Some(v) => v,
-                    None => self.top(a, typed.params.get(k).cloned().flatten(), None),
+                let (v, pass) = match first.take() {
+                    Some(evaluated) => evaluated,
+                    None => {
+                        let v = self.top(a, typed.params.get(k).cloned().flatten(), None);
+                        let pass = self.pass_so_far(&v);
+                        (v, pass)
+                    }
                 };
-                streams.push(self.pass_so_far(&v));
+                streams.push(pass);
                 v
             })
             .collect();

@@ -29,6 +29,14 @@ impl Builder<'_> {
         let recv = m
             .receiver()
             .map_or(Val::Unknown, |r| self.expr(&r, steps, false));
+        // A stream in mid-pass that a tensor type's method of the crate may continue: its pass
+        // so far, before the arguments are evaluated.
+        let recv_pass = match m.name_ref() {
+            Some(n) if self.env.has_tensor_method(n.text().as_ref()) => {
+                self.pass_in_flight(&recv, steps)
+            }
+            _ => None,
+        };
         let Some(call) = self.read_method_call(m, awaited) else {
             return Val::Unknown;
         };
@@ -61,7 +69,7 @@ impl Builder<'_> {
             .filter(|_| !(shared && matches!(recv, Val::Lost(_) | Val::Many { .. })));
         let Some(spec) = spec else {
             // A method the crate's `impl` blocks give the tensor's type.
-            if let Some(v) = self.extension_call(m, &call.args, &recv) {
+            if let Some(v) = self.extension_call(m, &call.args, (&recv, recv_pass)) {
                 return v;
             }
             return self.other_method(m, &call, recv, steps);

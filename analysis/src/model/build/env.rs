@@ -204,6 +204,12 @@ impl Env {
         }
     }
 
+    /// Whether the crate gives a library tensor type a method named `name`.
+    pub fn has_tensor_method(&self, name: &str) -> bool {
+        std::iter::successors(Some(self), |e| e.parent.as_deref())
+            .any(|e| e.tensor_methods.contains_key(name))
+    }
+
     /// The methods named `name` the crate gives library tensor types, each with its key and
     /// its signature (the receiver first), in this environment and its parents.
     pub fn tensor_methods(&self, name: &str) -> Vec<(&str, &FnSig)> {

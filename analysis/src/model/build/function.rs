@@ -120,6 +120,17 @@ fn env_with_local_aliases(f: &ast::Fn, env: &Env, scope: &Scope) -> Option<Env> 
     Some(e)
 }
 
+/// The head of an `impl` block as `FnInput::self_type` writes it for a library tensor type
+/// (`impl<E: M> DmTensor<bf16, Chip, Cluster, Slice, E>`, see `resolve::self_type_written`).
+fn impl_head(text: &str) -> Option<ast::Impl> {
+    let text = text.strip_prefix("impl")?;
+    let file = ast::SourceFile::parse(
+        &format!("impl{text} {{}}"),
+        ra_ap_syntax::Edition::Edition2024,
+    );
+    file.tree().syntax().descendants().find_map(ast::Impl::cast)
+}
+
 impl<'a> Builder<'a> {
     /// A builder for `f`'s body, with nothing bound yet.
     fn for_fn(f: &ast::Fn, env: &'a Env, scope: Scope, library: Generation) -> Builder<'a> {
@@ -240,13 +251,35 @@ impl<'a> Builder<'a> {
         let Some(sp) = f.param_list().and_then(|l| l.self_param()) else {
             return false;
         };
-        let Some(written) = self_type.and_then(crate::syntax::type_of_text) else {
+        let Some(imp) = self_type.and_then(impl_head) else {
+            return false;
+        };
+        let Some(written) = imp.self_ty() else {
             return false;
         };
         let is_tensor = crate::syntax::last_path_name(&written)
             .is_some_and(|n| crate::library::is_tensor_type(&n));
         if !is_tensor {
             return false;
+        }
+        // The block's type parameters are the method's too (`E` of `impl<E: M>`), after its
+        // own, as the call binds them (see `resolve::extension_items`).
+        let own = super::calls::type_and_const_params(f).len();
+        let params = ast::HasGenericParams::generic_param_list(&imp)
+            .into_iter()
+            .flat_map(|l| l.generic_params())
+            .filter(|p| !matches!(p, ast::GenericParam::LifetimeParam(_)));
+        for (k, p) in params.enumerate() {
+            if let ast::GenericParam::TypeParam(t) = p
+                && let Some(n) = ast::HasName::name(&t)
+            {
+                let name = n.text().to_string();
+                self.scope.aliases.remove(&name);
+                self.scope.generics.insert(name.clone());
+                if let Some(Some(text)) = bound.mappings.get(own + k) {
+                    self.bind_mapping_generic(&name, text);
+                }
+            }
         }
         let declared = tensor_type(&written, self.env, &self.scope, &mut Vec::new());
         let at_call = bound.tensors.first().cloned().flatten();

@@ -182,13 +182,13 @@ impl Builder<'_> {
     /// `x.stage(ctx, ..)`, with `stage` a method the crate's `impl` blocks give library
     /// tensor types: the one block whose receiver type admits `x`'s (`impl Stage for
     /// HbmTensor<bf16, ..>` for a bf16 tensor), as rustc picks it, traced as a helper whose
-    /// first argument is the receiver. `None` when no block admits it, or more than one does
-    /// as far as visa-lint knows the receiver's type.
+    /// first argument is the receiver (with `pass`, a stream's pass so far). `None` when no
+    /// block admits it, or more than one does as far as visa-lint knows the receiver's type.
     pub(super) fn extension_call(
         &mut self,
         m: &ast::MethodCallExpr,
         args: &[ast::Expr],
-        recv: &Val,
+        (recv, pass): (&Val, Option<Vec<crate::model::Step>>),
     ) -> Option<Val> {
         let Val::Tensor { ty, .. } = recv else {
             return None;
@@ -206,7 +206,7 @@ impl Builder<'_> {
             })
             .collect();
         let [(key, sig)] = admitting.as_slice() else {
-            return None;
+            return self.extension_not_picked(m, admitting.len());
         };
         let (key, sig) = (key.to_string(), (*sig).clone());
         let all: Vec<ast::Expr> = std::iter::once(m.receiver()?)
@@ -221,9 +221,37 @@ impl Builder<'_> {
             method: true,
             receiver: None,
             self_arg: None,
-            first_evaluated: Some(recv.clone()),
+            first_evaluated: Some((recv.clone(), pass)),
         };
         Some(self.helper_call(sig, site, &all, None))
+    }
+
+    /// A method the crate's `impl` blocks give library tensor types, called on a tensor that
+    /// `admitting` of them admit as visa-lint knows its type (none, or several): not followed,
+    /// and said (VL-009 at the call); `None` when the crate gives no tensor type a method of
+    /// that name.
+    fn extension_not_picked(&mut self, m: &ast::MethodCallExpr, admitting: usize) -> Option<Val> {
+        let name = m.name_ref()?;
+        if self.env.tensor_methods(name.text()).is_empty() {
+            return None;
+        }
+        let why = match admitting {
+            0 => "no `impl` block of the crate that gives it is for the receiver's type",
+            _ => {
+                "several `impl` blocks of the crate that give it may be for the receiver's type, as far as visa-lint knows it"
+            }
+        };
+        let what = format!("`{}` ({why})", snippet(m.syntax()));
+        let at = super::reading::span_of(name.syntax().text_range());
+        let used = m
+            .receiver()
+            .map_or(at, |r| super::reading::span_of(r.syntax().text_range()));
+        self.not_analysed(crate::model::problem::NotFollowed::Lost {
+            at,
+            what: what.clone(),
+            used,
+        });
+        Some(Val::Lost(super::state::Construct::new(m.syntax(), what)))
     }
 
     /// What the receiver `recv` of type `ty` gives its method: its value, where it has fields,
