@@ -799,6 +799,7 @@ pub(crate) fn helper_at<'db>(
         && fun.param_list().and_then(|l| l.self_param()).is_some())
     .then(|| "self".to_string());
     let params = receiver
+        .clone()
         .into_iter()
         .chain(
             fun.param_list()
@@ -811,9 +812,17 @@ pub(crate) fn helper_at<'db>(
                 }),
         )
         .collect();
+    // A library tensor type's method has its `impl` block's parameters after its own (see
+    // `resolve::extension_items`).
+    let block_params = match receiver.is_some() {
+        true => ast::Impl::cast(ra_ap_syntax::SyntaxNode::new_root(item.green(db).0.clone()))
+            .and_then(|imp| ast::HasGenericParams::generic_param_list(&imp)),
+        false => None,
+    };
     let (generics, type_params) = fun
         .generic_param_list()
         .into_iter()
+        .chain(block_params)
         .flat_map(|l| l.generic_params())
         .filter_map(|p| {
             let name = |n: Option<ast::Name>| n.map(|n| n.text().to_string());
