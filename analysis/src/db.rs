@@ -1883,6 +1883,16 @@ pub fn analyse_fn(
         let own = model::consts::under_self(&scope.consts, ty);
         scope.consts.extend(own);
     }
+    // A library tensor type's method: its block's type parameters (`E` of `impl<E: M>`) are
+    // generic parameters here, as the function's own are.
+    let block_params = self_type.map(syntax::impl_type_params).unwrap_or_default();
+    if !block_params.is_empty() {
+        let scope = with_escapes.get_or_insert_with(|| env.scope.clone());
+        for p in block_params {
+            scope.aliases.remove(&p);
+            scope.generics.insert(p);
+        }
+    }
     let base = with_escapes.as_ref().unwrap_or(&env.scope);
     let check = syntax::check_sites(&model, base, direct, Some(root));
     let sites: Vec<Span> = model.sites.iter().map(|s| s.span).collect();

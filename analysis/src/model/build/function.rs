@@ -120,17 +120,6 @@ fn env_with_local_aliases(f: &ast::Fn, env: &Env, scope: &Scope) -> Option<Env> 
     Some(e)
 }
 
-/// The head of an `impl` block as `FnInput::self_type` writes it for a library tensor type
-/// (`impl<E: M> DmTensor<bf16, Chip, Cluster, Slice, E>`, see `resolve::self_type_written`).
-fn impl_head(text: &str) -> Option<ast::Impl> {
-    let text = text.strip_prefix("impl")?;
-    let file = ast::SourceFile::parse(
-        &format!("impl{text} {{}}"),
-        ra_ap_syntax::Edition::Edition2024,
-    );
-    file.tree().syntax().descendants().find_map(ast::Impl::cast)
-}
-
 impl<'a> Builder<'a> {
     /// A builder for `f`'s body, with nothing bound yet.
     fn for_fn(f: &ast::Fn, env: &'a Env, scope: Scope, library: Generation) -> Builder<'a> {
@@ -251,7 +240,7 @@ impl<'a> Builder<'a> {
         let Some(sp) = f.param_list().and_then(|l| l.self_param()) else {
             return false;
         };
-        let Some(imp) = self_type.and_then(impl_head) else {
+        let Some(imp) = self_type.and_then(crate::syntax::impl_head) else {
             return false;
         };
         let Some(written) = imp.self_ty() else {
