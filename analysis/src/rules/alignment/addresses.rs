@@ -9,7 +9,7 @@ use crate::rule::Rule;
 pub(super) fn address_arg(method: &Method) -> Option<usize> {
     match method {
         Method::ToDm | Method::ToHbm => Some(1),
-        Method::Commit => Some(0),
+        Method::Commit | Method::ToVrf => Some(0),
         _ => None,
     }
 }

@@ -1,6 +1,7 @@
 //! ALN-001: a DM or HBM tensor starts at a multiple of its element's size (natural alignment).
-//! Checked on the constant address of `commit(addr)`, `to_hbm(.., addr)` and of a constructor
-//! that places a tensor (`Input::from_addr(0x1000)`); `to_dm` is ALN-002's, which is stricter.
+//! Checked on the constant address of `commit(addr)`, `to_hbm(.., addr)`, `to_vrf(addr)` and of
+//! a constructor that places a tensor (`Input::from_addr(0x1000)`); `to_dm` is ALN-002's, which
+//! is stricter.
 
 use super::addresses::round_up_fix;
 use crate::diagnostic::{Diagnostic, Severity};
@@ -13,11 +14,12 @@ pub const ALN_001: Rule = Rule {
     severity: Severity::Error,
     status: Status::Implemented,
     summary: "A tensor's start address is a multiple of `size_of::<D>()`",
-    docs: "Alignment applies to the Element dimension: the starting address of a DM or HBM \
-           tensor must be a multiple of the element size (natural alignment); Chip, Cluster and \
-           Slice add none. visa-lint checks the constant address of `commit(addr)` and of \
-           `to_hbm(.., addr)` (`to_dm` is covered by the stricter ALN-002). Round the address up \
-           to the next multiple. Packed i4 (half a byte) needs no extra alignment.",
+    docs: "Alignment applies to the Element dimension: the starting address of a DM, HBM or \
+           VRF tensor must be a multiple of the element size (natural alignment); Chip, Cluster \
+           and Slice add none. visa-lint checks the constant address of `commit(addr)`, \
+           `to_hbm(.., addr)` and `to_vrf(addr)` (`to_dm` is covered by the stricter ALN-002). \
+           Round the address up to the next multiple. Packed i4 (half a byte) needs no extra \
+           alignment.",
     bad: "...cast::<bf16, m![A % 16]>().commit::<m![A]>(1025)",
     good: "...cast::<bf16, m![A % 16]>().commit::<m![A]>(1024)",
     manual: "L1071-L1073",
