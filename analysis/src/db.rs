@@ -1727,7 +1727,14 @@ fn value_generics(list: Option<ra::GenericParamList>) -> Option<Vec<model::const
                 generics.push(GenericParam::Type(t.name()?.text().to_string()));
             }
             ra::GenericParam::ConstParam(c) => {
-                generics.push(GenericParam::Const(c.name()?.text().to_string()));
+                let name = c.name()?.text().to_string();
+                let flag = c
+                    .ty()
+                    .is_some_and(|t| syntax::compact_text(t.syntax()) == "bool");
+                generics.push(match flag {
+                    true => GenericParam::Flag(name),
+                    false => GenericParam::Const(name),
+                });
             }
             ra::GenericParam::LifetimeParam(_) => {}
         }
@@ -1761,7 +1768,9 @@ fn impl_generics(item: &ra_ap_syntax::SyntaxNode) -> Vec<model::consts::GenericP
             let text = text.trim_matches(|c| c == '{' || c == '}');
             params
                 .iter()
-                .find(|p| matches!(p, GenericParam::Const(n) | GenericParam::Type(n) if n == text))
+                .find(|p| {
+                    matches!(p, GenericParam::Const(n) | GenericParam::Flag(n) | GenericParam::Type(n) if n == text)
+                })
                 .cloned()
                 .unwrap_or_else(|| GenericParam::Type("_".to_string()))
         })

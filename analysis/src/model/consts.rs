@@ -55,6 +55,8 @@ pub enum GenericParam {
     Type(String),
     /// `const PITCH: usize`: a value in the body.
     Const(String),
+    /// `const TOKEN_MAJOR: bool`: `true` or `false`, written in the body where it is named.
+    Flag(String),
 }
 
 /// In an `impl ty` block, `Self::NAME` is `ty::NAME`: each of `consts` that is `ty`'s, under
@@ -299,6 +301,10 @@ pub fn instantiate_with(
                         return None;
                     };
                     types.insert(name.clone(), t.syntax().text().to_string());
+                }
+                GenericParam::Flag(name) => {
+                    let v = const_arg(arg, consts, fns, sizes, depth)?;
+                    types.insert(name.clone(), (v != 0).to_string());
                 }
             }
         }

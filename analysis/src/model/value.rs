@@ -391,8 +391,18 @@ fn record(r: &ast::RecordExpr, names: &Names<'_>, named: &mut bool, depth: u32) 
             fields.push((name, value));
         }
     }
+    // `Plan::<{ FAR }> { .. }`: a value of a generic type carries its type's arguments, which
+    // a method called on it binds (see [`with_type_args`]).
+    let type_args = path
+        .segment()
+        .and_then(|s| s.generic_arg_list())
+        .map(|l| const_args(&l, names, depth))
+        .filter(|a| a.iter().any(Option::is_some));
     Ok(Value::Variant {
-        path: variant,
+        path: match type_args {
+            Some(args) => typed_path(&variant, &args),
+            None => variant,
+        },
         fields: Fields::Named(fields),
     })
 }
@@ -516,8 +526,23 @@ pub fn annotated(v: Value, ty: &ast::Type, names: &Names<'_>) -> Value {
 fn const_args(list: &ast::GenericArgList, names: &Names<'_>, depth: u32) -> Vec<Option<u64>> {
     list.generic_args()
         .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
-        .map(|a| consts::const_arg(&a, names.ints, names.fns, Some(names.mapping), depth))
+        .map(|a| {
+            consts::const_arg(&a, names.ints, names.fns, Some(names.mapping), depth)
+                .or_else(|| flag_arg(&a, names, depth))
+        })
         .collect()
+}
+
+/// A `bool` const argument (`{ config::TOKEN_MAJOR }`), as the 1 or 0 a value's path carries
+/// (see [`typed_path`]; a `bool` parameter reads it back as `true` or `false`).
+fn flag_arg(a: &ast::GenericArg, names: &Names<'_>, depth: u32) -> Option<u64> {
+    let ast::GenericArg::ConstArg(c) = a else {
+        return None;
+    };
+    match eval_at(&c.expr()?, names, &mut false, depth + 1) {
+        Ok(Value::Bool(b)) => Some(u64::from(b)),
+        _ => None,
+    }
 }
 
 /// A value's path with the generic arguments of its type: `KvTiler` with `[Some(4), None]` is
@@ -590,7 +615,7 @@ fn run(call: &Call, f: &ConstFn, names: &Names<'_>, named: &mut bool, depth: u32
     // from the array's length.
     let all_inferred = f.generics.iter().all(|g| match g {
         consts::GenericParam::Const(n) => inferred.contains_key(n),
-        consts::GenericParam::Type(_) => false,
+        consts::GenericParam::Type(_) | consts::GenericParam::Flag(_) => false,
     });
     let without;
     let f = if call.turbofish.is_none() && !f.generics.is_empty() && all_inferred {
@@ -603,13 +628,31 @@ fn run(call: &Call, f: &ConstFn, names: &Names<'_>, named: &mut bool, depth: u32
     } else {
         f
     };
-    // `impl<const TILES: usize> KvTiler<TILES>`: `TILES` is what the call's type gives it.
+    // `impl<const TILES: usize> KvTiler<TILES>`: `TILES` is what the call's type gives it; a
+    // `bool` parameter (`impl<const TOKEN_MAJOR: bool>`) is written in the body as it is.
     let owner_generics = f.owner.iter().flat_map(|o| &o.generics);
+    let mut flags = HashMap::new();
     for (g, v) in owner_generics.zip(&call.type_args) {
-        if let (consts::GenericParam::Const(n), Some(v)) = (g, v) {
-            ints.insert(n.clone(), *v);
+        match (g, v) {
+            (consts::GenericParam::Const(n), Some(v)) => {
+                ints.insert(n.clone(), *v);
+            }
+            (consts::GenericParam::Flag(n), Some(v)) => {
+                flags.insert(n.clone(), (*v != 0).to_string());
+            }
+            _ => {}
         }
     }
+    let flagged;
+    let f = if flags.is_empty() {
+        f
+    } else {
+        flagged = ConstFn {
+            body: consts::substituted(&f.body, &flags),
+            ..f.clone()
+        };
+        &flagged
+    };
     let given = (names.ints, names.fns, Some(names.mapping));
     let (body, generics) = consts::instantiate_with(f, call.turbofish.clone(), given, depth)
         .ok_or_else(|| Unknown::new(format!("the turbofish of `{name}` does not fit it")))?;
