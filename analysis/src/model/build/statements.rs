@@ -481,6 +481,18 @@ impl Builder<'_> {
             .and_then(|c| c.steps.last())
             .and_then(|s| s.address);
         let placed = written.is_none().then(|| self.placed_by(l)).flatten();
+        // Placed by a helper (`let page = page_of(300);`): a placement at the call, checked as
+        // one written here (its capacity, its alignment).
+        if let (Some(address), Some(init)) = (placed, l.initializer())
+            && !is_from_addr(&init)
+        {
+            let arg = self.value_arg(&init);
+            self.model.placements.push(crate::model::Placement {
+                arg,
+                address,
+                ty: ty.clone(),
+            });
+        }
         let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
             span_of(p.syntax().text_range())
         });
