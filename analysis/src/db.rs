@@ -1493,6 +1493,11 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             if let Some(c) = value_fn(&f).map(|c| c.of_impl(&ty, generics)) {
                 env.value_fns.insert(format!("{ty}::{}", name.text()), c);
             }
+            // Places the tensors it returns (`fn page(id) -> HbmTensor<..>`); a trait's
+            // default keeps `Self`, which the type a call names stands for.
+            if let Some(c) = returned_placements_fn(&f) {
+                env.placing_fns.insert(format!("{ty}::{}", name.text()), c);
+            }
             if f.param_list().and_then(|p| p.self_param()).is_some() {
                 env.own_methods.insert(format!("{ty}::{}", name.text()));
                 env.methods.insert(name.text().to_string(), sig);

@@ -256,12 +256,29 @@ impl Builder<'_> {
             return None;
         };
         let key = crate::model::consts::callee_key(&p.path()?)?;
-        let placing = self.env.placing_fns.get(&key)?;
+        let placing = self.placing_fn(&key)?;
         // The call runs the function that computes the addresses; its arguments are
         // evaluated as anywhere else.
         let mut fns = self.value_fns().clone();
         fns.insert(key, placing.clone());
         self.with_names(&fns, |names| value::eval(init, names).0.ok())
+    }
+
+    /// The function that computes where the helper `key` places the tensors it returns, with
+    /// `Self` its type (`Bf16Pool::page`, its own or the default of the one trait of the crate
+    /// that gives `page` one: `Self::BASE` is `Bf16Pool::BASE`).
+    fn placing_fn(&self, key: &str) -> Option<crate::model::consts::ConstFn> {
+        let (ty, fname) = key.rsplit_once("::").unwrap_or(("", key));
+        let own = self.env.placing_fns.get(key);
+        let default = || match self.env.traits_defaulting(fname).as_slice() {
+            [t] if self.env.is_local_type(ty) => self.env.placing_fns.get(&format!("{t}::{fname}")),
+            _ => None,
+        };
+        let f = own.or_else(default)?.clone();
+        Some(match ty.is_empty() {
+            true => f,
+            false => f.of_impl(ty, Vec::new()),
+        })
     }
 
     /// The tensors a pattern binds from a helper's result take the addresses the helper
