@@ -270,9 +270,15 @@ impl Builder<'_> {
     fn placing_fn(&self, key: &str) -> Option<crate::model::consts::ConstFn> {
         let (ty, fname) = key.rsplit_once("::").unwrap_or(("", key));
         let own = self.env.placing_fns.get(key);
-        let default = || match self.env.traits_defaulting(fname).as_slice() {
-            [t] if self.env.is_local_type(ty) => self.env.placing_fns.get(&format!("{t}::{fname}")),
-            _ => None,
+        // Most calls are of no such function: the traits are looked at only for a type's.
+        let default = || {
+            if ty.is_empty() || !self.env.is_local_type(ty) {
+                return None;
+            }
+            match self.env.traits_defaulting(fname).as_slice() {
+                [t] => self.env.placing_fns.get(&format!("{t}::{fname}")),
+                _ => None,
+            }
         };
         let f = own.or_else(default)?.clone();
         Some(match ty.is_empty() {
