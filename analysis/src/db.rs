@@ -192,6 +192,7 @@ pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> A
             SyntaxKind::STRUCT,
             SyntaxKind::ENUM,
             SyntaxKind::TRAIT,
+            SyntaxKind::CONST,
         ],
     );
     // A function with nothing declared in it (most items) has no sites outside a function and
@@ -1236,6 +1237,9 @@ impl BodyDecls {
             };
             let (decl, syntax) = if let Some(name) = local_type_name(node) {
                 (format!("struct {name};\n"), None)
+            } else if node.kind() == SyntaxKind::CONST {
+                // `const LANES: usize = 8;` in a body shadows the module's `LANES` there.
+                (format!("{}\n", syntax::node_text(node)), None)
             } else if let Some(nested) = ra::Fn::cast(node.clone()) {
                 // Read from its syntax in the environment, unless a body would be read too
                 // (a `const fn`'s, which the signature's text leaves out).

@@ -653,6 +653,11 @@ pub fn model_of(root: &SyntaxNode, src: Option<&str>) -> FileModel {
                 body = &body[..body.len() - last.len_utf8()];
             }
             site_of_call.insert(call.syntax().text_range(), model.sites.len());
+            // In a generic `impl` block's head or associated types (`impl<E: M> Stage for
+            // DmTensor<.., m![{ E }, G]>`), the block's parameters are generics.
+            if let Some(generics) = impl_generics_around(call.syntax()) {
+                model.in_generic_aliases.push((model.sites.len(), generics));
+            }
             model.sites.push(MacroSite {
                 kind,
                 body: body.to_string(),
@@ -871,6 +876,22 @@ pub fn assoc_keys(node: &ra_ap_syntax::SyntaxNode, name: &str) -> Vec<String> {
 }
 
 /// The names of an item's type and const parameters.
+/// The parameters of the generic `impl` block a node outside any function is written in (its
+/// self type, its trait's arguments, its associated types); `None` elsewhere.
+fn impl_generics_around(node: &SyntaxNode) -> Option<Vec<String>> {
+    for a in node.ancestors().skip(1) {
+        match a.kind() {
+            SyntaxKind::FN => return None,
+            SyntaxKind::IMPL => {
+                let generics = generic_names(&ra::Impl::cast(a)?);
+                return (!generics.is_empty()).then_some(generics);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 fn generic_names(item: &impl ra::HasGenericParams) -> Vec<String> {
     let Some(gpl) = item.generic_param_list() else {
         return Vec::new();
