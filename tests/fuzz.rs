@@ -472,3 +472,34 @@ fn the_corpus_is_seeded_from_the_fixtures() {
         mapping_corpus().len()
     );
 }
+
+/// An edit of a helper's body alone (`(parked, vrf + SLOT)` to `(parked, vrf)`, its signature
+/// unchanged) reaches its callers' analysis: the environment that evaluates the helper's
+/// returned values is built from its body, which is part of the item as the environment
+/// keeps it. Before, the incremental analysis kept the body before the edit (found by
+/// `incremental_analysis_matches_a_fresh_one`).
+#[test]
+fn an_edit_of_a_helpers_body_alone_reaches_its_callers() {
+    let before = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules/CAP-007-returned-address.rs"),
+    )
+    .expect("fixture");
+    let after = before.replace("(parked, vrf + SLOT)", "(parked, vrf)");
+    assert_ne!(before, after);
+    let (incremental, fresh) = on_8_mib(move || {
+        use salsa::Setter;
+        let mut db = Database::default();
+        let file = SourceFile::new(&db, before, std::path::PathBuf::from("<text>"));
+        let settings = db::Settings::new(&db, visa_analysis::Config::default());
+        let first = db::file_analysis(&db, file, settings).diagnostics();
+        assert!(first.iter().any(|d| d.code() == "CAP-007"), "{first:?}");
+        file.set_text(&mut db).to(after.clone());
+        let incremental = db::file_analysis(&db, file, settings).diagnostics();
+        (incremental, db::analyse_text(&after).diagnostics())
+    });
+    assert!(
+        !incremental.iter().any(|d| d.code() == "CAP-007"),
+        "{incremental:?}"
+    );
+    assert_eq!(incremental, fresh);
+}

@@ -1242,12 +1242,18 @@ impl BodyDecls {
                 (format!("{}\n", syntax::node_text(node)), None)
             } else if let Some(nested) = ra::Fn::cast(node.clone()) {
                 // Read from its syntax in the environment, unless a body would be read too
-                // (a `const fn`'s, which the signature's text leaves out).
-                let green = nested
-                    .const_token()
-                    .is_none()
-                    .then(|| node.green().to_owned());
-                (format!("{}\n", syntax::signature_decl(node)), green)
+                // (a `const fn`'s, one returning a tuple or tensors it places): then the text
+                // holds the body, so that an edit of the body alone is one of the text.
+                let body_read = nested.const_token().is_some()
+                    || syntax::returns_a_tuple(&nested)
+                    || syntax::returned_placements(&nested).is_some();
+                match body_read {
+                    true => (format!("{}\n", syntax::node_text(node)), None),
+                    false => (
+                        format!("{}\n", syntax::signature_decl(node)),
+                        Some(node.green().to_owned()),
+                    ),
+                }
             } else {
                 continue;
             };

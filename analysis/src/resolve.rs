@@ -983,9 +983,16 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     let node = f.syntax().clone();
     let p = of.is_some() || public(f);
     // A helper returning tensors it places (`from_addr`) keeps its body too: a call binds
-    // them at the addresses it computes.
+    // them at the addresses it computes. So does one returning a tuple, whose values beside
+    // its tensors a call evaluates (`(parked, vrf + SLOT)`): the environment reads that body,
+    // so the item's text, which is its identity, must hold it (an edit of the body alone
+    // would otherwise leave the environment built from the body before it).
     let keeps_body = match of {
-        None => f.const_token().is_some() && f.body().is_some() || computes_a_value(f),
+        None => {
+            f.const_token().is_some() && f.body().is_some()
+                || computes_a_value(f)
+                || syntax::returns_a_tuple(f)
+        }
         Some(_) => one_expression(f) || computes_a_value(f),
     } || syntax::returned_placements(f).is_some();
     let (text, skip): (String, &[SyntaxKind]) = if keeps_body {

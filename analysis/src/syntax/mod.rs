@@ -846,6 +846,13 @@ pub fn returned_placements(f: &ra::Fn) -> Option<Vec<Option<ra::Expr>>> {
     placed.iter().any(Option::is_some).then_some(placed)
 }
 
+/// Whether `f`'s body ends in a tuple expression (`(parked, vrf + SLOT)`).
+pub fn returns_a_tuple(f: &ra::Fn) -> bool {
+    f.body()
+        .and_then(|b| b.stmt_list()?.tail_expr())
+        .is_some_and(|t| matches!(t, ra::Expr::TupleExpr(_)))
+}
+
 /// The last segment's name of a path type (`Paged` of `crate::axes::Paged`).
 pub fn last_path_name(ty: &ra::Type) -> Option<String> {
     let ra::Type::PathType(p) = ty else {
