@@ -696,13 +696,7 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
         extension_items(imp, &ty, m);
         return;
     }
-    if let Some(ast::Type::PathType(tr)) = imp.trait_()
-        && let Some(path) = tr.path()
-    {
-        let segs: Vec<String> = syntax::compact_text(path.syntax())
-            .split("::")
-            .map(|s| s.split('<').next().unwrap_or(s).to_string())
-            .collect();
+    if let Some(segs) = trait_path(imp) {
         m.trait_impls.push((ty.clone(), segs));
     }
     for a in imp
@@ -768,13 +762,7 @@ fn extension_items(imp: &ast::Impl, ty: &str, m: &mut ItemDecls) {
             syntax::compact_text(self_ty.syntax())
         ))
     );
-    if let Some(ast::Type::PathType(tr)) = imp.trait_()
-        && let Some(path) = tr.path()
-    {
-        let segs = syntax::compact_text(path.syntax())
-            .split("::")
-            .map(|s| s.split('<').next().unwrap_or(s).to_string())
-            .collect();
+    if let Some(segs) = trait_path(imp) {
         m.trait_impls.push((block.clone(), segs));
     }
     let items = || {
@@ -842,6 +830,19 @@ fn extension_items(imp: &ast::Impl, ty: &str, m: &mut ItemDecls) {
         it.syntax = Untracked(Some(node.green().to_owned()));
         m.items.push(it);
     }
+}
+
+/// The path of the trait an `impl Trait for Type` block implements, segment by segment
+/// without generic arguments (`ops::Stage` of `impl ops::Stage<E> for ..`).
+fn trait_path(imp: &ast::Impl) -> Option<Vec<String>> {
+    let ast::Type::PathType(tr) = imp.trait_()? else {
+        return None;
+    };
+    let segs = syntax::compact_text(tr.path()?.syntax())
+        .split("::")
+        .map(|s| s.split('<').next().unwrap_or(s).to_string())
+        .collect();
+    Some(segs)
 }
 
 /// A method's receiver as the first parameter of a free function: `&self` is `this:

@@ -251,8 +251,9 @@ impl<'a> Builder<'a> {
         if !is_tensor {
             return false;
         }
-        // The block's type parameters are the method's too (`E` of `impl<E: M>`), after its
-        // own, as the call binds them (see `resolve::extension_items`).
+        // The block's type parameters are generics of the method's scope (`db::analyse_fn` put
+        // them there for its mapping sites); the call binds them after the method's own (see
+        // `resolve::extension_items`).
         let own = super::calls::type_and_const_params(f).len();
         let params = ast::HasGenericParams::generic_param_list(&imp)
             .into_iter()
@@ -261,13 +262,9 @@ impl<'a> Builder<'a> {
         for (k, p) in params.enumerate() {
             if let ast::GenericParam::TypeParam(t) = p
                 && let Some(n) = ast::HasName::name(&t)
+                && let Some(Some(text)) = bound.mappings.get(own + k)
             {
-                let name = n.text().to_string();
-                self.scope.aliases.remove(&name);
-                self.scope.generics.insert(name.clone());
-                if let Some(Some(text)) = bound.mappings.get(own + k) {
-                    self.bind_mapping_generic(&name, text);
-                }
+                self.bind_mapping_generic(n.text().as_ref(), text);
             }
         }
         let declared = tensor_type(&written, self.env, &self.scope, &mut Vec::new());

@@ -194,9 +194,11 @@ impl Builder<'_> {
             return None;
         };
         let name = m.name_ref()?;
-        let admitting: Vec<(&str, &FnSig)> = self
-            .env
-            .tensor_methods(name.text())
+        let candidates = self.env.tensor_methods(name.text());
+        if candidates.is_empty() {
+            return None;
+        }
+        let admitting: Vec<(&str, &FnSig)> = candidates
             .into_iter()
             .filter(|(_, sig)| {
                 sig.params
@@ -228,13 +230,9 @@ impl Builder<'_> {
 
     /// A method the crate's `impl` blocks give library tensor types, called on a tensor that
     /// `admitting` of them admit as visa-lint knows its type (none, or several): not followed,
-    /// and said (VL-009 at the call); `None` when the crate gives no tensor type a method of
-    /// that name.
+    /// and said (VL-009 at the call).
     fn extension_not_picked(&mut self, m: &ast::MethodCallExpr, admitting: usize) -> Option<Val> {
         let name = m.name_ref()?;
-        if self.env.tensor_methods(name.text()).is_empty() {
-            return None;
-        }
         let why = match admitting {
             0 => "no `impl` block of the crate that gives it is for the receiver's type",
             _ => {
