@@ -101,10 +101,7 @@ pub struct Conversions<'t> {
 impl Conversions<'_> {
     /// The Reducer input an operand of type `d` is multiplied as.
     pub fn contraction_operand(&self, d: Dtype) -> Dtype {
-        self.contraction_staging
-            .iter()
-            .find(|&&(s, _)| s == d)
-            .map_or(d, |&(_, into)| into)
+        staged(self.contraction_staging, d)
     }
 
     /// Whether a TRF weight of type `weight` is contracted against a stream of type `stream`
@@ -167,11 +164,30 @@ const OPT_STORABLE: &[Dtype] = &[I4, I8, U8, I16, I32, F4e2m1, F8e4m3, F8e5m2, B
 /// with its zero point subtracted, enter the i4 and i8 trees (`cast.rs:294-375`).
 const OPT_CONTRACTION_STAGING: &[(Dtype, Dtype)] = &[(I5, I4), (I9, I8)];
 
+/// The Reducer input a stream of type `d` is multiplied as, by a staging table.
+fn staged(staging: &[(Dtype, Dtype)], d: Dtype) -> Dtype {
+    staging
+        .iter()
+        .find(|&&(s, _)| s == d)
+        .map_or(d, |&(_, into)| into)
+}
+
 /// furiosa-opt-std 0.6's `ContractionWeight` pairs besides a weight of the stream's type: within
 /// an integer family, raw and zero-point-subtracted mix (`cast.rs:320-345`).
 const OPT_CONTRACTION_WEIGHTS: &[(Dtype, Dtype)] = &[(I5, I4), (I4, I5), (I9, I8), (I8, I9)];
 
 impl Generation {
+    /// The Contraction Engine's output type for a stream of type `d`: the accumulator of the
+    /// reduction tree `d` enters (an i9 stream enters the i8 tree under furiosa-opt-std 0.6,
+    /// `ContractionCast`, `cast.rs:294-375`), whatever the target.
+    pub fn contraction_output(self, d: Dtype) -> Option<Dtype> {
+        let staging = match self {
+            Generation::VisaStd => &[][..],
+            Generation::OptStd => OPT_CONTRACTION_STAGING,
+        };
+        staged(staging, d).widened()
+    }
+
     /// The generation's conversions on `target`.
     pub fn conversions(self, target: &Target) -> Conversions<'_> {
         match self {
@@ -272,6 +288,8 @@ mod tests {
         assert!(c.commit_cast.converts(F32, Bf16) && !c.commit_cast.converts(I32, Bf16));
         assert!(c.stores(U8) && c.stores(F4e2m1) && !c.stores(F16) && !c.stores(I9));
         assert_eq!(c.contraction_operand(I9), I8);
+        assert_eq!(Generation::OptStd.contraction_output(I9), Some(I32));
+        assert_eq!(Generation::VisaStd.contraction_output(I9), None);
         assert!(c.weight_pairs(I8, I9) && c.weight_pairs(I5, I4) && !c.weight_pairs(I4, I8));
         assert!(!Generation::VisaStd.conversions(&RNGD).weight_pairs(I8, I9));
     }

@@ -406,7 +406,11 @@ impl Builder<'_> {
             }
         }
         match call.method {
-            Method::Contract => out.dtype = input.dtype.and_then(Dtype::widened),
+            Method::Contract => {
+                out.dtype = input
+                    .dtype
+                    .and_then(|d| self.model.library.contraction_output(d));
+            }
             Method::VectorFxpToFp => out.dtype = Some(Dtype::F32),
             Method::VectorFpToFxp => out.dtype = Some(Dtype::I32),
             Method::Align => {
