@@ -696,6 +696,12 @@ fn impl_items(imp: &ast::Impl, m: &mut ItemDecls) {
         extension_items(imp, &ty, m);
         return;
     }
+    // `impl Stage for Row` with `type Row = DmTensor<..>`: whether the name is an alias of a
+    // tensor type, one block cannot tell, so a trait's methods are also written as a tensor
+    // type's, which a call on a tensor takes only when the alias names one.
+    if imp.trait_().is_some() {
+        extension_items(imp, &ty, m);
+    }
     if let Some(segs) = trait_path(imp) {
         m.trait_impls.push((ty.clone(), segs));
     }

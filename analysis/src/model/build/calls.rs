@@ -305,7 +305,15 @@ impl Builder<'_> {
         sig: &FnSig,
         vals: &[Val],
     ) -> crate::model::Bound {
-        let known = |e: &ast::Expr| self.value_of(e).0.ok();
+        // A struct keeps the fields the evaluator knows beside those it does not (a tensor's):
+        // the callee reads the ones it knows (`ops.epilogue` of `NormOperands { mean: &m, ..
+        // }`).
+        let known = |e: &ast::Expr| {
+            self.partial_value_of(e)
+                .0
+                .ok()
+                .filter(|v| v.first_unknown().is_none() || v.knows_a_part())
+        };
         let mappings = mappings
             .iter()
             .map(|m| Some(m.as_ref()?.layout.as_deref()?.to_expr()))

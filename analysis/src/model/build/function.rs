@@ -240,6 +240,19 @@ impl<'a> Builder<'a> {
         let Some(sp) = f.param_list().and_then(|l| l.self_param()) else {
             return false;
         };
+        // `impl Stage for Row` with `type Row = DmTensor<..>`: the alias's tensor type.
+        if let Some(declared) = self_type.and_then(|t| self.env.tensor_alias(t)).cloned() {
+            let at_call = bound.tensors.first().cloned().flatten();
+            let what = span_of(sp.syntax().text_range());
+            self.tensor_param_at(
+                "self".to_string(),
+                what,
+                at_call.unwrap_or(declared),
+                0,
+                bound,
+            );
+            return true;
+        }
         let Some(imp) = self_type.and_then(crate::syntax::impl_head) else {
             return false;
         };

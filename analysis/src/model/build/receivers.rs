@@ -88,8 +88,27 @@ impl Builder<'_> {
                 ast::Expr::PathExpr(p) => ReceiverTy::of_path(&p.path()?.qualifier()?),
                 _ => None,
             },
+            // `ops.epilogue`, `PLANS[i]`: a part of a value, typed by the value it holds.
+            ast::Expr::FieldExpr(_) | ast::Expr::IndexExpr(_) => self.held_type(e),
             _ => None,
         }
+    }
+
+    /// The crate type of the value `e` evaluates to, with the generic arguments its value
+    /// carries (`Epilogue::<8> { .. }` is an `Epilogue<8>`; an enum's variant its enum).
+    fn held_type(&self, e: &ast::Expr) -> Option<ReceiverTy> {
+        let Ok(Value::Variant { path, .. }) = self.partial_value_of(e).0 else {
+            return None;
+        };
+        let (base, args) = match path.split_once("::<") {
+            Some((base, args)) => (base, format!("<{args}")),
+            None => (path.as_str(), String::new()),
+        };
+        let ty = match self.env.is_local_type(base) {
+            true => base,
+            false => base.rsplit_once("::")?.0,
+        };
+        ReceiverTy::of_text(&format!("{ty}{args}"))
     }
 
     /// Remembers the type a `let` gives its variable, where a method may be called on it:
@@ -194,7 +213,13 @@ impl Builder<'_> {
             return None;
         };
         let name = m.name_ref()?;
-        let candidates = self.env.tensor_methods(name.text());
+        // A block for a type of the crate (`impl Stage for Plan`) is not a tensor type's.
+        let candidates: Vec<(&str, &FnSig)> = self
+            .env
+            .tensor_methods(name.text())
+            .into_iter()
+            .filter(|(_, sig)| sig.params.first().is_some_and(Option::is_some))
+            .collect();
         if candidates.is_empty() {
             return None;
         }

@@ -161,7 +161,7 @@ impl Builder<'_> {
 
     /// The value of `e` as a `let` binds it: a struct keeps the fields the evaluator knows
     /// beside those it does not (see [`value::eval_partial`]).
-    fn partial_value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
+    pub(super) fn partial_value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
         self.with_names(self.value_fns(), |names| value::eval_partial(e, names))
     }
 
