@@ -494,6 +494,26 @@ impl P<'_> {
     /// `crate::a::T`), or `None`.
     fn escaped_path(&self, content: ParseStream<'_>) -> Option<Name> {
         let fork = content.fork();
+        // `{ <B as KvBlock>::Keys }`: the associated mapping of `B`, as `{ B::Keys }` names it.
+        if fork.peek(Token![<]) {
+            fork.parse::<Token![<]>().ok()?;
+            let ty = syn::Ident::parse_any(&fork).ok()?;
+            fork.parse::<Token![as]>().ok()?;
+            syn::Ident::parse_any(&fork).ok()?;
+            while fork.peek(Token![::]) {
+                fork.parse::<Token![::]>().ok()?;
+                syn::Ident::parse_any(&fork).ok()?;
+            }
+            fork.parse::<Token![>]>().ok()?;
+            fork.parse::<Token![::]>().ok()?;
+            let assoc = syn::Ident::parse_any(&fork).ok()?;
+            if !fork.is_empty() {
+                return None;
+            }
+            use syn::parse::discouraged::Speculative;
+            content.advance_to(&fork);
+            return Some(self.joined(&self.name(&ty), &assoc));
+        }
         let first = syn::Ident::parse_any(&fork).ok()?;
         let mut name = self.name(&first);
         let mut segments = 1;
