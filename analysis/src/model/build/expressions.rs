@@ -56,7 +56,15 @@ impl Builder<'_> {
                 return self.assign(b);
             }
             ast::Expr::TupleExpr(t) => {
-                let vals = t.fields().map(|f| self.top(&f, None, None)).collect();
+                let types = self
+                    .tuple_types
+                    .remove(&span_of(t.syntax().text_range()))
+                    .unwrap_or_default();
+                let vals = t
+                    .fields()
+                    .enumerate()
+                    .map(|(k, f)| self.top(&f, types.get(k).cloned().flatten(), None))
+                    .collect();
                 self.last_ends.clear();
                 return Val::Tuple(vals);
             }

@@ -67,6 +67,12 @@ pub fn build_fn(
         .and_then(|t| tensor_type(&t, b.env, &b.scope, &mut b.model.problems));
     if let Some(body) = f.body() {
         let ret = b.ret.clone();
+        if let (Some(ast::Type::TupleType(t)), Some(tail)) = (
+            f.ret_type().and_then(|r| r.ty()),
+            body.stmt_list().and_then(|l| l.tail_expr()),
+        ) {
+            b.type_tuple(&tail, &t);
+        }
         b.block(&body, ret, None);
         if let Some(tail) = body.stmt_list().and_then(|l| l.tail_expr()) {
             b.model.returned = b.returned_by(&tail);
@@ -149,6 +155,7 @@ impl<'a> Builder<'a> {
             values: HashMap::new(),
             model: FnModel::empty(name, name_span, kind, library),
             ret: None,
+            tuple_types: HashMap::new(),
             iteration: None,
             iterations_left: MAX_ITERATIONS,
             lost_reported: std::collections::HashSet::new(),
@@ -190,9 +197,10 @@ impl<'a> Builder<'a> {
             self.contexts.insert(pname.clone());
         }
         // `main: &mut TuContext<{ Tu::Main }>`: the Tensor Unit the caller passes (`&mut
-        // ctx.main`), which begins passes as `ctx.main` does.
-        if let Some(tu) = p.ty().as_ref().and_then(tu_context) {
-            self.vars.insert(pname.clone(), Val::TuCtx(tu));
+        // ctx.main`), which begins passes as `ctx.main` does; `tdma: &mut DmaContext<{
+        // Dma::Tensor }>` a DMA engine, as `ctx.tdma` is.
+        if let Some(v) = p.ty().as_ref().and_then(engine_context) {
+            self.vars.insert(pname.clone(), v);
         }
         // `plan: &GemmPlan<true>`: a method of the crate called on it knows its type.
         if let Some(t) = p.ty() {
@@ -216,7 +224,7 @@ impl<'a> Builder<'a> {
                     self.vars.insert(pname, v);
                 } else if p
                     .ty()
-                    .is_some_and(|t| !plain(&t) && tu_context(&t).is_none())
+                    .is_some_and(|t| !plain(&t) && engine_context(&t).is_none())
                 {
                     // A parameter of a type visa-lint cannot type (a generic, a struct): a
                     // tensor in it is not followed.
@@ -499,19 +507,27 @@ fn is_context(ty: &ast::Type) -> bool {
 }
 
 /// The Tensor Unit a `TuContext<{ Tu::Main }>` parameter type names (through references).
-fn tu_context(ty: &ast::Type) -> Option<crate::model::types::Tu> {
+fn engine_context(ty: &ast::Type) -> Option<Val> {
+    use super::state::Dma;
+    use crate::model::types::Tu;
     match ty {
-        ast::Type::RefType(r) => tu_context(&r.ty()?),
+        ast::Type::RefType(r) => engine_context(&r.ty()?),
         ast::Type::PathType(p) => {
             let seg = p.path()?.segment()?;
-            if seg.name_ref()?.text() != "TuContext" {
-                return None;
-            }
             let args = ast::HasGenericArgs::generic_arg_list(&seg)?;
             let arg = crate::syntax::compact_text(args.syntax());
-            match (arg.contains("Tu::Main"), arg.contains("Tu::Sub")) {
-                (true, false) => Some(crate::model::types::Tu::Main),
-                (false, true) => Some(crate::model::types::Tu::Sub),
+            let names = |a: &str, b: &str| (arg.contains(a), arg.contains(b));
+            match (
+                seg.name_ref()?.text().to_string().as_str(),
+                names("Tu::Main", "Tu::Sub"),
+            ) {
+                ("TuContext", (true, false)) => Some(Val::TuCtx(Tu::Main)),
+                ("TuContext", (false, true)) => Some(Val::TuCtx(Tu::Sub)),
+                ("DmaContext", _) => match names("Dma::Tensor", "Dma::Pcie") {
+                    (true, false) => Some(Val::Dma(Dma::Tensor)),
+                    (false, true) => Some(Val::Dma(Dma::Pcie)),
+                    _ => None,
+                },
                 _ => None,
             }
         }

@@ -129,6 +129,10 @@ pub struct Builder<'a> {
     pub(super) values: HashMap<String, value::Eval>,
     pub(super) model: FnModel,
     pub(super) ret: Option<TensorTy>,
+    /// The tensor types a tuple type gives the elements of the tuple expression it types
+    /// (the function's tail under `-> (Tile, Tile)`, a `let (a, b): (A, B) = (..)`), by the
+    /// expression's span: each element's chain writes its type there.
+    pub(super) tuple_types: HashMap<Span, Vec<Option<TensorTy>>>,
     /// Constructs already reported as not analysed (VL-009), once each.
     pub(super) lost_reported: std::collections::HashSet<Span>,
     /// The loop iteration being evaluated (an index into the model's `iterations`).

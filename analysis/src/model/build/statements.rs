@@ -359,6 +359,9 @@ impl Builder<'_> {
             self.bind_let_value(l, n);
             self.type_let(n, l);
         }
+        if let (Some(ast::Type::TupleType(t)), Some(init)) = (&annotation, l.initializer()) {
+            self.type_tuple(&init, t);
+        }
         let val = match l.initializer() {
             Some(init) => self.top(&init, expected.clone(), name.clone()),
             None => match &expected {
@@ -474,6 +477,27 @@ impl Builder<'_> {
 
     /// A tuple destructured by a `let` whose annotation types it: the fields the model does
     /// not follow take the annotation's tensor types.
+    /// Gives the elements of the tuple expression `e` (seen through blocks) the tensor types
+    /// of the tuple type `t` (see `Builder::tuple_types`).
+    pub(super) fn type_tuple(&mut self, e: &ast::Expr, t: &ast::TupleType) {
+        let mut e = e.clone();
+        while let ast::Expr::BlockExpr(b) = &e {
+            let Some(tail) = b.stmt_list().and_then(|l| l.tail_expr()) else {
+                return;
+            };
+            e = tail;
+        }
+        if !matches!(e, ast::Expr::TupleExpr(_)) {
+            return;
+        }
+        let types = t
+            .fields()
+            .map(|f| tensor_type(&f, self.env, &self.scope, &mut Vec::new()))
+            .collect();
+        self.tuple_types
+            .insert(span_of(e.syntax().text_range()), types);
+    }
+
     fn typed_by_tuple_annotation(&mut self, val: Val, annotation: Option<&ast::Type>) -> Val {
         let (mut vs, t) = match (val, annotation) {
             (Val::Tuple(vs), Some(ast::Type::TupleType(t))) => (vs, t),
