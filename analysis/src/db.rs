@@ -1483,7 +1483,9 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             }
             env.tensor_aliases.insert(name.text().to_string(), t);
         } else if let ra::Type::PathType(p) = &ty
-            && env.is_local_type(&syntax::last_path_name(&ty).unwrap_or_default())
+            && let Some(named) = syntax::last_path_name(&ty)
+            // `type SubUnit = TuContext<{ Tu::Sub }>;`: a parameter of it is that engine.
+            && (env.is_local_type(&named) || matches!(named.as_str(), "TuContext" | "DmaContext"))
             && p.path()
                 .and_then(|p| ra::HasGenericArgs::generic_arg_list(&p.segment()?))
                 .is_some()

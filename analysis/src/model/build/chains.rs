@@ -154,6 +154,13 @@ impl Builder<'_> {
                 .map(|g| (arg_of(g.syntax()), map_of(g, &self.scope))),
             args: call.val_args.clone(),
         });
+        // furiosa-opt-std 0.6 gives `fetch_table_lookup` to the main context only
+        // (`engine/fetch_adapter.rs:180-211`); `fetch_cast` is any context's.
+        if call.method == Method::FetchTableLookup && tu == Some(Tu::Sub) {
+            let at = call.span;
+            let problem = Kernel::SubFetchAdapter { at, casting: false };
+            self.model.problems.push(problem.into());
+        }
         let args = call.val_args.clone();
         self.adapt(&call.method, ty, tu, engines, first, args, steps)
     }
@@ -477,8 +484,6 @@ impl Builder<'_> {
         }
     }
 
-    /// An address computed by a call visa-lint cannot evaluate, with constant arguments (so
-    /// it would be a constant if the call were followed): once.
     /// Reports each value argument of an engine call whose value visa-lint cannot know (a
     /// parameter, a `let` of something it does not evaluate, an `if` whose arms differ), once:
     /// the rules that read it skip it.

@@ -199,7 +199,7 @@ impl<'a> Builder<'a> {
         // `main: &mut TuContext<{ Tu::Main }>`: the Tensor Unit the caller passes (`&mut
         // ctx.main`), which begins passes as `ctx.main` does; `tdma: &mut DmaContext<{
         // Dma::Tensor }>` a DMA engine, as `ctx.tdma` is.
-        if let Some(v) = p.ty().as_ref().and_then(engine_context) {
+        if let Some(v) = p.ty().as_ref().and_then(|t| self.engine_context(t)) {
             self.vars.insert(pname.clone(), v);
         }
         // `plan: &GemmPlan<true>`: a method of the crate called on it knows its type.
@@ -224,7 +224,7 @@ impl<'a> Builder<'a> {
                     self.vars.insert(pname, v);
                 } else if p
                     .ty()
-                    .is_some_and(|t| !plain(&t) && engine_context(&t).is_none())
+                    .is_some_and(|t| !plain(&t) && self.engine_context(&t).is_none())
                 {
                     // A parameter of a type visa-lint cannot type (a generic, a struct): a
                     // tensor in it is not followed.
@@ -507,6 +507,22 @@ fn is_context(ty: &ast::Type) -> bool {
 }
 
 /// The Tensor Unit a `TuContext<{ Tu::Main }>` parameter type names (through references).
+impl Builder<'_> {
+    /// The Tensor Unit or DMA engine a parameter of type `ty` is, written or through an alias
+    /// (`type SubUnit = TuContext<{ Tu::Sub }>;`).
+    fn engine_context(&self, ty: &ast::Type) -> Option<Val> {
+        let ty = match ty {
+            ast::Type::RefType(r) => r.ty()?,
+            t => t.clone(),
+        };
+        engine_context(&ty).or_else(|| {
+            let name = crate::syntax::last_path_name(&ty)?;
+            let aliased = crate::syntax::type_of_text(self.env.type_alias(&name)?)?;
+            engine_context(&aliased)
+        })
+    }
+}
+
 fn engine_context(ty: &ast::Type) -> Option<Val> {
     use super::state::Dma;
     use crate::model::types::Tu;
