@@ -921,8 +921,9 @@ pub fn self_type(imp: &ast::Impl) -> Option<String> {
 }
 
 /// The type an `impl` block is for as its methods' `Self`: its name (`Tiler`), or for a
-/// library tensor type the block's head as written (`impl<E: M> DmTensor<bf16, Chip, Cluster,
-/// Slice, E>`), whose type a method's receiver `self` is, its parameters the block's.
+/// library tensor type the block's head as written with its associated types (`impl<E: M>
+/// DmTensor<bf16, Chip, Cluster, Slice, E> { type Out = ..; }`), whose type a method's receiver
+/// `self` is, its parameters the block's, and whose `Self::Out` its methods name.
 pub fn self_type_written(imp: &ast::Impl) -> Option<String> {
     use ast::HasGenericParams;
     let name = self_type(imp)?;
@@ -933,9 +934,20 @@ pub fn self_type_written(imp: &ast::Impl) -> Option<String> {
         .generic_param_list()
         .map(|l| syntax::node_text(l.syntax()))
         .unwrap_or_default();
+    // Its associated types, which its methods name `Self::Weights`.
+    let assoc: Vec<String> = imp
+        .assoc_item_list()
+        .into_iter()
+        .flat_map(|l| l.assoc_items())
+        .filter_map(|a| match a {
+            ast::AssocItem::TypeAlias(t) if t.ty().is_some() => Some(syntax::node_text(t.syntax())),
+            _ => None,
+        })
+        .collect();
     Some(format!(
-        "impl{params} {}",
-        syntax::node_text(imp.self_ty()?.syntax())
+        "impl{params} {} {{ {} }}",
+        syntax::node_text(imp.self_ty()?.syntax()),
+        assoc.join(" ")
     ))
 }
 

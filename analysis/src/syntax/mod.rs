@@ -328,7 +328,12 @@ pub fn compact_text(node: &SyntaxNode) -> String {
 /// `None` for any other `Self` (a type's name).
 pub fn impl_head(text: &str) -> Option<ra::Impl> {
     let rest = text.strip_prefix("impl")?;
-    let file = ra::SourceFile::parse(&format!("impl{rest} {{}}"), Edition::Edition2024);
+    // `impl<..> Ty<..> { type Weights = ..; }`: the head with the block's associated types.
+    let text = match rest.trim_end().ends_with('}') {
+        true => format!("impl{rest}"),
+        false => format!("impl{rest} {{}}"),
+    };
+    let file = ra::SourceFile::parse(&text, Edition::Edition2024);
     file.tree().syntax().descendants().find_map(ra::Impl::cast)
 }
 

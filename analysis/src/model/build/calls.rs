@@ -324,6 +324,9 @@ impl Builder<'_> {
             .enumerate()
             .map(|(k, v)| match (sig.params.get(k).cloned().flatten(), v) {
                 (Some(declared), Val::Tensor { ty, .. }) => declared.instantiated_by(ty),
+                // A parameter of a type visa-lint does not read (`weights: &Self::Weights`,
+                // `t: T`) given a tensor is that tensor, as rustc instantiates it.
+                (None, Val::Tensor { ty, .. }) if !ty.kind.is_stream() => Some(ty.clone()),
                 _ => None,
             })
             .collect();

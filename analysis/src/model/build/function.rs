@@ -28,7 +28,7 @@ pub fn build_fn(
     (library, self_type): (crate::library::Generation, Option<&str>),
     bound: &crate::model::Bound,
 ) -> (FnModel, Scope) {
-    let with_local = env_with_local_aliases(f, env, &scope);
+    let with_local = env_with_local_aliases(f, env, &scope, self_type);
     let env = with_local.as_ref().unwrap_or(env);
     let mut b = Builder::for_fn(f, env, scope, library);
     if library == Generation::OptStd {
@@ -91,8 +91,27 @@ pub fn build_fn(
 
 /// `env` with the whole tensor type aliases declared in `f`'s body (`type Out =
 /// DmTensor<..>;`), the types they name there; `None` when it declares none.
-fn env_with_local_aliases(f: &ast::Fn, env: &Env, scope: &Scope) -> Option<Env> {
-    let local: Vec<ast::TypeAlias> = f
+fn env_with_local_aliases(
+    f: &ast::Fn,
+    env: &Env,
+    scope: &Scope,
+    self_type: Option<&str>,
+) -> Option<Env> {
+    // A library tensor type's `impl` block's associated types (`type Weights = Trf;`), which
+    // its methods name `Self::Weights` (see `resolve::self_type_written`).
+    let assoc: Vec<(String, ast::Type)> = self_type
+        .and_then(crate::syntax::impl_head)
+        .and_then(|imp| imp.assoc_item_list())
+        .into_iter()
+        .flat_map(|l| l.assoc_items())
+        .filter_map(|a| match a {
+            ast::AssocItem::TypeAlias(t) => {
+                Some((format!("Self::{}", ast::HasName::name(&t)?.text()), t.ty()?))
+            }
+            _ => None,
+        })
+        .collect();
+    let local: Vec<(String, ast::Type)> = f
         .body()
         .map(|b| {
             crate::syntax::nodes_of_kinds(b.syntax(), &[ra_ap_syntax::SyntaxKind::TYPE_ALIAS])
@@ -105,22 +124,21 @@ fn env_with_local_aliases(f: &ast::Fn, env: &Env, scope: &Scope) -> Option<Env> 
                         .find_map(ast::Fn::cast)
                         .is_some_and(|g| g.syntax() == f.syntax())
                 })
+                .filter_map(|a| Some((ast::HasName::name(&a)?.text().to_string(), a.ty()?)))
                 .collect()
         })
         .unwrap_or_default();
-    if local.is_empty() {
+    if local.is_empty() && assoc.is_empty() {
         return None;
     }
     let mut e = env.clone();
     e.scope = scope.clone();
-    for a in &local {
-        if let (Some(n), Some(ty)) = (ast::HasName::name(a), a.ty())
-            && let Some(mut t) = tensor_type(&ty, &e, scope, &mut Vec::new())
-        {
+    for (n, ty) in assoc.iter().chain(&local) {
+        if let Some(mut t) = tensor_type(ty, &e, scope, &mut Vec::new()) {
             for m in t.maps.values_mut() {
                 m.span = None;
             }
-            e.tensor_aliases.insert(n.text().to_string(), t);
+            e.tensor_aliases.insert(n.clone(), t);
         }
     }
     Some(e)
@@ -323,10 +341,15 @@ impl<'a> Builder<'a> {
         pname: &str,
         bound: &crate::model::Bound,
     ) -> Option<TensorTy> {
-        let declared = p
+        let at_call = bound.tensors.get(k).cloned().flatten();
+        let Some(declared) = p
             .ty()
-            .and_then(|t| tensor_type(&t, self.env, &self.scope, &mut self.model.problems))?;
-        if let Some(at_call) = bound.tensors.get(k).cloned().flatten() {
+            .and_then(|t| tensor_type(&t, self.env, &self.scope, &mut self.model.problems))
+        else {
+            // A type visa-lint does not read, instantiated by the call's tensor.
+            return at_call;
+        };
+        if let Some(at_call) = at_call {
             self.bind_generic_mappings(&declared, &at_call);
             return Some(declared.instantiated_by(&at_call).unwrap_or(declared));
         }
