@@ -161,6 +161,13 @@ impl Builder<'_> {
             let problem = Kernel::SubFetchAdapter { at, casting: false };
             self.model.problems.push(problem.into());
         }
+        // Its commit adapter enters from collect or a later engine only (`CanApplyCommitTrim`,
+        // `engine/mod.rs:256-260`): a fetched stream goes through collect first.
+        if call.method == Method::CommitTrim && matches!(ty.kind, Kind::Fetch | Kind::Switch) {
+            let (at, method, engine) = (call.span, call.method.clone(), Engine::Commit);
+            let problem = Kernel::NeedsCollect { at, method, engine };
+            self.model.problems.push(problem.into());
+        }
         let args = call.val_args.clone();
         self.adapt(&call.method, ty, tu, engines, first, args, steps)
     }

@@ -20,7 +20,9 @@ pub const KRN_002: Rule = Rule {
            this rule: the library defines `commit`/`commit_view` on every stream position and \
            only asserts \"Commit input packet must be exactly 32 bytes (one flit)\", so `fetch → \
            commit` with a full-flit packet is accepted and a short packet is CMT-001 (the manual, \
-           L3605, says collect is mandatory for commit too).",
+           L3605, says collect is mandatory for commit too). Under furiosa-opt-std 0.6 a commit goes \
+           through `commit_trim`, which the library gives collect and the engines after it only \
+           (`engine/mod.rs:256-260` at ebb846a): `fetch → commit_trim` is an error there.",
     bad: "ctx.sub.begin(a.view()).fetch::<i8, T, P>().to_trf::<R, E>(TrfAddress::Full)",
     good: "ctx.sub.begin(a.view()).fetch::<i8, T, P>().collect::<T, P>().to_trf::<R, E>(TrfAddress::Full)",
     manual: "L3605",
