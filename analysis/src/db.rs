@@ -1459,14 +1459,19 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
     } else if let Some(a) = ra::TypeAlias::cast(node.clone())
         && let (Some(name), Some(ty)) = (a.name(), a.ty())
     {
-        // `type ActD = i8;`: an element type under another name.
+        // `type ActD = i8;`: an element type under another name; an associated one (`type
+        // Elem = i8;` of `impl Format for I8Kt`) is `I8Kt::Elem`.
         if let ra::Type::PathType(p) = &ty
             && let Some(d) = p
                 .path()
                 .and_then(|p| p.segment()?.name_ref())
                 .and_then(|n| crate::dtype::Dtype::from_name(n.text()))
         {
-            env.scope.dtypes.insert(name.text().to_string(), d);
+            let key = match impl_type(a.syntax()) {
+                Some(t) => format!("{t}::{}", name.text()),
+                None => name.text().to_string(),
+            };
+            env.scope.dtypes.insert(key, d);
         }
         // `type Hbm<D, E> = HbmTensor<D, Chip, E>;`: a tensor type once its uses give the
         // parameters (see `build::tensor_type`); as it stands for a use that gives none.

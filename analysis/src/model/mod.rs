@@ -303,6 +303,8 @@ pub struct TypeArg {
     pub mappings: Vec<(String, String)>,
     /// `(LEN, 4096)`.
     pub consts: Vec<(String, value::Value)>,
+    /// Its associated element types: `(Elem, i8)` of `type Elem = i8;`.
+    pub dtypes: Vec<(String, crate::dtype::Dtype)>,
 }
 
 /// What a method call gives its method besides its arguments: `self`'s value (`Plan { tile:

@@ -160,7 +160,12 @@ impl Builder<'_> {
         let Some(ast::Type::PathType(p)) = t.ty() else {
             return None;
         };
-        self.type_arg_named(path_key(&p.path()?)?)
+        let name = path_key(&p.path()?)?;
+        // A type parameter a call bound (`C` of `finish::<C>` in `body::<I8Kt>`): that type.
+        if let Some(bound) = self.type_args.get(&name) {
+            return Some(bound.clone());
+        }
+        self.type_arg_named(name)
     }
 
     /// The types of the crate a call gives its helper's type parameters, by position among
@@ -237,6 +242,13 @@ impl Builder<'_> {
                 consts.push((item.to_string(), v.clone()));
             }
         }
+        // Element types (`type Elem = i8;`).
+        let mut dtypes: Vec<(String, Dtype)> = self
+            .scope
+            .dtypes
+            .iter()
+            .filter_map(|(k, d)| Some((k.strip_prefix(&prefix)?.to_string(), *d)))
+            .collect();
         // A type of the crate, or an element type (`bf16` for a `D2: Scalar`).
         let scalar = Dtype::from_name(&name).is_some();
         if mappings.is_empty() && consts.is_empty() && !self.env.is_local_type(&name) && !scalar {
@@ -244,10 +256,12 @@ impl Builder<'_> {
         }
         mappings.sort();
         consts.sort_by(|a, b| a.0.cmp(&b.0));
+        dtypes.sort();
         Some(crate::model::TypeArg {
             name,
             mappings,
             consts,
+            dtypes,
         })
     }
 
@@ -290,6 +304,9 @@ impl Builder<'_> {
         }
         for (item, v) in &ty.consts {
             self.bind_generic(&format!("{param}::{item}"), v.clone());
+        }
+        for (item, d) in &ty.dtypes {
+            self.scope.dtypes.insert(format!("{param}::{item}"), *d);
         }
         self.type_args.insert(param.to_string(), ty.clone());
     }
