@@ -397,12 +397,15 @@ impl<'a> Builder<'a> {
             from_addr: false,
             iteration: None,
         });
+        // A stream in the middle of the caller's pass runs on the caller's Tensor Unit.
+        let mut tu = None;
         if let Some(Some(pass)) = bound.streams.get(k) {
+            tu = pass.iter().rev().find_map(|s| s.context);
             self.continue_callers_pass(&pname, pass);
         }
         let tensor = Val::Tensor {
             ty,
-            tu: None,
+            tu,
             engines: Vec::new(),
         };
         self.vars.insert(pname, tensor);
