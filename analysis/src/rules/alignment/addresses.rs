@@ -26,21 +26,42 @@ fn address_text(original: &str, v: u64) -> String {
     }
 }
 
-/// The fix of a misaligned constant address: round it up to the next multiple of `align`,
-/// written in the argument's own notation (`0x..`, `1 << n` or decimal).
+/// The fix of a misaligned constant address: round it up to the next multiple of `align`. A
+/// number is rewritten as the rounded number in its own notation (`0x..` or decimal); any other
+/// expression (`slot.w_up`, `BASE + i * PITCH`), whose value may differ from one call or loop
+/// iteration to the next, is rounded where it is computed: `(BASE + i * PITCH).next_multiple_of(256)`.
 pub(super) fn round_up_fix(d: Diagnostic, arg: &Arg, addr: u64, align: u64) -> Diagnostic {
-    match round_up(addr, align) {
-        Some(up) => {
-            let text = address_text(&arg.text, up);
-            d.with_edit(
-                format!("round the address up to {text}"),
-                false,
-                arg.span,
-                text,
-            )
-        }
-        None => d,
-    }
+    let Some(up) = round_up(addr, align) else {
+        return d;
+    };
+    let written = arg.text.trim();
+    let (title, text) = if is_number(written) {
+        let text = address_text(written, up);
+        (format!("round the address up to {text}"), text)
+    } else {
+        let simple = written
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'));
+        let expr = match simple {
+            true => written.to_string(),
+            false => format!("({written})"),
+        };
+        (
+            format!("round the address up to a multiple of {align} ({up:#x} here)"),
+            format!("{expr}.next_multiple_of({align})"),
+        )
+    };
+    d.with_edit(title, false, arg.span, text)
+}
+
+/// Whether `text` is an integer literal (`4100`, `0x1004`, `1_024`, `4096u64`).
+fn is_number(text: &str) -> bool {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    !digits.is_empty()
+        && digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The diagnostic of `rule` on the constant address `arg` (`addr`), `what` the alignment of `a`

@@ -42,3 +42,27 @@ fn dma_table_l2425() {
     assert_eq!(t.fetch_align_bytes, 8);
     assert_eq!(t.commit_sizes_main.iter().min(), Some(&8));
 }
+
+#[test]
+fn rounding_keeps_a_computed_address_computed() {
+    // A number is rounded in its notation; an expression, which a loop or another call may
+    // evaluate differently, is rounded where it is computed.
+    let fix = |t: &str, addr| {
+        let d = crate::diagnostic::Diagnostic::new(&super::ALN_010, Span::new(0, t.len()), "");
+        let d = super::addresses::round_up_fix(d, &arg(t), addr, 256);
+        d.fixes
+            .first()
+            .and_then(|f| f.edits.first())
+            .map(|e| e.new_text.clone())
+    };
+    assert_eq!(fix("0x1004", 0x1004).as_deref(), Some("0x1100"));
+    assert_eq!(fix("4100", 4100).as_deref(), Some("4352"));
+    assert_eq!(
+        fix("slot.w_up", 4100).as_deref(),
+        Some("slot.w_up.next_multiple_of(256)")
+    );
+    assert_eq!(
+        fix("BASE + i * PITCH", 4100).as_deref(),
+        Some("(BASE + i * PITCH).next_multiple_of(256)")
+    );
+}

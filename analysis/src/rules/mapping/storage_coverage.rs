@@ -137,7 +137,10 @@ fn coverage(
         let msg = message(who, axis, *size, &missing, slot.is_some(), digit, severity);
         // The Element the fix extends is the primary span (ARCHITECTURE.md, "Where a diagnostic
         // points"); the mapping that holds the rest of the axis is related.
-        let fixable = digit && element.is_some_and(|e| body(&e.text).is_some());
+        // An Element read out of a whole tensor alias (`gates: &ExpertGates`) is not written
+        // at its span: the alias's definition holds it.
+        let fixable =
+            digit && element.is_some_and(|e| !e.in_tensor_alias && body(&e.text).is_some());
         let at = if fixable {
             element.and_then(|e| e.span)
         } else {
