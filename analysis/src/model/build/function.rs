@@ -90,7 +90,9 @@ pub fn build_fn(
 }
 
 /// `env` with the whole tensor type aliases declared in `f`'s body (`type Out =
-/// DmTensor<..>;`), the types they name there; `None` when it declares none.
+/// DmTensor<..>;`) and, for a method of a library tensor type's `impl` block, the block's
+/// associated tensor types as `Self::Out`: the types they name there; `None` when there are
+/// none.
 fn env_with_local_aliases(
     f: &ast::Fn,
     env: &Env,
