@@ -181,11 +181,16 @@ impl Generation {
     /// reduction tree `d` enters (an i9 stream enters the i8 tree under furiosa-opt-std 0.6,
     /// `ContractionCast`, `cast.rs:294-375`), whatever the target.
     pub fn contraction_output(self, d: Dtype) -> Option<Dtype> {
-        let staging = match self {
-            Generation::VisaStd => &[][..],
+        staged(self.contraction_staging(), d).widened()
+    }
+
+    /// The generation's `(stream, reducer input)` staging pairs, whatever the target: the
+    /// manual's contraction multiplies its stream's type as it is.
+    fn contraction_staging(self) -> &'static [(Dtype, Dtype)] {
+        match self {
+            Generation::VisaStd => &[],
             Generation::OptStd => OPT_CONTRACTION_STAGING,
-        };
-        staged(staging, d).widened()
+        }
     }
 
     /// The generation's conversions on `target`.
@@ -213,7 +218,7 @@ impl Generation {
                         identity: false,
                     },
                     storable: target.dma_dtypes,
-                    contraction_staging: &[],
+                    contraction_staging: self.contraction_staging(),
                     contraction_weights: &[],
                 }
             }
@@ -240,7 +245,7 @@ impl Generation {
                     identity: false,
                 },
                 storable: OPT_STORABLE,
-                contraction_staging: OPT_CONTRACTION_STAGING,
+                contraction_staging: self.contraction_staging(),
                 contraction_weights: OPT_CONTRACTION_WEIGHTS,
             },
         }
