@@ -14,7 +14,7 @@ use crate::db::{self, EnvText, FnInput, SourceFile};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::library::Generation;
 use crate::model::value::Value;
-use crate::model::{Bound, FnKind, FnModel, HelperCall};
+use crate::model::{Bound, CallResults, FnKind, FnModel, HelperCall};
 use crate::resolve::ItemKind;
 use ra_ap_syntax::AstNode;
 use ra_ap_syntax::ast::{self, HasGenericParams, HasName};
@@ -45,6 +45,10 @@ pub struct Binding<'db> {
     pub helper: FnInput<'db>,
     #[returns(ref)]
     pub bound: Bound,
+    /// What the helper's own calls give back, from their traces (empty until
+    /// [`traced_analysis`] has them).
+    #[returns(ref)]
+    pub results: CallResults,
 }
 
 /// The helper's analysis with the binding's values: its body as one call traces it.
@@ -63,8 +67,134 @@ pub fn bound_analysis<'db>(
         env,
         target,
         (library, helper.self_type(db).as_deref()),
-        binding.bound(db),
+        (binding.bound(db), binding.results(db)),
     ))
+}
+
+/// The helper as the call traces it, the calls it makes included: analysed with the call's
+/// values, then, where its calls of other helpers give back tensors placed at addresses or
+/// TRF regions they choose ([`FnModel::result`]), again with those.
+#[salsa::tracked(returns(ref))]
+pub fn traced_analysis<'db>(
+    db: &'db dyn salsa::Database,
+    inst: Instance<'db>,
+) -> Arc<db::FnAnalysis> {
+    let helper = *inst.helper(db);
+    let first = bound_analysis(
+        db,
+        Binding::new(db, helper, inst.bound(db).clone(), Vec::new()),
+    );
+    let at = Caller {
+        file: *inst.file(db),
+        module: *inst.module(db),
+        depth: *inst.depth(db) + 1,
+        target: *helper.target(db),
+        library: *helper.library(db),
+    };
+    let results = call_results(db, &at, &first.model);
+    if results.is_empty() {
+        return first.clone();
+    }
+    bound_analysis(
+        db,
+        Binding::new(db, helper, inst.bound(db).clone(), results),
+    )
+    .clone()
+}
+
+/// The function of `at`'s module that starts at `start` (`first` is its own analysis), traced
+/// with what its calls give back: its model then, and the findings that adds (placed in its
+/// body as written, spans relative to its start). `None` when its calls give nothing back.
+pub fn traced_fn(
+    db: &dyn salsa::Database,
+    at: &Caller,
+    start: u32,
+    first: &db::FnAnalysis,
+) -> Option<(FnModel, Vec<Diagnostic>)> {
+    if !first.model.calls.iter().any(|c| c.gives_placed) {
+        return None;
+    }
+    let results = call_results(db, at, &first.model);
+    if results.is_empty() {
+        return None;
+    }
+    // A body with the crate's macros expanded is traced as its own check reads it (not
+    // followed here: its findings' places in the expansion would need placing twice).
+    let helper = own_helper(db, at, (start, &first.model.name)).filter(|h| h.expanded.is_none())?;
+    let traced = bound_analysis(
+        db,
+        Binding::new(db, helper.input, Bound::default(), results),
+    );
+    let known: HashSet<(&str, Span, &str)> = first
+        .diagnostics
+        .iter()
+        .map(|d| (d.code(), d.span, d.message.as_str()))
+        .collect();
+    let added = traced
+        .diagnostics
+        .iter()
+        .map(|d| helper.placed(d))
+        .filter(|d| !known.contains(&(d.code(), d.span, d.message.as_str())))
+        .collect();
+    Some((traced.model.clone(), added))
+}
+
+/// The function of `at`'s module that starts at `start` (or, for one a macro invocation
+/// generates, is named `name`), as a helper of it.
+fn own_helper<'db>(
+    db: &'db dyn salsa::Database,
+    at: &Caller,
+    (start, name): (u32, &str),
+) -> Option<Helper<'db>> {
+    let items = db::layout_items(db, at.file).get(at.module as usize)?;
+    let count: usize = items
+        .iter()
+        .map(|(item, _)| db::item_facts(db, *item).decls.items.len())
+        .sum();
+    let helpers: Vec<Helper<'db>> = (0..count)
+        .filter_map(|index| helper_at(db, at.file, at.module as usize, index, at))
+        .collect();
+    let named = |h: &&Helper<'db>| {
+        let root = ra_ap_syntax::SyntaxNode::new_root(h.input.green(db).0.clone());
+        ast::Fn::cast(root)
+            .and_then(|f| f.name())
+            .is_some_and(|n| n.text() == name)
+    };
+    let found = match helpers.iter().find(|h| h.offset == start) {
+        Some(h) => h,
+        None => helpers.iter().find(named)?,
+    };
+    Some(found.clone().with_macros_expanded(db))
+}
+
+/// What the calls of the function `model` describes (made from `at`) give back: for each call
+/// whose result holds a DM or TRF tensor, where the helper's trace with the call's values
+/// places it. Calls deeper than [`MAX_CALL_DEPTH`] are not followed.
+pub fn call_results(db: &dyn salsa::Database, at: &Caller, model: &FnModel) -> CallResults {
+    if at.depth > MAX_CALL_DEPTH {
+        return Vec::new();
+    }
+    let calls: Vec<&HelperCall> = model.calls.iter().filter(|c| c.gives_placed).collect();
+    if calls.is_empty() {
+        return Vec::new();
+    }
+    let helpers = resolve_helpers(db, at, &calls);
+    let mut out = Vec::new();
+    for (call, helper) in calls.iter().zip(helpers) {
+        let Some(helper) = helper else { continue };
+        let inst = Instance::new(
+            db,
+            helper.input,
+            helper.named(&call.bound),
+            helper.file,
+            helper.module,
+            at.depth,
+        );
+        if let Some(v) = &traced_analysis(db, inst).model.result {
+            out.push(((call.expr, call.iteration), v.clone()));
+        }
+    }
+    out
 }
 
 /// What the helper gives with the call's values that it does not give on its own: new
@@ -78,8 +208,19 @@ pub fn instance_findings<'db>(
     let helper = *inst.helper(db);
     let target = helper.target(db);
     let library = *helper.library(db);
-    let bound = bound_analysis(db, Binding::new(db, helper, inst.bound(db).clone()));
-    let alone = db::fn_analysis(db, helper);
+    let bound = traced_analysis(db, inst);
+    // The helper on its own, its calls' results included (what its own check reports).
+    let alone = traced_analysis(
+        db,
+        Instance::new(
+            db,
+            helper,
+            Bound::default(),
+            *inst.file(db),
+            *inst.module(db),
+            *inst.depth(db),
+        ),
+    );
     let known: HashSet<(&str, Span)> = alone
         .diagnostics
         .iter()
@@ -519,6 +660,7 @@ fn in_the_continuation(
 }
 
 /// A helper function a call names.
+#[derive(Clone)]
 pub(crate) struct Helper<'db> {
     pub input: FnInput<'db>,
     pub file: SourceFile,
@@ -571,7 +713,7 @@ impl<'db> Helper<'db> {
     /// The helper with what a call binds (`bound`, from the caller's model), a method's
     /// receiver naming the `impl` block's parameters it binds.
     pub fn binding(&self, db: &'db dyn salsa::Database, bound: &Bound) -> Binding<'db> {
-        Binding::new(db, self.input, self.named(bound))
+        Binding::new(db, self.input, self.named(bound), Vec::new())
     }
 
     /// `bound` with its receiver's positions named by the `impl` block's parameters.

@@ -788,7 +788,7 @@ pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Ar
         fn_env(db, *input.module_env(db), *input.local_env(db)),
         input.target(db).target(),
         (*input.library(db), input.self_type(db).as_deref()),
-        &model::Bound::default(),
+        (&model::Bound::default(), &Vec::new()),
     ))
 }
 
@@ -1910,7 +1910,7 @@ pub fn analyse_fn(
     env: &Env,
     target: &Target,
     (library, self_type): (Generation, Option<&str>),
-    bound: &model::Bound,
+    (bound, results): (&model::Bound, &model::CallResults),
 ) -> FnAnalysis {
     let model = syntax::model_of(tree, None);
     let root = Span::new(0, usize::from(tree.text_range().len()));
@@ -1949,7 +1949,7 @@ pub fn analyse_fn(
             cost,
         };
     };
-    let (fn_model, scope) = build::build_fn(&f, env, scope, (library, self_type), bound);
+    let (fn_model, scope) = build::build_fn(&f, env, scope, (library, self_type), (bound, results));
     diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
     // The function's derived facts, once: every rule family and the simulator read them.
     let cx = crate::rules::FnContext::new(&fn_model, &scope, target);

@@ -2,7 +2,7 @@
 //! give with their values ([`crate::calls`]), the "not checked" notes the crate's calls settle
 //! or add ([`crate::callers`]), then suppression comments and the configured rule levels.
 
-use crate::calls::{Caller, call_diagnostics};
+use crate::calls::{Caller, call_diagnostics, traced_fn};
 use crate::db::{self, SourceFile};
 use crate::diagnostic::Diagnostic;
 use crate::model::HelperCall;
@@ -26,15 +26,28 @@ pub fn file_diagnostics(
         .into_iter()
         .map(|d| d.with_own_file_edits(path))
         .collect();
-    let calling = analysis
-        .fns
-        .iter()
-        .filter(|(_, f)| f.model.calls.iter().any(|c| c.bound.traces_anew()));
     let found_before = raw.len();
     let caller = |start: u32| Caller::at(db, file, settings, analysis, start);
-    for (start, f) in calling {
-        let calls: Vec<&HelperCall> = f.model.calls.iter().collect();
-        let found = call_diagnostics(db, &caller(*start), (&f.model, &f.diagnostics), &calls);
+    for (start, f) in &analysis.fns {
+        // Traced with what its calls give back (a tensor a helper placed, a TRF region it
+        // loaded), the function finds more, and its calls bind more.
+        let traced = traced_fn(db, &caller(*start), *start, f);
+        let model = match &traced {
+            Some((model, added)) => {
+                raw.extend(
+                    added
+                        .iter()
+                        .map(|d| d.clone().shifted(*start).with_own_file_edits(path)),
+                );
+                model
+            }
+            None => &f.model,
+        };
+        if !model.calls.iter().any(|c| c.bound.traces_anew()) {
+            continue;
+        }
+        let calls: Vec<&HelperCall> = model.calls.iter().collect();
+        let found = call_diagnostics(db, &caller(*start), (model, &f.diagnostics), &calls);
         raw.extend(
             found
                 .into_iter()
@@ -42,15 +55,22 @@ pub fn file_diagnostics(
         );
     }
     // A function a macro generated calls from the invocation.
-    for g in analysis
-        .generated
-        .iter()
-        .filter(|g| g.analysis.model.calls.iter().any(|c| c.bound.traces_anew()))
-    {
-        let model = &g.analysis.model;
+    for g in &analysis.generated {
+        let at = caller(g.call.start);
+        let traced = traced_fn(db, &at, u32::MAX, &g.analysis);
+        let model = match &traced {
+            Some((model, added)) => {
+                raw.extend(added.iter().map(|d| g.at_call(d).with_own_file_edits(path)));
+                model
+            }
+            None => &g.analysis.model,
+        };
+        if !model.calls.iter().any(|c| c.bound.traces_anew()) {
+            continue;
+        }
         let calls: Vec<&HelperCall> = model.calls.iter().collect();
         let own = &g.analysis.diagnostics;
-        let found = call_diagnostics(db, &caller(g.call.start), (model, own), &calls);
+        let found = call_diagnostics(db, &at, (model, own), &calls);
         raw.extend(found.iter().map(|d| g.at_call(d).with_own_file_edits(path)));
     }
     // The generic tensors of functions the crate never calls: not checked anywhere.

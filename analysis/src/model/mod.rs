@@ -14,7 +14,7 @@ use crate::diagnostic::Span;
 use crate::mapping::Scope;
 pub use methods::{Engine, Method};
 pub use problem::Problem;
-pub use types::{Dtype, FieldOf, Kind, MapVal, Slot, TensorTy, Tu, VeStage, slot_bytes};
+pub use types::{Dtype, FieldOf, Kind, MapVal, Slot, TensorTy, TrfRegion, Tu, VeStage, slot_bytes};
 
 /// One method call of a chain.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -37,6 +37,16 @@ pub struct Step {
     pub generics: Vec<Arg>,
     /// The value arguments as written (`FxpBinaryOp::AddFxp`, `1`, `&rhs`).
     pub args: Vec<Arg>,
+}
+
+impl Step {
+    /// The TRF region a `to_trf` step loads into, when its argument's value names one.
+    pub fn trf_region(&self) -> Option<TrfRegion> {
+        if self.method != Method::ToTrf {
+            return None;
+        }
+        TrfRegion::named(&self.args.first()?.value_text())
+    }
 }
 
 /// An argument as written, with its span.
@@ -129,6 +139,10 @@ pub struct TensorVar {
     pub from_addr: bool,
     /// The loop iteration that bound it (see [`Chain::iteration`]).
     pub iteration: Option<u32>,
+    /// A TRF tensor a helper call loaded (`let w = load_weights(ctx, &w_dm, region);`): the
+    /// region the helper's trace loads it into, and the call (a `to_trf` of the function
+    /// itself is one of its steps).
+    pub trf_loaded: Option<(TrfRegion, Span)>,
 }
 
 /// What kind of function this is.
@@ -180,7 +194,16 @@ pub struct FnModel {
     /// The tensor variables the function's result holds (its tail `x`, `(a, b)`, `TileIn { x,
     /// res }`), each where the tail names it: the caller gets them, so they outlive the body.
     pub returned: Vec<(String, Span)>,
+    /// What the function's result holds that its type does not say, for its callers: each
+    /// DM tensor's address (an integer), each TRF tensor's region (`TrfAddress::Full`), `()`
+    /// for anything else, shaped as the tail is (a tuple, a struct's fields). `None` when it
+    /// holds none of these.
+    pub result: Option<value::Value>,
 }
+
+/// What the calls of a function give, from the helpers' traces with each call's values
+/// (see [`FnModel::result`]): by the call expression and its loop iteration.
+pub type CallResults = Vec<((Span, Option<u32>), value::Value)>;
 
 /// A tensor parameter typed by a type parameter of its function.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -229,6 +252,12 @@ pub struct HelperCall {
     /// among the type and const arguments: a fix the helper's body gives by changing a const
     /// parameter's value (`Padding<m![1], W>` → `Padding<m![1], 2>`) changes the argument.
     pub turbofish: Vec<Span>,
+    /// The whole call expression (`load_weights(ctx, &w, r)`, `x.park(ctx)`): what the
+    /// caller's [`CallResults`] are keyed by.
+    pub expr: Span,
+    /// Whether the result's type holds a DM or TRF tensor: what the helper's trace places it
+    /// at is read for the caller ([`FnModel::result`]).
+    pub gives_placed: bool,
     /// The chain that continues the stream the helper returns in mid-pass (an index into
     /// [`FnModel::chains`]), while the function is being built: its steps become
     /// [`Bound::continued`].
@@ -487,6 +516,7 @@ impl FnModel {
             generic_tensors: Vec::new(),
             traced_in: None,
             returned: Vec::new(),
+            result: None,
         }
     }
 

@@ -10,6 +10,49 @@ pub enum Tu {
     Sub,
 }
 
+/// A region of the TRF a `to_trf` load occupies (`TrfAddress::Full`, `FirstHalf`,
+/// `SecondHalf`; manual L304, L4151-L4159).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TrfRegion {
+    Full,
+    FirstHalf,
+    SecondHalf,
+}
+
+impl TrfRegion {
+    /// The region a `TrfAddress` value names (`TrfAddress::FirstHalf`, `FirstHalf`).
+    pub fn named(text: &str) -> Option<TrfRegion> {
+        let last = text.trim().rsplit("::").next()?;
+        match last {
+            "Full" => Some(TrfRegion::Full),
+            "FirstHalf" => Some(TrfRegion::FirstHalf),
+            "SecondHalf" => Some(TrfRegion::SecondHalf),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TrfRegion::Full => "Full",
+            TrfRegion::FirstHalf => "FirstHalf",
+            TrfRegion::SecondHalf => "SecondHalf",
+        }
+    }
+
+    /// Whether two loads into these regions share TRF bytes: Full takes the whole TRF.
+    pub fn overlaps(self, other: TrfRegion) -> bool {
+        self == TrfRegion::Full || other == TrfRegion::Full || self == other
+    }
+
+    /// The region as the evaluator's value (`TrfAddress::Full`), what a helper's result says.
+    pub fn value(self) -> super::value::Value {
+        super::value::Value::Variant {
+            path: format!("TrfAddress::{}", self.name()),
+            fields: super::value::Fields::Unit,
+        }
+    }
+}
+
 impl Tu {
     pub fn as_str(self) -> &'static str {
         match self {

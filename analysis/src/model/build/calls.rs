@@ -560,6 +560,12 @@ impl Builder<'_> {
             .iter()
             .map(|a| span_of(a.syntax().text_range()))
             .collect();
+        let given = sig_value(typed, Construct::new(site.node, site.what));
+        let expr = site
+            .node
+            .ancestors()
+            .find(|n| ast::CallExpr::can_cast(n.kind()) || ast::MethodCallExpr::can_cast(n.kind()))
+            .map_or(site.span, |n| span_of(n.text_range()));
         self.model.calls.push(crate::model::HelperCall {
             callee: site.key,
             span: site.span,
@@ -570,9 +576,11 @@ impl Builder<'_> {
             method: site.method,
             mapping_args,
             turbofish,
+            expr,
+            gives_placed: holds_placed(&given),
             result,
         });
-        sig_value(typed, Construct::new(site.node, site.what))
+        given
     }
 
     /// The tensor variables `args` name (`&sums`, `t.view()`), with where.
@@ -904,6 +912,8 @@ impl Builder<'_> {
                 method: false,
                 mapping_args: Vec::new(),
                 turbofish: Vec::new(),
+                expr: at,
+                gives_placed: false,
                 result: None,
             });
         }
@@ -1040,4 +1050,15 @@ pub(super) fn typed_by_fields(
         })
         .collect();
     Val::Struct(typed)
+}
+
+/// Whether a value holds a DM or TRF tensor: what a helper's trace places, which the caller
+/// reads from it ([`crate::model::FnModel::result`]).
+fn holds_placed(v: &Val) -> bool {
+    match v {
+        Val::Tensor { ty, .. } => matches!(ty.kind, Kind::Dm | Kind::Trf),
+        Val::Tuple(vs) => vs.iter().any(holds_placed),
+        Val::Struct(fs) => fs.iter().any(|(_, v)| holds_placed(v)),
+        _ => false,
+    }
 }

@@ -516,6 +516,7 @@ impl Builder<'_> {
                 address: None,
                 from_addr: false,
                 iteration: self.iteration,
+                trf_loaded: None,
             });
         }
         Val::Tensor { ty, tu, engines }

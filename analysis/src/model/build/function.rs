@@ -26,11 +26,12 @@ pub fn build_fn(
     env: &Env,
     scope: Scope,
     (library, self_type): (crate::library::Generation, Option<&str>),
-    bound: &crate::model::Bound,
+    (bound, results): (&crate::model::Bound, &crate::model::CallResults),
 ) -> (FnModel, Scope) {
     let with_local = env_with_local_aliases(f, env, &scope, self_type);
     let env = with_local.as_ref().unwrap_or(env);
     let mut b = Builder::for_fn(f, env, scope, library);
+    b.results.clone_from(results);
     if library == Generation::OptStd {
         b.record_refusals(f);
     }
@@ -76,6 +77,7 @@ pub fn build_fn(
         b.block(&body, ret, None);
         if let Some(tail) = body.stmt_list().and_then(|l| l.tail_expr()) {
             b.model.returned = b.returned_by(&tail);
+            b.model.result = b.result_of(&tail);
         }
         if let Some(after) = &bound.continued {
             b.continue_returned(after);
@@ -182,6 +184,7 @@ impl<'a> Builder<'a> {
             counters: HashMap::new(),
             with_closures: None,
             contexts: std::collections::HashSet::new(),
+            results: Vec::new(),
         }
     }
 
@@ -398,6 +401,7 @@ impl<'a> Builder<'a> {
             address: bound.addresses.get(k).copied().flatten(),
             from_addr: false,
             iteration: None,
+            trf_loaded: None,
         });
         // A stream in the middle of the caller's pass runs on the caller's Tensor Unit.
         let mut tu = None;

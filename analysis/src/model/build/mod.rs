@@ -4,7 +4,7 @@
 //! [`Problem`] where the pipeline state is known.
 //!
 //! One file per construct the builder evaluates: [`function`] (a function and its
-//! parameters), [`statements`], [`loops`], [`expressions`], [`calls`] of functions and
+//! parameters), [`statements`], [`loops`], [`expressions`], [`calls`] of functions (and [`results`], what their traces give back) and
 //! [`chains`] of engine methods, and [`buf_tensor`] the Sequencer page's
 //! simplified buffer interface. [`env`] is what a function sees of its module and how types
 //! read, [`state`] the builder's state and values, [`reading`] what it reads off the syntax.
@@ -21,6 +21,7 @@ mod function;
 mod loops;
 mod reading;
 mod receivers;
+mod results;
 mod state;
 mod statements;
 #[cfg(test)]

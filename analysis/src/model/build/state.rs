@@ -148,6 +148,8 @@ pub struct Builder<'a> {
     pub(super) with_closures: Option<HashMap<String, crate::model::consts::ConstFn>>,
     /// The function's parameters typed `Context` (`ctx: &mut Context`).
     pub(super) contexts: std::collections::HashSet<String>,
+    /// What the helpers' traces give for the function's calls (see [`super::results`]).
+    pub(super) results: crate::model::CallResults,
 }
 
 /// How many loop-body evaluations one function's model makes at most, over all its loops (a

@@ -381,6 +381,7 @@ impl Builder<'_> {
                 self.bind_pat(&pat, val);
                 if let Some(init) = l.initializer() {
                     self.place_returned(&pat, &init);
+                    self.take_call_result(&pat, &init);
                     let v = self.value_of(&init).0;
                     self.bind_value_pat(&pat, v);
                 }
@@ -403,6 +404,9 @@ impl Builder<'_> {
         }
         if let Val::Tensor { ty, tu, .. } = &val {
             self.record_let_tensor(l, &name, ty, *tu);
+            if let (Some(pat), Some(init)) = (l.pat(), l.initializer()) {
+                self.take_call_result(&pat, &init);
+            }
         }
         self.vars.insert(name, val);
     }
@@ -552,6 +556,7 @@ impl Builder<'_> {
             address: written.or(placed),
             from_addr: placed.is_some() || l.initializer().is_some_and(|i| is_from_addr(&i)),
             iteration: self.iteration,
+            trf_loaded: None,
         });
     }
 
@@ -571,6 +576,7 @@ impl Builder<'_> {
                 address: None,
                 from_addr: false,
                 iteration: self.iteration,
+                trf_loaded: None,
             });
         }
         self.vars.insert(name, val);

@@ -36,7 +36,7 @@ fn model(src: &str, fun: &str) -> FnModel {
         &env,
         scope,
         (crate::library::Generation::OptStd, None),
-        &Bound::default(),
+        (&Bound::default(), &Vec::new()),
     )
     .0
 }

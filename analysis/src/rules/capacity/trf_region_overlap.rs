@@ -2,7 +2,7 @@
 //! that overlaps the region of a TRF tensor used later overwrites that tensor.
 
 use crate::diagnostic::{Diagnostic, Severity, Span};
-use crate::model::{Chain, Method, Step};
+use crate::model::TrfRegion;
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::FnContext;
 
@@ -16,7 +16,10 @@ pub const CAP_010: Rule = Rule {
            `SecondHalf` isolate up to two (double buffering). Loading a TRF tensor into a region \
            that overlaps one whose tensor is still used later (`.align(&trf)`) overwrites it \
            silently. Reported at the second `to_trf` when the first tensor's binding is used \
-           after it; use the other half, or finish with the first tensor before loading.",
+           after it (or returned); a load a helper makes for the tensor it returns \
+           (`let w = load(ctx, &w_dm, region)`) counts at the call, with the region the \
+           helper's trace with the call's values loads into. Use the other half, or finish \
+           with the first tensor before loading.",
     bad: "let w0 = ..to_trf(TrfAddress::Full);\nlet w1 = ..to_trf(TrfAddress::FirstHalf);\n..align::<_, _, _, _>(&w0)",
     good: "let w0 = ..to_trf(TrfAddress::FirstHalf);\nlet w1 = ..to_trf(TrfAddress::SecondHalf);\n..align::<_, _, _, _>(&w0)",
     manual: "L304, L4151-L4159",
@@ -26,12 +29,17 @@ pub const CAP_010: Rule = Rule {
     ),
 };
 
-/// A `to_trf` load: its chain index, binding and region.
+/// A TRF load: a `to_trf` step of the function, or a call of a helper whose trace loads the
+/// tensor it returns (`let w = load_weights(ctx, &w_dm, region);`).
 struct TrfLoad<'a> {
-    chain: usize,
-    step: &'a Step,
+    /// Where it happens, from its start to its end (the step's method, or the whole call).
+    at: Span,
+    /// What the diagnostic points at: the region argument (the call's path for a helper's).
+    region_at: Span,
     binding: Option<&'a str>,
-    region: &'static str,
+    region: TrfRegion,
+    /// The helper that loads it, for a call.
+    helper: Option<String>,
 }
 
 /// Whether `name` is a word of `text`.
@@ -40,74 +48,112 @@ fn mentions(text: &str, name: &str) -> bool {
         .any(|w| w == name)
 }
 
-/// Every `to_trf` load of the function whose region is written, in chain order.
+/// Every TRF load of the function (of a loop's first pass) whose region is known, in the
+/// order they are written.
 fn loads<'a>(cx: &FnContext<'a>) -> Vec<TrfLoad<'a>> {
+    let model = cx.model;
     let mut loads = Vec::new();
-    for (i, c) in cx.model.chains.iter().enumerate() {
-        for step in c.steps.iter().filter(|s| s.method == Method::ToTrf) {
-            let text = step
-                .args
-                .first()
-                .map_or_else(String::new, |a| a.value_text().into_owned());
-            let region = if text.contains("FirstHalf") {
-                "FirstHalf"
-            } else if text.contains("SecondHalf") {
-                "SecondHalf"
-            } else if text.contains("Full") {
-                "Full"
-            } else {
+    for c in model
+        .chains
+        .iter()
+        .filter(|c| model.in_first_pass(c.iteration))
+    {
+        let n = c.steps.len();
+        for (k, step) in c.steps.iter().enumerate() {
+            let Some(region) = step.trf_region() else {
                 continue;
             };
             loads.push(TrfLoad {
-                chain: i,
-                step,
-                binding: c.binding.as_deref(),
+                at: step.span,
+                region_at: step.args.first().map_or(step.span, |a| a.span),
+                binding: c.binding.as_deref().filter(|_| k + 1 == n),
                 region,
+                helper: None,
             });
         }
     }
+    for tv in model
+        .tensors
+        .iter()
+        .filter(|t| model.in_first_pass(t.iteration))
+    {
+        let Some((region, call_at)) = tv.trf_loaded else {
+            continue;
+        };
+        let Some(call) = model.calls.iter().find(|c| c.span == call_at) else {
+            continue;
+        };
+        loads.push(TrfLoad {
+            at: call.expr,
+            region_at: call.span,
+            binding: Some(tv.name.as_str()),
+            region,
+            helper: Some(call.callee_name()),
+        });
+    }
+    // A call's loads in the order its result gives them (`let (a, b) = ..`).
+    loads.sort_by_key(|l| (l.at.start, l.binding.map(|b| b.len())));
     loads
 }
 
-/// CAP-010: a `to_trf` into a region that overlaps a TRF tensor used later.
+/// The uses of the tensor `name` bound by `load` (its arguments in chains and helper calls, a
+/// chain started from it, the function's result), up to the next binding of the name: the
+/// last one, when it comes after `after`.
+fn used_after(cx: &FnContext<'_>, load: &TrfLoad<'_>, name: &str, after: Span) -> Option<Span> {
+    let model = cx.model;
+    let rebound = model
+        .tensors
+        .iter()
+        .filter(|t| t.name == name && t.span.start > load.at.end)
+        .map(|t| t.span.start)
+        .min()
+        .unwrap_or(u32::MAX);
+    let within = |s: Span| s.start >= after.end && s.start < rebound;
+    let in_chains = model
+        .chains
+        .iter()
+        .filter(|c| model.in_first_pass(c.iteration))
+        .flat_map(|c| {
+            let from = (c.receiver.as_deref() == Some(name))
+                .then(|| c.steps.first().map(|s| s.span))
+                .flatten();
+            c.steps
+                .iter()
+                .filter(|s| s.args.iter().any(|a| mentions(&a.text, name)))
+                .map(|s| s.span)
+                .chain(from)
+        });
+    let in_calls = model
+        .calls
+        .iter()
+        .filter(|c| model.in_first_pass(c.iteration))
+        .filter(|c| c.reads.iter().any(|(n, _)| n == name))
+        .map(|c| c.span);
+    let returned = model
+        .returned
+        .iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, s)| *s);
+    in_chains
+        .chain(in_calls)
+        .chain(returned)
+        .filter(|s| within(*s))
+        .max_by_key(|s| s.start)
+}
+
+/// CAP-010: a TRF load into a region that overlaps a TRF tensor used later.
 pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
-    let chains = &cx.model.chains;
     let loads = loads(cx);
-    let uses = |c: &Chain, name: &str| {
-        c.steps
-            .iter()
-            .any(|s| s.args.iter().any(|a| mentions(&a.text, name)))
-    };
     for (k, first) in loads.iter().enumerate() {
         let Some(name) = first.binding else { continue };
-        // The first tensor's uses, until its name is bound again.
-        let mut last_use = None;
-        for (j, c) in chains.iter().enumerate().skip(first.chain + 1) {
-            if uses(c, name) {
-                last_use = Some((j, c));
-            }
-            if c.binding.as_deref() == Some(name) {
-                break;
-            }
-        }
-        let Some((last, used)) = last_use else {
-            continue;
-        };
         for second in loads.iter().skip(k + 1) {
-            if second.chain >= last {
-                break;
-            }
-            let overlap =
-                first.region == "Full" || second.region == "Full" || first.region == second.region;
-            if !overlap {
+            if !first.region.overlaps(second.region) {
                 continue;
             }
-            let use_span = used
-                .steps
-                .iter()
-                .find(|s| s.args.iter().any(|a| mentions(&a.text, name)))
-                .map_or(used.span, |s| s.span);
-            out.push(report(first, second, name, use_span));
+            // `first` is still used once `second` has loaded over it.
+            if let Some(use_span) = used_after(cx, first, name, second.at) {
+                out.push(report(first, second, name, use_span));
+            }
             break;
         }
     }
@@ -115,26 +161,36 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 
 /// CAP-010 on `second`, a load that overwrites `name`, loaded by `first` and used at `use_span`.
 fn report(first: &TrfLoad<'_>, second: &TrfLoad<'_>, name: &str, use_span: Span) -> Diagnostic {
-    // The region argument is what the fix changes (the call when it is not written).
-    let region_at = |l: &TrfLoad<'_>| l.step.args.first().map_or(l.step.span, |a| a.span);
+    let (r1, r2) = (first.region.name(), second.region.name());
+    let what = match &second.helper {
+        Some(h) => format!(
+            "`{h}` loads {} into TrfAddress::{r2}, which",
+            second
+                .binding
+                .map_or("its result".to_string(), |b| format!("`{b}`"))
+        ),
+        None => format!("this TrfAddress::{r2} load"),
+    };
+    let why = match first.region == TrfRegion::Full || second.region == TrfRegion::Full {
+        true => "Full dedicates the whole TRF to one tensor".to_string(),
+        false => format!("both use the {r1} of the TRF"),
+    };
+    let by = first
+        .helper
+        .as_ref()
+        .map(|h| format!(", by `{h}`"))
+        .unwrap_or_default();
     Diagnostic::new(
         &CAP_010,
-        region_at(second),
+        second.region_at,
         format!(
-            "this TrfAddress::{} load overlaps TrfAddress::{} of `{name}`, which is still \
-             used later: {}; the second load overwrites it",
-            second.region,
-            first.region,
-            if first.region == "Full" || second.region == "Full" {
-                "Full dedicates the whole TRF to one tensor".to_string()
-            } else {
-                format!("both use the {} of the TRF", first.region)
-            }
+            "{what} overlaps TrfAddress::{r1} of `{name}`, which is still used later: {why}; \
+             the second load overwrites it"
         ),
     )
     .with_related(
-        region_at(first),
-        format!("`{name}` is loaded into TrfAddress::{} here", first.region),
+        first.region_at,
+        format!("`{name}` is loaded into TrfAddress::{r1} here{by}"),
     )
     .with_related(use_span, format!("`{name}` is used here"))
 }

@@ -1,0 +1,223 @@
+//! What a helper's trace gives back to its caller besides the result's type: where each DM
+//! tensor of the result is placed and which TRF region each TRF tensor is loaded into
+//! ([`FnModel::result`]). A function's tail is read into that value; a caller's `let` binds
+//! the tensors of a call's result to what the call's trace gave ([`Builder::results`]).
+//!
+//! [`FnModel::result`]: crate::model::FnModel::result
+
+use super::reading::span_of;
+use super::state::Builder;
+use crate::diagnostic::Span;
+use crate::model::value::{Fields, Value};
+use crate::model::{Kind, TrfRegion};
+use ra_ap_syntax::{AstNode, ast};
+
+/// What a result holds nothing of (the evaluator's `()`).
+fn nothing() -> Value {
+    Value::Tuple(Vec::new())
+}
+
+/// Whether a value says where something is (an address or a region somewhere in it).
+fn says_anything(v: &Value) -> bool {
+    match v {
+        Value::Int(_) => true,
+        Value::Variant { path, fields } => {
+            TrfRegion::named(path).is_some()
+                || matches!(fields, Fields::Named(fs) if fs.iter().any(|(_, v)| says_anything(v)))
+        }
+        Value::Tuple(vs) => vs.iter().any(says_anything),
+        _ => false,
+    }
+}
+
+/// The expression under references, parentheses, blocks, `.await` and `?`.
+fn under_wrappers(e: &ast::Expr) -> Option<ast::Expr> {
+    Some(match e {
+        ast::Expr::RefExpr(r) => under_wrappers(&r.expr()?)?,
+        ast::Expr::ParenExpr(p) => under_wrappers(&p.expr()?)?,
+        ast::Expr::AwaitExpr(a) => under_wrappers(&a.expr()?)?,
+        ast::Expr::TryExpr(t) => under_wrappers(&t.expr()?)?,
+        ast::Expr::BlockExpr(b) if b.unsafe_token().is_some() || b.label().is_none() => {
+            under_wrappers(&b.stmt_list()?.tail_expr()?)?
+        }
+        e => e.clone(),
+    })
+}
+
+impl Builder<'_> {
+    /// What the function's tail gives its caller (see [`crate::model::FnModel::result`]);
+    /// `None` when it says nothing.
+    pub(super) fn result_of(&self, tail: &ast::Expr) -> Option<Value> {
+        let v = self.result_part(tail);
+        says_anything(&v).then_some(v)
+    }
+
+    fn result_part(&self, e: &ast::Expr) -> Value {
+        let Some(e) = under_wrappers(e) else {
+            return nothing();
+        };
+        if let Some(v) = self.call_result(&e) {
+            return v.clone();
+        }
+        match &e {
+            ast::Expr::PathExpr(_) => {
+                super::reading::var_name(&e).map_or_else(nothing, |n| self.var_result(&n))
+            }
+            ast::Expr::TupleExpr(t) => {
+                Value::Tuple(t.fields().map(|f| self.result_part(&f)).collect())
+            }
+            ast::Expr::RecordExpr(r) => {
+                let fields = r
+                    .record_expr_field_list()
+                    .into_iter()
+                    .flat_map(|l| l.fields())
+                    .filter_map(|f| {
+                        let name = f.field_name()?.to_string();
+                        let v = match f.expr() {
+                            Some(x) => self.result_part(&x),
+                            None => self.var_result(&name),
+                        };
+                        Some((name, v))
+                    })
+                    .collect();
+                let path = r
+                    .path()
+                    .map(|p| crate::syntax::node_text(p.syntax()))
+                    .unwrap_or_default();
+                Value::Variant {
+                    path,
+                    fields: Fields::Named(fields),
+                }
+            }
+            ast::Expr::MethodCallExpr(m) => m
+                .name_ref()
+                .map(|n| span_of(n.syntax().text_range()))
+                .map_or_else(nothing, |at| self.chain_result(at)),
+            _ => nothing(),
+        }
+    }
+
+    /// What the trace of the call `e` gave back, when `e` is a call the function makes.
+    fn call_result(&self, e: &ast::Expr) -> Option<&Value> {
+        if !matches!(e, ast::Expr::CallExpr(_) | ast::Expr::MethodCallExpr(_)) {
+            return None;
+        }
+        let key = (span_of(e.syntax().text_range()), self.iteration);
+        self.results.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// What the tensor variable `name` holds: its address (DM) or region (TRF).
+    fn var_result(&self, name: &str) -> Value {
+        let Some(tv) = self.model.tensors.iter().rev().find(|t| t.name == name) else {
+            return nothing();
+        };
+        match tv.ty.kind {
+            Kind::Dm => tv.address.map_or_else(nothing, Value::Int),
+            Kind::Trf => {
+                let loaded = tv.trf_loaded.map(|(r, _)| r).or_else(|| {
+                    let chain = self
+                        .model
+                        .chains
+                        .iter()
+                        .rev()
+                        .find(|c| c.binding.as_deref() == Some(name))?;
+                    chain.steps.last()?.trf_region()
+                });
+                loaded.map_or_else(nothing, TrfRegion::value)
+            }
+            _ => nothing(),
+        }
+    }
+
+    /// What the chain whose last method is named at `at` writes: its address or region.
+    fn chain_result(&self, at: Span) -> Value {
+        let step = self
+            .model
+            .chains
+            .iter()
+            .rev()
+            .filter_map(|c| c.steps.last())
+            .find(|s| s.span == at);
+        let Some(step) = step else {
+            return nothing();
+        };
+        if let Some(r) = step.trf_region() {
+            return r.value();
+        }
+        match step.output.as_ref().map(|t| t.kind) {
+            Some(Kind::Dm) => step.address.map_or_else(nothing, Value::Int),
+            _ => nothing(),
+        }
+    }
+
+    /// Binds the tensors a `let` pattern takes from a call's result to what the call's trace
+    /// gave back: a DM tensor's address, a TRF tensor's region (with the call, where the
+    /// load happens).
+    pub(super) fn take_call_result(&mut self, pat: &ast::Pat, init: &ast::Expr) {
+        let Some(e) = under_wrappers(init) else {
+            return;
+        };
+        let Some(v) = self.call_result(&e).cloned() else {
+            return;
+        };
+        let expr = span_of(e.syntax().text_range());
+        let Some(call) = self.model.calls.iter().rev().find(|c| c.expr == expr) else {
+            return;
+        };
+        let at = call.span;
+        self.take_part(pat, v, at);
+    }
+
+    fn take_part(&mut self, pat: &ast::Pat, v: Value, call: Span) {
+        match (pat, v) {
+            (ast::Pat::IdentPat(i), v) => {
+                let Some(n) = ast::HasName::name(i) else {
+                    return;
+                };
+                let span = span_of(pat.syntax().text_range());
+                let Some(tv) = self
+                    .model
+                    .tensors
+                    .iter_mut()
+                    .rev()
+                    .find(|t| t.name == n.text() && t.span == span)
+                else {
+                    return;
+                };
+                match (tv.ty.kind, v) {
+                    (Kind::Dm, Value::Int(a)) if tv.address.is_none() => tv.address = Some(a),
+                    (Kind::Trf, Value::Variant { path, .. }) => {
+                        tv.trf_loaded = TrfRegion::named(&path).map(|r| (r, call));
+                    }
+                    _ => {}
+                }
+            }
+            (ast::Pat::TuplePat(t), Value::Tuple(vs)) if t.fields().count() == vs.len() => {
+                for (f, v) in t.fields().zip(vs) {
+                    self.take_part(&f, v, call);
+                }
+            }
+            (
+                ast::Pat::RecordPat(r),
+                Value::Variant {
+                    fields: Fields::Named(fs),
+                    ..
+                },
+            ) => {
+                for f in r
+                    .record_pat_field_list()
+                    .into_iter()
+                    .flat_map(|l| l.fields())
+                {
+                    let (Some(p), Some(name)) = (f.pat(), f.field_name()) else {
+                        continue;
+                    };
+                    if let Some((_, v)) = fs.iter().find(|(n, _)| *n == name.to_string()) {
+                        self.take_part(&p, v.clone(), call);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
