@@ -182,14 +182,7 @@ pub fn call_results(db: &dyn salsa::Database, at: &Caller, model: &FnModel) -> C
     let mut out = Vec::new();
     for (call, helper) in calls.iter().zip(helpers) {
         let Some(helper) = helper else { continue };
-        let inst = Instance::new(
-            db,
-            helper.input,
-            helper.named(&call.bound),
-            helper.file,
-            helper.module,
-            at.depth,
-        );
+        let inst = helper.instance(db, &call.bound, at.depth);
         if let Some(v) = &traced_analysis(db, inst).model.result {
             out.push(((call.expr, call.iteration), v.clone()));
         }
@@ -335,14 +328,7 @@ pub fn call_diagnostics(
     let mut out: Vec<Diagnostic> = Vec::new();
     for (call, helper) in calls.iter().zip(helpers) {
         let Some(helper) = helper else { continue };
-        let inst = Instance::new(
-            db,
-            helper.input,
-            helper.named(&call.bound),
-            helper.file,
-            helper.module,
-            at.depth,
-        );
+        let inst = helper.instance(db, &call.bound, at.depth);
         let when = call
             .iteration
             .and_then(|k| model.iterations.get(k as usize))
@@ -714,6 +700,18 @@ impl<'db> Helper<'db> {
     /// receiver naming the `impl` block's parameters it binds.
     pub fn binding(&self, db: &'db dyn salsa::Database, bound: &Bound) -> Binding<'db> {
         Binding::new(db, self.input, self.named(bound), Vec::new())
+    }
+
+    /// The helper as a call at `depth` traces it with what the call binds.
+    fn instance(&self, db: &'db dyn salsa::Database, bound: &Bound, depth: u8) -> Instance<'db> {
+        Instance::new(
+            db,
+            self.input,
+            self.named(bound),
+            self.file,
+            self.module,
+            depth,
+        )
     }
 
     /// `bound` with its receiver's positions named by the `impl` block's parameters.
