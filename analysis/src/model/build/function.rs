@@ -77,6 +77,7 @@ pub fn build_fn(
         b.block(&body, ret, None);
         if let Some(tail) = body.stmt_list().and_then(|l| l.tail_expr()) {
             b.model.returned = b.returned_by(&tail);
+            b.name_returned_chains(&tail);
             b.model.result = b.result_of(&tail);
         }
         if let Some(after) = &bound.continued {

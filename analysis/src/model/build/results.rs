@@ -221,3 +221,81 @@ impl Builder<'_> {
         }
     }
 }
+
+impl Builder<'_> {
+    /// The engine chains a tail tuple or struct literal holds (`KSlots { a: src.to_dm(..), b:
+    /// .. }`), each a tensor of the function named after its place in the result (`KSlots.a`,
+    /// `result.0`) that the result keeps live to the end, as a `let` of it would.
+    pub(super) fn name_returned_chains(&mut self, tail: &ast::Expr) {
+        let Some(e) = under_wrappers(tail) else {
+            return;
+        };
+        let parts: Vec<(String, ast::Expr)> = match &e {
+            ast::Expr::TupleExpr(t) => t
+                .fields()
+                .enumerate()
+                .map(|(k, f)| (format!("result.{k}"), f))
+                .collect(),
+            ast::Expr::RecordExpr(r) => {
+                let ty = r
+                    .path()
+                    .and_then(|p| p.segment()?.name_ref())
+                    .map_or_else(|| "result".to_string(), |n| n.text().to_string());
+                r.record_expr_field_list()
+                    .into_iter()
+                    .flat_map(|l| l.fields())
+                    .filter_map(|f| Some((format!("{ty}.{}", f.field_name()?), f.expr()?)))
+                    .collect()
+            }
+            _ => return,
+        };
+        for (name, part) in parts {
+            let Some(ast::Expr::MethodCallExpr(m)) = under_wrappers(&part) else {
+                continue;
+            };
+            let Some(last) = m.name_ref().map(|n| span_of(n.syntax().text_range())) else {
+                continue;
+            };
+            self.name_chain_ending_at(last, name, span_of(part.syntax().text_range()));
+        }
+    }
+
+    /// Binds the unbound chain whose last method is named at `last` to `name`, a tensor of
+    /// the function the result returns (written at `at`).
+    fn name_chain_ending_at(&mut self, last: Span, name: String, at: Span) {
+        let Some(chain) = self
+            .model
+            .chains
+            .iter_mut()
+            .rev()
+            .find(|c| c.binding.is_none() && c.steps.last().is_some_and(|s| s.span == last))
+        else {
+            return;
+        };
+        let Some(step) = chain.steps.last() else {
+            return;
+        };
+        let Some(ty) = step
+            .output
+            .clone()
+            .filter(|t| matches!(t.kind, Kind::Dm | Kind::Trf))
+        else {
+            return;
+        };
+        chain.binding = Some(name.clone());
+        let tv = crate::model::TensorVar {
+            name: name.clone(),
+            // Seen from the chain on, as a `let`'s pattern before its initializer is.
+            span: Span::new(at.start as usize, at.start as usize),
+            origin: crate::model::Origin::Let,
+            ty,
+            context: step.context,
+            address: step.address,
+            from_addr: false,
+            iteration: chain.iteration,
+            trf_loaded: None,
+        };
+        self.model.tensors.push(tv);
+        self.model.returned.push((name, at));
+    }
+}

@@ -21,7 +21,8 @@ pub const SCH_001: Rule = Rule {
            round_up8(Element::SIZE × size_of::<D>())` bytes of every slice (sub-byte types \
            packed). It is live from the statement that writes it (`to_dm`, `commit`, a `commit_view` \
            into a tensor placed with `from_addr`, in the function or by a helper that returns \
-           it) to its last textual use (`view()`, `to_hbm`, `align(&t)`, an argument of a \
+           it, also as a chain written straight into the struct or tuple it returns) to its \
+           last textual use (`view()`, `to_hbm`, `align(&t)`, an argument of a \
            helper, …); parameters are live throughout. A write \
            that lands on a live tensor clobbers it: the scheduler only orders accesses, it \
            does not move data. A tensor read by the same chain that writes over it counts as \
