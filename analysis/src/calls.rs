@@ -58,6 +58,10 @@ pub fn bound_analysis<'db>(
     binding: Binding<'db>,
 ) -> Arc<db::FnAnalysis> {
     let helper = binding.helper(db);
+    // Nothing bound: the helper's own analysis (one query with its file's check).
+    if binding.results(db).is_empty() && *binding.bound(db) == Bound::default() {
+        return db::fn_analysis(db, *helper).clone();
+    }
     let root = ra_ap_syntax::SyntaxNode::new_root(helper.green(db).0.clone());
     let env = db::fn_env(db, *helper.module_env(db), *helper.local_env(db));
     let target = helper.target(db).target();
@@ -140,31 +144,41 @@ pub fn traced_fn(
 }
 
 /// The function of `at`'s module that starts at `start` (or, for one a macro invocation
-/// generates, is named `name`), as a helper of it.
+/// generates, is named `name`), as a helper of it. Only the item around `start` (or the
+/// declarations named `name`) is looked at.
 fn own_helper<'db>(
     db: &'db dyn salsa::Database,
     at: &Caller,
     (start, name): (u32, &str),
 ) -> Option<Helper<'db>> {
     let items = db::layout_items(db, at.file).get(at.module as usize)?;
-    let count: usize = items
-        .iter()
-        .map(|(item, _)| db::item_facts(db, *item).decls.items.len())
-        .sum();
-    let helpers: Vec<Helper<'db>> = (0..count)
-        .filter_map(|index| helper_at(db, at.file, at.module as usize, index, at))
-        .collect();
-    let named = |h: &&Helper<'db>| {
-        let root = ra_ap_syntax::SyntaxNode::new_root(h.input.green(db).0.clone());
-        ast::Fn::cast(root)
-            .and_then(|f| f.name())
-            .is_some_and(|n| n.text() == name)
-    };
-    let found = match helpers.iter().find(|h| h.offset == start) {
-        Some(h) => h,
-        None => helpers.iter().find(named)?,
-    };
-    Some(found.clone().with_macros_expanded(db))
+    let helper = |index: usize| helper_at(db, at.file, at.module as usize, index, at);
+    let mut first = 0;
+    let mut named = Vec::new();
+    for (item, offset) in items {
+        let decls = &db::item_facts(db, *item).decls.items;
+        let len = u32::from(item.green(db).0.text_len());
+        if *offset <= start && start < offset.saturating_add(len) {
+            let found = (first..first + decls.len())
+                .filter_map(helper)
+                .find(|h| h.offset == start);
+            if let Some(h) = found {
+                return Some(h.with_macros_expanded(db));
+            }
+        }
+        named.extend(
+            decls
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.name == name)
+                .map(|(k, _)| first + k),
+        );
+        first += decls.len();
+    }
+    named
+        .into_iter()
+        .find_map(helper)
+        .map(|h| h.with_macros_expanded(db))
 }
 
 /// What the calls of the function `model` describes (made from `at`) give back: for each call
