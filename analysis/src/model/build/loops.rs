@@ -343,6 +343,11 @@ impl Builder<'_> {
         let unrolled = elems.len();
         for (n, v) in elems.into_iter().enumerate() {
             self.iterations_left = self.iterations_left.saturating_sub(1);
+            // What the iterations after this one need of the budget is kept for them: a loop
+            // nested in this one is summarised before this loop loses an iteration.
+            let later = u32::try_from(unrolled - n - 1).unwrap_or(u32::MAX);
+            let kept = later.min(self.iterations_left);
+            self.iterations_left -= kept;
             let saved = (self.consts.clone(), self.values.clone());
             self.bind_all(pat, Val::Unknown);
             self.bind_value_pat(pat, Ok(v));
@@ -373,6 +378,7 @@ impl Builder<'_> {
             self.model.iterations.push(Iteration { label, first });
             self.iteration = u32::try_from(self.model.iterations.len() - 1).ok();
             self.block(body, None, None);
+            self.iterations_left += kept;
             (self.consts, self.values) = saved;
         }
         self.iteration = outer;

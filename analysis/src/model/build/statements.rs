@@ -134,10 +134,9 @@ impl Builder<'_> {
         binding: &Option<String>,
         arms: &mut Vec<(Val, Vec<(usize, usize)>)>,
     ) -> bool {
-        if let Some(c) = i.condition() {
-            self.condition(&c);
-        }
-        if let Some(b) = i.then_branch() {
+        // A `let` pattern the value is known not to match: the trace never takes the branch.
+        let taken = i.condition().is_none_or(|c| self.condition(&c));
+        if let Some(b) = i.then_branch().filter(|_| taken) {
             let v = self.block(&b, expected.clone(), binding.clone());
             arms.push((v, std::mem::take(&mut self.last_ends)));
         }
@@ -801,27 +800,38 @@ impl Builder<'_> {
         }
     }
 
-    /// An `if`/`while` condition: `let` patterns bind what they match.
-    pub(super) fn condition(&mut self, c: &ast::Expr) {
+    /// An `if`/`while` condition: `let` patterns bind what they match, tensors and
+    /// compile-time values (`if let Some(spill) = slot.spill`). `false` when a `let` pattern
+    /// is known not to match (`slot.spill` is `None`): the branch is not taken.
+    pub(super) fn condition(&mut self, c: &ast::Expr) -> bool {
         match c {
             ast::Expr::LetExpr(l) => {
                 let v = l.expr().map_or(Val::Unknown, |e| self.arg_expr(&e));
-                if let Some(p) = l.pat() {
-                    self.bind_pat(&p, v);
+                let Some(p) = l.pat() else {
+                    return true;
+                };
+                self.bind_pat(&p, v);
+                let Some(e) = l.expr() else {
+                    return true;
+                };
+                match self.value_of(&e).0 {
+                    Ok(v) if !may_match(&p, &v) => false,
+                    v => {
+                        self.bind_value_pat(&p, v);
+                        true
+                    }
                 }
             }
             ast::Expr::BinExpr(b)
                 if matches!(b.op_kind(), Some(ast::BinaryOp::LogicOp(ast::LogicOp::And))) =>
             {
-                if let Some(l) = b.lhs() {
-                    self.condition(&l);
-                }
-                if let Some(r) = b.rhs() {
-                    self.condition(&r);
-                }
+                let l = b.lhs().is_none_or(|l| self.condition(&l));
+                let r = b.rhs().is_none_or(|r| self.condition(&r));
+                l && r
             }
             other => {
                 self.arg_expr(other);
+                true
             }
         }
     }
@@ -895,4 +905,23 @@ fn closure_fn(e: &ast::Expr) -> Option<crate::model::consts::ConstFn> {
         body,
         ..Default::default()
     })
+}
+
+/// Whether a pattern may match a known value: a variant pattern (`Some(x)`, `None`,
+/// `Plan::Full`) only the variant of its name; anything else may.
+fn may_match(pat: &ast::Pat, v: &value::Value) -> bool {
+    let named = match pat {
+        ast::Pat::TupleStructPat(t) => t.path(),
+        ast::Pat::PathPat(p) => p.path(),
+        ast::Pat::RecordPat(r) => r.path(),
+        _ => return true,
+    };
+    let (Some(name), value::Value::Variant { path, .. }) =
+        (named.and_then(|p| p.segment()?.name_ref()), v)
+    else {
+        return true;
+    };
+    path.rsplit("::")
+        .next()
+        .is_some_and(|last| name.text() == last)
 }

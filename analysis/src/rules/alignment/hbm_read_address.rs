@@ -36,8 +36,9 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 .then_some(chain.receiver.as_deref())
                 .flatten()
                 .and_then(|name| source_named(cx, name, i));
+            // (one placed before the transfer: a tensor placed after it is not what it reads).
             let Some(t) = named.or_else(|| match placed.get(i) {
-                Some(&(t, 1)) => Some(t),
+                Some(&(t, 1)) if t.span.start < step.span.start => Some(t),
                 _ => None,
             }) else {
                 continue;
