@@ -308,7 +308,42 @@ impl Builder<'_> {
         for (item, d) in &ty.dtypes {
             self.scope.dtypes.insert(format!("{param}::{item}"), *d);
         }
+        self.bind_type_fns(param, &ty.name);
         self.type_args.insert(param.to_string(), ty.clone());
+    }
+
+    /// The functions the evaluator runs for `param::f(..)` (`B::region(step)`), `param` given
+    /// the type `ty`: the type's own, else the default of a trait `param` is bounded by, whose
+    /// body reads the trait's associated items through `param`, as `Self` is the type.
+    fn bind_type_fns(&mut self, param: &str, ty: &str) {
+        let traits = self.type_bounds.get(param).cloned().unwrap_or_default();
+        let env = self.env;
+        let mut found: Vec<(String, crate::model::consts::ConstFn)> = Vec::new();
+        for t in &traits {
+            let prefix = format!("{t}::");
+            for (key, f) in &env.value_fns {
+                let Some(fname) = key.strip_prefix(&prefix) else {
+                    continue;
+                };
+                let f = match env.value_fns.get(&format!("{ty}::{fname}")) {
+                    Some(own) => own.clone(),
+                    None => {
+                        let this = HashMap::from([(t.clone(), param.to_string())]);
+                        let mut f = f.clone();
+                        f.body = crate::model::consts::substituted(&f.body, &this);
+                        f
+                    }
+                };
+                found.push((format!("{param}::{fname}"), f));
+            }
+        }
+        if found.is_empty() {
+            return;
+        }
+        let fns = self
+            .with_closures
+            .get_or_insert_with(|| env.value_fns.clone());
+        fns.extend(found);
     }
 
     /// What a call of a helper binds its parameters to: each argument's compile-time value,
