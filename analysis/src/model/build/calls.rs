@@ -529,6 +529,10 @@ impl Builder<'_> {
             .zip(&turbofish)
             .filter_map(|(name, a)| Some((name.clone(), dtype_in(a, &self.scope)?)))
             .collect();
+        // A trait's default called through a type: `Self::Elem` is the type's element type.
+        for (item, d) in site.self_arg.iter().flat_map(|t| &t.dtypes) {
+            dtypes.entry(format!("Self::{item}")).or_insert(*d);
+        }
         if let Some(expected) = expected {
             inferred_from(&sig, expected, &mut given, &mut dtypes);
         }

@@ -1099,7 +1099,13 @@ fn dtype_param(ty: &ast::Type, env: &Env, scope: &Scope) -> Option<String> {
         return None;
     };
     let name = path_key(&p.path()?)?;
-    scope.generics.contains(&name).then_some(name)
+    if scope.generics.contains(&name) {
+        return Some(name);
+    }
+    // `Self::Elem` of a trait's default (kept as the trait's `PagePool::Elem`): the type a call
+    // names gives it.
+    let (owner, item) = name.split_once("::")?;
+    (owner == "Self" || env.all_traits().contains(&owner)).then(|| format!("Self::{item}"))
 }
 
 /// `Option<T>`, `Result<T, E>`, `Box<T>` and references: `T` (`?`, `unwrap` and
