@@ -383,7 +383,16 @@ impl Builder<'_> {
             })
             .collect();
         crate::model::Bound {
-            params: args.iter().map(known).collect(),
+            // A Tensor Unit context (`&mut ctx.sub`) given a parameter of a generic context
+            // type (`TuContext<{ T }>`): the unit, as the value that instantiates `T`.
+            params: args
+                .iter()
+                .zip(vals.iter().map(Some).chain(std::iter::repeat(None)))
+                .map(|(a, v)| match v {
+                    Some(Val::TuCtx(tu)) => Some(tu_value(*tu)),
+                    _ => known(a),
+                })
+                .collect(),
             generics,
             mappings,
             tensors,
@@ -1099,5 +1108,17 @@ fn holds_placed(v: &Val) -> bool {
         Val::Tuple(vs) => vs.iter().any(holds_placed),
         Val::Struct(fs) => fs.iter().any(|(_, v)| holds_placed(v)),
         _ => false,
+    }
+}
+
+/// A Tensor Unit as the evaluator's value (`Tu::Sub`).
+pub(super) fn tu_value(tu: crate::model::Tu) -> value::Value {
+    let name = match tu {
+        crate::model::Tu::Main => "Tu::Main",
+        crate::model::Tu::Sub => "Tu::Sub",
+    };
+    value::Value::Variant {
+        path: name.to_string(),
+        fields: value::Fields::Unit,
     }
 }

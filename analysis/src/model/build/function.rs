@@ -225,6 +225,16 @@ impl<'a> Builder<'a> {
         // Dma::Tensor }>` a DMA engine, as `ctx.tdma` is.
         if let Some(v) = p.ty().as_ref().and_then(|t| self.engine_context(t)) {
             self.vars.insert(pname.clone(), v);
+        } else if let Some(tu) = p
+            .ty()
+            .filter(|t| {
+                crate::syntax::last_path_name(&strip_ref(t)).as_deref() == Some("TuContext")
+            })
+            .and(bound.params.get(k).cloned().flatten())
+            .and_then(|v| tu_of(&v))
+        {
+            // `tu: &mut TuContext<{ T }>`: the unit the call passes (`&mut ctx.sub`).
+            self.vars.insert(pname.clone(), Val::TuCtx(tu));
         }
         // `plan: &GemmPlan<true>`: a method of the crate called on it knows its type.
         if let Some(t) = p.ty() {
@@ -249,6 +259,7 @@ impl<'a> Builder<'a> {
                 } else if p
                     .ty()
                     .is_some_and(|t| !plain(&t) && self.engine_context(&t).is_none())
+                    && !matches!(self.vars.get(&pname), Some(Val::TuCtx(_)))
                 {
                     // A parameter of a type visa-lint cannot type (a generic, a struct): a
                     // tensor in it is not followed.
@@ -623,4 +634,25 @@ fn type_bounds(f: &ast::Fn) -> HashMap<String, Vec<String>> {
     }
     out.retain(|_, v| !v.is_empty());
     out
+}
+
+/// The type under references.
+fn strip_ref(ty: &ast::Type) -> ast::Type {
+    match ty {
+        ast::Type::RefType(r) => r.ty().map_or_else(|| ty.clone(), |t| strip_ref(&t)),
+        t => t.clone(),
+    }
+}
+
+/// The Tensor Unit a value names (`Tu::Sub`).
+fn tu_of(v: &value::Value) -> Option<crate::model::types::Tu> {
+    match v {
+        value::Value::Variant { path, .. } if path.ends_with("Tu::Main") => {
+            Some(crate::model::types::Tu::Main)
+        }
+        value::Value::Variant { path, .. } if path.ends_with("Tu::Sub") => {
+            Some(crate::model::types::Tu::Sub)
+        }
+        _ => None,
+    }
 }
