@@ -197,11 +197,29 @@ pub fn call_results(db: &dyn salsa::Database, at: &Caller, model: &FnModel) -> C
     for (call, helper) in calls.iter().zip(helpers) {
         let Some(helper) = helper else { continue };
         let inst = helper.instance(db, &call.bound, at.depth);
-        if let Some(v) = &traced_analysis(db, inst).model.result {
+        if let Some(v) = &traced_analysis(db, inst).model.result
+            && !already_placed(model, v)
+        {
             out.push(((call.expr, call.iteration), v.clone()));
         }
     }
     out
+}
+
+/// Whether a call's result says nothing the caller's model does not know: only addresses, each
+/// one a tensor of the caller's is already placed at (by the helper's placement, which the
+/// evaluator reads where the helper returns `from_addr(..)` tensors).
+fn already_placed(model: &FnModel, v: &Value) -> bool {
+    match v {
+        Value::Int(a) => model.tensors.iter().any(|t| t.address == Some(*a)),
+        Value::Tuple(vs) => vs.iter().all(|v| already_placed(model, v)),
+        Value::Variant {
+            fields: crate::model::value::Fields::Named(fs),
+            ..
+        } => fs.iter().all(|(_, v)| already_placed(model, v)),
+        Value::Variant { path, .. } => crate::model::TrfRegion::named(path).is_none(),
+        _ => true,
+    }
 }
 
 /// What the helper gives with the call's values that it does not give on its own: new
@@ -931,12 +949,9 @@ pub(crate) fn helper_at<'db>(
     let f = facts.fns.iter().find(|f| f.offset == within)?;
     let offset = &(offset + within);
     let module_env = *db::module_envs(db, file).get(in_file)?;
-    let local = EnvText::new(
-        db,
-        String::new(),
-        Vec::new(),
-        crate::resolve::Untracked::default(),
-    );
+    // What the functions around it declare, as its file's check gives it: the same input, so
+    // a call that binds nothing reads the helper's own analysis.
+    let local = EnvText::new(db, f.local.clone(), Vec::new(), f.local_pieces.clone());
     let input = FnInput::new(
         db,
         f.green.clone(),
