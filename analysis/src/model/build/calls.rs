@@ -635,23 +635,9 @@ impl Builder<'_> {
     fn tensors_read(&self, args: &[ast::Expr]) -> Vec<(String, Span)> {
         args.iter()
             .filter_map(|a| {
-                let field = field_path(a);
-                let name =
-                    root_var(a).or_else(|| Some(field.as_ref()?.split('.').next()?.to_string()))?;
-                let at = span_of(a.syntax().text_range());
-                match self.vars.get(&name) {
-                    Some(Val::Tensor { .. }) => Some((name, at)),
-                    // A tensor field of a struct (`&taps.main`), by its path.
-                    Some(Val::Struct(fields)) => {
-                        let path = field?;
-                        let field = path.strip_prefix(&format!("{name}."))?;
-                        fields
-                            .iter()
-                            .any(|(f, v)| f == field && matches!(v, Val::Tensor { .. }))
-                            .then_some((path, at))
-                    }
-                    _ => None,
-                }
+                let name = root_var(a)?;
+                let tensor = matches!(self.vars.get(&name), Some(Val::Tensor { .. }));
+                tensor.then(|| (name, span_of(a.syntax().text_range())))
             })
             .collect()
     }
@@ -1134,17 +1120,5 @@ pub(super) fn tu_value(tu: crate::model::Tu) -> value::Value {
     value::Value::Variant {
         path: name.to_string(),
         fields: value::Fields::Unit,
-    }
-}
-
-/// `a.b` of `&a.b` (a field of a variable, one level deep), as written.
-fn field_path(e: &ast::Expr) -> Option<String> {
-    match e {
-        ast::Expr::RefExpr(r) => field_path(&r.expr()?),
-        ast::Expr::FieldExpr(f) => {
-            let base = var_name(&f.expr()?)?;
-            Some(format!("{base}.{}", f.name_ref()?.text()))
-        }
-        _ => None,
     }
 }

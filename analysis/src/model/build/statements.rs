@@ -407,11 +407,7 @@ impl Builder<'_> {
                 self.take_call_result(&pat, &init);
             }
         }
-        let fields = matches!(val, Val::Struct(_));
-        self.vars.insert(name.clone(), val);
-        if let (true, Some(init)) = (fields, l.initializer()) {
-            self.take_field_results(&name, &init);
-        }
+        self.vars.insert(name, val);
     }
 
     /// The compile-time value `let` binds to `n` (a `let mut` never assigned again is one

@@ -42,14 +42,10 @@ struct TrfLoad<'a> {
     helper: Option<String>,
 }
 
-/// Whether `text` names `name` (a variable, or a field path `taps.main`) as a whole.
+/// Whether `name` is a word of `text`.
 fn mentions(text: &str, name: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(name).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + name.len()..].chars().next();
-        !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
-    })
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == name)
 }
 
 /// Every TRF load of the function (of a loop's first pass) whose region is known, in the
