@@ -54,6 +54,25 @@ impl TrfRegion {
 }
 
 impl Tu {
+    /// The unit as the evaluator's value (`Tu::Sub`), what a call binds a context generic to.
+    pub fn value(self) -> super::value::Value {
+        super::value::Value::Variant {
+            path: format!("Tu::{}", if self == Tu::Main { "Main" } else { "Sub" }),
+            fields: super::value::Fields::Unit,
+        }
+    }
+
+    /// The unit a value names (`Tu::Sub`).
+    pub fn of_value(v: &super::value::Value) -> Option<Tu> {
+        match v {
+            super::value::Value::Variant { path, .. } if path.ends_with("Tu::Main") => {
+                Some(Tu::Main)
+            }
+            super::value::Value::Variant { path, .. } if path.ends_with("Tu::Sub") => Some(Tu::Sub),
+            _ => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Tu::Main => "main",

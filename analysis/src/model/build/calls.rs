@@ -389,7 +389,7 @@ impl Builder<'_> {
                 .iter()
                 .zip(vals.iter().map(Some).chain(std::iter::repeat(None)))
                 .map(|(a, v)| match v {
-                    Some(Val::TuCtx(tu)) => Some(tu_value(*tu)),
+                    Some(Val::TuCtx(tu)) => Some(tu.value()),
                     _ => known(a),
                 })
                 .collect(),
@@ -1108,17 +1108,5 @@ fn holds_placed(v: &Val) -> bool {
         Val::Tuple(vs) => vs.iter().any(holds_placed),
         Val::Struct(fs) => fs.iter().any(|(_, v)| holds_placed(v)),
         _ => false,
-    }
-}
-
-/// A Tensor Unit as the evaluator's value (`Tu::Sub`).
-pub(super) fn tu_value(tu: crate::model::Tu) -> value::Value {
-    let name = match tu {
-        crate::model::Tu::Main => "Tu::Main",
-        crate::model::Tu::Sub => "Tu::Sub",
-    };
-    value::Value::Variant {
-        path: name.to_string(),
-        fields: value::Fields::Unit,
     }
 }

@@ -228,10 +228,11 @@ impl<'a> Builder<'a> {
         } else if let Some(tu) = p
             .ty()
             .filter(|t| {
-                crate::syntax::last_path_name(&strip_ref(t)).as_deref() == Some("TuContext")
+                crate::syntax::last_path_name(&super::env::unwrapped(t)).as_deref()
+                    == Some("TuContext")
             })
             .and(bound.params.get(k).cloned().flatten())
-            .and_then(|v| tu_of(&v))
+            .and_then(|v| crate::model::types::Tu::of_value(&v))
         {
             // `tu: &mut TuContext<{ T }>`: the unit the call passes (`&mut ctx.sub`).
             self.vars.insert(pname.clone(), Val::TuCtx(tu));
@@ -634,25 +635,4 @@ fn type_bounds(f: &ast::Fn) -> HashMap<String, Vec<String>> {
     }
     out.retain(|_, v| !v.is_empty());
     out
-}
-
-/// The type under references.
-fn strip_ref(ty: &ast::Type) -> ast::Type {
-    match ty {
-        ast::Type::RefType(r) => r.ty().map_or_else(|| ty.clone(), |t| strip_ref(&t)),
-        t => t.clone(),
-    }
-}
-
-/// The Tensor Unit a value names (`Tu::Sub`).
-fn tu_of(v: &value::Value) -> Option<crate::model::types::Tu> {
-    match v {
-        value::Value::Variant { path, .. } if path.ends_with("Tu::Main") => {
-            Some(crate::model::types::Tu::Main)
-        }
-        value::Value::Variant { path, .. } if path.ends_with("Tu::Sub") => {
-            Some(crate::model::types::Tu::Sub)
-        }
-        _ => None,
-    }
 }
