@@ -635,9 +635,23 @@ impl Builder<'_> {
     fn tensors_read(&self, args: &[ast::Expr]) -> Vec<(String, Span)> {
         args.iter()
             .filter_map(|a| {
-                let name = root_var(a)?;
-                let tensor = matches!(self.vars.get(&name), Some(Val::Tensor { .. }));
-                tensor.then(|| (name, span_of(a.syntax().text_range())))
+                let field = field_path(a);
+                let name =
+                    root_var(a).or_else(|| Some(field.as_ref()?.split('.').next()?.to_string()))?;
+                let at = span_of(a.syntax().text_range());
+                match self.vars.get(&name) {
+                    Some(Val::Tensor { .. }) => Some((name, at)),
+                    // A tensor field of a struct (`&taps.main`), by its path.
+                    Some(Val::Struct(fields)) => {
+                        let path = field?;
+                        let field = path.strip_prefix(&format!("{name}."))?;
+                        fields
+                            .iter()
+                            .any(|(f, v)| f == field && matches!(v, Val::Tensor { .. }))
+                            .then_some((path, at))
+                    }
+                    _ => None,
+                }
             })
             .collect()
     }
@@ -1108,5 +1122,17 @@ fn holds_placed(v: &Val) -> bool {
         Val::Tuple(vs) => vs.iter().any(holds_placed),
         Val::Struct(fs) => fs.iter().any(|(_, v)| holds_placed(v)),
         _ => false,
+    }
+}
+
+/// `a.b` of `&a.b` (a field of a variable, one level deep), as written.
+fn field_path(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::RefExpr(r) => field_path(&r.expr()?),
+        ast::Expr::FieldExpr(f) => {
+            let base = var_name(&f.expr()?)?;
+            Some(format!("{base}.{}", f.name_ref()?.text()))
+        }
+        _ => None,
     }
 }

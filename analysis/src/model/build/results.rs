@@ -299,3 +299,62 @@ impl Builder<'_> {
         self.model.returned.push((name, at));
     }
 }
+
+impl Builder<'_> {
+    /// The tensors a struct literal bound by `let name = S { f: helper(..), .. }` takes from its
+    /// fields' calls: each a tensor of the function (`name.f`, as `&name.f` reads it) placed or
+    /// loaded where the call's trace says.
+    pub(super) fn take_field_results(&mut self, name: &str, init: &ast::Expr) {
+        let Some(ast::Expr::RecordExpr(r)) = under_wrappers(init) else {
+            return;
+        };
+        for f in r
+            .record_expr_field_list()
+            .into_iter()
+            .flat_map(|l| l.fields())
+        {
+            let (Some(field), Some(e)) =
+                (f.field_name(), f.expr().and_then(|e| under_wrappers(&e)))
+            else {
+                continue;
+            };
+            let Some(v) = self.call_result(&e).cloned() else {
+                continue;
+            };
+            let expr = span_of(e.syntax().text_range());
+            let Some(call) = self.model.calls.iter().rev().find(|c| c.expr == expr) else {
+                continue;
+            };
+            let at = call.span;
+            let Some(super::state::Val::Struct(fields)) = self.vars.get(name) else {
+                return;
+            };
+            let Some(super::state::Val::Tensor { ty, tu, .. }) = fields
+                .iter()
+                .find(|(n, _)| *n == field.to_string())
+                .map(|(_, v)| v)
+            else {
+                continue;
+            };
+            let (address, trf_loaded) = match (ty.kind, &v) {
+                (Kind::Dm, Value::Int(a)) => (Some(*a), None),
+                (Kind::Trf, Value::Variant { path, .. }) => {
+                    (None, TrfRegion::named(path).map(|r| (r, at)))
+                }
+                _ => continue,
+            };
+            let tv = crate::model::TensorVar {
+                name: format!("{name}.{field}"),
+                span: span_of(f.syntax().text_range()),
+                origin: crate::model::Origin::Let,
+                ty: ty.clone(),
+                context: *tu,
+                address,
+                from_addr: false,
+                iteration: self.iteration,
+                trf_loaded,
+            };
+            self.model.tensors.push(tv);
+        }
+    }
+}

@@ -407,7 +407,11 @@ impl Builder<'_> {
                 self.take_call_result(&pat, &init);
             }
         }
-        self.vars.insert(name, val);
+        let fields = matches!(val, Val::Struct(_));
+        self.vars.insert(name.clone(), val);
+        if let (true, Some(init)) = (fields, l.initializer()) {
+            self.take_field_results(&name, &init);
+        }
     }
 
     /// The compile-time value `let` binds to `n` (a `let mut` never assigned again is one

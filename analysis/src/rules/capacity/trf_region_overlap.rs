@@ -42,10 +42,14 @@ struct TrfLoad<'a> {
     helper: Option<String>,
 }
 
-/// Whether `name` is a word of `text`.
+/// Whether `text` names `name` (a variable, or a field path `taps.main`) as a whole.
 fn mentions(text: &str, name: &str) -> bool {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .any(|w| w == name)
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
+    })
 }
 
 /// Every TRF load of the function (of a loop's first pass) whose region is known, in the
