@@ -186,6 +186,7 @@ impl<'a> Builder<'a> {
             with_closures: None,
             contexts: std::collections::HashSet::new(),
             results: Vec::new(),
+            skipping: false,
         }
     }
 

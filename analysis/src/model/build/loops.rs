@@ -46,6 +46,8 @@ impl Builder<'_> {
                 }
                 if let Some(b) = f.loop_body() {
                     self.block(&b, None, None);
+                    // A `continue` ends this loop's body, not the loops around it.
+                    self.skipping = false;
                 }
             }
             ast::Expr::WhileExpr(w) if self.counted_while(w) => {}
@@ -55,12 +57,16 @@ impl Builder<'_> {
                 }
                 if let Some(b) = w.loop_body() {
                     self.block(&b, None, None);
+                    // A `continue` ends this loop's body, not the loops around it.
+                    self.skipping = false;
                 }
             }
             ast::Expr::LoopExpr(l) if self.counted_loop(l) => {}
             ast::Expr::LoopExpr(l) => {
                 if let Some(b) = l.loop_body() {
                     self.block(&b, None, None);
+                    // A `continue` ends this loop's body, not the loops around it.
+                    self.skipping = false;
                 }
             }
             _ => {}
@@ -378,6 +384,7 @@ impl Builder<'_> {
             self.model.iterations.push(Iteration { label, first });
             self.iteration = u32::try_from(self.model.iterations.len() - 1).ok();
             self.block(body, None, None);
+            self.skipping = false;
             self.iterations_left += kept;
             (self.consts, self.values) = saved;
         }

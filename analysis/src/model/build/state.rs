@@ -150,6 +150,9 @@ pub struct Builder<'a> {
     pub(super) contexts: std::collections::HashSet<String>,
     /// What the helpers' traces give for the function's calls (see [`super::results`]).
     pub(super) results: crate::model::CallResults,
+    /// The iteration being evaluated has reached a `continue` its values take: the rest of
+    /// its body is not traced.
+    pub(super) skipping: bool,
 }
 
 /// How many loop-body evaluations one function's model makes at most, over all its loops (a

@@ -37,14 +37,21 @@ impl Builder<'_> {
                 ast::Stmt::LetStmt(l) => self.let_stmt(&l),
                 ast::Stmt::ExprStmt(e) => {
                     if let Some(e) = e.expr() {
+                        if self.continues_here(&e) {
+                            self.skipping = true;
+                        }
                         diverges = matches!(self.top(&e, None, None), Val::Never);
                     }
                 }
                 ast::Stmt::Item(_) => {}
             }
+            if self.skipping {
+                break;
+            }
         }
         self.last_ends.clear();
         let val = match list.tail_expr() {
+            Some(_) if self.skipping => Val::Never,
             Some(tail) => self.top(&tail, expected, binding),
             // `{ ..; return x; }`
             None if diverges => Val::Never,
@@ -53,6 +60,32 @@ impl Builder<'_> {
         self.consts = outer_consts;
         self.values = outer_values;
         val
+    }
+
+    /// Whether `e`, in an iteration of a loop the model unrolls, is `if cond { continue; }` with
+    /// `cond` known true there: the trace skips the rest of that iteration.
+    fn continues_here(&self, e: &ast::Expr) -> bool {
+        let ast::Expr::IfExpr(i) = e else {
+            return false;
+        };
+        if self.iteration.is_none() || i.else_branch().is_some() {
+            return false;
+        }
+        let jumps = i
+            .then_branch()
+            .and_then(|b| b.stmt_list())
+            .is_some_and(|l| {
+                let mut stmts = l.statements();
+                let only = match (stmts.next(), stmts.next(), l.tail_expr()) {
+                    (Some(ast::Stmt::ExprStmt(s)), None, None) => s.expr(),
+                    (None, None, Some(t)) => Some(t),
+                    _ => None,
+                };
+                matches!(only, Some(ast::Expr::ContinueExpr(_)))
+            });
+        jumps
+            && i.condition()
+                .is_some_and(|c| matches!(self.value_of(&c).0, Ok(value::Value::Bool(true))))
     }
 
     /// The `const` items a block declares (`const GROUPS: usize = 2;` in a kernel's body):
