@@ -50,6 +50,29 @@ struct Frame {
     locals: HashMap<String, Value>,
 }
 
+impl Frame {
+    /// Whether `name` is a local the body may assign: one of its `let`s, or a parameter the
+    /// call passed by value (`mut self` of a builder's `const fn bias(mut self, ..) -> Self`),
+    /// which the body then owns: its value is copied into the frame.
+    fn adopt(&mut self, name: &str, names: &Names<'_>) -> bool {
+        if self.locals.contains_key(name) {
+            return true;
+        }
+        match (names.value)(name) {
+            Some(Ok(v)) if is_parameter_name(name) => {
+                self.locals.insert(name.to_string(), v);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `self` or a lowercase name: a parameter, never a `const` or `static` item.
+fn is_parameter_name(name: &str) -> bool {
+    name == "self" || name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+}
+
 /// `{ stmts; tail }`, run as the compiler does.
 pub(super) fn run_block(list: &ast::StmtList, names: &Names<'_>, depth: u32) -> Eval {
     let mut frame = Frame {
@@ -202,7 +225,7 @@ fn assign(
         Some(ast::Expr::PathExpr(p)) => p.path().and_then(|p| consts::path_key(&p)),
         _ => None,
     }
-    .filter(|t| frame.locals.contains_key(t))
+    .filter(|t| frame.adopt(t, names))
     .ok_or_else(|| Unknown::new("it assigns to something other than a local variable"))?;
     let rhs = value(&b.rhs().ok_or_else(missing)?, names, frame, depth)?;
     let new = match (op, frame.locals.get(&target), &rhs) {
@@ -251,7 +274,7 @@ fn assign_into(
             _ => return Err(not_evaluated(place)),
         }
     }
-    .filter(|t| frame.locals.contains_key(t))
+    .filter(|t| frame.adopt(t, names))
     .ok_or_else(|| Unknown::new("it assigns to something other than a local variable"))?;
     steps.reverse();
     let Some(local) = frame.locals.get_mut(&root) else {
