@@ -110,6 +110,24 @@ impl Value {
         }
     }
 
+    /// The value as a diagnostic names it in passing (an iteration's `spec = ..`): its text, or
+    /// for a struct too long to read in a line, its first field (`PassSpec { name: "dw_tail",
+    /// .. }`).
+    pub fn brief(&self) -> String {
+        const READABLE: usize = 48;
+        let text = self.text();
+        match self {
+            Value::Variant {
+                path,
+                fields: Fields::Named(fs),
+            } if text.len() > READABLE && !fs.is_empty() => {
+                let (n, v) = &fs[0];
+                format!("{path} {{ {n}: {}, .. }}", v.brief())
+            }
+            _ => text,
+        }
+    }
+
     /// The first part of the value the evaluator does not know, if any.
     pub fn first_unknown(&self) -> Option<&Unknown> {
         match self {

@@ -466,7 +466,12 @@ impl Builder<'_> {
             .name_ref()
             .map(|n| n.text().to_string())
             .unwrap_or_default();
+        // `taps.main` of a struct of the kernel's own is its field, not a Tensor Unit.
+        let own_field = f.expr().as_ref().and_then(var_name).is_some_and(|n| {
+            matches!(self.vars.get(&n), Some(Val::Struct(fs)) if fs.iter().any(|(k, _)| *k == field))
+        });
         match field.as_str() {
+            _ if own_field => {}
             "main" => return Val::TuCtx(Tu::Main),
             "sub" => return Val::TuCtx(Tu::Sub),
             "pdma" => return Val::Dma(Dma::Pcie),

@@ -407,7 +407,7 @@ impl Builder<'_> {
                 let v = self.values.get(n)?.as_ref().ok()?;
                 Some(match v {
                     value::Value::Int(k) if *k >= 0x1000 => format!("{n} = {k:#x}"),
-                    v => format!("{n} = {}", v.text()),
+                    v => format!("{n} = {}", v.brief()),
                 })
             })
             .collect();
