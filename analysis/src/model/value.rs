@@ -1079,6 +1079,9 @@ fn array(a: &ast::ArrayExpr, names: &Names<'_>, named: &mut bool, depth: u32) ->
 /// `if c { a } else { b }`: the arm its condition takes, or the value both arms give.
 fn if_expr(i: &ast::IfExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> Eval {
     let then = i.then_branch().ok_or_else(missing)?;
+    if let Some(ast::Expr::LetExpr(l)) = i.condition() {
+        return if_let(i, &l, names, named, depth);
+    }
     let Some(ast::ElseBranch::Block(other)) = i.else_branch() else {
         return match i.else_branch() {
             Some(ast::ElseBranch::IfExpr(inner)) => {
@@ -1104,6 +1107,44 @@ fn if_expr(i: &ast::IfExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> 
             block(&other, names, named, depth),
             i,
         ),
+    }
+}
+
+/// `if let Some(slot) = spec.score_slot { slot } else { SCORE_DM }`: the `then` block with
+/// what the pattern binds when the known scrutinee matches it, else the `else` branch.
+fn if_let(
+    i: &ast::IfExpr,
+    l: &ast::LetExpr,
+    names: &Names<'_>,
+    named: &mut bool,
+    depth: u32,
+) -> Eval {
+    let scrutinee = l.expr().ok_or_else(missing)?;
+    let pat = l.pat().ok_or_else(missing)?;
+    let v = eval_at(&scrutinee, names, named, depth + 1)?;
+    let undecided = || {
+        Unknown::new(format!(
+            "it is chosen by `if let {} = {}`, which visa-lint cannot decide",
+            crate::syntax::snippet(pat.syntax()),
+            short(&scrutinee)
+        ))
+    };
+    match destructure(&pat, &v, names).ok_or_else(undecided)? {
+        Some(bound) => {
+            let then = ast::Expr::BlockExpr(i.then_branch().ok_or_else(missing)?);
+            let mut ints = names.ints.clone();
+            for (k, b) in &bound {
+                if let Value::Int(n) = b {
+                    ints.insert(k.clone(), *n);
+                }
+            }
+            eval_with(&then, names, (&bound, &ints), named, depth + 1)
+        }
+        None => match i.else_branch() {
+            Some(ast::ElseBranch::Block(other)) => block(&other, names, named, depth),
+            Some(ast::ElseBranch::IfExpr(inner)) => if_expr(&inner, names, named, depth + 1),
+            None => Err(Unknown::new("an `if let` without `else` gives no value")),
+        },
     }
 }
 
