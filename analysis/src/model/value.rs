@@ -1328,6 +1328,14 @@ fn pattern_matches(p: &ast::Pat, v: &Value, names: &Names<'_>) -> Option<bool> {
                         Some(Ok(Value::Int(k))) => Some(Some(k)),
                         _ => None,
                     },
+                    // `0..=TOP`: the parser reads a lone name as a binding pattern.
+                    Some(ast::Pat::IdentPat(i)) if i.pat().is_none() => {
+                        let name = ast::HasName::name(&i)?.text().to_string();
+                        match constant(&name, names) {
+                            Some(Ok(Value::Int(k))) => Some(Some(k)),
+                            _ => None,
+                        }
+                    }
                     Some(_) => None,
                 }
             };
