@@ -443,6 +443,17 @@ impl Layout {
         }
     }
 
+    /// The axes the plain factors read, with their sizes.
+    pub fn axes(&self) -> BTreeSet<Axis> {
+        self.dims
+            .iter()
+            .filter_map(|d| match d {
+                Dim::Factor(f) => f.axis.clone(),
+                Dim::Opaque(_) => None,
+            })
+            .collect()
+    }
+
     /// The axes the plain factors read.
     pub fn axis_names(&self) -> BTreeSet<Arc<str>> {
         self.dims

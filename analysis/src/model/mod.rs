@@ -290,6 +290,10 @@ pub struct Bound {
     /// written out as the caller's scope reads it (`K / 32`), by position among the type and
     /// const parameters: the helper's mapping parameter (`Tm: M`) is that mapping.
     pub mappings: Vec<Option<String>>,
+    /// The axes those mappings name, as the caller declares them: a helper whose module does
+    /// not declare one (`use crate::consts::{C, D}` without `L`) reads `m![L % 8]` with the
+    /// caller's `L`, as rustc resolves the type at the call.
+    pub axes: Vec<crate::mapping::layout::Axis>,
     /// Each tensor parameter's type as the call instantiates it (a generic element type or
     /// mapping taken from the caller's argument), where the argument adds to the declared one.
     pub tensors: Vec<Option<TensorTy>>,

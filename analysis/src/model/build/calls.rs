@@ -101,7 +101,18 @@ impl Builder<'_> {
     /// Binds the function's mapping type parameters (`Tm: M`) to the mappings a call wrote for
     /// them (`flits::<{ Tu::Main }, m![K / 32], m![K % 32]>`), by position: the helper's types
     /// and turbofishes that name them read the caller's mappings.
-    pub(super) fn bind_mapping_generics(&mut self, f: &ast::Fn, mappings: &[Option<String>]) {
+    pub(super) fn bind_mapping_generics(&mut self, f: &ast::Fn, bound: &crate::model::Bound) {
+        // The caller's axes its mappings name, where this module declares no axis of the name.
+        for axis in &bound.axes {
+            self.scope
+                .axes
+                .entry(axis.name.to_string())
+                .or_insert_with(|| crate::mapping::lower::AxisEntry {
+                    axis: axis.clone(),
+                    decl: Span::default(),
+                });
+        }
+        let mappings = &bound.mappings;
         for (k, p) in type_and_const_params(f).into_iter().enumerate() {
             let ast::GenericParam::TypeParam(t) = p else {
                 continue;
@@ -366,10 +377,15 @@ impl Builder<'_> {
                 .ok()
                 .filter(|v| v.first_unknown().is_none() || v.knows_a_part())
         };
-        let mappings = mappings
-            .iter()
-            .map(|m| Some(m.as_ref()?.layout.as_deref()?.to_expr()))
+        let layouts = mappings.iter().map(|m| m.as_ref()?.layout.as_deref());
+        let axes = layouts
+            .clone()
+            .flatten()
+            .flat_map(|l| l.axes())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
             .collect();
+        let mappings = layouts.map(|l| Some(l?.to_expr())).collect();
         let generics = turbofish.iter().map(|a| self.const_arg_value(a)).collect();
         let tensors = vals
             .iter()
@@ -395,6 +411,7 @@ impl Builder<'_> {
                 .collect(),
             generics,
             mappings,
+            axes,
             tensors,
             addresses: args.iter().map(|a| self.placed_at(a)).collect(),
             streams: Vec::new(),

@@ -39,7 +39,7 @@ pub fn build_fn(
         b.model.traced_in = bound.kernel;
     }
     b.bind_const_generics(f, &bound.generics);
-    b.bind_mapping_generics(f, &bound.mappings);
+    b.bind_mapping_generics(f, bound);
     b.bind_type_generics(f, &bound.types);
     if let Some(r) = &bound.receiver {
         b.bind_receiver(r);
