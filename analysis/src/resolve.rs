@@ -1082,6 +1082,20 @@ fn impl_head(node: &SyntaxNode, ty: &str) -> String {
     format!("impl{} {ty}{args} {{\n", syntax::node_text(params.syntax()))
 }
 
+/// A trait's provided function `text` (as the environment writes it: bare, or in the `impl`
+/// block of the trait's name) written in an `impl` block of the type `ty`.
+fn as_function_of(text: &str, ty: &str) -> String {
+    let mut body = text.trim();
+    // Each `impl .. {` line around it (one, or two for a function with statements).
+    while let Some(rest) = body.strip_prefix("impl")
+        && let Some((_, inner)) = rest.split_once('\n')
+        && let Some(inner) = inner.trim_end().strip_suffix('}')
+    {
+        body = inner.trim();
+    }
+    format!("impl {ty} {{\n{body}\n}}")
+}
+
 /// `it` written inside the block `head` opens (`impl Tiler {\n`), its positions moved past it.
 fn within(it: &mut Item, head: &str) {
     let by = head.len() as u32;
@@ -1979,7 +1993,74 @@ impl DefMap {
         out.text.push('\n');
         if it.kind == ItemKind::Type {
             self.emit_impl(&it.name, dm, at, emitted, out, depth);
+            self.emit_trait_defaults(&it.name, dm, at, emitted, out, depth);
             self.emit_extensions((dm, index), at, emitted, out, depth);
+        }
+    }
+
+    /// The provided functions of the traits the type `ty` (declared in module `dm`) implements
+    /// that no `impl` block of it writes, written as its own (`impl PingPong { fn region(..)
+    /// .. }`): a call `PingPong::region(c)` runs the trait's body with `Self` as `PingPong`,
+    /// as rustc resolves it.
+    fn emit_trait_defaults(
+        &self,
+        ty: &str,
+        dm: usize,
+        at: usize,
+        emitted: &mut HashMap<String, (usize, usize)>,
+        out: &mut EnvSource,
+        depth: usize,
+    ) {
+        let Some(krate) = self.modules.get(dm).map(|m| m.krate) else {
+            return;
+        };
+        let in_crate = |m: usize| self.modules.get(m).is_some_and(|x| x.krate == krate);
+        let traits: Vec<(usize, usize)> = self
+            .trait_impls
+            .iter()
+            .filter(|(m, t, _)| t == ty && in_crate(*m))
+            .filter_map(|(m, _, tr)| self.resolve_item(*m, tr))
+            .collect();
+        let declared = |name: &str| {
+            self.items
+                .iter()
+                .enumerate()
+                .any(|(m, (_, _, items))| in_crate(m) && items.iter().any(|i| i.name == name))
+        };
+        for (tm, ti) in traits {
+            let Some(trait_name) = self.item_name(tm, ti) else {
+                continue;
+            };
+            let prefix = format!("{trait_name}::");
+            let Some((_, _, items)) = self.items.get(tm) else {
+                continue;
+            };
+            for (index, it) in items.iter().enumerate() {
+                let Some(function) = it.name.strip_prefix(&prefix) else {
+                    continue;
+                };
+                let own = format!("{ty}::{function}");
+                if it.kind != ItemKind::Fn || emitted.contains_key(&own) || declared(&own) {
+                    continue;
+                }
+                // A value it computes; a helper that takes the context (`load(ctx, ..)`) is
+                // traced at its calls with `Self` bound instead.
+                let parsed = ast::SourceFile::parse(&it.text, ra_ap_syntax::Edition::Edition2024);
+                let computes = parsed
+                    .tree()
+                    .syntax()
+                    .descendants()
+                    .find_map(ast::Fn::cast)
+                    .is_some_and(|f| computes_a_value(&f));
+                if !computes {
+                    continue;
+                }
+                // What the default reads, as the trait's module sees it.
+                self.emit(&it.name, tm, index, at, emitted, out, depth + 1);
+                emitted.insert(own, (usize::MAX, usize::MAX));
+                out.text.push_str(&as_function_of(&it.text, ty));
+                out.text.push('\n');
+            }
         }
     }
 
