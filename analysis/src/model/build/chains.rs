@@ -463,6 +463,11 @@ impl Builder<'_> {
             && let Some(g) = &first
         {
             set_slot(&mut out, Slot::D, g, &self.scope);
+            // The element type an adapter converts to (`fetch_cast::<W>()` with `W` a type
+            // parameter no call gives here) is not the one it converts from.
+            if super::env::dtype_in(g, &self.scope).is_none() {
+                out.dtype = None;
+            }
         }
         if matches!(
             method,
