@@ -482,6 +482,9 @@ pub struct Adapter {
     /// Its turbofish argument as written (`m![A % 8]`, `bf16`), with its mapping when it is
     /// one.
     pub generic: Option<(Arg, Option<MapVal>)>,
+    /// The element type that argument names, as the trace resolves it (`bf16`, a type
+    /// parameter a call gives, `Self::Wide` of a trait's default traced for a type).
+    pub to: Option<crate::dtype::Dtype>,
     /// Its value arguments (`fetch_zero_point_sub`'s zero point).
     pub args: Vec<Arg>,
 }

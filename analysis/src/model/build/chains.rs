@@ -1,7 +1,7 @@
 //! Method calls: each engine method of a chain is a [`Step`], its type derived from its input
 //! and its turbofish, with the pipeline order, context and DMA rules checked on the way.
 
-use super::env::{dtype_of, map_of, set_slot};
+use super::env::{dtype_in, dtype_of, map_of, set_slot};
 use super::reading::{arg_of, is_tile_view, span_of};
 use super::state::{Builder, Construct, Dma, Val, sig_value};
 use crate::diagnostic::Span;
@@ -152,6 +152,7 @@ impl Builder<'_> {
             generic: first
                 .as_ref()
                 .map(|g| (arg_of(g.syntax()), map_of(g, &self.scope))),
+            to: first.as_ref().and_then(|g| dtype_in(g, &self.scope)),
             args: call.val_args.clone(),
         });
         // furiosa-opt-std 0.6 gives `fetch_table_lookup` to the main context only
@@ -465,7 +466,7 @@ impl Builder<'_> {
             set_slot(&mut out, Slot::D, g, &self.scope);
             // The element type an adapter converts to (`fetch_cast::<W>()` with `W` a type
             // parameter no call gives here) is not the one it converts from.
-            if super::env::dtype_in(g, &self.scope).is_none() {
+            if dtype_in(g, &self.scope).is_none() {
                 out.dtype = None;
             }
         }

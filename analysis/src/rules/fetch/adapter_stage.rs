@@ -40,8 +40,7 @@ impl<'a, 't> AdapterCast<'a, 't> {
     pub(super) fn of(conv: &Conversions<'t>, adapter: &'a Adapter) -> Option<Self> {
         let (stage, name) = stage_of(conv, &adapter.method)?;
         let (arg, _) = adapter.generic.as_ref()?;
-        let (Some(from), Some(to)) = (adapter.input.dtype, Dtype::from_name(arg.text.trim()))
-        else {
+        let (Some(from), Some(to)) = (adapter.input.dtype, adapter.to) else {
             return None;
         };
         Some(Self {
