@@ -331,9 +331,20 @@ impl<'a> Names<'a> {
     /// its receiver (`result.to_hbm(…)`).
     fn uses(&self, vars: &[Var<'_>], chain: &Chain, c: usize) -> Vec<(usize, Span)> {
         let mut uses: Vec<(usize, Span)> = Vec::new();
+        // Tensors named by a field path (`p.a` of `let p = Pair { a: .., .. }`).
+        let fields: Vec<&str> = self
+            .by_name
+            .keys()
+            .copied()
+            .filter(|n| n.contains('.'))
+            .collect();
         for step in &chain.steps {
             for arg in &step.args {
-                for id in idents(&arg.text) {
+                let named = fields
+                    .iter()
+                    .copied()
+                    .filter(|f| crate::syntax::mentions(&arg.text, f));
+                for id in idents(&arg.text).chain(named) {
                     if let Some(v) = self.resolve(vars, id, c)
                         && !uses.iter().any(|u| u.0 == v)
                     {

@@ -265,6 +265,18 @@ pub fn nodes_of_kinds(root: &SyntaxNode, kinds: &[SyntaxKind]) -> Vec<SyntaxNode
 
 /// The expression written `text`, parsed in a tree of its own (a body kept as text by an
 /// environment, `Self` written out).
+/// Whether `text` names `name` (a variable, or a field path `taps.main`) as a whole: not as a
+/// part of a longer name, nor as the field of something else (`x.taps.main`).
+pub fn mentions(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    !name.is_empty()
+        && text.match_indices(name).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + name.len()..].chars().next();
+            !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
+        })
+}
+
 pub fn expr_of_text(text: &str) -> Option<ra::Expr> {
     ra::SourceFile::parse(&format!("const _: () = {text};"), Edition::Edition2024)
         .tree()

@@ -2,7 +2,7 @@
 //! closures, blocks, arrays and macros.
 
 use super::env::tensor_type;
-use super::reading::{root_var, span_of, var_name};
+use super::reading::{root_field, root_var, span_of, var_name};
 use super::state::{Builder, Construct, Dma, Val, array_of, kept_through_stream};
 use crate::diagnostic::Span;
 use crate::model::methods::{Engine, Method};
@@ -228,7 +228,7 @@ impl Builder<'_> {
                         span,
                         binding: binding.clone(),
                         declared: expected.clone(),
-                        receiver: root_var(e),
+                        receiver: root_var(e).or_else(|| root_field(e)),
                         steps: w,
                         written_apart: false,
                         iteration: self.iteration,

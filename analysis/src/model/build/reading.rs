@@ -82,6 +82,23 @@ pub(super) fn root_var(e: &ast::Expr) -> Option<String> {
     }
 }
 
+/// `p.a` of a chain that starts from a variable's field (`p.a.to_hbm(..)`), as the tensor
+/// named after the field is called.
+pub(super) fn root_field(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::MethodCallExpr(m) => root_field(&m.receiver()?),
+        ast::Expr::AwaitExpr(a) => root_field(&a.expr()?),
+        ast::Expr::TryExpr(t) => root_field(&t.expr()?),
+        ast::Expr::ParenExpr(p) => root_field(&p.expr()?),
+        ast::Expr::FieldExpr(f) => Some(format!(
+            "{}.{}",
+            var_name(&f.expr()?)?,
+            f.name_ref()?.text()
+        )),
+        _ => None,
+    }
+}
+
 /// Whether an initializer is a `from_addr(..)` call, in an `unsafe` block or parentheses.
 pub(super) fn is_from_addr(e: &ast::Expr) -> bool {
     crate::syntax::from_addr_call(e).is_some()

@@ -256,13 +256,14 @@ impl Builder<'_> {
             let Some(last) = m.name_ref().map(|n| span_of(n.syntax().text_range())) else {
                 continue;
             };
-            self.name_chain_ending_at(last, name, span_of(part.syntax().text_range()));
+            self.name_chain_ending_at(last, name, span_of(part.syntax().text_range()), true);
         }
     }
 
     /// Binds the unbound chain whose last method is named at `last` to `name`, a tensor of
-    /// the function the result returns (written at `at`).
-    fn name_chain_ending_at(&mut self, last: Span, name: String, at: Span) {
+    /// the function written at `at` (`returned`: one the result returns, live to the end).
+    /// Whether there was such a chain.
+    fn name_chain_ending_at(&mut self, last: Span, name: String, at: Span, returned: bool) -> bool {
         let Some(chain) = self
             .model
             .chains
@@ -270,17 +271,17 @@ impl Builder<'_> {
             .rev()
             .find(|c| c.binding.is_none() && c.steps.last().is_some_and(|s| s.span == last))
         else {
-            return;
+            return false;
         };
         let Some(step) = chain.steps.last() else {
-            return;
+            return false;
         };
         let Some(ty) = step
             .output
             .clone()
             .filter(|t| matches!(t.kind, Kind::Dm | Kind::Trf))
         else {
-            return;
+            return false;
         };
         chain.binding = Some(name.clone());
         let tv = crate::model::TensorVar {
@@ -296,14 +297,17 @@ impl Builder<'_> {
             trf_loaded: None,
         };
         self.model.tensors.push(tv);
-        self.model.returned.push((name, at));
+        if returned {
+            self.model.returned.push((name, at));
+        }
+        true
     }
 }
 
 impl Builder<'_> {
-    /// The tensors a struct literal bound by `let name = S { f: helper(..), .. }` takes from its
-    /// fields' calls: each a tensor of the function (`name.f`, as `&name.f` reads it) placed or
-    /// loaded where the call's trace says.
+    /// The tensors a struct literal bound by `let name = S { f: helper(..), g: chain, .. }`
+    /// holds: each a tensor of the function (`name.f`, as `&name.f` reads it), placed or
+    /// loaded where its call's trace or its engine chain says.
     pub(super) fn take_field_results(&mut self, name: &str, init: &ast::Expr) {
         let Some(ast::Expr::RecordExpr(r)) = under_wrappers(init) else {
             return;
@@ -318,10 +322,16 @@ impl Builder<'_> {
             else {
                 continue;
             };
+            let expr = span_of(e.syntax().text_range());
+            if let ast::Expr::MethodCallExpr(m) = &e
+                && let Some(last) = m.name_ref().map(|n| span_of(n.syntax().text_range()))
+                && self.name_chain_ending_at(last, format!("{name}.{field}"), expr, false)
+            {
+                continue;
+            }
             let Some(v) = self.call_result(&e).cloned() else {
                 continue;
             };
-            let expr = span_of(e.syntax().text_range());
             let Some(call) = self.model.calls.iter().rev().find(|c| c.expr == expr) else {
                 continue;
             };

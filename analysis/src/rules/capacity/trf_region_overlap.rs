@@ -42,16 +42,6 @@ struct TrfLoad<'a> {
     helper: Option<String>,
 }
 
-/// Whether `text` names `name` (a variable, or a field path `taps.main`) as a whole.
-fn mentions(text: &str, name: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(name).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + name.len()..].chars().next();
-        !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
-    })
-}
-
 /// Every TRF load of the function (of a loop's first pass) whose region is known, in the
 /// order they are written.
 fn loads<'a>(cx: &FnContext<'a>) -> Vec<TrfLoad<'a>> {
@@ -123,7 +113,11 @@ fn used_after(cx: &FnContext<'_>, load: &TrfLoad<'_>, name: &str, after: Span) -
                 .flatten();
             c.steps
                 .iter()
-                .filter(|s| s.args.iter().any(|a| mentions(&a.text, name)))
+                .filter(|s| {
+                    s.args
+                        .iter()
+                        .any(|a| crate::syntax::mentions(&a.text, name))
+                })
                 .map(|s| s.span)
                 .chain(from)
         });
