@@ -27,7 +27,8 @@ pub const OPT_007: Rule = Rule {
            where N is the tile dimension's size; other padding the view carries over from its \
            tensor keeps the tensor's kind. The fix rewrites the operator. The manual's library \
            has one padding kind; the rule applies to furiosa-opt-std crates, to tile mappings \
-           written as `m![...]` (an alias is not read) and to HBM tiles whose `view()` or \
+           written as `m![...]` or named by an alias without parameters (reported at the tile, \
+           to be written in the alias) and to HBM tiles whose `view()` or \
            `view_mut()` the function shows (an `HbmTensorViewMut` parameter's is not).",
     bad: "output.view_mut().tile::<m![B], 2, m![B = 2 # 8]>(0)",
     good: "output.view_mut().tile::<m![B], 2, m![B = 2 #{!} 8]>(0)",
@@ -85,7 +86,7 @@ pub(super) fn check(cx: &FnContext<'_>, chain: &Chain, i: usize, out: &mut Vec<D
     let Some(mutable) = tile_is_mutable(cx.model, chain, i) else {
         return;
     };
-    let Some((kind, op_span)) = padding_around_tile(cx, step, dim, size, tile) else {
+    let Some((kind, op_span, in_alias)) = padding_around_tile(cx, step, dim, size, tile) else {
         return;
     };
     let want = if mutable {
@@ -107,48 +108,59 @@ pub(super) fn check(cx: &FnContext<'_>, chain: &Chain, i: usize, out: &mut Vec<D
             "a read view: its cells outside the tile are plain padding",
         )
     };
+    let message = format!(
+        "{view} is {why}, so furiosa-opt-std needs them written `{}`, not `{}`",
+        want.operator(),
+        kind.operator()
+    );
+    // A tile mapping named by an alias (`BatchOut`): reported where the tile uses it, and
+    // padded where the alias is defined, which other uses may share.
+    if let Some(alias) = in_alias {
+        let at = format!("{message} (in the alias `{alias}`: write it there)");
+        out.push(Diagnostic::new(&OPT_007, tile.span, at));
+        return;
+    }
     // The same mapping written again in the chain's declared type must change with it.
     let declared_apart = i + 1 == chain.steps.len() && chain.declared.is_some();
-    out.push(
-        Diagnostic::new(
-            &OPT_007,
-            op_span,
-            format!(
-                "{view} is {why}, so furiosa-opt-std needs them written `{}`, not `{}`",
-                want.operator(),
-                kind.operator()
-            ),
-        )
-        .with_edit(
-            format!("write the padding `{}`", want.operator()),
-            !declared_apart && !tile.in_tensor_alias,
-            op_span,
-            want.operator().to_string(),
-        ),
-    );
+    out.push(Diagnostic::new(&OPT_007, op_span, message).with_edit(
+        format!("write the padding `{}`", want.operator()),
+        !declared_apart && !tile.in_tensor_alias,
+        op_span,
+        want.operator().to_string(),
+    ));
 }
 
 /// The kind and operator span of the padding around the tile's resized dimension in the
 /// tile mapping `tile` of `tile::<dim, size, tile>`: the first padding of a `dim`'s resize, or
 /// a size-1 tile's `1 # N` where N is the size of `dim` (and the tensor's Element has no such
-/// padding of its own); `None` when a mapping is not read or no padding is around the tile.
+/// padding of its own), with the alias's name when `tile` names one; `None` when a mapping is
+/// not read or no padding is around the tile.
 fn padding_around_tile(
     cx: &FnContext<'_>,
     step: &Step,
     dim: &Arg,
     size: &Arg,
     tile: &Arg,
-) -> Option<(PadKind, Span)> {
+) -> Option<(PadKind, Span, Option<String>)> {
     let dim_l = mapping_body(&dim.text)
         .and_then(|(_, b)| parse::parse_mapping(b).ok())
         .and_then(|e| lower(&e, cx.scope, &mut Vec::new()))?;
     let len = size.text.trim().replace('_', "").parse::<u64>().ok()?;
-    let (off, body) = mapping_body(&tile.text)?;
-    let mut expr = parse::parse_mapping(body).ok()?;
-    let base = u32::try_from(off)
-        .ok()
-        .map_or(tile.span.start, |o| tile.span.start.saturating_add(o));
-    shift_expr(&mut expr, base);
+    let (expr, alias) = match mapping_body(&tile.text) {
+        Some((off, body)) => {
+            let mut expr = parse::parse_mapping(body).ok()?;
+            let base = u32::try_from(off)
+                .ok()
+                .map_or(tile.span.start, |o| tile.span.start.saturating_add(o));
+            shift_expr(&mut expr, base);
+            (expr, None)
+        }
+        // `tile::<m![B], 1, BatchOut>`: the alias's body (one without parameters).
+        None => {
+            let name = tile.text.trim();
+            (alias_body(cx.scope, name)?, Some(name.to_string()))
+        }
+    };
     // A `1 # N` the tensor's own Element already has is not told apart from the tile's.
     let carried = step
         .input
@@ -173,7 +185,23 @@ fn padding_around_tile(
     };
     pads.iter()
         .find(|p| around_tile(p))
-        .map(|p| (p.kind, p.op_span))
+        .map(|p| (p.kind, p.op_span, alias.clone()))
+}
+
+/// The body of the alias `name` (one without parameters), through renames (`use self::RowTile
+/// as Rows;` is `type Rows = m![{ RowTile }]`).
+fn alias_body<'s>(scope: &'s lower::Scope, mut name: &'s str) -> Option<Expr> {
+    for _ in 0..8 {
+        let alias = scope.aliases.get(name)?;
+        if !alias.generics.is_empty() {
+            return None;
+        }
+        match alias.body.as_ref()? {
+            Expr::Escape(inner, _) => name = inner.text.as_str(),
+            body => return Some(body.clone()),
+        }
+    }
+    None
 }
 
 /// The `m![...]` body of a written mapping and its offset in the text.
