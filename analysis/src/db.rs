@@ -1459,6 +1459,7 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
     } else if let Some(a) = ra::TypeAlias::cast(node.clone())
         && let (Some(name), Some(ty)) = (a.name(), a.ty())
     {
+        declare_instantiated_alias(env, &a, &ty);
         // `type ActD = i8;`: an element type under another name; an associated one (`type
         // Elem = i8;` of `impl Format for I8Kt`) is `I8Kt::Elem`.
         if let ra::Type::PathType(p) = &ty
@@ -1546,6 +1547,57 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
             env.placing_fns.insert(name.text().to_string(), c);
         }
     }
+}
+
+/// `type DualReduce = ExpertMajor<m![G, T % 8]>;`: a generic mapping alias given its
+/// parameters, under a name of its own: a mapping alias of what it stands for.
+fn declare_instantiated_alias(env: &mut Env, a: &ra::TypeAlias, ty: &ra::Type) {
+    let ra::Type::PathType(p) = ty else {
+        return;
+    };
+    let Some(seg) = p.path().and_then(|p| p.segment()) else {
+        return;
+    };
+    // Through the names it is imported under (`use layouts::RRows as Rows;`).
+    let mut target = seg
+        .name_ref()
+        .and_then(|n| env.scope.aliases.get(n.text()));
+    for _ in 0..8 {
+        match target {
+            Some(al) if al.generics.is_empty() => match &al.body {
+                Some(crate::mapping::ast::Expr::Escape(t, _)) => {
+                    target = env.scope.aliases.get(&t.text);
+                }
+                _ => break,
+            },
+            _ => break,
+        }
+    }
+    let generic = target.is_some_and(|al| !al.generics.is_empty());
+    let Some(name) = a.name() else {
+        return;
+    };
+    let own_params = ra::HasGenericParams::generic_param_list(a).is_some();
+    let args = ra::HasGenericArgs::generic_arg_list(&seg).is_some();
+    if !generic || own_params || !args {
+        return;
+    }
+    let text = syntax::compact_text(p.syntax());
+    let Some(layout) = build::generic_alias_layout(&text, &env.scope) else {
+        return;
+    };
+    let Ok(body) = crate::mapping::parse::parse_mapping(&layout.to_expr()) else {
+        return;
+    };
+    let alias = crate::mapping::lower::Alias {
+        name: crate::mapping::ast::Name {
+            text: name.text().to_string(),
+            span: Span::default(),
+        },
+        body: Some(body),
+        generics: Vec::new(),
+    };
+    env.scope.aliases.insert(name.text().to_string(), alias);
 }
 
 /// The discriminants of an enum's unit variants, as `as usize` reads them: each the value it
