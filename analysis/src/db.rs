@@ -1559,9 +1559,7 @@ fn declare_instantiated_alias(env: &mut Env, a: &ra::TypeAlias, ty: &ra::Type) {
         return;
     };
     // Through the names it is imported under (`use layouts::RRows as Rows;`).
-    let mut target = seg
-        .name_ref()
-        .and_then(|n| env.scope.aliases.get(n.text()));
+    let mut target = seg.name_ref().and_then(|n| env.scope.aliases.get(n.text()));
     for _ in 0..8 {
         match target {
             Some(al) if al.generics.is_empty() => match &al.body {
