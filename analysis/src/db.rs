@@ -1559,19 +1559,11 @@ fn declare_instantiated_alias(env: &mut Env, a: &ra::TypeAlias, ty: &ra::Type) {
         return;
     };
     // Through the names it is imported under (`use layouts::RRows as Rows;`).
-    let mut target = seg.name_ref().and_then(|n| env.scope.aliases.get(n.text()));
-    for _ in 0..8 {
-        match target {
-            Some(al) if al.generics.is_empty() => match &al.body {
-                Some(crate::mapping::ast::Expr::Escape(t, _)) => {
-                    target = env.scope.aliases.get(&t.text);
-                }
-                _ => break,
-            },
-            _ => break,
-        }
-    }
-    let generic = target.is_some_and(|al| !al.generics.is_empty());
+    let generic = seg.name_ref().is_some_and(|n| {
+        env.scope
+            .alias_through_renames(n.text().as_ref())
+            .is_some_and(|al| !al.generics.is_empty())
+    });
     let Some(name) = a.name() else {
         return;
     };

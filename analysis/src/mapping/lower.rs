@@ -52,6 +52,21 @@ pub struct Alias {
 }
 
 impl Scope {
+    /// The alias `name` is, through the names it is imported under (`use self::RowTile as
+    /// Rows;` is `type Rows = m![{ RowTile }]`): the first alias that is not such a rename.
+    pub fn alias_through_renames(&self, name: &str) -> Option<&Alias> {
+        let mut alias = self.aliases.get(name)?;
+        for _ in 0..8 {
+            match &alias.body {
+                Some(Expr::Escape(target, _)) if alias.generics.is_empty() => {
+                    alias = self.aliases.get(&target.text)?;
+                }
+                _ => break,
+            }
+        }
+        Some(alias)
+    }
+
     /// Binds a qualified path (`layouts::Slice`, `super::A`) to the axis or alias `name` is,
     /// so that `{ layouts::Slice }` and `layouts::A::SIZE` find it as the plain name would.
     pub fn bind_path(&mut self, path: &str, name: &str) {

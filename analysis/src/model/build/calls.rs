@@ -2,7 +2,7 @@
 //! pass continued across the call), constructors, and `launch`.
 
 use super::env::{FnSig, alias_val, apply_generics, dtype_in, map_of};
-use super::reading::{callee_key, passes_a_chain, root_var, span_of, var_name};
+use super::reading::{callee_key, passes_a_chain, root_field, root_var, span_of, var_name};
 use super::state::{Builder, Construct, Val, fill, sig_value};
 use crate::diagnostic::Span;
 use crate::model::consts::path_key;
@@ -652,7 +652,7 @@ impl Builder<'_> {
     fn tensors_read(&self, args: &[ast::Expr]) -> Vec<(String, Span)> {
         args.iter()
             .filter_map(|a| {
-                let field = field_path(a);
+                let field = root_field(a);
                 let name =
                     root_var(a).or_else(|| Some(field.as_ref()?.split('.').next()?.to_string()))?;
                 let at = span_of(a.syntax().text_range());
@@ -1139,17 +1139,5 @@ fn holds_placed(v: &Val) -> bool {
         Val::Tuple(vs) => vs.iter().any(holds_placed),
         Val::Struct(fs) => fs.iter().any(|(_, v)| holds_placed(v)),
         _ => false,
-    }
-}
-
-/// `a.b` of `&a.b` (a field of a variable, one level deep), as written.
-fn field_path(e: &ast::Expr) -> Option<String> {
-    match e {
-        ast::Expr::RefExpr(r) => field_path(&r.expr()?),
-        ast::Expr::FieldExpr(f) => {
-            let base = var_name(&f.expr()?)?;
-            Some(format!("{base}.{}", f.name_ref()?.text()))
-        }
-        _ => None,
     }
 }

@@ -838,15 +838,7 @@ fn generic_alias_val(path: &ast::Path, scope: &Scope, at: Span) -> Option<MapVal
         None => name,
     };
     // Through the names it is imported under (`use layouts::Lanes as Lanes16;`).
-    let mut alias = scope.aliases.get(&key)?;
-    for _ in 0..8 {
-        match &alias.body {
-            Some(crate::mapping::ast::Expr::Escape(target, _)) if alias.generics.is_empty() => {
-                alias = scope.aliases.get(&target.text)?;
-            }
-            _ => break,
-        }
-    }
+    let alias = scope.alias_through_renames(&key)?;
     let args: Vec<ast::GenericArg> = segment.generic_arg_list()?.generic_args().collect();
     if args.len() != alias.generics.len() {
         return None;

@@ -82,11 +82,12 @@ pub(super) fn root_var(e: &ast::Expr) -> Option<String> {
     }
 }
 
-/// `p.a` of a chain that starts from a variable's field (`p.a.to_hbm(..)`), as the tensor
-/// named after the field is called.
+/// `p.a` of a chain or an argument that starts from a variable's field (`p.a.to_hbm(..)`,
+/// `&taps.main`), as the tensor named after the field is called.
 pub(super) fn root_field(e: &ast::Expr) -> Option<String> {
     match e {
         ast::Expr::MethodCallExpr(m) => root_field(&m.receiver()?),
+        ast::Expr::RefExpr(r) => root_field(&r.expr()?),
         ast::Expr::AwaitExpr(a) => root_field(&a.expr()?),
         ast::Expr::TryExpr(t) => root_field(&t.expr()?),
         ast::Expr::ParenExpr(p) => root_field(&p.expr()?),

@@ -158,7 +158,12 @@ fn padding_around_tile(
         // `tile::<m![B], 1, BatchOut>`: the alias's body (one without parameters).
         None => {
             let name = tile.text.trim();
-            (alias_body(cx.scope, name)?, Some(name.to_string()))
+            // Through renames; one with parameters is not read.
+            let alias = cx.scope.alias_through_renames(name)?;
+            if !alias.generics.is_empty() {
+                return None;
+            }
+            (alias.body.clone()?, Some(name.to_string()))
         }
     };
     // A `1 # N` the tensor's own Element already has is not told apart from the tile's.
@@ -186,22 +191,6 @@ fn padding_around_tile(
     pads.iter()
         .find(|p| around_tile(p))
         .map(|p| (p.kind, p.op_span, alias.clone()))
-}
-
-/// The body of the alias `name` (one without parameters), through renames (`use self::RowTile
-/// as Rows;` is `type Rows = m![{ RowTile }]`).
-fn alias_body<'s>(scope: &'s lower::Scope, mut name: &'s str) -> Option<Expr> {
-    for _ in 0..8 {
-        let alias = scope.aliases.get(name)?;
-        if !alias.generics.is_empty() {
-            return None;
-        }
-        match alias.body.as_ref()? {
-            Expr::Escape(inner, _) => name = inner.text.as_str(),
-            body => return Some(body.clone()),
-        }
-    }
-    None
 }
 
 /// The `m![...]` body of a written mapping and its offset in the text.
