@@ -1,6 +1,7 @@
 //! Syntax of the three mapping macros, as the manual uses them (api.md §1).
 
 use crate::diagnostic::Span;
+use std::fmt;
 
 /// An identifier with its span. Primed names (`B'`) keep their prime in `text`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,4 +190,101 @@ pub struct IndexEntry {
     pub key: Expr,
     pub value: Option<u64>,
     pub span: Span,
+}
+
+/// A mapping body as it can be written back into `m![...]` (an edit that rewrites part of a
+/// mapping and prints the rest): groups print with `[ ]`, a padding with the kind written as
+/// it was (`#`, or `#{!}`, `#{0}`, `#{*}` when marked), sizes as written.
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Identity(_) => f.write_str("1"),
+            Expr::Broadcast(n, _) => write!(f, "{n}"),
+            Expr::Symbol(name) => f.write_str(&name.text),
+            Expr::Escape(name, _) => write!(f, "{{ {} }}", name.text),
+            Expr::Group(inner, _) => write!(f, "[{inner}]"),
+            Expr::Pair(terms, _) => {
+                for (k, t) in terms.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                Ok(())
+            }
+            Expr::Op { inner, op, arg, .. } => {
+                let op = match op {
+                    Op::Pad { kind, marked: true } => match kind {
+                        PadKind::Top => "#{*}",
+                        kind => kind.operator(),
+                    },
+                    op => op.symbol(),
+                };
+                match **inner {
+                    Expr::Pair(..) => write!(f, "[{inner}] {op} {arg}"),
+                    _ => write!(f, "{inner} {op} {arg}"),
+                }
+            }
+            Expr::LinComb(terms, _) => {
+                f.write_str("$(")?;
+                for (k, (e, n)) in terms.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{e}: {n}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+impl fmt::Display for SizeExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeExpr::Lit(n, _) => write!(f, "{n}"),
+            SizeExpr::SizeOf(name, _) => write!(f, "{}::SIZE", name.text),
+            SizeExpr::Bin(a, op, b, _) => {
+                let op = match op {
+                    BinOp::Add => "+",
+                    BinOp::Sub => "-",
+                    BinOp::Mul => "*",
+                    BinOp::Div => "/",
+                };
+                write!(f, "({a} {op} {b})")
+            }
+            SizeExpr::Escaped(inner, _) => write!(f, "{{ {inner} }}"),
+            SizeExpr::Const(name) => f.write_str(&name.text),
+        }
+    }
+}
+
+impl Expr {
+    /// Gives the padding whose operator is at `op_span` the kind `kind` (written marked, as
+    /// furiosa-opt-std does, unless it is the plain `#`); whether one was there.
+    pub fn set_pad_kind(&mut self, op_span: Span, kind: PadKind) -> bool {
+        match self {
+            Expr::Op {
+                inner,
+                op,
+                op_span: at,
+                ..
+            } => {
+                if *at == op_span
+                    && let Op::Pad { .. } = op
+                {
+                    *op = Op::Pad {
+                        kind,
+                        marked: kind != PadKind::Top,
+                    };
+                    return true;
+                }
+                inner.set_pad_kind(op_span, kind)
+            }
+            Expr::Group(x, _) => x.set_pad_kind(op_span, kind),
+            Expr::Pair(xs, _) => xs.iter_mut().any(|x| x.set_pad_kind(op_span, kind)),
+            Expr::LinComb(xs, _) => xs.iter_mut().any(|(x, _)| x.set_pad_kind(op_span, kind)),
+            Expr::Identity(_) | Expr::Broadcast(..) | Expr::Symbol(_) | Expr::Escape(..) => false,
+        }
+    }
 }

@@ -1014,6 +1014,30 @@ pub fn escape_key(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A mapping printed back (`Display for Expr`) parses to the same expression, and
+    /// printing that again gives the same text (an edit rewrites part of a mapping and prints
+    /// the rest).
+    #[test]
+    fn a_printed_mapping_reads_back_the_same() {
+        for text in [
+            "1 # 32, A",
+            "[B, A] # 64 / 8",
+            "A / 8 % 4, B #{!} 16, 1 #{0} 2",
+            "{ Rows } = 2 #{*} 8",
+            "$(A: 4, B: 1)",
+            "A # (B::SIZE * 2), C % { N }",
+        ] {
+            let Ok(e) = parse_mapping(text) else {
+                panic!("{text} does not parse");
+            };
+            let printed = e.to_string();
+            let Ok(again) = parse_mapping(&printed) else {
+                panic!("{printed} (printed from {text}) does not parse");
+            };
+            assert_eq!(again.to_string(), printed, "{text}");
+        }
+    }
+
     fn syntax_at(body: &str) -> (String, String) {
         match parse_mapping(body) {
             Err(ParseProblem::Syntax(s, m)) => (body[s.range()].to_string(), m),

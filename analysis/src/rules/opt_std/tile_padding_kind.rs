@@ -28,7 +28,8 @@ pub const OPT_007: Rule = Rule {
            tensor keeps the tensor's kind. The fix rewrites the operator. The manual's library \
            has one padding kind; the rule applies to furiosa-opt-std crates, to tile mappings \
            written as `m![...]` or named by an alias without parameters (reported at the tile, \
-           to be written in the alias) and to HBM tiles whose `view()` or \
+           fixed there by the alias's mapping with the kind rewritten, or in the alias's \
+           definition) and to HBM tiles whose `view()` or \
            `view_mut()` the function shows (an `HbmTensorViewMut` parameter's is not).",
     bad: "output.view_mut().tile::<m![B], 2, m![B = 2 # 8]>(0)",
     good: "output.view_mut().tile::<m![B], 2, m![B = 2 #{!} 8]>(0)",
@@ -113,11 +114,22 @@ pub(super) fn check(cx: &FnContext<'_>, chain: &Chain, i: usize, out: &mut Vec<D
         want.operator(),
         kind.operator()
     );
-    // A tile mapping named by an alias (`BatchOut`): reported where the tile uses it, and
-    // padded where the alias is defined, which other uses may share.
-    if let Some(alias) = in_alias {
-        let at = format!("{message} (in the alias `{alias}`: write it there)");
-        out.push(Diagnostic::new(&OPT_007, tile.span, at));
+    // A tile mapping named by an alias (`BatchOut`): reported where the tile uses it, and fixed
+    // there by the alias's mapping with the kind rewritten, which changes no other use (the
+    // engine adds the edit of the alias's definition as a second fix).
+    if let Some((alias, mut body)) = in_alias {
+        let at = format!("{message} (in the alias `{alias}`)");
+        let d = Diagnostic::new(&OPT_007, tile.span, at);
+        out.push(if body.set_pad_kind(op_span, want) {
+            d.with_edit(
+                format!("write `{alias}`'s mapping here with `{}`", want.operator()),
+                true,
+                tile.span,
+                format!("m![{body}]"),
+            )
+        } else {
+            d
+        });
         return;
     }
     // The same mapping written again in the chain's declared type must change with it.
@@ -141,7 +153,7 @@ fn padding_around_tile(
     dim: &Arg,
     size: &Arg,
     tile: &Arg,
-) -> Option<(PadKind, Span, Option<String>)> {
+) -> Option<(PadKind, Span, Option<(String, Expr)>)> {
     let dim_l = mapping_body(&dim.text)
         .and_then(|(_, b)| parse::parse_mapping(b).ok())
         .and_then(|e| lower(&e, cx.scope, &mut Vec::new()))?;
@@ -163,7 +175,8 @@ fn padding_around_tile(
             if !alias.generics.is_empty() {
                 return None;
             }
-            (alias.body.clone()?, Some(name.to_string()))
+            let body = alias.body.clone()?;
+            (body.clone(), Some((name.to_string(), body)))
         }
     };
     // A `1 # N` the tensor's own Element already has is not told apart from the tile's.
