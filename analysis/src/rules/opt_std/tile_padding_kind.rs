@@ -87,7 +87,12 @@ pub(super) fn check(cx: &FnContext<'_>, chain: &Chain, i: usize, out: &mut Vec<D
     let Some(mutable) = tile_is_mutable(cx.model, chain, i) else {
         return;
     };
-    let Some((kind, op_span, in_alias)) = padding_around_tile(cx, step, dim, size, tile) else {
+    let Some(AroundTile {
+        kind,
+        op_span,
+        alias: in_alias,
+    }) = padding_around_tile(cx, step, dim, size, tile)
+    else {
         return;
     };
     let want = if mutable {
@@ -142,6 +147,14 @@ pub(super) fn check(cx: &FnContext<'_>, chain: &Chain, i: usize, out: &mut Vec<D
     ));
 }
 
+/// The padding around a tile's resized dimension: its kind, its operator, and the alias
+/// that writes it (its name and mapping) when the tile mapping names one.
+struct AroundTile {
+    kind: PadKind,
+    op_span: Span,
+    alias: Option<(String, Expr)>,
+}
+
 /// The kind and operator span of the padding around the tile's resized dimension in the
 /// tile mapping `tile` of `tile::<dim, size, tile>`: the first padding of a `dim`'s resize, or
 /// a size-1 tile's `1 # N` where N is the size of `dim` (and the tensor's Element has no such
@@ -153,7 +166,7 @@ fn padding_around_tile(
     dim: &Arg,
     size: &Arg,
     tile: &Arg,
-) -> Option<(PadKind, Span, Option<(String, Expr)>)> {
+) -> Option<AroundTile> {
     let dim_l = mapping_body(&dim.text)
         .and_then(|(_, b)| parse::parse_mapping(b).ok())
         .and_then(|e| lower(&e, cx.scope, &mut Vec::new()))?;
@@ -201,9 +214,11 @@ fn padding_around_tile(
         } => lower(inner, cx.scope, &mut Vec::new()).is_some_and(|l| l == dim_l),
         e => len == 1 && !carried && is_identity(e) && p.to == Some(dim_l.size),
     };
-    pads.iter()
-        .find(|p| around_tile(p))
-        .map(|p| (p.kind, p.op_span, alias.clone()))
+    pads.iter().find(|p| around_tile(p)).map(|p| AroundTile {
+        kind: p.kind,
+        op_span: p.op_span,
+        alias: alias.clone(),
+    })
 }
 
 /// The `m![...]` body of a written mapping and its offset in the text.
