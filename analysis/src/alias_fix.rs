@@ -67,10 +67,10 @@ pub fn diagnostics(
                     Some(definition_fix(
                         db,
                         file,
-                        def_file,
-                        body,
+                        (def_file, body),
                         &pad.name,
                         &pad.new_text,
+                        "pad",
                     ))
                 }
             })
@@ -81,14 +81,23 @@ pub fn diagnostics(
             .filter_map(|fix| {
                 let (path, edit) = alias_use(text, fix)?;
                 let (def_file, body) = definition(db, file, edit.span.start, path)?;
-                let mut fix = definition_fix(db, file, def_file, body, path, &edit.new_text);
+                // A padding fix pads the alias; another (an Element given the digits it
+                // misses, a padding kind rewritten) changes it.
+                let verb = if fix.title.starts_with("pad") {
+                    "pad"
+                } else {
+                    "change"
+                };
+                let mut fix =
+                    definition_fix(db, file, (def_file, body), path, &edit.new_text, verb);
                 let key = (path.to_string(), def_file, body);
                 let every = uses
                     .entry(key)
                     .or_insert_with(|| alias_uses(db, file, path, (def_file, body)));
                 let others = other_uses(file, edit.span, every);
                 if !others.is_empty() {
-                    fix.title = format!("pad `{path}` where it is defined, {}", changing(&others));
+                    fix.title =
+                        format!("{verb} `{path}` where it is defined, {}", changing(&others));
                 }
                 Some(fix)
             })
@@ -119,14 +128,14 @@ fn is_path(text: &str) -> bool {
 fn definition_fix(
     db: &dyn salsa::Database,
     file: SourceFile,
-    def_file: SourceFile,
-    body: Span,
+    (def_file, body): (SourceFile, Span),
     name: &str,
     new_text: &str,
+    verb: &str,
 ) -> Fix {
     let (edits, other_files) = placed(db, file, def_file, body, new_text);
     Fix {
-        title: format!("pad `{name}` where it is defined, for every use"),
+        title: format!("{verb} `{name}` where it is defined, for every use"),
         safe: false,
         edits,
         other_files,

@@ -347,6 +347,15 @@ pub fn arith(op: ArithOp, l: u64, r: u64) -> Option<u64> {
     }
 }
 
+/// The value of the constant `key`, also when it is written trait-qualified
+/// (`<Bf16 as Elem>::BYTES` is `Bf16::BYTES`).
+fn lookup(consts: &HashMap<String, u64>, key: &str) -> Option<u64> {
+    consts.get(key).copied().or_else(|| {
+        let plain = crate::syntax::without_trait(key)?;
+        consts.get(&plain).copied()
+    })
+}
+
 /// The key a called function is looked up by: its path, the turbofish of its last segment
 /// left out (`tile_addr::<PITCH>` is `tile_addr`).
 pub fn callee_key(path: &ast::Path) -> Option<String> {
@@ -376,7 +385,7 @@ pub fn const_arg(
             let ast::Type::PathType(p) = t.ty()? else {
                 return None;
             };
-            consts.get(&path_key(&p.path()?)?).copied()
+            lookup(consts, &path_key(&p.path()?)?)
         }
         _ => None,
     }
@@ -429,7 +438,7 @@ fn eval_depth(
         ast::Expr::CastExpr(c) => eval(&c.expr()?, consts),
         ast::Expr::PathExpr(p) => {
             let path = p.path()?;
-            match path_key(&path).and_then(|k| consts.get(&k).copied()) {
+            match path_key(&path).and_then(|k| lookup(consts, &k)) {
                 Some(v) => Some(v),
                 None => size_of(&path, sizes?),
             }

@@ -326,7 +326,10 @@ fn name(p: &ast::PathExpr, names: &Names<'_>, named: &mut bool) -> Eval {
             crate::syntax::node_text(p.syntax())
         ))
     })?;
-    if let Some(v) = (names.value)(&key) {
+    // `<Bf16 as Elem>::BYTES` is the item `Bf16::BYTES`.
+    let found = (names.value)(&key)
+        .or_else(|| crate::syntax::without_trait(&key).and_then(|k| (names.value)(&k)));
+    if let Some(v) = found {
         *named = true;
         return v.and_then(Value::read);
     }

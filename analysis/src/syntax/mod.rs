@@ -822,6 +822,15 @@ pub fn path_key(path: &ra::Path) -> Option<String> {
     (!key.is_empty()).then_some(key)
 }
 
+/// A trait-qualified key (`<Bf16 as Elem>::BYTES`) as the item of the type it names
+/// (`Bf16::BYTES`): a value looked up under its type's name; `None` for other keys.
+pub fn without_trait(key: &str) -> Option<String> {
+    let rest = key.strip_prefix('<')?;
+    let (ty, after) = rest.split_once(" as ")?;
+    let (_, item) = after.split_once(">::")?;
+    Some(format!("{ty}::{item}"))
+}
+
 /// The `from_addr(..)` call an expression is, seen through parentheses and blocks (`unsafe {
 /// DmTensor::from_addr(a) }`).
 pub fn from_addr_call(e: &ra::Expr) -> Option<ra::CallExpr> {

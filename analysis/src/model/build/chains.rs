@@ -248,13 +248,24 @@ impl Builder<'_> {
     fn address_of(&mut self, call: &MethodCall, spec: &Transfer) -> Option<u64> {
         let address_expr = spec.address_arg.and_then(|k| call.args.get(k))?;
         let address = match self.value_of(address_expr).0 {
-            Ok(value::Value::Int(v)) => Some(v),
-            _ => None,
+            Ok(value::Value::Int(v)) => Ok(v),
+            Ok(_) => Err(None),
+            Err(u) => Err(Some(u)),
         };
-        if address.is_none() {
-            self.address_call(address_expr);
+        match address {
+            Ok(v) => return Some(v),
+            // `self.plan.base`, `cfg.tile.at`: a field of a value the function binds and does
+            // not know (a parameter, a method's receiver) is an address not checked.
+            Err(Some(u)) if self.field_of_value(address_expr) => {
+                self.not_analysed(NotFollowed::Value {
+                    at: span_of(address_expr.syntax().text_range()),
+                    text: snippet(address_expr.syntax()),
+                    why: u.why,
+                });
+            }
+            Err(_) => self.address_call(address_expr),
         }
-        address
+        None
     }
 
     /// A pass begun on a Tensor Unit context (`ctx.main.begin(a.view())`,
@@ -605,6 +616,27 @@ impl Builder<'_> {
             },
             _ => false,
         }
+    }
+
+    /// Whether `e` is a field (`self.plan.base`, `cfg.tile.at`) of a name the function binds
+    /// as a value, known or not.
+    fn field_of_value(&self, e: &ast::Expr) -> bool {
+        let mut at = e.clone();
+        let mut fields = 0;
+        while let ast::Expr::FieldExpr(f) = &at {
+            let Some(inner) = f.expr() else {
+                return false;
+            };
+            at = inner;
+            fields += 1;
+        }
+        let ast::Expr::PathExpr(p) = at else {
+            return false;
+        };
+        fields > 0
+            && p.path()
+                .and_then(|p| path_key(&p))
+                .is_some_and(|k| self.values.contains_key(&k))
     }
 
     pub(super) fn address_call(&mut self, a: &ast::Expr) {

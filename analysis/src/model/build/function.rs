@@ -51,12 +51,16 @@ pub fn build_fn(
     let self_type = self_type.or(bound.self_arg.as_ref().map(|t| t.name.as_str()));
     if let Some(ty) = self_type {
         b.name_self(ty);
-        if let Some(r) = &bound.receiver {
-            b.type_self(ty, r);
+        match &bound.receiver {
+            Some(r) => b.type_self(ty, r),
+            None => b.type_self(ty, &Default::default()),
         }
     }
     // A method of a library tensor type's `impl` block takes its receiver first.
     let first = usize::from(b.tensor_self(f, self_type, bound));
+    if first == 0 {
+        b.receiver_unknown_unless_bound(f);
+    }
     if let Some(pl) = f.param_list() {
         for (k, p) in pl.params().enumerate() {
             b.param(f, k + first, &p, bound);
@@ -271,6 +275,21 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+    }
+
+    /// `self` of a method checked on its own (no call gave it a receiver): its fields
+    /// (`self.plan.base`) are not known, which a rule reading them says (VL-009).
+    fn receiver_unknown_unless_bound(&mut self, f: &ast::Fn) {
+        if f.param_list().and_then(|l| l.self_param()).is_none() || self.values.contains_key("self")
+        {
+            return;
+        }
+        let why = format!(
+            "`self` is the receiver of `{}`: its body is checked on its own without its callers' values, and again at each call that gives it a known one",
+            self.model.name
+        );
+        self.values
+            .insert("self".to_string(), Err(value::Unknown { why }));
     }
 
     /// `self` of a method of an `impl` block for a library tensor type (`self_type` the type

@@ -66,6 +66,7 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
             .map(|(a, (s, _, _))| (a.clone(), *s))
             .collect();
         coverage(
+            cx,
             &t.ty,
             &logical,
             t.span,
@@ -92,6 +93,7 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
                 continue;
             };
             coverage(
+                cx,
                 o,
                 &logical,
                 step.span,
@@ -108,6 +110,7 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
 /// `ty`; reports the first unplaced digit range of each axis.
 #[allow(clippy::too_many_arguments)]
 fn coverage(
+    cx: &FnContext<'_>,
     ty: &TensorTy,
     logical: &[(String, u64)],
     fallback: Span,
@@ -139,8 +142,12 @@ fn coverage(
         // points"); the mapping that holds the rest of the axis is related.
         // An Element read out of a whole tensor alias (`gates: &ExpertGates`) is not written
         // at its span: the alias's definition holds it.
-        let fixable =
-            digit && element.is_some_and(|e| !e.in_tensor_alias && body(&e.text).is_some());
+        // A mapping alias (`Rows`) is written out at this use, as its mapping with the digits
+        // added (the engine offers editing the alias's definition as a second fix).
+        let element_text = element
+            .and_then(crate::model::placed)
+            .and_then(|arg| crate::model::written_mapping(cx.scope, &arg));
+        let fixable = digit && element_text.as_deref().and_then(body).is_some();
         let at = if fixable {
             element.and_then(|e| e.span)
         } else {
@@ -157,7 +164,7 @@ fn coverage(
             d = d.with_related(h, format!("`{axis}` is placed here only in part"));
         }
         if fixable {
-            d = place_in_element(d, element, &missing);
+            d = place_in_element(d, element, element_text.as_deref(), &missing);
         }
         out.push(d);
     }
@@ -193,11 +200,16 @@ fn message(
     )
 }
 
-/// The fix that adds the digits `missing` to the Element mapping `element`.
-fn place_in_element(d: Diagnostic, element: Option<&MapVal>, missing: &str) -> Diagnostic {
-    if let Some(e) = element
-        && let Some(sp) = e.span
-        && let Some((_, b)) = body(&e.text)
+/// The fix that adds the digits `missing` to the Element mapping `element`, written
+/// `written` (an `m![...]`, an alias's mapping written out).
+fn place_in_element(
+    d: Diagnostic,
+    element: Option<&MapVal>,
+    written: Option<&str>,
+    missing: &str,
+) -> Diagnostic {
+    if let Some(sp) = element.and_then(|e| e.span)
+        && let Some((_, b)) = written.and_then(body)
     {
         let b = b.trim();
         let text = if b == "1" || b.is_empty() {
