@@ -16,7 +16,7 @@ use crate::db::{self, FileAnalysis, Settings, SourceFile};
 use crate::diagnostic::Diagnostic;
 use crate::diagnostic::Span;
 use crate::model::Bound;
-use crate::rules::tool::{VL_009, generic_not_instantiated};
+use crate::rules::tool::{VL_008, VL_009, generic_not_instantiated};
 use ra_ap_syntax::AstNode;
 use ra_ap_syntax::ast::{self, HasVisibility};
 use std::collections::{HashMap, HashSet};
@@ -225,7 +225,13 @@ fn exported(db: &dyn salsa::Database, helper: &Helper<'_>) -> bool {
         .is_some_and(|v| crate::syntax::node_text(v.syntax()) == "pub")
 }
 
-/// The "not checked" notes (VL-009, file positions) of `analysis`'s functions that every call
+/// A "not checked" note a call's check may settle: a value (VL-009) or a name of an escaped
+/// size (VL-008, `{ P::CHUNK }`) the function's own check cannot know.
+pub fn is_not_checked_note(d: &Diagnostic) -> bool {
+    d.code() == VL_009.code || d.code() == VL_008.code
+}
+
+/// The "not checked" notes (VL-009 and VL-008, file positions) of `analysis`'s functions that every call
 /// of the function in the crate settles: each call's check, with the values it gives (or
 /// its callers give), has them no more.
 pub fn settled_notes(
@@ -236,7 +242,7 @@ pub fn settled_notes(
 ) -> HashSet<Span> {
     let noted = analysis.fns.iter().filter(|(_, f)| {
         let mut notes = f.diagnostics.iter();
-        notes.any(|d| d.code() == VL_009.code)
+        notes.any(is_not_checked_note)
     });
     let mut settled = HashSet::new();
     let mut index: Option<&CrateCalls> = None;
@@ -257,11 +263,11 @@ pub fn settled_notes(
         if traces.is_empty() {
             continue;
         }
-        for note in f.diagnostics.iter().filter(|d| d.code() == VL_009.code) {
+        for note in f.diagnostics.iter().filter(|d| is_not_checked_note(d)) {
             let still = |t: &&db::FnAnalysis| {
                 t.diagnostics
                     .iter()
-                    .any(|d| d.code() == VL_009.code && d.span == note.span)
+                    .any(|d| d.code() == note.code() && d.span == note.span)
             };
             if !traces.iter().any(still) {
                 settled.insert(note.span.shift(*start));

@@ -1992,6 +1992,13 @@ pub fn analyse_fn(
         };
     };
     let (fn_model, scope) = build::build_fn(&f, env, scope, (library, self_type), (bound, results));
+    // A constant of an escaped size that the call binds (`{ P::CHUNK }` with `P = QPath`) is
+    // known only now: the sites are lowered again with it, and what they break is reported.
+    if bound.binds_any() && check.problems.iter().any(names_unknown_const) {
+        let again = syntax::check_sites(&model, &scope, direct, Some(root));
+        diagnostics = crate::rules::mapping_diagnostics(&again.problems, &sites, &model.type_forms);
+        diagnostics.extend(other_library_forms(&model, &again, library, direct));
+    }
     diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
     // The function's derived facts, once: every rule family and the simulator read them.
     let cx = crate::rules::FnContext::new(&fn_model, &scope, target);
@@ -2009,6 +2016,16 @@ pub fn analyse_fn(
         diagnostics,
         cost,
     }
+}
+
+/// Whether a mapping problem is a constant of an escaped size lowering did not know.
+fn names_unknown_const(p: &crate::mapping::Problem) -> bool {
+    matches!(
+        p,
+        crate::mapping::Problem::Unevaluated(
+            crate::mapping::problem::Unevaluated::NamedConst { .. }
+        )
+    )
 }
 
 /// The environment's scope with the value of each Rust expression escaped in the function's

@@ -82,7 +82,7 @@ pub fn file_diagnostics(
     // A helper's "not checked" notes that every call of it in the crate settles.
     let settled = crate::callers::settled_notes(db, file, settings, analysis);
     if !settled.is_empty() {
-        raw.retain(|d| !(d.code() == crate::rules::tool::VL_009.code && settled.contains(&d.span)));
+        raw.retain(|d| !(crate::callers::is_not_checked_note(d) && settled.contains(&d.span)));
     }
     if added {
         raw.sort_by_key(|d| (d.span, d.code()));

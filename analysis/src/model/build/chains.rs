@@ -256,7 +256,7 @@ impl Builder<'_> {
             Ok(v) => return Some(v),
             // `self.plan.base`, `cfg.tile.at`: a field of a value the function binds and does
             // not know (a parameter, a method's receiver) is an address not checked.
-            Err(Some(u)) if self.field_of_value(address_expr) => {
+            Err(Some(u)) if self.reads_field_of_value(address_expr) => {
                 self.not_analysed(NotFollowed::Value {
                     at: span_of(address_expr.syntax().text_range()),
                     text: snippet(address_expr.syntax()),
@@ -616,6 +616,15 @@ impl Builder<'_> {
             },
             _ => false,
         }
+    }
+
+    /// Whether `e` reads a field of a value the function binds (`self.plan.base`,
+    /// `0x40 + cfg.tile.at * 2`).
+    fn reads_field_of_value(&self, e: &ast::Expr) -> bool {
+        std::iter::once(e.syntax().clone())
+            .chain(e.syntax().descendants().skip(1))
+            .filter_map(ast::FieldExpr::cast)
+            .any(|f| self.field_of_value(&ast::Expr::FieldExpr(f)))
     }
 
     /// Whether `e` is a field (`self.plan.base`, `cfg.tile.at`) of a name the function binds
