@@ -1441,11 +1441,12 @@ fn declare(env: &mut Env, node: ra_ap_syntax::SyntaxNode) {
                 }
                 None => {}
             }
-            // A value of a type of the crate: a method called on it binds the type's generics.
+            // A value of a type (`PLAN: LayerNorm`, `PLAN_DB: GemmPlan<true>`): a method of the
+            // crate called on it is traced with it as `self`, the type's generics bound.
             if let Some(ra::Type::PathType(t)) = c.ty()
                 && t.path()
-                    .and_then(|p| ra::HasGenericArgs::generic_arg_list(&p.segment()?))
-                    .is_some()
+                    .and_then(|p| p.segment()?.name_ref())
+                    .is_some_and(|n| n.text().starts_with(|c: char| c.is_ascii_uppercase()))
             {
                 let text = syntax::compact_text(t.syntax());
                 env.value_types.insert(name, text);
