@@ -125,11 +125,87 @@ impl Builder<'_> {
         {
             return false;
         }
-        let Some(elems) = self.constant_sequence(&iterable) else {
+        let at = span_of(pat.syntax().text_range());
+        if let Some(elems) = self.constant_sequence(&iterable) {
+            self.unroll(&pat, elems, &body, at, Vec::new());
+            return true;
+        }
+        // Tensors zipped with what the compiler knows (`[gamma, beta].into_iter().zip(DM)`).
+        let Some(TensorSeq {
+            items,
+            finite: true,
+        }) = self.tensor_sequence(&iterable)
+        else {
             return false;
         };
-        self.unroll(&pat, elems, &body, span_of(pat.syntax().text_range()));
+        if !items.iter().any(|(_, t)| t.holds_tensor()) {
+            return false;
+        }
+        let (values, tensors) = items.into_iter().unzip();
+        self.unroll(&pat, values, &body, at, tensors);
         true
+    }
+
+    /// What a loop over tensors and known values iterates, element by element: an array of
+    /// tensors written by name (`[gamma, beta]`), a constant sequence, or an array whose
+    /// elements are not known (`staged.iter_mut()`, endless: the other side of a `zip` ends
+    /// it), through `iter`, `iter_mut`, `into_iter`, `enumerate` and `zip`. Each element is
+    /// its value (a tensor's is unknown) and its tensors.
+    fn tensor_sequence(&mut self, e: &ast::Expr) -> Option<TensorSeq> {
+        if let Some(vs) = self.constant_sequence(e) {
+            let items = vs.into_iter().map(|v| (v, Val::Unknown)).collect();
+            return Some(TensorSeq {
+                items,
+                finite: true,
+            });
+        }
+        let a_tensor = || value::Value::Unknown(value::Unknown::new("it is a tensor"));
+        match e {
+            ast::Expr::ParenExpr(p) => self.tensor_sequence(&p.expr()?),
+            ast::Expr::RefExpr(r) => self.tensor_sequence(&r.expr()?),
+            ast::Expr::ArrayExpr(a) => {
+                let names = a.exprs().all(|x| matches!(x, ast::Expr::PathExpr(_)));
+                if !names {
+                    return None;
+                }
+                let items: Vec<(value::Value, Val)> =
+                    a.exprs().map(|x| (a_tensor(), self.arg_expr(&x))).collect();
+                Some(TensorSeq {
+                    items,
+                    finite: true,
+                })
+            }
+            // A local array whose elements are not known: as many as the other side of a zip.
+            ast::Expr::PathExpr(_) => Some(TensorSeq {
+                items: Vec::new(),
+                finite: false,
+            }),
+            ast::Expr::MethodCallExpr(m) => {
+                let inner = self.tensor_sequence(&m.receiver()?)?;
+                let name = m.name_ref()?.text().to_string();
+                match name.as_str() {
+                    "iter" | "iter_mut" | "into_iter" | "copied" | "cloned" => Some(inner),
+                    "enumerate" if inner.finite => Some(TensorSeq {
+                        items: (inner.items.into_iter().enumerate())
+                            .map(|(k, (v, t))| {
+                                let at = value::Value::Int(k as u64);
+                                (
+                                    value::Value::Tuple(vec![at, v]),
+                                    Val::Tuple(vec![Val::Unknown, t]),
+                                )
+                            })
+                            .collect(),
+                        finite: true,
+                    }),
+                    "zip" => {
+                        let other = self.tensor_sequence(&m.arg_list()?.args().next()?)?;
+                        inner.zip(other)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
     }
 
     /// The `let mut` variables a loop body steps by a constant as its last statement, and
@@ -213,7 +289,13 @@ impl Builder<'_> {
         let Some(pat) = crate::syntax::pat_of_text(&var) else {
             return false;
         };
-        self.unroll(&pat, range, &body, span_of(cond.syntax().text_range()));
+        self.unroll(
+            &pat,
+            range,
+            &body,
+            span_of(cond.syntax().text_range()),
+            Vec::new(),
+        );
         true
     }
 
@@ -283,7 +365,13 @@ impl Builder<'_> {
         let Some(pat) = crate::syntax::pat_of_text(&var) else {
             return false;
         };
-        self.unroll(&pat, range, &body, span_of(exit.syntax().text_range()));
+        self.unroll(
+            &pat,
+            range,
+            &body,
+            span_of(exit.syntax().text_range()),
+            Vec::new(),
+        );
         true
     }
 
@@ -327,6 +415,7 @@ impl Builder<'_> {
         elems: Vec<value::Value>,
         body: &ast::BlockExpr,
         at: Span,
+        tensors: Vec<Val>,
     ) {
         let n = elems.len();
         let elems: Vec<value::Value> = if n as u64 <= u64::from(self.iterations_left) {
@@ -340,6 +429,16 @@ impl Builder<'_> {
             });
             let last = elems.last().cloned();
             elems.into_iter().take(1).chain(last).collect()
+        };
+        // The tensors of the iterations kept (the first and last, past the budget).
+        let tensors: Vec<Val> = match tensors.len() == n && elems.len() < n {
+            true => tensors
+                .first()
+                .into_iter()
+                .chain(tensors.last())
+                .cloned()
+                .collect(),
+            false => tensors,
         };
         let names = pattern_names(pat);
         let stepped = self.accumulators(body);
@@ -359,6 +458,9 @@ impl Builder<'_> {
             self.bind_value_pat(pat, Ok(v));
             for name in &names {
                 self.vars.remove(name);
+            }
+            if let Some(t) = tensors.get(n) {
+                self.bind_tensor_parts(pat, t.clone());
             }
             // The iteration's index among all of them (the last, past the budget).
             let k = if n + 1 == unrolled { count - 1 } else { n };
@@ -390,6 +492,34 @@ impl Builder<'_> {
         }
         self.iteration = outer;
         self.last_ends.clear();
+    }
+
+    /// Binds the names of `pat` that `val` gives a tensor (`src` of `(slot, (src, dst))`),
+    /// leaving the others to the values bound with them.
+    fn bind_tensor_parts(&mut self, pat: &ast::Pat, val: Val) {
+        match (pat, val) {
+            (ast::Pat::IdentPat(i), v @ Val::Tensor { .. }) => {
+                if let Some(n) = ast::HasName::name(i) {
+                    self.set_var(n.text().to_string(), v, span_of(i.syntax().text_range()));
+                }
+            }
+            (ast::Pat::RefPat(r), v) => {
+                if let Some(p) = r.pat() {
+                    self.bind_tensor_parts(&p, v);
+                }
+            }
+            (ast::Pat::ParenPat(p), v) => {
+                if let Some(p) = p.pat() {
+                    self.bind_tensor_parts(&p, v);
+                }
+            }
+            (ast::Pat::TuplePat(t), Val::Tuple(vs)) if t.fields().count() == vs.len() => {
+                for (f, v) in t.fields().zip(vs) {
+                    self.bind_tensor_parts(&f, v);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// How a diagnostic names an iteration: each name the loop's pattern binds with its value
@@ -750,4 +880,43 @@ fn pattern_names(pat: &ast::Pat) -> Vec<String> {
         .filter_map(ast::IdentPat::cast)
         .filter_map(|i| ast::HasName::name(&i).map(|n| n.text().to_string()))
         .collect()
+}
+
+/// A loop's elements over tensors and known values ([`Builder::tensor_sequence`]): each one's
+/// value and its tensors; not `finite` when only the other side of a `zip` says how many.
+struct TensorSeq {
+    items: Vec<(value::Value, Val)>,
+    finite: bool,
+}
+
+impl TensorSeq {
+    /// `a.zip(b)`: pairs, as many as the shorter side (an endless side's elements unknown).
+    fn zip(self, other: TensorSeq) -> Option<TensorSeq> {
+        let len = match (self.finite, other.finite) {
+            (true, true) => self.items.len().min(other.items.len()),
+            (true, false) => self.items.len(),
+            (false, true) => other.items.len(),
+            (false, false) => return None,
+        };
+        let unknown = || {
+            let why = value::Unknown::new("its elements are not known");
+            (value::Value::Unknown(why), Val::Unknown)
+        };
+        let side = |s: TensorSeq| {
+            let mut items = s.items;
+            items.resize_with(len, unknown);
+            items
+        };
+        let items = side(self)
+            .into_iter()
+            .zip(side(other))
+            .map(|((va, ta), (vb, tb))| {
+                (value::Value::Tuple(vec![va, vb]), Val::Tuple(vec![ta, tb]))
+            })
+            .collect();
+        Some(TensorSeq {
+            items,
+            finite: true,
+        })
+    }
 }
