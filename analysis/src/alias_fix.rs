@@ -63,7 +63,13 @@ pub fn diagnostics(
                     })
                 }
                 Some(pad) => {
-                    let (def_file, body) = definition(db, file, at, &pad.name)?;
+                    // Read where the name is written (a helper's, for a finding at its call).
+                    let (read_in, read_at) = match &pad.read_at {
+                        Some((path, off)) if path == file.path(db) => (file, *off),
+                        Some((path, off)) => (*db::workspace_file(db, path)?, *off),
+                        None => (file, at),
+                    };
+                    let (def_file, body) = definition(db, read_in, read_at, &pad.name)?;
                     Some(definition_fix(
                         db,
                         file,
@@ -353,8 +359,10 @@ fn item_alias(
         ast::Type::MacroType(mt) => whole(mt.syntax().text_range()),
         // The types `m!` expands to, which the padded `m![...]` replaces whole.
         ast::Type::PathType(p) if crate::syntax::is_type_form(&p) => whole(p.syntax().text_range()),
+        // A rename, also of an associated type (`<Down as ProjShape>::Slice` is `Down::Slice`).
         ast::Type::PathType(p) => {
-            let target = p.path()?.syntax().text().to_string();
+            let key = crate::syntax::path_key(&p.path()?)?;
+            let target = crate::syntax::without_trait(&key).unwrap_or(key);
             let segs: Vec<String> = target.split("::").map(|s| s.trim().to_string()).collect();
             item_alias(db, file, map, module, &segs, depth + 1)
         }

@@ -435,7 +435,7 @@ fn at_the_call(
     out.fixes = d
         .fixes
         .iter()
-        .filter_map(|f| at_the_binding(db, f, call, helper))
+        .filter_map(|f| at_the_binding(db, f, (call, d.span), helper))
         .collect();
     // A parameter the call's expected type binds (`let q: CastTensor<.., Lane16> = f(x);`):
     // the diagnostic points at that annotation, where its fix acts.
@@ -457,7 +457,7 @@ fn at_the_call(
 fn at_the_binding(
     db: &dyn salsa::Database,
     fix: &crate::diagnostic::Fix,
-    call: &HelperCall,
+    (call, found): (&HelperCall, Span),
     helper: &Helper<'_>,
 ) -> Option<crate::diagnostic::Fix> {
     // The padding of an associated mapping's definition (`HiddenNorm::CastOut`) or of a
@@ -469,6 +469,23 @@ fn at_the_binding(
         && (pad.name.contains("::") || pad.field.is_some())
     {
         return Some(fix.clone());
+    }
+    // A mapping alias the helper names (`OutSlice` of its parameter's tensor alias): padded
+    // where it is defined, the name read where the helper reads it.
+    if let Some(pad) = &fix.alias_pad
+        && fix.edits.is_empty()
+        && fix.other_files.is_empty()
+        && pad.read_at.is_none()
+    {
+        let at = helper.offset.saturating_add(found.start);
+        let read_at = Some((helper.file.path(db).clone(), at));
+        return Some(crate::diagnostic::Fix {
+            alias_pad: Some(crate::diagnostic::AliasPad {
+                read_at,
+                ..pad.clone()
+            }),
+            ..fix.clone()
+        });
     }
     if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
         return None;
@@ -637,6 +654,7 @@ fn associated_pad(
             name: format!("{}::{item}", ty.name),
             new_text: new_text.to_string(),
             field: None,
+            read_at: None,
         })
 }
 

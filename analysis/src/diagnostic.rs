@@ -91,6 +91,9 @@ pub struct AliasPad {
     pub name: String,
     pub new_text: String,
     pub field: Option<FieldArg>,
+    /// Where `name` is read, when not where the diagnostic points: a helper's alias, found
+    /// where a call of the helper is reported (its file and an offset in the helper).
+    pub read_at: Option<(std::path::PathBuf, u32)>,
 }
 
 /// A generic argument of a struct field's declared tensor type: the field's name (its
@@ -205,6 +208,7 @@ impl Diagnostic {
                 name: name.to_string(),
                 new_text: new_text.into(),
                 field: None,
+                read_at: None,
             },
         )
     }
@@ -245,6 +249,7 @@ impl Diagnostic {
                 name: strukt.to_string(),
                 new_text: new_text.into(),
                 field: Some(field),
+                read_at: None,
             },
         )
     }
