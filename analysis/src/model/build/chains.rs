@@ -593,6 +593,20 @@ impl Builder<'_> {
             | ast::Expr::IfExpr(_)
             | ast::Expr::MatchExpr(_)
             | ast::Expr::IndexExpr(_) => true,
+            // `FpBinaryOp::MulF(cfg.alu)`: a variant built from a value (not a function's
+            // result, `VeRhs::vrf(max)`).
+            ast::Expr::CallExpr(c) => {
+                let variant = match c.expr() {
+                    Some(ast::Expr::PathExpr(p)) => p
+                        .path()
+                        .and_then(|p| p.segment()?.name_ref())
+                        .is_some_and(|n| n.text().starts_with(|c: char| c.is_ascii_uppercase())),
+                    _ => false,
+                };
+                variant
+                    && c.arg_list()
+                        .is_some_and(|l| l.args().any(|x| self.names_a_value(&x)))
+            }
             // `BASE + OFF`, `-at`, `at as u64`: computed from a value.
             ast::Expr::BinExpr(b) => [b.lhs(), b.rhs()]
                 .into_iter()
@@ -607,6 +621,8 @@ impl Builder<'_> {
                 Some(ast::Expr::IndexExpr(_) | ast::Expr::FieldExpr(_)) => {
                     f.expr().is_some_and(|x| self.names_a_value(&x))
                 }
+                // `cfg.alu` of a value parameter or receiver the function checks on its own.
+                Some(ast::Expr::PathExpr(_)) if self.field_of_value(e) => true,
                 Some(ast::Expr::PathExpr(p)) => p
                     .path()
                     .and_then(|p| path_key(&p))
@@ -645,7 +661,7 @@ impl Builder<'_> {
         fields > 0
             && p.path()
                 .and_then(|p| path_key(&p))
-                .is_some_and(|k| self.values.contains_key(&k))
+                .is_some_and(|k| self.values.contains_key(&k) || self.env.unknown_consts_has(&k))
     }
 
     pub(super) fn address_call(&mut self, a: &ast::Expr) {

@@ -119,16 +119,12 @@ fn stmts(
     for s in list.statements() {
         let flow = match s {
             ast::Stmt::LetStmt(l) => {
-                let name = match l.pat() {
-                    Some(ast::Pat::IdentPat(p)) => p.name().map(|n| n.text().to_string()),
-                    _ => None,
-                }
-                .ok_or_else(|| Unknown::new("a `let` that binds a pattern is not evaluated"))?;
+                let pat = l.pat().ok_or_else(missing)?;
                 let init = l.initializer().ok_or_else(missing)?;
                 // A local the evaluator cannot know is unknown where it is read, not here:
                 // a struct built from known and unknown locals keeps its known fields.
                 let v = super::part(value(&init, names, frame, depth));
-                frame.locals.insert(name, v);
+                bind_locals(&pat, v, frame)?;
                 Flow::Next
             }
             ast::Stmt::ExprStmt(e) => {
@@ -141,6 +137,35 @@ fn stmts(
         }
     }
     Ok(Flow::Next)
+}
+
+/// Binds the names of a `let` pattern (`at`, `(at, rest)`, `_`) to the parts of `v`.
+fn bind_locals(pat: &ast::Pat, v: Value, frame: &mut Frame) -> Result<(), Unknown> {
+    match (pat, v) {
+        (ast::Pat::IdentPat(p), v) => {
+            let name = p.name().ok_or_else(missing)?.text().to_string();
+            frame.locals.insert(name, v);
+        }
+        (ast::Pat::WildcardPat(_), _) => {}
+        (ast::Pat::ParenPat(p), v) => bind_locals(&p.pat().ok_or_else(missing)?, v, frame)?,
+        (ast::Pat::TuplePat(t), Value::Tuple(vs)) if t.fields().count() == vs.len() => {
+            for (f, v) in t.fields().zip(vs) {
+                bind_locals(&f, v, frame)?;
+            }
+        }
+        // Each name of a pattern over a value not known is not known, for its reason.
+        (ast::Pat::TuplePat(t), Value::Unknown(u)) => {
+            for f in t.fields() {
+                bind_locals(&f, Value::Unknown(u.clone()), frame)?;
+            }
+        }
+        _ => {
+            return Err(Unknown::new(
+                "a `let` that binds a pattern other than names and tuples is not evaluated",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One expression statement: an assignment, a loop, an `if`, a `return`, or a block.
