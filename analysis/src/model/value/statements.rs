@@ -168,6 +168,23 @@ fn bind_locals(pat: &ast::Pat, v: Value, frame: &mut Frame) -> Result<(), Unknow
     Ok(())
 }
 
+/// A block run for its effects (a branch, a loop's body): its statements, then its tail
+/// expression as one more (`{ if hit { return slot; } }` ends with the inner `if`).
+fn branch(
+    list: &ast::StmtList,
+    names: &Names<'_>,
+    frame: &mut Frame,
+    depth: u32,
+) -> Result<Flow, Unknown> {
+    if let Flow::Return(v) = stmts(list, names, frame, depth)? {
+        return Ok(Flow::Return(v));
+    }
+    match list.tail_expr() {
+        Some(tail) => statement(&tail, names, frame, depth),
+        None => Ok(Flow::Next),
+    }
+}
+
 /// One expression statement: an assignment, a loop, an `if`, a `return`, or a block.
 fn statement(
     e: &ast::Expr,
@@ -196,7 +213,7 @@ fn statement(
                     Value::Bool(false) => return Ok(Flow::Next),
                     _ => return Err(not_evaluated(&cond)),
                 }
-                if let Flow::Return(v) = stmts(&body, names, frame, depth + 1)? {
+                if let Flow::Return(v) = branch(&body, names, frame, depth + 1)? {
                     return Ok(Flow::Return(v));
                 }
             }
@@ -207,6 +224,31 @@ fn statement(
         ast::Expr::MacroExpr(_) => Ok(Flow::Next),
         ast::Expr::IfExpr(i) => {
             let cond = i.condition().ok_or_else(missing)?;
+            // `if let Some(slot) = TABLE[i].slot { .. }`: the pattern's names are locals of
+            // the branch taken.
+            if let ast::Expr::LetExpr(l) = &cond {
+                let scrutinee = l.expr().ok_or_else(missing)?;
+                let pat = l.pat().ok_or_else(missing)?;
+                let v = value(&scrutinee, names, frame, depth)?;
+                let chosen = match super::destructure(&pat, &v, names) {
+                    Some(Some(bound)) => {
+                        frame.locals.extend(bound);
+                        i.then_branch()
+                    }
+                    Some(None) => match i.else_branch() {
+                        Some(ast::ElseBranch::Block(b)) => Some(b),
+                        Some(ast::ElseBranch::IfExpr(inner)) => {
+                            return statement(&ast::Expr::IfExpr(inner), names, frame, depth + 1);
+                        }
+                        None => None,
+                    },
+                    None => return Err(not_evaluated(&cond)),
+                };
+                return match chosen.and_then(|b| b.stmt_list()) {
+                    Some(list) => branch(&list, names, frame, depth + 1),
+                    None => Ok(Flow::Next),
+                };
+            }
             let chosen = match value(&cond, names, frame, depth)? {
                 Value::Bool(true) => i.then_branch(),
                 Value::Bool(false) => match i.else_branch() {
@@ -219,12 +261,12 @@ fn statement(
                 _ => return Err(not_evaluated(&cond)),
             };
             match chosen.and_then(|b| b.stmt_list()) {
-                Some(list) => stmts(&list, names, frame, depth + 1),
+                Some(list) => branch(&list, names, frame, depth + 1),
                 None => Ok(Flow::Next),
             }
         }
         ast::Expr::BlockExpr(b) => {
-            stmts(&b.stmt_list().ok_or_else(missing)?, names, frame, depth + 1)
+            branch(&b.stmt_list().ok_or_else(missing)?, names, frame, depth + 1)
         }
         other => {
             value(other, names, frame, depth)?;
@@ -387,7 +429,7 @@ fn for_loop(
         .ok_or_else(missing)?;
     for i in start..end {
         frame.locals.insert(var.clone(), Value::Int(i));
-        if let Flow::Return(v) = stmts(&body, names, frame, depth + 1)? {
+        if let Flow::Return(v) = branch(&body, names, frame, depth + 1)? {
             return Ok(Flow::Return(v));
         }
         step()?;
