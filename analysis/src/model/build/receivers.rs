@@ -296,8 +296,10 @@ impl Builder<'_> {
                     fields: crate::model::value::Fields::Unit,
                 })
         };
+        // A receiver known in part (`Lora::new(cfg)` with one field not known) keeps what is
+        // known: its method reads those fields, and says why of the others.
         let value = self
-            .value_of(recv)
+            .partial_value_of(recv)
             .0
             .ok()
             .filter(|v| matches!(v, Value::Variant { .. } | Value::Tuple(_) | Value::Array(_)))
