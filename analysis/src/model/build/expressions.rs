@@ -77,6 +77,13 @@ impl Builder<'_> {
                 if let Some(scrutinee) = m.expr() {
                     self.arg_expr(&scrutinee);
                 }
+                // A scrutinee the compiler knows takes one arm, its pattern bound
+                // (`Some(op) => t.vector_fxp(op, ..)` for `cfg.round = Some(AddFxp)`).
+                if let Some(x) = self.taken_arm(m).and_then(|arm| arm.expr()) {
+                    let v = self.top(&x, expected.clone(), binding.clone());
+                    let ends = std::mem::take(&mut self.last_ends);
+                    return self.join(vec![(v, ends)], true);
+                }
                 let mut arms = Vec::new();
                 for arm in m.match_arm_list().into_iter().flat_map(|l| l.arms()) {
                     if let Some(x) = arm.expr() {

@@ -184,6 +184,32 @@ impl Builder<'_> {
         }
     }
 
+    /// The arm of a `match` the trace takes: the first whose pattern matches the known
+    /// scrutinee, every arm before it known not to, with what its pattern binds bound. Only
+    /// variant patterns whose fields are names (`Some(op)`, `None`, `Mode::Full`) and `_` are
+    /// decided here; `None` for any other arm before the one taken, a guard, or a scrutinee
+    /// not known.
+    pub(super) fn taken_arm(&mut self, m: &ast::MatchExpr) -> Option<ast::MatchArm> {
+        let scrutinee = m.expr()?;
+        let Ok(v) = self.value_of(&scrutinee).0 else {
+            return None;
+        };
+        for arm in m.match_arm_list()?.arms() {
+            if arm.guard().is_some() {
+                return None;
+            }
+            let pat = arm.pat()?;
+            if !decidable(&pat) {
+                return None;
+            }
+            if may_match(&pat, &v) {
+                self.bind_value_pat(&pat, Ok(v));
+                return Some(arm);
+            }
+        }
+        None
+    }
+
     /// The compile-time value of `e` (see [`value::eval`]), and whether it was reached through
     /// a name.
     pub(super) fn value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
@@ -942,6 +968,24 @@ fn closure_fn(e: &ast::Expr) -> Option<crate::model::consts::ConstFn> {
         body,
         ..Default::default()
     })
+}
+
+/// Whether [`may_match`] decides a pattern exactly: `_`, or a variant whose fields are names
+/// or `_` (`Some(op)`, `None`, `Mode::Full`, `Cfg { a, .. }`).
+fn decidable(pat: &ast::Pat) -> bool {
+    let plain = |p: ast::Pat| match p {
+        ast::Pat::IdentPat(i) => i.pat().is_none(),
+        ast::Pat::WildcardPat(_) | ast::Pat::RestPat(_) => true,
+        _ => false,
+    };
+    match pat {
+        ast::Pat::WildcardPat(_) | ast::Pat::PathPat(_) => true,
+        ast::Pat::TupleStructPat(t) => t.fields().all(plain),
+        ast::Pat::RecordPat(r) => r
+            .record_pat_field_list()
+            .is_some_and(|l| l.fields().all(|f| f.pat().is_none_or(plain))),
+        _ => false,
+    }
 }
 
 /// Whether a pattern may match a known value: a variant pattern (`Some(x)`, `None`,
