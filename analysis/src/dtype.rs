@@ -57,6 +57,18 @@ impl std::fmt::Display for Dtype {
 }
 
 impl Dtype {
+    /// The bits an element takes in memory (HBM, DM, TRF, VRF): its width, except the staging
+    /// types i5 and i9, which are stored as i4 and i8, their extra bit living in the
+    /// contraction engine (`impl Scalar for i5 / i9`, `BITS = 4 / 8`,
+    /// `furiosa-opt-std/src/scalar.rs:777-782,884-889` at ebb846a; the manual gives no width).
+    pub fn memory_bits(self) -> u32 {
+        match self {
+            Dtype::I5 => 4,
+            Dtype::I9 => 8,
+            d => d.bits(),
+        }
+    }
+
     /// `f8` (the manual's shorthand) measured as an 8-bit float: `f8e4m3`; every other type is
     /// itself.
     pub fn canonical(self) -> Dtype {

@@ -56,7 +56,7 @@ pub(super) fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<D
         return;
     };
     let elements = elements.size;
-    let bytes = crate::derive::bytes(elements, dtype.bits());
+    let bytes = crate::derive::bytes(elements, dtype.memory_bits());
     let c = hbm(cx);
     if bytes > c.bytes {
         return;

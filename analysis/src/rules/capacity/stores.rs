@@ -41,7 +41,7 @@ fn is_memory(k: Kind) -> bool {
 
 /// Bytes of `n` elements of `dtype` (i4 is half a byte).
 fn bytes_of(dtype: Dtype, n: u64) -> u64 {
-    derive::bytes(n, dtype.bits())
+    derive::bytes(n, dtype.memory_bits())
 }
 
 /// The `let` tensor a chain binds, when its annotation writes `slot`.
