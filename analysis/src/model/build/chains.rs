@@ -26,6 +26,9 @@ impl Builder<'_> {
         steps: &mut Vec<Step>,
         awaited: bool,
     ) -> Val {
+        if let Some(v) = self.map_over_constants(m) {
+            return v;
+        }
         let recv = m
             .receiver()
             .map_or(Val::Unknown, |r| self.expr(&r, steps, false));

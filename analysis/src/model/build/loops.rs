@@ -127,7 +127,7 @@ impl Builder<'_> {
         }
         let at = span_of(pat.syntax().text_range());
         if let Some(elems) = self.constant_sequence(&iterable) {
-            self.unroll(&pat, elems, &body, at, Vec::new());
+            self.unroll(&pat, elems, LoopBody::Block(&body), at, Vec::new());
             return true;
         }
         // Tensors zipped with what the compiler knows (`[gamma, beta].into_iter().zip(DM)`).
@@ -142,7 +142,7 @@ impl Builder<'_> {
             return false;
         }
         let (values, tensors) = items.into_iter().unzip();
-        self.unroll(&pat, values, &body, at, tensors);
+        self.unroll(&pat, values, LoopBody::Block(&body), at, tensors);
         true
     }
 
@@ -292,7 +292,7 @@ impl Builder<'_> {
         self.unroll(
             &pat,
             range,
-            &body,
+            LoopBody::Block(&body),
             span_of(cond.syntax().text_range()),
             Vec::new(),
         );
@@ -368,7 +368,7 @@ impl Builder<'_> {
         self.unroll(
             &pat,
             range,
-            &body,
+            LoopBody::Block(&body),
             span_of(exit.syntax().text_range()),
             Vec::new(),
         );
@@ -413,10 +413,10 @@ impl Builder<'_> {
         &mut self,
         pat: &ast::Pat,
         elems: Vec<value::Value>,
-        body: &ast::BlockExpr,
+        body: LoopBody<'_>,
         at: Span,
         tensors: Vec<Val>,
-    ) {
+    ) -> Vec<Val> {
         let n = elems.len();
         let elems: Vec<value::Value> = if n as u64 <= u64::from(self.iterations_left) {
             elems
@@ -441,7 +441,11 @@ impl Builder<'_> {
             false => tensors,
         };
         let names = pattern_names(pat);
-        let stepped = self.accumulators(body);
+        let stepped = match body {
+            LoopBody::Block(b) => self.accumulators(b),
+            LoopBody::Closure(_) => Vec::new(),
+        };
+        let mut results = Vec::new();
         let count = n;
         let outer = self.iteration;
         let outer_it = outer.and_then(|k| self.model.iterations.get(k as usize).cloned());
@@ -485,13 +489,53 @@ impl Builder<'_> {
             let first = n == 0 && outer_it.as_ref().is_none_or(|o| o.first);
             self.model.iterations.push(Iteration { label, first });
             self.iteration = u32::try_from(self.model.iterations.len() - 1).ok();
-            self.block(body, None, None);
+            match body {
+                LoopBody::Block(b) => {
+                    self.block(b, None, None);
+                }
+                LoopBody::Closure(e) => results.push(self.top(e, None, None)),
+            }
             self.skipping = false;
             self.iterations_left += kept;
             (self.consts, self.values) = saved;
         }
         self.iteration = outer;
         self.last_ends.clear();
+        results
+    }
+
+    /// `TAPS.map(|cfg| weighted_tap(ctx, .., &cfg, ..))`: a closure that calls a helper or an
+    /// engine, mapped over an array the compiler knows, run once per element with its
+    /// parameter bound, as the trace runs it: an array of what it gives. `None` for any other
+    /// call, or past the function's iteration budget.
+    pub(super) fn map_over_constants(&mut self, m: &ast::MethodCallExpr) -> Option<Val> {
+        if m.name_ref()?.text() != "map" {
+            return None;
+        }
+        let ast::Expr::ClosureExpr(c) = m.arg_list()?.args().next()? else {
+            return None;
+        };
+        let params: Vec<ast::Param> = c.param_list()?.params().collect();
+        let [param] = params.as_slice() else {
+            return None;
+        };
+        let (pat, body) = (param.pat()?, c.body()?);
+        if !self.calls_a_helper(body.syntax()) {
+            return None;
+        }
+        let elems = self.constant_sequence(&m.receiver()?)?;
+        if elems.is_empty() || elems.len() as u64 > u64::from(self.iterations_left) {
+            return None;
+        }
+        let at = span_of(pat.syntax().text_range());
+        let results = self.unroll(&pat, elems, LoopBody::Closure(&body), at, Vec::new());
+        Some(match results.into_iter().find(Val::holds_tensor) {
+            Some(t) => Val::Many {
+                elem: Box::new(t),
+                enumerated: false,
+            },
+            None => Val::Unknown,
+        })
     }
 
     /// Binds the names of `pat` that `val` gives a tensor (`src` of `(slot, (src, dst))`),
@@ -919,4 +963,12 @@ impl TensorSeq {
             finite: true,
         })
     }
+}
+
+/// What an unrolled loop runs per element: a loop's body, or a mapped closure's (whose values
+/// are kept).
+#[derive(Clone, Copy)]
+pub(super) enum LoopBody<'a> {
+    Block(&'a ast::BlockExpr),
+    Closure(&'a ast::Expr),
 }
