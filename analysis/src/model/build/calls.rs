@@ -406,6 +406,8 @@ impl Builder<'_> {
                 .zip(vals.iter().map(Some).chain(std::iter::repeat(None)))
                 .map(|(a, v)| match v {
                     Some(Val::TuCtx(tu)) => Some(tu.value()),
+                    // `&mut ctx.tdma` given a `DmaContext<DMA>` parameter.
+                    Some(Val::Dma(d)) => Some(d.value()),
                     _ => known(a),
                 })
                 .collect(),

@@ -241,6 +241,17 @@ impl<'a> Builder<'a> {
         {
             // `tu: &mut TuContext<{ T }>`: the unit the call passes (`&mut ctx.sub`).
             self.vars.insert(pname.clone(), Val::TuCtx(tu));
+        } else if let Some(dma) = p
+            .ty()
+            .filter(|t| {
+                crate::syntax::last_path_name(&super::env::unwrapped(t)).as_deref()
+                    == Some("DmaContext")
+            })
+            .and(bound.params.get(k).cloned().flatten())
+            .and_then(|v| super::state::Dma::of_value(&v))
+        {
+            // `dma: &mut DmaContext<DMA>`: the engine the call passes (`&mut ctx.pdma`).
+            self.vars.insert(pname.clone(), Val::Dma(dma));
         }
         // `plan: &GemmPlan<true>`: a method of the crate called on it knows its type.
         if let Some(t) = p.ty() {
@@ -265,7 +276,7 @@ impl<'a> Builder<'a> {
                 } else if p
                     .ty()
                     .is_some_and(|t| !plain(&t) && self.engine_context(&t).is_none())
-                    && !matches!(self.vars.get(&pname), Some(Val::TuCtx(_)))
+                    && !matches!(self.vars.get(&pname), Some(Val::TuCtx(_) | Val::Dma(_)))
                 {
                     // A parameter of a type visa-lint cannot type (a generic, a struct): a
                     // tensor in it is not followed.

@@ -21,6 +21,34 @@ pub(super) enum Dma {
     Tensor,
 }
 
+impl Dma {
+    /// The engine as the evaluator's value (`Dma::Tensor`), what a call binds a generic
+    /// `DmaContext<DMA>` parameter's `DMA` to.
+    pub(super) fn value(self) -> crate::model::value::Value {
+        let name = match self {
+            Dma::Pcie => "Pcie",
+            Dma::Tensor => "Tensor",
+        };
+        crate::model::value::Value::Variant {
+            path: format!("Dma::{name}"),
+            fields: crate::model::value::Fields::Unit,
+        }
+    }
+
+    /// The engine a value names (`Dma::Tensor`).
+    pub(super) fn of_value(v: &crate::model::value::Value) -> Option<Dma> {
+        match v {
+            crate::model::value::Value::Variant { path, .. } if path.ends_with("Dma::Tensor") => {
+                Some(Dma::Tensor)
+            }
+            crate::model::value::Value::Variant { path, .. } if path.ends_with("Dma::Pcie") => {
+                Some(Dma::Pcie)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// A value during evaluation.
 #[derive(Clone, Debug)]
 pub(super) enum Val {
