@@ -7,8 +7,7 @@
 //! breaks, after the fixes that break nothing, when every error it adds has a fix of its own
 //! (`--fix` then reaches a clean fixed point: a rounded address that the next rule asks to
 //! round further). One that adds an error no fix repairs is a dead end and is not offered,
-//! unless it edits an alias's definition (the second fix the alias's other uses are named
-//! in). An unsafe fix that clears its diagnostic and adds no error is offered as safe
+//! even when it edits an alias's definition. An unsafe fix that clears its diagnostic and adds no error is offered as safe
 //! when it is only unsafe for what it might break elsewhere (the edit of an alias's
 //! definition), and it comes first: padding the alias is then the fix.
 //!
@@ -151,7 +150,8 @@ fn checked(
     for mut fix in fixes {
         match verdict(host, file, d, &fix, before) {
             Verdict::Leaves => {}
-            Verdict::Breaks(added) if added.dead_end && !fix.edits_definition => {}
+            // An error no fix repairs: `--fix` would end with it, whatever the fix edits.
+            Verdict::Breaks(added) if added.dead_end => {}
             // A helper's text is every call's: a fix of it that breaks another call is none.
             Verdict::Breaks(_) if fix.edits_helper => {}
             // A note (a cost, a suggestion) is not worth an error: its fix must be clean.

@@ -105,8 +105,11 @@ pub(super) fn check<'a>(
         "FpMul1" => Some(("Mul0", "FpMul0")),
         _ => None,
     };
+    // The lane is edited where the argument writes it; one reached through a name
+    // (`MUL_LANES[GAMMA_LANE]`) is not written at the argument, and is not edited there.
     if let (Some((lane, twin_unit)), Some((_, off))) = (twin, op.lane)
         && !p.alus.iter().any(|(u, _)| *u == twin_unit)
+        && a.text.trim() == text.trim()
     {
         let start = a.span.start as usize + off;
         d = d.with_edit(
