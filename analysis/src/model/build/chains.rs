@@ -617,20 +617,15 @@ impl Builder<'_> {
                 .any(|x| self.names_a_value(&x)),
             ast::Expr::PrefixExpr(p) => p.expr().is_some_and(|x| self.names_a_value(&x)),
             ast::Expr::CastExpr(c) => c.expr().is_some_and(|x| self.names_a_value(&x)),
-            // `MAP[1].base`: a field of an element of an array; `at.q`: a field of a local
-            // struct the evaluator knows in part (a struct of tensors, `ops.src`, has no known
-            // part, and is not read as a value here).
+            // `MAP[1].base`: a field of an element of an array; `at.q`, `cfg.alu`: a field of
+            // a name the function binds as a value, known or not (a local, a parameter, a
+            // method's receiver), or of a const visa-lint does not evaluate. A field holding a
+            // tensor (`ops.src`) is told apart by what it evaluates to, not here.
             ast::Expr::FieldExpr(f) => match f.expr() {
                 Some(ast::Expr::IndexExpr(_) | ast::Expr::FieldExpr(_)) => {
                     f.expr().is_some_and(|x| self.names_a_value(&x))
                 }
-                // `cfg.alu` of a value parameter or receiver the function checks on its own.
-                Some(ast::Expr::PathExpr(_)) if self.field_of_value(e) => true,
-                Some(ast::Expr::PathExpr(p)) => p
-                    .path()
-                    .and_then(|p| path_key(&p))
-                    .and_then(|k| self.values.get(&k))
-                    .is_some_and(|v| v.as_ref().is_ok_and(value::Value::knows_a_part)),
+                Some(ast::Expr::PathExpr(_)) => self.field_of_value(e),
                 _ => false,
             },
             _ => false,

@@ -51,10 +51,9 @@ pub fn build_fn(
     let self_type = self_type.or(bound.self_arg.as_ref().map(|t| t.name.as_str()));
     if let Some(ty) = self_type {
         b.name_self(ty);
-        match &bound.receiver {
-            Some(r) => b.type_self(ty, r),
-            None => b.type_self(ty, &Default::default()),
-        }
+        // Checked on its own, the method still knows `self`'s type, without its parameters.
+        let unbound = crate::model::Receiver::default();
+        b.type_self(ty, bound.receiver.as_ref().unwrap_or(&unbound));
     }
     // A method of a library tensor type's `impl` block takes its receiver first.
     let first = usize::from(b.tensor_self(f, self_type, bound));
@@ -230,28 +229,12 @@ impl<'a> Builder<'a> {
         // Dma::Tensor }>` a DMA engine, as `ctx.tdma` is.
         if let Some(v) = p.ty().as_ref().and_then(|t| self.engine_context(t)) {
             self.vars.insert(pname.clone(), v);
-        } else if let Some(tu) = p
+        } else if let Some(v) = p
             .ty()
-            .filter(|t| {
-                crate::syntax::last_path_name(&super::env::unwrapped(t)).as_deref()
-                    == Some("TuContext")
-            })
-            .and(bound.params.get(k).cloned().flatten())
-            .and_then(|v| crate::model::types::Tu::of_value(&v))
+            .zip(bound.params.get(k).cloned().flatten())
+            .and_then(|(t, given)| generic_context(&t, &given))
         {
-            // `tu: &mut TuContext<{ T }>`: the unit the call passes (`&mut ctx.sub`).
-            self.vars.insert(pname.clone(), Val::TuCtx(tu));
-        } else if let Some(dma) = p
-            .ty()
-            .filter(|t| {
-                crate::syntax::last_path_name(&super::env::unwrapped(t)).as_deref()
-                    == Some("DmaContext")
-            })
-            .and(bound.params.get(k).cloned().flatten())
-            .and_then(|v| super::state::Dma::of_value(&v))
-        {
-            // `dma: &mut DmaContext<DMA>`: the engine the call passes (`&mut ctx.pdma`).
-            self.vars.insert(pname.clone(), Val::Dma(dma));
+            self.vars.insert(pname.clone(), v);
         }
         // `plan: &GemmPlan<true>`: a method of the crate called on it knows its type.
         if let Some(t) = p.ty() {
@@ -596,6 +579,17 @@ impl Builder<'_> {
             let aliased = crate::syntax::type_of_text(self.env.type_alias(&name)?)?;
             engine_context(&aliased)
         })
+    }
+}
+
+/// A parameter of a generic engine context type given, by the call, the unit or engine it
+/// passes: `tu: &mut TuContext<{ T }>` with `&mut ctx.sub`, `dma: &mut DmaContext<DMA>` with
+/// `&mut ctx.tdma`.
+fn generic_context(ty: &ast::Type, given: &crate::model::value::Value) -> Option<Val> {
+    match crate::syntax::last_path_name(&super::env::unwrapped(ty))?.as_str() {
+        "TuContext" => crate::model::types::Tu::of_value(given).map(Val::TuCtx),
+        "DmaContext" => super::state::Dma::of_value(given).map(Val::Dma),
+        _ => None,
     }
 }
 
