@@ -202,28 +202,32 @@ fn run<T>(body: &str, f: impl FnOnce(&P<'_>, ParseStream<'_>) -> R<T>) -> R<T> {
     }
     // `B'` is not a Rust token: lex it as `B_` and remember where the prime was. Byte lengths are
     // kept, so every span stays valid for the original text.
-    let mut primes = HashSet::new();
+    // Each prime is kept with the byte where the character it follows starts (a multi-byte one
+    // like `é` included), so the span of `é'` starts on a character boundary.
+    let mut primed: Vec<(usize, usize)> = Vec::new();
     let mut lexed = String::with_capacity(body.len());
-    let mut prev: Option<char> = None;
+    let mut prev: Option<(usize, char)> = None;
     for (i, c) in body.char_indices() {
-        if c == '\'' && prev.is_some_and(|p| p.is_alphanumeric() || p == '_') {
-            primes.insert(i);
-            lexed.push('_');
-        } else {
-            lexed.push(c);
+        match prev {
+            Some((start, p)) if c == '\'' && (p.is_alphanumeric() || p == '_') => {
+                primed.push((start, i));
+                lexed.push('_');
+            }
+            _ => lexed.push(c),
         }
-        prev = Some(c);
+        prev = Some((i, c));
     }
+    let primes: HashSet<usize> = primed.iter().map(|&(_, prime)| prime).collect();
     let p = P { src: body, primes };
     let tokens = match TokenStream::from_str(&lexed) {
         Ok(t) => t,
         Err(e) => {
             let r = e.span().byte_range();
             proc_macro2::extra::invalidate_current_thread_spans();
-            if let Some(&prime) = p.primes.iter().min() {
+            if let Some(&(axis, prime)) = primed.first() {
                 // In a Rust file `B'` starts a character literal, which garbles the macro call.
                 return Err(ParseProblem::Unsupported(
-                    Span::new(prime.saturating_sub(1), prime + 1),
+                    Span::new(axis, prime + 1),
                     "skewed axes like `B'` are not Rust tokens: the manual shows them only in prose; \
                      `visa-lint eval` evaluates them"
                         .into(),
@@ -1148,6 +1152,16 @@ mod tests {
         assert!(
             matches!(&terms[1], Expr::Op { inner, op: Op::Resize, .. } if matches!(&**inner, Expr::Symbol(n) if n.text == "B'"))
         );
+    }
+
+    /// A prime after a multi-byte letter is reported over the whole letter (fuzz: `"P, é'M`).
+    #[test]
+    fn a_prime_after_a_multi_byte_letter_points_at_a_character() {
+        let text = "\"P, é'M";
+        let Err(ParseProblem::Unsupported(span, _)) = parse_mapping(text) else {
+            panic!("expected the skew problem")
+        };
+        assert_eq!(text.get(span.range()), Some("é'"));
     }
 
     #[test]
