@@ -359,6 +359,9 @@ fn item_alias(
         ast::Type::MacroType(mt) => whole(mt.syntax().text_range()),
         // The types `m!` expands to, which the padded `m![...]` replaces whole.
         ast::Type::PathType(p) if crate::syntax::is_type_form(&p) => whole(p.syntax().text_range()),
+        // A generic alias given its arguments (`type Flit = Way8<Quad>;`): the padded `m![...]`
+        // is what it stands for, written out in its place.
+        ast::Type::PathType(p) if instantiates_generic(&p) => whole(p.syntax().text_range()),
         // A rename, also of an associated type (`<Down as ProjShape>::Slice` is `Down::Slice`).
         ast::Type::PathType(p) => {
             let key = crate::syntax::path_key(&p.path()?)?;
@@ -368,6 +371,14 @@ fn item_alias(
         }
         _ => None,
     }
+}
+
+/// Whether `p` names a generic item with its arguments (`Way8<Quad>`).
+fn instantiates_generic(p: &ast::PathType) -> bool {
+    p.path()
+        .and_then(|p| p.segment())
+        .and_then(|s| ra_ap_syntax::ast::HasGenericArgs::generic_arg_list(&s))
+        .is_some()
 }
 
 /// The file and the span of the generic argument `field.arg` of the tensor type that the

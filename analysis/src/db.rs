@@ -1580,15 +1580,22 @@ fn declare_instantiated_alias(env: &mut Env, a: &ra::TypeAlias, ty: &ra::Type) {
     let Ok(body) = crate::mapping::parse::parse_mapping(&layout.to_expr()) else {
         return;
     };
-    let alias = crate::mapping::lower::Alias {
-        name: crate::mapping::ast::Name {
-            text: name.text().to_string(),
-            span: Span::default(),
-        },
-        body: Some(body),
-        generics: Vec::new(),
-    };
-    env.scope.aliases.insert(name.text().to_string(), alias);
+    // An `impl` block's associated type (`type Flit = Way8<Quad>;` of `impl FlitOf for bf16`)
+    // is `bf16::Flit` and `<bf16 as FlitOf>::Flit`, never the bare name.
+    let text = name.text().to_string();
+    let keys = syntax::assoc_keys(a.syntax(), &text);
+    let keys = if keys.is_empty() { vec![text] } else { keys };
+    for key in keys {
+        let alias = crate::mapping::lower::Alias {
+            name: crate::mapping::ast::Name {
+                text: key.clone(),
+                span: Span::default(),
+            },
+            body: Some(body.clone()),
+            generics: Vec::new(),
+        };
+        env.scope.aliases.insert(key, alias);
+    }
 }
 
 /// The discriminants of an enum's unit variants, as `as usize` reads them: each the value it
