@@ -168,6 +168,16 @@ impl Layout {
         .unwrap_or_else(|_| Layout::identity())
     }
 
+    /// The axis when the layout is `m![A]` of a whole axis, nothing more.
+    pub fn as_symbol(&self) -> Option<&Axis> {
+        match self.dims.as_slice() {
+            [Dim::Factor(f)] if f.coef == 1 && f.extent == f.valid => {
+                f.axis.as_ref().filter(|a| a.size == f.extent)
+            }
+            _ => None,
+        }
+    }
+
     /// Builds a canonical layout from digits; fails if the size overflows.
     pub fn from_dims(dims: Vec<Dim>) -> Result<Layout, Overflow> {
         let mut size: u64 = 1;

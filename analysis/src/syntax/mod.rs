@@ -1017,7 +1017,7 @@ fn sites_scope(
             generics: a.generics.clone(),
         })
         .collect();
-    add_renames(model, base, &take, &mut aliases);
+    add_renames(model, &scope, &take, &mut aliases);
     // An alias written as types: the expression it spells; known even when it cannot be read
     // (a use is not an unknown alias).
     let mut forms = Vec::new();
@@ -1147,8 +1147,9 @@ fn parse_site(site: &MacroSite, diags: &mut Vec<Problem>) -> Parsed {
     }
 }
 
-/// `type Strip = Slice;` naming a mapping alias is a mapping alias: `m![{ Slice }]`. Renames
-/// of renames resolve in rounds.
+/// `type Strip = Slice;` naming a mapping alias is a mapping alias: `m![{ Slice }]`, and
+/// `type Lane = Q;` naming an axis of `base` is `m![Q]` (an associated type bounded by
+/// `AxisName`, read where a turbofish wants an axis). Renames of renames resolve in rounds.
 fn add_renames(
     model: &FileModel,
     base: &Scope,
@@ -1178,7 +1179,8 @@ fn add_renames(
     for _round in 0..=renames.len().min(64) {
         let mut changed = false;
         for (k, r) in renames.iter().enumerate() {
-            if done[k] || !known.contains(&r.target) {
+            let axis = !known.contains(&r.target) && base.axes.contains_key(&r.target);
+            if done[k] || !(axis || known.contains(&r.target)) {
                 continue;
             }
             done[k] = true;
@@ -1188,9 +1190,13 @@ fn add_renames(
                 text: r.target.clone(),
                 span: r.target_span,
             };
+            let body = match axis {
+                true => ast::Expr::Symbol(target),
+                false => ast::Expr::Escape(target, r.target_span),
+            };
             aliases.push(mapping::lower::Alias {
                 name: r.name.clone(),
-                body: Some(ast::Expr::Escape(target, r.target_span)),
+                body: Some(body),
                 generics: Vec::new(),
             });
         }

@@ -1,7 +1,7 @@
 //! Method calls: each engine method of a chain is a [`Step`], its type derived from its input
 //! and its turbofish, with the pipeline order, context and DMA rules checked on the way.
 
-use super::env::{dtype_in, dtype_of, map_of, set_slot};
+use super::env::{alias_val, dtype_in, dtype_of, map_of, set_slot};
 use super::reading::{arg_of, is_tile_view, span_of};
 use super::state::{Builder, Construct, Dma, Val, sig_value};
 use crate::diagnostic::Span;
@@ -606,7 +606,15 @@ impl Builder<'_> {
                         .is_some_and(|n| n.text().starts_with(|c: char| c.is_ascii_uppercase())),
                     _ => false,
                 };
-                variant
+                // `key_dm(idx, header)`: a function the evaluator runs, given a value.
+                let runs = match c.expr() {
+                    Some(ast::Expr::PathExpr(p)) => p
+                        .path()
+                        .and_then(|p| path_key(&p))
+                        .is_some_and(|k| self.value_fns().contains_key(&k)),
+                    _ => false,
+                };
+                (variant || runs)
                     && c.arg_list()
                         .is_some_and(|l| l.args().any(|x| self.names_a_value(&x)))
             }
@@ -896,10 +904,19 @@ pub(super) fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapV
         return None;
     };
     let name = path_key(&p.path()?)?;
-    let axis = scope.axes.get(&name)?;
+    if let Some(axis) = scope.axes.get(&name) {
+        return Some(MapVal::unplaced(
+            format!("m![{name}]"),
+            Some(Layout::symbol(axis.axis.clone())),
+        ));
+    }
+    // A name for an axis (`type Lane = Q;`, `F::Lane` of the type a call gives `F`).
+    let name = crate::syntax::without_trait(&name).unwrap_or(name);
+    let layout = alias_val(&name, scope, Span::default())?.layout?;
+    let axis = layout.as_symbol()?;
     Some(MapVal::unplaced(
-        format!("m![{name}]"),
-        Some(Layout::symbol(axis.axis.clone())),
+        format!("m![{}]", axis.name),
+        Some(Layout::symbol(axis.clone())),
     ))
 }
 
