@@ -57,8 +57,8 @@ impl Unknown {
     /// A variable assigned after its `let`, whose assignments are not followed.
     pub fn assigned(name: &str) -> Unknown {
         Unknown::new(format!(
-            "`{name}` is assigned after its `let`, and visa-lint does not follow a variable \
-             through its assignments"
+            "`{name}` is assigned in a loop or a closure (or borrowed `&mut`), and visa-lint \
+             follows a variable only through assignments that run once"
         ))
     }
 

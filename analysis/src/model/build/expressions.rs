@@ -4,6 +4,7 @@
 use super::env::tensor_type;
 use super::reading::{root_field, root_var, span_of, var_name};
 use super::state::{Builder, Construct, Dma, Val, array_of, kept_through_stream};
+use super::statements::Arm;
 use crate::diagnostic::Span;
 use crate::model::methods::{Engine, Method};
 use crate::model::problem::{Kernel, NotFollowed};
@@ -87,7 +88,9 @@ impl Builder<'_> {
                 let mut arms = Vec::new();
                 for arm in m.match_arm_list().into_iter().flat_map(|l| l.arms()) {
                     if let Some(x) = arm.expr() {
-                        let v = self.top(&x, expected.clone(), binding.clone());
+                        let v = self.arm(Arm::Maybe, |me| {
+                            me.top(&x, expected.clone(), binding.clone())
+                        });
                         arms.push((v, std::mem::take(&mut self.last_ends)));
                     }
                 }

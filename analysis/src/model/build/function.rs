@@ -3,7 +3,7 @@
 
 use super::buf_tensor::buf_tensor_chains;
 use super::env::{Env, device_attr, plain, tensor_type};
-use super::reading::{pat_name, span_of};
+use super::reading::{param_assignments, pat_name, span_of};
 use super::state::{Builder, Construct, MAX_ITERATIONS, Val, many_type, struct_param};
 use crate::diagnostic::Span;
 use crate::library::Generation;
@@ -190,6 +190,9 @@ impl<'a> Builder<'a> {
             contexts: std::collections::HashSet::new(),
             results: Vec::new(),
             skipping: false,
+            followed: std::collections::HashSet::new(),
+            undecided: 0,
+            assigned: Vec::new(),
         }
     }
 
@@ -240,7 +243,17 @@ impl<'a> Builder<'a> {
         if let Some(t) = p.ty() {
             self.type_param(&pname, &t);
         }
+        // `mut at: usize` assigned in the body: followed as a `let mut` is (see
+        // `Builder::bind_let_value`), or unknown where an assignment repeats.
+        let assigned = param_assignments(f, &pname);
+        if assigned == Some(true) {
+            self.followed.insert(pname.clone());
+        }
         match bound.params.get(k).cloned().flatten() {
+            Some(_) if assigned == Some(false) => {
+                let why = value::Unknown::assigned(&pname);
+                self.values.insert(pname.clone(), Err(why));
+            }
             Some(v) => self.bind(&pname, v),
             None => {
                 let why = format!(

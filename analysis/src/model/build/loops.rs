@@ -918,7 +918,7 @@ fn assignments(body: &ast::BlockExpr, var: &str) -> usize {
 }
 
 /// The names a pattern binds, in order (`i`, `(i, addr)`, `&(k, v)`).
-fn pattern_names(pat: &ast::Pat) -> Vec<String> {
+pub(super) fn pattern_names(pat: &ast::Pat) -> Vec<String> {
     std::iter::once(pat.syntax().clone())
         .chain(pat.syntax().descendants().skip(1))
         .filter_map(ast::IdentPat::cast)

@@ -115,12 +115,64 @@ pub(super) fn assigned_after(l: &ast::LetStmt, name: &str) -> bool {
         .any(|n| assigns(&n, name))
 }
 
-/// `name = ..`, `name op= ..` or `&mut name`.
+/// Whether the trace runs each assignment to the variable `name` that `l` binds at most once
+/// per run of the `let`: none is in a loop or a closure written after the `let`, and nothing
+/// borrows the variable mutably. The model then follows the variable through them.
+pub(super) fn assigned_in_straight_code(l: &ast::LetStmt, name: &str) -> bool {
+    let Some(scope) = l.syntax().parent() else {
+        return false;
+    };
+    let after = l.syntax().siblings(ra_ap_syntax::Direction::Next).skip(1);
+    straight(after.flat_map(|s| s.descendants()), &scope, name)
+}
+
+/// How a function's body assigns its parameter `name` (`mut at: usize`): `None` when it does
+/// not, `Some(true)` when each assignment runs once per call ([`assigned_in_straight_code`]),
+/// `Some(false)` otherwise.
+pub(super) fn param_assignments(f: &ast::Fn, name: &str) -> Option<bool> {
+    let body = f.body()?;
+    body.syntax()
+        .descendants()
+        .any(|n| assigns(&n, name))
+        .then(|| straight(body.syntax().descendants(), body.syntax(), name))
+}
+
+/// Whether every assignment to `name` among `nodes` is a plain one (no `&mut name`) outside
+/// any loop or closure below `scope`.
+fn straight(
+    nodes: impl Iterator<Item = ra_ap_syntax::SyntaxNode>,
+    scope: &ra_ap_syntax::SyntaxNode,
+    name: &str,
+) -> bool {
+    let repeats = |n: &ra_ap_syntax::SyntaxNode| {
+        n.ancestors().take_while(|a| a != scope).any(|a| {
+            ast::ForExpr::can_cast(a.kind())
+                || ast::WhileExpr::can_cast(a.kind())
+                || ast::LoopExpr::can_cast(a.kind())
+                || ast::ClosureExpr::can_cast(a.kind())
+        })
+    };
+    let mut assignments = nodes.filter(|n| assigns(n, name));
+    assignments.all(|n| ast::BinExpr::can_cast(n.kind()) && !repeats(&n))
+}
+
+/// The variable an assignment's left-hand side writes: `x` of `x`, `x.base`, `x[2].at`.
+pub(super) fn assigned_root(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::FieldExpr(f) => assigned_root(&f.expr()?),
+        ast::Expr::IndexExpr(i) => assigned_root(&i.base()?),
+        ast::Expr::ParenExpr(p) => assigned_root(&p.expr()?),
+        other => var_name(other),
+    }
+}
+
+/// `name = ..`, `name op= ..` (of the variable or a part of it, `name.base = ..`) or
+/// `&mut name`.
 pub(super) fn assigns(n: &ra_ap_syntax::SyntaxNode, name: &str) -> bool {
     if let Some(b) = ast::BinExpr::cast(n.clone())
         && matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { .. }))
     {
-        return b.lhs().and_then(|l| var_name(&l)).as_deref() == Some(name);
+        return b.lhs().and_then(|l| assigned_root(&l)).as_deref() == Some(name);
     }
     if let Some(r) = ast::RefExpr::cast(n.clone())
         && r.mut_token().is_some()

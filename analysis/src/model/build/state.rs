@@ -181,6 +181,15 @@ pub struct Builder<'a> {
     /// The iteration being evaluated has reached a `continue` its values take: the rest of
     /// its body is not traced.
     pub(super) skipping: bool,
+    /// The `let mut` variables whose assignments the model follows (none is in a loop or a
+    /// closure, see [`super::reading::assigned_in_straight_code`]).
+    pub(super) followed: std::collections::HashSet<String>,
+    /// How many arms of an `if` or a `match` the trace may or may not take are being
+    /// evaluated: an assignment there leaves its variable unknown.
+    pub(super) undecided: u32,
+    /// The variables assigned so far, in order: a block keeps what it assigned to the
+    /// variables around it (see [`Builder::leave_block`]).
+    pub(super) assigned: Vec<String>,
 }
 
 /// How many loop-body evaluations one function's model makes at most, over all its loops (a

@@ -2,7 +2,11 @@
 //! the values a binding holds at compile time.
 
 use super::env::tensor_type;
-use super::reading::{arg_of, assigned_after, is_from_addr, pat_name, span_of, var_name};
+use super::loops::pattern_names;
+use super::reading::{
+    arg_of, assigned_after, assigned_in_straight_code, assigned_root, is_from_addr, pat_name,
+    span_of, var_name,
+};
 use super::state::{Builder, Construct, Val, many_type};
 use crate::diagnostic::Span;
 use crate::model::consts;
@@ -29,6 +33,7 @@ impl Builder<'_> {
         };
         let outer_consts = self.consts.clone();
         let outer_values = self.values.clone();
+        let assigned_before = self.assigned.len();
         self.local_consts(&list);
         let mut diverges = false;
         for stmt in list.statements() {
@@ -57,9 +62,53 @@ impl Builder<'_> {
             None if diverges => Val::Never,
             None => Val::Unknown,
         };
+        self.leave_block(&list, (outer_consts, outer_values), assigned_before);
+        val
+    }
+
+    /// The values after a block: what it declares goes out of scope (an outer variable it
+    /// shadows is back), and what it assigned to the variables around it stays.
+    fn leave_block(
+        &mut self,
+        list: &ast::StmtList,
+        (outer_consts, outer_values): (
+            std::collections::HashMap<String, u64>,
+            std::collections::HashMap<String, value::Eval>,
+        ),
+        assigned_before: usize,
+    ) {
+        let declared: std::collections::HashSet<String> = list
+            .statements()
+            .flat_map(|s| match s {
+                ast::Stmt::LetStmt(l) => l.pat().map(|p| pattern_names(&p)).unwrap_or_default(),
+                ast::Stmt::Item(ast::Item::Const(c)) => ast::HasName::name(&c)
+                    .map(|n| vec![n.text().to_string()])
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let here: std::collections::HashSet<&String> =
+            self.assigned[assigned_before..].iter().collect();
+        let assigned: Vec<(String, value::Eval)> = here
+            .into_iter()
+            .filter(|k| !declared.contains(*k) && outer_values.contains_key(*k))
+            .filter_map(|k| Some((k.clone(), self.values.get(k)?.clone())))
+            .collect();
+        let ints: Vec<(String, Option<u64>)> = assigned
+            .iter()
+            .map(|(k, _)| (k.clone(), self.consts.get(k).copied()))
+            .collect();
         self.consts = outer_consts;
         self.values = outer_values;
-        val
+        for (k, v) in assigned {
+            self.values.insert(k, v);
+        }
+        for (k, v) in ints {
+            match v {
+                Some(v) => self.consts.insert(k, v),
+                None => self.consts.remove(&k),
+            };
+        }
     }
 
     /// Whether `e`, in an iteration of a loop the model unrolls, is `if cond { continue; }` with
@@ -167,20 +216,76 @@ impl Builder<'_> {
         binding: &Option<String>,
         arms: &mut Vec<(Val, Vec<(usize, usize)>)>,
     ) -> bool {
+        // Whether the trace takes the branch, where the compiler knows (before the
+        // condition's pattern binds its names).
+        let decided = i.condition().map_or(Some(true), |c| self.decided(&c));
         // A `let` pattern the value is known not to match: the trace never takes the branch.
         let taken = i.condition().is_none_or(|c| self.condition(&c));
         if let Some(b) = i.then_branch().filter(|_| taken) {
-            let v = self.block(&b, expected.clone(), binding.clone());
+            let v = self.arm(Arm::of(decided), |me| {
+                me.block(&b, expected.clone(), binding.clone())
+            });
             arms.push((v, std::mem::take(&mut self.last_ends)));
         }
+        let other = Arm::of(decided.map(|d| !d));
         match i.else_branch() {
             Some(ast::ElseBranch::Block(b)) => {
-                let v = self.block(&b, expected.clone(), binding.clone());
+                let v = self.arm(other, |me| me.block(&b, expected.clone(), binding.clone()));
                 arms.push((v, std::mem::take(&mut self.last_ends)));
                 true
             }
-            Some(ast::ElseBranch::IfExpr(e)) => self.if_arms(&e, expected, binding, arms),
+            Some(ast::ElseBranch::IfExpr(e)) => {
+                self.arm(other, |me| me.if_arms(&e, expected, binding, arms))
+            }
             None => false,
+        }
+    }
+
+    /// Whether the trace takes a branch under the condition `c`, where the compiler knows:
+    /// a `let` pattern decided on a known value, a known `bool`, and `&&` of those.
+    pub(super) fn decided(&self, c: &ast::Expr) -> Option<bool> {
+        match c {
+            ast::Expr::LetExpr(l) => {
+                let (p, e) = (l.pat()?, l.expr()?);
+                let v = self.value_of(&e).0.ok()?;
+                decidable(&p).then(|| may_match(&p, &v))
+            }
+            ast::Expr::BinExpr(b)
+                if matches!(b.op_kind(), Some(ast::BinaryOp::LogicOp(ast::LogicOp::And))) =>
+            {
+                let l = b.lhs().and_then(|l| self.decided(&l));
+                let r = b.rhs().and_then(|r| self.decided(&r));
+                match (l, r) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                }
+            }
+            other => match self.value_of(other).0 {
+                Ok(value::Value::Bool(b)) => Some(b),
+                _ => None,
+            },
+        }
+    }
+
+    /// Evaluates an arm of an `if` or a `match` as the trace runs it (`how`): taken, its
+    /// assignments hold after it; maybe taken, they leave their variables unknown; not
+    /// taken, they are undone.
+    pub(super) fn arm<R>(&mut self, how: Arm, run: impl FnOnce(&mut Self) -> R) -> R {
+        match how {
+            Arm::Taken => run(self),
+            Arm::Maybe => {
+                self.undecided += 1;
+                let r = run(self);
+                self.undecided -= 1;
+                r
+            }
+            Arm::NotTaken => {
+                let saved = (self.consts.clone(), self.values.clone());
+                let r = run(self);
+                (self.consts, self.values) = saved;
+                r
+            }
         }
     }
 
@@ -474,9 +579,10 @@ impl Builder<'_> {
     }
 
     /// The compile-time value `let` binds to `n` (a `let mut` never assigned again is one
-    /// too); an integer one is a constant too. A variable assigned after its `let` is not
-    /// followed through its assignments: its value is unknown, and says why; its first value
-    /// is kept for the `while` loops that count with it.
+    /// too); an integer one is a constant too. A variable assigned after its `let` outside
+    /// any loop or closure is followed through its assignments (see [`Builder::assign`]); one
+    /// assigned in a loop is not: its value is unknown, and says why, and its first value is
+    /// kept for the `while` loops that count with it.
     fn bind_let_value(&mut self, l: &ast::LetStmt, n: &str) {
         let (immutable, mutable) = match l.pat() {
             Some(ast::Pat::IdentPat(i)) if i.ref_token().is_none() => {
@@ -485,6 +591,13 @@ impl Builder<'_> {
             _ => (false, false),
         };
         let reassigned = mutable && assigned_after(l, n);
+        // Assignments the trace runs once each are followed; any other makes it unknown.
+        let followed = reassigned && assigned_in_straight_code(l, n);
+        if followed {
+            self.followed.insert(n.to_string());
+        } else {
+            self.followed.remove(n);
+        }
         if !self.counters.is_empty() {
             self.counters.remove(n);
         }
@@ -516,7 +629,7 @@ impl Builder<'_> {
         let value = l
             .initializer()
             .filter(|_| immutable || mutable)
-            .map(|init| match reassigned {
+            .map(|init| match reassigned && !followed {
                 false => self
                     .partial_value_of(&init)
                     .0
@@ -900,7 +1013,9 @@ impl Builder<'_> {
     }
 
     /// `x = e`: the variable takes the new value (its chain, if it is a stream in mid-pass);
-    /// `x += e` and assignments to fields or indices only evaluate the right-hand side.
+    /// `x += e` and assignments to fields or indices only evaluate the right-hand side. A
+    /// variable with a compile-time value takes its new one where the model follows it
+    /// ([`Builder::assigned_value`]), and is unknown from here on where it does not.
     pub(super) fn assign(&mut self, b: &ast::BinExpr) -> Val {
         let plain = matches!(b.op_kind(), Some(ast::BinaryOp::Assignment { op: None }));
         let target = b.lhs().as_ref().and_then(var_name);
@@ -909,8 +1024,10 @@ impl Builder<'_> {
         {
             self.counters.remove(t);
         }
-        // A variable with a compile-time value loses it: assignments are not followed.
-        let forgotten = target.clone().filter(|t| self.values.contains_key(t));
+        let root = b.lhs().as_ref().and_then(assigned_root);
+        let value = root
+            .filter(|t| self.values.contains_key(t))
+            .map(|t| (self.assigned_value(b, &t), t));
         let Some(rhs) = b.rhs() else {
             return Val::Unknown;
         };
@@ -938,12 +1055,57 @@ impl Builder<'_> {
                 self.top(&rhs, None, None);
             }
         }
-        if let Some(name) = forgotten {
-            let unknown = value::Unknown::assigned(&name);
-            self.values.insert(name, Err(unknown));
+        if let Some((v, name)) = value {
+            self.assigned.push(name.clone());
+            match &v {
+                Ok(value::Value::Int(k)) => self.consts.insert(name.clone(), *k),
+                _ => self.consts.remove(&name),
+            };
+            self.values.insert(name, v);
         }
         self.last_ends.clear();
         Val::Unknown
+    }
+
+    /// The value the assignment `b` gives the variable `name`: `x = e` the value of `e`, `x op=
+    /// e` the old value with `e`, as the trace computes them. Unknown, and why, for a variable
+    /// the model does not follow, an arm the trace may not take, or a part of a variable
+    /// written (`x.base = ..`).
+    fn assigned_value(&self, b: &ast::BinExpr, name: &str) -> value::Eval {
+        if !self.followed.contains(name) {
+            return Err(value::Unknown::assigned(name));
+        }
+        if self.undecided > 0 {
+            return Err(value::Unknown::new(format!(
+                "`{name}` is assigned in an arm of an `if` or a `match` visa-lint cannot decide"
+            )));
+        }
+        let rhs = b.rhs().ok_or_else(|| value::Unknown::assigned(name))?;
+        let whole = b.lhs().as_ref().and_then(var_name).as_deref() == Some(name);
+        if !whole {
+            return Err(value::Unknown::new(format!(
+                "a part of `{name}` is assigned, and visa-lint does not follow a value's parts \
+                 through assignments"
+            )));
+        }
+        let new = self.value_of(&rhs).0?;
+        match b.op_kind() {
+            Some(ast::BinaryOp::Assignment { op: None }) => Ok(new),
+            Some(ast::BinaryOp::Assignment { op: Some(op) }) => {
+                match (self.values.get(name), &new) {
+                    (Some(Ok(value::Value::Int(old))), value::Value::Int(r)) => {
+                        consts::arith(op, *old, *r)
+                            .map(value::Value::Int)
+                            .ok_or_else(|| {
+                                value::Unknown::new(format!("`{}` overflows", snippet(b.syntax())))
+                            })
+                    }
+                    (Some(Err(u)), _) => Err(u.clone()),
+                    _ => Err(value::Unknown::assigned(name)),
+                }
+            }
+            _ => Err(value::Unknown::assigned(name)),
+        }
     }
 }
 
@@ -968,6 +1130,25 @@ fn closure_fn(e: &ast::Expr) -> Option<crate::model::consts::ConstFn> {
         body,
         ..Default::default()
     })
+}
+
+/// How the trace runs an arm of an `if` or a `match` (see [`Builder::arm`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Arm {
+    Taken,
+    Maybe,
+    NotTaken,
+}
+
+impl Arm {
+    /// The arm a condition the compiler decides (`Some`) or not (`None`) gives.
+    pub(super) fn of(decided: Option<bool>) -> Arm {
+        match decided {
+            Some(true) => Arm::Taken,
+            Some(false) => Arm::NotTaken,
+            None => Arm::Maybe,
+        }
+    }
 }
 
 /// Whether [`may_match`] decides a pattern exactly: `_`, or a variant whose fields are names
