@@ -992,10 +992,13 @@ pub(crate) fn helper_at<'db>(
             fun.param_list()
                 .into_iter()
                 .flat_map(|l| l.params())
-                .map(|p| {
-                    p.pat()
-                        .map(|p| crate::syntax::node_text(p.syntax()))
-                        .unwrap_or_default()
+                .map(|p| match p.pat() {
+                    // `mut at` binds `at`.
+                    Some(ast::Pat::IdentPat(i)) => ast::HasName::name(&i)
+                        .map(|n| n.text().to_string())
+                        .unwrap_or_default(),
+                    Some(p) => crate::syntax::node_text(p.syntax()),
+                    None => String::new(),
                 }),
         )
         .collect();
