@@ -219,3 +219,26 @@ fn a_struct_fields_mapping_is_padded_where_the_struct_declares_it() {
         "m![X / 2 # 256]"
     );
 }
+
+/// A padding fix through an alias that a helper of another file names
+/// (`fixtures/crates/helper_alias_fix`): the finding is reported where the kernel calls
+/// `merge_max`, and the first fix pads `MergeSlice` where `ops/merge.rs` defines it, checked
+/// against the crate (safe: its other use is the helper's return type).
+#[test]
+fn an_alias_a_helper_of_another_file_names_is_padded_where_it_is_defined() {
+    let fixes = fixes_of("fixtures/crates/helper_alias_fix", "CAP-003");
+    let first = &fixes[0];
+    assert_eq!(first["safe"], true, "{fixes:#?}");
+    assert_eq!(
+        first["title"],
+        "pad `MergeSlice` where it is defined, also changing its use at merge.rs:9"
+    );
+    let other = &first["other_files"][0];
+    assert!(
+        other["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("src/ops/merge.rs"))
+    );
+    assert_eq!(other["edits"][0]["line"], 4);
+    assert_eq!(other["edits"][0]["new_text"], "m![[G, P / 4] # 256]");
+}

@@ -33,11 +33,10 @@ pub fn diagnostics(
     settings: Settings,
 ) -> Arc<[Diagnostic]> {
     let shown = crate::file_diagnostics::file_diagnostics(db, file, settings);
-    let text = file.text(db);
     let replaces_alias = |d: &Diagnostic| {
         d.fixes
             .iter()
-            .any(|f| f.alias_pad.is_some() || alias_use(text, f).is_some())
+            .any(|f| f.alias_pad.is_some() || written_alias_use(db, file, f).is_some())
     };
     if !shown.iter().any(replaces_alias) {
         return shown.clone();
@@ -85,8 +84,9 @@ pub fn diagnostics(
             .fixes
             .iter()
             .filter_map(|fix| {
-                let (path, edit) = alias_use(text, fix)?;
-                let (def_file, body) = definition(db, file, edit.span.start, path)?;
+                let (read_in, path, edit) = written_alias_use(db, file, fix)?;
+                let path = path.as_str();
+                let (def_file, body) = definition(db, read_in, edit.span.start, path)?;
                 // A padding fix pads the alias; another (an Element given the digits it
                 // misses, a padding kind rewritten) changes it.
                 let verb = if fix.title.starts_with("pad") {
@@ -100,7 +100,7 @@ pub fn diagnostics(
                 let every = uses
                     .entry(key)
                     .or_insert_with(|| alias_uses(db, file, path, (def_file, body)));
-                let others = other_uses(file, edit.span, every);
+                let others = other_uses(read_in, edit.span, every);
                 if !others.is_empty() {
                     fix.title =
                         format!("{verb} `{path}` where it is defined, {}", changing(&others));
@@ -108,9 +108,45 @@ pub fn diagnostics(
                 Some(fix)
             })
             .collect();
-        d.fixes.extend(added);
+        // A definition edit another fix already makes (a field's type naming the alias the
+        // rule pads too) is offered once.
+        for fix in added {
+            let same = |f: &Fix| f.edits == fix.edits && f.other_files == fix.other_files;
+            if !d.fixes.iter().any(same) {
+                d.fixes.push(fix);
+            }
+        }
     }
     all.into()
+}
+
+/// [`alias_use`] in the file the fix edits: `file`, or the one other file a helper's edit
+/// made for its call is in (the helper's). The file, the alias's path and the edit.
+fn written_alias_use<'f>(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    fix: &'f Fix,
+) -> Option<(SourceFile, String, &'f Edit)> {
+    match (fix.edits.as_slice(), fix.other_files.as_slice()) {
+        ([_], []) => {
+            let (path, edit) = alias_use(file.text(db), fix)?;
+            Some((file, path.to_string(), edit))
+        }
+        ([], [other]) => {
+            let helper = *db::workspace_file(db, &other.path)?;
+            let [edit] = other.edits.as_slice() else {
+                return None;
+            };
+            let path = helper
+                .text(db)
+                .get(edit.span.range())
+                .filter(|p| is_path(p))?;
+            edit.new_text
+                .starts_with("m![")
+                .then(|| (helper, path.to_string(), edit))
+        }
+        _ => None,
+    }
 }
 
 /// The alias a fix replaces by a mapping (its one edit writes an `m![...]` over a path), with
