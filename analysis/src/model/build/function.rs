@@ -245,7 +245,8 @@ impl<'a> Builder<'a> {
         }
         // `mut at: usize` assigned in the body: followed as a `let mut` is (see
         // `Builder::bind_let_value`), or unknown where an assignment repeats.
-        let assigned = param_assignments(f, &pname);
+        let mutable = matches!(&pat, ast::Pat::IdentPat(i) if i.mut_token().is_some());
+        let assigned = mutable.then(|| param_assignments(f, &pname)).flatten();
         if assigned == Some(true) {
             self.followed.insert(pname.clone());
         }
