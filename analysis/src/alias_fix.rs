@@ -120,43 +120,29 @@ pub fn diagnostics(
     all.into()
 }
 
-/// [`alias_use`] in the file the fix edits: `file`, or the one other file a helper's edit
-/// made for its call is in (the helper's). The file, the alias's path and the edit.
+/// The alias a fix replaces by a mapping (its one edit writes an `m![...]` over a path), in
+/// the file the edit is in: `file`, or the one other file a helper's edit made for its call is
+/// in (the helper's). The file, the alias's path and the edit.
 fn written_alias_use<'f>(
     db: &dyn salsa::Database,
     file: SourceFile,
     fix: &'f Fix,
 ) -> Option<(SourceFile, String, &'f Edit)> {
-    match (fix.edits.as_slice(), fix.other_files.as_slice()) {
-        ([_], []) => {
-            let (path, edit) = alias_use(file.text(db), fix)?;
-            Some((file, path.to_string(), edit))
-        }
-        ([], [other]) => {
-            let helper = *db::workspace_file(db, &other.path)?;
-            let [edit] = other.edits.as_slice() else {
-                return None;
-            };
-            let path = helper
-                .text(db)
-                .get(edit.span.range())
-                .filter(|p| is_path(p))?;
-            edit.new_text
-                .starts_with("m![")
-                .then(|| (helper, path.to_string(), edit))
-        }
-        _ => None,
-    }
-}
-
-/// The alias a fix replaces by a mapping (its one edit writes an `m![...]` over a path), with
-/// that edit.
-fn alias_use<'t, 'f>(text: &'t str, fix: &'f Fix) -> Option<(&'t str, &'f Edit)> {
-    let [edit] = fix.edits.as_slice() else {
-        return None;
+    let (in_file, edit) = match (fix.edits.as_slice(), fix.other_files.as_slice()) {
+        ([edit], []) => (file, edit),
+        ([], [other]) => match other.edits.as_slice() {
+            [edit] => (*db::workspace_file(db, &other.path)?, edit),
+            _ => return None,
+        },
+        _ => return None,
     };
-    let path = text.get(edit.span.range()).filter(|p| is_path(p))?;
-    edit.new_text.starts_with("m![").then_some((path, edit))
+    let path = in_file
+        .text(db)
+        .get(edit.span.range())
+        .filter(|p| is_path(p))?;
+    edit.new_text
+        .starts_with("m![")
+        .then(|| (in_file, path.to_string(), edit))
 }
 
 /// `Slice`, `layouts::Slice`, `super::layouts::Slice`: what an alias use can be.
