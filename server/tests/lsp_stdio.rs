@@ -208,3 +208,42 @@ fn shutdown_in_the_middle_of_an_analysis_is_answered_and_exit_ends_the_process()
     // No waiting for the diagnostics: shutdown races the analysis.
     assert_eq!(s.stop(), Some(0));
 }
+
+/// Opens, edits and closes take effect in the order the client sent them: a close followed at
+/// once by an open and an edit of the same document leaves it open, with its latest text
+/// analysed. Run side by side, the close could remove the document the open had just stored
+/// (session 42: the server then published nothing more for it).
+#[test]
+fn a_document_closed_and_opened_again_at_once_keeps_its_latest_text() {
+    let (_, text) = fixture("fixtures/rules/CAP-003.rs");
+    let uri = "untitled:Reopened-1";
+    let mut s = StdioServer::start();
+    s.initialize(Value::Null);
+    let mut version = 0;
+    for _ in 0..25 {
+        s.notify(
+            "textDocument/didOpen",
+            did_open(uri, version + 1, "fn f() {}"),
+        );
+        s.notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri}}),
+        );
+        s.notify(
+            "textDocument/didOpen",
+            did_open(uri, version + 2, "fn g() {}"),
+        );
+        s.notify(
+            "textDocument/didChange",
+            did_change(uri, version + 3, &text),
+        );
+        version += 3;
+        let diags = s.diagnostics(uri, version);
+        assert!(
+            render_diagnostics(&diags).contains("CAP-003"),
+            "the latest text's diagnostics: {}",
+            render_diagnostics(&diags)
+        );
+    }
+    assert_eq!(s.stop(), Some(0));
+}

@@ -313,13 +313,18 @@ impl Publisher {
                 lock(&self.queue).finish(&uri, epoch, true); // closed: nothing owed
                 continue;
             };
-            let (state, versions, key) = (self.state.clone(), self.versions.clone(), uri.clone());
-            let version = doc.version;
-            let computed =
-                tokio::task::spawn_blocking(move || diagnostics_of(&state, &versions, &key, &doc))
-                    .await;
-            self.finish(uri, version, epoch, computed).await;
+            self.analyse(uri, epoch, doc).await;
         }
+    }
+
+    /// Analyses `doc`, claimed at `epoch`, and publishes its diagnostics (or leaves it owed).
+    async fn analyse(&self, uri: Uri, epoch: Epoch, doc: Doc) {
+        let (state, versions, key) = (self.state.clone(), self.versions.clone(), uri.clone());
+        let version = doc.version;
+        let computed =
+            tokio::task::spawn_blocking(move || diagnostics_of(&state, &versions, &key, &doc))
+                .await;
+        self.finish(uri, version, epoch, computed).await;
     }
 
     /// Publishes what an analysis claimed at `epoch` computed, and ends the claim.
@@ -432,8 +437,10 @@ impl Backend {
         .await;
     }
 
-    /// Stores a new version of a document and publishes its diagnostics (and marks those of
-    /// its crate mates, which may use what it declares).
+    /// Stores a new version of a document and starts publishing its diagnostics (and marks
+    /// those of its crate mates, which may use what it declares). It returns once the text is
+    /// stored: the transport hands over the next edit only then, so edits, opens and closes
+    /// take effect in the client's order; the analysis runs on.
     async fn update(&self, uri: Uri, version: i32, text: String) {
         let (state, versions, queue) = (
             self.state.clone(),
@@ -441,46 +448,43 @@ impl Backend {
             self.publisher.queue.clone(),
         );
         let key = uri.clone();
-        // One blocking task stores the text and analyses it (the lock is let go in between).
         let stored = tokio::task::spawn_blocking(move || {
-            let (doc, claim) = {
-                let s = &mut *lock(&state);
-                if let Some(doc) = s.docs.get(&key)
-                    && doc.version >= version
-                {
-                    return None; // stale or duplicate: the stored text is as new
-                }
-                let text: Arc<str> = Arc::from(text);
-                let file = s.host.set_file(&path_of(&key), text.to_string());
-                let doc = Doc::new(version, text, file);
-                s.docs.insert(key.clone(), doc.clone());
-                lock(&versions).insert(key.clone(), version);
-                let mut queue = lock(&queue);
-                for mate in s.crate_mates(&key) {
-                    queue.mark(&mate);
-                }
-                queue.mark(&key);
-                (doc, queue.claim(&key))
-            };
-            let computed =
-                claim.map(|epoch| (epoch, diagnostics_of(&state, &versions, &key, &doc)));
-            Some((doc.version, computed))
+            let s = &mut *lock(&state);
+            if let Some(doc) = s.docs.get(&key)
+                && doc.version >= version
+            {
+                return None; // stale or duplicate: the stored text is as new
+            }
+            let text: Arc<str> = Arc::from(text);
+            let file = s.host.set_file(&path_of(&key), text.to_string());
+            let doc = Doc::new(version, text, file);
+            s.docs.insert(key.clone(), doc.clone());
+            lock(&versions).insert(key.clone(), version);
+            let mut queue = lock(&queue);
+            for mate in s.crate_mates(&key) {
+                queue.mark(&mate);
+            }
+            queue.mark(&key);
+            Some((doc, queue.claim(&key)))
         })
         .await;
         match stored {
-            Ok(Some((version, Some((epoch, computed))))) => {
-                self.publisher
-                    .finish(uri, version, epoch, Ok(computed))
-                    .await;
+            // Analysed at once, ahead of the worker's queue: the document being typed in.
+            Ok(Some((doc, Some(epoch)))) => {
+                let publisher = self.publisher.clone();
+                tokio::spawn(async move {
+                    publisher.analyse(uri, epoch, doc).await;
+                    publisher.wake();
+                });
             }
-            Ok(_) => {}
+            Ok(_) => self.publisher.wake(),
             Err(e) => {
                 self.client
                     .log_message(MessageType::ERROR, format!("visa-lsp: {e}"))
                     .await;
+                self.publisher.wake();
             }
         }
-        self.publisher.wake();
     }
 
     /// Marks every open document (the configuration or a file on disk changed).

@@ -438,9 +438,25 @@ enum Outgoing {
     Request(Request),
 }
 
+/// The notifications handled one after another, in the client's order: those that change
+/// a document's text or the files read from disk. Their handlers only store what changed
+/// (the analysis runs on) and never wait for the client.
+const ORDERED: [&str; 5] = [
+    "textDocument/didOpen",
+    "textDocument/didChange",
+    "textDocument/didClose",
+    "textDocument/didSave",
+    "workspace/didChangeWatchedFiles",
+];
+
+fn is_ordered(method: &str) -> bool {
+    ORDERED.contains(&method)
+}
+
 /// Serves `service` with the messages of `input` until `exit` or the end of the input:
 /// requests run up to [`CONCURRENCY`] at a time; replies and the server's own requests and
-/// notifications go to `output` as frames.
+/// notifications go to `output` as frames. The [`ORDERED`] notifications are awaited before
+/// the next message is taken.
 pub async fn serve<S: LanguageServer>(
     mut service: LspService<S>,
     socket: ClientSocket,
@@ -471,12 +487,14 @@ pub async fn serve<S: LanguageServer>(
                         break; // exited
                     }
                     let (exit, initialize) = (req.method() == "exit", req.method() == "initialize");
+                    let in_order = initialize || (req.id().is_none() && is_ordered(req.method()));
                     let reply = service.call(req);
-                    let reply: futures::future::BoxFuture<'static, Option<Response>> = if initialize
-                    {
+                    let reply: futures::future::BoxFuture<'static, Option<Response>> = if in_order {
                         // Nothing else is handed over before `initialize` is answered: the
                         // library drops what arrives meanwhile (a client that sends
-                        // `initialized` and its documents at once would lose them).
+                        // `initialized` and its documents at once would lose them). Nor
+                        // before a document's open, edit or close has taken effect: run side
+                        // by side, a close could undo the open that followed it.
                         let done = reply.await.ok().flatten();
                         Box::pin(future::ready(done))
                     } else {

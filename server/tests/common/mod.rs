@@ -218,6 +218,11 @@ impl StdioServer {
 
     /// The next message satisfying `pred` (others stay in the backlog), within 30 s.
     pub fn wait_for(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        self.wait_for_what("a message", pred)
+    }
+
+    /// [`Self::wait_for`], naming `what` it waits for when it times out.
+    pub fn wait_for_what(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         if let Some(i) = self.backlog.iter().position(&pred) {
             return self.backlog.remove(i);
         }
@@ -228,8 +233,8 @@ impl StdioServer {
                 Ok(m) if pred(&m) => return m,
                 Ok(m) => self.backlog.push(m),
                 Err(e) => panic!(
-                    "no expected message from visa-lsp: {e}; backlog {:?}",
-                    self.backlog
+                    "no {what} from visa-lsp: {e}; backlog {}",
+                    Value::from(self.backlog.clone())
                 ),
             }
         }
@@ -237,7 +242,8 @@ impl StdioServer {
 
     /// The diagnostics published for `uri` at `version`.
     pub fn diagnostics(&mut self, uri: &str, version: i32) -> Value {
-        let m = self.wait_for(|m| {
+        let what = format!("the diagnostics of {uri} at version {version}");
+        let m = self.wait_for_what(&what, |m| {
             m["method"] == "textDocument/publishDiagnostics"
                 && m["params"]["uri"] == uri
                 && m["params"]["version"] == json!(version)
