@@ -221,8 +221,17 @@ fn wider_trim(kept: &Layout, packet: &Layout, d: Dtype, widths: &[u64]) -> Optio
     let bytes = d.size_bytes(kept.size)?;
     let w = widths.iter().copied().filter(|&w| w > bytes).min()?;
     let n = d.elems_for(w)?;
-    if n > packet.size || !leads(kept, packet) {
+    if !leads(kept, packet) {
         return None;
+    }
+    // The trim keeps the whole packet, which is shorter than the width: the kept packet padded
+    // to it (what the packet is then padded to as well, as the trim's next check asks).
+    if n > packet.size {
+        let whole = format!("m![{}]", kept.to_expr());
+        return (kept.size == packet.size)
+            .then(|| crate::mapping::edit::pad_innermost(&whole, n))
+            .flatten()
+            .map(|text| (text, w));
     }
     let lead = packet.window(n);
     (leads(&lead, packet) && d.size_bytes(lead.size) == Some(w))
