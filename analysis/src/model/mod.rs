@@ -143,6 +143,9 @@ pub struct TensorVar {
     /// region the helper's trace loads it into, and the call (a `to_trf` of the function
     /// itself is one of its steps).
     pub trf_loaded: Option<(TrfRegion, Span)>,
+    /// A DM tensor a helper call returns, placed where the helper's trace with the call's
+    /// values writes it (`let t = stage(ctx, &x, SLOT);`): the call, where the write happens.
+    pub placed_by_call: Option<Span>,
 }
 
 /// What kind of function this is.

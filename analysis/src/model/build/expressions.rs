@@ -532,6 +532,7 @@ impl Builder<'_> {
                 from_addr: false,
                 iteration: self.iteration,
                 trf_loaded: None,
+                placed_by_call: None,
             });
         }
         Val::Tensor { ty, tu, engines }

@@ -443,6 +443,7 @@ impl<'a> Builder<'a> {
             from_addr: false,
             iteration: None,
             trf_loaded: None,
+            placed_by_call: None,
         });
         // A stream in the middle of the caller's pass runs on the caller's Tensor Unit.
         let mut tu = None;

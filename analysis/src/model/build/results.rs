@@ -185,7 +185,10 @@ impl Builder<'_> {
                     return;
                 };
                 match (tv.ty.kind, v) {
-                    (Kind::Dm, Value::Int(a)) if tv.address.is_none() => tv.address = Some(a),
+                    (Kind::Dm, Value::Int(a)) if tv.address.is_none() => {
+                        tv.address = Some(a);
+                        tv.placed_by_call = Some(call);
+                    }
                     (Kind::Trf, Value::Variant { path, .. }) => {
                         tv.trf_loaded = TrfRegion::named(&path).map(|r| (r, call));
                     }
@@ -295,6 +298,7 @@ impl Builder<'_> {
             from_addr: false,
             iteration: chain.iteration,
             trf_loaded: None,
+            placed_by_call: None,
         };
         self.model.tensors.push(tv);
         if returned {
@@ -363,6 +367,7 @@ impl Builder<'_> {
                 from_addr: false,
                 iteration: self.iteration,
                 trf_loaded,
+                placed_by_call: address.map(|_| at),
             };
             self.model.tensors.push(tv);
         }

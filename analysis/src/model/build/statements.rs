@@ -732,6 +732,7 @@ impl Builder<'_> {
             from_addr: placed.is_some() || l.initializer().is_some_and(|i| is_from_addr(&i)),
             iteration: self.iteration,
             trf_loaded: None,
+            placed_by_call: None,
         });
     }
 
@@ -752,6 +753,7 @@ impl Builder<'_> {
                 from_addr: false,
                 iteration: self.iteration,
                 trf_loaded: None,
+                placed_by_call: None,
             });
         }
         self.vars.insert(name, val);

@@ -4,7 +4,8 @@
 
 use super::super::context::FnContext;
 use super::writes::describe_write;
-use crate::derive::timeline::{Node, Var, Write};
+use crate::derive::timeline::{Footprint, Node, Var, Write};
+use crate::diagnostic::Span;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Method, Origin};
 use crate::rule::{Generations, Rule, Status};
@@ -61,21 +62,17 @@ pub(super) fn check(
     for (c, node) in nodes.iter().enumerate() {
         for &v in &starts[c] {
             if let Some(f) = vars[v].fp {
+                if let Some(u) = placed_by_call(&vars[v])
+                    .and_then(|_| clash_with_live(vars, &by_start, longest, f, Some(v)))
+                {
+                    out.extend(placed_over(&vars[v], &vars[u]));
+                }
                 by_start.insert((f.start, v));
                 by_end.insert((f.end, v));
             }
         }
         for (k, w) in node.writes.iter().enumerate() {
-            // Live footprints starting before the write ends, nearest first; none that
-            // starts `longest` bytes or more before the write can reach it.
-            let clash = by_start
-                .range(..(w.fp.end, 0))
-                .rev()
-                .take_while(|&&(start, _)| start.saturating_add(longest) > w.fp.start)
-                .filter(|&&(_, v)| Some(v) != w.var)
-                .filter(|&&(_, v)| vars[v].fp.is_some_and(|f| f.overlaps(w.fp)))
-                .map(|&(_, v)| v)
-                .min();
+            let clash = clash_with_live(vars, &by_start, longest, w.fp, w.var);
             let Some(v) = clash else {
                 if let Some(d) = in_another_iteration(cx, vars, w, &by_start) {
                     clashed.insert((c, k));
@@ -99,6 +96,54 @@ pub(super) fn check(
         }
     }
     clashed
+}
+
+/// The live variable (other than `except`) whose footprint `fp` overlaps, the first placed.
+/// Only footprints starting before `fp` ends are looked at, nearest first; none that starts
+/// `longest` bytes or more before `fp` can reach it.
+fn clash_with_live(
+    vars: &[Var<'_>],
+    live: &BTreeSet<(u64, usize)>,
+    longest: u64,
+    fp: Footprint,
+    except: Option<usize>,
+) -> Option<usize> {
+    live.range(..(fp.end, 0))
+        .rev()
+        .take_while(|&&(start, _)| start.saturating_add(longest) > fp.start)
+        .filter(|&&(_, v)| Some(v) != except)
+        .filter(|&&(_, v)| vars[v].fp.is_some_and(|f| f.overlaps(fp)))
+        .map(|&(_, v)| v)
+        .min()
+}
+
+/// The call that places `var` (a DM tensor a helper returns, which its trace with the call's
+/// values writes there), when no chain of this function writes it.
+fn placed_by_call(var: &Var<'_>) -> Option<Span> {
+    var.tv.placed_by_call.filter(|_| var.def.is_none())
+}
+
+/// SCH-001 on the tensor `var` a helper call places over the live `live`: the write is the
+/// helper's, at the call (its address is the helper's to change: no fix).
+fn placed_over(var: &Var<'_>, live: &Var<'_>) -> Option<Diagnostic> {
+    let (call, fp, f) = (placed_by_call(var)?, var.fp?, live.fp?);
+    let mut d = Diagnostic::new(
+        &SCH_001,
+        call,
+        format!(
+            "this call places `{}` at DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
+             while `{}` is still live; addresses of live tensors must not collide",
+            var.tv.name, fp.start, fp.end, live.tv.name, f.start, f.end, live.tv.name
+        ),
+    )
+    .with_related(
+        live.at.or(live.tv.placed_by_call).unwrap_or(live.tv.span),
+        format!("`{}` is placed here", live.tv.name),
+    );
+    if let Some((_, span)) = live.last_use {
+        d = d.with_related(span, format!("`{}` is last used here", live.tv.name));
+    }
+    Some(d)
 }
 
 /// SCH-001 on write `w` as another iteration of its loop places it (the timeline reads a loop's
