@@ -147,20 +147,20 @@ impl Value {
     }
 
     /// Whether the value is a struct, tuple or array with a part the evaluator knows (whose
-    /// fields are values, not tensors it does not evaluate).
+    /// fields are values, not tensors it does not evaluate), or an enum variant with fields
+    /// (`Some(t)`: which variant it is, is known).
     pub fn knows_a_part(&self) -> bool {
         let known = |v: &Value| !matches!(v, Value::Unknown(_));
         match self {
             Value::Variant {
+                fields: Fields::Positional(_),
+                ..
+            } => true,
+            Value::Variant {
                 fields: Fields::Named(fs),
                 ..
             } => fs.iter().any(|(_, v)| known(v)),
-            Value::Variant {
-                fields: Fields::Positional(vs),
-                ..
-            }
-            | Value::Tuple(vs)
-            | Value::Array(vs) => vs.iter().any(known),
+            Value::Tuple(vs) | Value::Array(vs) => vs.iter().any(known),
             _ => false,
         }
     }
@@ -452,13 +452,15 @@ fn tuple_variant(c: &ast::CallExpr, names: &Names<'_>, named: &mut bool, depth: 
         )));
     };
     let args = c.arg_list().ok_or_else(missing)?;
-    let vs: Result<Vec<Value>, Unknown> = args
+    // The variant is known whatever its fields are (`Some(&bias)` of a tensor): a part not
+    // known is kept as one (see [`eval_partial`]).
+    let vs = args
         .args()
-        .map(|a| eval_at(&a, names, named, depth + 1))
+        .map(|a| part(eval_at(&a, names, named, depth + 1)))
         .collect();
     Ok(Value::Variant {
         path: variant,
-        fields: Fields::Positional(vs?),
+        fields: Fields::Positional(vs),
     })
 }
 
@@ -753,8 +755,9 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
         .ok_or_else(missing)?;
     let of = m.receiver().ok_or_else(missing)?;
     let receiver = eval_at(&of, names, named, depth + 1)?;
-    // `PLANS[2].acc.clone()`: a copy of the value, the value itself.
-    if matches!(name.as_str(), "clone" | "to_owned")
+    // `PLANS[2].acc.clone()`: a copy of the value, the value itself; `bias.as_ref()` of an
+    // `Option`, the same variant.
+    if matches!(name.as_str(), "clone" | "to_owned" | "as_ref" | "as_mut")
         && m.arg_list().is_none_or(|l| l.args().next().is_none())
     {
         return Ok(receiver);

@@ -302,8 +302,36 @@ impl Builder<'_> {
                 .flat_map(|l| l.bounds());
             for tr in traits.filter_map(|b| b.ty().as_ref().and_then(last_path_name)) {
                 self.bind_type_arg(&format!("<{param} as {tr}>"), ty);
+                // The trait's constants the type's `impl` block leaves at their default.
+                for (item, v) in self.trait_defaults(&tr) {
+                    if !ty.consts.iter().any(|(c, _)| *c == item) {
+                        self.bind_generic(&format!("{param}::{item}"), v.clone());
+                        self.bind_generic(&format!("<{param} as {tr}>::{item}"), v);
+                    }
+                }
             }
         }
+    }
+
+    /// The constants the trait `tr` of the crate gives a default value (`const CENTER:
+    /// FpBinaryOp = FpBinaryOp::SubF;`), by name.
+    fn trait_defaults(&self, tr: &str) -> Vec<(String, value::Value)> {
+        let prefix = format!("{tr}::");
+        let ints = self
+            .consts
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?, value::Value::Int(*v))));
+        let others = self
+            .env
+            .all_values()
+            .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?, v.clone())));
+        let mut found: Vec<(String, value::Value)> = Vec::new();
+        for (item, v) in ints.chain(others) {
+            if !found.iter().any(|(c, _)| c == item) {
+                found.push((item.to_string(), v));
+            }
+        }
+        found
     }
 
     /// Binds what the type parameter `param` (or `Self`) reads through the type `ty` a call

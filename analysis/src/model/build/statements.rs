@@ -296,19 +296,17 @@ impl Builder<'_> {
     /// not known.
     pub(super) fn taken_arm(&mut self, m: &ast::MatchExpr) -> Option<ast::MatchArm> {
         let scrutinee = m.expr()?;
-        let Ok(v) = self.value_of(&scrutinee).0 else {
+        // Partly known is enough where the patterns only read the known parts: `(R::MASK,
+        // bias)` with `bias` a `Some` of a tensor.
+        let Ok(v) = self.partial_value_of(&scrutinee).0 else {
             return None;
         };
         for arm in m.match_arm_list()?.arms() {
             if arm.guard().is_some() {
                 return None;
             }
-            let pat = arm.pat()?;
-            if !decidable(&pat) {
-                return None;
-            }
-            if may_match(&pat, &v) {
-                self.bind_value_pat(&pat, Ok(v));
+            if matches(&arm.pat()?, &v)? {
+                self.bind_value_pat(&arm.pat()?, Ok(v));
                 return Some(arm);
             }
         }
@@ -869,7 +867,7 @@ impl Builder<'_> {
                 let Some(n) = ast::HasName::name(i).map(|n| n.text().to_string()) else {
                     return;
                 };
-                match v {
+                match v.and_then(value::Value::whole) {
                     Ok(v) => self.bind(&n, v),
                     Err(u) => {
                         self.consts.remove(&n);
@@ -1090,7 +1088,8 @@ impl Builder<'_> {
                  through assignments"
             )));
         }
-        let new = self.value_of(&rhs).0?;
+        // As a `let` binds it: `bias = Some(vrf)` is a `Some`, whatever the tensor is.
+        let new = self.partial_value_of(&rhs).0?;
         match b.op_kind() {
             Some(ast::BinaryOp::Assignment { op: None }) => Ok(new),
             Some(ast::BinaryOp::Assignment { op: Some(op) }) => {
@@ -1151,6 +1150,45 @@ impl Arm {
             None => Arm::Maybe,
         }
     }
+}
+
+/// Whether the pattern `pat` matches the value `v` (parts of it may be unknown), where that is
+/// decided: a tuple pattern element by element, each part as [`may_match`] decides it; `None`
+/// when a part the pattern reads is unknown or the pattern is not one decided here.
+fn matches(pat: &ast::Pat, v: &value::Value) -> Option<bool> {
+    match (pat, v) {
+        (ast::Pat::TuplePat(t), value::Value::Tuple(vs))
+            if t.fields().count() == vs.len()
+                && !t.fields().any(|f| matches!(f, ast::Pat::RestPat(_))) =>
+        {
+            let mut all = Some(true);
+            for (f, v) in t.fields().zip(vs) {
+                match matches(&f, v) {
+                    Some(false) => return Some(false),
+                    Some(true) => {}
+                    None => all = None,
+                }
+            }
+            all
+        }
+        (ast::Pat::IdentPat(i), _) if i.pat().is_none() => Some(true),
+        (ast::Pat::WildcardPat(_), _) => Some(true),
+        (_, value::Value::Unknown(_)) => None,
+        // A path the evaluator could not resolve (`R::MASK` of a generic `R`) is no variant.
+        (_, value::Value::Variant { path, .. }) if names_a_constant(path) => None,
+        (p, v) => decidable(p).then(|| may_match(p, v)),
+    }
+}
+
+/// Whether a path's last segment is a constant's name (`MASK`, `R::MAX_ROWS`), which Rust
+/// writes in upper case, unlike a variant's.
+fn names_a_constant(path: &str) -> bool {
+    let last = path.rsplit("::").next().unwrap_or(path);
+    last.len() > 1
+        && last.chars().any(|c| c.is_ascii_uppercase())
+        && last
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// Whether [`may_match`] decides a pattern exactly: `_`, or a variant whose fields are names

@@ -87,18 +87,25 @@ pub(super) fn check<'a>(
     let Some(&(_, first)) = p.alus.iter().find(|(u, _)| *u == unit) else {
         return Some((unit, a));
     };
-    let first_op = parse_op(&first.text).map_or(first.text.trim(), |o| o.variant);
+    // The op as the pass runs it (`SubF`), and as written when that does not name it
+    // (`R::CENTER`).
+    let first_value = first.value_text();
+    let first_op = match parse_op(&first_value) {
+        Some(o) if first.text.contains(o.variant) => format!("`{}`", o.variant),
+        Some(o) => format!("`{}` (`{}`)", o.variant, first.text.trim()),
+        None => format!("`{}`", first.text.trim()),
+    };
     let mut d = Diagnostic::new(
         &VEC_004,
         a.span,
         format!(
-            "{unit} is already in use: `{}` needs the {unit} ALU, which `{first_op}` took earlier in \
+            "{unit} is already in use: `{}` needs the {unit} ALU, which {first_op} took earlier in \
              this pass, and each ALU runs once per Tensor Unit pass; split the work into two passes \
              (vector_final + commit, then begin again from the intermediate)",
             op.variant
         ),
     )
-    .with_related(first.span, format!("{unit} is first used by `{first_op}` here"));
+    .with_related(first.span, format!("{unit} is first used by {first_op} here"));
     // The twin multiplier lane (L4895-L4896).
     let twin = match unit {
         "FpMul0" => Some(("Mul1", "FpMul1")),
