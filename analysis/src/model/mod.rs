@@ -356,6 +356,9 @@ pub struct Receiver {
     pub generics: Vec<Option<value::Value>>,
     /// Each generic argument that is a mapping, written out as the caller's scope reads it.
     pub mappings: Vec<Option<String>>,
+    /// Each generic argument that is a type of the crate (`Body` of `Conv3x3<Body>`), with
+    /// its associated items.
+    pub types: Vec<Option<TypeArg>>,
     /// The `impl` block's parameter each position binds (`BUS` of `impl<const BUS: usize>
     /// GemvPlan<BUS>`): empty in the caller's model, filled where the call is resolved to
     /// its method ([`crate::calls`]), which is what the method's analysis binds.
@@ -375,6 +378,7 @@ impl Receiver {
         (self.value.is_some() && !unit)
             || self.generics.iter().any(Option::is_some)
             || self.mappings.iter().any(Option::is_some)
+            || self.types.iter().any(Option::is_some)
     }
 
     /// The constants it binds, by the `impl` block's parameter names (`BUS = 4`).
@@ -383,6 +387,15 @@ impl Receiver {
         names
             .zip(&self.generics)
             .filter_map(|(n, v)| Some((n?, v.as_ref()?)))
+            .collect()
+    }
+
+    /// The types it binds, by the `impl` block's parameter names (`L = Body`).
+    pub fn named_types(&self) -> Vec<(&str, &TypeArg)> {
+        let names = self.params.iter().map(Option::as_deref);
+        names
+            .zip(&self.types)
+            .filter_map(|(n, t)| Some((n?, t.as_ref()?)))
             .collect()
     }
 

@@ -302,36 +302,48 @@ impl Builder<'_> {
                 .flat_map(|l| l.bounds());
             for tr in traits.filter_map(|b| b.ty().as_ref().and_then(last_path_name)) {
                 self.bind_type_arg(&format!("<{param} as {tr}>"), ty);
-                // The trait's constants the type's `impl` block leaves at their default.
-                for (item, v) in self.trait_defaults(&tr) {
-                    if !ty.consts.iter().any(|(c, _)| *c == item) {
-                        self.bind_generic(&format!("{param}::{item}"), v.clone());
-                        self.bind_generic(&format!("<{param} as {tr}>::{item}"), v);
-                    }
-                }
             }
         }
     }
 
-    /// The constants the trait `tr` of the crate gives a default value (`const CENTER:
-    /// FpBinaryOp = FpBinaryOp::SubF;`), by name.
-    fn trait_defaults(&self, tr: &str) -> Vec<(String, value::Value)> {
-        let prefix = format!("{tr}::");
-        let ints = self
-            .consts
-            .iter()
-            .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?, value::Value::Int(*v))));
-        let others = self
-            .env
-            .all_values()
-            .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?, v.clone())));
-        let mut found: Vec<(String, value::Value)> = Vec::new();
-        for (item, v) in ints.chain(others) {
-            if !found.iter().any(|(c, _)| c == item) {
-                found.push((item.to_string(), v));
+    /// The constants a trait gives a default value (`const CENTER: FpBinaryOp =
+    /// FpBinaryOp::SubF;`), by name, for a type the type parameter `param` is given: the
+    /// traits `param` is bounded by, or (an `impl` block's parameter, `<P as Tr>`) the one
+    /// trait of the crate with a default of that name.
+    fn trait_defaults(&self, param: &str) -> Vec<(String, value::Value)> {
+        let (traits, bounded) = match self.type_bounds.get(param) {
+            Some(t) => (t.iter().map(String::as_str).collect(), true),
+            None => (self.env.all_traits(), false),
+        };
+        let mut found: Vec<(String, value::Value, usize)> = Vec::new();
+        for tr in traits {
+            let prefix = format!("{tr}::");
+            let ints = self
+                .consts
+                .iter()
+                .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?, value::Value::Int(*v))));
+            let others = self
+                .env
+                .all_values()
+                .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?, v.clone())));
+            let mut own: Vec<(&str, value::Value)> = Vec::new();
+            for (item, v) in ints.chain(others) {
+                if !own.iter().any(|(c, _)| *c == item) {
+                    own.push((item, v));
+                }
+            }
+            for (item, v) in own {
+                match found.iter_mut().find(|(c, _, _)| c == item) {
+                    Some(f) => f.2 += 1,
+                    None => found.push((item.to_string(), v, 1)),
+                }
             }
         }
         found
+            .into_iter()
+            .filter(|(_, _, n)| bounded || *n == 1)
+            .map(|(item, v, _)| (item, v))
+            .collect()
     }
 
     /// Binds what the type parameter `param` (or `Self`) reads through the type `ty` a call
@@ -346,6 +358,12 @@ impl Builder<'_> {
         }
         for (item, d) in &ty.dtypes {
             self.scope.dtypes.insert(format!("{param}::{item}"), *d);
+        }
+        // The trait constants the type's `impl` block leaves at their default.
+        for (item, v) in self.trait_defaults(param) {
+            if !ty.consts.iter().any(|(c, _)| *c == item) {
+                self.bind_generic(&format!("{param}::{item}"), v);
+            }
         }
         self.bind_type_fns(param, &ty.name);
         self.type_args.insert(param.to_string(), ty.clone());

@@ -324,10 +324,17 @@ impl Builder<'_> {
                 None => Some(map_of(a, &self.scope)?.layout.as_deref()?.to_expr()),
             })
             .collect();
+        let types = ty
+            .args
+            .iter()
+            .zip(&generics)
+            .map(|(a, v)| v.is_none().then(|| self.type_arg(a)).flatten())
+            .collect();
         Receiver {
             value: None,
             generics,
             mappings,
+            types,
             params: Vec::new(),
         }
     }
@@ -402,6 +409,9 @@ impl Builder<'_> {
         }
         for (name, text) in r.named_mappings() {
             self.bind_named_mapping(name, text);
+        }
+        for (name, ty) in r.named_types() {
+            self.bind_type_arg(name, ty);
         }
         if let Some(v) = &r.value {
             self.bind("self", v.clone());
