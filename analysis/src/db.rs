@@ -1318,6 +1318,13 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
             ..Env::default()
         },
     };
+    // `size_of::<TileHeader>()` in a constant, wherever the struct is written.
+    for s in decls.iter().filter_map(|n| ra::Struct::cast(n.clone())) {
+        if let (Some(name), Some(bytes)) = (s.name(), struct_size(&s, &env.consts)) {
+            let key = model::consts::struct_size_key(&name.text());
+            env.consts.insert(key, bytes);
+        }
+    }
     for node in &decls {
         declare(&mut env, node.clone());
     }
@@ -1395,6 +1402,77 @@ fn read_declarations(
         }
     }
     (model, decls)
+}
+
+/// `size_of` of a struct of the crate whose fields are scalars, arrays of them or structs
+/// sized before (`struct TileHeader { tile: u16, rows_done: u16 }`: 4): `#[repr(C)]` lays
+/// the fields out in order, each at its alignment; `#[repr(packed)]` without padding; the
+/// default representation orders them by alignment, so only the end is padded. `None` for
+/// any field it cannot size, and for `repr(align(..))`.
+fn struct_size(s: &ra::Struct, sized: &HashMap<String, u64>) -> Option<u64> {
+    use ra_ap_syntax::ast::HasAttrs;
+    let reprs: Vec<String> = s
+        .attrs()
+        .filter(|a| a.path().is_some_and(|p| p.syntax().text() == "repr"))
+        .map(|a| syntax::node_text(a.syntax()))
+        .collect();
+    if reprs.iter().any(|r| r.contains("align")) {
+        return None;
+    }
+    let (c, packed) = (
+        reprs.iter().any(|r| r.contains("C")),
+        reprs.iter().any(|r| r.contains("packed")),
+    );
+    let fields: Vec<(u64, u64)> = match s.field_list()? {
+        ra::FieldList::RecordFieldList(l) => l
+            .fields()
+            .map(|f| field_size(&f.ty()?, sized))
+            .collect::<Option<_>>()?,
+        ra::FieldList::TupleFieldList(l) => l
+            .fields()
+            .map(|f| field_size(&f.ty()?, sized))
+            .collect::<Option<_>>()?,
+    };
+    let align = if packed {
+        1
+    } else {
+        fields.iter().map(|f| f.1).max().unwrap_or(1)
+    };
+    let mut end: u64 = 0;
+    for (size, field_align) in &fields {
+        if c && !packed {
+            end = end.checked_next_multiple_of(*field_align)?;
+        }
+        end = end.checked_add(*size)?;
+    }
+    end.checked_next_multiple_of(align)
+}
+
+/// A field's size and alignment: a scalar (its size both), an array of sized elements with a
+/// literal length, or a struct sized before (alignment taken as its size's largest power of
+/// two up to 8, as for structs of scalars).
+fn field_size(ty: &ra::Type, sized: &HashMap<String, u64>) -> Option<(u64, u64)> {
+    match ty {
+        ra::Type::PathType(p) => {
+            let name = syntax::node_text(p.syntax());
+            let name = name.trim();
+            if let Some(b) = model::consts::scalar_bytes(name) {
+                return Some((b, b.min(16)));
+            }
+            let b = *sized.get(&model::consts::struct_size_key(name))?;
+            Some((b, (1u64 << b.trailing_zeros().min(3)).max(1)))
+        }
+        ra::Type::ArrayType(a) => {
+            let (size, align) = field_size(&a.ty()?, sized)?;
+            let len: u64 = syntax::node_text(a.const_arg()?.syntax())
+                .trim()
+                .replace('_', "")
+                .parse()
+                .ok()?;
+            Some((size.checked_mul(len)?, align))
+        }
+        _ => None,
+    }
 }
 
 /// Declares one item of an environment's text in `env`: a path binding, a const, a local

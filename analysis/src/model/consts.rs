@@ -185,8 +185,9 @@ fn tensor_bytes(path: &ast::Path, scope: &crate::mapping::Scope) -> Option<u64> 
 }
 
 /// `size_of::<bf16>()` (also `std::mem::size_of`, `core::mem::size_of`): the bytes of one
-/// element of a scalar type the library names, when it is whole bytes.
-fn size_of_type(path: &ast::Path) -> Option<u64> {
+/// element of a scalar type the library names, when it is whole bytes, or of a struct of the
+/// crate whose size its environment computed (`consts` holds it as [`struct_size_key`]).
+fn size_of_type(path: &ast::Path, consts: &HashMap<String, u64>) -> Option<u64> {
     let seg = path.segment()?;
     if seg.name_ref()?.text() != "size_of" {
         return None;
@@ -196,12 +197,22 @@ fn size_of_type(path: &ast::Path) -> Option<u64> {
     };
     let name = t.syntax().text().to_string();
     let name = name.trim();
+    scalar_bytes(name).or_else(|| consts.get(&struct_size_key(name)).copied())
+}
+
+/// The bytes of one value of a Rust primitive or of an element type the library names (when
+/// whole bytes).
+pub fn scalar_bytes(name: &str) -> Option<u64> {
     if let Some(bytes) = rust_primitive_bytes(name) {
         return Some(bytes);
     }
-    let dtype = crate::dtype::Dtype::from_name(name)?;
-    let bits = dtype.bits();
+    let bits = crate::dtype::Dtype::from_name(name)?.bits();
     bits.is_multiple_of(8).then(|| u64::from(bits / 8))
+}
+
+/// Where an environment's constants hold `size_of::<name>()` of a struct of the crate.
+pub fn struct_size_key(name: &str) -> String {
+    format!("size_of::<{name}>")
 }
 
 /// `size_of` of a Rust primitive that is no element type of the library (`u16`, `usize`; the
@@ -232,7 +243,7 @@ fn call(
         return None;
     };
     let path = callee.path()?;
-    if let Some(bytes) = size_of_type(&path) {
+    if let Some(bytes) = size_of_type(&path, consts) {
         return Some(bytes);
     }
     if let Some(bytes) = sizes.and_then(|scope| tensor_bytes(&path, scope)) {
