@@ -1321,7 +1321,7 @@ fn env_on(base: Option<&Arc<Env>>, env_text: &str, pieces: &[EnvPiece]) -> Env {
     // `size_of::<TileHeader>()` in a constant, wherever the struct is written.
     for s in decls.iter().filter_map(|n| ra::Struct::cast(n.clone())) {
         if let (Some(name), Some(bytes)) = (s.name(), struct_size(&s, &env.consts)) {
-            let key = model::consts::struct_size_key(&name.text());
+            let key = model::consts::struct_size_key(name.text());
             env.consts.insert(key, bytes);
         }
     }
