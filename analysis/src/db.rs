@@ -840,6 +840,12 @@ pub fn module_check<'db>(
         }
     }
     let base = with_escapes.as_ref().unwrap_or(&module.scope);
+    let mut instances = Vec::new();
+    for ((start, _), item) in items.iter().zip(sites.items(db)) {
+        let node = ra_ap_syntax::SyntaxNode::new_root(item.green(db).0.clone());
+        let found = instance_diagnostics(&node, base);
+        instances.extend(found.into_iter().map(|d| d.shifted(*start)));
+    }
     let check = syntax::check_sites(&model, base, |_| true, None);
     let sites: Vec<Span> = model.sites.iter().map(|s| s.span).collect();
     let mut diagnostics =
@@ -848,11 +854,93 @@ pub fn module_check<'db>(
     diagnostics.extend(other_library_forms(&model, &check, library, |s| {
         s.fns.is_empty()
     }));
+    diagnostics.extend(instances);
     Arc::new(ModuleCheck {
         diagnostics,
         scope: Arc::new(check.scope),
         items,
     })
+}
+
+/// What the mappings that generic aliases given their arguments stand for break, outside
+/// functions (`type Row = MacRows<m![Ch]>;` is `m![Ch % 8]`, and 8 does not divide Ch = 5):
+/// reported at the instance, which is what the kernel writes (the generic alias is fine for
+/// other arguments). No fix: what to change is the argument or the alias.
+fn instance_diagnostics(node: &ra_ap_syntax::SyntaxNode, scope: &Scope) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let aliases = node
+        .descendants()
+        .filter(|n| !n.ancestors().any(|a| ra::Fn::can_cast(a.kind())))
+        .filter_map(ra::TypeAlias::cast);
+    for a in aliases {
+        let Some(ra::Type::PathType(p)) = a.ty() else {
+            continue;
+        };
+        let generic = p
+            .path()
+            .and_then(|p| p.segment())
+            .and_then(|s| ra::HasGenericArgs::generic_arg_list(&s))
+            .is_some();
+        if !generic || ra::HasGenericParams::generic_param_list(&a).is_some() {
+            continue;
+        }
+        let text = syntax::compact_text(p.syntax());
+        let Some((problems, mapping)) = build::generic_alias_problems(&text, scope) else {
+            continue;
+        };
+        let r = p.syntax().text_range();
+        let at = Span::new(usize::from(r.start()), usize::from(r.end()));
+        let stands_for = mapping.map_or_else(String::new, |m| format!(", which is {m}"));
+        for problem in problems
+            .iter()
+            .filter(|p| matches!(p, mapping::Problem::Invalid(_)))
+        {
+            let mut d = crate::rules::mapping_diagnostic(problem);
+            d.span = at;
+            d.fixes.clear();
+            d.related.clear();
+            d.message
+                .push_str(&format!(" (in `{}`{stands_for})", text.trim()));
+            out.push(match padded_argument(&p, problem) {
+                Some((span, new)) => {
+                    let title = format!("pad the argument: {new}");
+                    d.with_edit(title, false, span, new)
+                }
+                None => d,
+            });
+        }
+    }
+    out
+}
+
+/// A generic alias's one mapping argument written `m![..]` (`MacRows<m![Ch]>`), padded so
+/// that the division or modulo the alias applies to the whole argument divides it
+/// (`m![Ch # 8]`): where, and the new text.
+fn padded_argument(p: &ra::PathType, problem: &mapping::Problem) -> Option<(Span, String)> {
+    let mapping::Problem::Invalid(mapping::problem::Invalid::NotDivisible {
+        operand, size, n, ..
+    }) = problem
+    else {
+        return None;
+    };
+    // The operand is the parameter itself (`{ X }`), not a part of it.
+    if !operand.trim().starts_with('{') {
+        return None;
+    }
+    let seg = p.path()?.segment()?;
+    let args: Vec<ra::GenericArg> = ra::HasGenericArgs::generic_arg_list(&seg)?
+        .generic_args()
+        .collect();
+    let [ra::GenericArg::TypeArg(t)] = args.as_slice() else {
+        return None;
+    };
+    let ra::Type::MacroType(m) = t.ty()? else {
+        return None;
+    };
+    let text = syntax::node_text(m.syntax());
+    let new = mapping::edit::pad_innermost(text.trim(), size.checked_next_multiple_of(*n)?)?;
+    let r = m.syntax().text_range();
+    Some((Span::new(usize::from(r.start()), usize::from(r.end())), new))
 }
 
 /// The forms of the mappings `check` parsed that `library`'s parser does not accept, as

@@ -831,6 +831,36 @@ pub fn generic_alias_layout(text: &str, scope: &Scope) -> Option<Arc<mapping::La
 /// A generic mapping alias given its parameters (`LaneBus<Lanes>`, `Padded<m![K], 8>`): its
 /// body read with each type parameter the mapping given and each const parameter the size.
 fn generic_alias_val(path: &ast::Path, scope: &Scope, at: Span) -> Option<MapVal> {
+    let (body, with) = instantiated(path, scope)?;
+    let layout = mapping::lower(&body, &with, &mut Vec::new());
+    Some(MapVal {
+        text: crate::syntax::compact_text(path.syntax()),
+        layout: layout.map(Arc::new),
+        span: Some(at),
+        in_tensor_alias: false,
+        field: None,
+    })
+}
+
+/// What lowering a generic alias given its arguments (`MacRows<m![Ch]>`) finds wrong with the
+/// mapping it stands for (`m![Ch % 8]`, Ch = 5: MAP-002), and that mapping; `None` when `text`
+/// is no such instance.
+pub fn generic_alias_problems(
+    text: &str,
+    scope: &Scope,
+) -> Option<(Vec<mapping::Problem>, Option<String>)> {
+    let ast::Type::PathType(p) = crate::syntax::type_of_text(text)? else {
+        return None;
+    };
+    let (body, with) = instantiated(&p.path()?, scope)?;
+    let mut problems = Vec::new();
+    let layout = mapping::lower(&body, &with, &mut problems);
+    Some((problems, layout.map(|l| format!("m![{}]", l.to_expr()))))
+}
+
+/// A generic mapping alias's body, and the scope that reads it with the alias's parameters
+/// bound to the arguments `path` gives them.
+fn instantiated(path: &ast::Path, scope: &Scope) -> Option<(crate::mapping::ast::Expr, Scope)> {
     let segment = path.segment()?;
     let name = segment.name_ref()?.text().to_string();
     let key = match path.qualifier() {
@@ -864,14 +894,7 @@ fn generic_alias_val(path: &ast::Path, scope: &Scope, at: Span) -> Option<MapVal
             return None;
         }
     }
-    let layout = mapping::lower(alias.body.as_ref()?, &with, &mut Vec::new());
-    Some(MapVal {
-        text: crate::syntax::compact_text(path.syntax()),
-        layout: layout.map(Arc::new),
-        span: Some(at),
-        in_tensor_alias: false,
-        field: None,
-    })
+    Some((alias.body.clone()?, with))
 }
 
 /// A const generic argument's value: `{ 2 * N }`, `8`, or a constant's name, which Rust

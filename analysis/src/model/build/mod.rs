@@ -27,7 +27,10 @@ mod statements;
 #[cfg(test)]
 mod tests;
 
-pub use env::{Env, FnSig, GenericAlias, LazySig, generic_alias_layout, signature, tensor_type};
+pub use env::{
+    Env, FnSig, GenericAlias, LazySig, generic_alias_layout, generic_alias_problems, signature,
+    tensor_type,
+};
 pub use function::build_fn;
 pub use reading::{escaped_exprs, escapes_rust};
 pub use state::{Builder, MAX_ITERATIONS};
