@@ -639,13 +639,22 @@ fn associated_pad(
     // `Self::Flit` in a trait's default traced for the type the call names.
     let ty = match (param, &call.bound.self_arg) {
         ("Self", Some(ty)) => ty,
-        _ => {
-            let k = helper
-                .type_params
-                .iter()
-                .position(|p| p.as_deref() == Some(param))?;
-            call.bound.types.get(k)?.as_ref()?
-        }
+        _ => match helper
+            .type_params
+            .iter()
+            .position(|p| p.as_deref() == Some(param))
+        {
+            Some(k) => call.bound.types.get(k)?.as_ref()?,
+            // A parameter of the method's `impl` block, which the receiver's type binds
+            // (`L` of `impl<L: ConvLayer> Conv3x3<L>`, given `Head` by `HEAD: Conv3x3<Head>`).
+            None => {
+                let k = helper
+                    .receiver_params
+                    .iter()
+                    .position(|p| p.as_deref() == Some(param))?;
+                call.bound.receiver.as_ref()?.types.get(k)?.as_ref()?
+            }
+        },
     };
     ty.mappings
         .iter()
