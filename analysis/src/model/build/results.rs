@@ -59,6 +59,9 @@ impl Builder<'_> {
         if let Some(v) = self.call_result(&e) {
             return v.clone();
         }
+        if let Some(a) = self.hand_placed_address(&e) {
+            return Value::Int(a);
+        }
         match &e {
             ast::Expr::PathExpr(_) => {
                 super::reading::var_name(&e).map_or_else(nothing, |n| self.var_result(&n))
@@ -94,6 +97,27 @@ impl Builder<'_> {
                 .map(|n| span_of(n.syntax().text_range()))
                 .map_or_else(nothing, |at| self.chain_result(at)),
             _ => nothing(),
+        }
+    }
+
+    /// `T::from_addr(a)` with `a` known: the address the tensor is placed at (a method that
+    /// returns `unsafe { DmTensor::from_addr(self.plan.scores) }`).
+    fn hand_placed_address(&self, e: &ast::Expr) -> Option<u64> {
+        let ast::Expr::CallExpr(c) = e else {
+            return None;
+        };
+        let ast::Expr::PathExpr(p) = c.expr()? else {
+            return None;
+        };
+        if p.path()?.segment()?.name_ref()?.text() != "from_addr" {
+            return None;
+        }
+        let [arg] =
+            <[ast::Expr; 1]>::try_from(ast::HasArgList::arg_list(c)?.args().collect::<Vec<_>>())
+                .ok()?;
+        match self.value_of(&arg).0 {
+            Ok(Value::Int(a)) => Some(a),
+            _ => None,
         }
     }
 

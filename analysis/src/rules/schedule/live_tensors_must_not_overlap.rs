@@ -62,8 +62,8 @@ pub(super) fn check(
     for (c, node) in nodes.iter().enumerate() {
         for &v in &starts[c] {
             if let Some(f) = vars[v].fp {
-                if let Some(u) = placed_by_call(&vars[v])
-                    .and_then(|_| clash_with_live(vars, &by_start, longest, f, Some(v)))
+                if placed_by_call(&vars[v]).is_some()
+                    && let Some(u) = clash_with_live(vars, &by_start, longest, f, Some(v))
                 {
                     out.extend(placed_over(&vars[v], &vars[u]));
                 }
