@@ -1171,7 +1171,20 @@ fn matches(pat: &ast::Pat, v: &value::Value) -> Option<bool> {
             }
             all
         }
-        (ast::Pat::IdentPat(i), _) if i.pat().is_none() => Some(true),
+        // `None` (or a unit variant brought into scope) parses as a name: a variant's name
+        // starts with a capital letter, a binding's does not.
+        (ast::Pat::IdentPat(i), v) if i.pat().is_none() => {
+            let name = ast::HasName::name(i)?;
+            if !name.text().starts_with(|c: char| c.is_ascii_uppercase()) {
+                return Some(true);
+            }
+            match v {
+                value::Value::Variant { path, .. } if !names_a_constant(path) => {
+                    Some(path.rsplit("::").next() == Some(name.text()))
+                }
+                _ => None,
+            }
+        }
         (ast::Pat::WildcardPat(_), _) => Some(true),
         (_, value::Value::Unknown(_)) => None,
         // A path the evaluator could not resolve (`R::MASK` of a generic `R`) is no variant.
