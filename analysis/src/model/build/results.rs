@@ -103,17 +103,9 @@ impl Builder<'_> {
     /// `T::from_addr(a)` with `a` known: the address the tensor is placed at (a method that
     /// returns `unsafe { DmTensor::from_addr(self.plan.scores) }`).
     fn hand_placed_address(&self, e: &ast::Expr) -> Option<u64> {
-        let ast::Expr::CallExpr(c) = e else {
-            return None;
-        };
-        let ast::Expr::PathExpr(p) = c.expr()? else {
-            return None;
-        };
-        if p.path()?.segment()?.name_ref()?.text() != "from_addr" {
-            return None;
-        }
+        let c = crate::syntax::from_addr_call(e)?;
         let [arg] =
-            <[ast::Expr; 1]>::try_from(ast::HasArgList::arg_list(c)?.args().collect::<Vec<_>>())
+            <[ast::Expr; 1]>::try_from(ast::HasArgList::arg_list(&c)?.args().collect::<Vec<_>>())
                 .ok()?;
         match self.value_of(&arg).0 {
             Ok(Value::Int(a)) => Some(a),
