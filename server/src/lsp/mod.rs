@@ -203,6 +203,36 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 type Computed =
     std::result::Result<Option<Vec<tower_lsp_server::ls_types::Diagnostic>>, salsa::Cancelled>;
 
+/// Stores `text` as `version` of `uri` (unless the stored version is as new), marks the
+/// document and its crate mates as owing diagnostics, and claims the document's analysis when
+/// nobody else holds it: the claimed document and its epoch.
+fn store(
+    state: &Mutex<State>,
+    versions: &Mutex<HashMap<Uri, i32>>,
+    queue: &Mutex<Queue>,
+    uri: &Uri,
+    version: i32,
+    text: String,
+) -> Option<(Doc, Epoch)> {
+    let s = &mut *lock(state);
+    if let Some(doc) = s.docs.get(uri)
+        && doc.version >= version
+    {
+        return None; // stale or duplicate: the stored text is as new
+    }
+    let text: Arc<str> = Arc::from(text);
+    let file = s.host.set_file(&path_of(uri), text.to_string());
+    let doc = Doc::new(version, text, file);
+    s.docs.insert(uri.clone(), doc.clone());
+    lock(versions).insert(uri.clone(), version);
+    let mut queue = lock(queue);
+    for mate in s.crate_mates(uri) {
+        queue.mark(&mate);
+    }
+    queue.mark(uri);
+    queue.claim(uri).map(|epoch| (doc, epoch))
+}
+
 /// Computes a document's diagnostics. Runs on a blocking thread, which takes the snapshot
 /// itself: a snapshot held by an async task could keep an input from being set while that task
 /// waits for a worker.
@@ -323,7 +353,8 @@ impl Publisher {
         let version = doc.version;
         let computed =
             tokio::task::spawn_blocking(move || diagnostics_of(&state, &versions, &key, &doc))
-                .await;
+                .await
+                .map_err(|e| e.to_string());
         self.finish(uri, version, epoch, computed).await;
     }
 
@@ -333,7 +364,7 @@ impl Publisher {
         uri: Uri,
         version: i32,
         epoch: Epoch,
-        computed: std::result::Result<Computed, tokio::task::JoinError>,
+        computed: std::result::Result<Computed, String>,
     ) {
         let published = match computed {
             Ok(Ok(Some(diags))) => self.send(&uri, version, diags).await,
@@ -440,7 +471,8 @@ impl Backend {
     /// Stores a new version of a document and starts publishing its diagnostics (and marks
     /// those of its crate mates, which may use what it declares). It returns once the text is
     /// stored: the transport hands over the next edit only then, so edits, opens and closes
-    /// take effect in the client's order; the analysis runs on.
+    /// take effect in the client's order. The document being typed in is analysed at once, on
+    /// the blocking thread that stored it (one handoff per edit), ahead of the worker's queue.
     async fn update(&self, uri: Uri, version: i32, text: String) {
         let (state, versions, queue) = (
             self.state.clone(),
@@ -448,43 +480,32 @@ impl Backend {
             self.publisher.queue.clone(),
         );
         let key = uri.clone();
-        let stored = tokio::task::spawn_blocking(move || {
-            let s = &mut *lock(&state);
-            if let Some(doc) = s.docs.get(&key)
-                && doc.version >= version
-            {
-                return None; // stale or duplicate: the stored text is as new
+        let (stored_tx, stored_rx) = tokio::sync::oneshot::channel();
+        let job = tokio::task::spawn_blocking(move || {
+            let claimed = store(&state, &versions, &queue, &key, version, text);
+            let _ = stored_tx.send(());
+            let (doc, epoch) = claimed?;
+            let computed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                diagnostics_of(&state, &versions, &key, &doc)
+            }))
+            .map_err(|panic| crate::lint::panic_message(panic.as_ref()));
+            Some((doc.version, epoch, computed))
+        });
+        let publisher = self.publisher.clone();
+        tokio::spawn(async move {
+            match job.await {
+                Ok(Some((version, epoch, computed))) => {
+                    publisher.finish(uri, version, epoch, computed).await;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let line = format!("visa-lsp: storing {} failed: {e}", uri.as_str());
+                    publisher.client.log_message(MessageType::ERROR, line).await;
+                }
             }
-            let text: Arc<str> = Arc::from(text);
-            let file = s.host.set_file(&path_of(&key), text.to_string());
-            let doc = Doc::new(version, text, file);
-            s.docs.insert(key.clone(), doc.clone());
-            lock(&versions).insert(key.clone(), version);
-            let mut queue = lock(&queue);
-            for mate in s.crate_mates(&key) {
-                queue.mark(&mate);
-            }
-            queue.mark(&key);
-            Some((doc, queue.claim(&key)))
-        })
-        .await;
-        match stored {
-            // Analysed at once, ahead of the worker's queue: the document being typed in.
-            Ok(Some((doc, Some(epoch)))) => {
-                let publisher = self.publisher.clone();
-                tokio::spawn(async move {
-                    publisher.analyse(uri, epoch, doc).await;
-                    publisher.wake();
-                });
-            }
-            Ok(_) => self.publisher.wake(),
-            Err(e) => {
-                self.client
-                    .log_message(MessageType::ERROR, format!("visa-lsp: {e}"))
-                    .await;
-                self.publisher.wake();
-            }
-        }
+            publisher.wake();
+        });
+        let _ = stored_rx.await; // dropped unsent only if storing panicked
     }
 
     /// Marks every open document (the configuration or a file on disk changed).
