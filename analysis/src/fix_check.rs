@@ -190,11 +190,7 @@ fn verdict(
     let Some(path) = host.path(file).map(PathBuf::from) else {
         return Verdict::Leaves;
     };
-    let mut changes: Vec<(PathBuf, &[Edit])> = vec![(path.clone(), &fix.edits)];
-    for other in &fix.other_files {
-        changes.push((other.path.clone(), &other.edits));
-    }
-    let Some(originals) = apply(host, &changes) else {
+    let Some(originals) = apply(host, &changes_of(&path, fix)) else {
         return Verdict::Leaves;
     };
     let at = moved(d.span, &fix.edits);
@@ -229,21 +225,23 @@ fn verdict(
 /// How many rounds of fixing the errors a fix adds are tried before the fix is a dead end.
 const CHASE_ROUNDS: usize = 4;
 
-/// Whether fixing, one at a time, the errors the host has beyond `before` (each by its first
-/// fix, as `--fix --unsafe-fixes` would) ends with none left within [`CHASE_ROUNDS`]; and the
-/// texts of the files it edited as they were before, to restore.
+/// Whether fixing, one at a time, the errors the host has beyond `before` ends with none left
+/// within [`CHASE_ROUNDS`]; and the texts of the files it edited as they were before, to
+/// restore. Each error is fixed by its first fix that would pass its own check (see
+/// [`passes_own_check`]), as the fix `--fix --unsafe-fixes` then offers and applies: a
+/// follow-on fix that would be dropped does not make the fix before it safe.
 fn settles(host: &mut AnalysisHost, before: &Errors) -> (bool, Vec<(PathBuf, String)>) {
     let mut restore: Vec<(PathBuf, String)> = Vec::new();
     for _ in 0..CHASE_ROUNDS {
-        let Some((path, fix)) = first_new_error_fix(host, before) else {
+        let Some((path, error)) = first_new_error(host, before) else {
             break;
         };
-        let mut changes: Vec<(PathBuf, &[Edit])> = vec![(path, &fix.edits)];
-        for other in &fix.other_files {
-            changes.push((other.path.clone(), &other.edits));
-        }
-        let Some(originals) = apply(host, &changes) else {
-            break;
+        let Some(originals) = error
+            .fixes
+            .iter()
+            .find_map(|fix| passes_own_check(host, &path, &error, fix))
+        else {
+            break; // no fix of it would be offered: `--fix` ends with it
         };
         for (p, text) in originals {
             if !restore.iter().any(|(q, _)| *q == p) {
@@ -254,8 +252,35 @@ fn settles(host: &mut AnalysisHost, before: &Errors) -> (bool, Vec<(PathBuf, Str
     (new_errors(before, &errors(host)).is_none(), restore)
 }
 
-/// The first fix of an error the host has beyond `before`, with the path of its file.
-fn first_new_error_fix(host: &AnalysisHost, before: &Errors) -> Option<(PathBuf, Fix)> {
+/// Applies `fix` of `error` (an error of the file at `path`) when it would pass its own check:
+/// it clears its error, and every error it adds has a fix and is not made by a helper's edit.
+/// The texts it replaced, or `None` with the host left as it was.
+fn passes_own_check(
+    host: &mut AnalysisHost,
+    path: &std::path::Path,
+    error: &Diagnostic,
+    fix: &Fix,
+) -> Option<Vec<(PathBuf, String)>> {
+    let file = host.file_id(path)?;
+    let now = errors(host);
+    let originals = apply(host, &changes_of(path, fix))?;
+    let at = moved(error.span, &fix.edits);
+    let left = host.snapshot().diagnostics(file).map_or(true, |after| {
+        after
+            .iter()
+            .any(|a| a.code() == error.code() && a.span.start <= at.end && at.start <= a.span.end)
+    });
+    let refused = left
+        || new_errors(&now, &errors(host)).is_some_and(|added| added.dead_end || fix.edits_helper);
+    if refused {
+        host.set_files(originals);
+        return None;
+    }
+    Some(originals)
+}
+
+/// The first error the host has beyond `before` that has a fix, with the path of its file.
+fn first_new_error(host: &AnalysisHost, before: &Errors) -> Option<(PathBuf, Diagnostic)> {
     let analysis = host.snapshot();
     let mut paths = host.paths();
     paths.sort();
@@ -268,21 +293,28 @@ fn first_new_error_fix(host: &AnalysisHost, before: &Errors) -> Option<(PathBuf,
             if d.severity != Severity::Error {
                 continue;
             }
-            let key = (d.code(), d.message.clone());
+            let key = (d.code(), without_placements(&d.message));
             let had = before
                 .get(&path)
                 .and_then(|c| c.get(&key))
                 .map_or(0, |c| c.n);
             let n = seen.entry(key).or_default();
             *n += 1;
-            if *n > had
-                && let Some(fix) = d.fixes.first()
-            {
-                return Some((path, fix.clone()));
+            if *n > had && !d.fixes.is_empty() {
+                return Some((path, d.clone()));
             }
         }
     }
     None
+}
+
+/// The edits of `fix` (of a diagnostic of the file at `path`) by file.
+fn changes_of<'f>(path: &std::path::Path, fix: &'f Fix) -> Vec<(PathBuf, &'f [Edit])> {
+    let mut changes: Vec<(PathBuf, &[Edit])> = vec![(path.to_path_buf(), &fix.edits)];
+    for other in &fix.other_files {
+        changes.push((other.path.clone(), &other.edits));
+    }
+    changes
 }
 
 /// Sets each file's text with its edits applied; the original texts, or `None` (nothing
