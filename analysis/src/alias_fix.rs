@@ -36,7 +36,7 @@ pub fn diagnostics(
     let replaces_alias = |d: &Diagnostic| {
         d.fixes
             .iter()
-            .any(|f| f.alias_pad.is_some() || written_alias_use(db, file, f).is_some())
+            .any(|f| !f.alias_pad.is_empty() || written_alias_use(db, file, f).is_some())
     };
     if !shown.iter().any(replaces_alias) {
         return shown.clone();
@@ -48,36 +48,29 @@ pub fn diagnostics(
         let at = d.span.start;
         d.fixes = std::mem::take(&mut d.fixes)
             .into_iter()
-            .filter_map(|fix| match &fix.alias_pad {
-                None => Some(fix),
-                Some(pad) if pad.field.is_some() => {
-                    let field = pad.field.as_ref()?;
-                    let (def_file, arg) = field_arg(db, file, at, &pad.name, field)?;
-                    let (edits, other_files) = placed(db, file, def_file, arg, &pad.new_text);
-                    Some(Fix {
-                        edits,
-                        other_files,
-                        alias_pad: None,
-                        ..fix
-                    })
+            .filter_map(|fix| {
+                if fix.alias_pad.is_empty() {
+                    return Some(fix);
                 }
-                Some(pad) => {
-                    // Read where the name is written (a helper's, for a finding at its call).
-                    let (read_in, read_at) = match &pad.read_at {
-                        Some((path, off)) if path == file.path(db) => (file, *off),
-                        Some((path, off)) => (*db::workspace_file(db, path)?, *off),
-                        None => (file, at),
-                    };
-                    let (def_file, body) = definition(db, read_in, read_at, &pad.name)?;
-                    Some(definition_fix(
-                        db,
-                        file,
-                        (def_file, body),
-                        &pad.name,
-                        &pad.new_text,
-                        "pad",
-                    ))
+                // Every definition the fix pads, or none: a fix missing one is no fix.
+                let mut edits = Vec::new();
+                let mut other_files: Vec<FileEdits> = Vec::new();
+                for pad in &fix.alias_pad {
+                    let (e, o) = pad_at_definition(db, file, at, pad)?;
+                    edits.extend(e);
+                    for f in o {
+                        match other_files.iter_mut().find(|g| g.path == f.path) {
+                            Some(g) => g.edits.extend(f.edits),
+                            None => other_files.push(f),
+                        }
+                    }
                 }
+                Some(Fix {
+                    edits,
+                    other_files,
+                    alias_pad: Vec::new(),
+                    ..fix
+                })
             })
             .collect();
         let added: Vec<Fix> = d
@@ -118,6 +111,28 @@ pub fn diagnostics(
         }
     }
     all.into()
+}
+
+/// The edits that write `pad` where it is defined: in the struct's field declaration (a
+/// field's pad), or over the alias's `m![...]`, the name read where the pad says (a helper's,
+/// for a finding at its call) or where the diagnostic at `at` points.
+fn pad_at_definition(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    at: u32,
+    pad: &crate::diagnostic::AliasPad,
+) -> Option<(Vec<Edit>, Vec<FileEdits>)> {
+    if let Some(field) = &pad.field {
+        let (def_file, arg) = field_arg(db, file, at, &pad.name, field)?;
+        return Some(placed(db, file, def_file, arg, &pad.new_text));
+    }
+    let (read_in, read_at) = match &pad.read_at {
+        Some((path, off)) if path == file.path(db) => (file, *off),
+        Some((path, off)) => (*db::workspace_file(db, path)?, *off),
+        None => (file, at),
+    };
+    let (def_file, body) = definition(db, read_in, read_at, &pad.name)?;
+    Some(placed(db, file, def_file, body, &pad.new_text))
 }
 
 /// The alias a fix replaces by a mapping (its one edit writes an `m![...]` over a path), in
@@ -169,7 +184,7 @@ fn definition_fix(
         other_files,
         edits_definition: true,
         edits_helper: false,
-        alias_pad: None,
+        alias_pad: Vec::new(),
     }
 }
 
@@ -384,6 +399,9 @@ fn item_alias(
         // A generic alias given its arguments (`type Flit = Way8<Quad>;`): the padded `m![...]`
         // is what it stands for, written out in its place.
         ast::Type::PathType(p) if instantiates_generic(&p) => whole(p.syntax().text_range()),
+        // An `impl` block's associated type naming a shared alias (`type Flit = RstdElem;`):
+        // written out in its place, which changes this `impl`'s uses only.
+        ast::Type::PathType(p) if is_associated(&alias) => whole(p.syntax().text_range()),
         // A rename, also of an associated type (`<Down as ProjShape>::Slice` is `Down::Slice`).
         ast::Type::PathType(p) => {
             let key = crate::syntax::path_key(&p.path()?)?;
@@ -393,6 +411,15 @@ fn item_alias(
         }
         _ => None,
     }
+}
+
+/// Whether `alias` is an associated type of an `impl` block.
+fn is_associated(alias: &ast::TypeAlias) -> bool {
+    alias
+        .syntax()
+        .ancestors()
+        .nth(2)
+        .is_some_and(|n| ast::Impl::can_cast(n.kind()))
 }
 
 /// Whether `p` names a generic item with its arguments (`Way8<Quad>`).

@@ -241,7 +241,7 @@ impl Expanded {
         mut fix: crate::diagnostic::Fix,
         r: &Replaced,
     ) -> Option<crate::diagnostic::Fix> {
-        if !fix.other_files.is_empty() || fix.alias_pad.is_some() {
+        if !fix.other_files.is_empty() || !fix.alias_pad.is_empty() {
             return None;
         }
         let args = self
@@ -285,7 +285,7 @@ impl Expanded {
         r: &Replaced,
         macros: &CrateMacros,
     ) -> Option<crate::diagnostic::Fix> {
-        if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
+        if fix.edits.is_empty() || !fix.other_files.is_empty() || !fix.alias_pad.is_empty() {
             return None;
         }
         let (path, at, def) = macros.written(&r.name)?;

@@ -463,37 +463,37 @@ fn at_the_binding(
     // The padding of an associated mapping's definition (`HiddenNorm::CastOut`) or of a
     // struct field's declared type, which a deeper call asked for: the same edit, wherever
     // the finding is reported.
-    if let Some(pad) = &fix.alias_pad
-        && fix.edits.is_empty()
-        && fix.other_files.is_empty()
-        && (pad.name.contains("::") || pad.field.is_some())
-    {
-        return Some(fix.clone());
-    }
-    // A mapping alias the helper names (`OutSlice` of its parameter's tensor alias): padded
+    // A mapping alias the helper names (`OutSlice` of its parameter's tensor alias) is padded
     // where it is defined, the name read where the helper reads it.
-    if let Some(pad) = &fix.alias_pad
-        && fix.edits.is_empty()
-        && fix.other_files.is_empty()
-        && pad.read_at.is_none()
-    {
+    if !fix.alias_pad.is_empty() && fix.edits.is_empty() && fix.other_files.is_empty() {
         let at = helper.offset.saturating_add(found.start);
         let read_at = Some((helper.file.path(db).clone(), at));
+        let alias_pad = fix
+            .alias_pad
+            .iter()
+            .map(|pad| match pad.read_at {
+                None if !pad.name.contains("::") && pad.field.is_none() => {
+                    crate::diagnostic::AliasPad {
+                        read_at: read_at.clone(),
+                        ..pad.clone()
+                    }
+                }
+                _ => pad.clone(),
+            })
+            .collect();
         return Some(crate::diagnostic::Fix {
-            alias_pad: Some(crate::diagnostic::AliasPad {
-                read_at,
-                ..pad.clone()
-            }),
+            alias_pad,
             ..fix.clone()
         });
     }
-    if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
+    if fix.edits.is_empty() || !fix.other_files.is_empty() || !fix.alias_pad.is_empty() {
         return None;
     }
     let text = helper.file.text(db);
     let mut edits = Vec::new();
     let mut shared = Vec::new();
     let mut given = None;
+    let mut pads = Vec::new();
     for e in &fix.edits {
         let at = helper.offset as usize;
         let written = text.get(at + e.span.start as usize..at + e.span.end as usize)?;
@@ -520,14 +520,8 @@ fn at_the_binding(
         // `S::CastOut` with `S` given a type of the crate: that type's associated mapping,
         // padded where its `impl` defines it.
         if let Some(pad) = associated_pad(helper, call, written.trim(), &e.new_text) {
-            return Some(crate::diagnostic::Fix {
-                title: format!("{} in `{}`", fix.title, pad.name),
-                edits: Vec::new(),
-                other_files: Vec::new(),
-                edits_definition: true,
-                alias_pad: Some(pad),
-                ..fix.clone()
-            });
+            pads.push(pad);
+            continue;
         }
         let Some(k) = param else {
             // The helper's own text, in its own file (the caller's too, maybe: placed there
@@ -548,6 +542,25 @@ fn at_the_binding(
         if !edits.contains(&edit) {
             edits.push(edit);
         }
+    }
+    if !pads.is_empty() {
+        let names: Vec<String> = pads.iter().map(|p| format!("`{}`", p.name)).collect();
+        let title = match names.as_slice() {
+            [one] => format!("{} in {one}", fix.title),
+            _ => format!(
+                "{}: {} where they are defined",
+                fix.title,
+                names.join(" and ")
+            ),
+        };
+        return Some(crate::diagnostic::Fix {
+            title,
+            edits: Vec::new(),
+            other_files: Vec::new(),
+            edits_definition: true,
+            alias_pad: pads,
+            ..fix.clone()
+        });
     }
     if shared.is_empty() {
         let title = match given {

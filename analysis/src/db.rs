@@ -625,7 +625,7 @@ impl GeneratedFn {
 
     /// `fix` (edits of the generated function) as edits of the invocation's arguments.
     fn in_arguments(&self, fix: &crate::diagnostic::Fix) -> Option<crate::diagnostic::Fix> {
-        if fix.edits.is_empty() || !fix.other_files.is_empty() || fix.alias_pad.is_some() {
+        if fix.edits.is_empty() || !fix.other_files.is_empty() || !fix.alias_pad.is_empty() {
             return None;
         }
         let mut edits = Vec::new();

@@ -80,7 +80,7 @@ pub struct Fix {
     /// tensor type alias): `edits` is empty until [`crate::alias_fix`] writes it at the alias's
     /// definition, or drops the fix when it finds none. Only the engine's raw diagnostics carry
     /// one; what the surfaces get never does.
-    pub alias_pad: Option<AliasPad>,
+    pub alias_pad: Vec<AliasPad>,
 }
 
 /// The mapping alias `name`, as named where the diagnostic points, to be defined as
@@ -193,7 +193,7 @@ impl Diagnostic {
             other_files: Vec::new(),
             edits_definition: false,
             edits_helper: false,
-            alias_pad: None,
+            alias_pad: Vec::new(),
         });
         self
     }
@@ -223,7 +223,7 @@ impl Diagnostic {
             other_files: Vec::new(),
             edits_definition: true,
             edits_helper: false,
-            alias_pad: Some(pad),
+            alias_pad: vec![pad],
         });
         self
     }

@@ -263,7 +263,7 @@ mod tests {
             }],
             edits_definition: true,
             edits_helper: false,
-            alias_pad: None,
+            alias_pad: Vec::new(),
         });
         d
     }

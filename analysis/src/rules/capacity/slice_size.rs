@@ -79,7 +79,7 @@ mod tests {
         let d = crate::check_text(src);
         let fix = &d[0].fixes[0];
         assert_eq!(fix.title, "pad `Blocks` where it is defined, for every use");
-        assert!(fix.edits_definition && fix.alias_pad.is_none());
+        assert!(fix.edits_definition && fix.alias_pad.is_empty());
     }
 
     /// No padding brings 1024 slices down to 256: the fix keeps A's outer 256 in the Slice

@@ -38,41 +38,44 @@ pub(super) fn check(
     let flit = cx.target.flit_bytes;
     let span = output_arg(step, Some(1), Slot::Packet).map(|a| a.span);
     let text = ty.get(Slot::Packet).map_or("", |m| m.text.as_str());
-    let mut diag = if bytes < flit {
-        at_arg(
-            &COL_001,
-            step,
-            span,
-            format!(
-                "the collect output packet {text} is {bytes} bytes ({n} × {d}); it must be \
-                 exactly one {flit}-byte flit: pad it to {} elements",
-                d.elems_for(flit)
-                    .map_or_else(|| "a full flit of".to_string(), |m| m.to_string())
-            ),
+    let split = split_fix(cx, chain, step);
+    // A small packet out of an input packet of several flits is not padded: collect splits
+    // the input at the flit boundary, so the packet is the inner flit and Time gains the rest.
+    let input_flits = split.as_ref().map_or(1, |(_, flits)| *flits);
+    let what = if bytes >= flit {
+        format!(
+            "keep {} elements in the packet and move the {} outer flits into Time",
+            d.elems_for(flit)
+                .map_or_else(|| "one flit of".to_string(), |m| m.to_string()),
+            bytes.div_ceil(flit)
+        )
+    } else if input_flits > 1 {
+        format!(
+            "collect splits its input packet into {input_flits} flits, so the packet is the \
+             inner flit ({} elements) and the flit count is the innermost Time factor",
+            d.elems_for(flit)
+                .map_or_else(|| "one flit".to_string(), |m| m.to_string()),
         )
     } else {
-        let per = d.elems_for(flit);
-        at_arg(
-            &COL_001,
-            step,
-            span,
-            format!(
-                "the collect output packet {text} is {bytes} bytes ({n} × {d}); it must be \
-                 exactly one {flit}-byte flit: keep {} elements in the packet and move the \
-                 {} outer flits into Time",
-                per.map_or_else(|| "one flit of".to_string(), |m| m.to_string()),
-                bytes.div_ceil(flit)
-            ),
+        format!(
+            "pad it to {} elements",
+            d.elems_for(flit)
+                .map_or_else(|| "a full flit of".to_string(), |m| m.to_string())
         )
     };
-    if bytes < flit {
+    let message = format!(
+        "the collect output packet {text} is {bytes} bytes ({n} × {d}); it must be exactly one \
+         {flit}-byte flit: {what}"
+    );
+    let mut diag = at_arg(&COL_001, step, span, message);
+    if bytes < flit && input_flits <= 1 {
         if let Some(edits) = d
             .elems_for(flit)
             .and_then(|m| pad_output(cx.scope, chain, step, Some(1), Slot::Packet, m))
         {
             diag = diag.with_fix(format!("pad the packet to {flit} bytes"), false, edits);
         }
-    } else if let Some((edits, flits)) = split_fix(cx, chain, step) {
+    } else if let Some((edits, flits)) = split {
         let title = if flits > 1 {
             format!("keep one {flit}-byte flit in the packet, the outer flits in Time")
         } else {
@@ -141,6 +144,22 @@ mod tests {
             fixed.contains(".align::<Time, Packet, _, _>(&vector_trf)"),
             "{fixed}"
         );
+    }
+
+    /// A 16-byte packet out of a 512-byte input packet (L3561-L3564): the derived split, not
+    /// a padding, written where `ValueGeom` defines both associated mappings.
+    #[test]
+    fn small_packet_out_of_a_split_input_takes_the_inner_flit() {
+        let fixed = assert_fix_clears(
+            include_str!("../../../../fixtures/rules/COL-001-input-splits-small-packet.rs"),
+            "COL-001",
+        );
+        assert!(
+            fixed.contains("type CollectTime = m![D, S / 16];"),
+            "{fixed}"
+        );
+        assert!(fixed.contains("type Flit = m![S % 16];"), "{fixed}");
+        assert!(fixed.contains("type Flit = m![D % 16];"), "{fixed}");
     }
 
     #[test]
