@@ -460,11 +460,15 @@ fn at_the_binding(
     (call, found): (&HelperCall, Span),
     helper: &Helper<'_>,
 ) -> Option<crate::diagnostic::Fix> {
-    // The padding of an associated mapping's definition (`HiddenNorm::CastOut`) or of a
-    // struct field's declared type, which a deeper call asked for: the same edit, wherever
-    // the finding is reported.
+    // An edit of a deeper helper's own text, already placed in that helper's file: the same
+    // edit, however many calls up the finding is reported.
+    if fix.edits.is_empty() && !fix.other_files.is_empty() && fix.alias_pad.is_empty() {
+        return Some(fix.clone());
+    }
     // A mapping alias the helper names (`OutSlice` of its parameter's tensor alias) is padded
-    // where it is defined, the name read where the helper reads it.
+    // where it is defined, the name read where the helper reads it; the padding of an
+    // associated mapping's definition (`HiddenNorm::CastOut`) or of a struct field's declared
+    // type, which a deeper call asked for, is the same edit wherever the finding is reported.
     if !fix.alias_pad.is_empty() && fix.edits.is_empty() && fix.other_files.is_empty() {
         let at = helper.offset.saturating_add(found.start);
         let read_at = Some((helper.file.path(db).clone(), at));
