@@ -1096,6 +1096,13 @@ fn as_function_of(text: &str, ty: &str) -> String {
     format!("impl {ty} {{\n{body}\n}}")
 }
 
+/// The type an associated constant `name` is declared with in `text` (`const GROUP: usize =
+/// 128;` gives `usize`).
+fn const_type<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let after = text.split_once(&format!("const {name}:"))?.1;
+    Some(after.split_once('=')?.0.trim())
+}
+
 /// `it` written inside the block `head` opens (`impl Tiler {\n`), its positions moved past it.
 fn within(it: &mut Item, head: &str) {
     let by = head.len() as u32;
@@ -1283,6 +1290,10 @@ pub struct Module {
     /// The crate (index in [`DefMap::crates`]) the module belongs to.
     pub krate: usize,
     scope: BTreeMap<String, Binding>,
+    /// Functions and constants whose name `scope` binds to a module (Rust's two namespaces:
+    /// `pub mod project; pub use project::*;` brings the function `project` in beside the
+    /// module `project`).
+    values: BTreeMap<String, Binding>,
     /// Glob imports that could not be read, as written (`use half::*`).
     pub unresolved: Vec<String>,
     /// Library items imported under another name (`use furiosa_visa_std::prelude::DmTensor as
@@ -1390,6 +1401,7 @@ impl DefMap {
             parent,
             krate,
             scope: BTreeMap::new(),
+            values: BTreeMap::new(),
             unresolved: Vec::new(),
             library_renames: Vec::new(),
         });
@@ -1635,19 +1647,20 @@ impl DefMap {
                         .filter(|(_, b)| self.visible(b, m))
                         .map(|(n, b)| (n.clone(), *b))
                         .collect();
-                    for (name, b) in names {
+                    let values: Vec<(String, Binding)> = self.modules[t]
+                        .values
+                        .iter()
+                        .filter(|(_, b)| self.visible(b, m))
+                        .map(|(n, b)| (n.clone(), *b))
+                        .collect();
+                    for (name, b) in names.into_iter().chain(values) {
                         let new = Binding {
                             def: b.def,
                             glob: true,
                             public: imp.public,
                             from: m,
                         };
-                        if let std::collections::btree_map::Entry::Vacant(e) =
-                            self.modules[m].scope.entry(name)
-                        {
-                            e.insert(new);
-                            changed = true;
-                        }
+                        changed |= self.bind_glob(m, name, new);
                     }
                     changed
                 }
@@ -1658,6 +1671,20 @@ impl DefMap {
                 let bound = alias.clone().unwrap_or_else(|| name.clone());
                 if bound == "_" {
                     return false;
+                }
+                if let Some(Def::Module(t)) = target
+                    && let Some(b) = self.modules[t].values.get(name).copied()
+                    && self.visible(&b, m)
+                    && !self.modules[m].values.contains_key(&bound)
+                {
+                    let value = Binding {
+                        public: imp.public,
+                        from: m,
+                        glob: false,
+                        ..b
+                    };
+                    self.modules[m].values.insert(bound.clone(), value);
+                    return true;
                 }
                 let def = match target {
                     Some(Def::Module(t)) => match self.modules[t].scope.get(name) {
@@ -1706,6 +1733,24 @@ impl DefMap {
         }
     }
 
+    /// Binds `name` in module `m` by a glob import, unless bound already; a function or a
+    /// constant whose name the scope gives a module goes to the value namespace. Whether it
+    /// bound anything.
+    fn bind_glob(&mut self, m: usize, name: String, new: Binding) -> bool {
+        let clash = match self.modules[m].scope.get(&name) {
+            None => {
+                self.modules[m].scope.insert(name, new);
+                return true;
+            }
+            Some(b) => matches!(b.def, Def::Module(_)) && self.is_value(new.def),
+        };
+        if !clash || self.modules[m].values.contains_key(&name) {
+            return false;
+        }
+        self.modules[m].values.insert(name, new);
+        true
+    }
+
     /// The module a file's inline module (or top level) is, in this crate.
     pub fn module_of(&self, file: &Path, in_file: usize) -> Option<usize> {
         self.modules
@@ -1730,7 +1775,14 @@ impl DefMap {
         let Some(Def::Module(t)) = self.walk(from, prefix) else {
             return None;
         };
-        match self.modules.get(t)?.scope.get(leaf) {
+        let module = self.modules.get(t)?;
+        // A name the scope gives a module is a function or a constant's in the value
+        // namespace, where a path ending in it is read.
+        let binding = match module.scope.get(leaf) {
+            Some(b) if matches!(b.def, Def::Module(_)) => module.values.get(leaf),
+            b => b,
+        };
+        match binding {
             Some(b) if self.visible(b, from) => match b.def {
                 Def::Item { module, index } => Some((module, index)),
                 _ => None,
@@ -1751,7 +1803,13 @@ impl DefMap {
         item: &str,
         kind: ItemKind,
     ) -> Option<(usize, usize)> {
-        let key = format!("{}::{item}", ty.last()?);
+        // The type's own name, which a rename (`use ops::DownProj as Down;`) hides.
+        let resolved = self.resolve_item(from, ty);
+        let name = match resolved.and_then(|(m, i)| self.item(m, i)) {
+            Some(it) => it.name.clone(),
+            None => ty.last()?.clone(),
+        };
+        let key = format!("{name}::{item}");
         let in_module = |m: usize| {
             let (_, _, items) = self.items.get(m)?;
             let i = items
@@ -1759,7 +1817,7 @@ impl DefMap {
                 .position(|it| it.name == key && it.kind == kind)?;
             Some((m, i))
         };
-        if let Some(found) = self.resolve_item(from, ty).and_then(|(m, _)| in_module(m)) {
+        if let Some(found) = resolved.and_then(|(m, _)| in_module(m)) {
             return Some(found);
         }
         let krate = self.modules.get(from)?.krate;
@@ -1769,7 +1827,7 @@ impl DefMap {
         if let Some(first) = all.next() {
             return all.next().is_none().then_some(first);
         }
-        self.trait_default(krate, ty.last()?, item, kind)
+        self.trait_default(krate, &name, item, kind)
     }
 
     /// The default `item` of a trait the type named `ty` implements in crate `krate` and
@@ -1828,7 +1886,9 @@ impl DefMap {
             .filter(|(n, b)| !own.iter().any(|(o, d)| o == *n && *d == b.def))
             .map(|(n, b)| (n.clone(), b.def))
             .collect();
-        for (name, def) in own.into_iter().chain(imported) {
+        // The functions and constants named like a module in scope (the value namespace).
+        let values = m.values.iter().map(|(n, b)| (n.clone(), b.def));
+        for (name, def) in own.into_iter().chain(imported).chain(values) {
             if let Def::Item { module: dm, index } = def {
                 self.emit(&name, dm, index, module, &mut emitted, &mut out, 0);
             }
@@ -1993,6 +2053,9 @@ impl DefMap {
         out.text.push('\n');
         if it.kind == ItemKind::Type {
             self.emit_impl(&it.name, dm, at, emitted, out, depth);
+            if it.name != name {
+                self.emit_renamed_impl(&it.name, name, dm, out);
+            }
             self.emit_trait_defaults(&it.name, dm, at, emitted, out, depth);
             self.emit_extensions((dm, index), at, emitted, out, depth);
         }
@@ -2089,6 +2152,41 @@ impl DefMap {
 
     /// The methods and associated functions of the type `ty` declared in module `dm` (items
     /// `ty::name`), written after it: a value of the type can be evaluated where it is used.
+    /// The associated types and constants of the type `orig` (declared in module `dm`), which
+    /// this environment binds as `new` (`use crate::ops::UpProj as Up;`), written for `new`
+    /// too, each naming `orig`'s (`impl Projection for Up { type Acc = UpProj::Acc; }`): a
+    /// call `project::<Up>(..)` reads `Up::Acc`, as rustc resolves it.
+    fn emit_renamed_impl(&self, orig: &str, new: &str, dm: usize, out: &mut EnvSource) {
+        let prefix = format!("{orig}::");
+        let Some((_, _, items)) = self.items.get(dm) else {
+            return;
+        };
+        for it in items.iter().filter(|i| i.name.starts_with(&prefix)) {
+            let item = &it.name[prefix.len()..];
+            let Some((head, _)) = it.text.split_once('\n') else {
+                continue;
+            };
+            // `impl Projection for UpProj {` or `impl UpProj {`; a generic block is left out.
+            let renamed = head
+                .strip_suffix(&format!(" {orig} {{"))
+                .map(|h| format!("{h} {new} {{"));
+            let Some(head) = renamed.filter(|h| h.starts_with("impl ")) else {
+                continue;
+            };
+            let body = match it.kind {
+                ItemKind::Alias => format!("type {item} = {orig}::{item};"),
+                ItemKind::Const => {
+                    let Some(ty) = const_type(&it.text, item) else {
+                        continue;
+                    };
+                    format!("const {item}: {ty} = {orig}::{item};")
+                }
+                _ => continue,
+            };
+            out.text.push_str(&format!("{head}\n{body}\n}}\n"));
+        }
+    }
+
     fn emit_impl(
         &self,
         ty: &str,
@@ -2162,6 +2260,78 @@ mod tests {
         );
         // And the kernel is re-exported to the parent.
         assert!(env(&map, "src/ve.rs", 0).contains("pub fn k()"));
+    }
+
+    /// Rust's two namespaces: `ops` declares the module `project` and re-exports the
+    /// function `project` of it by a glob; `use crate::ops::project;` brings both, and a call
+    /// `project::<Up>(..)` is the function's (round 23's swiglu_ffn lost its projections).
+    #[test]
+    fn a_function_named_like_its_module_is_imported_beside_it() {
+        let fs = files(&[
+            (
+                "src/lib.rs",
+                "pub mod ops;
+pub mod kernels;",
+            ),
+            (
+                "src/ops/mod.rs",
+                "pub mod project;
+pub use project::*;",
+            ),
+            (
+                "src/ops/project.rs",
+                "pub fn project() {}
+pub fn other() {}",
+            ),
+            (
+                "src/kernels.rs",
+                "use crate::ops::{other, project};
+pub fn k() {}",
+            ),
+        ]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        let e = env(&map, "src/kernels.rs", 0);
+        assert!(e.contains("pub fn project()"), "{e}");
+        assert!(e.contains("pub fn other()"), "{e}");
+        let kernels = map
+            .module_of(Path::new("src/kernels.rs"), 0)
+            .expect("module");
+        let f = map
+            .resolve_item(kernels, &["crate".into(), "ops".into(), "project".into()])
+            .and_then(|(m, i)| map.item_name(m, i).map(str::to_string));
+        assert_eq!(f.as_deref(), Some("project"));
+    }
+
+    /// A type imported under another name keeps its associated items under that name too:
+    /// `project::<Up>` reads `Up::Acc` (round 23's swiglu_ffn, `UpProj as Up`).
+    #[test]
+    fn a_renamed_type_keeps_its_associated_items() {
+        let fs = files(&[
+            ("src/lib.rs", "pub mod ops;\npub mod kernels;"),
+            (
+                "src/ops.rs",
+                "pub trait Projection { type Acc; const LANES: usize; }\npub struct UpProj;\nimpl Projection for UpProj {\n    type Acc = m![F % 8];\n    const LANES: usize = 8;\n}",
+            ),
+            (
+                "src/kernels.rs",
+                "use crate::ops::UpProj as Up;\npub fn k() {}",
+            ),
+        ]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        let e = env(&map, "src/kernels.rs", 0);
+        assert!(
+            e.contains("impl Projection for Up {\ntype Acc = UpProj::Acc;\n}"),
+            "{e}"
+        );
+        assert!(e.contains("const LANES: usize = UpProj::LANES;"), "{e}");
     }
 
     #[test]
