@@ -722,7 +722,8 @@ fn generic_param(arg: &ast::GenericArg, scope: &Scope) -> Option<MapVal> {
     })
 }
 
-/// The element type `arg` names: a scalar type, or a type parameter a call bound to one.
+/// The element type `arg` names: a scalar type, a type parameter a call bound to one, or an
+/// associated type of a type of the crate.
 pub(super) fn dtype_in(arg: &ast::GenericArg, scope: &Scope) -> Option<Dtype> {
     dtype_of(arg).or_else(|| {
         let ast::GenericArg::TypeArg(ta) = arg else {
@@ -731,7 +732,13 @@ pub(super) fn dtype_in(arg: &ast::GenericArg, scope: &Scope) -> Option<Dtype> {
         let ast::Type::PathType(p) = ta.ty()? else {
             return None;
         };
-        scope.dtypes.get(&path_key(&p.path()?)?).copied()
+        let key = path_key(&p.path()?)?;
+        // `<Int8G128 as QuantFormat>::Mac` (a generic alias given its argument) is the type's
+        // `Int8G128::Mac`.
+        scope.dtypes.get(&key).copied().or_else(|| {
+            let plain = crate::syntax::without_trait(&key)?;
+            scope.dtypes.get(&plain).copied()
+        })
     })
 }
 
