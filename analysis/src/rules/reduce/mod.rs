@@ -87,13 +87,12 @@ fn check_reduce(cx: &FnContext<'_>, chain: &Chain, k: usize, out: &mut Vec<Diagn
     };
     let lanes = cx.target.ve_way4_lanes;
     intra_slice_reduce_ops::check(step, lanes, out);
-    // `R` (or a path ending in it) must name a declared axis, or nothing is decided.
+    // `R` (or a path ending in it, or an associated type naming it) must name a declared
+    // axis, or nothing is decided.
     let Some(r) = step
         .generics
         .first()
-        .and_then(|a| a.text.trim().rsplit("::").next().map(str::trim))
-        .filter(|r| cx.scope.axes.contains_key(*r))
-        .map(str::to_string)
+        .and_then(|a| reduce_axis(cx, a.text.trim()))
     else {
         return;
     };
@@ -104,6 +103,22 @@ fn check_reduce(cx: &FnContext<'_>, chain: &Chain, k: usize, out: &mut Vec<Diagn
         check_placement(cx, &p, &mut vcg);
     }
     padded_reduce_axis::check(chain, k, &r, vcg, out);
+}
+
+/// The declared axis the reduce's `R` argument names: itself or a path ending in it
+/// (`layouts::R`), or an associated type a call bound to one (`W::Tap` with `type Tap = DY;`).
+fn reduce_axis(cx: &FnContext<'_>, written: &str) -> Option<String> {
+    use crate::mapping::ast::Expr;
+    let last = written.rsplit("::").next()?.trim();
+    if cx.scope.axes.contains_key(last) {
+        return Some(last.to_string());
+    }
+    let alias = cx.scope.alias_through_renames(written)?;
+    let name = match alias.body.as_ref()? {
+        Expr::Symbol(n) | Expr::Escape(n, _) => &n.text,
+        _ => return None,
+    };
+    cx.scope.axes.contains_key(name).then(|| name.clone())
 }
 
 /// Checks where a padded reduce axis lies: the VCG's counters (SEQ-011), then R in Packet
