@@ -983,14 +983,14 @@ impl Builder<'_> {
         match c {
             ast::Expr::LetExpr(l) => {
                 let v = l.expr().map_or(Val::Unknown, |e| self.arg_expr(&e));
-                let Some(p) = l.pat() else {
+                let (Some(p), Some(e)) = (l.pat(), l.expr()) else {
                     return true;
                 };
+                // The scrutinee's value is read before the pattern binds its names, which may
+                // shadow it (`if let Some(step) = step`).
+                let value = self.value_of(&e).0;
                 self.bind_pat(&p, v);
-                let Some(e) = l.expr() else {
-                    return true;
-                };
-                match self.value_of(&e).0 {
+                match value {
                     Ok(v) if !may_match(&p, &v) => false,
                     v => {
                         self.bind_value_pat(&p, v);
