@@ -45,7 +45,7 @@ pub fn diagnostics(
     // Every use of each alias a fix pads, found once however many diagnostics pad it.
     let mut uses: HashMap<(String, SourceFile, Span), Vec<Use>> = HashMap::new();
     for d in &mut all {
-        let at = d.span.start;
+        let named = d.span;
         d.fixes = std::mem::take(&mut d.fixes)
             .into_iter()
             .filter_map(|fix| {
@@ -56,7 +56,7 @@ pub fn diagnostics(
                 let mut edits = Vec::new();
                 let mut other_files: Vec<FileEdits> = Vec::new();
                 for pad in &fix.alias_pad {
-                    let (e, o) = pad_at_definition(db, file, at, pad)?;
+                    let (e, o) = pad_at_definition(db, file, named, pad)?;
                     edits.extend(e);
                     for f in o {
                         match other_files.iter_mut().find(|g| g.path == f.path) {
@@ -115,13 +115,26 @@ pub fn diagnostics(
 
 /// The edits that write `pad` where it is defined: in the struct's field declaration (a
 /// field's pad), or over the alias's `m![...]`, the name read where the pad says (a helper's,
-/// for a finding at its call) or where the diagnostic at `at` points.
+/// for a finding at its call) or where the diagnostic at `named` points.
 fn pad_at_definition(
     db: &dyn salsa::Database,
     file: SourceFile,
-    at: u32,
+    named: Span,
     pad: &crate::diagnostic::AliasPad,
 ) -> Option<(Vec<Edit>, Vec<FileEdits>)> {
+    let at = named.start;
+    if let Some(k) = pad.tensor_arg {
+        // The tensor type alias the diagnostic points at, and its `k`-th generic argument.
+        let name = file.text(db).get(named.range())?.trim().to_string();
+        let (def_file, body) = definition(db, file, at, &name)?;
+        let text = def_file.text(db).get(body.range())?.to_string();
+        let arg = nth_generic_arg(&text, k)?;
+        let span = Span::new(
+            arg.start + body.start as usize,
+            arg.end + body.start as usize,
+        );
+        return Some(placed(db, file, def_file, span, &pad.new_text));
+    }
     if let Some(field) = &pad.field {
         let (def_file, arg) = field_arg(db, file, at, &pad.name, field)?;
         return Some(placed(db, file, def_file, arg, &pad.new_text));
@@ -133,6 +146,26 @@ fn pad_at_definition(
     };
     let (def_file, body) = definition(db, read_in, read_at, &pad.name)?;
     Some(placed(db, file, def_file, body, &pad.new_text))
+}
+
+/// Where the `k`-th non-lifetime generic argument of the type `text` is written in it
+/// (`m![1]` of `DmTensor<f32, Chip, Cluster, Slice, m![1]>`, `k` = 4).
+fn nth_generic_arg(text: &str, k: usize) -> Option<std::ops::Range<usize>> {
+    use ra_ap_syntax::ast::HasGenericArgs;
+    let ast::Type::PathType(p) = crate::syntax::type_of_text(text)? else {
+        return None;
+    };
+    let arg = p
+        .path()?
+        .segment()?
+        .generic_arg_list()?
+        .generic_args()
+        .filter(|a| !matches!(a, ast::GenericArg::LifetimeArg(_)))
+        .nth(k)?;
+    // `type_of_text` reads `text` as the type of `type T = ..;`.
+    let r = arg.syntax().text_range();
+    let shift = "type T = ".len();
+    Some(usize::from(r.start()).checked_sub(shift)?..usize::from(r.end()).checked_sub(shift)?)
 }
 
 /// The alias a fix replaces by a mapping (its one edit writes an `m![...]` over a path), in
@@ -154,18 +187,10 @@ fn written_alias_use<'f>(
     let path = in_file
         .text(db)
         .get(edit.span.range())
-        .filter(|p| is_path(p))?;
+        .filter(|p| crate::syntax::is_item_path(p))?;
     edit.new_text
         .starts_with("m![")
         .then(|| (in_file, path.to_string(), edit))
-}
-
-/// `Slice`, `layouts::Slice`, `super::layouts::Slice`: what an alias use can be.
-fn is_path(text: &str) -> bool {
-    !text.is_empty()
-        && text
-            .split("::")
-            .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'))
 }
 
 fn definition_fix(

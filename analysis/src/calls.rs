@@ -536,7 +536,19 @@ fn at_the_binding(
             });
             continue;
         };
-        let span = (*call.mapping_args.get(k)?)?;
+        let Some(span) = call.mapping_args.get(k).copied().flatten() else {
+            // Not written at the call: inferred from an argument's type, whose alias is
+            // padded where it is defined.
+            let name = call.inferred.get(k).cloned().flatten()?;
+            pads.push(crate::diagnostic::AliasPad {
+                name,
+                new_text: e.new_text.clone(),
+                field: None,
+                tensor_arg: None,
+                read_at: None,
+            });
+            continue;
+        };
         let edit = crate::diagnostic::Edit {
             span,
             new_text: e.new_text.clone(),
@@ -680,6 +692,7 @@ fn associated_pad(
             name: format!("{}::{item}", ty.name),
             new_text: new_text.to_string(),
             field: None,
+            tensor_arg: None,
             read_at: None,
         })
 }

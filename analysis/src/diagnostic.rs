@@ -91,6 +91,10 @@ pub struct AliasPad {
     pub name: String,
     pub new_text: String,
     pub field: Option<FieldArg>,
+    /// With an empty `name`: the mapping written as this generic argument (by position among
+    /// the non-lifetime ones) of the tensor type alias the diagnostic's span names
+    /// (`AmaxDm` of `type AmaxDm = DmTensor<f32, Chip, Cluster, Slice, m![1]>;`).
+    pub tensor_arg: Option<usize>,
     /// Where `name` is read, when not where the diagnostic points: a helper's alias, found
     /// where a call of the helper is reported (its file and an offset in the helper).
     pub read_at: Option<(std::path::PathBuf, u32)>,
@@ -208,6 +212,27 @@ impl Diagnostic {
                 name: name.to_string(),
                 new_text: new_text.into(),
                 field: None,
+                tensor_arg: None,
+                read_at: None,
+            },
+        )
+    }
+
+    /// A fix that pads a mapping written in the definition of the tensor type alias this
+    /// diagnostic's span names, as its `arg`-th generic argument (see [`AliasPad::tensor_arg`]).
+    pub fn with_tensor_alias_pad(
+        self,
+        title: impl Into<String>,
+        arg: usize,
+        new_text: impl Into<String>,
+    ) -> Diagnostic {
+        self.with_definition_pad(
+            title.into(),
+            AliasPad {
+                name: String::new(),
+                new_text: new_text.into(),
+                field: None,
+                tensor_arg: Some(arg),
                 read_at: None,
             },
         )
@@ -249,6 +274,7 @@ impl Diagnostic {
                 name: strukt.to_string(),
                 new_text: new_text.into(),
                 field: Some(field),
+                tensor_arg: None,
                 read_at: None,
             },
         )

@@ -251,6 +251,11 @@ pub struct HelperCall {
     /// alias), by position among the type and const arguments: a fix the helper's body gives
     /// for its mapping parameter edits the argument that binds it.
     pub mapping_args: Vec<Option<Span>>,
+    /// The alias each mapping parameter the call does not write was inferred as, from an
+    /// argument's type (`S` of `router_logits(ctx, &x_dm, ..)` is `Tile16::Slice`, the type
+    /// `stage_tokens::<Tile16>` gave `x_dm`): a fix of the parameter pads that alias where it
+    /// is defined.
+    pub inferred: Vec<Option<String>>,
     /// Where each argument of the call's turbofish is written (`::<3>`, `::<W>`), by position
     /// among the type and const arguments: a fix the helper's body gives by changing a const
     /// parameter's value (`Padding<m![1], W>` → `Padding<m![1], 2>`) changes the argument.

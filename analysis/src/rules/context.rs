@@ -195,6 +195,31 @@ pub fn pad_output(
     Some(edits)
 }
 
+/// The padding to `n` positions of a mapping written in place (`m![1]`) inside the tensor type
+/// alias that declares `step`'s output (`type AmaxDm = DmTensor<f32, .., m![1]>;`, named at
+/// the use): the alias's generic argument it is and its padded text, for
+/// [`crate::diagnostic::Diagnostic::with_tensor_alias_pad`]. `None` for any other mapping.
+pub fn pad_in_tensor_alias(
+    step: &Step,
+    generic: Option<usize>,
+    slot: Slot,
+    n: u64,
+) -> Option<(usize, String)> {
+    let at = output_arg(step, generic, slot)?;
+    if !at.in_tensor_alias {
+        return None;
+    }
+    let k = step
+        .output
+        .as_ref()?
+        .kind
+        .params()
+        .iter()
+        .position(|s| *s == slot)?;
+    let edit = crate::mapping::edit::pad(&at.text, at.span, n)?;
+    Some((k, edit.new_text))
+}
+
 /// Where the chain's declared type writes `slot`, when `step` ends the chain and that is not
 /// `at`.
 fn declared_elsewhere(chain: &Chain, step: &Step, slot: Slot, at: Span) -> Option<Span> {

@@ -831,6 +831,15 @@ pub fn without_trait(key: &str) -> Option<String> {
     Some(format!("{ty}::{item}"))
 }
 
+/// Whether `text` is a path to an item: `Slice`, `layouts::Slice`, `Tile16::Slice` (what an
+/// alias use can be).
+pub fn is_item_path(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .split("::")
+            .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
 /// The `from_addr(..)` call an expression is, seen through parentheses and blocks (`unsafe {
 /// DmTensor::from_addr(a) }`).
 pub fn from_addr_call(e: &ra::Expr) -> Option<ra::CallExpr> {

@@ -668,6 +668,15 @@ impl Builder<'_> {
             .iter()
             .map(|m| m.as_ref().filter(|m| !m.in_tensor_alias)?.span)
             .collect();
+        let inferred = given
+            .iter()
+            .enumerate()
+            .map(|(k, m)| {
+                let m = m.as_ref().filter(|_| k >= turbofish.len())?;
+                let text = m.text.trim();
+                (m.field.is_none() && crate::syntax::is_item_path(text)).then(|| text.to_string())
+            })
+            .collect();
         let reads = self.tensors_read(args);
         let turbofish = turbofish
             .iter()
@@ -688,6 +697,7 @@ impl Builder<'_> {
             launched: false,
             method: site.method,
             mapping_args,
+            inferred,
             turbofish,
             expr,
             gives_placed: holds_placed(&given),
@@ -1038,6 +1048,7 @@ impl Builder<'_> {
                 launched: true,
                 method: false,
                 mapping_args: Vec::new(),
+                inferred: Vec::new(),
                 turbofish: Vec::new(),
                 expr: at,
                 gives_placed: false,

@@ -7,7 +7,7 @@ use super::addresses::round_up;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Chain, Method, Slot, Step, output_arg, slot_bytes};
 use crate::rule::{Generations, Rule, Status};
-use crate::rules::context::{FnContext, at_arg, pad_output};
+use crate::rules::context::{FnContext, at_arg, pad_in_tensor_alias, pad_output};
 
 pub const ALN_007: Rule = Rule {
     code: "ALN-007",
@@ -57,15 +57,17 @@ pub(super) fn check(cx: &FnContext<'_>, chain: &Chain, step: &Step, out: &mut Ve
             full - bytes
         ),
     );
-    if let Some(edits) = d
-        .elems_for(full)
-        .and_then(|m| pad_output(cx.scope, chain, step, generic, Slot::Element, m))
+    let title = format!("make the padding explicit ({full} bytes)");
+    let elems = d.elems_for(full);
+    if let Some(edits) =
+        elems.and_then(|m| pad_output(cx.scope, chain, step, generic, Slot::Element, m))
     {
-        diag = diag.with_fix(
-            format!("make the padding explicit ({full} bytes)"),
-            false,
-            edits,
-        );
+        diag = diag.with_fix(title, false, edits);
+    } else if let Some((k, padded)) =
+        elems.and_then(|m| pad_in_tensor_alias(step, generic, Slot::Element, m))
+    {
+        let title = format!("{title} where the tensor type alias is defined");
+        diag = diag.with_tensor_alias_pad(title, k, padded);
     }
     out.push(diag);
 }
@@ -80,5 +82,25 @@ mod tests {
             "ALN-007",
         );
         assert!(fixed.contains("Slice, m![1 # 4]> = ctx"), "{fixed}");
+    }
+
+    /// The Element written in place inside a tensor type alias is padded where the alias is
+    /// defined; the other alias keeps its mapping.
+    #[test]
+    fn commit_units_fix_pads_the_tensor_alias() {
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../../fixtures/rules/ALN-007-tensor-alias.rs"),
+            "ALN-007",
+        );
+        assert!(
+            fixed.contains("m![A / 8 # 256], m![A % 8 = 5 # 8]>;"),
+            "{fixed}"
+        );
+        assert!(
+            fixed.contains(
+                "pub type Row = DmTensor<i8, m![1], m![1 # 2], m![A / 8 # 256], m![A % 8]>;"
+            ),
+            "{fixed}"
+        );
     }
 }

@@ -82,6 +82,26 @@ mod tests {
         assert!(fix.edits_definition && fix.alias_pad.is_empty());
     }
 
+    /// A helper's Slice parameter inferred from its argument's type (`rows(ctx, &staged)`,
+    /// `staged` typed `Tile16::Slice` by `stage::<Tile16>`): nothing at the call writes it,
+    /// so the fix pads `Tile16::Slice` where its `impl` defines it, the staging call's fix.
+    #[test]
+    fn a_slice_inferred_from_an_argument_is_padded_where_its_alias_is_defined() {
+        let src = include_str!("../../../../fixtures/rules/CAP-003-inferred-from-argument.rs");
+        let d = crate::check_text(src);
+        let at_rows: Vec<&str> = d
+            .iter()
+            .filter(|d| d.code() == "CAP-003" && d.message.contains("mapping `S`"))
+            .flat_map(|d| d.fixes.iter().map(|f| f.title.as_str()))
+            .collect();
+        assert_eq!(at_rows, ["pad the Slice mapping to 256 in `Tile16::Slice`"]);
+        let fixed = crate::rules::fix_testing::assert_fix_clears(src, "CAP-003");
+        assert!(
+            fixed.contains("type Slice = m![[T, 1 # 2] # 256];"),
+            "{fixed}"
+        );
+    }
+
     /// No padding brings 1024 slices down to 256: the fix keeps A's outer 256 in the Slice
     /// and moves the rest to the outside of the Element, where every element keeps a place.
     #[test]
