@@ -18,8 +18,10 @@ pub const COL_001: Rule = Rule {
            boundary, moving the outer flit count into Time; every engine downstream consumes \
            exactly one flit per step. So the Packet of `.collect::<Time2, Packet2>()` is 32 bytes: \
            pad a small packet (`m![B # 32]` for 16 × i8) or split a large one (`m![B % 16]` with \
-           `B / 16` added to Time, for 32 × bf16). The manual's GEMV collects a 64-byte packet \
-           (constraints.md §22 A-12).",
+           `B / 16` added to Time, for 32 × bf16). A small Packet2 out of an input packet of \
+           several flits is not padded: collect splits the input, so Packet2 is its inner flit \
+           and Time2 gains the flit count (COL-002's derivation). The manual's GEMV collects a \
+           64-byte packet (constraints.md §22 A-12).",
     bad: "axes![B = 16]; ...fetch::<i8, m![A], m![B]>().collect::<m![A], m![B]>()",
     good: "axes![B = 16]; ...fetch::<i8, m![A], m![B]>().collect::<m![A], m![B # 32]>()",
     manual: "L3039, L3544, L3549, L3561-L3564",
