@@ -193,12 +193,7 @@ fn verdict(
     let Some(originals) = apply(host, &changes_of(&path, fix)) else {
         return Verdict::Leaves;
     };
-    let at = moved(d.span, &fix.edits);
-    let left = host.snapshot().diagnostics(file).is_ok_and(|after| {
-        after
-            .iter()
-            .any(|a| a.code() == d.code() && a.span.start <= at.end && at.start <= a.span.end)
-    });
+    let left = still_reported(host, file, d, fix).unwrap_or(false);
     let mut chased = Vec::new();
     let verdict = if left {
         Verdict::Leaves
@@ -264,12 +259,7 @@ fn passes_own_check(
     let file = host.file_id(path)?;
     let now = errors(host);
     let originals = apply(host, &changes_of(path, fix))?;
-    let at = moved(error.span, &fix.edits);
-    let left = host.snapshot().diagnostics(file).map_or(true, |after| {
-        after
-            .iter()
-            .any(|a| a.code() == error.code() && a.span.start <= at.end && at.start <= a.span.end)
-    });
+    let left = still_reported(host, file, error, fix).unwrap_or(true);
     let refused = left
         || new_errors(&now, &errors(host)).is_some_and(|added| added.dead_end || fix.edits_helper);
     if refused {
@@ -277,6 +267,18 @@ fn passes_own_check(
         return None;
     }
     Some(originals)
+}
+
+/// Whether `d` (of `file`) is still reported where `fix`, applied to the host, moved it;
+/// `None` when the file could not be analysed.
+fn still_reported(host: &AnalysisHost, file: FileId, d: &Diagnostic, fix: &Fix) -> Option<bool> {
+    let at = moved(d.span, &fix.edits);
+    let after = host.snapshot().diagnostics(file).ok()?;
+    Some(
+        after
+            .iter()
+            .any(|a| a.code() == d.code() && a.span.start <= at.end && at.start <= a.span.end),
+    )
 }
 
 /// The first error the host has beyond `before` that has a fix, with the path of its file.

@@ -1672,6 +1672,9 @@ impl DefMap {
                 if bound == "_" {
                     return false;
                 }
+                // The function or constant of that name beside a module (the value namespace),
+                // imported with it.
+                let mut bound_value = false;
                 if let Some(Def::Module(t)) = target
                     && let Some(b) = self.modules[t].values.get(name).copied()
                     && self.visible(&b, m)
@@ -1684,7 +1687,7 @@ impl DefMap {
                         ..b
                     };
                     self.modules[m].values.insert(bound.clone(), value);
-                    return true;
+                    bound_value = true;
                 }
                 let def = match target {
                     Some(Def::Module(t)) => match self.modules[t].scope.get(name) {
@@ -1693,10 +1696,10 @@ impl DefMap {
                             // `use name;`: an external crate or a module bound later.
                             match self.walk(m, std::slice::from_ref(name)) {
                                 Some(d) => d,
-                                None => return false,
+                                None => return bound_value,
                             }
                         }
-                        _ => return false,
+                        _ => return bound_value,
                     },
                     Some(Def::External) => {
                         let library = imp.path.first().is_some_and(|c| {
@@ -1713,7 +1716,7 @@ impl DefMap {
                         }
                         Def::External
                     }
-                    _ => return false,
+                    _ => return bound_value,
                 };
                 let new = Binding {
                     def,
@@ -1722,8 +1725,8 @@ impl DefMap {
                     from: m,
                 };
                 match self.modules[m].scope.get(&bound) {
-                    Some(b) if !b.glob => false,
-                    Some(b) if b.def == def => false,
+                    Some(b) if !b.glob => bound_value,
+                    Some(b) if b.def == def => bound_value,
                     _ => {
                         self.modules[m].scope.insert(bound, new);
                         true
@@ -2150,8 +2153,6 @@ impl DefMap {
         }
     }
 
-    /// The methods and associated functions of the type `ty` declared in module `dm` (items
-    /// `ty::name`), written after it: a value of the type can be evaluated where it is used.
     /// The associated types and constants of the type `orig` (declared in module `dm`), which
     /// this environment binds as `new` (`use crate::ops::UpProj as Up;`), written for `new`
     /// too, each naming `orig`'s (`impl Projection for Up { type Acc = UpProj::Acc; }`): a
@@ -2187,6 +2188,8 @@ impl DefMap {
         }
     }
 
+    /// The methods and associated functions of the type `ty` declared in module `dm` (items
+    /// `ty::name`), written after it: a value of the type can be evaluated where it is used.
     fn emit_impl(
         &self,
         ty: &str,
@@ -2268,25 +2271,15 @@ mod tests {
     #[test]
     fn a_function_named_like_its_module_is_imported_beside_it() {
         let fs = files(&[
-            (
-                "src/lib.rs",
-                "pub mod ops;
-pub mod kernels;",
-            ),
-            (
-                "src/ops/mod.rs",
-                "pub mod project;
-pub use project::*;",
-            ),
+            ("src/lib.rs", "pub mod ops;\npub mod kernels;"),
+            ("src/ops/mod.rs", "pub mod project;\npub use project::*;"),
             (
                 "src/ops/project.rs",
-                "pub fn project() {}
-pub fn other() {}",
+                "pub fn project() {}\npub fn other() {}",
             ),
             (
                 "src/kernels.rs",
-                "use crate::ops::{other, project};
-pub fn k() {}",
+                "use crate::ops::{other, project};\npub fn k() {}",
             ),
         ]);
         let spec = CrateSpec {

@@ -44,26 +44,22 @@ pub(super) fn check(
     // A small packet out of an input packet of several flits is not padded: collect splits
     // the input at the flit boundary, so the packet is the inner flit and Time gains the rest.
     let input_flits = split.as_ref().map_or(1, |(_, flits)| *flits);
+    let per = d.elems_for(flit);
+    let per_or = |otherwise: &str| per.map_or_else(|| otherwise.to_string(), |m| m.to_string());
     let what = if bytes >= flit {
         format!(
             "keep {} elements in the packet and move the {} outer flits into Time",
-            d.elems_for(flit)
-                .map_or_else(|| "one flit of".to_string(), |m| m.to_string()),
+            per_or("one flit of"),
             bytes.div_ceil(flit)
         )
     } else if input_flits > 1 {
         format!(
             "collect splits its input packet into {input_flits} flits, so the packet is the \
              inner flit ({} elements) and the flit count is the innermost Time factor",
-            d.elems_for(flit)
-                .map_or_else(|| "one flit".to_string(), |m| m.to_string()),
+            per_or("one flit"),
         )
     } else {
-        format!(
-            "pad it to {} elements",
-            d.elems_for(flit)
-                .map_or_else(|| "a full flit of".to_string(), |m| m.to_string())
-        )
+        format!("pad it to {} elements", per_or("a full flit of"))
     };
     let message = format!(
         "the collect output packet {text} is {bytes} bytes ({n} × {d}); it must be exactly one \
@@ -71,9 +67,8 @@ pub(super) fn check(
     );
     let mut diag = at_arg(&COL_001, step, span, message);
     if bytes < flit && input_flits <= 1 {
-        if let Some(edits) = d
-            .elems_for(flit)
-            .and_then(|m| pad_output(cx.scope, chain, step, Some(1), Slot::Packet, m))
+        if let Some(edits) =
+            per.and_then(|m| pad_output(cx.scope, chain, step, Some(1), Slot::Packet, m))
         {
             diag = diag.with_fix(format!("pad the packet to {flit} bytes"), false, edits);
         }
