@@ -367,14 +367,18 @@ pub fn call_diagnostics(
             .map(|it| it.label.as_str());
         for d in instance_findings(db, inst).iter() {
             let d = &helper.placed(d);
-            let reported = |o: &Diagnostic| o.rule.code == d.rule.code && o.message == d.message;
             let in_continuation = d.span.start >= crate::model::CALLER_CONTINUATION;
+            let found = at_the_call(db, d, call, &helper, when);
+            // The caller's own check of the same step (it reads the returned stream's type)
+            // says it already, in its own words.
+            let reported = |o: &Diagnostic| {
+                o.rule.code == d.rule.code && (o.message == d.message || o.span == found.span)
+            };
             if in_continuation && own.iter().any(reported) {
                 continue;
             }
             // Once per rule and place: each iteration of a loop calls the helper anew, and
             // the first that gives a finding names it.
-            let found = at_the_call(db, d, call, &helper, when);
             if out
                 .iter()
                 .any(|o| o.rule.code == found.rule.code && o.span == found.span)
@@ -760,6 +764,31 @@ pub(crate) struct Helper<'db> {
 }
 
 impl<'db> Helper<'db> {
+    /// This trait's provided method called on a tensor through an `impl` block of the
+    /// tensor's type (`scores.add_alibi(bias)` with `impl AlibiExt for ScoreFp`), as the
+    /// block's own method: its receiver `self` is the call's first argument, and `Self` is the
+    /// block's type (`self_type`, see [`crate::resolve::self_type_written`]).
+    fn into_extension_default(
+        mut self,
+        db: &'db dyn salsa::Database,
+        self_type: Option<String>,
+    ) -> Helper<'db> {
+        let input = self.input;
+        if self.params.first().is_none_or(|p| p != "self") {
+            self.params.insert(0, "self".to_string());
+        }
+        self.input = FnInput::new(
+            db,
+            input.green(db).clone(),
+            input.module_env(db),
+            input.local_env(db),
+            input.target(db),
+            input.library(db),
+            self_type,
+        );
+        self
+    }
+
     /// This helper analysed as the compiler traces it: with the crate's macros its body
     /// invokes expanded (`load_keys!(ctx, keys, m![J])`), as its own check does.
     fn with_macros_expanded(mut self, db: &'db dyn salsa::Database) -> Helper<'db> {
@@ -956,8 +985,15 @@ pub(crate) fn resolve_helpers<'db>(
                     };
                     let item = map.item(module, index)?;
                     let m = map.modules.get(module)?;
+                    // A trait's provided method called on a tensor of a block's type.
+                    let default_of = match (item.name.contains('·'), ty.first()) {
+                        (false, Some(block)) => {
+                            map.extension_block(block).map(|b| b.self_type.clone())
+                        }
+                        _ => None,
+                    };
                     (item.kind == ItemKind::Fn && (item.name.contains("::") || !call.method))
-                        .then(|| (m.file.clone(), m.in_file, index))
+                        .then(|| (m.file.clone(), m.in_file, index, default_of))
                 })
                 .collect::<Vec<_>>(),
         )
@@ -966,13 +1002,18 @@ pub(crate) fn resolve_helpers<'db>(
     found
         .into_iter()
         .map(|f| {
-            let (file, in_file, index) = f?;
+            let (file, in_file, index, default_of) = f?;
             let file = if file == path {
                 at.file
             } else {
                 *db::workspace_file(db, &file)?
             };
-            helper_at(db, file, in_file, index, at).map(|h| h.with_macros_expanded(db))
+            let helper = helper_at(db, file, in_file, index, at)?;
+            let helper = match default_of {
+                Some(self_type) => helper.into_extension_default(db, self_type),
+                None => helper,
+            };
+            Some(helper.with_macros_expanded(db))
         })
         .collect()
 }

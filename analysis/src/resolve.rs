@@ -72,6 +72,8 @@ pub struct ItemDecls {
     pub imports: Vec<Import>,
     /// `impl Trait for Type`: the type, and the trait's path as written.
     pub trait_impls: Vec<(String, Vec<String>)>,
+    /// An `impl` block whose methods a library tensor type may have.
+    pub extension_blocks: Vec<ExtensionBlock>,
 }
 
 /// Where a file's modules and items sit: the file's top level and each inline module (index as
@@ -776,43 +778,88 @@ fn extension_items(imp: &ast::Impl, ty: &str, m: &mut ItemDecls) {
             .into_iter()
             .flat_map(|l| l.assoc_items())
     };
-    let self_text = syntax::node_text(self_ty.syntax());
-    let assoc: HashMap<String, String> = items()
-        .filter_map(|a| match a {
-            ast::AssocItem::TypeAlias(t) => Some((
-                t.name()?.text().to_string(),
-                syntax::node_text(t.ty()?.syntax()),
-            )),
+    let fns = || {
+        items().filter_map(|a| match a {
+            ast::AssocItem::Fn(f) => Some(f),
             _ => None,
         })
-        .collect();
-    let written = |n: &SyntaxNode| with_self_written(n, &self_text, &assoc);
-    for f in items().filter_map(|a| match a {
-        ast::AssocItem::Fn(f) => Some(f),
-        _ => None,
-    }) {
-        let (Some(name), Some(params)) = (f.name(), f.param_list()) else {
-            continue;
-        };
-        let Some(this) = params
-            .self_param()
-            .map(|p| receiver_param(&p, &self_text, &written))
-        else {
-            continue;
-        };
-        use ast::HasGenericParams;
-        let generics: Vec<String> = [f.generic_param_list(), imp.generic_param_list()]
+    };
+    use ast::HasGenericParams;
+    let ext = ExtensionBlock {
+        block,
+        self_text: syntax::node_text(self_ty.syntax()),
+        self_type: self_type_written(imp),
+        generics: imp
+            .generic_param_list()
             .into_iter()
-            .flatten()
+            .flat_map(|l| l.generic_params())
+            .map(|p| syntax::node_text(p.syntax()))
+            .collect(),
+        assoc: items()
+            .filter_map(|a| match a {
+                ast::AssocItem::TypeAlias(t) => Some((
+                    t.name()?.text().to_string(),
+                    syntax::node_text(t.ty()?.syntax()),
+                )),
+                _ => None,
+            })
+            .collect(),
+        defines: fns()
+            .filter_map(|f| Some(f.name()?.text().to_string()))
+            .collect(),
+    };
+    for f in fns() {
+        if let Some(it) = ext.method_decl(&f) {
+            m.items.push(it);
+        }
+    }
+    m.extension_blocks.push(ext);
+}
+
+/// An `impl` block for a library tensor type, or a trait's for a type that may be an alias of
+/// one (see [`extension_items`]): what writes its methods, and its trait's provided methods,
+/// as functions of the receiver.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExtensionBlock {
+    /// Its name, its type's and a tag of its head (`DmTensor·3f2a19c0`).
+    pub block: String,
+    /// The type it is for, as written (`DmTensor<bf16, Chip, E>`).
+    pub self_text: String,
+    /// Its methods' `Self` (see [`self_type_written`]).
+    pub self_type: Option<String>,
+    /// Its generic parameters, as written.
+    generics: Vec<String>,
+    /// Its associated types: each name, and the type it stands for.
+    assoc: Vec<(String, String)>,
+    /// The functions it writes itself (the trait's others are its defaults).
+    defines: Vec<String>,
+}
+
+impl ExtensionBlock {
+    /// The method `f` (of the block, or a provided method of its trait) written as a free
+    /// function whose first parameter is the receiver, its own generics first, then the
+    /// block's, `Self` and the block's associated types written out: `#[visa_extension =
+    /// "DmTensor·3f2a19c0::stage"] fn stage<E: M>(this: &DmTensor<bf16, ..>, ctx: &mut
+    /// Context) -> ..;`. `None` for a function without a receiver.
+    fn method_decl(&self, f: &ast::Fn) -> Option<Item> {
+        use ast::HasGenericParams;
+        let (name, params) = (f.name()?, f.param_list()?);
+        let assoc: HashMap<String, String> = self.assoc.iter().cloned().collect();
+        let written = |n: &SyntaxNode| with_self_written(n, &self.self_text, &assoc);
+        let this = receiver_param(&params.self_param()?, &self.self_text, &written);
+        let generics: Vec<String> = f
+            .generic_param_list()
+            .into_iter()
             .flat_map(|l| l.generic_params())
             .map(|p| written(p.syntax()))
+            .chain(self.generics.iter().cloned())
             .collect();
         let rest = params.params().map(|p| written(p.syntax()));
         let ret = f
             .ret_type()
             .map(|r| written(r.syntax()))
             .unwrap_or_default();
-        let key = format!("{block}::{}", name.text());
+        let key = format!("{}::{}", self.block, name.text());
         let text = format!(
             "#[{}{key}\"]\nfn {}<{}>({}) {ret};",
             syntax::EXTENSION_ATTR,
@@ -824,17 +871,12 @@ fn extension_items(imp: &ast::Impl, ty: &str, m: &mut ItemDecls) {
                 .join(", ")
         );
         let parsed = ast::SourceFile::parse(&text, ra_ap_syntax::Edition::Edition2024).tree();
-        let Some(decl) = parsed.syntax().descendants().find_map(ast::Fn::cast) else {
-            continue;
-        };
-        let Some(decl_name) = decl.name() else {
-            continue;
-        };
+        let decl = parsed.syntax().descendants().find_map(ast::Fn::cast)?;
         let node = decl.syntax().clone();
-        let mut it = item(decl_name, ItemKind::Fn, true, text, &node, &[]);
+        let mut it = item(decl.name()?, ItemKind::Fn, true, text, &node, &[]);
         it.name = key;
         it.syntax = Untracked(Some(node.green().to_owned()));
-        m.items.push(it);
+        Some(it)
     }
 }
 
@@ -1310,6 +1352,8 @@ pub struct DefMap {
     items: Vec<(PathBuf, usize, Vec<Item>)>,
     /// Each `impl Trait for Type` of the crates: its module, the type, the trait's path.
     trait_impls: Vec<(usize, String, Vec<String>)>,
+    /// Each `impl` block whose methods a library tensor type may have, with its module.
+    extension_blocks: Vec<(usize, ExtensionBlock)>,
 }
 
 /// Reads what a file declares (a query of the caller's database).
@@ -1345,21 +1389,42 @@ impl DefMap {
             })
             .collect();
         map.trait_impls = map
-            .modules
-            .iter()
-            .enumerate()
-            .flat_map(|(k, m)| {
-                file_items
-                    .get(&m.file)
-                    .and_then(|f| f.modules.get(m.in_file))
-                    .into_iter()
-                    .flat_map(|mi| mi.decls.iter().flat_map(|d| d.trait_impls.iter()))
-                    .map(move |(ty, tr)| (k, ty.clone(), tr.clone()))
-                    .collect::<Vec<_>>()
-            })
+            .each_module_decls(&file_items, |d| &d.trait_impls)
+            .into_iter()
+            .map(|(k, (ty, tr))| (k, ty, tr))
             .collect();
+        map.extension_blocks = map.each_module_decls(&file_items, |d| &d.extension_blocks);
         map.resolve(&file_items);
         map
+    }
+
+    /// What `part` gives of each module's declarations, with the module's index.
+    fn each_module_decls<T: Clone>(
+        &self,
+        file_items: &HashMap<PathBuf, std::sync::Arc<FileItems>>,
+        part: impl Fn(&ItemDecls) -> &Vec<T>,
+    ) -> Vec<(usize, T)> {
+        let mut out = Vec::new();
+        for (k, m) in self.modules.iter().enumerate() {
+            let Some(mi) = file_items
+                .get(&m.file)
+                .and_then(|f| f.modules.get(m.in_file))
+            else {
+                continue;
+            };
+            for d in &mi.decls {
+                out.extend(part(d).iter().map(|t| (k, t.clone())));
+            }
+        }
+        out
+    }
+
+    /// The `impl` block named `block` (`ScoreFp·3f2a19c0`) whose methods a library tensor type
+    /// may have.
+    pub fn extension_block(&self, block: &str) -> Option<&ExtensionBlock> {
+        self.extension_blocks
+            .iter()
+            .find_map(|(_, b)| (b.block == block).then_some(b))
     }
 
     fn add_file_module(
@@ -2150,6 +2215,53 @@ impl DefMap {
             .collect();
         for (m, ty) in blocks {
             self.emit_impl(ty, m, at, emitted, out, depth);
+            self.emit_extension_defaults((m, ty), tr, emitted, out);
+        }
+    }
+
+    /// The provided methods of the trait `tr` that the `impl` block `block` (in module `m`)
+    /// leaves out, as the block's own (see [`ExtensionBlock::method_decl`]): a tensor of its
+    /// type has them, and a call runs the trait's body with `self` the tensor.
+    fn emit_extension_defaults(
+        &self,
+        (m, block): (usize, &str),
+        (tm, ti): (usize, usize),
+        emitted: &mut HashMap<String, (usize, usize)>,
+        out: &mut EnvSource,
+    ) {
+        let Some(ext) = self
+            .extension_blocks
+            .iter()
+            .find_map(|(bm, b)| (*bm == m && b.block == block).then_some(b))
+        else {
+            return;
+        };
+        let (Some(trait_name), Some((_, _, items))) = (self.item_name(tm, ti), self.items.get(tm))
+        else {
+            return;
+        };
+        let prefix = format!("{trait_name}::");
+        for it in items.iter().filter(|i| i.kind == ItemKind::Fn) {
+            let Some(function) = it.name.strip_prefix(&prefix) else {
+                continue;
+            };
+            let key = format!("{block}::{function}");
+            if ext.defines.iter().any(|d| d == function) || emitted.contains_key(&key) {
+                continue;
+            }
+            let parsed = ast::SourceFile::parse(&it.text, ra_ap_syntax::Edition::Edition2024);
+            let Some(decl) = parsed
+                .tree()
+                .syntax()
+                .descendants()
+                .find_map(ast::Fn::cast)
+                .and_then(|f| ext.method_decl(&f))
+            else {
+                continue;
+            };
+            emitted.insert(key, (usize::MAX, usize::MAX));
+            out.text.push_str(&decl.text);
+            out.text.push('\n');
         }
     }
 

@@ -72,7 +72,15 @@ impl Builder<'_> {
             .filter(|_| !(shared && matches!(recv, Val::Lost(_) | Val::Many { .. })));
         let Some(spec) = spec else {
             // A method the crate's `impl` blocks give the tensor's type.
+            let (chains_before, root_before) = (self.model.chains.len(), self.root.clone());
             if let Some(v) = self.extension_call(m, &call.args, (&recv, recv_pass)) {
+                if let (Some([(i, 0)]), Some(r)) = (self.root.as_deref(), m.receiver())
+                    && *i >= chains_before
+                    && !steps.is_empty()
+                {
+                    let continuation = vec![(*i, 0)];
+                    self.end_chain_at_call(&r, steps, root_before, continuation);
+                }
                 return v;
             }
             return self.other_method(m, &call, recv, steps);

@@ -118,32 +118,13 @@ impl Builder<'_> {
         self.call_expected = None;
         let origin = std::mem::replace(&mut self.root, saved).unwrap_or_default();
         // The chains this expression continues, each with its steps so far.
-        let prefixes: Vec<(usize, usize)> = origin
-            .into_iter()
-            .filter(|(i, n)| {
-                self.model
-                    .chains
-                    .get(*i)
-                    .is_some_and(|c| c.steps.len() >= *n)
-            })
-            .collect();
+        let prefixes = self.live_prefixes(origin);
         // A stream in mid-pass (from a context, or a stream-typed parameter of a helper).
         let mid_pass = matches!(&val, Val::Tensor { ty, .. } if ty.kind.is_stream());
         if steps.is_empty() {
             return self.passed_on(val, expected.as_ref(), prefixes, mid_pass);
         }
-        let mut whole: Vec<Vec<Step>> = if prefixes.is_empty() {
-            vec![steps]
-        } else {
-            prefixes
-                .iter()
-                .map(|(i, n)| {
-                    let mut w = self.model.chains[*i].steps[..*n].to_vec();
-                    w.extend(steps.iter().cloned());
-                    w
-                })
-                .collect()
-        };
+        let mut whole = self.continued_by(&prefixes, steps);
         if let (Some(exp), Val::Tensor { ty, .. }) = (&expected, &mut val) {
             for w in &mut whole {
                 self.unify(ty, exp, w);
@@ -160,6 +141,54 @@ impl Builder<'_> {
             self.last_ends = ends;
         }
         val
+    }
+
+    /// The chain ends `origin` that still exist as they were (each chain's index, and its
+    /// length when the expression began).
+    fn live_prefixes(&self, origin: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+        origin
+            .into_iter()
+            .filter(|(i, n)| {
+                self.model
+                    .chains
+                    .get(*i)
+                    .is_some_and(|c| c.steps.len() >= *n)
+            })
+            .collect()
+    }
+
+    /// Each chain of `prefixes` up to its end, continued by `steps`; `steps` alone when
+    /// there is none.
+    fn continued_by(&self, prefixes: &[(usize, usize)], steps: Vec<Step>) -> Vec<Vec<Step>> {
+        if prefixes.is_empty() {
+            return vec![steps];
+        }
+        prefixes
+            .iter()
+            .map(|(i, n)| {
+                let mut w = self.model.chains[*i].steps[..*n].to_vec();
+                w.extend(steps.iter().cloned());
+                w
+            })
+            .collect()
+    }
+
+    /// A helper called in the middle of a chain (`..branch().saturate().vector_final()`)
+    /// that returns the stream in mid-pass: the steps written before the call are recorded
+    /// as a chain of their own that ends at the call, as a `let` binding its receiver would
+    /// (the helper holds them as its pass so far), and what follows the call continues the
+    /// helper's result (`continuation`, the chain [`Self::continuation_of`] began).
+    pub(super) fn end_chain_at_call(
+        &mut self,
+        receiver: &ast::Expr,
+        steps: &mut Vec<Step>,
+        before_call: Option<Vec<(usize, usize)>>,
+        continuation: Vec<(usize, usize)>,
+    ) {
+        let prefixes = self.live_prefixes(before_call.unwrap_or_default());
+        let whole = self.continued_by(&prefixes, std::mem::take(steps));
+        self.record_chains(receiver, whole, &prefixes, &None, &None);
+        self.root = Some(continuation);
     }
 
     /// A value made without a step (`let b = a;`, a block's tail, a call the model does not
