@@ -186,6 +186,7 @@ impl<'a> Builder<'a> {
             iterations_left: MAX_ITERATIONS,
             lost_reported: std::collections::HashSet::new(),
             counters: HashMap::new(),
+            tensor_arrays: HashMap::new(),
             with_closures: None,
             contexts: std::collections::HashSet::new(),
             results: Vec::new(),

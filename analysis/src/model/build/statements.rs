@@ -519,6 +519,7 @@ impl Builder<'_> {
         if let Some(n) = &name {
             self.bind_let_value(l, n);
             self.type_let(n, l);
+            self.remember_tensor_array(l, n);
         }
         if let (Some(ast::Type::TupleType(t)), Some(init)) = (&annotation, l.initializer()) {
             self.type_tuple(&init, t);
@@ -573,6 +574,26 @@ impl Builder<'_> {
         self.vars.insert(name.clone(), val);
         if let (true, Some(init)) = (fields, l.initializer()) {
             self.take_field_results(&name, &init);
+        }
+    }
+
+    /// `let srcs = [mean, var];` (or `&[..]`), never assigned again: the array of names `n`
+    /// holds (see [`Builder::tensor_arrays`]); any other `let` of `n` forgets it.
+    fn remember_tensor_array(&mut self, l: &ast::LetStmt, n: &str) {
+        let mut init = l.initializer();
+        while let Some(ast::Expr::RefExpr(r)) = &init {
+            init = r.expr();
+        }
+        let immutable = matches!(l.pat(), Some(ast::Pat::IdentPat(i)) if i.mut_token().is_none());
+        match init {
+            Some(ast::Expr::ArrayExpr(a))
+                if immutable && a.exprs().all(|x| matches!(x, ast::Expr::PathExpr(_))) =>
+            {
+                self.tensor_arrays.insert(n.to_string(), a);
+            }
+            _ => {
+                self.tensor_arrays.remove(n);
+            }
         }
     }
 
