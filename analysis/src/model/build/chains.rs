@@ -175,11 +175,13 @@ impl Builder<'_> {
         }
         // The Commit Adapter casts on the main context only (the 0.6 book's Commit Adapter
         // page: "Sub-context itself does not support type casting").
-        if matches!(call.method, Method::CommitCast | Method::CommitCastRelu)
-            && tu == Some(Tu::Sub)
+        if matches!(call.method, Method::CommitCast | Method::CommitCastRelu) && tu == Some(Tu::Sub)
         {
             let offender = Some((call.method.clone(), call.span));
-            let problem = Kernel::SubCommitAfterCast { at: call.span, offender };
+            let problem = Kernel::SubCommitAfterCast {
+                at: call.span,
+                offender,
+            };
             self.model.problems.push(problem.into());
         }
         // Its commit adapter enters from collect or a later engine only (`CanApplyCommitTrim`,

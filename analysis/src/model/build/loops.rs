@@ -176,8 +176,15 @@ impl Builder<'_> {
                 })
             }
             // A local array of tensors written by name: its elements.
-            ast::Expr::PathExpr(p) if self.tensor_arrays.contains_key(&p.syntax().text().to_string()) => {
-                let a = self.tensor_arrays.get(&p.syntax().text().to_string())?.clone();
+            ast::Expr::PathExpr(p)
+                if self
+                    .tensor_arrays
+                    .contains_key(&p.syntax().text().to_string()) =>
+            {
+                let a = self
+                    .tensor_arrays
+                    .get(&p.syntax().text().to_string())?
+                    .clone();
                 self.tensor_sequence(&ast::Expr::ArrayExpr(a))
             }
             // A local array whose elements are not known: as many as the other side of a zip.
