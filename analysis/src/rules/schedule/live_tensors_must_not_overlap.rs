@@ -95,7 +95,56 @@ pub(super) fn check(
             }
         }
     }
+    placed_between_chains(cx, vars, out);
     clashed
+}
+
+/// SCH-001 between helper calls with no chain of this function between them (a kernel that
+/// calls helpers only: `let scale = plan.scale_pass(..); let shift = plan.shift_pass(..);
+/// export(ctx, &scale, ..)`): the sweep orders writes by this function's chains, and a call
+/// sits in the gap between two of them. A tensor a call places over one an earlier call (or
+/// chain) placed, which a later call still reads, clobbers it. Reported once per placing
+/// call, where the sweep has not already.
+fn placed_between_chains(cx: &FnContext<'_>, vars: &[Var<'_>], out: &mut Vec<Diagnostic>) {
+    let calls: Vec<&crate::model::HelperCall> = cx
+        .model
+        .calls
+        .iter()
+        .filter(|c| cx.model.in_first_pass(c.iteration))
+        .collect();
+    for var in vars {
+        let (Some(at), Some(fp)) = (placed_by_call(var), var.fp) else {
+            continue;
+        };
+        let reported = |d: &Diagnostic| d.rule.code == SCH_001.code && d.span == at;
+        if var.tv.iteration.is_some() || out.iter().any(reported) {
+            continue;
+        }
+        // The latest binding of a name before `at` (a shadowed one is no longer read).
+        let latest = |u: &Var<'_>| {
+            !vars.iter().any(|o| {
+                o.tv.name == u.tv.name
+                    && o.tv.span.start > u.tv.span.start
+                    && o.tv.span.start < at.start
+            })
+        };
+        let read_later = |u: &Var<'_>| {
+            calls.iter().any(|c| {
+                c.span.start > at.end && c.reads.iter().any(|(name, _)| *name == u.tv.name)
+            })
+        };
+        let clobbered = vars.iter().find(|u| {
+            !std::ptr::eq(*u, var)
+                && u.tv.iteration.is_none()
+                && u.tv.span.start < var.tv.span.start
+                && u.fp.is_some_and(|f| f.overlaps(fp))
+                && latest(u)
+                && read_later(u)
+        });
+        if let Some(u) = clobbered {
+            out.extend(placed_over(var, u));
+        }
+    }
 }
 
 /// The live variable (other than `except`) whose footprint `fp` overlaps, the first placed.
