@@ -126,6 +126,8 @@ fn resize_term(
     };
     let mut rs = Vec::new();
     resizes(&expr, &mut rs);
+    let mut in_aliases = Vec::new();
+    resizes_in_aliases(&expr, cx.scope, 4, &mut in_aliases);
     let base = tile.span.start.saturating_add(off as u32);
     let found = rs
         .iter()
@@ -148,6 +150,26 @@ fn resize_term(
             );
         }
         Some(_) => {}
+        // `m![{ Keys } # 1024]` with `type Keys = m![Tk = 256];`: the resize is the alias's.
+        None if let Some(m) = in_aliases.iter().find_map(|(inner, m)| {
+            lower(inner, cx.scope, &mut Vec::new()).is_some_and(|l| is_dim(&l)).then_some(*m)
+        }) =>
+        {
+            if let Some(m) = m.filter(|m| *m != n) {
+                out.push(
+                    Diagnostic::new(
+                        &MAP_009,
+                        tile.span,
+                        format!(
+                            "the tile mapping resizes `{}` to {m} (in a mapping alias it names), but the tile size is {n}: the view would {} the tile",
+                            t.dim_body.trim(),
+                            if m > n { "read past" } else { "drop part of" }
+                        ),
+                    )
+                    .with_related(t.size.span, "the tile size"),
+                );
+            }
+        }
         // `B / 32 = 1` simplifies to `m![1]` (L971); a whole-dimension tile needs no resize.
         None if n == 1 || n == ds => {}
         None => out.push(
@@ -190,6 +212,36 @@ fn resizes<'e>(e: &'e Expr, acc: &mut Vec<(&'e Expr, Option<u64>, Span)>) {
         Expr::Pair(xs, _) => xs.iter().for_each(|x| resizes(x, acc)),
         Expr::LinComb(xs, _) => xs.iter().for_each(|(x, _)| resizes(x, acc)),
         Expr::Identity(_) | Expr::Broadcast(..) | Expr::Symbol(_) | Expr::Escape(..) => {}
+    }
+}
+
+/// The resizes of the mapping aliases `e` names (`{ Keys }` with `type Keys = m![Tk = 256];`),
+/// `depth` aliases deep at most: each resized expression and its size.
+fn resizes_in_aliases(
+    e: &Expr,
+    scope: &crate::mapping::Scope,
+    depth: usize,
+    acc: &mut Vec<(Expr, Option<u64>)>,
+) {
+    match e {
+        Expr::Escape(name, _) if depth > 0 => {
+            let Some(body) = scope.aliases.get(&name.text).and_then(|a| a.body.as_ref()) else {
+                return;
+            };
+            let mut rs = Vec::new();
+            resizes(body, &mut rs);
+            acc.extend(rs.into_iter().map(|(inner, n, _)| (inner.clone(), n)));
+            resizes_in_aliases(body, scope, depth - 1, acc);
+        }
+        Expr::Op { inner, .. } => resizes_in_aliases(inner, scope, depth, acc),
+        Expr::Group(x, _) => resizes_in_aliases(x, scope, depth, acc),
+        Expr::Pair(xs, _) => xs
+            .iter()
+            .for_each(|x| resizes_in_aliases(x, scope, depth, acc)),
+        Expr::LinComb(xs, _) => xs
+            .iter()
+            .for_each(|(x, _)| resizes_in_aliases(x, scope, depth, acc)),
+        _ => {}
     }
 }
 
