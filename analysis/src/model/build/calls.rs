@@ -225,6 +225,28 @@ impl Builder<'_> {
         self.env.is_local_type(&path).then_some(path)
     }
 
+    /// `axes` and the axes the associated mappings of the types a call gives name
+    /// (`type Slice = m![Q # 8, P # 8];` of `TailGeom` in `load_tile::<TailGeom>(..)`): the
+    /// helper reads those mappings in its own module, which may not declare them.
+    fn axes_with_type_args(
+        &self,
+        axes: Vec<crate::mapping::layout::Axis>,
+        types: &[Option<crate::model::TypeArg>],
+    ) -> Vec<crate::mapping::layout::Axis> {
+        let mut all: std::collections::BTreeSet<_> = axes.into_iter().collect();
+        for ty in types.iter().flatten() {
+            for (item, _) in &ty.mappings {
+                let key = format!("{}::{item}", ty.name);
+                if let Some(l) =
+                    alias_val(&key, &self.scope, Span::default()).and_then(|m| m.layout)
+                {
+                    all.extend(l.axes());
+                }
+            }
+        }
+        all.into_iter().collect()
+    }
+
     /// The type of the crate called `name` here, by its associated mappings and constants.
     fn type_arg_named(&self, name: String) -> Option<crate::model::TypeArg> {
         let prefix = format!("{name}::");
@@ -659,6 +681,7 @@ impl Builder<'_> {
             (sig, typed)
         };
         let mut bound = self.bound_by(args, &turbofish, &given, &sig, &vals);
+        bound.axes = self.axes_with_type_args(std::mem::take(&mut bound.axes), &types);
         bound.types = types;
         bound.streams = streams;
         bound.receiver = site.receiver;
