@@ -1846,8 +1846,11 @@ impl DefMap {
         let module = self.modules.get(t)?;
         // A name the scope gives a module is a function or a constant's in the value
         // namespace, where a path ending in it is read.
+        // So is one imported beside a module the importer cannot see (`use ops::regroup;`
+        // with `mod regroup; pub use regroup::*;` in `ops`): only its value is bound.
         let binding = match module.scope.get(leaf) {
             Some(b) if matches!(b.def, Def::Module(_)) => module.values.get(leaf),
+            None => module.values.get(leaf),
             b => b,
         };
         match binding {
@@ -2409,6 +2412,30 @@ mod tests {
             .resolve_item(kernels, &["crate".into(), "ops".into(), "project".into()])
             .and_then(|(m, i)| map.item_name(m, i).map(str::to_string));
         assert_eq!(f.as_deref(), Some("project"));
+    }
+
+    /// `mod regroup; pub use regroup::*;`: the module is private to `ops`, so `use
+    /// crate::ops::regroup;` elsewhere binds only the function (round 25's channel_shuffle).
+    #[test]
+    fn a_function_beside_a_private_module_of_its_name_is_imported_alone() {
+        let fs = files(&[
+            ("src/lib.rs", "pub mod ops;\npub mod kernels;"),
+            ("src/ops/mod.rs", "mod regroup;\npub use regroup::*;"),
+            ("src/ops/regroup.rs", "pub fn regroup() {}"),
+            ("src/kernels.rs", "use crate::ops::regroup;\npub fn k() {}"),
+        ]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        let kernels = map
+            .module_of(Path::new("src/kernels.rs"), 0)
+            .expect("module");
+        let f = map
+            .resolve_item(kernels, &["regroup".into()])
+            .and_then(|(m, i)| map.item_name(m, i).map(str::to_string));
+        assert_eq!(f.as_deref(), Some("regroup"));
     }
 
     /// A type imported under another name keeps its associated items under that name too:
