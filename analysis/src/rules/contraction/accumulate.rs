@@ -16,6 +16,7 @@ pub(super) enum Mode {
 /// What the rules of one `.accumulate()` read: the Row, Time and Packet of the contraction it
 /// takes, the OutTime and OutPacket it gives (all regular), and the Time factors it reduces
 /// (those neither OutTime nor OutPacket keeps).
+#[derive(Clone)]
 pub(super) struct Accumulate<'a> {
     pub step: &'a Step,
     pub input: &'a TensorTy,
@@ -33,6 +34,33 @@ pub(super) struct Accumulate<'a> {
 }
 
 impl<'a> Accumulate<'a> {
+    /// This accumulation with the Time `contract_time` (`reduce`, furiosa-opt-std's step
+    /// before `contract_lane`) reduced: its input Time is the one before the reduce, the
+    /// reduced factors those its output leaves out (the vendor's `ContractLane` verifier
+    /// counts the accumulator's inner positions the same way). `None` when that step's
+    /// types are not known.
+    pub(super) fn reduced_earlier(&self, reduce: &'a Step) -> Option<Accumulate<'a>> {
+        let before = layout(reduce.input.as_ref()?, Slot::Time)?;
+        let after = layout(reduce.output.as_ref()?, Slot::Time)?;
+        if !before.dims.iter().all(|d| matches!(d, Dim::Factor(_))) {
+            return None;
+        }
+        let reduced: Vec<bool> = before
+            .dims
+            .iter()
+            .map(|d| factor_axis(d).is_some() && !after.dims.iter().any(|o| overlaps(d, o)))
+            .collect();
+        let kept = before.dims.iter().zip(&reduced).filter(|(_, red)| !**red);
+        let time_kept = Layout::from_dims(kept.map(|(d, _)| d.clone()).collect()).ok()?;
+        Some(Accumulate {
+            time: before,
+            out_time: after,
+            reduced,
+            time_kept,
+            ..self.clone()
+        })
+    }
+
     pub(super) fn of(step: &'a Step) -> Option<Accumulate<'a>> {
         let (input, output) = (step.input.as_ref()?, step.output.as_ref()?);
         let kind = step

@@ -79,12 +79,18 @@ pub const RULES: &[Rule] = &[
 /// the type each chain's result is declared with.
 pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     for chain in &cx.model.chains {
-        for step in &chain.steps {
+        for (k, step) in chain.steps.iter().enumerate() {
             match step.method {
                 Method::ToTrf => check_to_trf(cx, step, out),
                 Method::Align => check_align(cx, step, out),
                 Method::Contract => reduction_tree::check(cx, step, out),
-                Method::Accumulate => check_accumulate(cx, step, out),
+                Method::Accumulate => {
+                    let reduced_by = chain.steps[..k]
+                        .iter()
+                        .rev()
+                        .find(|s| s.method == Method::ContractTime);
+                    check_accumulate(cx, step, reduced_by, out)
+                }
                 _ => {}
             }
         }
@@ -208,9 +214,16 @@ fn check_trf_time_loop(
     }
 }
 
-/// Checks one `.accumulate()`: the output shape of its mode (CON-015 and CON-017, or CON-016),
-/// then, on a shape found right, the accumulator's slots (CON-014).
-fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
+/// Checks one `.accumulate()` (furiosa-opt-std's `contract_lane`): the output shape of its mode
+/// (CON-015 and CON-017, or CON-016), then, on a shape found right, the accumulator's slots
+/// (CON-014). furiosa-opt-std reduces Time a step earlier (`reduced_by`, its
+/// `contract_time`): the slots are counted from the Time that step reduced.
+fn check_accumulate(
+    cx: &FnContext<'_>,
+    step: &Step,
+    reduced_by: Option<&Step>,
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(a) = Accumulate::of(step) else {
         return;
     };
@@ -219,6 +232,9 @@ fn check_accumulate(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
         Mode::Sequential => sequential_output::check(cx, &a, out),
     };
     if shape_ok {
-        accumulator_slots::check(cx, &a, out);
+        match reduced_by.and_then(|r| a.reduced_earlier(r)) {
+            Some(earlier) => accumulator_slots::check(cx, &earlier, out),
+            None => accumulator_slots::check(cx, &a, out),
+        }
     }
 }
