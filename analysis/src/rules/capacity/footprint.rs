@@ -51,14 +51,20 @@ pub(super) fn check(cx: &FnContext<'_>, s: &Store<'_>, c: &Capacity, out: &mut V
 /// `c` on the constant address of the stored tensor `s`, which fits the capacity: the tensor
 /// ends within it.
 fn past_address(s: &Store<'_>, c: &Capacity, what: &str, amount: &str, out: &mut Vec<Diagnostic>) {
-    let Some(step) = s.step else { return };
-    let Some(addr) = step.address else { return };
-    let span = step
-        .method
-        .transfer()
-        .and_then(|m| m.address_arg)
-        .and_then(|i| step.args.get(i))
-        .map_or(step.span, |a| a.span);
+    let placed = match s.step {
+        Some(step) => step.address.map(|addr| {
+            let span = step
+                .method
+                .transfer()
+                .and_then(|m| m.address_arg)
+                .and_then(|i| step.args.get(i))
+                .map_or(step.span, |a| a.span);
+            (addr, span)
+        }),
+        // Placed by hand (`from_addr`): at its binding.
+        None => s.placed,
+    };
+    let Some((addr, span)) = placed else { return };
     out.extend(ends_past(c, what, amount, (addr, s.bytes), span));
 }
 

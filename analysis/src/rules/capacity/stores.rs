@@ -24,6 +24,9 @@ pub(super) struct Store<'a> {
     pub interleaved: bool,
     /// A TRF tensor's Lane (the manual's Row) size, when known.
     pub lanes: Option<u64>,
+    /// A DM tensor placed by hand (`DmTensor::from_addr(addr)`) at a known address, and
+    /// where it is bound: no storing call holds its address.
+    pub placed: Option<(u64, Span)>,
 }
 
 const STORING: &[Method] = &[
@@ -136,6 +139,7 @@ fn stored<'a>(
                 .is_some_and(|a| a.value_text().contains("Half")),
         interleaved,
         lanes: slot_size(ty, Slot::Row),
+        placed: None,
     })
 }
 
@@ -165,6 +169,11 @@ fn declared<'a>(tv: &'a TensorVar, seen: &mut HashSet<Span>) -> Option<Store<'a>
         half: false,
         interleaved: false,
         lanes: slot_size(&tv.ty, Slot::Row),
+        // An HBM placement is checked where it is written (`hbm_capacity::check_placement`).
+        placed: (tv.from_addr && tv.ty.kind == Kind::Dm)
+            .then_some(tv.address)
+            .flatten()
+            .map(|a| (a, tv.span)),
     })
 }
 
