@@ -120,26 +120,28 @@ fn placed_between_chains(cx: &FnContext<'_>, vars: &[Var<'_>], out: &mut Vec<Dia
         if var.tv.iteration.is_some() || out.iter().any(reported) {
             continue;
         }
-        // The latest binding of a name before `at` (a shadowed one is no longer read).
-        let latest = |u: &Var<'_>| {
-            !vars.iter().any(|o| {
-                o.tv.name == u.tv.name
-                    && o.tv.span.start > u.tv.span.start
-                    && o.tv.span.start < at.start
-            })
-        };
-        let read_later = |u: &Var<'_>| {
-            calls.iter().any(|c| {
-                c.span.start > at.end && c.reads.iter().any(|(name, _)| *name == u.tv.name)
-            })
+        // Read by a call after `at`, before its name is bound again (a shadowed binding is
+        // no longer read).
+        let read_after = |u: &Var<'_>| {
+            let rebound = vars
+                .iter()
+                .filter(|o| o.tv.name == u.tv.name && o.tv.span.start > u.tv.span.start)
+                .map(|o| o.tv.span.start)
+                .min()
+                .unwrap_or(u32::MAX);
+            rebound > at.start
+                && calls.iter().any(|c| {
+                    c.span.start > at.end
+                        && c.span.start < rebound
+                        && c.reads.iter().any(|(name, _)| *name == u.tv.name)
+                })
         };
         let clobbered = vars.iter().find(|u| {
             !std::ptr::eq(*u, var)
                 && u.tv.iteration.is_none()
                 && u.tv.span.start < var.tv.span.start
                 && u.fp.is_some_and(|f| f.overlaps(fp))
-                && latest(u)
-                && read_later(u)
+                && read_after(u)
         });
         if let Some(u) = clobbered {
             out.extend(placed_over(var, u));
