@@ -177,15 +177,10 @@ impl Builder<'_> {
             }
             // A local array of tensors written by name: its elements.
             ast::Expr::PathExpr(p)
-                if self
-                    .tensor_arrays
-                    .contains_key(&p.syntax().text().to_string()) =>
+                if let Some(a) = self.tensor_arrays.get(&p.syntax().text().to_string()) =>
             {
-                let a = self
-                    .tensor_arrays
-                    .get(&p.syntax().text().to_string())?
-                    .clone();
-                self.tensor_sequence(&ast::Expr::ArrayExpr(a))
+                let a = ast::Expr::ArrayExpr(a.clone());
+                self.tensor_sequence(&a)
             }
             // A local array whose elements are not known: as many as the other side of a zip.
             ast::Expr::PathExpr(_) => Some(TensorSeq {

@@ -170,9 +170,9 @@ fn declared<'a>(tv: &'a TensorVar, seen: &mut HashSet<Span>) -> Option<Store<'a>
         interleaved: false,
         lanes: slot_size(&tv.ty, Slot::Row),
         // An HBM placement is checked where it is written (`hbm_capacity::check_placement`).
-        placed: (tv.from_addr && tv.ty.kind == Kind::Dm)
-            .then_some(tv.address)
-            .flatten()
+        placed: tv
+            .address
+            .filter(|_| tv.from_addr && tv.ty.kind == Kind::Dm)
             .map(|a| (a, tv.span)),
     })
 }

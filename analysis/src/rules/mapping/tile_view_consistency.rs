@@ -126,8 +126,6 @@ fn resize_term(
     };
     let mut rs = Vec::new();
     resizes(&expr, &mut rs);
-    let mut in_aliases = Vec::new();
-    resizes_in_aliases(&expr, cx.scope, 4, &mut in_aliases);
     let base = tile.span.start.saturating_add(off as u32);
     let found = rs
         .iter()
@@ -151,9 +149,7 @@ fn resize_term(
         }
         Some(_) => {}
         // `m![{ Keys } # 1024]` with `type Keys = m![Tk = 256];`: the resize is the alias's.
-        None if let Some(m) = in_aliases.iter().find_map(|(inner, m)| {
-            lower(inner, cx.scope, &mut Vec::new()).is_some_and(|l| is_dim(&l)).then_some(*m)
-        }) =>
+        None if let Some(m) = alias_resize(&expr, cx.scope, is_dim) =>
         {
             if let Some(m) = m.filter(|m| *m != n) {
                 out.push(
@@ -213,6 +209,22 @@ fn resizes<'e>(e: &'e Expr, acc: &mut Vec<(&'e Expr, Option<u64>, Span)>) {
         Expr::LinComb(xs, _) => xs.iter().for_each(|(x, _)| resizes(x, acc)),
         Expr::Identity(_) | Expr::Broadcast(..) | Expr::Symbol(_) | Expr::Escape(..) => {}
     }
+}
+
+/// The size a mapping alias `e` names resizes the tile dimension (`is_dim`) to, where one does
+/// (`None` inside: a resize without a literal size).
+fn alias_resize(
+    e: &Expr,
+    scope: &crate::mapping::Scope,
+    is_dim: &dyn Fn(&Layout) -> bool,
+) -> Option<Option<u64>> {
+    let mut in_aliases = Vec::new();
+    resizes_in_aliases(e, scope, 4, &mut in_aliases);
+    in_aliases.into_iter().find_map(|(inner, m)| {
+        lower(&inner, scope, &mut Vec::new())
+            .is_some_and(|l| is_dim(&l))
+            .then_some(m)
+    })
 }
 
 /// The resizes of the mapping aliases `e` names (`{ Keys }` with `type Keys = m![Tk = 256];`),
