@@ -2,7 +2,7 @@
 //! pass continued across the call), constructors, and `launch`.
 
 use super::env::{FnSig, alias_val, apply_generics, dtype_in, map_of};
-use super::reading::{callee_key, passes_a_chain, root_field, root_var, span_of, var_name};
+use super::reading::{callee_key, passes_a_chain, root_field, span_of, var_name};
 use super::state::{Builder, Construct, Val, fill, sig_value};
 use crate::diagnostic::Span;
 use crate::model::consts::path_key;
@@ -735,7 +735,7 @@ impl Builder<'_> {
             .filter_map(|a| {
                 let field = root_field(a);
                 let name =
-                    root_var(a).or_else(|| Some(field.as_ref()?.split('.').next()?.to_string()))?;
+                    self.root_tensor(a).or_else(|| Some(field.as_ref()?.split('.').next()?.to_string()))?;
                 let at = span_of(a.syntax().text_range());
                 match self.vars.get(&name) {
                     Some(Val::Tensor { .. }) => Some((name, at)),

@@ -2,14 +2,14 @@
 //! closures, blocks, arrays and macros.
 
 use super::env::tensor_type;
-use super::reading::{root_field, root_var, span_of, var_name};
+use super::reading::{root_field, span_of, var_name};
 use super::state::{Builder, Construct, Dma, Val, array_of, kept_through_stream};
 use super::statements::Arm;
 use crate::diagnostic::Span;
 use crate::model::methods::{Engine, Method};
 use crate::model::problem::{Kernel, NotFollowed};
 use crate::model::types::{Slot, TensorTy, Tu};
-use crate::model::{Chain, Step, written};
+use crate::model::{Chain, Step, consts, written};
 use crate::syntax::snippet;
 use ra_ap_syntax::{AstNode, ast};
 
@@ -267,7 +267,7 @@ impl Builder<'_> {
                         span,
                         binding: binding.clone(),
                         declared: expected.clone(),
-                        receiver: root_var(e).or_else(|| root_field(e)),
+                        receiver: self.root_tensor(e).or_else(|| root_field(e)),
                         steps: w,
                         written_apart: false,
                         iteration: self.iteration,
@@ -569,6 +569,9 @@ impl Builder<'_> {
 
     /// An element of an array of tensors; other indexing is not followed.
     fn index_value(&mut self, i: &ast::IndexExpr) -> Val {
+        if let Some(name) = self.element_name(i) {
+            return self.vars.get(&name).cloned().unwrap_or(Val::Unknown);
+        }
         let base = i.base().map_or(Val::Unknown, |b| self.arg_expr(&b));
         if let Some(ix) = i.index() {
             self.arg_expr(&ix);
@@ -580,6 +583,29 @@ impl Builder<'_> {
                 Val::Lost(Construct::new(i.syntax(), what))
             }
         }
+    }
+
+    /// The tensor a chain or an argument starts from (`x` of `&x`, `x.view()`), an element of
+    /// a local array of tensors by its name (`tiles[1]` of `tiles[1].view()`).
+    pub(super) fn root_tensor(&self, e: &ast::Expr) -> Option<String> {
+        match e {
+            ast::Expr::MethodCallExpr(m) => self.root_tensor(&m.receiver()?),
+            ast::Expr::AwaitExpr(a) => self.root_tensor(&a.expr()?),
+            ast::Expr::TryExpr(t) => self.root_tensor(&t.expr()?),
+            ast::Expr::ParenExpr(p) => self.root_tensor(&p.expr()?),
+            ast::Expr::RefExpr(r) => self.root_tensor(&r.expr()?),
+            ast::Expr::IndexExpr(i) => self.element_name(i),
+            _ => var_name(e),
+        }
+    }
+
+    /// The name `tiles[k]` an element of a local array of tensors is read by, when the index
+    /// is known (see [`Builder::tensor_arrays`]).
+    pub(super) fn element_name(&self, i: &ast::IndexExpr) -> Option<String> {
+        let array = var_name(&i.base()?)?;
+        let names = self.tensor_arrays.get(&array)?;
+        let k = consts::eval_sized(&i.index()?, &self.consts, &self.env.value_fns, &self.scope)?;
+        names.get(usize::try_from(k).ok()?).cloned()
     }
 
     /// A struct literal: its fields' values, by name; a field of a struct of tensors the crate

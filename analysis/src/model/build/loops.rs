@@ -175,12 +175,18 @@ impl Builder<'_> {
                     finite: true,
                 })
             }
-            // A local array of tensors written by name: its elements.
+            // A local array of tensors: its elements.
             ast::Expr::PathExpr(p)
-                if let Some(a) = self.tensor_arrays.get(&p.syntax().text().to_string()) =>
+                if let Some(names) = self.tensor_arrays.get(&p.syntax().text().to_string()) =>
             {
-                let a = ast::Expr::ArrayExpr(a.clone());
-                self.tensor_sequence(&a)
+                let items = names
+                    .iter()
+                    .map(|n| (a_tensor(), self.vars.get(n).cloned().unwrap_or(Val::Unknown)))
+                    .collect();
+                Some(TensorSeq {
+                    items,
+                    finite: true,
+                })
             }
             // A local array whose elements are not known: as many as the other side of a zip.
             ast::Expr::PathExpr(_) => Some(TensorSeq {

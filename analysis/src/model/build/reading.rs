@@ -71,17 +71,6 @@ pub(super) fn is_tile_view(e: &ast::Expr) -> bool {
     }
 }
 
-/// The plain variable a method chain starts from (`x` in `x.view().to_hbm(…).await`).
-pub(super) fn root_var(e: &ast::Expr) -> Option<String> {
-    match e {
-        ast::Expr::MethodCallExpr(m) => root_var(&m.receiver()?),
-        ast::Expr::AwaitExpr(a) => root_var(&a.expr()?),
-        ast::Expr::TryExpr(t) => root_var(&t.expr()?),
-        ast::Expr::ParenExpr(p) => root_var(&p.expr()?),
-        _ => var_name(e),
-    }
-}
-
 /// `p.a` of a chain or an argument that starts from a variable's field (`p.a.to_hbm(..)`,
 /// `&taps.main`), as the tensor named after the field is called.
 pub(super) fn root_field(e: &ast::Expr) -> Option<String> {

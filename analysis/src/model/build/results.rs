@@ -184,31 +184,51 @@ impl Builder<'_> {
         self.take_part(pat, v, at);
     }
 
+    /// As [`Builder::take_call_result`], for the tensor `name` bound at `span` to `init`
+    /// (an element of an array of call results).
+    pub(super) fn take_call_result_as(&mut self, name: &str, span: Span, init: &ast::Expr) {
+        let Some(e) = under_wrappers(init) else {
+            return;
+        };
+        let Some(v) = self.call_result(&e).cloned() else {
+            return;
+        };
+        let expr = span_of(e.syntax().text_range());
+        if let Some(call) = self.model.calls.iter().rev().find(|c| c.expr == expr) {
+            let at = call.span;
+            self.take_into(name, span, v, at);
+        }
+    }
+
+    /// The tensor `name` bound at `span` takes what a call's trace gave back for it.
+    fn take_into(&mut self, name: &str, span: Span, v: Value, call: Span) {
+        let Some(tv) = self
+            .model
+            .tensors
+            .iter_mut()
+            .rev()
+            .find(|t| t.name == name && t.span == span)
+        else {
+            return;
+        };
+        match (tv.ty.kind, v) {
+            (Kind::Dm, Value::Int(a)) if tv.address.is_none() => {
+                tv.address = Some(a);
+                tv.placed_by_call = Some(call);
+            }
+            (Kind::Trf, Value::Variant { path, .. }) => {
+                tv.trf_loaded = TrfRegion::named(&path).map(|r| (r, call));
+            }
+            _ => {}
+        }
+    }
+
     fn take_part(&mut self, pat: &ast::Pat, v: Value, call: Span) {
         match (pat, v) {
             (ast::Pat::IdentPat(i), v) => {
-                let Some(n) = ast::HasName::name(i) else {
-                    return;
-                };
-                let span = span_of(pat.syntax().text_range());
-                let Some(tv) = self
-                    .model
-                    .tensors
-                    .iter_mut()
-                    .rev()
-                    .find(|t| t.name == n.text() && t.span == span)
-                else {
-                    return;
-                };
-                match (tv.ty.kind, v) {
-                    (Kind::Dm, Value::Int(a)) if tv.address.is_none() => {
-                        tv.address = Some(a);
-                        tv.placed_by_call = Some(call);
-                    }
-                    (Kind::Trf, Value::Variant { path, .. }) => {
-                        tv.trf_loaded = TrfRegion::named(&path).map(|r| (r, call));
-                    }
-                    _ => {}
+                if let Some(n) = ast::HasName::name(i) {
+                    let span = span_of(pat.syntax().text_range());
+                    self.take_into(n.text().as_ref(), span, v, call);
                 }
             }
             (ast::Pat::TuplePat(t), Value::Tuple(vs)) if t.fields().count() == vs.len() => {

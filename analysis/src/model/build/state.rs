@@ -170,10 +170,12 @@ pub struct Builder<'a> {
     /// The `let mut` integers not assigned since their `let`, with their first value: the
     /// counters a `while` loop may step (see [`Builder::counted_while`]).
     pub(super) counters: HashMap<String, u64>,
-    /// The local arrays of tensors written by name (`let srcs = [mean, var];`), by the
-    /// variable bound: a loop over one (`srcs.iter().enumerate()`) is unrolled element by
-    /// element, as over the array written in place.
-    pub(super) tensor_arrays: HashMap<String, ra_ap_syntax::ast::ArrayExpr>,
+    /// The local arrays of tensors, by the variable bound, with the names their elements are
+    /// read by: the tensors' own (`let srcs = [mean, var];`), or `tiles[0]`, `tiles[1]` for an
+    /// array of what calls give (`let tiles = [load(ctx, 0), load(ctx, 1)];`). A loop over one
+    /// (`srcs.iter().enumerate()`) is unrolled element by element, as over the array written
+    /// in place, and `tiles[k]` with `k` known is its element.
+    pub(super) tensor_arrays: HashMap<String, Vec<String>>,
     /// Once a `let` binds a closure (`let slot = |k: usize| BASE + k * STRIDE;`): the crate's
     /// value functions with the function's closures beside them, which the evaluator runs
     /// where they are called (`slot(3)`). Built once, when the first closure is bound.

@@ -391,11 +391,10 @@ impl Builder<'_> {
 
     /// The address a `let` whose initializer is a `from_addr(..)` call places its tensor at
     /// (the placement that call recorded).
-    pub(super) fn placed_by(&self, l: &ast::LetStmt) -> Option<u64> {
-        let init = l.initializer()?;
-        if !is_from_addr(&init) {
+    pub(super) fn placed_by(&self, init: &ast::Expr) -> Option<u64> {
+        if !is_from_addr(init) {
             // `let t = scratch(3)`, a helper that returns a tensor it places.
-            return match self.placed_by_helper(&init)? {
+            return match self.placed_by_helper(init)? {
                 value::Value::Int(a) => Some(a),
                 _ => None,
             };
@@ -524,9 +523,12 @@ impl Builder<'_> {
         if let (Some(ast::Type::TupleType(t)), Some(init)) = (&annotation, l.initializer()) {
             self.type_tuple(&init, t);
         }
-        let val = match l.initializer() {
-            Some(init) => self.top(&init, expected.clone(), name.clone()),
-            None => match &expected {
+        let val = match (l.initializer(), &name) {
+            (Some(init), Some(n)) if let Some(a) = array_of_calls(&init) => {
+                self.array_elements(n, &a)
+            }
+            (Some(init), _) => self.top(&init, expected.clone(), name.clone()),
+            (None, _) => match &expected {
                 Some(t) => Val::Tensor {
                     ty: t.clone(),
                     tu: None,
@@ -578,23 +580,47 @@ impl Builder<'_> {
     }
 
     /// `let srcs = [mean, var];` (or `&[..]`), never assigned again: the array of names `n`
-    /// holds (see [`Builder::tensor_arrays`]); any other `let` of `n` forgets it.
+    /// holds (see [`Builder::tensor_arrays`]); any other `let` of `n` forgets it. An array of
+    /// what calls give is remembered by [`Builder::array_elements`].
     fn remember_tensor_array(&mut self, l: &ast::LetStmt, n: &str) {
         let mut init = l.initializer();
         while let Some(ast::Expr::RefExpr(r)) = &init {
             init = r.expr();
         }
         let immutable = matches!(l.pat(), Some(ast::Pat::IdentPat(i)) if i.mut_token().is_none());
-        match init {
-            Some(ast::Expr::ArrayExpr(a))
-                if immutable && a.exprs().all(|x| matches!(x, ast::Expr::PathExpr(_))) =>
-            {
-                self.tensor_arrays.insert(n.to_string(), a);
+        let names: Option<Vec<String>> = match init {
+            Some(ast::Expr::ArrayExpr(a)) if immutable => a.exprs().map(|x| var_name(&x)).collect(),
+            _ => None,
+        };
+        match names {
+            Some(names) => self.tensor_arrays.insert(n.to_string(), names),
+            None => self.tensor_arrays.remove(n),
+        };
+    }
+
+    /// `let tiles = [load(ctx, 0), load(ctx, 1)];`: each element is evaluated as a `let` of
+    /// its own, the tensor `tiles[k]` (placed where its call places it, read where
+    /// `tiles[k]` is read), as the compiler's trace holds each. The array's value.
+    fn array_elements(&mut self, n: &str, a: &ast::ArrayExpr) -> Val {
+        let mut vals = Vec::new();
+        let mut names = Vec::new();
+        for (k, x) in a.exprs().enumerate() {
+            let name = format!("{n}[{k}]");
+            let val = self.top(&x, None, Some(name.clone()));
+            self.last_ends.clear();
+            if let Val::Tensor { ty, tu, .. } = &val {
+                let span = span_of(x.syntax().text_range());
+                self.record_bound_tensor(&name, span, Some(&x), ty, *tu);
+                self.take_call_result_as(&name, span, &x);
             }
-            _ => {
-                self.tensor_arrays.remove(n);
-            }
+            self.ends.remove(&name);
+            self.vars.insert(name.clone(), val.clone());
+            vals.push(val);
+            names.push(name);
         }
+        self.last_ends.clear();
+        self.tensor_arrays.insert(n.to_string(), names);
+        super::state::array_of(vals)
     }
 
     /// The compile-time value `let` binds to `n` (a `let mut` never assigned again is one
@@ -718,6 +744,22 @@ impl Builder<'_> {
     /// A tensor a `let` binds: a tensor of the function, at the address its chain's last step
     /// or its placement gives.
     fn record_let_tensor(&mut self, l: &ast::LetStmt, name: &str, ty: &TensorTy, tu: Option<Tu>) {
+        let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
+            span_of(p.syntax().text_range())
+        });
+        self.record_bound_tensor(name, span, l.initializer().as_ref(), ty, tu);
+    }
+
+    /// A tensor bound to `name` at `span` with the value of `init`: a tensor of the function,
+    /// at the address its chain's last step or its placement gives.
+    fn record_bound_tensor(
+        &mut self,
+        name: &str,
+        span: Span,
+        init: Option<&ast::Expr>,
+        ty: &TensorTy,
+        tu: Option<Tu>,
+    ) {
         let written = self
             .model
             .chains
@@ -725,22 +767,19 @@ impl Builder<'_> {
             .filter(|c| c.binding.as_deref() == Some(name))
             .and_then(|c| c.steps.last())
             .and_then(|s| s.address);
-        let placed = written.is_none().then(|| self.placed_by(l)).flatten();
+        let placed = written.is_none().then(|| self.placed_by(init?)).flatten();
         // Placed by a helper (`let page = page_of(300);`): a placement at the call, checked as
         // one written here (its capacity, its alignment).
-        if let (Some(address), Some(init)) = (placed, l.initializer())
-            && !is_from_addr(&init)
+        if let (Some(address), Some(init)) = (placed, init)
+            && !is_from_addr(init)
         {
-            let arg = self.value_arg(&init);
+            let arg = self.value_arg(init);
             self.model.placements.push(crate::model::Placement {
                 arg,
                 address,
                 ty: ty.clone(),
             });
         }
-        let span = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
-            span_of(p.syntax().text_range())
-        });
         self.model.tensors.push(TensorVar {
             name: name.to_string(),
             span,
@@ -748,7 +787,7 @@ impl Builder<'_> {
             ty: ty.clone(),
             context: tu,
             address: written.or(placed),
-            from_addr: placed.is_some() || l.initializer().is_some_and(|i| is_from_addr(&i)),
+            from_addr: placed.is_some() || init.is_some_and(is_from_addr),
             iteration: self.iteration,
             trf_loaded: None,
             placed_by_call: None,
@@ -1260,4 +1299,18 @@ fn may_match(pat: &ast::Pat, v: &value::Value) -> bool {
     path.rsplit("::")
         .next()
         .is_some_and(|last| name.text() == last)
+}
+
+/// The array literal `init` is (behind `&`), when an element is a call (`[load(ctx, 0),
+/// load(ctx, 1)]`): its elements are tensors of their own (see [`Builder::array_elements`]).
+fn array_of_calls(init: &ast::Expr) -> Option<ast::ArrayExpr> {
+    let mut e = init.clone();
+    while let ast::Expr::RefExpr(r) = &e {
+        e = r.expr()?;
+    }
+    let ast::Expr::ArrayExpr(a) = e else {
+        return None;
+    };
+    let call = |x: &ast::Expr| matches!(x, ast::Expr::CallExpr(_) | ast::Expr::MethodCallExpr(_));
+    a.exprs().any(|x| call(&x)).then_some(a)
 }
