@@ -185,9 +185,15 @@ fn tensor_bytes(path: &ast::Path, scope: &crate::mapping::Scope) -> Option<u64> 
 }
 
 /// `size_of::<bf16>()` (also `std::mem::size_of`, `core::mem::size_of`): the bytes of one
-/// element of a scalar type the library names, when it is whole bytes, or of a struct of the
-/// crate whose size its environment computed (`consts` holds it as [`struct_size_key`]).
-fn size_of_type(path: &ast::Path, consts: &HashMap<String, u64>) -> Option<u64> {
+/// element of a scalar type the library names, when it is whole bytes, of an element-type
+/// parameter a call bound (`size_of::<D>()` in a helper called with `D = f32`), or of a
+/// struct of the crate whose size its environment computed (`consts` holds it as
+/// [`struct_size_key`]).
+fn size_of_type(
+    path: &ast::Path,
+    consts: &HashMap<String, u64>,
+    scope: Option<&crate::mapping::Scope>,
+) -> Option<u64> {
     let seg = path.segment()?;
     if seg.name_ref()?.text() != "size_of" {
         return None;
@@ -197,7 +203,13 @@ fn size_of_type(path: &ast::Path, consts: &HashMap<String, u64>) -> Option<u64> 
     };
     let name = t.syntax().text().to_string();
     let name = name.trim();
-    scalar_bytes(name).or_else(|| consts.get(&struct_size_key(name)).copied())
+    let bound = || {
+        let bits = scope?.dtypes.get(name)?.bits();
+        bits.is_multiple_of(8).then(|| u64::from(bits / 8))
+    };
+    scalar_bytes(name)
+        .or_else(bound)
+        .or_else(|| consts.get(&struct_size_key(name)).copied())
 }
 
 /// The bytes of one value of a Rust primitive or of an element type the library names (when
@@ -243,7 +255,7 @@ fn call(
         return None;
     };
     let path = callee.path()?;
-    if let Some(bytes) = size_of_type(&path, consts) {
+    if let Some(bytes) = size_of_type(&path, consts, sizes) {
         return Some(bytes);
     }
     if let Some(bytes) = sizes.and_then(|scope| tensor_bytes(&path, scope)) {
