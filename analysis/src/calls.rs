@@ -198,7 +198,7 @@ pub fn call_results(db: &dyn salsa::Database, at: &Caller, model: &FnModel) -> C
         let Some(helper) = helper else { continue };
         let inst = helper.instance(db, &call.bound, at.depth);
         if let Some(v) = &traced_analysis(db, inst).model.result
-            && !already_placed(model, v)
+            && !already_placed(model, call, v)
         {
             out.push(((call.expr, call.iteration), v.clone()));
         }
@@ -207,16 +207,21 @@ pub fn call_results(db: &dyn salsa::Database, at: &Caller, model: &FnModel) -> C
 }
 
 /// Whether a call's result says nothing the caller's model does not know: only addresses, each
-/// one a tensor of the caller's is already placed at (by the helper's placement, which the
-/// evaluator reads where the helper returns `from_addr(..)` tensors).
-fn already_placed(model: &FnModel, v: &Value) -> bool {
+/// one a tensor of the caller's bound up to the call is already placed at (by the helper's
+/// placement, which the evaluator reads where the helper returns `from_addr(..)` tensors). A
+/// tensor placed by hand after the call at the same address (a staging area the call's tile
+/// begins) is another tensor.
+fn already_placed(model: &FnModel, call: &HelperCall, v: &Value) -> bool {
     match v {
-        Value::Int(a) => model.tensors.iter().any(|t| t.address == Some(*a)),
-        Value::Tuple(vs) => vs.iter().all(|v| already_placed(model, v)),
+        Value::Int(a) => model
+            .tensors
+            .iter()
+            .any(|t| t.address == Some(*a) && t.span.start <= call.expr.start),
+        Value::Tuple(vs) => vs.iter().all(|v| already_placed(model, call, v)),
         Value::Variant {
             fields: crate::model::value::Fields::Named(fs),
             ..
-        } => fs.iter().all(|(_, v)| already_placed(model, v)),
+        } => fs.iter().all(|(_, v)| already_placed(model, call, v)),
         Value::Variant { path, .. } => crate::model::TrfRegion::named(path).is_none(),
         _ => true,
     }

@@ -234,7 +234,8 @@ fn committed_into(nodes: &[Node<'_>], vars: &mut [Var<'_>]) {
 
 /// The DM tensor `tv` (of a loop's first pass) as the loop's other iterations place it: each
 /// iteration's label (`p = 1, h = 1`) and footprint, where its address differs. Only the
-/// iterations whose chains the model holds (a model of one iteration holds no other).
+/// iterations whose chains or helper calls the model holds (a model of one iteration holds no
+/// other).
 pub fn other_iterations<'m>(
     model: &'m crate::model::FnModel,
     tv: &crate::model::TensorVar,
@@ -247,7 +248,10 @@ pub fn other_iterations<'m>(
         .iter()
         .filter(|t| t.name == tv.name && t.span == tv.span && t.address != tv.address)
         .filter(|t| !model.in_first_pass(t.iteration))
-        .filter(|t| model.chains.iter().any(|c| c.iteration == t.iteration))
+        .filter(|t| {
+            model.chains.iter().any(|c| c.iteration == t.iteration)
+                || model.calls.iter().any(|c| c.iteration == t.iteration)
+        })
         .filter_map(|t| {
             let label = model.iterations.get(t.iteration? as usize)?.label.as_str();
             Some((label, footprint(&t.ty, t.address?)?))

@@ -7,6 +7,7 @@ use super::writes::describe_write;
 use crate::derive::timeline::{Footprint, Node, Var, Write};
 use crate::diagnostic::Span;
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::types::Kind;
 use crate::model::{Method, Origin};
 use crate::rule::{Generations, Rule, Status};
 use std::collections::{BTreeSet, HashSet};
@@ -32,7 +33,9 @@ pub const SCH_001: Rule = Rule {
            the tensor to a free address; the suggested one is past every live tensor, \
            aligned to 8 bytes. Loops are read once, in textual order; a write a later \
            iteration places elsewhere (`page_slot(p, h)`) is also checked there against the \
-           tensors live across the loop, and the iteration is named.",
+           tensors live across the loop, and the iteration is named. Tiles written into a \
+           staging area that a tensor placed by hand over it (`from_addr`) reads back whole \
+           stay live until that read: a tile placed partly over an earlier one clobbers it.",
     bad: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
           let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 12);",
     good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
@@ -96,7 +99,103 @@ pub(super) fn check(
         }
     }
     placed_between_chains(cx, vars, out);
+    staged_tiles_overlap(cx, vars, out);
     clashed
+}
+
+/// SCH-001 in a staging area read back whole: tiles placed side by side (each iteration of a
+/// loop, or several tensors) inside the footprint of a tensor placed later by hand
+/// (`DmTensor::from_addr(STAGE)`) and read, which reads them all. A tile placed partly over
+/// an earlier one clobbers that one before the read-back (a slot stride counted in elements,
+/// not bytes). A tile placed exactly where an earlier one was is a scratch reused on purpose,
+/// and is left alone. Reported once per staging area, at the tile placed over.
+fn staged_tiles_overlap(cx: &FnContext<'_>, vars: &[Var<'_>], out: &mut Vec<Diagnostic>) {
+    for area_var in vars.iter().filter(|r| r.tv.from_addr && r.last_use.is_some()) {
+        let Some(area) = area_var.fp else { continue };
+        let inside = |f: Footprint| area.start <= f.start && f.end <= area.end;
+        let mut tiles: Vec<Tile<'_, '_>> = Vec::new();
+        for var in vars.iter().filter(|w| {
+            !w.tv.from_addr && w.tv.span.start < area_var.tv.span.start && w.tv.ty.kind == Kind::Dm
+        }) {
+            let first = var.fp.map(|fp| (iteration_label(cx, var.tv), fp));
+            let others = crate::derive::timeline::other_iterations(cx.model, var.tv)
+                .into_iter()
+                .map(|(label, fp)| (Some(label), fp));
+            tiles.extend(
+                first
+                    .into_iter()
+                    .chain(others)
+                    .filter(|&(_, fp)| inside(fp))
+                    .map(|(label, fp)| Tile { var, label, fp }),
+            );
+        }
+        let clash = tiles.iter().enumerate().find_map(|(k, later)| {
+            let earlier = tiles[..k]
+                .iter()
+                .find(|e| e.fp.overlaps(later.fp) && e.fp != later.fp)?;
+            Some((earlier, later))
+        });
+        if let Some((earlier, later)) = clash {
+            let at = later.var.at.or(later.var.tv.placed_by_call).unwrap_or(later.var.tv.span);
+            if !out.iter().any(|d| d.rule.code == SCH_001.code && d.span == at) {
+                out.push(staged_over(area_var, area, earlier, later, at));
+            }
+        }
+    }
+}
+
+/// A tile of a staging area: a tensor as one iteration of its loop (`label`) places it.
+struct Tile<'v, 'a> {
+    var: &'v Var<'a>,
+    label: Option<&'a str>,
+    fp: Footprint,
+}
+
+impl Tile<'_, '_> {
+    fn describe(&self) -> String {
+        match self.label {
+            Some(label) => format!("`{}` (when {label})", self.var.tv.name),
+            None => format!("`{}`", self.var.tv.name),
+        }
+    }
+}
+
+/// The label of the loop iteration that bound `tv` (its loop's first pass), if any.
+fn iteration_label<'a>(cx: &FnContext<'a>, tv: &crate::model::TensorVar) -> Option<&'a str> {
+    let i = tv.iteration? as usize;
+    cx.model.iterations.get(i).map(|it| it.label.as_str())
+}
+
+fn staged_over(
+    area_var: &Var<'_>,
+    area: Footprint,
+    earlier: &Tile<'_, '_>,
+    later: &Tile<'_, '_>,
+    at: Span,
+) -> Diagnostic {
+    Diagnostic::new(
+        &SCH_001,
+        at,
+        format!(
+            "{} is placed at DM [{}, {}) of each slice, over {} at [{}, {}), and `{}` reads \
+             both back as one tensor at [{}, {}): the later tile clobbers the earlier one \
+             before it is read; addresses of live tensors must not collide (place the tiles \
+             side by side, each slot as many bytes as a tile)",
+            later.describe(),
+            later.fp.start,
+            later.fp.end,
+            earlier.describe(),
+            earlier.fp.start,
+            earlier.fp.end,
+            area_var.tv.name,
+            area.start,
+            area.end,
+        ),
+    )
+    .with_related(
+        area_var.at.unwrap_or(area_var.tv.span),
+        format!("`{}` is placed here, over the tiles", area_var.tv.name),
+    )
 }
 
 /// SCH-001 between helper calls with no chain of this function between them (a kernel that
