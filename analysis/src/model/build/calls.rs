@@ -734,8 +734,9 @@ impl Builder<'_> {
         args.iter()
             .filter_map(|a| {
                 let field = root_field(a);
-                let name =
-                    self.root_tensor(a).or_else(|| Some(field.as_ref()?.split('.').next()?.to_string()))?;
+                let name = self
+                    .root_tensor(a)
+                    .or_else(|| Some(field.as_ref()?.split('.').next()?.to_string()))?;
                 let at = span_of(a.syntax().text_range());
                 match self.vars.get(&name) {
                     Some(Val::Tensor { .. }) => Some((name, at)),

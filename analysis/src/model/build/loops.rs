@@ -181,7 +181,12 @@ impl Builder<'_> {
             {
                 let items = names
                     .iter()
-                    .map(|n| (a_tensor(), self.vars.get(n).cloned().unwrap_or(Val::Unknown)))
+                    .map(|n| {
+                        (
+                            a_tensor(),
+                            self.vars.get(n).cloned().unwrap_or(Val::Unknown),
+                        )
+                    })
                     .collect();
                 Some(TensorSeq {
                     items,

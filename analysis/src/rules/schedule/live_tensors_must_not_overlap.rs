@@ -110,7 +110,10 @@ pub(super) fn check(
 /// not bytes). A tile placed exactly where an earlier one was is a scratch reused on purpose,
 /// and is left alone. Reported once per staging area, at the tile placed over.
 fn staged_tiles_overlap(cx: &FnContext<'_>, vars: &[Var<'_>], out: &mut Vec<Diagnostic>) {
-    for area_var in vars.iter().filter(|r| r.tv.from_addr && r.last_use.is_some()) {
+    for area_var in vars
+        .iter()
+        .filter(|r| r.tv.from_addr && r.last_use.is_some())
+    {
         let Some(area) = area_var.fp else { continue };
         let inside = |f: Footprint| area.start <= f.start && f.end <= area.end;
         let mut tiles: Vec<Tile<'_, '_>> = Vec::new();
@@ -136,8 +139,15 @@ fn staged_tiles_overlap(cx: &FnContext<'_>, vars: &[Var<'_>], out: &mut Vec<Diag
             Some((earlier, later))
         });
         if let Some((earlier, later)) = clash {
-            let at = later.var.at.or(later.var.tv.placed_by_call).unwrap_or(later.var.tv.span);
-            if !out.iter().any(|d| d.rule.code == SCH_001.code && d.span == at) {
+            let at = later
+                .var
+                .at
+                .or(later.var.tv.placed_by_call)
+                .unwrap_or(later.var.tv.span);
+            if !out
+                .iter()
+                .any(|d| d.rule.code == SCH_001.code && d.span == at)
+            {
                 out.push(staged_over(area_var, area, earlier, later, at));
             }
         }
