@@ -9,7 +9,7 @@ use crate::diagnostic::Span;
 use crate::model::methods::{Engine, Method};
 use crate::model::problem::{Kernel, NotFollowed};
 use crate::model::types::{Slot, TensorTy, Tu};
-use crate::model::{Chain, Step, consts, written};
+use crate::model::{Chain, Step, written};
 use crate::syntax::snippet;
 use ra_ap_syntax::{AstNode, ast};
 
@@ -604,7 +604,7 @@ impl Builder<'_> {
     pub(super) fn element_name(&self, i: &ast::IndexExpr) -> Option<String> {
         let array = var_name(&i.base()?)?;
         let names = self.tensor_arrays.get(&array)?;
-        let k = consts::eval_sized(&i.index()?, &self.consts, &self.env.value_fns, &self.scope)?;
+        let k = self.const_int(&i.index()?)?;
         names.get(usize::try_from(k).ok()?).cloned()
     }
 

@@ -752,7 +752,7 @@ impl Builder<'_> {
     }
 
     /// The integer `e` is where the compiler knows it (a loop's bound or step).
-    fn const_int(&self, e: &ast::Expr) -> Option<u64> {
+    pub(super) fn const_int(&self, e: &ast::Expr) -> Option<u64> {
         consts::eval_sized(e, &self.consts, &self.env.value_fns, &self.scope)
     }
 

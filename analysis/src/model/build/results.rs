@@ -170,34 +170,26 @@ impl Builder<'_> {
     /// gave back: a DM tensor's address, a TRF tensor's region (with the call, where the
     /// load happens).
     pub(super) fn take_call_result(&mut self, pat: &ast::Pat, init: &ast::Expr) {
-        let Some(e) = under_wrappers(init) else {
-            return;
-        };
-        let Some(v) = self.call_result(&e).cloned() else {
-            return;
-        };
-        let expr = span_of(e.syntax().text_range());
-        let Some(call) = self.model.calls.iter().rev().find(|c| c.expr == expr) else {
-            return;
-        };
-        let at = call.span;
-        self.take_part(pat, v, at);
+        if let Some((v, call)) = self.given_back(init) {
+            self.take_part(pat, v, call);
+        }
     }
 
     /// As [`Builder::take_call_result`], for the tensor `name` bound at `span` to `init`
     /// (an element of an array of call results).
     pub(super) fn take_call_result_as(&mut self, name: &str, span: Span, init: &ast::Expr) {
-        let Some(e) = under_wrappers(init) else {
-            return;
-        };
-        let Some(v) = self.call_result(&e).cloned() else {
-            return;
-        };
-        let expr = span_of(e.syntax().text_range());
-        if let Some(call) = self.model.calls.iter().rev().find(|c| c.expr == expr) {
-            let at = call.span;
-            self.take_into(name, span, v, at);
+        if let Some((v, call)) = self.given_back(init) {
+            self.take_into(name, span, v, call);
         }
+    }
+
+    /// What the trace of the call `init` gave back, and the call (where the write happens).
+    fn given_back(&self, init: &ast::Expr) -> Option<(Value, Span)> {
+        let e = under_wrappers(init)?;
+        let v = self.call_result(&e)?.clone();
+        let expr = span_of(e.syntax().text_range());
+        let call = self.model.calls.iter().rev().find(|c| c.expr == expr)?;
+        Some((v, call.span))
     }
 
     /// The tensor `name` bound at `span` takes what a call's trace gave back for it.
