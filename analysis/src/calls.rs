@@ -407,15 +407,7 @@ fn at_the_call(
     if d.span.start >= crate::model::CALLER_CONTINUATION {
         return in_the_continuation(d, call, helper, when);
     }
-    let text = helper.file.text(db);
-    let offset = (helper.offset as usize).saturating_add(d.span.start as usize);
-    let line = 1 + text.get(..offset).map_or(0, |t| t.matches('\n').count());
-    let file = helper
-        .file
-        .path(db)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let place = helper.place_of(db, d.span);
     let values = helper.bindings_text(&call.bound);
     let when = when.map(|w| format!(" when {w}")).unwrap_or_default();
     let verb = if call.launched { "launched" } else { "called" };
@@ -428,12 +420,12 @@ fn at_the_call(
         Some((found, inner)) if d.message.ends_with(')') => {
             let inner = inner.strip_suffix(')').unwrap_or(inner);
             format!(
-                "{found} with {inner}, called by `{}` at {file}:{line}, {here}",
+                "{found} with {inner}, called by `{}` at {place}, {here}",
                 call.callee_name()
             )
         }
         _ => format!(
-            "{} (in `{}` at {file}:{line}, {here}",
+            "{} (in `{}` at {place}, {here}",
             d.message,
             call.callee_name()
         ),
@@ -826,7 +818,33 @@ impl<'db> Helper<'db> {
     }
 
     /// The helper as a call at `depth` traces it with what the call binds.
-    fn instance(&self, db: &'db dyn salsa::Database, bound: &Bound, depth: u8) -> Instance<'db> {
+    /// Where `span` (relative to the helper's start) is, as a message names it: the file's
+    /// name and the line (`stats.rs:25`).
+    pub(crate) fn place_of(&self, db: &dyn salsa::Database, span: Span) -> String {
+        let text = self.file.text(db);
+        let offset = (self.offset as usize).saturating_add(span.start as usize);
+        let line = 1 + text.get(..offset).map_or(0, |t| t.matches('\n').count());
+        let file = self
+            .file
+            .path(db)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        format!("{file}:{line}")
+    }
+
+    /// Whether its body is analysed with the crate's macros expanded (its spans are then
+    /// the expansion's).
+    pub(crate) fn is_expanded(&self) -> bool {
+        self.expanded.is_some()
+    }
+
+    pub(crate) fn instance(
+        &self,
+        db: &'db dyn salsa::Database,
+        bound: &Bound,
+        depth: u8,
+    ) -> Instance<'db> {
         Instance::new(
             db,
             self.input,

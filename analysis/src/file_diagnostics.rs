@@ -2,6 +2,7 @@
 //! give with their values ([`crate::calls`]), the "not checked" notes the crate's calls settle
 //! or add ([`crate::callers`]), then suppression comments and the configured rule levels.
 
+use crate::call_writes::scratch_diagnostics;
 use crate::calls::{Caller, call_diagnostics, traced_fn};
 use crate::db::{self, SourceFile};
 use crate::diagnostic::Diagnostic;
@@ -43,10 +44,16 @@ pub fn file_diagnostics(
             }
             None => &f.model,
         };
+        let calls: Vec<&HelperCall> = model.calls.iter().collect();
+        let scratch = scratch_diagnostics(db, &caller(*start), model, &calls);
+        raw.extend(
+            scratch
+                .into_iter()
+                .map(|d| d.shifted(*start).with_own_file_edits(path)),
+        );
         if !model.calls.iter().any(|c| c.bound.traces_anew()) {
             continue;
         }
-        let calls: Vec<&HelperCall> = model.calls.iter().collect();
         let found = call_diagnostics(db, &caller(*start), (model, &f.diagnostics), &calls);
         raw.extend(
             found

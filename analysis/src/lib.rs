@@ -6,6 +6,7 @@
 pub mod alias_fix;
 pub mod api;
 pub mod body_macros;
+pub mod call_writes;
 pub mod callers;
 pub mod calls;
 pub mod config;

@@ -28,7 +28,7 @@ impl Resource {
 }
 
 /// DM bytes `[start, end)` a tensor occupies in each slice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Footprint {
     pub start: u64,
     pub end: u64,
@@ -229,6 +229,170 @@ fn committed_into(nodes: &[Node<'_>], vars: &mut [Var<'_>]) {
                 var.from = c + 1;
             }
         }
+    }
+}
+
+/// A DM range a function writes in its first pass, as its callers see it: a write of a
+/// tensor it gives back (which the caller places where the write is), or a scratch it keeps
+/// to itself (which must not land on a tensor the caller still needs).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OwnWrite {
+    pub fp: Footprint,
+    /// The address argument that places it, or the call that returns it.
+    pub at: Span,
+    pub given_back: bool,
+    /// The call whose result it is (`let sq = sum_of_squares(..)`), when no chain of the
+    /// function writes it.
+    pub by_call: Option<Span>,
+}
+
+/// The DM ranges `model`'s function writes: each chain's writes but those into a parameter
+/// (the caller's own tensor, passed to be written), and each tensor a call of it places.
+pub fn own_writes(model: &crate::model::FnModel) -> Vec<OwnWrite> {
+    let (nodes, vars) = scan(model);
+    let mut given: Vec<u64> = Vec::new();
+    if let Some(v) = &model.result {
+        addresses_in(v, &mut given);
+    }
+    // What the result holds, by address where the trace knows it (a tail that calls a
+    // helper names the tensors it passes, which it does not give back), else by name.
+    let returned = |v: usize| match &model.result {
+        Some(_) => vars[v].fp.is_some_and(|fp| given.contains(&fp.start)),
+        None => vars[v].last_use.is_some_and(|(n, _)| n == nodes.len()),
+    };
+    let mut out = Vec::new();
+    for w in nodes.iter().flat_map(|n| &n.writes) {
+        // A write into a parameter, or by the caller's part of a pass they share (placed
+        // past the text): the caller's own.
+        let callers = w.at.start >= crate::model::CALLER_CONTINUATION;
+        if callers || w.var.is_some_and(|v| vars[v].tv.origin == Origin::Param) {
+            continue;
+        }
+        out.push(OwnWrite {
+            fp: w.fp,
+            at: w.at,
+            given_back: w.var.is_some_and(returned) || given.contains(&w.fp.start),
+            by_call: None,
+        });
+    }
+    for (v, var) in vars.iter().enumerate() {
+        if let (Some(call), None, Some(fp)) = (var.tv.placed_by_call, var.def, var.fp) {
+            out.push(OwnWrite {
+                fp,
+                at: call,
+                given_back: returned(v),
+                by_call: Some(call),
+            });
+        }
+    }
+    out
+}
+
+/// A DM tensor of the caller live across one of its helper calls: placed before the call,
+/// read after it, and not handed to the call (a helper may write what it is given).
+pub struct LiveAcross<'m> {
+    pub tv: &'m TensorVar,
+    pub fp: Footprint,
+    /// Where it is placed, and where it is last read.
+    pub placed: Span,
+    pub last_use: Span,
+}
+
+/// For each of `model`'s calls (by index in [`crate::model::FnModel::calls`], its loop's
+/// first pass only), the DM tensors live across it. A tensor placed by hand (`from_addr`)
+/// that nothing has written yet is a window the call may fill, not live data.
+pub fn live_across_calls(model: &crate::model::FnModel) -> Vec<(usize, Vec<LiveAcross<'_>>)> {
+    let (_, vars) = scan(model);
+    let mut out = Vec::new();
+    for (k, call) in model.calls.iter().enumerate() {
+        if !model.in_first_pass(call.iteration) {
+            continue;
+        }
+        let live: Vec<LiveAcross<'_>> = vars
+            .iter()
+            .filter_map(|v| {
+                let fp = v.fp?;
+                let before = v.tv.origin == Origin::Param || defined_by(model, v) <= call.expr.start;
+                let handed = call.reads.iter().any(|(name, _)| *name == v.tv.name);
+                let window = v.tv.from_addr && v.def.is_none();
+                if !before || handed || window {
+                    return None;
+                }
+                Some(LiveAcross {
+                    tv: v.tv,
+                    fp,
+                    placed: v.at.or(v.tv.placed_by_call).unwrap_or(v.tv.span),
+                    last_use: read_after(model, &vars, v, call.expr.end)?,
+                })
+            })
+            .collect();
+        if !live.is_empty() {
+            out.push((k, live));
+        }
+    }
+    out
+}
+
+/// Where the statement that gives `v` its data ends: the chain that writes it, the call that
+/// places it, else its binding.
+fn defined_by(model: &crate::model::FnModel, v: &Var<'_>) -> u32 {
+    let chains = || model.chains.iter().filter(|c| model.in_first_pass(c.iteration));
+    let by_chain = chains()
+        .filter(|c| c.binding.as_deref() == Some(v.tv.name.as_str()))
+        .filter(|c| c.span.start >= v.tv.span.start)
+        .map(|c| c.span.end)
+        .min();
+    let by_call = v.tv.placed_by_call.and_then(|at| {
+        model
+            .calls
+            .iter()
+            .find(|c| c.span == at)
+            .map(|c| c.expr.end)
+    });
+    by_chain.or(by_call).unwrap_or(v.tv.span.end)
+}
+
+/// Where `v` is read after `end`, before its name is bound again: by a chain (its last use),
+/// or by a helper call given it (a function that only calls helpers has no chain to read it).
+fn read_after(
+    model: &crate::model::FnModel,
+    vars: &[Var<'_>],
+    v: &Var<'_>,
+    end: u32,
+) -> Option<Span> {
+    let rebound = vars
+        .iter()
+        .filter(|o| o.tv.name == v.tv.name && o.tv.span.start > v.tv.span.start)
+        .map(|o| o.tv.span.start)
+        .min()
+        .unwrap_or(u32::MAX);
+    let by_chain = v.last_use.map(|(_, s)| s).filter(|s| s.start >= end);
+    let by_call = model
+        .calls
+        .iter()
+        .filter(|c| model.in_first_pass(c.iteration))
+        .filter(|c| c.expr.start >= end && c.expr.start < rebound)
+        .flat_map(|c| &c.reads)
+        .find(|(name, _)| *name == v.tv.name)
+        .map(|(_, s)| *s);
+    by_chain.or(by_call)
+}
+
+/// The DM addresses a function's result value holds (see [`crate::model::FnModel::result`]).
+fn addresses_in(v: &crate::model::value::Value, out: &mut Vec<u64>) {
+    use crate::model::value::{Fields, Value};
+    match v {
+        Value::Int(a) => out.push(*a),
+        Value::Tuple(vs) | Value::Array(vs) => vs.iter().for_each(|v| addresses_in(v, out)),
+        Value::Variant {
+            fields: Fields::Named(fs),
+            ..
+        } => fs.iter().for_each(|(_, v)| addresses_in(v, out)),
+        Value::Variant {
+            fields: Fields::Positional(vs),
+            ..
+        } => vs.iter().for_each(|v| addresses_in(v, out)),
+        _ => {}
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::super::context::FnContext;
 use super::writes::describe_write;
-use crate::derive::timeline::{Footprint, Node, Var, Write};
+use crate::derive::timeline::{Footprint, LiveAcross, Node, Var, Write};
 use crate::diagnostic::Span;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::types::Kind;
@@ -101,6 +101,40 @@ pub(super) fn check(
     placed_between_chains(cx, vars, out);
     staged_tiles_overlap(cx, vars, out);
     clashed
+}
+
+/// A DM range a helper call writes as the compiler traces it (see
+/// `crate::call_writes`): where, as a trail of calls down to the write.
+pub struct CallWrite {
+    pub fp: Footprint,
+    pub trail: String,
+}
+
+/// SCH-001 through a helper call: a scratch the helper's trace writes (a tensor it does not
+/// give back, at an address its values choose, any number of calls deep) over a tensor of
+/// the caller live across the call. The first such write, at the call; the address is the
+/// helper's (or its caller's argument's) to change: no fix.
+pub fn scratch_over_live(
+    call: &crate::model::HelperCall,
+    live: &[LiveAcross<'_>],
+    writes: &[CallWrite],
+) -> Option<Diagnostic> {
+    let (w, l) = writes
+        .iter()
+        .find_map(|w| live.iter().find(|l| l.fp.overlaps(w.fp)).map(|l| (w, l)))?;
+    let name = &l.tv.name;
+    let d = Diagnostic::new(
+        &SCH_001,
+        call.span,
+        format!(
+            "this call writes DM [{}, {}) of each slice (in {}), which overlaps `{name}` at \
+             [{}, {}) while `{name}` is still live; addresses of live tensors must not collide",
+            w.fp.start, w.fp.end, w.trail, l.fp.start, l.fp.end
+        ),
+    )
+    .with_related(l.placed, format!("`{name}` is placed here"))
+    .with_related(l.last_use, format!("`{name}` is last used here"));
+    Some(d)
 }
 
 /// SCH-001 in a staging area read back whole: tiles placed side by side (each iteration of a

@@ -21,7 +21,7 @@ mod writes;
 
 pub use address_reuse_serializes::SCH_002;
 pub use checks_skipped::VL_007;
-pub use live_tensors_must_not_overlap::SCH_001;
+pub use live_tensors_must_not_overlap::{CallWrite, SCH_001, scratch_over_live};
 pub use load_on_sub_context::SCH_003;
 pub use occupies_dma_context::SCH_004;
 
