@@ -72,10 +72,16 @@ pub fn file_diagnostics(
             }
             None => &g.analysis.model,
         };
+        let calls: Vec<&HelperCall> = model.calls.iter().collect();
+        let scratch = scratch_diagnostics(db, &at, model, &calls);
+        raw.extend(
+            scratch
+                .iter()
+                .map(|d| g.at_call(d).with_own_file_edits(path)),
+        );
         if !model.calls.iter().any(|c| c.bound.traces_anew()) {
             continue;
         }
-        let calls: Vec<&HelperCall> = model.calls.iter().collect();
         let own = &g.analysis.diagnostics;
         let found = call_diagnostics(db, &at, (model, own), &calls);
         raw.extend(found.iter().map(|d| g.at_call(d).with_own_file_edits(path)));
