@@ -252,10 +252,20 @@ impl Analysis {
                 .iter()
                 .filter(|p| p.contains(&path))
                 .max_by_key(|p| p.dir.components().count());
+            // A file no crate of its package holds is a crate of its own: an edit of it (or
+            // of a module it declares) reaches no other file.
+            let lone = package
+                .is_some()
+                .then(|| db::lone_crate_files(db, f))
+                .flatten();
+            let in_fork = |p: &PathBuf| match &lone {
+                Some(files) => files.contains(p),
+                None => package.is_some_and(|pkg| pkg.contains(p)),
+            };
             let mut files: Vec<(PathBuf, String)> = workspace
                 .iter()
                 .flat_map(|w| w.files(db).iter())
-                .filter(|(p, _)| **p != path && package.is_some_and(|pkg| pkg.contains(p)))
+                .filter(|(p, _)| **p != path && in_fork(p))
                 .map(|(p, input)| (p.clone(), input.text(db).clone()))
                 .collect();
             files.push((path.clone(), f.text(db).clone()));

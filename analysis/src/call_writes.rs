@@ -37,7 +37,10 @@ pub fn scratch_diagnostics(
         .into_iter()
         .filter_map(|(k, live)| {
             let call = model.calls.get(k)?;
-            calls.iter().any(|c| std::ptr::eq(*c, call)).then_some((call, live))
+            calls
+                .iter()
+                .any(|c| std::ptr::eq(*c, call))
+                .then_some((call, live))
         })
         .collect();
     if across.is_empty() {

@@ -403,23 +403,50 @@ pub fn in_crate_of<T>(
     file: SourceFile,
     from: impl Fn(&DefMap) -> Option<T>,
 ) -> Option<T> {
-    let path = file.path(db);
-    if let Some(pkg) = package_of(db, path) {
-        let lib = pkg.lib_name.clone().zip(pkg.roots.first().cloned());
-        for root in &pkg.roots {
-            let mut specs = vec![(pkg.crate_name(root), root.clone())];
-            if let Some((name, lib_root)) = &lib
-                && lib_root != root
-            {
-                specs.push((name.clone(), lib_root.clone()));
-            }
-            if let Some(found) = from(def_map(db, CrateKey::new(db, specs))) {
-                return Some(found);
-            }
-        }
+    if let Some(found) = package_crates(db, file).find_map(|map| from(map)) {
+        return Some(found);
     }
     // Outside any package's module tree: the file is its own crate root.
     from(own_crate_def_map(db, file))
+}
+
+/// The module trees of the crates of `file`'s package, the library's first.
+fn package_crates<'db>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+) -> impl Iterator<Item = &'db Arc<DefMap>> + 'db {
+    package_of(db, file.path(db))
+        .into_iter()
+        .flat_map(move |pkg| {
+            let lib = pkg.lib_name.clone().zip(pkg.roots.first().cloned());
+            pkg.roots.iter().map(move |root| {
+                let mut specs = vec![(pkg.crate_name(root), root.clone())];
+                if let Some((name, lib_root)) = &lib
+                    && lib_root != root
+                {
+                    specs.push((name.clone(), lib_root.clone()));
+                }
+                def_map(db, CrateKey::new(db, specs))
+            })
+        })
+}
+
+/// The files of `file`'s crate when no crate of its package holds it (a file outside every
+/// module tree is a crate of its own: its module tree's files); `None` when one does. A fix
+/// of such a file can change no other crate's analysis.
+pub fn lone_crate_files(db: &dyn salsa::Database, file: SourceFile) -> Option<Vec<PathBuf>> {
+    let path = file.path(db);
+    if package_crates(db, file).any(|map| map.module_of(path, 0).is_some()) {
+        return None;
+    }
+    let mut files: Vec<PathBuf> = own_crate_def_map(db, file)
+        .modules
+        .iter()
+        .map(|m| m.file.clone())
+        .collect();
+    files.sort();
+    files.dedup();
+    Some(files)
 }
 
 /// The module tree of `file` as a crate of its own (a file outside any package's tree):

@@ -107,7 +107,21 @@ fn shown_dir(dir: &Path) -> String {
 
 impl LoadedPackage {
     pub fn read(package: Package) -> LoadedPackage {
-        let files = project::load(&package);
+        Self::read_with(package, &[])
+    }
+
+    /// The package's files and `inputs` of it that lie outside the directories a package's
+    /// files are read from (read through the same gate: nothing outside the package).
+    fn read_with(package: Package, inputs: &[PathBuf]) -> LoadedPackage {
+        let mut files = project::load(&package);
+        let gate = project::Gate::new([&package.dir]);
+        for path in inputs {
+            if package.contains(path) && !files.iter().any(|(p, _)| p == path) {
+                if let Ok(text) = gate.read(path) {
+                    files.push((path.clone(), text));
+                }
+            }
+        }
         LoadedPackage {
             package,
             files,
@@ -149,18 +163,32 @@ impl LoadedPackage {
         path: &Path,
         text: &str,
     ) -> Vec<Diagnostic> {
-        let diags = self.shown(config, &file.edited, path, text);
+        let Some((analysis, id)) = self.analysis(config, &file.edited, path, text) else {
+            return Vec::new();
+        };
+        let diags = analysis
+            .diagnostics(id)
+            .map(|d| d.to_vec())
+            .unwrap_or_default();
         if !file.check_fixes || diags.iter().all(|d| d.fixes.is_empty()) {
             return diags;
         }
-        let mut host = self.host_with(config, &file.edited, path, text);
-        match host.file_id(path) {
-            Some(file) => visa_analysis::check_fixes(&mut host, file, &diags),
-            None => diags,
-        }
+        // Checked on a fork of the file's crate (its package; the file alone when no crate
+        // of the package holds it).
+        let unchecked = diags.clone();
+        visa_analysis::checked_diagnostics(&analysis, id, diags)
+            .map_or(unchecked, |c| c.diagnostics)
     }
 
-    fn shown(&self, config: &Config, edited: &Texts, path: &Path, text: &str) -> Vec<Diagnostic> {
+    /// An analysis of the package with `path` reading `text`, and the file's id in it: the
+    /// shared host's when the text is the one read from disk, a host of its own otherwise.
+    fn analysis(
+        &self,
+        config: &Config,
+        edited: &Texts,
+        path: &Path,
+        text: &str,
+    ) -> Option<(visa_analysis::Analysis, visa_analysis::FileId)> {
         let on_disk = edited.is_empty() && self.files.iter().any(|(p, t)| p == path && t == text);
         let snapshot = on_disk
             .then(|| {
@@ -172,20 +200,14 @@ impl LoadedPackage {
                 (c == config).then(|| (host.snapshot(), host.file_id(path)))
             })
             .flatten();
-        let (analysis, file) = match snapshot {
-            Some((a, Some(f))) => (a, f),
+        match snapshot {
+            Some((a, Some(f))) => Some((a, f)),
             _ => {
                 let host = self.host_with(config, edited, path, text);
-                let Some(f) = host.file_id(path) else {
-                    return Vec::new();
-                };
-                (host.snapshot(), f)
+                let f = host.file_id(path)?;
+                Some((host.snapshot(), f))
             }
-        };
-        analysis
-            .diagnostics(file)
-            .map(|d| d.to_vec())
-            .unwrap_or_default()
+        }
     }
 }
 
@@ -241,22 +263,38 @@ thread_local! {
     static LONE_HOST: std::cell::RefCell<LoneHost> = std::cell::RefCell::new(LoneHost::default());
 }
 
-/// Finds and reads the package of every file, once per package.
+/// Finds and reads the package of every file, once per package. An input of a package that
+/// lies outside its `src/`, `tests/`, `examples/` and `benches/` (a kernel kept in
+/// `kernels/`) is read with it: one host then serves every input of the package, rather
+/// than a host of its own each (which resolved the package's crates anew, per file).
 fn packages_of(paths: &[Option<PathBuf>]) -> Vec<Option<Arc<LoadedPackage>>> {
     let mut by_dir: HashMap<PathBuf, Option<Package>> = HashMap::new();
-    let mut loaded: HashMap<PathBuf, Arc<LoadedPackage>> = HashMap::new();
-    paths
+    let packages: Vec<Option<(PathBuf, Package)>> = paths
         .iter()
         .map(|p| {
-            let dir = absolute(p.as_ref()?).parent()?.to_path_buf();
+            let path = absolute(p.as_ref()?);
+            let dir = path.parent()?.to_path_buf();
             let pkg = by_dir
                 .entry(dir)
                 .or_insert_with_key(|dir| project::discover(&dir.join("_")))
                 .clone()?;
+            Some((path, pkg))
+        })
+        .collect();
+    let mut inputs: HashMap<&Path, Vec<PathBuf>> = HashMap::new();
+    for (path, pkg) in packages.iter().flatten() {
+        inputs.entry(&pkg.dir).or_default().push(path.clone());
+    }
+    let mut loaded: HashMap<PathBuf, Arc<LoadedPackage>> = HashMap::new();
+    packages
+        .iter()
+        .map(|found| {
+            let (_, pkg) = found.as_ref()?;
+            let with = inputs.get(pkg.dir.as_path()).map_or(&[][..], Vec::as_slice);
             Some(
                 loaded
                     .entry(pkg.dir.clone())
-                    .or_insert_with(|| Arc::new(LoadedPackage::read(pkg)))
+                    .or_insert_with(|| Arc::new(LoadedPackage::read_with(pkg.clone(), with)))
                     .clone(),
             )
         })

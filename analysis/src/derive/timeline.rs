@@ -312,7 +312,8 @@ pub fn live_across_calls(model: &crate::model::FnModel) -> Vec<(usize, Vec<LiveA
             .iter()
             .filter_map(|v| {
                 let fp = v.fp?;
-                let before = v.tv.origin == Origin::Param || defined_by(model, v) <= call.expr.start;
+                let before =
+                    v.tv.origin == Origin::Param || defined_by(model, v) <= call.expr.start;
                 let handed = call.reads.iter().any(|(name, _)| *name == v.tv.name);
                 let window = v.tv.from_addr && v.def.is_none();
                 if !before || handed || window {
@@ -336,7 +337,12 @@ pub fn live_across_calls(model: &crate::model::FnModel) -> Vec<(usize, Vec<LiveA
 /// Where the statement that gives `v` its data ends: the chain that writes it, the call that
 /// places it, else its binding.
 fn defined_by(model: &crate::model::FnModel, v: &Var<'_>) -> u32 {
-    let chains = || model.chains.iter().filter(|c| model.in_first_pass(c.iteration));
+    let chains = || {
+        model
+            .chains
+            .iter()
+            .filter(|c| model.in_first_pass(c.iteration))
+    };
     let by_chain = chains()
         .filter(|c| c.binding.as_deref() == Some(v.tv.name.as_str()))
         .filter(|c| c.span.start >= v.tv.span.start)
