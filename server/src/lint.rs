@@ -116,10 +116,11 @@ impl LoadedPackage {
         let mut files = project::load(&package);
         let gate = project::Gate::new([&package.dir]);
         for path in inputs {
-            if package.contains(path) && !files.iter().any(|(p, _)| p == path) {
-                if let Ok(text) = gate.read(path) {
-                    files.push((path.clone(), text));
-                }
+            if package.contains(path)
+                && !files.iter().any(|(p, _)| p == path)
+                && let Ok(text) = gate.read(path)
+            {
+                files.push((path.clone(), text));
             }
         }
         LoadedPackage {
