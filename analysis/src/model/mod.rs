@@ -197,6 +197,9 @@ pub struct FnModel {
     /// The tensor variables the function's result holds (its tail `x`, `(a, b)`, `TileIn { x,
     /// res }`), each where the tail names it: the caller gets them, so they outlive the body.
     pub returned: Vec<(String, Span)>,
+    /// Each local array of tensors (`let trfs = [&cos_trf, &sin_trf];`) with the tensors it
+    /// holds, and where it is bound: reading the array reads them.
+    pub tensor_arrays: Vec<(String, Vec<String>, Span)>,
     /// What the function's result holds that its type does not say, for its callers: each
     /// DM tensor's address (an integer), each TRF tensor's region (`TrfAddress::Full`), `()`
     /// for anything else, shaped as the tail is (a tuple, a struct's fields). `None` when it
@@ -270,6 +273,21 @@ pub struct HelperCall {
     /// [`FnModel::chains`]), while the function is being built: its steps become
     /// [`Bound::continued`].
     pub result: Option<u32>,
+}
+
+impl FnModel {
+    /// The names that read the tensor `name` in text written after `after`: its own, and
+    /// each local array bound after `after` that holds it.
+    pub fn names_reading<'a>(&'a self, name: &'a str, after: u32) -> Vec<&'a str> {
+        std::iter::once(name)
+            .chain(
+                self.tensor_arrays
+                    .iter()
+                    .filter(|(_, held, at)| at.start >= after && held.iter().any(|h| h == name))
+                    .map(|(array, _, _)| array.as_str()),
+            )
+            .collect()
+    }
 }
 
 impl HelperCall {
@@ -544,6 +562,7 @@ impl FnModel {
             generic_tensors: Vec::new(),
             traced_in: None,
             returned: Vec::new(),
+            tensor_arrays: Vec::new(),
             result: None,
         }
     }

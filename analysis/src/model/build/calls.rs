@@ -731,28 +731,48 @@ impl Builder<'_> {
 
     /// The tensor variables `args` name (`&sums`, `t.view()`), with where.
     fn tensors_read(&self, args: &[ast::Expr]) -> Vec<(String, Span)> {
-        args.iter()
-            .filter_map(|a| {
-                let field = root_field(a);
-                let name = self
-                    .root_tensor(a)
-                    .or_else(|| Some(field.as_ref()?.split('.').next()?.to_string()))?;
-                let at = span_of(a.syntax().text_range());
-                match self.vars.get(&name) {
-                    Some(Val::Tensor { .. }) => Some((name, at)),
-                    // A tensor field of a struct (`&taps.main`), by its path.
-                    Some(Val::Struct(fields)) => {
-                        let path = field?;
-                        let field = path.strip_prefix(&format!("{name}."))?;
-                        fields
-                            .iter()
-                            .any(|(f, v)| f == field && matches!(v, Val::Tensor { .. }))
-                            .then_some((path, at))
-                    }
-                    _ => None,
+        // An element of a local array of tensors at an index not known (`trfs[i]` in a
+        // closure): any of them.
+        let any_element = args.iter().flat_map(|a| {
+            let at = span_of(a.syntax().text_range());
+            let held = match self.root_tensor(a) {
+                Some(_) => None,
+                None => self.elements_of_indexed(a),
+            };
+            held.into_iter().flatten().map(move |n| (n, at))
+        });
+        let mut out: Vec<(String, Span)> = any_element.collect();
+        out.extend(args.iter().filter_map(|a| {
+            let field = root_field(a);
+            let name = self
+                .root_tensor(a)
+                .or_else(|| Some(field.as_ref()?.split('.').next()?.to_string()))?;
+            let at = span_of(a.syntax().text_range());
+            match self.vars.get(&name) {
+                Some(Val::Tensor { .. }) => Some((name, at)),
+                // A tensor field of a struct (`&taps.main`), by its path.
+                Some(Val::Struct(fields)) => {
+                    let path = field?;
+                    let field = path.strip_prefix(&format!("{name}."))?;
+                    fields
+                        .iter()
+                        .any(|(f, v)| f == field && matches!(v, Val::Tensor { .. }))
+                        .then_some((path, at))
                 }
-            })
-            .collect()
+                _ => None,
+            }
+        }));
+        out
+    }
+
+    /// The tensors of the local array `a` indexes (`trfs[i]`, `&tiles[k + 1]`).
+    fn elements_of_indexed(&self, a: &ast::Expr) -> Option<Vec<String>> {
+        match a {
+            ast::Expr::RefExpr(r) => self.elements_of_indexed(&r.expr()?),
+            ast::Expr::ParenExpr(p) => self.elements_of_indexed(&p.expr()?),
+            ast::Expr::IndexExpr(i) => self.tensor_arrays.get(&var_name(&i.base()?)?).cloned(),
+            _ => None,
+        }
     }
 
     /// A call of a helper by its path (`callee`): a free function, or with `self_arg` a

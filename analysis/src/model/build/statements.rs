@@ -593,7 +593,13 @@ impl Builder<'_> {
             _ => None,
         };
         match names {
-            Some(names) => self.tensor_arrays.insert(n.to_string(), names),
+            Some(names) => {
+                let at = span_of(l.syntax().text_range());
+                self.model
+                    .tensor_arrays
+                    .push((n.to_string(), names.clone(), at));
+                self.tensor_arrays.insert(n.to_string(), names)
+            }
             None => self.tensor_arrays.remove(n),
         };
     }

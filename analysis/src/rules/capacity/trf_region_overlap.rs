@@ -18,8 +18,9 @@ pub const CAP_010: Rule = Rule {
            silently. Reported at the second `to_trf` when the first tensor's binding is used \
            after it (or returned); a load a helper makes for the tensor it returns \
            (`let w = load(ctx, &w_dm, region)`) counts at the call, with the region the \
-           helper's trace with the call's values loads into. Use the other half, or finish \
-           with the first tensor before loading.",
+           helper's trace with the call's values loads into. A local array that holds the \
+           tensor (`let trfs = [&re, &im];`) reads it wherever the array is read (`trfs[i]`). \
+           Use the other half, or finish with the first tensor before loading.",
     bad: "let w0 = ..to_trf(TrfAddress::Full);\nlet w1 = ..to_trf(TrfAddress::FirstHalf);\n..align::<_, _, _, _>(&w0)",
     good: "let w0 = ..to_trf(TrfAddress::FirstHalf);\nlet w1 = ..to_trf(TrfAddress::SecondHalf);\n..align::<_, _, _, _>(&w0)",
     manual: "L304, L4151-L4159",
@@ -103,6 +104,9 @@ fn used_after(cx: &FnContext<'_>, load: &TrfLoad<'_>, name: &str, after: Span) -
         .min()
         .unwrap_or(u32::MAX);
     let within = |s: Span| s.start >= after.end && s.start < rebound;
+    // Its name, or a local array that holds it (`trfs[i]` of `let trfs = [&a, &b];`).
+    let names = model.names_reading(name, load.at.end);
+    let mentioned = |text: &str| names.iter().any(|n| crate::syntax::mentions(text, n));
     let in_chains = model
         .chains
         .iter()
@@ -113,11 +117,7 @@ fn used_after(cx: &FnContext<'_>, load: &TrfLoad<'_>, name: &str, after: Span) -
                 .flatten();
             c.steps
                 .iter()
-                .filter(|s| {
-                    s.args
-                        .iter()
-                        .any(|a| crate::syntax::mentions(&a.text, name))
-                })
+                .filter(|s| s.args.iter().any(|a| mentioned(&a.text)))
                 .map(|s| s.span)
                 .chain(from)
         });
@@ -125,7 +125,7 @@ fn used_after(cx: &FnContext<'_>, load: &TrfLoad<'_>, name: &str, after: Span) -
         .calls
         .iter()
         .filter(|c| model.in_first_pass(c.iteration))
-        .filter(|c| c.reads.iter().any(|(n, _)| n == name))
+        .filter(|c| c.reads.iter().any(|(n, _)| names.contains(&n.as_str())))
         .map(|c| c.span);
     let returned = model
         .returned
