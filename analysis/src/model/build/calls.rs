@@ -914,6 +914,9 @@ impl Builder<'_> {
 
     pub(super) fn call(&mut self, c: &ast::CallExpr, awaited: bool) -> Val {
         let expected = self.call_expected.take();
+        if let Some(v) = self.from_fn_array(c) {
+            return v;
+        }
         let Some(ast::Expr::PathExpr(callee)) = c.expr() else {
             return Val::Unknown;
         };

@@ -11,7 +11,7 @@ use crate::model::consts;
 use crate::model::problem::NotFollowed;
 use crate::model::value;
 use crate::syntax::snippet;
-use ra_ap_syntax::ast::{HasArgList, HasLoopBody, RangeItem};
+use ra_ap_syntax::ast::{HasArgList, HasGenericArgs, HasLoopBody, RangeItem};
 use ra_ap_syntax::{AstNode, ast};
 use std::collections::HashMap;
 
@@ -554,6 +554,75 @@ impl Builder<'_> {
             },
             None => Val::Unknown,
         })
+    }
+
+    /// `core::array::from_fn(|q| ..)` building an array whose length the compiler knows (the
+    /// turbofish's `N`, the `let`'s `[T; N]`, or the function's return type when it is the
+    /// tail): the closure run once per index with its parameter bound, as the trace runs it,
+    /// each iteration named by it (`q = 1`). `None` for any other call, or past the function's
+    /// iteration budget.
+    pub(super) fn from_fn_array(&mut self, c: &ast::CallExpr) -> Option<Val> {
+        let ast::Expr::PathExpr(p) = c.expr()? else {
+            return None;
+        };
+        let path = p.path()?;
+        let segment = path.segment()?;
+        let in_array = path
+            .qualifier()
+            .is_none_or(|q| q.segment().is_some_and(|s| s.to_string() == "array"));
+        if segment.name_ref()?.text() != "from_fn" || !in_array {
+            return None;
+        }
+        let ast::Expr::ClosureExpr(closure) = c.arg_list()?.args().next()? else {
+            return None;
+        };
+        let params: Vec<ast::Param> = closure.param_list()?.params().collect();
+        let [param] = params.as_slice() else {
+            return None;
+        };
+        let (pat, body) = (param.pat()?, closure.body()?);
+        let n = self.array_len(c, &segment)?;
+        if n == 0 || n > u64::from(self.iterations_left) {
+            return None;
+        }
+        let at = span_of(pat.syntax().text_range());
+        let indices = (0..n).map(value::Value::Int).collect();
+        let results = self.unroll(&pat, indices, LoopBody::Closure(&body), at, Vec::new());
+        Some(match results.into_iter().find(Val::holds_tensor) {
+            Some(t) => Val::Many {
+                elem: Box::new(t),
+                enumerated: false,
+            },
+            None => Val::Unknown,
+        })
+    }
+
+    /// The length of the array `from_fn` call `c` builds: its turbofish's second argument,
+    /// else the array type it is bound or returned as.
+    fn array_len(&self, c: &ast::CallExpr, segment: &ast::PathSegment) -> Option<u64> {
+        let written = segment
+            .generic_arg_list()
+            .and_then(|l| l.generic_args().nth(1))
+            .and_then(|a| match a {
+                ast::GenericArg::ConstArg(k) => k.expr(),
+                _ => None,
+            });
+        if let Some(e) = written {
+            return self.const_int(&e);
+        }
+        let parent = c.syntax().parent()?;
+        let ty = if let Some(l) = ast::LetStmt::cast(parent.clone()) {
+            l.ty()
+        } else {
+            // The tail of the function's body.
+            let body = ast::StmtList::cast(parent)?.syntax().parent()?;
+            let f = ast::Fn::cast(ast::BlockExpr::cast(body)?.syntax().parent()?)?;
+            f.ret_type()?.ty()
+        };
+        let ast::Type::ArrayType(a) = ty? else {
+            return None;
+        };
+        self.const_int(&a.const_arg()?.expr()?)
     }
 
     /// Binds the names of `pat` that `val` gives a tensor (`src` of `(slot, (src, dst))`),
