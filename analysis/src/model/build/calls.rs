@@ -914,7 +914,7 @@ impl Builder<'_> {
 
     pub(super) fn call(&mut self, c: &ast::CallExpr, awaited: bool) -> Val {
         let expected = self.call_expected.take();
-        if let Some(v) = self.from_fn_array(c) {
+        if let Some(v) = self.array_by_from_fn(c) {
             return v;
         }
         let Some(ast::Expr::PathExpr(callee)) = c.expr() else {

@@ -561,7 +561,7 @@ impl Builder<'_> {
     /// tail): the closure run once per index with its parameter bound, as the trace runs it,
     /// each iteration named by it (`q = 1`). `None` for any other call, or past the function's
     /// iteration budget.
-    pub(super) fn from_fn_array(&mut self, c: &ast::CallExpr) -> Option<Val> {
+    pub(super) fn array_by_from_fn(&mut self, c: &ast::CallExpr) -> Option<Val> {
         let ast::Expr::PathExpr(p) = c.expr()? else {
             return None;
         };
