@@ -29,7 +29,8 @@ pub fn scratch_diagnostics(
     model: &FnModel,
     calls: &[&HelperCall],
 ) -> Vec<Diagnostic> {
-    if at.depth > MAX_CALL_DEPTH || !SCH_001.generations.applies_to(at.library) {
+    if calls.is_empty() || at.depth > MAX_CALL_DEPTH || !SCH_001.generations.applies_to(at.library)
+    {
         return Vec::new();
     }
     let live = live_across_calls(model);

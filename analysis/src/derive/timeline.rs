@@ -302,6 +302,10 @@ pub struct LiveAcross<'m> {
 /// first pass only), the DM tensors live across it. A tensor placed by hand (`from_addr`)
 /// that nothing has written yet is a window the call may fill, not live data.
 pub fn live_across_calls(model: &crate::model::FnModel) -> Vec<(usize, Vec<LiveAcross<'_>>)> {
+    let placed = |t: &TensorVar| t.ty.kind == Kind::Dm && t.address.is_some();
+    if model.calls.is_empty() || !model.tensors.iter().any(placed) {
+        return Vec::new();
+    }
     let (_, vars) = scan(model);
     let mut out = Vec::new();
     for (k, call) in model.calls.iter().enumerate() {
