@@ -370,12 +370,7 @@ fn read_after(
     v: &Var<'_>,
     end: u32,
 ) -> Option<Span> {
-    let rebound = vars
-        .iter()
-        .filter(|o| o.tv.name == v.tv.name && o.tv.span.start > v.tv.span.start)
-        .map(|o| o.tv.span.start)
-        .min()
-        .unwrap_or(u32::MAX);
+    let rebound = rebound_at(vars, v);
     let by_chain = v.last_use.map(|(_, s)| s).filter(|s| s.start >= end);
     let by_call = model
         .calls
@@ -386,6 +381,16 @@ fn read_after(
         .find(|(name, _)| *name == v.tv.name)
         .map(|(_, s)| *s);
     by_chain.or(by_call)
+}
+
+/// Where the name of `v` is bound again after `v` (a shadowing `let`), else the end of the
+/// function: past it, a read of the name reads another tensor.
+pub fn rebound_at(vars: &[Var<'_>], v: &Var<'_>) -> u32 {
+    vars.iter()
+        .filter(|o| o.tv.name == v.tv.name && o.tv.span.start > v.tv.span.start)
+        .map(|o| o.tv.span.start)
+        .min()
+        .unwrap_or(u32::MAX)
 }
 
 /// The DM addresses a function's result value holds (see [`crate::model::FnModel::result`]).

@@ -530,14 +530,7 @@ impl Builder<'_> {
         if m.name_ref()?.text() != "map" {
             return None;
         }
-        let ast::Expr::ClosureExpr(c) = m.arg_list()?.args().next()? else {
-            return None;
-        };
-        let params: Vec<ast::Param> = c.param_list()?.params().collect();
-        let [param] = params.as_slice() else {
-            return None;
-        };
-        let (pat, body) = (param.pat()?, c.body()?);
+        let (pat, body) = closure_of_one(&m.arg_list()?)?;
         if !self.calls_a_helper(body.syntax()) {
             return None;
         }
@@ -545,15 +538,26 @@ impl Builder<'_> {
         if elems.is_empty() || elems.len() as u64 > u64::from(self.iterations_left) {
             return None;
         }
+        Some(self.closure_per_element(&pat, &body, elems))
+    }
+
+    /// Runs the closure `|pat| body` once per element of `elems`, as the trace runs it: an
+    /// array of the tensor it gives (unknown when it gives none).
+    fn closure_per_element(
+        &mut self,
+        pat: &ast::Pat,
+        body: &ast::Expr,
+        elems: Vec<value::Value>,
+    ) -> Val {
         let at = span_of(pat.syntax().text_range());
-        let results = self.unroll(&pat, elems, LoopBody::Closure(&body), at, Vec::new());
-        Some(match results.into_iter().find(Val::holds_tensor) {
+        let results = self.unroll(pat, elems, LoopBody::Closure(body), at, Vec::new());
+        match results.into_iter().find(Val::holds_tensor) {
             Some(t) => Val::Many {
                 elem: Box::new(t),
                 enumerated: false,
             },
             None => Val::Unknown,
-        })
+        }
     }
 
     /// `core::array::from_fn(|q| ..)` building an array whose length the compiler knows (the
@@ -573,28 +577,13 @@ impl Builder<'_> {
         if segment.name_ref()?.text() != "from_fn" || !in_array {
             return None;
         }
-        let ast::Expr::ClosureExpr(closure) = c.arg_list()?.args().next()? else {
-            return None;
-        };
-        let params: Vec<ast::Param> = closure.param_list()?.params().collect();
-        let [param] = params.as_slice() else {
-            return None;
-        };
-        let (pat, body) = (param.pat()?, closure.body()?);
+        let (pat, body) = closure_of_one(&c.arg_list()?)?;
         let n = self.array_len(c, &segment)?;
         if n == 0 || n > u64::from(self.iterations_left) {
             return None;
         }
-        let at = span_of(pat.syntax().text_range());
         let indices = (0..n).map(value::Value::Int).collect();
-        let results = self.unroll(&pat, indices, LoopBody::Closure(&body), at, Vec::new());
-        Some(match results.into_iter().find(Val::holds_tensor) {
-            Some(t) => Val::Many {
-                elem: Box::new(t),
-                enumerated: false,
-            },
-            None => Val::Unknown,
-        })
+        Some(self.closure_per_element(&pat, &body, indices))
     }
 
     /// The length of the array `from_fn` call `c` builds: its turbofish's second argument,
@@ -1058,4 +1047,17 @@ impl TensorSeq {
 pub(super) enum LoopBody<'a> {
     Block(&'a ast::BlockExpr),
     Closure(&'a ast::Expr),
+}
+
+/// The pattern and body of a closure of one parameter given as the first argument
+/// (`.map(|cfg| ..)`, `from_fn(|q| ..)`).
+fn closure_of_one(args: &ast::ArgList) -> Option<(ast::Pat, ast::Expr)> {
+    let ast::Expr::ClosureExpr(c) = args.args().next()? else {
+        return None;
+    };
+    let params: Vec<ast::Param> = c.param_list()?.params().collect();
+    let [param] = params.as_slice() else {
+        return None;
+    };
+    Some((param.pat()?, c.body()?))
 }

@@ -4,7 +4,7 @@
 
 use super::super::context::FnContext;
 use super::writes::describe_write;
-use crate::derive::timeline::{Footprint, LiveAcross, Node, Var, Write};
+use crate::derive::timeline::{Footprint, LiveAcross, Node, Var, Write, rebound_at};
 use crate::diagnostic::Span;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::types::Kind;
@@ -269,12 +269,7 @@ fn placed_between_chains(cx: &FnContext<'_>, vars: &[Var<'_>], out: &mut Vec<Dia
         // Read by a call after `at`, before its name is bound again (a shadowed binding is
         // no longer read).
         let read_after = |u: &Var<'_>| {
-            let rebound = vars
-                .iter()
-                .filter(|o| o.tv.name == u.tv.name && o.tv.span.start > u.tv.span.start)
-                .map(|o| o.tv.span.start)
-                .min()
-                .unwrap_or(u32::MAX);
+            let rebound = rebound_at(vars, u);
             rebound > at.start
                 && calls.iter().any(|c| {
                     c.span.start > at.end
