@@ -431,6 +431,12 @@ fn at_the_call(
         ),
     };
     let mut out = Diagnostic::new(d.rule, call.span, message).with_severity(d.severity);
+    // An immediate that does not fold because of a value the call gives: where it varies.
+    if d.rule.code == crate::rules::opt_std::OPT_003.code {
+        for at in &call.run_time_origins {
+            out = out.with_related(*at, "this value varies while the kernel runs");
+        }
+    }
     // Its related spans are places in the helper; a fix that rewrites one of the helper's
     // mapping parameters rewrites, at the call, the argument that binds it.
     out.fixes = d

@@ -266,6 +266,9 @@ pub struct HelperCall {
     /// The whole call expression (`load_weights(ctx, &w, r)`, `x.park(ctx)`): what the
     /// caller's [`CallResults`] are keyed by.
     pub expr: Span,
+    /// Where the run-time values the call gives its helper come from (the `if` on a loop
+    /// variable, the loop's variable): a value the helper's immediate cannot fold.
+    pub run_time_origins: Vec<Span>,
     /// Whether the result's type holds a DM or TRF tensor: what the helper's trace places it
     /// at is read for the caller ([`FnModel::result`]).
     pub gives_placed: bool,
@@ -340,6 +343,10 @@ pub struct Bound {
     /// does not know. Not a binding of its own ([`Bound::binds_any`]), but it gives the
     /// helper's analysis something new ([`Bound::traces_anew`]).
     pub kernel: Option<FnKind>,
+    /// Each parameter the call gives a value that varies while the kernel runs (furiosa-opt-
+    /// std: a loop variable, an `if` on one), by position: an immediate read from it does not
+    /// fold ([`crate::model::refusals::helper_immediates`]).
+    pub run_time: Vec<Option<crate::model::refusals::RunTime>>,
     /// The receiver of a method call, where the call is one ([`HelperCall::method`]).
     pub receiver: Option<Receiver>,
     /// Each type argument that names a type of the crate with associated items
@@ -460,6 +467,7 @@ impl Bound {
             || self.receiver.as_ref().is_some_and(Receiver::binds_any)
             || self.types.iter().any(Option::is_some)
             || self.self_arg.is_some()
+            || self.run_time.iter().any(Option::is_some)
     }
 
     /// Whether the helper's analysis with this call can find more than its own: the call binds

@@ -95,10 +95,18 @@ impl RunTime {
     }
 }
 
-/// Every refusal in device function `f`, in source order. `of_crate` tells a function of the
-/// crate (`temp_alu`), which the compiler inlines, from one without a device body
-/// (`bf16::from_f32`).
-pub fn refusals(f: &ast::Fn, of_crate: &dyn Fn(&str) -> bool) -> Vec<Refusal> {
+/// What tells where a scalar comes from, beyond its own text.
+pub struct Folding<'a> {
+    /// Whether a callee is a function of the crate (`temp_alu`), which the compiler inlines,
+    /// not one without a device body (`bf16::from_f32`).
+    pub of_crate: &'a dyn Fn(&str) -> bool,
+    /// The run-time value the caller gives a parameter of a helper traced from a kernel (the
+    /// `keep` of `apply(ctx, p, u, keep)`, an `if` on a loop variable at the call).
+    pub param: &'a dyn Fn(&str) -> Option<RunTime>,
+}
+
+/// Every refusal in device function `f`, in source order.
+pub fn refusals(f: &ast::Fn, folding: &Folding<'_>) -> Vec<Refusal> {
     let mut out = Vec::new();
     if let Some(generics) = f.generic_param_list() {
         let params: Vec<String> = generics
@@ -125,11 +133,45 @@ pub fn refusals(f: &ast::Fn, of_crate: &dyn Fn(&str) -> bool) -> Vec<Refusal> {
             } else if let Some(call) = ast::MacroCall::cast(node.clone()) {
                 runtime_panic(&call, &mut out);
             } else if let Some(call) = ast::MethodCallExpr::cast(node) {
-                immediates(&call, of_crate, &mut out);
+                immediates(&call, folding, &mut out);
             }
         }
     }
     out
+}
+
+/// The immediates of helper `f`, traced from a furiosa-opt-std kernel, that do not fold: the
+/// compiler inlines the helper into the kernel, so its immediates are the kernel's, and a
+/// parameter the caller gives a run-time value is one.
+pub fn helper_immediates(f: &ast::Fn, folding: &Folding<'_>) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let Some(body) = f.body() else {
+        return out;
+    };
+    let mut walk = body.syntax().preorder();
+    while let Some(event) = walk.next() {
+        let WalkEvent::Enter(node) = event else {
+            continue;
+        };
+        if ast::BlockExpr::cast(node.clone()).is_some_and(|b| b.const_token().is_some()) {
+            walk.skip_subtree();
+        } else if let Some(call) = ast::MethodCallExpr::cast(node) {
+            immediates(&call, folding, &mut out);
+        }
+    }
+    out
+}
+
+/// Whether argument `e` of a call varies while the kernel runs (or does not fold), and where
+/// that comes from: the `if`, `match`, call or cast that makes it, or the loop's variable.
+pub fn run_time_argument(e: &ast::Expr, folding: &Folding<'_>) -> Option<(RunTime, Span)> {
+    if e.syntax()
+        .ancestors()
+        .any(|n| ast::BlockExpr::cast(n).is_some_and(|b| b.const_token().is_some()))
+    {
+        return None;
+    }
+    run_time_part(e, BINDING_DEPTH, folding).map(|(what, at)| (what, span_of(at)))
 }
 
 /// The macros that panic at run time.
@@ -164,7 +206,7 @@ fn runtime_panic(call: &ast::MacroCall, out: &mut Vec<Refusal>) {
 }
 
 /// The immediates of a `memset` or a Vector Engine op that stay at run time.
-fn immediates(call: &ast::MethodCallExpr, of_crate: &dyn Fn(&str) -> bool, out: &mut Vec<Refusal>) {
+fn immediates(call: &ast::MethodCallExpr, folding: &Folding<'_>, out: &mut Vec<Refusal>) {
     let Some(name) = call.name_ref().map(|n| n.text().to_string()) else {
         return;
     };
@@ -172,7 +214,7 @@ fn immediates(call: &ast::MethodCallExpr, of_crate: &dyn Fn(&str) -> bool, out: 
         return;
     }
     for arg in call.arg_list().into_iter().flat_map(|l| l.args()) {
-        if let Some(what) = run_time_part(&arg, BINDING_DEPTH, of_crate) {
+        if let Some((what, _)) = run_time_part(&arg, BINDING_DEPTH, folding) {
             out.push(Refusal::NotConstant {
                 at: span_of(arg.syntax().text_range()),
                 method: name.clone(),
@@ -193,11 +235,13 @@ const BINDING_DEPTH: u32 = 8;
 /// a value, and the library's operand builders (`Branched::imm(..)`, `TagGuard::matches(..)`:
 /// an associated function of a type, which is capitalised) describe an operand: their
 /// arguments are what is checked. A function of a scalar type (`bf16::from_f32`) or a free
-/// function runs at run time. References (`&vrf`) are tensor operands, not immediates.
-fn run_time_part(e: &ast::Expr, depth: u32, of_crate: &dyn Fn(&str) -> bool) -> Option<RunTime> {
-    let within = |e: &ast::Expr| run_time_part(e, depth, of_crate);
+/// function runs at run time. References (`&vrf`) are tensor operands, not immediates. With
+/// the construct, where it is.
+fn run_time_part(e: &ast::Expr, depth: u32, folding: &Folding<'_>) -> Option<(RunTime, TextRange)> {
+    let within = |e: &ast::Expr| run_time_part(e, depth, folding);
+    let here = e.syntax().text_range();
     match e {
-        ast::Expr::CastExpr(_) => Some(RunTime::Cast),
+        ast::Expr::CastExpr(_) => Some((RunTime::Cast, here)),
         ast::Expr::CallExpr(c) => {
             let callee = c.expr()?.syntax().text().to_string();
             let mut segments = callee.rsplit("::").map(str::trim);
@@ -207,10 +251,10 @@ fn run_time_part(e: &ast::Expr, depth: u32, of_crate: &dyn Fn(&str) -> bool) -> 
             // A function of the crate is inlined where it is called (`negative/memset.rs`
             // at ebb846a refuses a call "with no device-translatable body"): what it is given
             // decides whether it folds.
-            if capitalised(last) || capitalised(owner) || of_crate(&callee) {
+            if capitalised(last) || capitalised(owner) || (folding.of_crate)(&callee) {
                 c.arg_list()?.args().find_map(|a| within(&a))
             } else {
-                Some(RunTime::Call)
+                Some((RunTime::Call, here))
             }
         }
         ast::Expr::ParenExpr(p) => within(&p.expr()?),
@@ -220,12 +264,13 @@ fn run_time_part(e: &ast::Expr, depth: u32, of_crate: &dyn Fn(&str) -> bool) -> 
             .and_then(|l| within(&l))
             .or_else(|| b.rhs().and_then(|r| within(&r))),
         ast::Expr::TupleExpr(t) => t.fields().find_map(|f| within(&f)),
-        ast::Expr::IfExpr(i) => within(&i.condition()?).map(|_| RunTime::If),
-        ast::Expr::MatchExpr(m) => within(&m.expr()?).map(|_| RunTime::Match),
+        ast::Expr::IfExpr(i) => within(&i.condition()?).map(|_| (RunTime::If, here)),
+        ast::Expr::MatchExpr(m) => within(&m.expr()?).map(|_| (RunTime::Match, here)),
         ast::Expr::PathExpr(p) => match binding(p)? {
-            Binding::LoopVariable => Some(RunTime::LoopVariable),
-            Binding::Let(value) if depth > 0 => run_time_part(&value, depth - 1, of_crate),
+            Binding::LoopVariable(at) => Some((RunTime::LoopVariable, at)),
+            Binding::Let(value) if depth > 0 => run_time_part(&value, depth - 1, folding),
             Binding::Let(_) => None,
+            Binding::Param(name, at) => (folding.param)(&name).map(|what| (what, at)),
         },
         _ => None,
     }
@@ -234,9 +279,11 @@ fn run_time_part(e: &ast::Expr, depth: u32, of_crate: &dyn Fn(&str) -> bool) -> 
 /// What a local name was bound to.
 enum Binding {
     /// The pattern of an enclosing `for`.
-    LoopVariable,
+    LoopVariable(TextRange),
     /// The value of the nearest `let name = value;` before the use.
     Let(ast::Expr),
+    /// A parameter of the function, and its pattern.
+    Param(String, TextRange),
 }
 
 /// The binding of a one-segment lowercase path (a local), from the use outwards: the `let`s
@@ -269,10 +316,13 @@ fn binding(path: &ast::PathExpr) -> Option<Binding> {
             && f.loop_body().is_some_and(|b| b.syntax() == &inner)
             && binds(f.pat())
         {
-            return Some(Binding::LoopVariable);
+            return f
+                .pat()
+                .map(|p| Binding::LoopVariable(p.syntax().text_range()));
         }
-        if ast::Fn::can_cast(node.kind()) {
-            return None;
+        if let Some(f) = ast::Fn::cast(node.clone()) {
+            let param = f.param_list()?.params().find(|p| binds(p.pat()))?;
+            return Some(Binding::Param(name, param.syntax().text_range()));
         }
         inner = node;
     }
@@ -521,7 +571,11 @@ mod tests {
             .descendants()
             .find_map(ast::Fn::cast)
             .expect("a function");
-        refusals(&f, &|callee| callee == "lanes_of")
+        let folding = Folding {
+            of_crate: &|callee| callee == "lanes_of",
+            param: &|_| None,
+        };
+        refusals(&f, &folding)
             .into_iter()
             .map(|r| match r {
                 Refusal::GenericEntry { params, .. } => format!("generic {params}"),
@@ -643,5 +697,49 @@ mod tests {
             ),
             Vec::<String>::new()
         );
+    }
+
+    #[test]
+    fn a_helper_immediate_read_from_a_parameter_the_caller_gives_a_run_time_value_is_found() {
+        let src = "fn k() { for i in 0..4 { let keep = if i < 2 { 1.0 } else { 0.5 }; \
+                   step(ctx, keep, 2.0); } } \
+                   fn step(ctx: &mut Context, keep: f32, lr: f32) { let k = keep; \
+                   y.vector_fp_mul(Op::MulF, k); y.vector_fp_mul(Op::MulF, lr); }";
+        let file = SourceFile::parse(src, Edition::Edition2024).tree();
+        let fns: Vec<ast::Fn> = file
+            .syntax()
+            .descendants()
+            .filter_map(ast::Fn::cast)
+            .collect();
+        let none = Folding {
+            of_crate: &|_| false,
+            param: &|_| None,
+        };
+        // The caller: the first argument after `ctx` varies, the constant does not.
+        let call = fns[0]
+            .syntax()
+            .descendants()
+            .find_map(ast::CallExpr::cast)
+            .expect("a call");
+        let args: Vec<ast::Expr> = call.arg_list().expect("args").args().collect();
+        let kinds: Vec<Option<RunTime>> = args
+            .iter()
+            .map(|a| run_time_argument(a, &none).map(|(what, _)| what))
+            .collect();
+        assert_eq!(kinds, [None, Some(RunTime::If), None]);
+        // The helper, with `keep` given that value: its immediate through `k` is refused.
+        let given = Folding {
+            of_crate: &|_| false,
+            param: &|p| (p == "keep").then_some(RunTime::If),
+        };
+        let found: Vec<String> = helper_immediates(&fns[1], &given)
+            .into_iter()
+            .filter_map(|r| match r {
+                Refusal::NotConstant { text, what, .. } => Some(format!("{text}: {}", what.what())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(found, ["k: an `if` on a run-time value"]);
+        assert!(helper_immediates(&fns[1], &none).is_empty());
     }
 }

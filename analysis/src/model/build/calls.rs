@@ -7,6 +7,7 @@ use super::state::{Builder, Construct, Val, fill, sig_value};
 use crate::diagnostic::Span;
 use crate::model::consts::path_key;
 use crate::model::problem::Kernel;
+use crate::model::refusals::{Folding, RunTime, run_time_argument};
 use crate::model::types::{Dtype, Kind, TensorTy};
 use crate::model::value;
 use crate::model::{Chain, Step};
@@ -495,7 +496,36 @@ impl Builder<'_> {
                 kind @ FnKind::Device { .. } => Some(kind),
                 _ => self.model.traced_in,
             },
+            // The caller sets them ([`Builder::run_time_args`]).
+            run_time: Vec::new(),
         }
+    }
+
+    /// Whether `callee` (as a call writes it) is a function of the crate, which the 0.6
+    /// compiler inlines where it is called.
+    pub(super) fn of_crate(&self, callee: &str) -> bool {
+        let key: String = callee.chars().filter(|c| !c.is_whitespace()).collect();
+        self.env.fn_sig(&key).is_some() || self.env.value_fns.contains_key(&key)
+    }
+
+    /// For each argument of a call in a furiosa-opt-std kernel's trace, whether it varies
+    /// while the kernel runs (a loop variable, an `if` on one, a parameter given one), and
+    /// where that comes from. Empty outside such a trace: a host's values are constants.
+    fn run_time_args(&self, args: &[ast::Expr]) -> Vec<Option<(RunTime, Span)>> {
+        let in_kernel = matches!(self.model.kind, FnKind::Device { .. })
+            || matches!(self.model.traced_in, Some(FnKind::Device { .. }));
+        if self.model.library != crate::library::Generation::OptStd || !in_kernel {
+            return Vec::new();
+        }
+        let folding = Folding {
+            of_crate: &|callee: &str| self.of_crate(callee),
+            param: &|name: &str| self.run_time_params.get(name).copied(),
+        };
+        args.iter()
+            .map(|a| run_time_argument(a, &folding))
+            // Only what varies while the kernel runs is followed into the helper.
+            .map(|a| a.filter(|(what, _)| !what.folds_in_const_block()))
+            .collect()
     }
 
     /// A stream parameter given the caller's pass so far: the chains from it continue that
@@ -686,6 +716,9 @@ impl Builder<'_> {
         bound.streams = streams;
         bound.receiver = site.receiver;
         bound.self_arg = site.self_arg;
+        let run_time = self.run_time_args(args);
+        bound.run_time = run_time.iter().map(|a| a.map(|(what, _)| what)).collect();
+        let run_time_origins = run_time.iter().flatten().map(|(_, at)| *at).collect();
         let result = self.continuation_of(&sig, site.span);
         let mapping_args = given
             .iter()
@@ -723,6 +756,7 @@ impl Builder<'_> {
             inferred,
             turbofish,
             expr,
+            run_time_origins,
             gives_placed: holds_placed(&given),
             result,
         });
@@ -1098,6 +1132,7 @@ impl Builder<'_> {
                 inferred: Vec::new(),
                 turbofish: Vec::new(),
                 expr: at,
+                run_time_origins: Vec::new(),
                 gives_placed: false,
                 result: None,
             });

@@ -32,11 +32,11 @@ pub fn build_fn(
     let env = with_local.as_ref().unwrap_or(env);
     let mut b = Builder::for_fn(f, env, scope, library);
     b.results.clone_from(results);
-    if library == Generation::OptStd {
-        b.record_refusals(f);
-    }
     if !matches!(b.model.kind, FnKind::Device { .. }) {
         b.model.traced_in = bound.kernel;
+    }
+    if library == Generation::OptStd {
+        b.record_refusals(f, bound);
     }
     b.bind_const_generics(f, &bound.generics);
     b.bind_mapping_generics(f, bound);
@@ -188,6 +188,7 @@ impl<'a> Builder<'a> {
             counters: HashMap::new(),
             tensor_arrays: HashMap::new(),
             with_closures: None,
+            run_time_params: HashMap::new(),
             contexts: std::collections::HashSet::new(),
             results: Vec::new(),
             skipping: false,
@@ -198,18 +199,33 @@ impl<'a> Builder<'a> {
     }
 
     /// What furiosa-opt-std 0.6 refuses in `f`: the constructs of a device function its
-    /// compiler refuses, and the defects of the slots it writes.
-    fn record_refusals(&mut self, f: &ast::Fn) {
-        if matches!(self.model.kind, FnKind::Device { .. }) {
-            let env = self.env;
-            let of_crate = |callee: &str| {
-                let key: String = callee.chars().filter(|c| !c.is_whitespace()).collect();
-                env.fn_sig(&key).is_some() || env.value_fns.contains_key(&key)
+    /// compiler refuses, the immediates that do not fold of a helper traced from one (with
+    /// the run-time values `bound` gives its parameters), and the defects of the slots it
+    /// writes.
+    fn record_refusals(&mut self, f: &ast::Fn, bound: &crate::model::Bound) {
+        use crate::model::refusals::{self, Folding};
+        let params = f.param_list().into_iter().flat_map(|l| l.params());
+        for (p, what) in params.zip(&bound.run_time) {
+            if let (Some(name), Some(what)) = (p.pat().as_ref().and_then(pat_name), what) {
+                self.run_time_params.insert(name, *what);
+            }
+        }
+        let device = matches!(self.model.kind, FnKind::Device { .. });
+        let traced = matches!(self.model.traced_in, Some(FnKind::Device { .. }));
+        if device || traced {
+            let refused = {
+                let folding = Folding {
+                    of_crate: &|callee: &str| self.of_crate(callee),
+                    param: &|name: &str| self.run_time_params.get(name).copied(),
+                };
+                match device {
+                    true => refusals::refusals(f, &folding),
+                    false => refusals::helper_immediates(f, &folding),
+                }
             };
-            let refused = crate::model::refusals::refusals(f, &of_crate)
-                .into_iter()
-                .map(Problem::Refused);
-            self.model.problems.extend(refused);
+            self.model
+                .problems
+                .extend(refused.into_iter().map(Problem::Refused));
         }
         let defects = crate::model::refusals::slot_defects(f)
             .into_iter()

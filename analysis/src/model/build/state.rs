@@ -196,6 +196,10 @@ pub struct Builder<'a> {
     /// The variables assigned so far, in order: a block keeps what it assigned to the
     /// variables around it (see [`Builder::leave_block`]).
     pub(super) assigned: Vec<String>,
+    /// The parameters a caller gives a value that varies while the kernel runs (a helper
+    /// traced from a furiosa-opt-std kernel): an immediate read from one does not fold, and a
+    /// helper given one passes that on.
+    pub(super) run_time_params: HashMap<String, crate::model::refusals::RunTime>,
 }
 
 /// How many loop-body evaluations one function's model makes at most, over all its loops (a

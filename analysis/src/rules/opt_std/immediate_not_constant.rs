@@ -21,7 +21,10 @@ pub const OPT_003: Rule = Rule {
            block cannot read a local variable), which folds it. A value that varies while the \
            kernel runs does not fold at all: a `for` loop's variable, an `if` or `match` on one \
            (`negative/runtime_if_scalar.rs`), or a local bound to any of these; give each case \
-           its own call with a constant, or pass the value as a tensor operand.",
+           its own call with a constant, or pass the value as a tensor operand. The compiler \
+           inlines the crate's helpers into the kernel, so such a value passed to a helper \
+           (through any depth of helpers) that makes it an immediate is refused too: it is \
+           reported at the kernel's call, with where the value varies.",
     bad: "dm.view_mut().memset(bf16::from_f32(1.0), &mut ctx.sub);",
     good: "dm.view_mut().memset(const { bf16::from_f32(1.0) }, &mut ctx.sub);",
     manual: "",
