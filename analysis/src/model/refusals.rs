@@ -121,22 +121,13 @@ pub fn refusals(f: &ast::Fn, folding: &Folding<'_>) -> Vec<Refusal> {
             });
         }
     }
-    if let Some(body) = f.body() {
-        // Everything inside a `const { .. }` block folds: its subtree is skipped.
-        let mut walk = body.syntax().preorder();
-        while let Some(event) = walk.next() {
-            let WalkEvent::Enter(node) = event else {
-                continue;
-            };
-            if ast::BlockExpr::cast(node.clone()).is_some_and(|b| b.const_token().is_some()) {
-                walk.skip_subtree();
-            } else if let Some(call) = ast::MacroCall::cast(node.clone()) {
-                runtime_panic(&call, &mut out);
-            } else if let Some(call) = ast::MethodCallExpr::cast(node) {
-                immediates(&call, folding, &mut out);
-            }
+    run_time_code(f, &mut |node| {
+        if let Some(call) = ast::MacroCall::cast(node.clone()) {
+            runtime_panic(&call, &mut out);
+        } else if let Some(call) = ast::MethodCallExpr::cast(node.clone()) {
+            immediates(&call, folding, &mut out);
         }
-    }
+    });
     out
 }
 
@@ -145,8 +136,19 @@ pub fn refusals(f: &ast::Fn, folding: &Folding<'_>) -> Vec<Refusal> {
 /// parameter the caller gives a run-time value is one.
 pub fn helper_immediates(f: &ast::Fn, folding: &Folding<'_>) -> Vec<Refusal> {
     let mut out = Vec::new();
+    run_time_code(f, &mut |node| {
+        if let Some(call) = ast::MethodCallExpr::cast(node.clone()) {
+            immediates(&call, folding, &mut out);
+        }
+    });
+    out
+}
+
+/// Visits each node of `f`'s body in source order, outside `const { .. }` blocks: everything
+/// inside one folds.
+fn run_time_code(f: &ast::Fn, visit: &mut dyn FnMut(&ra_ap_syntax::SyntaxNode)) {
     let Some(body) = f.body() else {
-        return out;
+        return;
     };
     let mut walk = body.syntax().preorder();
     while let Some(event) = walk.next() {
@@ -155,11 +157,10 @@ pub fn helper_immediates(f: &ast::Fn, folding: &Folding<'_>) -> Vec<Refusal> {
         };
         if ast::BlockExpr::cast(node.clone()).is_some_and(|b| b.const_token().is_some()) {
             walk.skip_subtree();
-        } else if let Some(call) = ast::MethodCallExpr::cast(node) {
-            immediates(&call, folding, &mut out);
+        } else {
+            visit(&node);
         }
     }
-    out
 }
 
 /// Whether argument `e` of a call varies while the kernel runs (or does not fold), and where
