@@ -318,10 +318,35 @@ fn errors_of(diags: &[Diagnostic]) -> Vec<(String, String)> {
     let mut e: Vec<(String, String)> = diags
         .iter()
         .filter(|d| d.severity == visa_analysis::Severity::Error)
-        .map(|d| (d.code().to_string(), d.message.clone()))
+        .map(|d| (d.code().to_string(), unpadded(&d.message)))
         .collect();
     e.sort();
     e
+}
+
+/// `message` without the padding of the mappings it writes (` # 16`, ` #{!} 32`): a fix that
+/// pads a mapping changes how another error writes it (`Pkt = m![K % 8 # 16]` in its trail),
+/// not the error.
+fn unpadded(message: &str) -> String {
+    let mut parts = message.split(" #");
+    let mut out = parts.next().unwrap_or_default().to_string();
+    for part in parts {
+        let tail = part
+            .strip_prefix('{')
+            .and_then(|p| p.split_once('}'))
+            .map_or(part, |(_, t)| t);
+        let rest = tail
+            .strip_prefix(' ')
+            .map(|t| t.trim_start_matches(|c: char| c.is_ascii_digit()));
+        match rest {
+            Some(rest) if rest.len() + 1 < tail.len() => out.push_str(rest),
+            _ => {
+                out.push_str(" #");
+                out.push_str(part);
+            }
+        }
+    }
+    out
 }
 
 /// The property, on every fixture and manual example: each fix offered to a user (as
@@ -340,7 +365,8 @@ fn every_offered_fix_clears_its_diagnostic_and_adds_no_error() {
             .display()
             .to_string();
         let mut host = visa_analysis::AnalysisHost::new();
-        let file = host.set_file(Path::new("/fixture.rs"), text.clone());
+        // Named as `check_text` names the fixed text: messages name the file.
+        let file = host.set_file(Path::new("<text>"), text.clone());
         let raw = host
             .snapshot()
             .diagnostics(file)
@@ -404,7 +430,9 @@ fn every_offered_fix_clears_its_diagnostic_and_adds_no_error() {
                     .iter()
                     .filter(|(code, message)| {
                         !after.iter().any(|a| {
-                            a.code() == code && &a.message == message && !a.fixes.is_empty()
+                            a.code() == code
+                                && unpadded(&a.message) == *message
+                                && !a.fixes.is_empty()
                         })
                     })
                     .collect();

@@ -242,3 +242,46 @@ fn an_alias_a_helper_of_another_file_names_is_padded_where_it_is_defined() {
     assert_eq!(other["edits"][0]["line"], 4);
     assert_eq!(other["edits"][0]["new_text"], "m![[G, P / 4] # 256]");
 }
+
+/// Padding fixes through associated mappings (`fixtures/crates/assoc_layout_fix`): the Slice of
+/// `RowsDm<Wide>` is `<Wide as Group>::Slice`, written in a generic tensor alias and read by a
+/// generic helper with `L = Wide`; the fix at the kernel's call pads `type Slice` where `impl
+/// Group for Wide` defines it (layouts.rs:26). A method of an `impl` block whose head names
+/// `Narrow` pads `Narrow` where it is defined (layouts.rs:10), not the head's text.
+#[test]
+fn an_associated_mapping_and_an_impl_head_alias_are_padded_where_they_are_defined() {
+    let (_, out) = run_cli(&["fixtures/crates/assoc_layout_fix", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let at_call = |line: u64| {
+        v["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .find(|d| d["code"] == "CAP-003" && d["line"] == line && d["severity"] == "error")
+            .and_then(|d| d["fixes"][0].as_object().cloned())
+            .unwrap_or_else(|| panic!("a fixed CAP-003 error at kernels.rs:{line}: {v:#}"))
+    };
+    let wide = at_call(18);
+    assert_eq!(
+        wide["title"],
+        "pad `Wide::Slice` where it is defined, for every use"
+    );
+    assert_eq!(wide["safe"], true);
+    let edit = &wide["other_files"][0];
+    assert!(
+        edit["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("src/layouts.rs"))
+    );
+    assert_eq!(edit["edits"][0]["line"], 26);
+    assert_eq!(edit["edits"][0]["new_text"], "m![G # 256]");
+
+    let narrow = at_call(28);
+    assert_eq!(
+        narrow["title"],
+        "pad `Narrow` where it is defined, for every use"
+    );
+    let edit = &narrow["other_files"][0];
+    assert_eq!(edit["edits"][0]["line"], 10);
+    assert_eq!(edit["edits"][0]["new_text"], "m![G # 256]");
+}

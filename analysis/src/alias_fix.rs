@@ -77,8 +77,9 @@ pub fn diagnostics(
             .fixes
             .iter()
             .filter_map(|fix| {
-                let (read_in, path, edit) = written_alias_use(db, file, fix)?;
+                let (read_in, path, written) = written_alias_use(db, file, fix)?;
                 let path = path.as_str();
+                let edit = written.first()?;
                 let (def_file, body) = definition(db, read_in, edit.span.start, path)?;
                 // A padding fix pads the alias; another (an Element given the digits it
                 // misses, a padding kind rewritten) changes it.
@@ -93,7 +94,7 @@ pub fn diagnostics(
                 let every = uses
                     .entry(key)
                     .or_insert_with(|| alias_uses(db, file, path, (def_file, body)));
-                let others = other_uses(read_in, edit.span, every);
+                let others = other_uses(read_in, written, every);
                 if !others.is_empty() {
                     fix.title =
                         format!("{verb} `{path}` where it is defined, {}", changing(&others));
@@ -168,29 +169,32 @@ fn nth_generic_arg(text: &str, k: usize) -> Option<std::ops::Range<usize>> {
     Some(usize::from(r.start()).checked_sub(shift)?..usize::from(r.end()).checked_sub(shift)?)
 }
 
-/// The alias a fix replaces by a mapping (its one edit writes an `m![...]` over a path), in
-/// the file the edit is in: `file`, or the one other file a helper's edit made for its call is
-/// in (the helper's). The file, the alias's path and the edit.
+/// The alias a fix replaces by a mapping (its edits write one `m![...]` over each use of one
+/// path), in the file the edits are in: `file`, or the one other file a helper's edits made
+/// for its call are in (the helper's, which may name the alias twice: `impl Ops for
+/// DmTensor<f32, Chip, ..>` and its method's result). The file, the alias's path and the
+/// edits.
 fn written_alias_use<'f>(
     db: &dyn salsa::Database,
     file: SourceFile,
     fix: &'f Fix,
-) -> Option<(SourceFile, String, &'f Edit)> {
-    let (in_file, edit) = match (fix.edits.as_slice(), fix.other_files.as_slice()) {
-        ([edit], []) => (file, edit),
-        ([], [other]) => match other.edits.as_slice() {
-            [edit] => (*db::workspace_file(db, &other.path)?, edit),
-            _ => return None,
-        },
+) -> Option<(SourceFile, String, &'f [Edit])> {
+    let (in_file, edits) = match (fix.edits.as_slice(), fix.other_files.as_slice()) {
+        (edits @ [_, ..], []) => (file, edits),
+        ([], [other]) => (
+            *db::workspace_file(db, &other.path)?,
+            other.edits.as_slice(),
+        ),
         _ => return None,
     };
-    let path = in_file
-        .text(db)
-        .get(edit.span.range())
+    let text = in_file.text(db);
+    let first = edits.first()?;
+    let path = text
+        .get(first.span.range())
         .filter(|p| crate::syntax::is_item_path(p))?;
-    edit.new_text
-        .starts_with("m![")
-        .then(|| (in_file, path.to_string(), edit))
+    let same = |e: &Edit| text.get(e.span.range()) == Some(path) && e.new_text == first.new_text;
+    (first.new_text.starts_with("m![") && edits.iter().all(same))
+        .then(|| (in_file, path.to_string(), edits))
 }
 
 fn definition_fix(
@@ -244,11 +248,16 @@ struct Use {
     shown: String,
 }
 
-/// The uses of an alias other than the one at `here` (in `file`), each as `file.rs:LINE`: what
-/// padding the definition changes beside the diagnostic's own use.
-fn other_uses(file: SourceFile, here: Span, uses: &[Use]) -> Vec<String> {
-    let is_here =
-        |u: &Use| u.file == file && here.start <= u.start && u.start < here.end.max(here.start + 1);
+/// The uses of an alias other than those the fix's edits replace (in `file`), each as
+/// `file.rs:LINE`: what padding the definition changes beside the diagnostic's own uses.
+fn other_uses(file: SourceFile, written: &[Edit], uses: &[Use]) -> Vec<String> {
+    let is_here = |u: &Use| {
+        u.file == file
+            && written.iter().any(|e| {
+                let here = e.span;
+                here.start <= u.start && u.start < here.end.max(here.start + 1)
+            })
+    };
     uses.iter()
         .filter(|u| !is_here(u))
         .map(|u| u.shown.clone())
@@ -345,6 +354,14 @@ fn definition(
     {
         return alias_body(file, &found);
     }
+    // `<Wide as Group>::Slice`: the item `Wide`'s `impl Group` block defines, `Wide::Slice`.
+    let path = path
+        .strip_prefix('<')
+        .and_then(|r| r.split_once(">::"))
+        .and_then(|(ty_trait, item)| {
+            Some(format!("{}::{item}", ty_trait.split_once(" as ")?.0.trim()))
+        })
+        .unwrap_or_else(|| path.to_string());
     let segs: Vec<String> = path.split("::").map(str::to_string).collect();
     let in_file = innermost_module(db, file, at);
     db::in_crate_of(db, file, |map| {

@@ -479,7 +479,7 @@ fn at_the_binding(
     if !fix.alias_pad.is_empty() && fix.edits.is_empty() && fix.other_files.is_empty() {
         let at = helper.offset.saturating_add(found.start);
         let read_at = Some((helper.file.path(db).clone(), at));
-        let alias_pad = fix
+        let alias_pad: Vec<crate::diagnostic::AliasPad> = fix
             .alias_pad
             .iter()
             .map(|pad| match pad.read_at {
@@ -489,10 +489,24 @@ fn at_the_binding(
                         ..pad.clone()
                     }
                 }
+                // An associated mapping of a type parameter the call binds (`<L as
+                // Shard>::Slice` of a generic tensor alias, `L` = `NormShard`): that type's,
+                // padded where its `impl` block defines it.
+                None if pad.field.is_none() && pad.tensor_arg.is_none() => {
+                    associated_pad(helper, call, &pad.name, &pad.new_text)
+                        .unwrap_or_else(|| pad.clone())
+                }
                 _ => pad.clone(),
             })
             .collect();
+        // The title names each alias as the call reads it (`Wide::Slice`, not `<L as
+        // Group>::Slice`).
+        let mut title = fix.title.clone();
+        for (old, new) in fix.alias_pad.iter().zip(&alias_pad) {
+            title = title.replace(&format!("`{}`", old.name), &format!("`{}`", new.name));
+        }
         return Some(crate::diagnostic::Fix {
+            title,
             alias_pad,
             ..fix.clone()
         });
@@ -671,7 +685,12 @@ fn associated_pad(
     written: &str,
     new_text: &str,
 ) -> Option<crate::diagnostic::AliasPad> {
-    let (param, item) = written.split_once("::")?;
+    // `<L as Shard>::Slice` names the same item as `L::Slice`.
+    let qualified = written
+        .strip_prefix('<')
+        .and_then(|r| r.split_once(">::"))
+        .and_then(|(ty_trait, item)| Some((ty_trait.split_once(" as ")?.0.trim(), item)));
+    let (param, item) = qualified.or_else(|| written.split_once("::"))?;
     // `Self::Flit` in a trait's default traced for the type the call names.
     let ty = match (param, &call.bound.self_arg) {
         ("Self", Some(ty)) => ty,

@@ -295,7 +295,7 @@ fn first_new_error(host: &AnalysisHost, before: &Errors) -> Option<(PathBuf, Dia
             if d.severity != Severity::Error {
                 continue;
             }
-            let key = (d.code(), without_placements(&d.message));
+            let key = (d.code(), comparable(&d.message));
             let had = before
                 .get(&path)
                 .and_then(|c| c.get(&key))
@@ -389,7 +389,7 @@ fn errors(host: &AnalysisHost) -> Errors {
         for d in analysis.diagnostics(id).iter().flat_map(|ds| ds.iter()) {
             if d.severity == Severity::Error {
                 let count = counts
-                    .entry((d.code(), without_placements(&d.message)))
+                    .entry((d.code(), comparable(&d.message)))
                     .or_default();
                 count.n += 1;
                 count.unfixed |= d.fixes.is_empty();
@@ -399,9 +399,41 @@ fn errors(host: &AnalysisHost) -> Errors {
     out
 }
 
-/// A message with the addresses its trail of calls says tensors are placed at (`x` placed at
-/// 0x4210) left out: a fix that moves a tensor changes where the trail says it is, not the
+/// A message as errors before and after a fix are compared: without the addresses its trail
+/// of calls says tensors are placed at, and without the padding of the mappings it writes. A
+/// fix that moves a tensor changes where the trail says it is, and one that pads a mapping
+/// changes how another error writes it (`slice `W / 4`` → `slice `W / 4 # 256``), not the
 /// error.
+fn comparable(message: &str) -> String {
+    without_padding(&without_placements(message))
+}
+
+/// `message` with each padding of a mapping it writes (` # 256`, ` #{!} 32`) left out.
+fn without_padding(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(" #") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        // `#{kind}` names the padding's kind.
+        let after = match after.strip_prefix('{').and_then(|a| a.split_once('}')) {
+            Some((_, tail)) => tail,
+            None => after,
+        };
+        let digits = after.trim_start_matches(' ');
+        let size = digits.trim_start_matches(|c: char| c.is_ascii_digit());
+        if size.len() == digits.len() || !after.starts_with(' ') {
+            // Not a padding: kept as written.
+            out.push_str(" #");
+            rest = &rest[at + 2..];
+        } else {
+            rest = size;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 fn without_placements(message: &str) -> String {
     let Some((finding, trail)) = message.split_once(" (in `") else {
         return message.to_string();
@@ -460,6 +492,18 @@ mod tests {
 
     fn edit(start: usize, end: usize, new_text: &str) -> Edit {
         Edit::replace(start, end, new_text)
+    }
+
+    #[test]
+    fn errors_are_compared_without_the_padding_of_the_mappings_they_write() {
+        assert_eq!(
+            comparable("the VRF operand has slice `W / 4 # 256`, the stream `W / 4, F / 32`"),
+            comparable("the VRF operand has slice `W / 4`, the stream `W / 4, F / 32`")
+        );
+        assert_eq!(
+            without_padding("m![1 #{!} 32, A] and #3 # x"),
+            "m![1, A] and #3 # x"
+        );
     }
 
     #[test]

@@ -369,13 +369,23 @@ impl<'a> Builder<'a> {
                 self.bind_mapping_generic(n.text().as_ref(), text);
             }
         }
-        let declared = tensor_type(&written, self.env, &self.scope, &mut Vec::new());
+        // The block's head is written before the method, outside its text: its mappings are
+        // named at `self`, and an alias among them is padded where it is defined, as one a
+        // tensor alias names is.
+        let what = span_of(sp.syntax().text_range());
+        let declared =
+            tensor_type(&written, self.env, &self.scope, &mut Vec::new()).map(|mut t| {
+                for m in t.maps.values_mut() {
+                    m.span = Some(what);
+                    m.in_tensor_alias = true;
+                }
+                t
+            });
         let at_call = bound.tensors.first().cloned().flatten();
         if let (Some(declared), Some(at_call)) = (&declared, &at_call) {
             self.bind_generic_mappings(declared, at_call);
         }
         if let Some(ty) = at_call.or(declared) {
-            let what = span_of(sp.syntax().text_range());
             self.tensor_param_at("self".to_string(), what, ty, 0, bound);
         }
         true

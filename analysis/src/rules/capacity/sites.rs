@@ -26,6 +26,13 @@ pub(super) fn alias<'s>(cx: &FnContext<'_>, map: &'s MapVal) -> Option<&'s str> 
     (cx.scope.aliases.contains_key(t) && !cx.scope.bound.contains(t)).then_some(t)
 }
 
+/// The associated mapping of a type parameter a call binds that `map` names (`<L as
+/// Shard>::Slice`, `L::Slice`, `L` given a type of the crate).
+fn bound_associated<'s>(cx: &FnContext<'_>, map: &'s MapVal) -> Option<&'s str> {
+    let t = map.text.trim();
+    (cx.scope.bound.contains(t) && t.contains("::")).then_some(t)
+}
+
 /// Every mapping written in the function, once per place (an alias once per function).
 pub(super) fn written_sites<'a>(cx: &FnContext<'a>) -> Vec<Site<'a>> {
     // By place and slot: the mappings of a whole tensor alias (`a: &Input`) are all written
@@ -99,8 +106,11 @@ pub(super) fn pad_fix(
         None => d,
     };
     // A mapping alias named inside a tensor type alias: no use here to edit, so the alias is
-    // padded where it is defined (the engine finds the definition).
+    // padded where it is defined (the engine finds the definition). So is an associated
+    // mapping of a type parameter the call binds (`<L as Shard>::Slice` in `StateDm<L>`),
+    // which the call's type defines.
     let padded = alias(cx, site.map)
+        .or_else(|| bound_associated(cx, site.map))
         .filter(|_| site.map.in_tensor_alias)
         .and_then(|a| {
             Some((
