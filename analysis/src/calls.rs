@@ -383,14 +383,16 @@ pub fn call_diagnostics(
                 continue;
             }
             // Once per rule and place: each iteration of a loop calls the helper anew, and
-            // the first that gives a finding names it.
-            if out
+            // the first that gives a finding names it; an error found later (deeper in the
+            // helper, where the Tensor Unit reads the tensor) outranks a warning.
+            let same = out
                 .iter()
-                .any(|o| o.rule.code == found.rule.code && o.span == found.span)
-            {
-                continue;
+                .position(|o| o.rule.code == found.rule.code && o.span == found.span);
+            match same {
+                Some(i) if out[i].severity < found.severity => out[i] = found,
+                Some(_) => {}
+                None => out.push(found),
             }
-            out.push(found);
         }
     }
     out
@@ -479,31 +481,66 @@ fn at_the_binding(
     if !fix.alias_pad.is_empty() && fix.edits.is_empty() && fix.other_files.is_empty() {
         let at = helper.offset.saturating_add(found.start);
         let read_at = Some((helper.file.path(db).clone(), at));
-        let alias_pad: Vec<crate::diagnostic::AliasPad> = fix
-            .alias_pad
-            .iter()
-            .map(|pad| match pad.read_at {
+        let mut edits = Vec::new();
+        let mut alias_pad: Vec<crate::diagnostic::AliasPad> = Vec::new();
+        for pad in &fix.alias_pad {
+            let param = helper
+                .type_params
+                .iter()
+                .position(|p| p.as_deref() == Some(pad.name.as_str()));
+            match pad.read_at {
+                // A mapping parameter of the helper (`S` of an inner call's inferred type):
+                // what the call binds it to, written in its turbofish or inferred from an
+                // argument's type alias.
+                None if param.is_some() && pad.field.is_none() && pad.tensor_arg.is_none() => {
+                    let k = param?;
+                    if let Some(span) = call.mapping_args.get(k).copied().flatten() {
+                        edits.push(crate::diagnostic::Edit {
+                            span,
+                            new_text: pad.new_text.clone(),
+                        });
+                    } else {
+                        let name = call.inferred.get(k).cloned().flatten()?;
+                        alias_pad.push(crate::diagnostic::AliasPad {
+                            name,
+                            ..pad.clone()
+                        });
+                    }
+                }
                 None if !pad.name.contains("::") && pad.field.is_none() => {
-                    crate::diagnostic::AliasPad {
+                    alias_pad.push(crate::diagnostic::AliasPad {
                         read_at: read_at.clone(),
                         ..pad.clone()
-                    }
+                    });
                 }
                 // An associated mapping of a type parameter the call binds (`<L as
                 // Shard>::Slice` of a generic tensor alias, `L` = `NormShard`): that type's,
                 // padded where its `impl` block defines it.
-                None if pad.field.is_none() && pad.tensor_arg.is_none() => {
+                None if pad.field.is_none() && pad.tensor_arg.is_none() => alias_pad.push(
                     associated_pad(helper, call, &pad.name, &pad.new_text)
-                        .unwrap_or_else(|| pad.clone())
-                }
-                _ => pad.clone(),
-            })
-            .collect();
+                        .unwrap_or_else(|| pad.clone()),
+                ),
+                _ => alias_pad.push(pad.clone()),
+            }
+        }
+        if !edits.is_empty() && !alias_pad.is_empty() {
+            return None;
+        }
         // The title names each alias as the call reads it (`Wide::Slice`, not `<L as
         // Group>::Slice`).
         let mut title = fix.title.clone();
         for (old, new) in fix.alias_pad.iter().zip(&alias_pad) {
             title = title.replace(&format!("`{}`", old.name), &format!("`{}`", new.name));
+        }
+        if !edits.is_empty() {
+            // The parameter's argument, at this call: this call's own fix.
+            return Some(crate::diagnostic::Fix {
+                title: format!("pass the padded mapping at this call ({title})"),
+                edits,
+                edits_definition: false,
+                alias_pad,
+                ..fix.clone()
+            });
         }
         return Some(crate::diagnostic::Fix {
             title,
