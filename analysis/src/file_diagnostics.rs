@@ -5,7 +5,7 @@
 use crate::call_writes::scratch_diagnostics;
 use crate::calls::{Caller, call_diagnostics, traced_fn};
 use crate::db::{self, SourceFile};
-use crate::diagnostic::{Diagnostic, Severity, Span};
+use crate::diagnostic::Diagnostic;
 use crate::model::HelperCall;
 use std::sync::Arc;
 
@@ -100,25 +100,6 @@ pub fn file_diagnostics(
     if added {
         raw.sort_by_key(|d| (d.span, d.code()));
         raw.dedup();
-        // A rule's error at a place is its verdict there: a warning of the same rule at the
-        // same place (the function's own, where a helper it calls finds the error) goes. A
-        // macro's invocation is the place of all its functions' findings, which stay.
-        let in_macro = |s: Span| {
-            analysis
-                .generated
-                .iter()
-                .any(|g| g.call.start <= s.start && s.end <= g.call.end)
-        };
-        let errors: std::collections::HashSet<(Span, &str)> = raw
-            .iter()
-            .filter(|d| d.severity == Severity::Error && !in_macro(d.span))
-            .map(|d| (d.span, d.code()))
-            .collect();
-        if !errors.is_empty() {
-            raw.retain(|d| {
-                d.severity != Severity::Warning || !errors.contains(&(d.span, d.code()))
-            });
-        }
     }
     let suppressed = crate::suppress::apply(file.text(db), raw);
     settings.config(db).apply(suppressed).into()
