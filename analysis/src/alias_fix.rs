@@ -355,13 +355,7 @@ fn definition(
         return alias_body(file, &found);
     }
     // `<Wide as Group>::Slice`: the item `Wide`'s `impl Group` block defines, `Wide::Slice`.
-    let path = path
-        .strip_prefix('<')
-        .and_then(|r| r.split_once(">::"))
-        .and_then(|(ty_trait, item)| {
-            Some(format!("{}::{item}", ty_trait.split_once(" as ")?.0.trim()))
-        })
-        .unwrap_or_else(|| path.to_string());
+    let path = crate::syntax::without_trait(path).unwrap_or_else(|| path.to_string());
     let segs: Vec<String> = path.split("::").map(str::to_string).collect();
     let in_file = innermost_module(db, file, at);
     db::in_crate_of(db, file, |map| {

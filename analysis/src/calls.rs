@@ -723,11 +723,8 @@ fn associated_pad(
     new_text: &str,
 ) -> Option<crate::diagnostic::AliasPad> {
     // `<L as Shard>::Slice` names the same item as `L::Slice`.
-    let qualified = written
-        .strip_prefix('<')
-        .and_then(|r| r.split_once(">::"))
-        .and_then(|(ty_trait, item)| Some((ty_trait.split_once(" as ")?.0.trim(), item)));
-    let (param, item) = qualified.or_else(|| written.split_once("::"))?;
+    let unqualified = crate::syntax::without_trait(written);
+    let (param, item) = unqualified.as_deref().unwrap_or(written).split_once("::")?;
     // `Self::Flit` in a trait's default traced for the type the call names.
     let ty = match (param, &call.bound.self_arg) {
         ("Self", Some(ty)) => ty,
