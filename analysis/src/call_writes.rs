@@ -54,9 +54,10 @@ pub fn scratch_diagnostics(
         let Some(helper) = helper.filter(|h| !h.is_expanded()) else {
             continue;
         };
+        let own = checked_as_callers(model, call);
         let writes: Vec<CallWrite> = helper_writes(db, at, &helper, call)
             .into_iter()
-            .filter(|w| !w.given_back)
+            .filter(|w| !(w.given_back && own.contains(&w.fp.start)))
             .map(|w| CallWrite {
                 fp: w.fp,
                 trail: w.trail,
@@ -65,6 +66,19 @@ pub fn scratch_diagnostics(
         out.extend(scratch_over_live(call, live, &writes));
     }
     out
+}
+
+/// Where the tensors `call` gives back land that the caller checks as its own (placed by the
+/// call, see `TensorVar::placed_by_call`). A tensor given back as a window placed by hand
+/// (`from_addr(CONCAT)`, which the helper's trace filled) is not one: what the helper wrote
+/// into it is checked here, as its scratch is.
+fn checked_as_callers(model: &FnModel, call: &HelperCall) -> Vec<u64> {
+    model
+        .tensors
+        .iter()
+        .filter(|t| t.placed_by_call == Some(call.span))
+        .filter_map(|t| t.address)
+        .collect()
 }
 
 /// The DM ranges `helper` writes, traced with `call`'s values: its chains' writes, the

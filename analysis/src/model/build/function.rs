@@ -286,6 +286,7 @@ impl<'a> Builder<'a> {
             Some(ty) => self.tensor_param(&pat, pname, ty, k, bound),
             None => {
                 if let Some(v) = self.param_of_tensors(p) {
+                    self.name_array_elements(p, &pname, &v);
                     self.vars.insert(pname, v);
                 } else if p
                     .ty()
@@ -484,6 +485,36 @@ impl<'a> Builder<'a> {
             engines: Vec::new(),
         };
         self.vars.insert(pname, tensor);
+    }
+
+    /// An array parameter of tensors whose length is known (`tables: [&HbmTensor<..>;
+    /// NUM_TABLES]`): its elements are `tables[0]`, `tables[1]`, .., each a tensor of the
+    /// element type, so a loop over it (`tables.iter().enumerate()`) is unrolled as the
+    /// compiler's trace runs it, with the index known in each iteration.
+    fn name_array_elements(&mut self, p: &ast::Param, pname: &str, v: &Val) {
+        const MAX_ELEMENTS: u64 = 64;
+        let mut ty = p.ty();
+        while let Some(ast::Type::RefType(r)) = &ty {
+            ty = r.ty();
+        }
+        let (Some(ast::Type::ArrayType(a)), Val::Many { elem, .. }) = (ty, v) else {
+            return;
+        };
+        let Some(n) = a
+            .const_arg()
+            .and_then(|c| c.expr())
+            .and_then(|e| self.const_int(&e))
+        else {
+            return;
+        };
+        if n > MAX_ELEMENTS {
+            return;
+        }
+        let names: Vec<String> = (0..n).map(|k| format!("{pname}[{k}]")).collect();
+        for name in &names {
+            self.vars.insert(name.clone(), (**elem).clone());
+        }
+        self.tensor_arrays.insert(pname.to_string(), names);
     }
 
     /// A parameter holding tensors field by field: a tuple of tensors (`inputs: (&HbmTensor<..>,

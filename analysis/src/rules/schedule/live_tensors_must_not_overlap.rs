@@ -38,7 +38,8 @@ pub const SCH_001: Rule = Rule {
            stay live until that read: a tile placed partly over an earlier one clobbers it. \
            A helper call is traced with its values, any number of calls deep: a tensor it \
            keeps to itself (a scratch at `cfg.scratch`) must not land on a tensor of the \
-           caller live across the call; the call is reported, naming where the helper writes.",
+           caller live across the call, nor may what it writes into a window it gives back placed by \
+           hand (`from_addr(CONCAT)`); the call is reported, naming where the helper writes.",
     bad: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
           let b: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, K]> = b.to_dm(&mut ctx.tdma, 1 << 12);",
     good: "let a: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = a.to_dm(&mut ctx.tdma, 0); // 128 KiB\n\
