@@ -294,6 +294,31 @@ impl Layout {
         })
     }
 
+    /// The buffer position holding `index` (an axis it does not name at 0): the inverse of
+    /// [`Layout::map`], for a layout of factors only (`None` with an opaque digit, and when
+    /// the layout does not hold the index: an axis it drops or a coordinate past its valid
+    /// digits). Each factor's digit is the coordinate's `(c / coef) % valid`, and the digits
+    /// of an axis must add back up to its coordinate.
+    pub fn position_of(&self, index: &Index) -> Option<u64> {
+        let mut held: BTreeMap<Arc<str>, u128> = BTreeMap::new();
+        let mut position: u128 = 0;
+        let mut place: u128 = 1;
+        for dim in self.dims.iter().rev() {
+            let Dim::Factor(f) = dim else { return None };
+            if let Some(axis) = &f.axis {
+                let c = index.get(&axis.name).copied().unwrap_or(0);
+                let digit = (c / u128::from(f.coef)) % u128::from(f.valid);
+                *held.entry(axis.name.clone()).or_insert(0) += digit * u128::from(f.coef);
+                position += digit * place;
+            }
+            place = place.checked_mul(u128::from(f.extent))?;
+        }
+        let all_held = index
+            .iter()
+            .all(|(axis, &c)| held.get(axis).copied().unwrap_or(0) == c);
+        all_held.then(|| u64::try_from(position).ok()).flatten()
+    }
+
     /// The tensor index at buffer position `i`, or `None` for padding (and past the end).
     /// For a linear combination, which may hold several indices at one position, the first.
     pub fn map(&self, i: u64) -> Option<Index> {
@@ -1001,6 +1026,22 @@ mod tests {
             .unwrap();
         assert_eq!(e.to_expr(), "B / 64, B % 32, B / 32 % 2");
         assert_eq!(e.map(67), idx(&[("B", 97)]));
+    }
+
+    #[test]
+    fn position_of_inverts_map() {
+        // `m![S, B, K]` row-major: S's stride is B * K; a transposed split of A as well.
+        let l = crate::mapping::testing::lay("S = 8, B = 4, K = 32", "S, B, K");
+        assert_eq!(l.position_of(&idx(&[("S", 3)]).unwrap()), Some(3 * 4 * 32));
+        let t = crate::mapping::testing::lay("A = 16, K = 3", "A % 4, K # 4, A / 4");
+        for i in 0..t.size {
+            if let Some(ix) = t.map(i) {
+                assert_eq!(t.position_of(&ix), Some(i), "position {i}");
+            }
+        }
+        // An axis the layout drops, and a coordinate past its digits, are not held.
+        assert_eq!(l.position_of(&idx(&[("Q", 1)]).unwrap()), None);
+        assert_eq!(l.position_of(&idx(&[("S", 8)]).unwrap()), None);
     }
 
     #[test]
