@@ -187,6 +187,7 @@ impl<'a> Builder<'a> {
             lost_reported: std::collections::HashSet::new(),
             counters: HashMap::new(),
             tensor_arrays: HashMap::new(),
+            closure_runs: HashMap::new(),
             with_closures: None,
             run_time_params: HashMap::new(),
             contexts: std::collections::HashSet::new(),

@@ -4,7 +4,7 @@
 use super::reading::{
     assigns, callee_key, has_engine_call, last_step, span_of, uses_name, var_name,
 };
-use super::state::{Builder, MAX_ITERATIONS, Val};
+use super::state::{Builder, ClosureRuns, MAX_ITERATIONS, Val};
 use crate::diagnostic::Span;
 use crate::model::Iteration;
 use crate::model::consts;
@@ -434,7 +434,7 @@ impl Builder<'_> {
         body: LoopBody<'_>,
         at: Span,
         tensors: Vec<Val>,
-    ) -> Vec<Val> {
+    ) -> Vec<(Val, Option<u32>)> {
         let n = elems.len();
         let elems: Vec<value::Value> = if n as u64 <= u64::from(self.iterations_left) {
             elems
@@ -511,7 +511,7 @@ impl Builder<'_> {
                 LoopBody::Block(b) => {
                     self.block(b, None, None);
                 }
-                LoopBody::Closure(e) => results.push(self.top(e, None, None)),
+                LoopBody::Closure(e) => results.push((self.top(e, None, None), self.iteration)),
             }
             self.skipping = false;
             self.iterations_left += kept;
@@ -538,20 +538,30 @@ impl Builder<'_> {
         if elems.is_empty() || elems.len() as u64 > u64::from(self.iterations_left) {
             return None;
         }
-        Some(self.closure_per_element(&pat, &body, elems))
+        let built = span_of(m.syntax().text_range());
+        Some(self.closure_per_element(&pat, &body, elems, built))
     }
 
     /// Runs the closure `|pat| body` once per element of `elems`, as the trace runs it: an
-    /// array of the tensor it gives (unknown when it gives none).
+    /// array of the tensor it gives (unknown when it gives none). The runs are kept by the
+    /// expression `built` that builds the array, for a pattern that binds its elements.
     fn closure_per_element(
         &mut self,
         pat: &ast::Pat,
         body: &ast::Expr,
         elems: Vec<value::Value>,
+        built: Span,
     ) -> Val {
         let at = span_of(pat.syntax().text_range());
-        let results = self.unroll(pat, elems, LoopBody::Closure(body), at, Vec::new());
-        match results.into_iter().find(Val::holds_tensor) {
+        let runs = self.unroll(pat, elems, LoopBody::Closure(body), at, Vec::new());
+        let first = runs
+            .iter()
+            .map(|(v, _)| v)
+            .find(|v| v.holds_tensor())
+            .cloned();
+        let body = body.clone();
+        self.closure_runs.insert(built, ClosureRuns { body, runs });
+        match first {
             Some(t) => Val::Many {
                 elem: Box::new(t),
                 enumerated: false,
@@ -583,7 +593,8 @@ impl Builder<'_> {
             return None;
         }
         let indices = (0..n).map(value::Value::Int).collect();
-        Some(self.closure_per_element(&pat, &body, indices))
+        let built = span_of(c.syntax().text_range());
+        Some(self.closure_per_element(&pat, &body, indices, built))
     }
 
     /// The length of the array `from_fn` call `c` builds: its turbofish's second argument,

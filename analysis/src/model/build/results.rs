@@ -31,7 +31,7 @@ fn says_anything(v: &Value) -> bool {
 }
 
 /// The expression under references, parentheses, blocks, `.await` and `?`.
-fn under_wrappers(e: &ast::Expr) -> Option<ast::Expr> {
+pub(super) fn under_wrappers(e: &ast::Expr) -> Option<ast::Expr> {
     Some(match e {
         ast::Expr::RefExpr(r) => under_wrappers(&r.expr()?)?,
         ast::Expr::ParenExpr(p) => under_wrappers(&p.expr()?)?,

@@ -81,6 +81,14 @@ pub(super) enum Val {
     Unknown,
 }
 
+/// The runs of a closure that builds an array element by element: its body, and for each
+/// element what the run gives with the loop iteration it is named by.
+#[derive(Clone)]
+pub(super) struct ClosureRuns {
+    pub(super) body: ast::Expr,
+    pub(super) runs: Vec<(Val, Option<u32>)>,
+}
+
 impl Val {
     /// An array of tensors of one type.
     pub(super) fn many(ty: TensorTy) -> Val {
@@ -176,6 +184,10 @@ pub struct Builder<'a> {
     /// (`srcs.iter().enumerate()`) is unrolled element by element, as over the array written
     /// in place, and `tiles[k]` with `k` known is its element.
     pub(super) tensor_arrays: HashMap<String, Vec<String>>,
+    /// The arrays a closure builds, run once per element (`GATES.map(|g| gate(ctx, g))`,
+    /// `array::from_fn(..)`), by the expression that builds them: what each run gives, so
+    /// that `let [r, z] = ..` binds each name to its own run (see [`ClosureRuns`]).
+    pub(super) closure_runs: HashMap<Span, ClosureRuns>,
     /// Once a `let` binds a closure (`let slot = |k: usize| BASE + k * STRIDE;`): the crate's
     /// value functions with the function's closures beside them, which the evaluator runs
     /// where they are called (`slot(3)`). Built once, when the first closure is bound.

@@ -7,7 +7,7 @@ use super::reading::{
     arg_of, assigned_after, assigned_in_straight_code, assigned_root, is_from_addr, pat_name,
     span_of, var_name,
 };
-use super::state::{Builder, Construct, Val, many_type};
+use super::state::{Builder, ClosureRuns, Construct, Val, many_type};
 use crate::diagnostic::Span;
 use crate::model::consts;
 use crate::model::methods::Engine;
@@ -542,7 +542,12 @@ impl Builder<'_> {
             // `let (a, b) = ..`, `let Pair { a, b } = ..`, `let Some(t) = .. else { .. }`.
             if let Some(pat) = l.pat() {
                 let val = self.typed_by_tuple_annotation(val, annotation.as_ref());
-                self.bind_pat(&pat, val);
+                if !l
+                    .initializer()
+                    .is_some_and(|init| self.bind_each_run(&pat, &init))
+                {
+                    self.bind_pat(&pat, val);
+                }
                 if let Some(init) = l.initializer() {
                     self.place_returned(&pat, &init);
                     self.take_call_result(&pat, &init);
@@ -821,6 +826,39 @@ impl Builder<'_> {
             });
         }
         self.vars.insert(name, val);
+    }
+
+    /// `let [r, z] = GATES.map(|g| gate(ctx, .., g));`: each name takes what its own run of
+    /// the closure gave, placed where that run's call placed it, as the trace holds each
+    /// element. Whether `pat` is such a pattern of as many names as runs.
+    fn bind_each_run(&mut self, pat: &ast::Pat, init: &ast::Expr) -> bool {
+        let ast::Pat::SlicePat(sp) = pat else {
+            return false;
+        };
+        let Some(built) = super::results::under_wrappers(init) else {
+            return false;
+        };
+        let Some(ClosureRuns { body, runs }) = self
+            .closure_runs
+            .get(&span_of(built.syntax().text_range()))
+            .cloned()
+        else {
+            return false;
+        };
+        let pats: Vec<ast::Pat> = sp.pats().collect();
+        let rest = pats.iter().any(|p| matches!(p, ast::Pat::RestPat(_)));
+        if rest || pats.len() != runs.len() {
+            return false;
+        }
+        for (p, (val, iteration)) in pats.iter().zip(runs) {
+            self.bind_pat(p, val);
+            if let Some(name) = pat_name(p) {
+                let outer = std::mem::replace(&mut self.iteration, iteration);
+                self.take_call_result_as(&name, span_of(p.syntax().text_range()), &body);
+                self.iteration = outer;
+            }
+        }
+        true
     }
 
     /// Binds a pattern to a value: tuples and struct literals part by part, `Some(t)`/`Ok(t)`
