@@ -19,7 +19,8 @@ pub const VEC_004: Rule = Rule {
            FxpAdd/Lshift/Mul/Rshift; Float: FpFma/FpFpu/FpExp/FpMul0/FpMul1; Clip: \
            ClipAdd/Max/Min) and each ALU runs once per pass: `AddFxp` then `SubFxp` both need \
            FxpAdd and panic with \"FxpAdd is already in use\"; `tanh(sqrt(x))` needs FpFpu twice. \
-           Use the twin multiplier (`FpMulAlu::Mul1` next to `Mul0`), move an add to the Clip \
+           A multiply routed to the FMA unit (`MulF(FpMulAlu::Fma)`) takes FpFma, as `AddF` \
+           does. Use the twin multiplier (`FpMulAlu::Mul1` next to `Mul0`), move an add to the Clip \
            stage (`ClipBinaryOpI32::AddFxp`), or split the work into two Tensor Unit passes with \
            the intermediate in DM. In two-group mode an ALU used by either group is used for both. \
            A pass written across helper calls (a helper given a stream in mid-pass, or \
@@ -58,6 +59,8 @@ fn alu(stage: VeStage, op: &Op<'_>) -> Option<&'static str> {
             "MulF" | "MaskMulF" => match op.lane.map(|l| l.0) {
                 Some("Mul0") => "FpMul0",
                 Some("Mul1") => "FpMul1",
+                // Not in the manual's table (L4895-L4898), in both libraries' `FpMulAlu`.
+                Some("Fma") => "FpFma",
                 _ => return None,
             },
             _ => return None,
@@ -170,6 +173,11 @@ mod tests {
             Some("FpMul1")
         );
         assert_eq!(alu_of(VeStage::Fp, "FmaF"), Some("FpFma"));
+        // A multiply routed to the FMA unit (`FpMulAlu::Fma`, docs/manual-notes.md N-19).
+        assert_eq!(
+            alu_of(VeStage::Fp, "FpBinaryOp::MulF(FpMulAlu::Fma)"),
+            Some("FpFma")
+        );
         // Clip, L4956-L4972: i32 AddFxp and f32 Add share ClipAdd.
         assert_eq!(
             alu_of(VeStage::Clip, "ClipBinaryOpI32::AddFxp"),
