@@ -1260,21 +1260,24 @@ impl Arm {
 /// decided: a tuple pattern element by element, each part as [`may_match`] decides it; `None`
 /// when a part the pattern reads is unknown or the pattern is not one decided here.
 fn matches(pat: &ast::Pat, v: &value::Value) -> Option<bool> {
+    let each = |fields: ast::AstChildren<ast::Pat>, vs: &[value::Value]| {
+        let fields: Vec<ast::Pat> = fields.collect();
+        let rest = fields.iter().any(|f| matches!(f, ast::Pat::RestPat(_)));
+        (fields.len() == vs.len() && !rest).then(|| all_match(&fields, vs))
+    };
     match (pat, v) {
-        (ast::Pat::TuplePat(t), value::Value::Tuple(vs))
-            if t.fields().count() == vs.len()
-                && !t.fields().any(|f| matches!(f, ast::Pat::RestPat(_))) =>
-        {
-            let mut all = Some(true);
-            for (f, v) in t.fields().zip(vs) {
-                match matches(&f, v) {
-                    Some(false) => return Some(false),
-                    Some(true) => {}
-                    None => all = None,
-                }
-            }
-            all
-        }
+        (ast::Pat::TuplePat(t), value::Value::Tuple(vs)) if let Some(m) = each(t.fields(), vs) => m,
+        // `Some((op, factor))`: the variant of its name, each field matching its pattern.
+        (
+            ast::Pat::TupleStructPat(t),
+            value::Value::Variant {
+                path,
+                fields: value::Fields::Positional(vs),
+            },
+        ) if !names_a_constant(path) && !decidable(pat) => match may_match(pat, v) {
+            false => Some(false),
+            true => each(t.fields(), vs).flatten(),
+        },
         // `None` (or a unit variant brought into scope) parses as a name: a variant's name
         // starts with a capital letter, a binding's does not.
         (ast::Pat::IdentPat(i), v) if i.pat().is_none() => {
@@ -1295,6 +1298,20 @@ fn matches(pat: &ast::Pat, v: &value::Value) -> Option<bool> {
         (_, value::Value::Variant { path, .. }) if names_a_constant(path) => None,
         (p, v) => decidable(p).then(|| may_match(p, v)),
     }
+}
+
+/// Whether every pattern matches the value in its place (`None` when one is not decided and
+/// none is known not to).
+fn all_match(pats: &[ast::Pat], vs: &[value::Value]) -> Option<bool> {
+    let mut all = Some(true);
+    for (p, v) in pats.iter().zip(vs) {
+        match matches(p, v) {
+            Some(false) => return Some(false),
+            Some(true) => {}
+            None => all = None,
+        }
+    }
+    all
 }
 
 /// Whether a path's last segment is a constant's name (`MASK`, `R::MAX_ROWS`), which Rust
