@@ -75,15 +75,20 @@ impl Builder<'_> {
                 return self.join(arms, complete);
             }
             ast::Expr::MatchExpr(m) => {
-                if let Some(scrutinee) = m.expr() {
-                    self.arg_expr(&scrutinee);
-                }
+                // (A match on tensors, `Some(bias) => ..` of an optional operand, binds them.)
+                let on_tensors = m.expr().is_some_and(|scrutinee| {
+                    let v = self.arg_expr(&scrutinee);
+                    v.holds_tensor() || matches!(v, Val::Lost(_))
+                });
                 // A scrutinee the compiler knows takes one arm, its pattern bound
                 // (`Some(op) => t.vector_fxp(op, ..)` for `cfg.round = Some(AddFxp)`).
                 if let Some(x) = self.taken_arm(m).and_then(|arm| arm.expr()) {
                     let v = self.top(&x, expected.clone(), binding.clone());
                     let ends = std::mem::take(&mut self.last_ends);
                     return self.join(vec![(v, ends)], true);
+                }
+                if !on_tensors {
+                    self.bind_arms_unknown(m);
                 }
                 let mut arms = Vec::new();
                 for arm in m.match_arm_list().into_iter().flat_map(|l| l.arms()) {

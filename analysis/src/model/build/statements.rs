@@ -313,6 +313,36 @@ impl Builder<'_> {
         None
     }
 
+    /// A `match` whose taken arm is not known: what its patterns bind is not known either,
+    /// with the reason (a rule reading `op` of `Some((op, f)) => t.vector_fp_binary(op, f)`
+    /// says it is not checked, VL-009). Names that start with a capital letter are variants.
+    pub(super) fn bind_arms_unknown(&mut self, m: &ast::MatchExpr) {
+        let Some(scrutinee) = m.expr() else { return };
+        let what = snippet(scrutinee.syntax());
+        let why = match self.value_of(&scrutinee).0 {
+            Err(u) => format!("it is bound by a pattern of `match {what}`: {}", u.why),
+            Ok(_) => format!(
+                "it is bound by a pattern of `match {what}`, whose taken arm visa-lint cannot decide"
+            ),
+        };
+        let pats = m.match_arm_list().into_iter().flat_map(|l| l.arms());
+        let names: Vec<String> = pats
+            .filter_map(|arm| arm.pat())
+            .flat_map(|p| {
+                p.syntax()
+                    .descendants()
+                    .filter_map(ast::IdentPat::cast)
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|i| ast::HasName::name(&i).map(|n| n.text().to_string()))
+            .filter(|n| !n.starts_with(|c: char| c.is_ascii_uppercase()))
+            .collect();
+        for n in names {
+            self.consts.remove(&n);
+            self.values.insert(n, Err(value::Unknown::new(why.clone())));
+        }
+    }
+
     /// The compile-time value of `e` (see [`value::eval`]), and whether it was reached through
     /// a name.
     pub(super) fn value_of(&self, e: &ast::Expr) -> (value::Eval, bool) {
@@ -1268,16 +1298,15 @@ fn matches(pat: &ast::Pat, v: &value::Value) -> Option<bool> {
     match (pat, v) {
         (ast::Pat::TuplePat(t), value::Value::Tuple(vs)) if let Some(m) = each(t.fields(), vs) => m,
         // `Some((op, factor))`: the variant of its name, each field matching its pattern.
-        (
-            ast::Pat::TupleStructPat(t),
-            value::Value::Variant {
-                path,
-                fields: value::Fields::Positional(vs),
-            },
-        ) if !names_a_constant(path) && !decidable(pat) => match may_match(pat, v) {
-            false => Some(false),
-            true => each(t.fields(), vs).flatten(),
-        },
+        (ast::Pat::TupleStructPat(t), value::Value::Variant { path, fields })
+            if !names_a_constant(path) && !decidable(pat) =>
+        {
+            match (may_match(pat, v), fields) {
+                (false, _) => Some(false),
+                (true, value::Fields::Positional(vs)) => each(t.fields(), vs).flatten(),
+                (true, _) => None,
+            }
+        }
         // `None` (or a unit variant brought into scope) parses as a name: a variant's name
         // starts with a capital letter, a binding's does not.
         (ast::Pat::IdentPat(i), v) if i.pat().is_none() => {

@@ -192,13 +192,15 @@ fn start_of(arg: &crate::model::Arg) -> Option<u64> {
     }
 }
 
-/// The one placed HBM tensor called `name` with the type `ty`, if exactly one is.
+/// The one placed HBM tensor called `name` with the type `ty`, if exactly one is (a DM
+/// tensor's views moved by `to_dm_view` are a DM-to-DM transfer, not an HBM read).
 fn source_named<'m>(cx: &FnContext<'m>, name: &str, ty: &TensorTy) -> Option<&'m TensorVar> {
     let mut found = cx
         .model
         .tensors
         .iter()
-        .filter(|t| t.name == name && &t.ty == ty && t.address.is_some());
+        .filter(|t| t.name == name && &t.ty == ty && t.address.is_some())
+        .filter(|t| t.ty.kind == Kind::Hbm);
     let t = found.next()?;
     found.next().is_none().then_some(t)
 }
