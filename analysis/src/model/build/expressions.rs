@@ -82,13 +82,17 @@ impl Builder<'_> {
                 });
                 // A scrutinee the compiler knows takes one arm, its pattern bound
                 // (`Some(op) => t.vector_fxp(op, ..)` for `cfg.round = Some(AddFxp)`).
-                if let Some(x) = self.taken_arm(m).and_then(|arm| arm.expr()) {
-                    let v = self.top(&x, expected.clone(), binding.clone());
-                    let ends = std::mem::take(&mut self.last_ends);
-                    return self.join(vec![(v, ends)], true);
-                }
+                let unknown = match self.taken_arm(m).map(|arm| arm.expr()) {
+                    Ok(Some(x)) => {
+                        let v = self.top(&x, expected.clone(), binding.clone());
+                        let ends = std::mem::take(&mut self.last_ends);
+                        return self.join(vec![(v, ends)], true);
+                    }
+                    Ok(None) => None,
+                    Err(unknown) => unknown,
+                };
                 if !on_tensors {
-                    self.bind_arms_unknown(m);
+                    self.bind_arms_unknown(m, unknown);
                 }
                 let mut arms = Vec::new();
                 for arm in m.match_arm_list().into_iter().flat_map(|l| l.arms()) {

@@ -291,37 +291,52 @@ impl Builder<'_> {
 
     /// The arm of a `match` the trace takes: the first whose pattern matches the known
     /// scrutinee, every arm before it known not to, with what its pattern binds bound. Only
-    /// variant patterns whose fields are names (`Some(op)`, `None`, `Mode::Full`) and `_` are
-    /// decided here; `None` for any other arm before the one taken, a guard, or a scrutinee
-    /// not known.
-    pub(super) fn taken_arm(&mut self, m: &ast::MatchExpr) -> Option<ast::MatchArm> {
-        let scrutinee = m.expr()?;
+    /// variant patterns whose fields are names (`Some(op)`, `None`, `Mode::Full`), tuples of
+    /// such and `_` are decided here. Else why no arm is taken: the scrutinee's value is not
+    /// known (with the reason), or an arm before the one taken is not decided (`None`).
+    pub(super) fn taken_arm(
+        &mut self,
+        m: &ast::MatchExpr,
+    ) -> Result<ast::MatchArm, Option<value::Unknown>> {
+        let scrutinee = m.expr().ok_or(None)?;
         // Partly known is enough where the patterns only read the known parts: `(R::MASK,
         // bias)` with `bias` a `Some` of a tensor.
-        let Ok(v) = self.partial_value_of(&scrutinee).0 else {
-            return None;
-        };
-        for arm in m.match_arm_list()?.arms() {
-            if arm.guard().is_some() {
-                return None;
+        let v = self.partial_value_of(&scrutinee).0.map_err(Some)?;
+        let taken = m.match_arm_list().and_then(|l| {
+            for arm in l.arms() {
+                if arm.guard().is_some() {
+                    return None;
+                }
+                let pat = arm.pat()?;
+                if matches(&pat, &v)? {
+                    return Some((arm, pat));
+                }
             }
-            if matches(&arm.pat()?, &v)? {
-                self.bind_value_pat(&arm.pat()?, Ok(v));
-                return Some(arm);
+            None
+        });
+        match taken {
+            Some((arm, pat)) => {
+                self.bind_value_pat(&pat, Ok(v));
+                Ok(arm)
             }
+            None => Err(v.whole().err()),
         }
-        None
     }
 
     /// A `match` whose taken arm is not known: what its patterns bind is not known either,
-    /// with the reason (a rule reading `op` of `Some((op, f)) => t.vector_fp_binary(op, f)`
-    /// says it is not checked, VL-009). Names that start with a capital letter are variants.
-    pub(super) fn bind_arms_unknown(&mut self, m: &ast::MatchExpr) {
+    /// with the reason `taken_arm` gave (a rule reading `op` of `Some((op, f)) =>
+    /// t.vector_fp_binary(op, f)` says it is not checked, VL-009). Names that start with a
+    /// capital letter are variants.
+    pub(super) fn bind_arms_unknown(
+        &mut self,
+        m: &ast::MatchExpr,
+        unknown: Option<value::Unknown>,
+    ) {
         let Some(scrutinee) = m.expr() else { return };
         let what = snippet(scrutinee.syntax());
-        let why = match self.value_of(&scrutinee).0 {
-            Err(u) => format!("it is bound by a pattern of `match {what}`: {}", u.why),
-            Ok(_) => format!(
+        let why = match unknown {
+            Some(u) => format!("it is bound by a pattern of `match {what}`: {}", u.why),
+            None => format!(
                 "it is bound by a pattern of `match {what}`, whose taken arm visa-lint cannot decide"
             ),
         };

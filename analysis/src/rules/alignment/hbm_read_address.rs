@@ -64,7 +64,7 @@ struct Offset {
 impl Offset {
     fn add(self, other: Offset) -> Option<Offset> {
         let stride = match (self.stride, other.stride) {
-            (Some(x), Some(y)) => Some(gcd(x, y)),
+            (Some(x), Some(y)) => Some(crate::mapping::layout::gcd(x, y)),
             (x, y) => x.or(y),
         };
         Some(Offset {
@@ -72,10 +72,6 @@ impl Offset {
             stride,
         })
     }
-}
-
-fn gcd(x: u64, y: u64) -> u64 {
-    if y == 0 { x } else { gcd(y, x % y) }
 }
 
 /// ALN-002 on `step` reading `r`, when every address it may read from is `a`-misaligned by
