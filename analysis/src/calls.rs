@@ -210,13 +210,15 @@ pub fn call_results(db: &dyn salsa::Database, at: &Caller, model: &FnModel) -> C
 /// one a tensor of the caller's bound up to the call is already placed at (by the helper's
 /// placement, which the evaluator reads where the helper returns `from_addr(..)` tensors). A
 /// tensor placed by hand after the call at the same address (a staging area the call's tile
-/// begins) is another tensor.
+/// begins) is another tensor, and so is one of another iteration of a loop around the call
+/// (the tile a later iteration loads where this one's result goes).
 fn already_placed(model: &FnModel, call: &HelperCall, v: &Value) -> bool {
     match v {
-        Value::Int(a) => model
-            .tensors
-            .iter()
-            .any(|t| t.address == Some(*a) && t.span.start <= call.expr.start),
+        Value::Int(a) => model.tensors.iter().any(|t| {
+            t.address == Some(*a)
+                && t.span.start <= call.expr.start
+                && (t.iteration.is_none() || t.iteration == call.iteration)
+        }),
         Value::Tuple(vs) => vs.iter().all(|v| already_placed(model, call, v)),
         Value::Variant {
             fields: crate::model::value::Fields::Named(fs),

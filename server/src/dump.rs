@@ -55,6 +55,7 @@ pub fn model_json(text: &str, analysis: &FileAnalysis) -> Value {
                     match t.origin {
                         Origin::Param => "param",
                         Origin::Let => "let",
+                        Origin::Assign => "assign",
                     }
                     .into(),
                 );

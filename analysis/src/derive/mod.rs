@@ -47,6 +47,7 @@
 //!   them as `dma_read` / `dma_write` ops.
 
 pub mod banks;
+pub mod carried;
 pub mod collect;
 pub mod dma;
 pub mod ops;

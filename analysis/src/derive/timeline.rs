@@ -90,7 +90,7 @@ pub struct Timeline<'a> {
 pub const MAX_NODES: usize = 400;
 
 /// Identifiers in an argument's text.
-fn idents(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn idents(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|t| {
             t.chars()
@@ -100,7 +100,7 @@ fn idents(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The DM footprint a step writes: its output Element at its constant address.
-fn step_footprint(step: &Step) -> Option<Footprint> {
+pub(super) fn step_footprint(step: &Step) -> Option<Footprint> {
     let out = step.output.as_ref()?;
     if out.kind != Kind::Dm {
         return None;
@@ -108,7 +108,7 @@ fn step_footprint(step: &Step) -> Option<Footprint> {
     footprint(out, step.address?)
 }
 
-fn footprint(ty: &crate::model::TensorTy, addr: u64) -> Option<Footprint> {
+pub(super) fn footprint(ty: &crate::model::TensorTy, addr: u64) -> Option<Footprint> {
     let bits = ty.dtype?.bits();
     let size = ty.get(Slot::Element)?.layout.as_deref()?.size;
     let len = derive::bytes(size, bits).div_ceil(8).checked_mul(8)?;
@@ -118,7 +118,7 @@ fn footprint(ty: &crate::model::TensorTy, addr: u64) -> Option<Footprint> {
     })
 }
 
-fn address_span(step: &Step) -> Span {
+pub(super) fn address_span(step: &Step) -> Span {
     step.method
         .transfer()
         .and_then(|m| m.address_arg)
@@ -450,7 +450,7 @@ fn variables<'a>(model: &'a crate::model::FnModel, chains: &[&'a Chain]) -> Vec<
     {
         let (from, def) = match tv.origin {
             Origin::Param => (0, None),
-            Origin::Let => {
+            Origin::Let | Origin::Assign => {
                 let pos = chains.partition_point(|c| c.span.start < tv.span.end);
                 let def = chains
                     .get(pos)

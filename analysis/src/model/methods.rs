@@ -832,6 +832,12 @@ impl Method {
                 Method::ToDm if into_view => {
                     Some(memory(to_dm_kind, &[Cluster, Slice, Element], &[D, Chip]))
                 }
+                // `DmTensor::to_dm::<Slice2, Element2>` (`memory_tensor.rs:440`): a DM-to-DM
+                // copy within the cluster.
+                Method::ToDm if recv == Some(Kind::Dm) => Some(Transfer {
+                    address_arg: Some(1),
+                    ..memory(to_dm_kind, &[Slice, Element], &[D, Chip, Cluster])
+                }),
                 Method::ToHbm if into_view => {
                     Some(memory(to_hbm_kind, &[Other, Element], &[D, Chip]))
                 }

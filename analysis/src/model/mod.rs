@@ -123,6 +123,9 @@ pub struct Chain {
 pub enum Origin {
     Param,
     Let,
+    /// `x = e` of a variable declared before: in a loop, what one iteration assigns the next
+    /// reads until it assigns again (`best = Some(..)`).
+    Assign,
 }
 
 /// A named tensor value: a parameter or a `let` binding.
@@ -200,6 +203,9 @@ pub struct FnModel {
     /// Each local array of tensors (`let trfs = [&cos_trf, &sin_trf];`) with the tensors it
     /// holds, and where it is bound: reading the array reads them.
     pub tensor_arrays: Vec<(String, Vec<String>, Span)>,
+    /// The names the arms of a `match` on a tensor variable bind to it (`prev` of `match &best
+    /// { Some(prev) => .. }`): reading one reads the variable's tensor.
+    pub aliases: Vec<Alias>,
     /// What the function's result holds that its type does not say, for its callers: each
     /// DM tensor's address (an integer), each TRF tensor's region (`TrfAddress::Full`), `()`
     /// for anything else, shaped as the tail is (a tuple, a struct's fields). `None` when it
@@ -210,6 +216,18 @@ pub struct FnModel {
 /// What the calls of a function give, from the helpers' traces with each call's values
 /// (see [`FnModel::result`]): by the call expression and its loop iteration.
 pub type CallResults = Vec<((Span, Option<u32>), value::Value)>;
+
+/// A name bound to the tensor a variable holds (see [`FnModel::aliases`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Alias {
+    pub name: String,
+    /// The variable it names the tensor of.
+    pub of: String,
+    /// The pattern that binds it.
+    pub at: Span,
+    /// The loop iteration it is bound in (see [`Chain::iteration`]).
+    pub iteration: Option<u32>,
+}
 
 /// A tensor parameter typed by a type parameter of its function.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -545,6 +563,9 @@ pub struct Iteration {
     /// function's timeline reads of the loop (one pass of its body, as before loops were
     /// iterated), so that a tensor rebound in each iteration is not taken to live on.
     pub first: bool,
+    /// The iteration of the same run of its loop just before it, when the model iterated
+    /// that one too (past the budget only the first and last are, and the last has none).
+    pub previous: Option<u32>,
 }
 
 impl FnModel {
@@ -571,6 +592,7 @@ impl FnModel {
             traced_in: None,
             returned: Vec::new(),
             tensor_arrays: Vec::new(),
+            aliases: Vec::new(),
             result: None,
         }
     }

@@ -2,7 +2,7 @@
 //! closures, blocks, arrays and macros.
 
 use super::env::tensor_type;
-use super::reading::{root_field, span_of, var_name};
+use super::reading::{root_field, span_of, var_name, wrapped_value};
 use super::state::{Builder, Construct, Dma, Val, array_of, kept_through_stream};
 use super::statements::Arm;
 use crate::diagnostic::Span;
@@ -56,6 +56,11 @@ impl Builder<'_> {
             {
                 return self.assign(b);
             }
+            // `Some(x.to_dm(..))`, `Ok(..)`: the model sees through the wrapper, and the chain
+            // inside is the one the binding names (placed where its last step puts it).
+            ast::Expr::CallExpr(c) if let Some(inner) = wrapped_value(c) => {
+                return self.top(&inner, expected, binding);
+            }
             ast::Expr::TupleExpr(t) => {
                 let types = self
                     .tuple_types
@@ -75,20 +80,30 @@ impl Builder<'_> {
                 return self.join(arms, complete);
             }
             ast::Expr::MatchExpr(m) => {
-                // (A match on tensors, `Some(bias) => ..` of an optional operand, binds them.)
-                let on_tensors = m.expr().is_some_and(|scrutinee| {
-                    let v = self.arg_expr(&scrutinee);
-                    v.holds_tensor() || matches!(v, Val::Lost(_))
+                // A match on tensors (`Some(prev) => ..` of `match &best`) binds them in its
+                // arms, each name the tensor where it is placed.
+                let scrutinee = m.expr().map(|s| {
+                    let v = self.arg_expr(&s);
+                    let of = var_name(&s).map(|n| (n, self.placed_at(&s)));
+                    (of, v)
                 });
+                let on_tensors = scrutinee
+                    .as_ref()
+                    .is_some_and(|(_, v)| v.holds_tensor() || matches!(v, Val::Lost(_)));
+                let scrutinee = scrutinee.filter(|_| on_tensors);
                 // A scrutinee the compiler knows takes one arm, its pattern bound
                 // (`Some(op) => t.vector_fxp(op, ..)` for `cfg.round = Some(AddFxp)`).
-                let unknown = match self.taken_arm(m).map(|arm| arm.expr()) {
-                    Ok(Some(x)) => {
-                        let v = self.top(&x, expected.clone(), binding.clone());
+                let unknown = match self.taken_arm(m) {
+                    Ok(arm) => {
+                        let Some(x) = arm.expr() else {
+                            return Val::Unknown;
+                        };
+                        let v = self.in_arm(&arm, scrutinee.as_ref(), |me| {
+                            me.top(&x, expected.clone(), binding.clone())
+                        });
                         let ends = std::mem::take(&mut self.last_ends);
                         return self.join(vec![(v, ends)], true);
                     }
-                    Ok(None) => None,
                     Err(unknown) => unknown,
                 };
                 if !on_tensors {
@@ -98,7 +113,9 @@ impl Builder<'_> {
                 for arm in m.match_arm_list().into_iter().flat_map(|l| l.arms()) {
                     if let Some(x) = arm.expr() {
                         let v = self.arm(Arm::Maybe, |me| {
-                            me.top(&x, expected.clone(), binding.clone())
+                            me.in_arm(&arm, scrutinee.as_ref(), |me| {
+                                me.top(&x, expected.clone(), binding.clone())
+                            })
                         });
                         arms.push((v, std::mem::take(&mut self.last_ends)));
                     }

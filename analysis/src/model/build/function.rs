@@ -174,6 +174,7 @@ impl<'a> Builder<'a> {
             root: None,
             last_ends: Vec::new(),
             call_expected: None,
+            declared: HashMap::new(),
             receiver_types: HashMap::new(),
             type_args: HashMap::new(),
             type_bounds: type_bounds(f),

@@ -468,6 +468,7 @@ impl Builder<'_> {
         let outer = self.iteration;
         let outer_it = outer.and_then(|k| self.model.iterations.get(k as usize).cloned());
         let unrolled = elems.len();
+        let mut previous = None;
         for (n, v) in elems.into_iter().enumerate() {
             self.iterations_left = self.iterations_left.saturating_sub(1);
             // What the iterations after this one need of the budget is kept for them: a loop
@@ -505,8 +506,14 @@ impl Builder<'_> {
                 None => here,
             };
             let first = n == 0 && outer_it.as_ref().is_none_or(|o| o.first);
-            self.model.iterations.push(Iteration { label, first });
+            // Past the budget the last iteration does not follow the first.
+            self.model.iterations.push(Iteration {
+                label,
+                first,
+                previous: previous.filter(|_| k == n),
+            });
             self.iteration = u32::try_from(self.model.iterations.len() - 1).ok();
+            previous = self.iteration;
             match body {
                 LoopBody::Block(b) => {
                     self.block(b, None, None);

@@ -296,3 +296,18 @@ pub fn escapes_rust(text: &str) -> bool {
     text.contains(['(', '.', '[', '<', '>', '&', '|', '^'])
         || text.split_whitespace().any(|word| word == "as")
 }
+
+/// The one argument of `Some(x)` or `Ok(x)`, which hold `x` as it is.
+pub(super) fn wrapped_value(c: &ast::CallExpr) -> Option<ast::Expr> {
+    let ast::Expr::PathExpr(callee) = c.expr()? else {
+        return None;
+    };
+    let path = callee.path()?;
+    let name = path.segment()?.name_ref()?;
+    if path.qualifier().is_some() || !matches!(name.text(), "Some" | "Ok") {
+        return None;
+    }
+    let mut args = ast::HasArgList::arg_list(c)?.args();
+    let one = args.next()?;
+    args.next().is_none().then_some(one)
+}

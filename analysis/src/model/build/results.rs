@@ -30,9 +30,13 @@ fn says_anything(v: &Value) -> bool {
     }
 }
 
-/// The expression under references, parentheses, blocks, `.await` and `?`.
+/// The expression under references, parentheses, blocks, `.await`, `?`, `Some(..)` and
+/// `Ok(..)`.
 pub(super) fn under_wrappers(e: &ast::Expr) -> Option<ast::Expr> {
     Some(match e {
+        ast::Expr::CallExpr(c) if let Some(x) = super::reading::wrapped_value(c) => {
+            under_wrappers(&x)?
+        }
         ast::Expr::RefExpr(r) => under_wrappers(&r.expr()?)?,
         ast::Expr::ParenExpr(p) => under_wrappers(&p.expr()?)?,
         ast::Expr::AwaitExpr(a) => under_wrappers(&a.expr()?)?,
@@ -96,7 +100,36 @@ impl Builder<'_> {
                 .name_ref()
                 .map(|n| span_of(n.syntax().text_range()))
                 .map_or_else(nothing, |at| self.chain_result(at)),
+            // Every arm placing its tensor at one address (`Some(best) => keys.vector_clip(..)
+            // .commit(at), None => keys.commit(at)`): that address, whichever is taken.
+            ast::Expr::MatchExpr(m) => {
+                let arms = m.match_arm_list().into_iter().flat_map(|l| l.arms());
+                self.same_in_every(arms.filter_map(|a| a.expr()))
+            }
+            ast::Expr::IfExpr(i) => {
+                let then = i.then_branch().map(ast::Expr::BlockExpr);
+                let other = i.else_branch().map(|b| match b {
+                    ast::ElseBranch::Block(b) => ast::Expr::BlockExpr(b),
+                    ast::ElseBranch::IfExpr(i) => ast::Expr::IfExpr(i),
+                });
+                match (then, other) {
+                    (Some(t), Some(o)) => self.same_in_every([t, o].into_iter()),
+                    _ => nothing(),
+                }
+            }
             _ => nothing(),
+        }
+    }
+
+    /// What each of the branches `arms` gives, when it is the same for all.
+    fn same_in_every(&self, arms: impl Iterator<Item = ast::Expr>) -> Value {
+        let mut parts = arms.map(|x| self.result_part(&x));
+        let Some(first) = parts.next() else {
+            return nothing();
+        };
+        match parts.all(|p| p == first) {
+            true => first,
+            false => nothing(),
         }
     }
 

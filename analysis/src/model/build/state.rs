@@ -149,6 +149,9 @@ pub struct Builder<'a> {
     /// The type expected of the helper call about to be evaluated (`let q: T = f(x);`): the
     /// generics its turbofish leaves out are read from it, as rustc infers them.
     pub(super) call_expected: Option<TensorTy>,
+    /// The tensor type a `let` annotation gave each variable (`let mut best: Option<BestDm> =
+    /// None;`): what an assignment to it later holds (`best = Some(..)`).
+    pub(super) declared: HashMap<String, TensorTy>,
     /// The types `let`s gave variables a method of the crate may be called on (`let plan =
     /// GemvPlan::<4>;`), see [`Builder::type_let`].
     pub(super) receiver_types: HashMap<String, super::receivers::ReceiverTy>,

@@ -18,6 +18,10 @@ use crate::model::{Arg, Origin, TensorVar};
 use crate::syntax::snippet;
 use ra_ap_syntax::{AstNode, ast};
 
+/// The scrutinee of a `match` on tensors: the variable it names, with where its tensor is
+/// placed, and its value.
+pub(super) type Scrutinee = (Option<(String, Option<u64>)>, Val);
+
 impl Builder<'_> {
     /// Evaluates a block; its tail takes `expected` and `binding` (a function body's tail takes
     /// the return type).
@@ -323,6 +327,86 @@ impl Builder<'_> {
         }
     }
 
+    /// Runs an arm of a `match` on tensors (`scrutinee`: the variable it names with where
+    /// its tensor is placed, and its value) with the names its pattern binds to them bound,
+    /// as Rust scopes them: to the arm alone.
+    pub(super) fn in_arm<R>(
+        &mut self,
+        arm: &ast::MatchArm,
+        scrutinee: Option<&Scrutinee>,
+        run: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let (Some(pat), Some((of, val))) = (arm.pat(), scrutinee) else {
+            return run(self);
+        };
+        let names = pattern_names(&pat);
+        let outer: Vec<Option<Val>> = names.iter().map(|n| self.vars.get(n).cloned()).collect();
+        self.bind_arm_tensors(&pat, val.clone(), of.as_ref());
+        let r = run(self);
+        for (n, v) in names.into_iter().zip(outer) {
+            match v {
+                Some(v) => self.vars.insert(n, v),
+                None => self.vars.remove(&n),
+            };
+        }
+        r
+    }
+
+    /// Binds the names of an arm's pattern to the tensors of the scrutinee `val`: `p` of
+    /// `Some(p)` or `Ok(p)` (the model sees through them) is the tensor of the variable `of`
+    /// itself, an alias placed where it is; a tuple part by part; a variant's name (`None`)
+    /// binds nothing.
+    fn bind_arm_tensors(&mut self, pat: &ast::Pat, val: Val, of: Option<&(String, Option<u64>)>) {
+        match (pat, val) {
+            (ast::Pat::IdentPat(i), v @ Val::Tensor { .. }) if i.pat().is_none() => {
+                let Some(n) = ast::HasName::name(i).map(|n| n.text().to_string()) else {
+                    return;
+                };
+                if n.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    return;
+                }
+                let at = span_of(i.syntax().text_range());
+                self.set_var(n.clone(), v, at);
+                let Some((var, placed)) = of else { return };
+                if let Some(t) = self.model.tensors.last_mut().filter(|t| t.name == n) {
+                    t.address = *placed;
+                }
+                self.model.aliases.push(crate::model::Alias {
+                    name: n,
+                    of: var.clone(),
+                    at,
+                    iteration: self.iteration,
+                });
+            }
+            (ast::Pat::RefPat(r), v) => {
+                if let Some(p) = r.pat() {
+                    self.bind_arm_tensors(&p, v, of);
+                }
+            }
+            (ast::Pat::ParenPat(p), v) => {
+                if let Some(p) = p.pat() {
+                    self.bind_arm_tensors(&p, v, of);
+                }
+            }
+            (ast::Pat::TupleStructPat(t), v) if t.fields().count() == 1 => {
+                let wrapper = t
+                    .path()
+                    .and_then(|p| p.segment())
+                    .and_then(|s| s.name_ref())
+                    .is_some_and(|n| matches!(n.text(), "Some" | "Ok"));
+                if let (true, Some(f)) = (wrapper, t.fields().next()) {
+                    self.bind_arm_tensors(&f, v, of);
+                }
+            }
+            (ast::Pat::TuplePat(t), Val::Tuple(vs)) if t.fields().count() == vs.len() => {
+                for (f, v) in t.fields().zip(vs) {
+                    self.bind_arm_tensors(&f, v, None);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// A `match` whose taken arm is not known: what its patterns bind is not known either,
     /// with the reason `taken_arm` gave (a rule reading `op` of `Some((op, f)) =>
     /// t.vector_fp_binary(op, f)` says it is not checked, VL-009). Names that start with a
@@ -561,6 +645,14 @@ impl Builder<'_> {
             .and_then(|t| tensor_type(t, self.env, &self.scope, &mut self.model.problems));
         let name = l.pat().as_ref().and_then(pat_name);
         if let Some(n) = &name {
+            let declared = annotation.as_ref().and_then(|t| {
+                let inner = super::env::unwrapped(t);
+                tensor_type(&inner, self.env, &self.scope, &mut Vec::new())
+            });
+            match declared {
+                Some(ty) => self.declared.insert(n.clone(), ty),
+                None => self.declared.remove(n),
+            };
             self.bind_let_value(l, n);
             self.type_let(n, l);
             self.remember_tensor_array(l, n);
@@ -1138,7 +1230,14 @@ impl Builder<'_> {
                 // The scrutinee's value is read before the pattern binds its names, which may
                 // shadow it (`if let Some(step) = step`).
                 let value = self.value_of(&e).0;
-                self.bind_pat(&p, v);
+                // `if let Some(prev) = &best`: `prev` is `best`'s tensor, where it is placed.
+                match var_name(&e).filter(|_| matches!(v, Val::Tensor { .. })) {
+                    Some(of) => {
+                        let placed = self.placed_at(&e);
+                        self.bind_arm_tensors(&p, v, Some(&(of, placed)));
+                    }
+                    None => self.bind_pat(&p, v),
+                }
                 match value {
                     Ok(v) if !may_match(&p, &v) => false,
                     v => {
@@ -1184,7 +1283,7 @@ impl Builder<'_> {
             Some(name) if plain => {
                 let expected = match self.vars.get(&name) {
                     Some(Val::Tensor { ty, .. }) => Some(ty.clone()),
-                    _ => None,
+                    _ => self.declared.get(&name).cloned(),
                 };
                 let val = self.top(&rhs, expected, Some(name.clone()));
                 let ends = std::mem::take(&mut self.last_ends);
@@ -1192,6 +1291,7 @@ impl Builder<'_> {
                     span_of(l.syntax().text_range())
                 });
                 self.set_var(name.clone(), val, at);
+                self.place_assigned(&name, at, &rhs);
                 if !ends.is_empty() {
                     self.ends.insert(name, ends);
                 }
@@ -1214,6 +1314,36 @@ impl Builder<'_> {
         }
         self.last_ends.clear();
         Val::Unknown
+    }
+
+    /// The tensor `x = e` binds (recorded at `at`, an [`Origin::Assign`]) is placed where `e`'s chain puts it
+    /// (`best = Some(keys.commit(best_addr(t)))`), or where the helper `e` calls places it.
+    fn place_assigned(&mut self, name: &str, at: Span, rhs: &ast::Expr) {
+        let within = span_of(rhs.syntax().text_range());
+        let written = self
+            .model
+            .chains
+            .last()
+            .filter(|c| c.binding.as_deref() == Some(name))
+            .filter(|c| within.start <= c.span.start && c.span.end <= within.end)
+            .and_then(|c| c.steps.last())
+            .and_then(|s| s.address);
+        let placed = written.is_none().then(|| self.placed_by(rhs)).flatten();
+        if let Some(t) = self
+            .model
+            .tensors
+            .last_mut()
+            .filter(|t| t.name == name && t.span == at)
+        {
+            t.origin = Origin::Assign;
+            t.address = written.or(placed);
+            t.from_addr = placed.is_some() || is_from_addr(rhs);
+        }
+        // A helper's result (`best = Some(dist.fold_keys(.., plan.best_addr(t)))`) is where
+        // its trace with the call's values writes it.
+        if written.is_none() && placed.is_none() {
+            self.take_call_result_as(name, at, rhs);
+        }
     }
 
     /// The value the assignment `b` gives the variable `name`: `x = e` the value of `e`, `x op=

@@ -58,7 +58,7 @@ fn binding_map<'a>(
         .model
         .tensors
         .iter()
-        .filter(|t| t.origin == Origin::Let && t.name == name && t.span.start <= chain.span.start)
+        .filter(|t| t.origin != Origin::Param && t.name == name && t.span.start <= chain.span.start)
         .max_by_key(|t| t.span.start)?;
     let m = tv.ty.get(slot)?;
     (m.span.is_some() && m.layout.is_some()).then_some((&tv.ty, m))

@@ -104,6 +104,7 @@ pub(super) fn check(
     }
     placed_between_chains(cx, vars, out);
     staged_tiles_overlap(cx, vars, out);
+    super::carried_tensor::check(cx, out);
     clashed
 }
 
@@ -349,11 +350,20 @@ fn in_another_iteration(
     live: &BTreeSet<(u64, usize)>,
 ) -> Option<Diagnostic> {
     let var = &vars[w.var?];
-    for (label, fp) in crate::derive::timeline::other_iterations(cx.model, var.tv) {
-        let across = live
+    // A variable the loop assigns holds another tensor from its second iteration on (what
+    // the iteration before assigned: see `carried_tensor`); the one before the loop is dead.
+    let reassigned = |name: &str| {
+        cx.model
+            .tensors
             .iter()
-            .map(|&(_, u)| &vars[u])
-            .find(|u| u.tv.iteration.is_none() && u.fp.is_some_and(|f| f.overlaps(fp)));
+            .any(|t| t.origin == Origin::Assign && t.iteration.is_some() && t.name == name)
+    };
+    for (label, fp) in crate::derive::timeline::other_iterations(cx.model, var.tv) {
+        let across = live.iter().map(|&(_, u)| &vars[u]).find(|u| {
+            u.tv.iteration.is_none()
+                && u.fp.is_some_and(|f| f.overlaps(fp))
+                && !reassigned(&u.tv.name)
+        });
         if let Some(u) = across {
             let moved = Write { fp, ..*w };
             let mut d = overlap(cx, vars, &moved, u, 0)?;

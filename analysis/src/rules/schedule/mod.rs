@@ -11,6 +11,7 @@
 //! write in the rules' messages.
 
 mod address_reuse_serializes;
+mod carried_tensor;
 mod checks_skipped;
 mod live_tensors_must_not_overlap;
 mod load_on_sub_context;
