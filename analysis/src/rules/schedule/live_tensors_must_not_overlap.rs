@@ -33,7 +33,11 @@ pub const SCH_001: Rule = Rule {
            the tensor to a free address; the suggested one is past every live tensor, \
            aligned to 8 bytes. Loops are read once, in textual order; a write a later \
            iteration places elsewhere (`page_slot(p, h)`) is also checked there against the \
-           tensors live across the loop, and the iteration is named. Tiles written into a \
+           tensors live across the loop, and the iteration is named. A tensor a loop carries \
+           into its next iteration through an assignment (`best = Some(..)` at the end of an \
+           iteration, read at the top of the next through `match &best { Some(prev) => .. }` \
+           or `if let`) is live there until that read: a write of the next iteration over it \
+           before the read is reported in the first iteration it happens. Tiles written into a \
            staging area that a tensor placed by hand over it (`from_addr`) reads back whole \
            stay live until that read: a tile placed partly over an earlier one clobbers it. \
            A helper call is traced with its values, any number of calls deep: a tensor it \
