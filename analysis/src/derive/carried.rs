@@ -31,6 +31,13 @@ pub struct CarriedClash<'m> {
 /// Every write over a carried tensor, iteration by iteration.
 pub fn carried_clashes(model: &FnModel) -> Vec<CarriedClash<'_>> {
     let mut out = Vec::new();
+    if !model
+        .tensors
+        .iter()
+        .any(|t| t.origin == Origin::Assign && t.iteration.is_some())
+    {
+        return out;
+    }
     for (k, it) in model.iterations.iter().enumerate() {
         let (Some(before), Ok(k)) = (it.previous, u32::try_from(k)) else {
             continue;
