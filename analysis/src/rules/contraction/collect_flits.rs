@@ -1,6 +1,5 @@
 //! CON-005: the Stream Adapter builds the packet from the collected flit alone (zero padded)
-//! or preceded by the innermost Time factor of size 2, never from other Time factors, and its
-//! 96-byte Flit Buffer holds at most three flits.
+//! or preceded by the innermost Time factor of size 2, never from other Time factors.
 
 use super::align::Align;
 use super::layouts::{m, text};
@@ -19,15 +18,11 @@ pub const CON_005: Rule = Rule {
            Time factor, into the packet: `Time [M, O, L = 2], Packet [K]` gives OutTime `[M, O]`, \
            OutPacket `[L, K]`. A 64-byte OutPacket that is neither the collected packet padded \
            (collect_flits = 1) nor the innermost Time factor of size 2 followed by the packet \
-           (collect_flits = 2) cannot be built. The Flit Buffer holds 96 bytes, 3 single-channel \
-           flits (3 are for shift-reuse convolutions, whose API the manual does not show): a \
-           packet collected from more flits (for example `m![L, K]` with L = 4, 128 bytes of \
-           bf16) cannot be buffered at all. (The catalog's CON-018, the Stream Adapter's buffer \
-           limits, is this capacity: its other limits are on a page the manual does not \
-           include.)",
+           (collect_flits = 2) cannot be built. (3 flits are for shift-reuse convolutions, whose \
+           API the manual does not show; more than 3 is CON-018.)",
     bad: "input: CollectTensor<.., m![L, M], m![K]>; input.align::<m![M], m![L, K], _, _>(&trf)",
     good: "input: CollectTensor<.., m![M, L], m![K]>; input.align::<m![M], m![L, K], _, _>(&trf)",
-    manual: "L3781, L3908, L3916-L3928, L3948-L3951",
+    manual: "L3908, L3916-L3928, L3948-L3951",
     generations: Generations::Both,
 };
 
@@ -53,28 +48,6 @@ pub(super) fn report(cx: &FnContext<'_>, a: &Align<'_>, out: &mut Vec<Diagnostic
             text(input, Slot::Packet),
             two.map_or_else(String::new, |l| format!(": {}", m(&l))),
             text(input, Slot::Time)
-        ),
-    ));
-}
-
-/// CON-005: the `.align()`'s OutPacket collects `c` flits, more than the Flit Buffer holds.
-pub(super) fn report_over_capacity(
-    cx: &FnContext<'_>,
-    a: &Align<'_>,
-    c: u64,
-    out: &mut Vec<Diagnostic>,
-) {
-    let (op_span, op_text) = a.out_packet_at();
-    let (flit, max_flits) = (cx.target.flit_bytes, a.max_flits);
-    out.push(at_arg(
-        &CON_005,
-        a.step,
-        op_span,
-        format!(
-            "OutPacket {op_text} collects {c} flits ({} bytes) of the stream; the Stream \
-             Adapter's Flit Buffer holds {} bytes ({max_flits} flits)",
-            c.saturating_mul(flit),
-            cx.target.flit_buffer_bytes
         ),
     ));
 }

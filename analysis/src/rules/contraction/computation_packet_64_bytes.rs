@@ -16,7 +16,7 @@ pub const CON_004: Rule = Rule {
     docs: "Every cycle each Reducer Row consumes exactly mac_width = 64 bytes. With \
            collect_flits = 1 the 32-byte flit is zero padded to 64 bytes (`m![K # 32]` for 16 \
            bf16); with collect_flits = 2 the innermost Time factor of size 2 joins the packet \
-           (`m![L, K]`). Collections beyond the 96-byte Flit Buffer are CON-005's; packets that \
+           (`m![L, K]`). Collections beyond the 96-byte Flit Buffer are CON-018's; packets that \
            are 64 bytes but not collected from the innermost Time factor are CON-005's.",
     bad: "axes![K = 16]; input.align::<m![M], m![K], _, _>(&trf) // 32 bytes of bf16",
     good: "axes![K = 16]; input.align::<m![M], m![K # 32], _, _>(&trf)",

@@ -146,11 +146,11 @@ fn check_align(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The computation packet (CON-004 or CON-005, one of them at most): whether OutPacket
+/// The computation packet (CON-018, CON-004, CON-005; one of them at most): whether OutPacket
 /// is a packet the Stream Adapter builds.
 fn check_packet(cx: &FnContext<'_>, a: &Align<'_>, out: &mut Vec<Diagnostic>) -> bool {
     match a.flits {
-        Some(c) if c > a.max_flits => collect_flits::report_over_capacity(cx, a, c, out),
+        Some(c) if c > a.max_flits => flit_buffer_capacity::report(cx, a, c, out),
         _ if !computation_packet_64_bytes::holds(cx, a) => {
             computation_packet_64_bytes::report(cx, a, out);
         }
