@@ -207,23 +207,42 @@ pub fn call_results(db: &dyn salsa::Database, at: &Caller, model: &FnModel) -> C
 }
 
 /// Whether a call's result says nothing the caller's model does not know: only addresses, each
-/// one a tensor of the caller's bound up to the call is already placed at (by the helper's
-/// placement, which the evaluator reads where the helper returns `from_addr(..)` tensors). A
-/// tensor placed by hand after the call at the same address (a staging area the call's tile
-/// begins) is another tensor, and so is one of another iteration of a loop around the call
-/// (the tile a later iteration loads where this one's result goes).
+/// one a tensor the call binds is already placed at (by the helper's placement, which the
+/// evaluator reads where the helper returns `from_addr(..)` tensors). The tensors the call
+/// binds are the last ones bound before its expression, as many as it gives addresses, in its
+/// iteration of a loop around it: a tensor placed earlier at the same address (a window the
+/// call's scratch lands on), or after the call, or in another iteration, is another tensor.
 fn already_placed(model: &FnModel, call: &HelperCall, v: &Value) -> bool {
-    match v {
-        Value::Int(a) => model.tensors.iter().any(|t| {
-            t.address == Some(*a)
-                && t.span.start <= call.expr.start
+    let mut given = Vec::new();
+    if !addresses_given(v, &mut given) {
+        return false;
+    }
+    let mut bound: Vec<&crate::model::TensorVar> = (model.tensors.iter())
+        .filter(|t| {
+            t.span.start <= call.expr.start
                 && (t.iteration.is_none() || t.iteration == call.iteration)
-        }),
-        Value::Tuple(vs) => vs.iter().all(|v| already_placed(model, call, v)),
+        })
+        .collect();
+    bound.sort_by_key(|t| t.span.start);
+    let last = &bound[bound.len().saturating_sub(given.len())..];
+    given
+        .iter()
+        .all(|a| last.iter().any(|t| t.address == Some(*a)))
+}
+
+/// The addresses a call's result gives, into `out`; `false` when it gives something else the
+/// caller needs (a TRF region).
+fn addresses_given(v: &Value, out: &mut Vec<u64>) -> bool {
+    match v {
+        Value::Int(a) => {
+            out.push(*a);
+            true
+        }
+        Value::Tuple(vs) => vs.iter().all(|v| addresses_given(v, out)),
         Value::Variant {
             fields: crate::model::value::Fields::Named(fs),
             ..
-        } => fs.iter().all(|(_, v)| already_placed(model, call, v)),
+        } => fs.iter().all(|(_, v)| addresses_given(v, out)),
         Value::Variant { path, .. } => crate::model::TrfRegion::named(path).is_none(),
         _ => true,
     }

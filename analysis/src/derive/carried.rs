@@ -1,7 +1,9 @@
 //! The DM tensors a loop carries from one iteration into the next through an assignment
 //! (`best = Some(keys.commit(best_addr(t)))` at the end of an iteration, read at the top of
 //! the next through `match &best`), and the writes of the next iteration that land on one
-//! before that iteration's last read of it. The timeline reads a loop's first pass, where
+//! before that iteration's last read of it; and the windows an iteration fills
+//! (`commit_view(tiles[t].view_mut())`) that are read after the loop, and the writes of the
+//! iterations after it that land on one. The timeline reads a loop's first pass, where
 //! nothing is carried yet; this reads each iteration the model iterated after the one before.
 
 use super::timeline::{Footprint, address_span, footprint, idents, step_footprint};
@@ -22,10 +24,22 @@ pub struct CarriedClash<'m> {
     pub write: Footprint,
     pub at: Span,
     pub writer: Option<&'m str>,
-    /// Where the iteration reads the carried tensor last, after the write, and the name it
-    /// reads it by (the variable's, or one a `match` on it binds).
+    /// Where the carried tensor is read last, after the write, and the name it is read by
+    /// (the variable's, or one a `match` or a loop over an array binds).
     pub read: Span,
     pub read_as: &'m str,
+    /// How the loop carries it.
+    pub how: Carry,
+}
+
+/// How a loop carries a tensor from one iteration into the ones after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Carry {
+    /// Assigned to a variable declared before the loop, and read by the next iteration.
+    Assigned,
+    /// A window placed before the loop, filled by one iteration's `commit_view` and read
+    /// after the loop.
+    Filled,
 }
 
 /// Every write over a carried tensor, iteration by iteration.
@@ -65,6 +79,7 @@ pub fn carried_clashes(model: &FnModel) -> Vec<CarriedClash<'_>> {
                         writer,
                         read,
                         read_as,
+                        how: Carry::Assigned,
                     }),
             );
         }
@@ -171,10 +186,16 @@ fn writes_before(
         .chains
         .iter()
         .filter(move |c| c.iteration == Some(it) && c.span.start < end)
-        .flat_map(|c| {
-            c.steps.iter().filter_map(move |s| {
-                let fp = step_footprint(s)?;
-                Some((fp, address_span(s), c.binding.as_deref()))
+        .flat_map(move |c| {
+            c.steps.iter().filter_map(move |s| match &s.into {
+                Some(window) => {
+                    let (t, fp) = window_of(model, window, c.span.start)?;
+                    Some((fp, s.args.first()?.span, Some(t.name.as_str())))
+                }
+                None => {
+                    let fp = step_footprint(s)?;
+                    Some((fp, address_span(s), c.binding.as_deref()))
+                }
             })
         });
     let by_calls = model
@@ -186,4 +207,139 @@ fn writes_before(
             Some((footprint(&t.ty, t.address?)?, call, Some(t.name.as_str())))
         });
     chains.chain(by_calls)
+}
+
+/// Every write of an iteration over a window an iteration before it (or its own, earlier)
+/// filled, where the window is read after the loop.
+pub fn filled_clashes(model: &FnModel) -> Vec<CarriedClash<'_>> {
+    let mut out = Vec::new();
+    let fills = fills(model);
+    if fills.is_empty() {
+        return out;
+    }
+    let next = following(model);
+    for (chain, k, window, fp) in fills {
+        let Some((read, read_as)) = read_after_loop(model, window, chain, k, &next) else {
+            continue;
+        };
+        let mut it = Some(k);
+        while let Some(j) = it {
+            let (Some(from), Some(into)) = (
+                model.iterations.get(k as usize),
+                model.iterations.get(j as usize),
+            ) else {
+                break;
+            };
+            let after_fill = |at: Span| j != k || at.start > chain.start;
+            out.extend(
+                writes_before(model, j, u32::MAX)
+                    .filter(|w| w.0.overlaps(fp) && after_fill(w.1) && w.2 != Some(&window.name))
+                    .map(|(write, at, writer)| CarriedClash {
+                        carried: window,
+                        fp,
+                        from: &from.label,
+                        into: &into.label,
+                        write,
+                        at,
+                        writer,
+                        read,
+                        read_as,
+                        how: Carry::Filled,
+                    }),
+            );
+            it = next.get(&j).copied();
+        }
+    }
+    out
+}
+
+/// The windows a loop's iterations fill whole (`commit_view(tiles[t].view_mut())` of a DM
+/// tensor placed before the loop): the chain, its iteration, the window and its footprint.
+fn fills(model: &FnModel) -> Vec<(Span, u32, &TensorVar, Footprint)> {
+    let mut out = Vec::new();
+    for c in &model.chains {
+        let Some(k) = c.iteration else { continue };
+        for window in c.steps.iter().filter_map(|s| s.into.as_deref()) {
+            if let Some((t, fp)) = window_of(model, window, c.span.start)
+                && t.iteration != Some(k)
+            {
+                out.push((c.span, k, t, fp));
+            }
+        }
+    }
+    out
+}
+
+/// The DM tensor `name` names at `at`, and its footprint, when it is placed.
+fn window_of<'m>(model: &'m FnModel, name: &str, at: u32) -> Option<(&'m TensorVar, Footprint)> {
+    let t = model
+        .tensors
+        .iter()
+        .rev()
+        .find(|t| t.name == name && t.span.start < at && t.ty.kind == Kind::Dm)?;
+    Some((t, footprint(&t.ty, t.address?)?))
+}
+
+/// Each iteration's successor in the same run of its loop.
+fn following(model: &FnModel) -> HashMap<u32, u32> {
+    (model.iterations.iter().enumerate())
+        .filter_map(|(j, it)| Some((it.previous?, u32::try_from(j).ok()?)))
+        .collect()
+}
+
+/// Where `window`, filled by the chain at `fill` in iteration `k`, is read last after its
+/// loop (outside every iteration of the run `k` is part of), and the name it is read by: its
+/// own, or one a loop over its array binds (`tile` of `for tile in tiles.iter()`).
+fn read_after_loop<'m>(
+    model: &'m FnModel,
+    window: &'m TensorVar,
+    fill: Span,
+    k: u32,
+    next: &HashMap<u32, u32>,
+) -> Option<(Span, &'m str)> {
+    let mut run: Vec<u32> = vec![k];
+    let mut it = k;
+    while let Some(p) = model.iterations.get(it as usize).and_then(|i| i.previous) {
+        run.push(p);
+        it = p;
+    }
+    let mut it = k;
+    while let Some(&n) = next.get(&it) {
+        run.push(n);
+        it = n;
+    }
+    let outside = |i: Option<u32>| i.is_none_or(|i| !run.contains(&i));
+    let mut names: Vec<(&str, Option<u32>)> = vec![(window.name.as_str(), None)];
+    names.extend(
+        (model.aliases.iter())
+            .filter(|a| a.of == window.name && a.at.start > fill.end && outside(a.iteration))
+            .map(|a| (a.name.as_str(), a.iteration)),
+    );
+    let reads_in = |text: &str, it: Option<u32>| {
+        names
+            .iter()
+            .find(|(n, bound)| {
+                (bound.is_none() || *bound == it) && crate::syntax::mentions(text, n)
+            })
+            .map(|(n, _)| *n)
+    };
+    let mut reads: Vec<(Span, &str)> = Vec::new();
+    for c in (model.chains.iter()).filter(|c| c.span.start > fill.end && outside(c.iteration)) {
+        let args = c.steps.iter().flat_map(|s| &s.args);
+        reads.extend(args.filter_map(|a| Some((a.span, reads_in(&a.text, c.iteration)?))));
+        if let (Some(r), Some(first)) = (c.receiver.as_deref(), c.steps.first())
+            && let Some(n) = reads_in(r, c.iteration)
+        {
+            reads.push((first.span, n));
+        }
+    }
+    for c in (model.calls.iter()).filter(|c| c.span.start > fill.end && outside(c.iteration)) {
+        let it = c.iteration;
+        reads.extend(
+            c.reads
+                .iter()
+                .filter_map(|(n, s)| Some((*s, reads_in(n, it)?))),
+        );
+    }
+    reads.into_iter().max_by_key(|(s, _)| s.start)
 }

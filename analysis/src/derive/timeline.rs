@@ -582,13 +582,7 @@ impl Names<'_> {
             return None;
         }
         let arg = step.args.first()?;
-        let name = arg.text.trim().strip_suffix(".view_mut()")?;
-        if !name
-            .chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-        {
-            return None;
-        }
+        let name = step.into.as_deref()?;
         let v = self.resolve(vars, name, c)?;
         Some(Write {
             step,

@@ -37,6 +37,9 @@ pub struct Step {
     pub generics: Vec<Arg>,
     /// The value arguments as written (`FxpBinaryOp::AddFxp`, `1`, `&rhs`).
     pub args: Vec<Arg>,
+    /// The tensor a `commit_view` writes whole, by the name the model gives it (`tiles[2]`
+    /// of `commit_view(tiles[t].view_mut())` when `t = 2`); `None` for a view of part of one.
+    pub into: Option<String>,
 }
 
 impl Step {

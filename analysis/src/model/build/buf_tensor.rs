@@ -114,6 +114,7 @@ impl BufParams {
             awaited: false,
             generics: generics.iter().map(|a| arg_of(a.syntax())).collect(),
             args: args.iter().map(|a| arg_of(a.syntax())).collect(),
+            into: None,
         };
         Some(Chain {
             span: span_of(m.syntax().text_range()),

@@ -2,7 +2,7 @@
 //! and its turbofish, with the pipeline order, context and DMA rules checked on the way.
 
 use super::env::{alias_val, dtype_in, dtype_of, map_of, set_slot};
-use super::reading::{arg_of, is_tile_view, span_of};
+use super::reading::{arg_of, is_tile_view, span_of, var_name};
 use super::state::{Builder, Construct, Dma, Val, sig_value};
 use crate::diagnostic::Span;
 use crate::mapping::{Layout, Scope};
@@ -132,6 +132,10 @@ impl Builder<'_> {
                 false => self.arg_expr(a),
             })
             .collect();
+        let into = match method {
+            Method::CommitView => args.first().and_then(|a| self.whole_view_of(a)),
+            _ => None,
+        };
         Some(MethodCall {
             name,
             method,
@@ -142,7 +146,23 @@ impl Builder<'_> {
             gen_args,
             arg_vals,
             awaited,
+            into,
         })
+    }
+
+    /// The tensor `t.view_mut()` (or `tiles[i].view_mut()`, by the element's name) is a view
+    /// of the whole of; `None` for a view of part of one (`t.view_mut().tile::<..>(i)`).
+    fn whole_view_of(&self, e: &ast::Expr) -> Option<String> {
+        let ast::Expr::MethodCallExpr(m) = e else {
+            return None;
+        };
+        if m.name_ref()?.text() != "view_mut" {
+            return None;
+        }
+        match m.receiver()? {
+            ast::Expr::IndexExpr(i) => self.element_name(&i),
+            r => var_name(&r),
+        }
     }
 
     /// A stream adapter of furiosa-opt-std on a tensor: recorded, then applied ([`Self::adapt`]).
@@ -951,6 +971,8 @@ struct MethodCall {
     gen_args: Vec<Arg>,
     arg_vals: Vec<Val>,
     awaited: bool,
+    /// The tensor a `commit_view` writes whole (see [`Step::into`]).
+    into: Option<String>,
 }
 
 impl MethodCall {
@@ -976,6 +998,7 @@ impl MethodCall {
             awaited: self.awaited,
             generics: self.gen_args.clone(),
             args: self.val_args.clone(),
+            into: self.into.clone(),
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::reading::{
     assigns, callee_key, has_engine_call, last_step, span_of, uses_name, var_name,
 };
-use super::state::{Builder, ClosureRuns, MAX_ITERATIONS, Val};
+use super::state::{Builder, ClosureRuns, MAX_ITERATIONS, Run, Val};
 use crate::diagnostic::Span;
 use crate::model::Iteration;
 use crate::model::consts;
@@ -138,10 +138,13 @@ impl Builder<'_> {
         else {
             return false;
         };
-        if !items.iter().any(|(_, t)| t.holds_tensor()) {
+        if !items.iter().any(|i| i.tensors.holds_tensor()) {
             return false;
         }
-        let (values, tensors) = items.into_iter().unzip();
+        let (values, tensors) = items
+            .into_iter()
+            .map(|i| (i.value, (i.tensors, i.names)))
+            .unzip();
         self.unroll(&pat, values, LoopBody::Block(&body), at, tensors);
         true
     }
@@ -153,7 +156,10 @@ impl Builder<'_> {
     /// its value (a tensor's is unknown) and its tensors.
     fn tensor_sequence(&mut self, e: &ast::Expr) -> Option<TensorSeq> {
         if let Some(vs) = self.constant_sequence(e) {
-            let items = vs.into_iter().map(|v| (v, Val::Unknown)).collect();
+            let items = vs
+                .into_iter()
+                .map(|v| Item::value(v, Val::Unknown))
+                .collect();
             return Some(TensorSeq {
                 items,
                 finite: true,
@@ -168,8 +174,10 @@ impl Builder<'_> {
                 if !names {
                     return None;
                 }
-                let items: Vec<(value::Value, Val)> =
-                    a.exprs().map(|x| (a_tensor(), self.arg_expr(&x))).collect();
+                let items: Vec<Item> = a
+                    .exprs()
+                    .map(|x| Item::named(a_tensor(), self.arg_expr(&x), var_name(&x)))
+                    .collect();
                 Some(TensorSeq {
                     items,
                     finite: true,
@@ -182,10 +190,8 @@ impl Builder<'_> {
                 let items = names
                     .iter()
                     .map(|n| {
-                        (
-                            a_tensor(),
-                            self.vars.get(n).cloned().unwrap_or(Val::Unknown),
-                        )
+                        let t = self.vars.get(n).cloned().unwrap_or(Val::Unknown);
+                        Item::named(a_tensor(), t, Some(n.clone()))
                     })
                     .collect();
                 Some(TensorSeq {
@@ -205,12 +211,13 @@ impl Builder<'_> {
                     "iter" | "iter_mut" | "into_iter" | "copied" | "cloned" => Some(inner),
                     "enumerate" if inner.finite => Some(TensorSeq {
                         items: (inner.items.into_iter().enumerate())
-                            .map(|(k, (v, t))| {
+                            .map(|(k, i)| {
                                 let at = value::Value::Int(k as u64);
-                                (
-                                    value::Value::Tuple(vec![at, v]),
-                                    Val::Tuple(vec![Val::Unknown, t]),
-                                )
+                                Item {
+                                    value: value::Value::Tuple(vec![at, i.value]),
+                                    tensors: Val::Tuple(vec![Val::Unknown, i.tensors]),
+                                    names: i.names,
+                                }
                             })
                             .collect(),
                         finite: true,
@@ -433,8 +440,8 @@ impl Builder<'_> {
         elems: Vec<value::Value>,
         body: LoopBody<'_>,
         at: Span,
-        tensors: Vec<Val>,
-    ) -> Vec<(Val, Option<u32>)> {
+        tensors: Vec<(Val, Vec<Option<String>>)>,
+    ) -> Vec<Run> {
         let n = elems.len();
         let elems: Vec<value::Value> = if n as u64 <= u64::from(self.iterations_left) {
             elems
@@ -449,7 +456,7 @@ impl Builder<'_> {
             elems.into_iter().take(1).chain(last).collect()
         };
         // The tensors of the iterations kept (the first and last, past the budget).
-        let tensors: Vec<Val> = match tensors.len() == n && elems.len() < n {
+        let tensors: Vec<(Val, Vec<Option<String>>)> = match tensors.len() == n && elems.len() < n {
             true => tensors
                 .first()
                 .into_iter()
@@ -482,9 +489,6 @@ impl Builder<'_> {
             for name in &names {
                 self.vars.remove(name);
             }
-            if let Some(t) = tensors.get(n) {
-                self.bind_tensor_parts(pat, t.clone());
-            }
             // The iteration's index among all of them (the last, past the budget).
             let k = if n + 1 == unrolled { count - 1 } else { n };
             for (var, first, step) in &stepped {
@@ -514,11 +518,22 @@ impl Builder<'_> {
             });
             self.iteration = u32::try_from(self.model.iterations.len() - 1).ok();
             previous = self.iteration;
+            if let Some((t, held)) = tensors.get(n) {
+                self.bind_tensor_parts(pat, t.clone(), held);
+            }
             match body {
                 LoopBody::Block(b) => {
                     self.block(b, None, None);
                 }
-                LoopBody::Closure(e) => results.push((self.top(e, None, None), self.iteration)),
+                LoopBody::Closure(e) => {
+                    let val = self.top(e, None, None);
+                    let placed = val.holds_tensor().then(|| self.placed_by(e)).flatten();
+                    results.push(Run {
+                        val,
+                        iteration: self.iteration,
+                        placed,
+                    });
+                }
             }
             self.skipping = false;
             self.iterations_left += kept;
@@ -563,7 +578,7 @@ impl Builder<'_> {
         let runs = self.unroll(pat, elems, LoopBody::Closure(body), at, Vec::new());
         let first = runs
             .iter()
-            .map(|(v, _)| v)
+            .map(|r| &r.val)
             .find(|v| v.holds_tensor())
             .cloned();
         let body = body.clone();
@@ -633,27 +648,42 @@ impl Builder<'_> {
     }
 
     /// Binds the names of `pat` that `val` gives a tensor (`src` of `(slot, (src, dst))`),
-    /// leaving the others to the values bound with them.
-    fn bind_tensor_parts(&mut self, pat: &ast::Pat, val: Val) {
+    /// leaving the others to the values bound with them. `names` are the names of the
+    /// tensors `val` holds, in order: a name bound to one is recorded as its alias (`tile` of
+    /// `for tile in tiles.iter()` names `tiles[k]`).
+    fn bind_tensor_parts(&mut self, pat: &ast::Pat, val: Val, names: &[Option<String>]) {
         match (pat, val) {
             (ast::Pat::IdentPat(i), v @ Val::Tensor { .. }) => {
                 if let Some(n) = ast::HasName::name(i) {
-                    self.set_var(n.text().to_string(), v, span_of(i.syntax().text_range()));
+                    let at = span_of(i.syntax().text_range());
+                    self.set_var(n.text().to_string(), v, at);
+                    // `tile` of `for tile in tiles.iter()` names the tensor `tiles[k]`.
+                    if let Some(Some(of)) = names.first() {
+                        self.model.aliases.push(crate::model::Alias {
+                            name: n.text().to_string(),
+                            of: of.clone(),
+                            at,
+                            iteration: self.iteration,
+                        });
+                    }
                 }
             }
             (ast::Pat::RefPat(r), v) => {
                 if let Some(p) = r.pat() {
-                    self.bind_tensor_parts(&p, v);
+                    self.bind_tensor_parts(&p, v, names);
                 }
             }
             (ast::Pat::ParenPat(p), v) => {
                 if let Some(p) = p.pat() {
-                    self.bind_tensor_parts(&p, v);
+                    self.bind_tensor_parts(&p, v, names);
                 }
             }
             (ast::Pat::TuplePat(t), Val::Tuple(vs)) if t.fields().count() == vs.len() => {
+                let mut rest = names;
                 for (f, v) in t.fields().zip(vs) {
-                    self.bind_tensor_parts(&f, v);
+                    let (mine, after) = rest.split_at(tensor_leaves(&v).min(rest.len()));
+                    rest = after;
+                    self.bind_tensor_parts(&f, v, mine);
                 }
             }
             _ => {}
@@ -1023,8 +1053,48 @@ pub(super) fn pattern_names(pat: &ast::Pat) -> Vec<String> {
 /// A loop's elements over tensors and known values ([`Builder::tensor_sequence`]): each one's
 /// value and its tensors; not `finite` when only the other side of a `zip` says how many.
 struct TensorSeq {
-    items: Vec<(value::Value, Val)>,
+    items: Vec<Item>,
     finite: bool,
+}
+
+/// One element of a [`TensorSeq`]: its value, its tensors, and the names of the tensors it
+/// holds, in the order [`tensor_leaves`] counts them (`tiles[2]` of `tiles.iter()`, `gamma`
+/// of `[gamma, beta]`; `None` for one without a name).
+struct Item {
+    value: value::Value,
+    tensors: Val,
+    names: Vec<Option<String>>,
+}
+
+impl Item {
+    fn value(value: value::Value, tensors: Val) -> Item {
+        let names = vec![None; tensor_leaves(&tensors)];
+        Item {
+            value,
+            tensors,
+            names,
+        }
+    }
+
+    fn named(value: value::Value, tensors: Val, name: Option<String>) -> Item {
+        match tensor_leaves(&tensors) {
+            1 => Item {
+                value,
+                tensors,
+                names: vec![name],
+            },
+            _ => Item::value(value, tensors),
+        }
+    }
+}
+
+/// How many tensors a value holds, in a tuple's parts.
+fn tensor_leaves(v: &Val) -> usize {
+    match v {
+        Val::Tensor { .. } => 1,
+        Val::Tuple(vs) => vs.iter().map(tensor_leaves).sum(),
+        _ => 0,
+    }
 }
 
 impl TensorSeq {
@@ -1038,7 +1108,7 @@ impl TensorSeq {
         };
         let unknown = || {
             let why = value::Unknown::new("its elements are not known");
-            (value::Value::Unknown(why), Val::Unknown)
+            Item::value(value::Value::Unknown(why), Val::Unknown)
         };
         let side = |s: TensorSeq| {
             let mut items = s.items;
@@ -1048,8 +1118,10 @@ impl TensorSeq {
         let items = side(self)
             .into_iter()
             .zip(side(other))
-            .map(|((va, ta), (vb, tb))| {
-                (value::Value::Tuple(vec![va, vb]), Val::Tuple(vec![ta, tb]))
+            .map(|(a, b)| Item {
+                value: value::Value::Tuple(vec![a.value, b.value]),
+                tensors: Val::Tuple(vec![a.tensors, b.tensors]),
+                names: a.names.into_iter().chain(b.names).collect(),
             })
             .collect();
         Some(TensorSeq {

@@ -86,7 +86,17 @@ pub(super) enum Val {
 #[derive(Clone)]
 pub(super) struct ClosureRuns {
     pub(super) body: ast::Expr,
-    pub(super) runs: Vec<(Val, Option<u32>)>,
+    pub(super) runs: Vec<Run>,
+}
+
+/// One run of a closure that builds an array element: what it gives, the loop iteration it is
+/// named by, and the address it places its tensor at by hand (`from_addr(slot(q))`), when it
+/// does.
+#[derive(Clone)]
+pub(super) struct Run {
+    pub(super) val: Val,
+    pub(super) iteration: Option<u32>,
+    pub(super) placed: Option<u64>,
 }
 
 impl Val {

@@ -7,7 +7,7 @@ use super::reading::{
     arg_of, assigned_after, assigned_in_straight_code, assigned_root, is_from_addr, pat_name,
     span_of, var_name,
 };
-use super::state::{Builder, ClosureRuns, Construct, Val, many_type};
+use super::state::{Builder, ClosureRuns, Construct, Run, Val, many_type};
 use crate::diagnostic::Span;
 use crate::model::consts;
 use crate::model::methods::Engine;
@@ -714,6 +714,12 @@ impl Builder<'_> {
                 self.take_call_result(&pat, &init);
             }
         }
+        if let (Val::Many { .. }, Some(init)) = (&val, l.initializer()) {
+            let at = l.pat().map_or(span_of(l.syntax().text_range()), |p| {
+                span_of(p.syntax().text_range())
+            });
+            self.name_runs(&name, at, &init);
+        }
         let fields = matches!(val, Val::Struct(_));
         self.vars.insert(name.clone(), val);
         if let (true, Some(init)) = (fields, l.initializer()) {
@@ -769,6 +775,46 @@ impl Builder<'_> {
         self.last_ends.clear();
         self.tensor_arrays.insert(n.to_string(), names);
         super::state::array_of(vals)
+    }
+
+    /// `let tiles: [Tile; 4] = array::from_fn(|t| unsafe { Tile::from_addr(slot(t)) });`: each
+    /// element is a tensor of its own, `tiles[k]` (bound at `at`), placed where its run of the
+    /// closure placed it and read where `tiles[k]` is read, as the trace holds each.
+    fn name_runs(&mut self, n: &str, at: Span, init: &ast::Expr) {
+        let Some(built) = super::results::under_wrappers(init) else {
+            return;
+        };
+        let Some(ClosureRuns { runs, .. }) = self
+            .closure_runs
+            .get(&span_of(built.syntax().text_range()))
+            .cloned()
+        else {
+            return;
+        };
+        if !runs.iter().all(|r| matches!(r.val, Val::Tensor { .. })) {
+            return;
+        }
+        let mut names = Vec::new();
+        for (k, run) in runs.into_iter().enumerate() {
+            let name = format!("{n}[{k}]");
+            if let Val::Tensor { ty, tu, .. } = &run.val {
+                self.model.tensors.push(TensorVar {
+                    name: name.clone(),
+                    span: at,
+                    origin: Origin::Let,
+                    ty: ty.clone(),
+                    context: *tu,
+                    address: run.placed,
+                    from_addr: run.placed.is_some(),
+                    iteration: self.iteration,
+                    trf_loaded: None,
+                    placed_by_call: None,
+                });
+            }
+            self.vars.insert(name.clone(), run.val);
+            names.push(name);
+        }
+        self.tensor_arrays.insert(n.to_string(), names);
     }
 
     /// The compile-time value `let` binds to `n` (a `let mut` never assigned again is one
@@ -987,7 +1033,7 @@ impl Builder<'_> {
         if rest || pats.len() != runs.len() {
             return false;
         }
-        for (p, (val, iteration)) in pats.iter().zip(runs) {
+        for (p, Run { val, iteration, .. }) in pats.iter().zip(runs) {
             self.bind_pat(p, val);
             if let Some(name) = pat_name(p) {
                 let outer = std::mem::replace(&mut self.iteration, iteration);
@@ -1133,6 +1179,16 @@ impl Builder<'_> {
             {
                 for (f, v) in t.fields().zip(vs) {
                     self.bind_value_pat(&f, Ok(v));
+                }
+            }
+            // `let [l1, l2] = &LEVELS;`, `let [first, .., last] = TILES;`.
+            (ast::Pat::SlicePat(sp), Ok(value::Value::Array(vs)))
+                if let Some(parts) = slice_parts(sp, vs.len()) =>
+            {
+                for (p, k) in parts {
+                    if let Some(v) = vs.get(k) {
+                        self.bind_value_pat(&p, Ok(v.clone()));
+                    }
                 }
             }
             (
@@ -1548,4 +1604,24 @@ fn array_of_calls(init: &ast::Expr) -> Option<ast::ArrayExpr> {
     };
     let call = |x: &ast::Expr| matches!(x, ast::Expr::CallExpr(_) | ast::Expr::MethodCallExpr(_));
     a.exprs().any(|x| call(&x)).then_some(a)
+}
+
+/// The patterns of a slice pattern over an array of `len` elements, each with the index of
+/// the element it binds (a `..` in the middle skips what it stands for); `None` when the
+/// pattern cannot match that many.
+fn slice_parts(sp: &ast::SlicePat, len: usize) -> Option<Vec<(ast::Pat, usize)>> {
+    let pats: Vec<ast::Pat> = sp.pats().collect();
+    let rest = pats.iter().position(|p| matches!(p, ast::Pat::RestPat(_)));
+    match rest {
+        None => (pats.len() == len).then(|| pats.into_iter().zip(0..).collect()),
+        Some(r) => {
+            let after = pats.len() - r - 1;
+            if r + after > len {
+                return None;
+            }
+            let head = pats[..r].iter().cloned().zip(0..);
+            let tail = pats[r + 1..].iter().cloned().zip(len - after..);
+            Some(head.chain(tail).collect())
+        }
+    }
 }
