@@ -130,7 +130,7 @@ fn read_through_views<'m>(
     }
     let name = chain.receiver.as_deref()?;
     let first = chain.steps.first()?.input.as_ref()?;
-    if let Some(tensor) = source_named(cx, name, first) {
+    if let Some(tensor) = source_named(cx, chain, name, first) {
         return Some(Read { tensor, past });
     }
     // A view variable: the chain before this one that binds it, all views and tiles.
@@ -188,15 +188,31 @@ fn start_of(arg: &crate::model::Arg) -> Option<u64> {
     }
 }
 
-/// The one placed HBM tensor called `name` with the type `ty`, if exactly one is (a DM
-/// tensor's views moved by `to_dm_view` are a DM-to-DM transfer, not an HBM read).
-fn source_named<'m>(cx: &FnContext<'m>, name: &str, ty: &TensorTy) -> Option<&'m TensorVar> {
-    let mut found = cx
+/// The placed HBM tensor called `name` with the type `ty` that `chain` reads: the one its own
+/// loop iteration places before it, else the only one placed (a DM tensor's views moved by
+/// `to_dm_view` are a DM-to-DM transfer, not an HBM read).
+fn source_named<'m>(
+    cx: &FnContext<'m>,
+    chain: &crate::model::Chain,
+    name: &str,
+    ty: &TensorTy,
+) -> Option<&'m TensorVar> {
+    let placed = |t: &&TensorVar| {
+        t.name == name && &t.ty == ty && t.address.is_some() && t.ty.kind == Kind::Hbm
+    };
+    // Placed in the same loop iteration as the transfer, before it (`let frame =
+    // from_addr(frame_hbm(i))` in the loop's body): that iteration's tensor.
+    let in_iteration = cx
         .model
         .tensors
         .iter()
-        .filter(|t| t.name == name && &t.ty == ty && t.address.is_some())
-        .filter(|t| t.ty.kind == Kind::Hbm);
+        .filter(placed)
+        .filter(|t| chain.iteration.is_some() && t.iteration == chain.iteration)
+        .rfind(|t| t.span.start < chain.span.start);
+    if in_iteration.is_some() {
+        return in_iteration;
+    }
+    let mut found = cx.model.tensors.iter().filter(placed);
     let t = found.next()?;
     found.next().is_none().then_some(t)
 }
