@@ -71,6 +71,7 @@ pub fn bound_analysis<'db>(
         env,
         target,
         (library, helper.self_type(db).as_deref()),
+        helper.block_params(db),
         (binding.bound(db), binding.results(db)),
     ))
 }
@@ -862,6 +863,7 @@ impl<'db> Helper<'db> {
             input.target(db),
             input.library(db),
             self_type,
+            input.block_params(db).clone(),
         );
         self
     }
@@ -1161,6 +1163,7 @@ pub(crate) fn helper_at<'db>(
         at.target,
         at.library,
         f.self_type.clone(),
+        f.block_params.clone(),
     );
     let syntax = ra_ap_syntax::SyntaxNode::new_root(f.green.0.clone());
     let fun = ast::Fn::cast(syntax)?;

@@ -177,6 +177,9 @@ pub struct ItemFn {
     pub local_pieces: Untracked<Vec<EnvPiece>>,
     /// The type of the `impl` block it is a method or associated function of (`Self`).
     pub self_type: Option<String>,
+    /// The type parameters of the `impl` block or trait it is declared in (see
+    /// [`resolve::block_type_params`]).
+    pub block_params: Vec<String>,
 }
 
 /// An item's facts (tracked per item: an edit re-runs it for the edited item only).
@@ -204,6 +207,7 @@ pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> A
             local: String::new(),
             local_pieces: Untracked::default(),
             self_type: None,
+            block_params: Vec::new(),
         };
         (syntax::FileModel::default(), vec![only])
     } else {
@@ -237,6 +241,7 @@ pub fn item_facts<'db>(db: &'db dyn salsa::Database, item: ItemSyntax<'db>) -> A
                     local,
                     local_pieces: Untracked(pieces),
                     self_type,
+                    block_params: resolve::block_type_params(&f),
                 }
             })
             .collect();
@@ -486,6 +491,9 @@ pub struct FnInput<'db> {
     /// `Self` of a method (see [`ItemFn::self_type`]).
     #[returns(ref)]
     pub self_type: Option<String>,
+    /// The type parameters of its `impl` block or trait (see [`ItemFn::block_params`]).
+    #[returns(ref)]
+    pub block_params: Vec<String>,
 }
 
 /// The user's configuration (one per database).
@@ -815,6 +823,7 @@ pub fn fn_analysis<'db>(db: &'db dyn salsa::Database, input: FnInput<'db>) -> Ar
         fn_env(db, *input.module_env(db), *input.local_env(db)),
         input.target(db).target(),
         (*input.library(db), input.self_type(db).as_deref()),
+        input.block_params(db),
         (&model::Bound::default(), &Vec::new()),
     ))
 }
@@ -1138,6 +1147,7 @@ pub fn file_analysis(
                     target,
                     generation,
                     f.self_type.clone(),
+                    f.block_params.clone(),
                 );
                 let analysis = with_body_macros(db, file, input);
                 match &origin {
@@ -1268,6 +1278,7 @@ pub fn macros_expanded<'db>(
         *input.target(db),
         *input.library(db),
         input.self_type(db).clone(),
+        input.block_params(db).clone(),
     );
     Some((expanded_input, expanded, macros))
 }
@@ -2157,6 +2168,7 @@ pub fn analyse_fn(
     env: &Env,
     target: &Target,
     (library, self_type): (Generation, Option<&str>),
+    block_params: &[String],
     (bound, results): (&model::Bound, &model::CallResults),
 ) -> FnAnalysis {
     let model = syntax::model_of(tree, None);
@@ -2167,17 +2179,16 @@ pub fn analyse_fn(
     // In a function of `impl ty`, a mapping's `{ Self::LANES }` is `ty::LANES`.
     if let Some(ty) = self_type.filter(|_| model.sites.iter().any(|s| s.body.contains("Self::"))) {
         let scope = with_escapes.get_or_insert_with(|| env.scope.clone());
-        let own = model::consts::under_self(&scope.consts, ty);
+        let own = model::consts::under_self(&scope.consts, &resolve::self_type_name(ty));
         scope.consts.extend(own);
     }
-    // A library tensor type's method: its block's type parameters (`E` of `impl<E: M>`) are
+    // A method: its block's type parameters (`E` of `impl<E: M>` or `trait Stage<E: M>`) are
     // generic parameters here, as the function's own are.
-    let block_params = self_type.map(syntax::impl_type_params).unwrap_or_default();
     if !block_params.is_empty() {
         let scope = with_escapes.get_or_insert_with(|| env.scope.clone());
         for p in block_params {
-            scope.aliases.remove(&p);
-            scope.generics.insert(p);
+            scope.aliases.remove(p);
+            scope.generics.insert(p.clone());
         }
     }
     let base = with_escapes.as_ref().unwrap_or(&env.scope);

@@ -969,7 +969,7 @@ pub fn self_type(imp: &ast::Impl) -> Option<String> {
 pub fn self_type_written(imp: &ast::Impl) -> Option<String> {
     use ast::HasGenericParams;
     let name = self_type(imp)?;
-    if !crate::library::is_tensor_type(&name) {
+    if !crate::library::is_tensor_type(&name) && !may_alias_a_generic_tensor(imp) {
         return Some(name);
     }
     let params = imp
@@ -991,6 +991,53 @@ pub fn self_type_written(imp: &ast::Impl) -> Option<String> {
         syntax::node_text(imp.self_ty()?.syntax()),
         assoc.join(" ")
     ))
+}
+
+/// Whether `imp` is a trait's `impl` block for a type given the block's type parameters
+/// (`impl<E: M> Stage<E> for Band<E>`): one block cannot tell whether `Band` is a generic
+/// alias of a tensor type (`type Band<E> = DmTensor<f32, Chip, Cluster, Slice, E>;`), so its
+/// methods' `Self` is written as a tensor type's is (see [`self_type_name`]).
+fn may_alias_a_generic_tensor(imp: &ast::Impl) -> bool {
+    use ast::{HasGenericArgs, HasGenericParams};
+    let has_type_param = imp.generic_param_list().is_some_and(|l| {
+        l.type_or_const_params()
+            .any(|p| matches!(p, ast::TypeOrConstParam::Type(_)))
+    });
+    let has_args = match imp.self_ty() {
+        Some(ast::Type::PathType(t)) => t
+            .path()
+            .and_then(|p| p.segment()?.generic_arg_list())
+            .is_some(),
+        _ => false,
+    };
+    imp.trait_().is_some() && has_type_param && has_args
+}
+
+/// The name of the type a method's `Self` ([`self_type_written`]) is: itself, or the type of
+/// the `impl` block whose head it is (`Band` of `impl<E: M> Band<E> { }`).
+pub fn self_type_name(written: &str) -> String {
+    syntax::impl_head(written)
+        .and_then(|imp| self_type(&imp))
+        .unwrap_or_else(|| written.to_string())
+}
+
+/// The type parameters of the `impl` block or trait a function is declared in (`E` of
+/// `impl<E: M> ..` or of `trait Stage<E: M>`): in its mappings they are generic parameters.
+pub fn block_type_params(f: &ast::Fn) -> Vec<String> {
+    use ast::HasGenericParams;
+    let block = f.syntax().parent().and_then(|list| list.parent());
+    let params = block.and_then(|b| match ast::Impl::cast(b.clone()) {
+        Some(imp) => imp.generic_param_list(),
+        None => ast::Trait::cast(b)?.generic_param_list(),
+    });
+    params
+        .into_iter()
+        .flat_map(|l| l.type_or_const_params())
+        .filter_map(|p| match p {
+            ast::TypeOrConstParam::Type(t) => Some(t.name()?.text().to_string()),
+            ast::TypeOrConstParam::Const(_) => None,
+        })
+        .collect()
 }
 
 /// An associated function of `ty` (an `impl` block's or a trait's): a method (with `self`) as

@@ -349,21 +349,6 @@ pub fn impl_head(text: &str) -> Option<ra::Impl> {
     file.tree().syntax().descendants().find_map(ra::Impl::cast)
 }
 
-/// The type parameters of the `impl` block whose head `text` is ([`impl_head`]): in its
-/// methods they are generic parameters (`E` of `impl<E: M>`).
-pub fn impl_type_params(text: &str) -> Vec<String> {
-    use ra_ap_syntax::ast::{HasGenericParams, HasName};
-    impl_head(text)
-        .and_then(|imp| imp.generic_param_list())
-        .into_iter()
-        .flat_map(|l| l.generic_params())
-        .filter_map(|p| match p {
-            ra::GenericParam::TypeParam(t) => Some(t.name()?.text().to_string()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// How the environment marks a method of an `impl` block for a library tensor type, written
 /// as a free function (`#[visa_extension = "DmTensor·3f2a19c0::stage"] fn stage(this: ..)`):
 /// the attribute's opening, up to the key.

@@ -49,11 +49,12 @@ pub fn build_fn(
     }
     // `Self` of a trait's default is the type the call names.
     let self_type = self_type.or(bound.self_arg.as_ref().map(|t| t.name.as_str()));
-    if let Some(ty) = self_type {
-        b.name_self(ty);
+    if let Some(ty) = self_type.filter(|t| !is_library_tensor_head(t)) {
+        let ty = crate::resolve::self_type_name(ty);
+        b.name_self(&ty);
         // Checked on its own, the method still knows `self`'s type, without its parameters.
         let unbound = crate::model::Receiver::default();
-        b.type_self(ty, bound.receiver.as_ref().unwrap_or(&unbound));
+        b.type_self(&ty, bound.receiver.as_ref().unwrap_or(&unbound));
     }
     // A method of a library tensor type's `impl` block takes its receiver first.
     let first = usize::from(b.tensor_self(f, self_type, bound));
@@ -351,8 +352,10 @@ impl<'a> Builder<'a> {
         let Some(written) = imp.self_ty() else {
             return false;
         };
-        let is_tensor = crate::syntax::last_path_name(&written)
-            .is_some_and(|n| crate::library::is_tensor_type(&n));
+        // A library tensor type, or a generic alias of one (`impl<E: M> Stage<E> for Band<E>`).
+        let is_tensor = crate::syntax::last_path_name(&written).is_some_and(|n| {
+            crate::library::is_tensor_type(&n) || self.env.generic_tensor_alias(&n).is_some()
+        });
         if !is_tensor {
             return false;
         }
@@ -735,4 +738,12 @@ fn type_bounds(f: &ast::Fn) -> HashMap<String, Vec<String>> {
     }
     out.retain(|_, v| !v.is_empty());
     out
+}
+
+/// Whether a method's `Self` is the head of an `impl` block for a library tensor type (see
+/// `resolve::self_type_written`), which names no type of the crate.
+fn is_library_tensor_head(self_type: &str) -> bool {
+    crate::syntax::impl_head(self_type)
+        .and_then(|imp| crate::syntax::last_path_name(&imp.self_ty()?))
+        .is_some_and(|n| crate::library::is_tensor_type(&n))
 }
