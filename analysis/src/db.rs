@@ -2292,11 +2292,20 @@ fn name_iterations(
     target: &Target,
     diagnostics: Vec<Diagnostic>,
 ) -> Vec<Diagnostic> {
-    let in_loop = |d: &Diagnostic| {
-        model.chains.iter().any(|c| {
-            c.iteration.is_some() && c.span.start <= d.span.start && d.span.end <= c.span.end
-        })
+    // The code each iteration runs: its chains, and the tensors it places by hand.
+    let runs_in = |d: &Diagnostic, k: Option<usize>| {
+        let this = |i: Option<u32>| i.is_some_and(|i| k.is_none_or(|k| i as usize == k));
+        let within = |s: Span| s.start <= d.span.start && d.span.end <= s.end;
+        model
+            .chains
+            .iter()
+            .any(|c| this(c.iteration) && within(c.span))
+            || model
+                .placements
+                .iter()
+                .any(|p| this(p.iteration) && within(p.arg.span))
     };
+    let in_loop = |d: &Diagnostic| runs_in(d, None);
     if model.iterations.is_empty() || !diagnostics.iter().any(in_loop) {
         return diagnostics;
     }
@@ -2306,6 +2315,8 @@ fn name_iterations(
         let mut one = model.clone();
         one.chains
             .retain(|c| c.iteration.is_none_or(|i| i as usize == k));
+        one.placements
+            .retain(|p| p.iteration.is_none_or(|i| i as usize == k));
         let cx = crate::rules::FnContext::new(&one, scope, target);
         let found = crate::rules::check_fn(&cx);
         for (d, by) in diagnostics.iter().zip(given_by.iter_mut()) {
@@ -2342,13 +2353,7 @@ fn name_iterations(
         // A fix made for one iteration's values (an address rounded up) would be wrong in
         // the others: kept only when every iteration that runs this code breaks the rule.
         let runs = (0..model.iterations.len())
-            .filter(|&j| {
-                model.chains.iter().any(|c| {
-                    c.iteration.is_some_and(|i| i as usize == j)
-                        && c.span.start <= d.span.start
-                        && d.span.end <= c.span.end
-                })
-            })
+            .filter(|&j| runs_in(&d, Some(j)))
             .count();
         if all.len() < runs || by.len() < all.len() {
             d.fixes.clear();

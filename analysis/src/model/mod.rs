@@ -249,6 +249,8 @@ pub struct Placement {
     pub arg: Arg,
     pub address: u64,
     pub ty: TensorTy,
+    /// The loop iteration that placed it (see [`Chain::iteration`]).
+    pub iteration: Option<u32>,
 }
 
 /// A call of a helper function with some of its parameters known at the call

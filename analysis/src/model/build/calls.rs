@@ -1078,6 +1078,7 @@ impl Builder<'_> {
                 arg: self.value_arg(a),
                 address,
                 ty: ty.clone(),
+                iteration: self.iteration,
             });
         }
         Val::Tensor {

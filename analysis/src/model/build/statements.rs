@@ -972,6 +972,7 @@ impl Builder<'_> {
                 arg,
                 address,
                 ty: ty.clone(),
+                iteration: self.iteration,
             });
         }
         self.model.tensors.push(TensorVar {

@@ -78,9 +78,19 @@ pub(super) fn misaligned(
         arg.span,
         format!(
             "{what}; address {} is {} bytes past a multiple of {a}",
-            arg.text.trim(),
+            address_as_written(arg, addr),
             addr % a
         ),
     );
     round_up_fix(d, arg, addr, a)
+}
+
+/// The address `arg` as written, with its value when it is an expression (`0x1008 + i *
+/// 0x400 = 0x1408`, in a loop's iteration).
+pub(super) fn address_as_written(arg: &Arg, addr: u64) -> String {
+    let text = arg.text.trim();
+    match is_number(text) {
+        true => text.to_string(),
+        false => format!("{text} = {addr:#x}"),
+    }
 }

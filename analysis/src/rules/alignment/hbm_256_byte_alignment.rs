@@ -3,7 +3,7 @@
 //! and of a constructor that places an HBM tensor; below 8-byte alignment a `to_dm` reading
 //! the tensor is ALN-002's error, which silences this note.
 
-use super::addresses::{misaligned, round_up_fix};
+use super::addresses::{address_as_written, misaligned, round_up_fix};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Arg, Kind, Method, Placement, Step, TensorTy};
 use crate::rule::{Generations, Rule, Status};
@@ -67,7 +67,7 @@ pub(super) fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<D
         format!(
             "HBM is accessed in {a}-byte units: an unaligned access costs a read-modify-write \
              or a second transfer; the tensor is placed at {}, {} bytes past a multiple of {a}",
-            p.arg.text.trim(),
+            address_as_written(&p.arg, p.address),
             p.address % a
         ),
     );
