@@ -2208,11 +2208,21 @@ pub fn analyse_fn(
         };
     };
     let (fn_model, scope) = build::build_fn(&f, env, scope, (library, self_type), (bound, results));
-    // A constant of an escaped size that the call binds (`{ P::CHUNK }` with `P = QPath`) is
-    // known only now: the sites are lowered again with it, and what they break is reported.
-    if bound.binds_any() && check.problems.iter().any(names_unknown_const) {
+    // A constant of an escaped size that the call binds (`{ P::CHUNK }` with `P = QPath`, or
+    // the const generic `{ W }` of `row::<2050>`) is known only now: the sites are lowered
+    // again with it, and what they break is reported.
+    let binds_escaped_generic = bound.generics.iter().any(Option::is_some)
+        && model.sites.iter().any(|s| s.body.contains('{'));
+    if bound.binds_any()
+        && (binds_escaped_generic || check.problems.iter().any(names_unknown_const))
+    {
         let again = syntax::check_sites(&model, &scope, direct, Some(root));
         diagnostics = crate::rules::mapping_diagnostics(&again.problems, &sites, &model.type_forms);
+        // A fix made for this call's value (`{ W }` padded to fit 2050) edits the mapping
+        // every call shares, and would be wrong for the others: the message says what breaks.
+        if binds_escaped_generic {
+            diagnostics.iter_mut().for_each(|d| d.fixes.clear());
+        }
         diagnostics.extend(other_library_forms(&model, &again, library, direct));
     }
     diagnostics.extend(fn_model.problems.iter().map(crate::rules::model_diagnostic));
