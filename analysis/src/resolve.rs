@@ -1948,6 +1948,25 @@ impl DefMap {
         self.trait_default(krate, &name, item, kind)
     }
 
+    /// `Type::ITEM` or `<Type as Trait>::ITEM` (a constant or a function) given by an `impl`
+    /// block in another module than the type's (`impl DmSlot for BiasDm` in `slots.rs`): trait
+    /// impls hold crate-wide, as rustc resolves them.
+    fn associated_anywhere(&self, from: usize, segs: &[String]) -> Option<(usize, usize)> {
+        let (item, ty) = segs.split_last()?;
+        let mut ty = ty.to_vec();
+        if let [only] = ty.as_mut_slice()
+            && let Some(inner) = only.strip_prefix('<').and_then(|t| t.split(" as ").next())
+        {
+            *only = inner.to_string();
+        }
+        if ty.is_empty() {
+            return None;
+        }
+        [ItemKind::Const, ItemKind::Fn]
+            .into_iter()
+            .find_map(|kind| self.resolve_associated(from, &ty, item, kind))
+    }
+
     /// The default `item` of a trait the type named `ty` implements in crate `krate` and
     /// whose `impl` block leaves it out (`Router::normalize` for `SigmoidRouter`).
     fn trait_default(
@@ -2042,7 +2061,9 @@ impl DefMap {
         out: &mut EnvSource,
         depth: usize,
     ) -> Option<String> {
-        let def = self.resolve_item(from, segs)?;
+        let def = self
+            .resolve_item(from, segs)
+            .or_else(|| self.associated_anywhere(from, segs))?;
         let it = self.item(def.0, def.1)?;
         let leaf = segs.last()?;
         let renamable = it.name_at.0 != it.name_at.1;
