@@ -253,6 +253,11 @@ fn paths_in(tokens: &[Tok<'_>]) -> Vec<QPath> {
             && (sep(i - 1).is_some()
                 || (i > 1 && sep(i - 2) == Some(2))
                 || tokens[i - 1].kind == SyntaxKind::DOT);
+        if let Some((q, next)) = trait_qualified(tokens, i) {
+            out.push(q);
+            i = next;
+            continue;
+        }
         if !segment(t) || continues {
             i += 1;
             continue;
@@ -277,6 +282,32 @@ fn paths_in(tokens: &[Tok<'_>]) -> Vec<QPath> {
         i = j.max(i + 1);
     }
     out
+}
+
+/// `<Type as Trait>::ITEM` starting at token `i` (the `<`): the path `Type::ITEM`, from the
+/// `<` on (an environment that writes it under another name rewrites all of it), and the
+/// token after it.
+fn trait_qualified(tokens: &[Tok<'_>], i: usize) -> Option<(QPath, usize)> {
+    let kinds: Vec<SyntaxKind> = tokens.get(i..i + 7)?.iter().map(|t| t.kind).collect();
+    let shape = [
+        SyntaxKind::L_ANGLE,
+        SyntaxKind::IDENT,
+        SyntaxKind::AS_KW,
+        SyntaxKind::IDENT,
+        SyntaxKind::R_ANGLE,
+        SyntaxKind::COLON2,
+        SyntaxKind::IDENT,
+    ];
+    if kinds != shape || tokens[i].marked {
+        return None;
+    }
+    let (ty, item) = (&tokens[i + 1], &tokens[i + 6]);
+    let segs = vec![
+        (ty.text.to_string(), u32::from(ty.end())),
+        (item.text.to_string(), u32::from(item.end())),
+    ];
+    let start = u32::from(tokens[i].start);
+    Some((QPath { start, segs }, i + 7))
 }
 
 /// One leaf of a `use` tree.
