@@ -1979,7 +1979,8 @@ impl DefMap {
         self.trait_default(krate, &name, item, kind)
     }
 
-    /// `Type::ITEM` or `<Type as Trait>::ITEM` (a constant or a function) given by an `impl`
+    /// `Type::ITEM` or `<Type as Trait>::ITEM` (a constant, a function or an associated type)
+    /// given by an `impl`
     /// block in another module than the type's (`impl DmSlot for BiasDm` in `slots.rs`): trait
     /// impls hold crate-wide, as rustc resolves them.
     fn associated_anywhere(&self, from: usize, segs: &[String]) -> Option<(usize, usize)> {
@@ -1993,7 +1994,7 @@ impl DefMap {
         if ty.is_empty() {
             return None;
         }
-        [ItemKind::Const, ItemKind::Fn]
+        [ItemKind::Const, ItemKind::Fn, ItemKind::Alias]
             .into_iter()
             .find_map(|kind| self.resolve_associated(from, &ty, item, kind))
     }
