@@ -1984,19 +1984,14 @@ impl DefMap {
     /// block in another module than the type's (`impl DmSlot for BiasDm` in `slots.rs`): trait
     /// impls hold crate-wide, as rustc resolves them.
     fn associated_anywhere(&self, from: usize, segs: &[String]) -> Option<(usize, usize)> {
+        // `<Type as Trait>::ITEM` comes as `Type::ITEM` (see `trait_qualified`).
         let (item, ty) = segs.split_last()?;
-        let mut ty = ty.to_vec();
-        if let [only] = ty.as_mut_slice()
-            && let Some(inner) = only.strip_prefix('<').and_then(|t| t.split(" as ").next())
-        {
-            *only = inner.to_string();
-        }
         if ty.is_empty() {
             return None;
         }
         [ItemKind::Const, ItemKind::Fn, ItemKind::Alias]
             .into_iter()
-            .find_map(|kind| self.resolve_associated(from, &ty, item, kind))
+            .find_map(|kind| self.resolve_associated(from, ty, item, kind))
     }
 
     /// The default `item` of a trait the type named `ty` implements in crate `krate` and

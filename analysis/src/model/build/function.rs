@@ -49,8 +49,10 @@ pub fn build_fn(
     }
     // `Self` of a trait's default is the type the call names.
     let self_type = self_type.or(bound.self_arg.as_ref().map(|t| t.name.as_str()));
-    if let Some(ty) = self_type.filter(|t| !is_library_tensor_head(t)) {
-        let ty = crate::resolve::self_type_name(ty);
+    // The head of a library tensor type's `impl` block names no type of the crate.
+    let self_name = self_type.map(|t| (crate::resolve::self_type_name(t), t));
+    let of_crate = |(name, t): &(String, &str)| name == t || !crate::library::is_tensor_type(name);
+    if let Some((ty, _)) = self_name.filter(of_crate) {
         b.name_self(&ty);
         // Checked on its own, the method still knows `self`'s type, without its parameters.
         let unbound = crate::model::Receiver::default();
@@ -738,12 +740,4 @@ fn type_bounds(f: &ast::Fn) -> HashMap<String, Vec<String>> {
     }
     out.retain(|_, v| !v.is_empty());
     out
-}
-
-/// Whether a method's `Self` is the head of an `impl` block for a library tensor type (see
-/// `resolve::self_type_written`), which names no type of the crate.
-fn is_library_tensor_head(self_type: &str) -> bool {
-    crate::syntax::impl_head(self_type)
-        .and_then(|imp| crate::syntax::last_path_name(&imp.self_ty()?))
-        .is_some_and(|n| crate::library::is_tensor_type(&n))
 }
