@@ -108,7 +108,6 @@ pub(super) fn check(
     }
     placed_between_chains(cx, vars, out);
     staged_tiles_overlap(cx, vars, out);
-    super::carried_tensor::check(cx, out);
     clashed
 }
 

@@ -45,6 +45,8 @@ pub fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     }
     let (nodes, vars) = scan(cx.model);
     let clashed = live_tensors_must_not_overlap::check(cx, &nodes, &vars, out);
+    // After the other SCH-001 reports, which it does not repeat.
+    carried_tensor::check(cx, out);
     if nodes.len() > MAX_NODES {
         checks_skipped::report(cx, nodes.len(), out);
         return;
