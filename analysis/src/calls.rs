@@ -953,6 +953,10 @@ impl Helper<'_> {
         let named = |name: Option<&String>, v: &Option<Value>| {
             Some(format!("`{} = {}`", name?, readable(v.as_ref()?)))
         };
+        // A const generic is a size or a count (`W = 2050`), never an address.
+        let sized = |name: Option<&String>, v: &Option<Value>| {
+            Some(format!("`{} = {}`", name?, v.as_ref()?.text()))
+        };
         // A tensor instantiated by the caller's: its element type, or its mappings.
         let typed = |name: &String, t: &Option<crate::model::TensorTy>| {
             Some(match t.as_ref()?.dtype {
@@ -1021,7 +1025,7 @@ impl Helper<'_> {
         let given: Vec<String> = of_receiver
             .into_iter()
             .chain(types)
-            .chain(generics.filter_map(|(n, v)| named(n.as_ref(), v)))
+            .chain(generics.filter_map(|(n, v)| sized(n.as_ref(), v)))
             .chain(mappings)
             .chain(params.filter_map(|(n, v)| named(Some(n), v)))
             .chain(tensors.filter_map(|(n, t)| typed(n, t)))
