@@ -284,30 +284,50 @@ fn paths_in(tokens: &[Tok<'_>]) -> Vec<QPath> {
     out
 }
 
-/// `<Type as Trait>::ITEM` starting at token `i` (the `<`): the path `Type::ITEM`, from the
+/// `<Type as Trait>::ITEM` (or `<Type<bf16> as Trait>::ITEM`) starting at token `i` (the `<`):
+/// the path `Type::ITEM`, from the
 /// `<` on (an environment that writes it under another name rewrites all of it), and the
 /// token after it.
 fn trait_qualified(tokens: &[Tok<'_>], i: usize) -> Option<(QPath, usize)> {
-    let kinds: Vec<SyntaxKind> = tokens.get(i..i + 7)?.iter().map(|t| t.kind).collect();
+    let kind = |k: usize| tokens.get(k).map(|t| t.kind);
+    if kind(i)? != SyntaxKind::L_ANGLE || kind(i + 1)? != SyntaxKind::IDENT || tokens[i].marked {
+        return None;
+    }
+    // The type's own generic arguments (`<RowDm<bf16> as Ring>`), balanced.
+    let mut j = i + 2;
+    if kind(j)? == SyntaxKind::L_ANGLE {
+        let mut open = 0usize;
+        loop {
+            match kind(j)? {
+                SyntaxKind::L_ANGLE => open += 1,
+                SyntaxKind::R_ANGLE => open -= 1,
+                SyntaxKind::SEMICOLON | SyntaxKind::L_CURLY => return None,
+                _ => {}
+            }
+            j += 1;
+            if open == 0 {
+                break;
+            }
+        }
+    }
     let shape = [
-        SyntaxKind::L_ANGLE,
-        SyntaxKind::IDENT,
         SyntaxKind::AS_KW,
         SyntaxKind::IDENT,
         SyntaxKind::R_ANGLE,
         SyntaxKind::COLON2,
         SyntaxKind::IDENT,
     ];
-    if kinds != shape || tokens[i].marked {
+    let kinds: Vec<SyntaxKind> = tokens.get(j..j + 5)?.iter().map(|t| t.kind).collect();
+    if kinds != shape {
         return None;
     }
-    let (ty, item) = (&tokens[i + 1], &tokens[i + 6]);
+    let (ty, item) = (&tokens[i + 1], &tokens[j + 4]);
     let segs = vec![
         (ty.text.to_string(), u32::from(ty.end())),
         (item.text.to_string(), u32::from(item.end())),
     ];
     let start = u32::from(tokens[i].start);
-    Some((QPath { start, segs }, i + 7))
+    Some((QPath { start, segs }, j + 5))
 }
 
 /// One leaf of a `use` tree.
@@ -1144,11 +1164,53 @@ fn fn_item(f: &ast::Fn, of: Option<&str>) -> Option<Item> {
     if let Some(ty) = of {
         it.name = format!("{ty}::{}", it.name);
         it.refs.retain(|r| r != ty);
+        if keeps_body && in_an_impl(f) {
+            it.paths.extend(self_paths(&node, ty));
+        }
         if keeps_body {
             in_impl(&mut it, ty, f.syntax());
         }
     }
     Some(it)
+}
+
+/// Whether `f` is declared in an `impl` block (not a trait's declaration, whose `Self` is
+/// each implementing type in turn).
+fn in_an_impl(f: &ast::Fn) -> bool {
+    f.syntax()
+        .parent()
+        .and_then(|list| list.parent())
+        .is_some_and(|b| ast::Impl::can_cast(b.kind()))
+}
+
+/// The paths `Self::ITEM` in the body of a function of an `impl` block for `ty`, as
+/// `ty::ITEM`: the environment of a module that imports the function writes the item they
+/// name (an associated constant of the block, wherever the block is) beside it.
+fn self_paths(node: &SyntaxNode, ty: &str) -> Vec<QPath> {
+    let tokens: Vec<ra_ap_syntax::SyntaxToken> = node
+        .descendants_with_tokens()
+        .filter_map(|t| t.into_token())
+        .filter(|t| !t.kind().is_trivia())
+        .collect();
+    let base = node.text_range().start();
+    tokens
+        .windows(3)
+        .filter(|w| {
+            w[0].kind() == SyntaxKind::SELF_TYPE_KW
+                && w[1].kind() == SyntaxKind::COLON2
+                && w[2].kind() == SyntaxKind::IDENT
+        })
+        .map(|w| QPath {
+            start: u32::from(w[0].text_range().start() - base),
+            segs: vec![
+                (ty.to_string(), u32::from(w[0].text_range().end() - base)),
+                (
+                    w[2].text().to_string(),
+                    u32::from(w[2].text_range().end() - base),
+                ),
+            ],
+        })
+        .collect()
 }
 
 /// A function that computes a value from values (`fn plan() -> Placement { let q = BASE +
@@ -2063,8 +2125,11 @@ impl DefMap {
                 let segs = &p[..k];
                 if let Some(name) = self.emit_path(module, segs, module, &mut emitted, &mut out, 0)
                 {
-                    out.text
-                        .push_str(&format!("use {} as {name};\n", segs.join("::")));
+                    // An associated item written under its own path needs no binding.
+                    if name != segs.join("::") {
+                        out.text
+                            .push_str(&format!("use {} as {name};\n", segs.join("::")));
+                    }
                     break;
                 }
             }
@@ -2093,7 +2158,10 @@ impl DefMap {
             .or_else(|| self.associated_anywhere(from, segs))?;
         let it = self.item(def.0, def.1)?;
         let leaf = segs.last()?;
-        let renamable = it.name_at.0 != it.name_at.1;
+        // An associated item named by its type (`StatDm::BASE`) keeps that name: it is
+        // written in its `impl` block, where another type's `BASE` does not collide with it.
+        let associated = it.name.contains("::") && segs.join("::") == it.name;
+        let renamable = it.name_at.0 != it.name_at.1 && !associated;
         let plain = if renamable { leaf } else { &it.name };
         // Another item of the environment under that name: this module's own binding, or one
         // already written.
@@ -2189,8 +2257,13 @@ impl DefMap {
         }
         for p in &it.paths {
             for k in (2..=p.segs.len()).rev() {
-                if let Some(n) = self.emit_path(dm, &p.names(k), at, emitted, out, depth + 1) {
-                    edits.push((p.start as usize, p.segs[k - 1].1 as usize, n));
+                let segs = p.names(k);
+                if let Some(n) = self.emit_path(dm, &segs, at, emitted, out, depth + 1) {
+                    // An associated item (`Self::BASE` of a method) is written in its `impl`
+                    // block under its own path, where the path as written finds it.
+                    if n != segs.join("::") {
+                        edits.push((p.start as usize, p.segs[k - 1].1 as usize, n));
+                    }
                     break;
                 }
             }

@@ -3,7 +3,7 @@
 //! a constructor that places a tensor (`Input::from_addr(0x1000)`); `to_dm` is ALN-002's, which
 //! is stricter.
 
-use super::addresses::round_up_fix;
+use super::addresses::{address_as_written, round_up_fix};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Arg, Dtype};
 use crate::rule::{Generations, Rule, Status};
@@ -58,7 +58,7 @@ fn element_misaligned(arg: &Arg, addr: u64, dtype: Dtype) -> Option<Diagnostic> 
         arg.span,
         format!(
             "a {dtype} tensor starts at a multiple of size_of::<{dtype}>() = {size} bytes; address {} is not",
-            arg.text.trim()
+            address_as_written(arg, addr)
         ),
     );
     Some(round_up_fix(d, arg, addr, size))
