@@ -175,6 +175,7 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
         });
     }
     read_by_helpers(model, &chains, &names, &mut vars);
+    read_by_moves(model, &chains, &names, &mut vars);
     committed_into(&nodes, &mut vars);
     // What the function returns lives past its last chain.
     for (name, span) in &model.returned {
@@ -199,16 +200,42 @@ fn read_by_helpers(
         .filter(|c| model.in_first_pass(c.iteration))
     {
         let before = chains.partition_point(|c| c.span.start < call.span.end);
-        let Some(node) = before.checked_sub(1) else {
-            continue;
-        };
         for (name, span) in &call.reads {
-            if let Some(v) = names.resolve(vars, name, node)
-                && vars[v].last_use.is_none_or(|(u, _)| u <= node)
-            {
-                vars[v].last_use = Some((node, *span));
-            }
+            read_in_gap(names, vars, name, before, *span);
         }
+    }
+}
+
+/// A tensor moved into another name (`cur = next` at the end of an iteration) is read there:
+/// it stays live up to the last chain that starts before the move, as a helper's argument
+/// does; the name it moves into holds it from there on.
+fn read_by_moves(
+    model: &crate::model::FnModel,
+    chains: &[&Chain],
+    names: &Names<'_>,
+    vars: &mut [Var<'_>],
+) {
+    for m in model
+        .moves
+        .iter()
+        .filter(|m| model.in_first_pass(m.iteration))
+    {
+        let before = chains.partition_point(|c| c.span.start < m.at.end);
+        read_in_gap(names, vars, &m.from, before, m.at);
+    }
+}
+
+/// A read of `name` outside any chain, in the gap before chain `before`: it sees what the
+/// chains before the gap and the calls in it bound, and keeps it live up to the last chain
+/// before the gap, or to the gap itself for a tensor bound in it (a call's result read by
+/// the next call).
+fn read_in_gap(names: &Names<'_>, vars: &mut [Var<'_>], name: &str, before: usize, span: Span) {
+    let Some(v) = names.resolve(vars, name, before) else {
+        return;
+    };
+    let node = before.saturating_sub(1).max(vars[v].from);
+    if vars[v].last_use.is_none_or(|(u, _)| u <= node) {
+        vars[v].last_use = Some((node, span));
     }
 }
 

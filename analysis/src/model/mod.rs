@@ -209,6 +209,10 @@ pub struct FnModel {
     /// The names the arms of a `match` on a tensor variable bind to it (`prev` of `match &best
     /// { Some(prev) => .. }`): reading one reads the variable's tensor.
     pub aliases: Vec<Alias>,
+    /// Each tensor variable moved into another name by a plain assignment or `let` (`cur =
+    /// next;`, `let keep = t;`), where the move is written: the move reads it, and its tensor
+    /// lives on under the new name.
+    pub moves: Vec<Move>,
     /// What the function's result holds that its type does not say, for its callers: each
     /// DM tensor's address (an integer), each TRF tensor's region (`TrfAddress::Full`), `()`
     /// for anything else, shaped as the tail is (a tuple, a struct's fields). `None` when it
@@ -219,6 +223,17 @@ pub struct FnModel {
 /// What the calls of a function give, from the helpers' traces with each call's values
 /// (see [`FnModel::result`]): by the call expression and its loop iteration.
 pub type CallResults = Vec<((Span, Option<u32>), value::Value)>;
+
+/// A tensor variable moved into another name (see [`FnModel::moves`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Move {
+    /// The variable moved.
+    pub from: String,
+    /// Where it is named in the move.
+    pub at: Span,
+    /// The loop iteration the move is made in (see [`Chain::iteration`]).
+    pub iteration: Option<u32>,
+}
 
 /// A name bound to the tensor a variable holds (see [`FnModel::aliases`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -598,6 +613,7 @@ impl FnModel {
             returned: Vec::new(),
             tensor_arrays: Vec::new(),
             aliases: Vec::new(),
+            moves: Vec::new(),
             result: None,
         }
     }

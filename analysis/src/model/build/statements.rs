@@ -1386,6 +1386,7 @@ impl Builder<'_> {
             .and_then(|c| c.steps.last())
             .and_then(|s| s.address);
         let placed = written.is_none().then(|| self.placed_by(rhs)).flatten();
+        let moved = self.moved(rhs);
         if let Some(t) = self
             .model
             .tensors
@@ -1395,12 +1396,42 @@ impl Builder<'_> {
             t.origin = Origin::Assign;
             t.address = written.or(placed);
             t.from_addr = placed.is_some() || is_from_addr(rhs);
+            if let Some(m) = moved.as_ref() {
+                t.address = m.address;
+                t.from_addr = m.from_addr;
+                t.placed_by_call = m.placed_by_call;
+            }
+        }
+        if moved.is_some() {
+            return;
         }
         // A helper's result (`best = Some(dist.fold_keys(.., plan.best_addr(t)))`) is where
         // its trace with the call's values writes it.
         if written.is_none() && placed.is_none() {
             self.take_call_result_as(name, at, rhs);
         }
+    }
+
+    /// The tensor variable a plain move names (`cur = next`), as the model placed it, with
+    /// the move recorded as a read of it (see [`crate::model::FnModel::moves`]).
+    fn moved(&mut self, rhs: &ast::Expr) -> Option<TensorVar> {
+        let from = var_name(rhs)?;
+        if !matches!(self.vars.get(&from), Some(Val::Tensor { .. })) {
+            return None;
+        }
+        let held = self
+            .model
+            .tensors
+            .iter()
+            .rev()
+            .find(|t| t.name == from)?
+            .clone();
+        self.model.moves.push(crate::model::Move {
+            from,
+            at: span_of(rhs.syntax().text_range()),
+            iteration: self.iteration,
+        });
+        Some(held)
     }
 
     /// The value the assignment `b` gives the variable `name`: `x = e` the value of `e`, `x op=

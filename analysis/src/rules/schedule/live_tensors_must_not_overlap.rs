@@ -73,10 +73,11 @@ pub(super) fn check(
     for (c, node) in nodes.iter().enumerate() {
         for &v in &starts[c] {
             if let Some(f) = vars[v].fp {
-                if placed_by_call(&vars[v]).is_some()
+                if let Some(call) = placed_by_call(&vars[v])
                     && let Some(u) = clash_with_live(vars, &by_start, longest, f, Some(v))
+                    && !last_read_by(cx, &vars[u], call)
                 {
-                    out.extend(placed_over(&vars[v], &vars[u]));
+                    out.extend(placed_over(cx, &vars[v], &vars[u]));
                 }
                 by_start.insert((f.start, v));
                 by_end.insert((f.end, v));
@@ -290,7 +291,7 @@ fn placed_between_chains(cx: &FnContext<'_>, vars: &[Var<'_>], out: &mut Vec<Dia
                 && read_after(u)
         });
         if let Some(u) = clobbered {
-            out.extend(placed_over(var, u));
+            out.extend(placed_over(cx, var, u));
         }
     }
 }
@@ -314,6 +315,22 @@ fn clash_with_live(
         .min()
 }
 
+/// Whether `call` is where `var` is read last: a helper that reads it and places its result
+/// over it clashes in its own trace, which reports it (see `crate::calls`).
+fn last_read_by(cx: &FnContext<'_>, var: &Var<'_>, call: Span) -> bool {
+    let Some(expr) = cx
+        .model
+        .calls
+        .iter()
+        .find(|c| c.span == call)
+        .map(|c| c.expr)
+    else {
+        return false;
+    };
+    var.last_use
+        .is_some_and(|(_, at)| expr.start <= at.start && at.end <= expr.end)
+}
+
 /// The call that places `var` (a DM tensor a helper returns, which its trace with the call's
 /// values writes there), when no chain of this function writes it.
 fn placed_by_call(var: &Var<'_>) -> Option<Span> {
@@ -322,14 +339,15 @@ fn placed_by_call(var: &Var<'_>) -> Option<Span> {
 
 /// SCH-001 on the tensor `var` a helper call places over the live `live`: the write is the
 /// helper's, at the call (its address is the helper's to change: no fix).
-fn placed_over(var: &Var<'_>, live: &Var<'_>) -> Option<Diagnostic> {
+fn placed_over(cx: &FnContext<'_>, var: &Var<'_>, live: &Var<'_>) -> Option<Diagnostic> {
     let (call, fp, f) = (placed_by_call(var)?, var.fp?, live.fp?);
+    let when = iteration_label(cx, var.tv).map_or(String::new(), |l| format!(" (when {l})"));
     let mut d = Diagnostic::new(
         &SCH_001,
         call,
         format!(
             "this call places `{}` at DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
-             while `{}` is still live; addresses of live tensors must not collide",
+             while `{}` is still live; addresses of live tensors must not collide{when}",
             var.tv.name, fp.start, fp.end, live.tv.name, f.start, f.end, live.tv.name
         ),
     )
