@@ -40,6 +40,9 @@ pub struct Step {
     /// The tensor a `commit_view` writes whole, by the name the model gives it (`tiles[2]`
     /// of `commit_view(tiles[t].view_mut())` when `t = 2`); `None` for a view of part of one.
     pub into: Option<String>,
+    /// A DMA or a commit into a destination view given as an argument (`to_dm_view(dma,
+    /// dst)`, `commit_view(dst)`): its layout is the destination's, declared with it.
+    pub into_view: bool,
 }
 
 impl Step {

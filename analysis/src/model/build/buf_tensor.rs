@@ -115,6 +115,7 @@ impl BufParams {
             generics: generics.iter().map(|a| arg_of(a.syntax())).collect(),
             args: args.iter().map(|a| arg_of(a.syntax())).collect(),
             into: None,
+            into_view: false,
         };
         Some(Chain {
             span: span_of(m.syntax().text_range()),

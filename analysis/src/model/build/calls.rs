@@ -250,6 +250,11 @@ impl Builder<'_> {
 
     /// The type of the crate called `name` here, by its associated mappings and constants.
     fn type_arg_named(&self, name: String) -> Option<crate::model::TypeArg> {
+        // An element type under another name (`type KvElem = f8e4m3;`) is that type.
+        let name = match self.scope.dtypes.get(&name) {
+            Some(d) if !self.env.is_local_type(&name) => d.to_string(),
+            _ => name,
+        };
         let prefix = format!("{name}::");
         let mut mappings: Vec<(String, String)> = self
             .scope

@@ -123,7 +123,7 @@ impl Builder<'_> {
                     .collect()
             })
             .unwrap_or_default();
-        let gen_args = generics.iter().map(|a| arg_of(a.syntax())).collect();
+        let gen_args = generics.iter().map(|a| self.generic_arg(a)).collect();
         self.unknown_type_form_sizes(&generics);
         let arg_vals: Vec<Val> = args
             .iter()
@@ -959,6 +959,22 @@ pub(super) fn interleave_axis(g: &ast::GenericArg, scope: &Scope) -> Option<MapV
     ))
 }
 
+impl Builder<'_> {
+    /// A turbofish argument as a step records it: as written, with the value of a constant it
+    /// names (`tile::<m![D], HALF, ..>` with `HALF` a const or a const generic the call gave).
+    fn generic_arg(&self, a: &ast::GenericArg) -> Arg {
+        let mut arg = arg_of(a.syntax());
+        let literal = arg.text.trim().parse::<u64>().is_ok();
+        if !literal
+            && let Some(v) =
+                consts::const_arg(a, &self.consts, self.value_fns(), Some(&self.scope), 0)
+        {
+            arg.value = Some(Ok(value::Value::Int(v)));
+        }
+        arg
+    }
+}
+
 /// A method call as a step records it: the method, where its name is written, its
 /// arguments (as written, as values, as evaluated) and its turbofish.
 struct MethodCall {
@@ -999,6 +1015,7 @@ impl MethodCall {
             generics: self.gen_args.clone(),
             args: self.val_args.clone(),
             into: self.into.clone(),
+            into_view: self.method.returns_nothing(&self.name),
         }
     }
 }

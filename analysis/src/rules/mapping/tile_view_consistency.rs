@@ -59,7 +59,9 @@ pub(super) fn check(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) 
     // again by resizing what was resized: `B = 132 # 528`, the same positions.
     let retiled =
         resized_then_padded(&dim_e).and_then(|core| lower(core, cx.scope, &mut Vec::new()));
-    let Some(n) = lit(&size.text) else { return };
+    let Some(n) = lit(&size.value_text()) else {
+        return;
+    };
     let ds = dim_l.size;
     let t = Tile {
         dim,
