@@ -2119,6 +2119,7 @@ impl DefMap {
                 self.emit(&name, dm, index, module, &mut emitted, &mut out, 0);
             }
         }
+        self.emit_trait_impl_fns(module, &mut emitted, &mut out);
         for p in paths {
             // The longest prefix that names an item (`layouts::Tile` of `layouts::Tile::SIZE`).
             for k in (2..=p.len()).rev() {
@@ -2140,6 +2141,49 @@ impl DefMap {
         }
         out.unresolved = m.unresolved.clone();
         out
+    }
+
+    /// The functions of each `impl` of a trait in scope in `module` (`impl Projection for
+    /// QDm` in another module, with `Projection` imported): as rustc resolves a method call,
+    /// a method of the trait is callable on the type wherever the trait is in scope, so the
+    /// evaluator can run `q_dm.sin_lane()`.
+    fn emit_trait_impl_fns(
+        &self,
+        module: usize,
+        emitted: &mut HashMap<String, (usize, usize)>,
+        out: &mut EnvSource,
+    ) {
+        let Some(m) = self.modules.get(module) else {
+            return;
+        };
+        let in_scope = |def: (usize, usize)| {
+            m.scope.values().any(|b| {
+                b.def
+                    == Def::Item {
+                        module: def.0,
+                        index: def.1,
+                    }
+            })
+        };
+        for (im, ty, tr) in &self.trait_impls {
+            if self.modules.get(*im).is_none_or(|x| x.krate != m.krate) {
+                continue;
+            }
+            if !self.resolve_item(*im, tr).is_some_and(in_scope) {
+                continue;
+            }
+            let prefix = format!("{ty}::");
+            let fns: Vec<(usize, String)> = self.items[*im]
+                .2
+                .iter()
+                .enumerate()
+                .filter(|(_, it)| it.kind == ItemKind::Fn && it.name.starts_with(&prefix))
+                .map(|(i, it)| (i, it.name.clone()))
+                .collect();
+            for (index, name) in fns {
+                self.emit(&name, *im, index, module, emitted, out, 0);
+            }
+        }
     }
 
     /// Writes the item a qualified path written in module `from` names into the environment

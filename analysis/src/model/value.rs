@@ -754,7 +754,10 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
         .map(|n| n.text().to_string())
         .ok_or_else(missing)?;
     let of = m.receiver().ok_or_else(missing)?;
-    let receiver = eval_at(&of, names, named, depth + 1)?;
+    let receiver = match eval_at(&of, names, named, depth + 1) {
+        Ok(v) => v,
+        Err(why) => return same_in_every_impl(m, &name, names, named, depth).ok_or(why),
+    };
     // `PLANS[2].acc.clone()`: a copy of the value, the value itself; `bias.as_ref()` of an
     // `Option`, the same variant.
     if matches!(name.as_str(), "clone" | "to_owned" | "as_ref" | "as_mut")
@@ -814,6 +817,46 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
         type_args: type_args_of(path),
     };
     run(&call, f, names, named, depth)
+}
+
+/// A method of the crate called on a receiver the evaluator does not know (a tensor,
+/// `q_dm.sin_lane()` of `impl Projection for QDm`): the value every method of that name gives
+/// without reading its receiver, when they all give the same one (`FpMulAlu::Mul1`). Which
+/// impl the call runs does not matter then; otherwise the value stays unknown.
+fn same_in_every_impl(
+    m: &ast::MethodCallExpr,
+    name: &str,
+    names: &Names<'_>,
+    named: &mut bool,
+    depth: u32,
+) -> Option<Value> {
+    let suffix = format!("::{name}");
+    let mut given: Option<Value> = None;
+    let mut impls: Vec<(&String, &ConstFn)> = names
+        .fns
+        .iter()
+        .filter(|(k, f)| k.ends_with(&suffix) && f.owner.is_some())
+        .collect();
+    impls.sort_by(|a, b| a.0.cmp(b.0));
+    for (key, f) in impls {
+        let ty = key.strip_suffix(&suffix)?;
+        let call = Call {
+            name: key.clone(),
+            args: m.arg_list()?.args().collect(),
+            turbofish: m.generic_arg_list(),
+            // A receiver the body cannot read: a body that reads it is not evaluated.
+            receiver: Some(Value::Unknown(Unknown::new(format!(
+                "the receiver of `{ty}{suffix}` is not a value visa-lint knows"
+            )))),
+            type_args: Vec::new(),
+        };
+        let v = run(&call, f, names, named, depth).ok()?;
+        match &given {
+            Some(g) if *g != v => return None,
+            _ => given = Some(v),
+        }
+    }
+    given
 }
 
 /// `opt.unwrap_or(x)`, `opt.unwrap()`, `opt.is_some()`, `opt.is_none()` of an `Option`
