@@ -285,9 +285,8 @@ fn paths_in(tokens: &[Tok<'_>]) -> Vec<QPath> {
 }
 
 /// `<Type as Trait>::ITEM` (or `<Type<bf16> as Trait>::ITEM`) starting at token `i` (the `<`):
-/// the path `Type::ITEM`, from the
-/// `<` on (an environment that writes it under another name rewrites all of it), and the
-/// token after it.
+/// the path `Type::ITEM`, from the `<` on (an environment that writes it under another name
+/// rewrites all of it), and the token after it.
 fn trait_qualified(tokens: &[Tok<'_>], i: usize) -> Option<(QPath, usize)> {
     let kind = |k: usize| tokens.get(k).map(|t| t.kind);
     if kind(i)? != SyntaxKind::L_ANGLE || kind(i + 1)? != SyntaxKind::IDENT || tokens[i].marked {

@@ -1396,10 +1396,10 @@ impl Builder<'_> {
             t.origin = Origin::Assign;
             t.address = written.or(placed);
             t.from_addr = placed.is_some() || is_from_addr(rhs);
+            // A moved tensor stays where it is: the new name holds it, and places nothing.
             if let Some(m) = moved.as_ref() {
                 t.address = m.address;
                 t.from_addr = m.from_addr;
-                t.placed_by_call = m.placed_by_call;
             }
         }
         if moved.is_some() {
