@@ -174,8 +174,7 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
             writes: names.writes(&vars, chain, c),
         });
     }
-    read_by_helpers(model, &chains, &names, &mut vars);
-    read_by_moves(model, &chains, &names, &mut vars);
+    read_outside_chains(model, &chains, &names, &mut vars);
     committed_into(&nodes, &mut vars);
     // What the function returns lives past its last chain.
     for (name, span) in &model.returned {
@@ -186,42 +185,33 @@ pub fn scan<'a>(model: &'a crate::model::FnModel) -> (Vec<Node<'a>>, Vec<Var<'a>
     (nodes, vars)
 }
 
-/// A tensor passed to a helper (`tile_totals(ctx, &sums)`) is read there: it stays live up to
-/// the last chain that starts before the call ends.
-fn read_by_helpers(
+/// The reads outside any chain: a tensor passed to a helper (`tile_totals(ctx, &sums)`) is
+/// read at the call, and one moved into another name (`cur = next` at the end of an
+/// iteration) at the move, which leaves it to that name from there on.
+fn read_outside_chains(
     model: &crate::model::FnModel,
     chains: &[&Chain],
     names: &Names<'_>,
     vars: &mut [Var<'_>],
 ) {
-    for call in model
+    let first_pass = |it: Option<u32>| model.in_first_pass(it);
+    let by_calls = model
         .calls
         .iter()
-        .filter(|c| model.in_first_pass(c.iteration))
-    {
-        let before = chains.partition_point(|c| c.span.start < call.span.end);
-        for (name, span) in &call.reads {
-            read_in_gap(names, vars, name, before, *span);
-        }
-    }
-}
-
-/// A tensor moved into another name (`cur = next` at the end of an iteration) is read there:
-/// it stays live up to the last chain that starts before the move, as a helper's argument
-/// does; the name it moves into holds it from there on.
-fn read_by_moves(
-    model: &crate::model::FnModel,
-    chains: &[&Chain],
-    names: &Names<'_>,
-    vars: &mut [Var<'_>],
-) {
-    for m in model
+        .filter(|c| first_pass(c.iteration))
+        .flat_map(|c| {
+            c.reads
+                .iter()
+                .map(move |(n, s)| (n.as_str(), *s, c.span.end))
+        });
+    let by_moves = model
         .moves
         .iter()
-        .filter(|m| model.in_first_pass(m.iteration))
-    {
-        let before = chains.partition_point(|c| c.span.start < m.at.end);
-        read_in_gap(names, vars, &m.from, before, m.at);
+        .filter(|m| first_pass(m.iteration))
+        .map(|m| (m.from.as_str(), m.at, m.at.end));
+    for (name, span, end) in by_calls.chain(by_moves) {
+        let before = chains.partition_point(|c| c.span.start < end);
+        read_in_gap(names, vars, name, before, span);
     }
 }
 

@@ -387,15 +387,7 @@ pub fn callee_key(path: &ast::Path) -> Option<String> {
         // `<Row as Ring>::ring_addr`: the function of the type's impl of the trait, which the
         // crate's functions are keyed by as `Row::ring_addr`.
         let key = path_key(path)?;
-        return Some(
-            match key.strip_prefix('<').and_then(|k| k.split_once(" as ")) {
-                Some((ty, rest)) => match rest.split_once(">::") {
-                    Some((_, item)) => format!("{ty}::{item}"),
-                    None => key,
-                },
-                None => key,
-            },
-        );
+        return Some(crate::syntax::without_trait(&key).unwrap_or(key));
     }
     let name = last.name_ref()?.text().to_string();
     match path.qualifier() {
