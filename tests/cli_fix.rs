@@ -642,7 +642,8 @@ fn every_fix_applied_to_a_crate_adds_no_error() {
 /// A fix of a helper's own text is every call's: `stage_rows`'s signature writes a Cluster of
 /// 1, wrong for every caller, so padding it in `helpers.rs` is offered (and applied); qmix's
 /// `gather_rows` collects 32 lanes, right for its i8 callers and wrong for a bf16 one, so the
-/// same kind of fix would break the i8 calls and is not offered.
+/// same kind of fix would break the i8 calls: the bf16 call gets its own copy of the helper
+/// instead, `gather_rows_bf16`, with 16 lanes, and the i8 calls keep theirs.
 #[test]
 fn a_helpers_text_is_fixed_only_when_every_call_stays_valid() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -678,7 +679,38 @@ fn a_helpers_text_is_fixed_only_when_every_call_stays_valid() {
             d["code"] == "COL-001" && d["message"].as_str().is_some_and(|m| m.contains("KPk"))
         })
         .expect("the bf16 call's COL-001");
-    assert_eq!(gather["fixes"], serde_json::json!([]), "{gather}");
+    let fixes = gather["fixes"].as_array().expect("fixes");
+    assert_eq!(fixes.len(), 1, "{gather}");
+    let title = fixes[0]["title"].as_str().unwrap_or_default();
+    assert!(
+        title.contains("in a copy of `gather_rows` for this call, `gather_rows_bf16`"),
+        "{title}"
+    );
+    assert_eq!(
+        fixes[0]["edits"][0]["new_text"],
+        "crate::plan::gather_rows_bf16"
+    );
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_dir(&crates.join("qmix"), dir.path());
+    let before = error_counts(dir.path());
+    run_cli_io(
+        &[&dir.path().display().to_string(), "--fix", "--unsafe-fixes"],
+        "",
+    );
+    let plan = std::fs::read_to_string(dir.path().join("src/plan.rs")).expect("read");
+    assert!(plan.contains("pub fn gather_rows<'l"), "{plan}");
+    assert!(plan.contains("pub fn gather_rows_bf16<'l"), "{plan}");
+    let quant = std::fs::read_to_string(dir.path().join("src/kernels/quant.rs")).expect("read");
+    assert!(quant.contains("gather_rows::<{ Tu::Main }, i8>"), "{quant}");
+    let after = error_counts(dir.path());
+    assert!(!after.contains_key("COL-001"), "{before:?} -> {after:?}");
+    for (code, n) in &after {
+        assert!(
+            before.get(code).is_some_and(|b| b >= n),
+            "{before:?} -> {after:?}"
+        );
+    }
 }
 
 #[test]
@@ -764,4 +796,40 @@ fn a_macros_own_text_is_fixed_for_every_invocation() {
     );
     let out = run_cli_io(&[&path], "");
     assert!(out.stdout.contains("0 errors"), "{}", out.stdout);
+}
+
+/// `generic_copies`: `narrow::<f8e4m3>` casts to a 16-byte packet that `narrow::<bf16>` fills.
+/// Each fp8 call gets its own copy of the helper, `stage::<f8e4m3>` a copy of `stage` that
+/// calls the same copy of `narrow`: one copy per helper and values, however many calls need
+/// it, and the bf16 calls keep the helpers as they were.
+#[test]
+fn generic_helpers_are_copied_once_for_the_calls_that_need_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crates");
+    copy_dir(&crates.join("generic_copies"), dir.path());
+    let path = dir.path().display().to_string();
+    assert_eq!(error_counts(dir.path()).get("CST-002"), Some(&2));
+    run_cli_io(&[&path, "--fix", "--unsafe-fixes"], "");
+    assert!(error_counts(dir.path()).is_empty());
+    let narrow = std::fs::read_to_string(dir.path().join("src/narrow.rs")).expect("read");
+    assert_eq!(
+        narrow.matches("pub fn narrow_f8e4m3<").count(),
+        1,
+        "{narrow}"
+    );
+    assert!(narrow.contains(".cast::<D, NarrowOut>()"), "{narrow}");
+    assert!(narrow.contains(".cast::<D, m![L # 32]>()"), "{narrow}");
+    assert!(
+        narrow.contains("    narrow_f8e4m3::<D>(ctx, x.view())"),
+        "{narrow}"
+    );
+    let kernels = std::fs::read_to_string(dir.path().join("src/kernels.rs")).expect("read");
+    assert!(
+        kernels.contains("narrow::<bf16>(ctx, x.view())"),
+        "{kernels}"
+    );
+    assert!(
+        kernels.contains("crate::narrow::stage_f8e4m3::<f8e4m3>(ctx, x)"),
+        "{kernels}"
+    );
 }

@@ -213,6 +213,7 @@ fn definition_fix(
         other_files,
         edits_definition: true,
         edits_helper: false,
+        copies_helper: false,
         alias_pad: Vec::new(),
     }
 }

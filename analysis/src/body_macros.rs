@@ -332,6 +332,7 @@ impl Expanded {
             edits: Vec::new(),
             other_files: vec![crate::diagnostic::FileEdits { path, edits }],
             edits_helper: true,
+            copies_helper: false,
             ..fix
         })
     }

@@ -463,10 +463,16 @@ fn at_the_call(
     }
     // Its related spans are places in the helper; a fix that rewrites one of the helper's
     // mapping parameters rewrites, at the call, the argument that binds it.
+    // A fix of the helper's own text is every call's; the call's own copy of the helper, with
+    // the fix made in it, is the fallback when another call needs the text as it is.
     out.fixes = d
         .fixes
         .iter()
-        .filter_map(|f| at_the_binding(db, f, (call, d.span), helper))
+        .flat_map(|f| {
+            let lifted = at_the_binding(db, f, (call, d.span), helper);
+            let copy = crate::own_copy::own_copy(db, f, lifted.as_ref(), call, helper);
+            lifted.into_iter().chain(copy)
+        })
         .collect();
     // A parameter the call's expected type binds (`let q: CastTensor<.., Lane16> = f(x);`):
     // the diagnostic points at that annotation, where its fix acts.
@@ -839,6 +845,9 @@ pub(crate) struct Helper<'db> {
     expanded: Option<Arc<crate::body_macros::Expanded>>,
     /// The crate's macros, where a fix of one's own text is made.
     macros: Option<Arc<crate::body_macros::CrateMacros>>,
+    /// How the call's module names a function declared beside the helper: `""` in the same
+    /// module, `"crate::dequant::"` from another (see [`crate::own_copy`]).
+    pub(crate) sibling_prefix: Option<String>,
 }
 
 impl<'db> Helper<'db> {
@@ -870,6 +879,12 @@ impl<'db> Helper<'db> {
 
     /// This helper analysed as the compiler traces it: with the crate's macros its body
     /// invokes expanded (`load_keys!(ctx, keys, m![J])`), as its own check does.
+    /// Whether its body is read with the crate's macro invocations expanded: its findings'
+    /// spans are then placed back in the body as written.
+    pub(crate) fn expands_macros(&self) -> bool {
+        self.expanded.is_some()
+    }
+
     fn with_macros_expanded(mut self, db: &'db dyn salsa::Database) -> Helper<'db> {
         if let Some((input, expanded, macros)) = db::macros_expanded(db, self.file, self.input) {
             self.input = input;
@@ -1101,8 +1116,12 @@ pub(crate) fn resolve_helpers<'db>(
                         }
                         _ => None,
                     };
+                    let prefix = match module == from {
+                        true => Some(String::new()),
+                        false => map.module_path(module).map(|p| format!("{p}::")),
+                    };
                     (item.kind == ItemKind::Fn && (item.name.contains("::") || !call.method))
-                        .then(|| (m.file.clone(), m.in_file, index, default_of))
+                        .then(|| (m.file.clone(), m.in_file, index, default_of, prefix))
                 })
                 .collect::<Vec<_>>(),
         )
@@ -1111,13 +1130,14 @@ pub(crate) fn resolve_helpers<'db>(
     found
         .into_iter()
         .map(|f| {
-            let (file, in_file, index, default_of) = f?;
+            let (file, in_file, index, default_of, prefix) = f?;
             let file = if file == path {
                 at.file
             } else {
                 *db::workspace_file(db, &file)?
             };
-            let helper = helper_at(db, file, in_file, index, at)?;
+            let mut helper = helper_at(db, file, in_file, index, at)?;
+            helper.sibling_prefix = prefix;
             let helper = match default_of {
                 Some(self_type) => helper.into_extension_default(db, self_type),
                 None => helper,
@@ -1225,6 +1245,7 @@ pub(crate) fn helper_at<'db>(
         receiver_params,
         expanded: None,
         macros: None,
+        sibling_prefix: None,
     })
 }
 

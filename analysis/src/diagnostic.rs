@@ -76,6 +76,9 @@ pub struct Fix {
     /// It edits a helper function's own text, which every call of the helper shares: offered
     /// only when the crate analysed with it gains no error ([`crate::fix_check`]).
     pub edits_helper: bool,
+    /// It gives the call its own copy of a helper, with the fix made in the copy
+    /// ([`crate::own_copy`]): offered only when no other fix of the diagnostic is clean.
+    pub copies_helper: bool,
     /// A padding the rule could not write where it points (a mapping alias named inside a
     /// tensor type alias): `edits` is empty until [`crate::alias_fix`] writes it at the alias's
     /// definition, or drops the fix when it finds none. Only the engine's raw diagnostics carry
@@ -197,6 +200,7 @@ impl Diagnostic {
             other_files: Vec::new(),
             edits_definition: false,
             edits_helper: false,
+            copies_helper: false,
             alias_pad: Vec::new(),
         });
         self
@@ -248,6 +252,7 @@ impl Diagnostic {
             other_files: Vec::new(),
             edits_definition: true,
             edits_helper: false,
+            copies_helper: false,
             alias_pad: vec![pad],
         });
         self

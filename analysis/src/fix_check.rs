@@ -168,6 +168,11 @@ fn checked(
             Verdict::Clean => out.push(fix),
         }
     }
+    // A copy of a helper for one call is the fallback when the helper's text cannot be fixed
+    // for every call.
+    if out.iter().any(|f| !f.copies_helper) {
+        out.retain(|f| !f.copies_helper);
+    }
     out.append(&mut breaking);
     out
 }
@@ -198,7 +203,12 @@ fn verdict(
     let verdict = if left {
         Verdict::Leaves
     } else {
-        match new_errors(before, &errors(host)) {
+        let after = errors(host);
+        let added = match fix.copies_helper {
+            true => errors_not_copied(before, &after),
+            false => new_errors(before, &after),
+        };
+        match added {
             Some(mut what) => {
                 // Each error it adds has a fix, but fixing them may add others: `--fix`
                 // must reach a fixed point with nothing new, or this fix is a dead end.
@@ -448,6 +458,29 @@ fn without_placements(message: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The errors of `after` that `before` has nowhere, with the trail of calls its message ends
+/// with left out: a copy of a helper for one call ([`crate::own_copy`]) has the helper's other
+/// findings too, the same mistakes in a second place, which are not new to the crate.
+fn errors_not_copied(before: &Errors, after: &Errors) -> Option<Added> {
+    let head = |m: &str| m.split(" (in `").next().unwrap_or(m).to_string();
+    let had: std::collections::HashSet<(&str, String)> = before
+        .values()
+        .flat_map(|c| c.keys())
+        .map(|(code, m)| (*code, head(m)))
+        .collect();
+    let after: Errors = after
+        .iter()
+        .map(|(path, counts)| {
+            let new = counts
+                .iter()
+                .filter(|((code, m), _)| !had.contains(&(*code, head(m))))
+                .map(|(k, c)| (k.clone(), *c));
+            (path.clone(), new.collect())
+        })
+        .collect();
+    new_errors(&Errors::new(), &after)
 }
 
 /// The errors `after` has beyond `before`, as a short phrase (`2 errors: CAP-003 in

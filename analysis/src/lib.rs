@@ -20,6 +20,7 @@ pub mod library;
 pub mod line_index;
 pub mod mapping;
 pub mod model;
+pub mod own_copy;
 pub mod project;
 pub mod resolve;
 pub mod rule;

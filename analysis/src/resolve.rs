@@ -1965,6 +1965,25 @@ impl DefMap {
             .position(|m| m.file == file && m.in_file == in_file)
     }
 
+    /// The path that names module `m` from anywhere in its crate (`crate::dequant`), from the
+    /// `mod` declarations of its parents; `None` for a module of another crate.
+    pub fn module_path(&self, m: usize) -> Option<String> {
+        let module = self.modules.get(m)?;
+        if module.krate != 0 {
+            return None;
+        }
+        let Some(parent) = module.parent else {
+            return Some("crate".to_string());
+        };
+        let declared = self
+            .modules
+            .get(parent)?
+            .scope
+            .iter()
+            .find(|(_, b)| b.def == Def::Module(m) && !b.glob && b.from == parent)?;
+        Some(format!("{}::{}", self.module_path(parent)?, declared.0))
+    }
+
     /// The name an item of the crate is declared under.
     pub fn item_name(&self, module: usize, index: usize) -> Option<&str> {
         self.item(module, index).map(|it| it.name.as_str())

@@ -263,6 +263,7 @@ mod tests {
             }],
             edits_definition: true,
             edits_helper: false,
+            copies_helper: false,
             alias_pad: Vec::new(),
         });
         d

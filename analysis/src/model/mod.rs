@@ -280,6 +280,10 @@ pub struct HelperCall {
     /// The callee's path at the call: where what the helper's body gives with these values
     /// is reported.
     pub span: Span,
+    /// The callee's path as written up to the helper's name (`crate::dequant::tile` of
+    /// `crate::dequant::tile::<bf16>(..)`), where it names the function itself: what a fix
+    /// that gives the call a copy of the helper renames ([`crate::own_copy`]).
+    pub path: Option<Span>,
     pub bound: Bound,
     /// The tensor variables the call's arguments name (`&sums`, `t.view()`), each with its
     /// argument: the call reads them, so they are live up to it.

@@ -36,6 +36,9 @@ pub(super) struct CallSite<'s> {
     pub turbofish: Vec<ast::GenericArg>,
     /// Where what the helper gives with these values is reported.
     pub span: Span,
+    /// The callee's path up to its name, without its turbofish (see
+    /// [`crate::model::HelperCall::path`]).
+    pub path: Option<Span>,
     /// The call's syntax, and how a message names its result.
     pub node: &'s ra_ap_syntax::SyntaxNode,
     pub what: String,
@@ -752,6 +755,7 @@ impl Builder<'_> {
         self.model.calls.push(crate::model::HelperCall {
             callee: site.key,
             span: site.span,
+            path: site.path,
             bound,
             reads,
             iteration: self.iteration,
@@ -828,10 +832,16 @@ impl Builder<'_> {
             || span_of(callee.syntax().text_range()),
             |p| span_of(p.syntax().text_range()),
         );
+        // A path that names the function itself (`dequant::tile`, not `<T as Tr>::tile`).
+        let path = last
+            .name_ref()
+            .filter(|_| self_arg.is_none() && !snippet(callee.syntax()).starts_with('<'))
+            .map(|n| Span::new(span.start as usize, n.syntax().text_range().end().into()));
         let site = CallSite {
             key,
             turbofish: turbofish_of(last.generic_arg_list()),
             span,
+            path,
             node: callee.syntax(),
             what: format!("the result of `{}(..)`", snippet(callee.syntax())),
             method: self_arg.is_some(),
@@ -1129,6 +1139,7 @@ impl Builder<'_> {
             self.model.calls.push(crate::model::HelperCall {
                 callee: kname,
                 span: at,
+                path: None,
                 bound,
                 reads: Vec::new(),
                 iteration: self.iteration,

@@ -1,0 +1,276 @@
+//! A fix of a helper's text for one call: the call gets its own copy of the helper, with the
+//! fix made in the copy.
+//!
+//! A finding of a generic helper that only one instantiation has (`relayout_chunk::<f8e4m3>`
+//! collects a 16-byte packet where `::<bf16>` collects 32) is fixed in the helper's own text,
+//! which every call shares: padding it there breaks the other calls, and
+//! [`crate::fix_check`] drops that fix. What a kernel writer does then is give the call a
+//! helper of its own: a copy beside the helper, named for what the call binds
+//! (`relayout_chunk_f8e4m3`), with the fix made in it, and the call renamed to it. The copy
+//! keeps the helper's signature, so it reads the call's arguments as the helper did.
+//!
+//! A copy whose finding is deeper (the helper calls the helper whose text is fixed) is made
+//! the same way one call up: the copy of the outer helper names the inner copy. A copy is the
+//! fallback: [`crate::fix_check`] keeps it only when no other fix of the diagnostic is clean.
+
+use crate::calls::Helper;
+use crate::diagnostic::{AliasPad, Edit, FileEdits, Fix, Span};
+use crate::model::HelperCall;
+use ra_ap_syntax::AstNode;
+use std::path::PathBuf;
+
+/// `fix` (of a finding of `helper`, with spans in the helper) made in a copy of the helper
+/// that only `call` names, when the fix edits the helper's own text: `lifted` is the fix as
+/// the call makes it ([`crate::calls`]), which edits the helper for every call.
+pub(crate) fn own_copy(
+    db: &dyn salsa::Database,
+    fix: &Fix,
+    lifted: Option<&Fix>,
+    call: &HelperCall,
+    helper: &Helper<'_>,
+) -> Option<Fix> {
+    if call.method || call.launched || helper.expands_macros() {
+        return None;
+    }
+    let prefix = helper.sibling_prefix.as_deref()?;
+    let path = helper.file.path(db).clone();
+    let text = helper.file.text(db);
+    let start = helper.offset as usize;
+    let len = u32::from(helper.input.green(db).0.text_len()) as usize;
+    let own = text.get(start..start + len)?;
+    let (edits, carried) = edits_in_helper(fix, lifted, own, &path, helper.offset)?;
+    if !own.ends_with('}') {
+        return None;
+    }
+    let name = fn_name(own)?;
+    let declared = fns_of(text);
+    // A copy made for another call with the same values (or by an earlier pass of `--fix`)
+    // is this call's too.
+    let mut insert = None;
+    let mut copy_name = String::new();
+    for candidate in names(&name, &suffix(call)) {
+        let copy = rename_fn(&crate::fix_check::applied(own, &edits)?, &name, &candidate)?;
+        match declared.iter().find(|(n, _)| *n == candidate) {
+            Some((_, existing)) if *existing == copy => {}
+            Some(_) => continue,
+            // The helper's closing brace, replaced by itself and the copy: two fixes that
+            // copy one helper overlap, so `--fix` makes one copy per pass and the next pass
+            // finds it.
+            None => {
+                insert = Some(Edit {
+                    span: Span::new(start + len - 1, start + len),
+                    new_text: format!("}}\n\n{copy}"),
+                })
+            }
+        }
+        copy_name = candidate;
+        break;
+    }
+    if copy_name.is_empty() {
+        return None;
+    }
+    let rename = call_rename(call, &format!("{prefix}{copy_name}"))?;
+    let mut other_files = carried;
+    if let Some(insert) = insert {
+        match other_files.iter_mut().find(|f| f.path == path) {
+            Some(f) => f.edits.push(insert),
+            None => other_files.push(FileEdits {
+                path,
+                edits: vec![insert],
+            }),
+        }
+    }
+    let title = match fix.copies_helper {
+        true => format!(
+            "{}, called from a copy of `{name}`, `{copy_name}`",
+            fix.title
+        ),
+        false => format!(
+            "{} in a copy of `{name}` for this call, `{copy_name}`",
+            fix.title
+        ),
+    };
+    Some(Fix {
+        title,
+        safe: false,
+        edits: vec![rename],
+        other_files,
+        edits_definition: false,
+        edits_helper: false,
+        copies_helper: true,
+        alias_pad: Vec::new(),
+    })
+}
+
+/// The edits `fix` makes in the helper's text `own` (spans in it), and the edits it makes
+/// elsewhere that the copy keeps (a deeper copy, inserted beside its helper). `None` when the
+/// fix does not edit the helper's own text.
+fn edits_in_helper(
+    fix: &Fix,
+    lifted: Option<&Fix>,
+    own: &str,
+    path: &PathBuf,
+    offset: u32,
+) -> Option<(Vec<Edit>, Vec<FileEdits>)> {
+    // A deeper copy: the call in this helper renamed, the copy inserted beside its helper.
+    if fix.copies_helper {
+        return Some((fix.edits.clone(), fix.other_files.clone()));
+    }
+    // The helper's own text, edited for every call.
+    if let Some(lifted) = lifted.filter(|l| l.edits_helper && l.edits.is_empty()) {
+        let [file] = lifted.other_files.as_slice() else {
+            return None;
+        };
+        let edits = file.edits.iter().map(|e| {
+            let span = Span::new(
+                e.span.start.checked_sub(offset)? as usize,
+                e.span.end.checked_sub(offset)? as usize,
+            );
+            Some(Edit {
+                span,
+                new_text: e.new_text.clone(),
+            })
+        });
+        let edits = (&file.path == path).then(|| edits.collect::<Option<Vec<_>>>())??;
+        return Some((with_every_use(own, edits), Vec::new()));
+    }
+    // A mapping alias the helper names, padded where it is defined for every use: in the
+    // copy, the padded mapping written where the helper names it.
+    if fix.edits.is_empty() && fix.other_files.is_empty() && !fix.alias_pad.is_empty() {
+        let mut edits = Vec::new();
+        for pad in &fix.alias_pad {
+            edits.extend(alias_uses(own, pad)?);
+        }
+        edits.sort_by_key(|e| e.span.start);
+        return Some((edits, Vec::new()));
+    }
+    None
+}
+
+/// `edits` of `own`, each that replaces a mapping alias (`OutPacket` → `m![J % 8 # 32]`) made
+/// wherever `own` names the alias: the copy's cast and its return type name one mapping.
+fn with_every_use(own: &str, edits: Vec<Edit>) -> Vec<Edit> {
+    let mut out: Vec<Edit> = Vec::new();
+    for e in edits {
+        let written = own
+            .get(e.span.start as usize..e.span.end as usize)
+            .unwrap_or("");
+        let uses: Vec<Edit> = match is_ident(written) && e.new_text.starts_with("m![") {
+            true => ident_positions(own, written)
+                .into_iter()
+                .map(|at| Edit::replace(at, at + written.len(), e.new_text.clone()))
+                .collect(),
+            false => vec![e],
+        };
+        for u in uses {
+            if !out.iter().any(|o| o.span == u.span) {
+                out.push(u);
+            }
+        }
+    }
+    out.sort_by_key(|e| e.span.start);
+    out
+}
+
+/// Each place `own` names the plain mapping alias of `pad`, written as its padded mapping.
+fn alias_uses(own: &str, pad: &AliasPad) -> Option<Vec<Edit>> {
+    if pad.field.is_some() || pad.tensor_arg.is_some() || !is_ident(&pad.name) {
+        return None;
+    }
+    let uses: Vec<Edit> = ident_positions(own, &pad.name)
+        .into_iter()
+        .map(|at| Edit::replace(at, at + pad.name.len(), pad.new_text.clone()))
+        .collect();
+    (!uses.is_empty()).then_some(uses)
+}
+
+/// The name the function `own` (an `fn` item's text) declares.
+fn fn_name(own: &str) -> Option<String> {
+    let file = ra_ap_syntax::SourceFile::parse(own, ra_ap_syntax::Edition::Edition2024).tree();
+    let f = ra_ap_syntax::ast::HasModuleItem::items(&file).find_map(|i| match i {
+        ra_ap_syntax::ast::Item::Fn(f) => Some(f),
+        _ => None,
+    })?;
+    Some(ra_ap_syntax::ast::HasName::name(&f)?.text().to_string())
+}
+
+/// `own` with the function it declares named `new` instead of `old`.
+fn rename_fn(own: &str, old: &str, new: &str) -> Option<String> {
+    let at = ident_positions(own, old)
+        .into_iter()
+        .find(|&at| own[..at].trim_end().ends_with("fn"))?;
+    Some(format!("{}{new}{}", &own[..at], &own[at + old.len()..]))
+}
+
+/// What the copy for `call` is named after: the element types and crate types the call gives
+/// the helper's type parameters (`f8e4m3`), else `padded`.
+fn suffix(call: &HelperCall) -> String {
+    let given: Vec<String> = call
+        .bound
+        .types
+        .iter()
+        .flatten()
+        .map(|t| {
+            t.name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    match given.is_empty() {
+        true => "padded".to_string(),
+        false => given.join("_"),
+    }
+}
+
+/// The names a copy may take: `{name}_{suffix}`, then numbered.
+fn names(name: &str, suffix: &str) -> impl Iterator<Item = String> {
+    let base = format!("{name}_{suffix}");
+    std::iter::once(base.clone()).chain((2..100).map(move |k| format!("{base}_{k}")))
+}
+
+/// The functions `text` declares (in its modules and `impl` blocks too), by name, each with
+/// its text as a copy writes it (from its doc comment on).
+fn fns_of(text: &str) -> Vec<(String, String)> {
+    let file = ra_ap_syntax::SourceFile::parse(text, ra_ap_syntax::Edition::Edition2024).tree();
+    file.syntax()
+        .descendants()
+        .filter_map(ra_ap_syntax::ast::Fn::cast)
+        .filter_map(|f| {
+            let name = ra_ap_syntax::ast::HasName::name(&f)?.text().to_string();
+            Some((name, f.syntax().to_string()))
+        })
+        .collect()
+}
+
+/// The edit that makes `call` name `new` (a path) instead of the helper: the callee's path as
+/// written, its turbofish kept.
+fn call_rename(call: &HelperCall, new: &str) -> Option<Edit> {
+    let path = call.path?;
+    Some(Edit {
+        span: path,
+        new_text: new.to_string(),
+    })
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Where `text` (Rust source) names `name`: its identifier tokens of that text, not in a
+/// comment or a string.
+fn ident_positions(text: &str, name: &str) -> Vec<usize> {
+    let file = ra_ap_syntax::SourceFile::parse(text, ra_ap_syntax::Edition::Edition2024).tree();
+    file.syntax()
+        .descendants_with_tokens()
+        .filter_map(|e| e.into_token())
+        .filter(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT && t.text() == name)
+        .map(|t| usize::from(t.text_range().start()))
+        .collect()
+}
