@@ -470,7 +470,9 @@ fn at_the_call(
         .iter()
         .flat_map(|f| {
             let lifted = at_the_binding(db, f, (call, d.span), helper);
-            let copy = crate::own_copy::own_copy(db, f, lifted.as_ref(), call, helper);
+            let copy = helper
+                .own_text(db)
+                .and_then(|h| crate::own_copy::own_copy(f, lifted.as_ref(), call, h));
             lifted.into_iter().chain(copy)
         })
         .collect();
@@ -879,10 +881,23 @@ impl<'db> Helper<'db> {
 
     /// This helper analysed as the compiler traces it: with the crate's macros its body
     /// invokes expanded (`load_keys!(ctx, keys, m![J])`), as its own check does.
-    /// Whether its body is read with the crate's macro invocations expanded: its findings'
-    /// spans are then placed back in the body as written.
-    pub(crate) fn expands_macros(&self) -> bool {
-        self.expanded.is_some()
+    /// Its text as a copy of it is made for one call ([`crate::own_copy`]); `None` when its
+    /// body is read with macro invocations expanded, or a call cannot name a function beside
+    /// it.
+    fn own_text<'h>(
+        &'h self,
+        db: &'h dyn salsa::Database,
+    ) -> Option<crate::own_copy::HelperText<'h>> {
+        if self.expanded.is_some() {
+            return None;
+        }
+        Some(crate::own_copy::HelperText {
+            path: self.file.path(db).clone(),
+            text: self.file.text(db),
+            start: self.offset as usize,
+            len: u32::from(self.input.green(db).0.text_len()) as usize,
+            sibling_prefix: self.sibling_prefix.as_deref()?,
+        })
     }
 
     fn with_macros_expanded(mut self, db: &'db dyn salsa::Database) -> Helper<'db> {

@@ -344,3 +344,22 @@ impl Diagnostic {
 }
 
 pub use crate::line_index::{LineCol, LineIndex};
+
+/// `text` with `edits` (non-overlapping) applied.
+pub fn applied(text: &str, edits: &[Edit]) -> Option<String> {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for e in sorted {
+        let r = e.span.range();
+        if r.start < at || !text.is_char_boundary(r.start) || !text.is_char_boundary(r.end) {
+            return None;
+        }
+        out.push_str(text.get(at..r.start)?);
+        out.push_str(&e.new_text);
+        at = r.end;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}

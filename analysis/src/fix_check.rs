@@ -17,6 +17,7 @@
 //! the budget is offered unchecked, as unsafe, and its title says so.
 
 use crate::api::{Analysis, AnalysisHost, Cancellable, FileId};
+pub use crate::diagnostic::applied;
 use crate::diagnostic::{Diagnostic, Edit, Fix, Severity, Span};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -350,25 +351,6 @@ fn apply(
     drop(snapshot);
     host.set_files(edited);
     Some(originals)
-}
-
-/// `text` with `edits` (non-overlapping) applied.
-pub fn applied(text: &str, edits: &[Edit]) -> Option<String> {
-    let mut sorted: Vec<&Edit> = edits.iter().collect();
-    sorted.sort_by_key(|e| (e.span.start, e.span.end));
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for e in sorted {
-        let r = e.span.range();
-        if r.start < at || !text.is_char_boundary(r.start) || !text.is_char_boundary(r.end) {
-            return None;
-        }
-        out.push_str(text.get(at..r.start)?);
-        out.push_str(&e.new_text);
-        at = r.end;
-    }
-    out.push_str(text.get(at..)?);
-    Some(out)
 }
 
 /// Where `span` is after `edits`: moved by the edits before it, and covering an edit that

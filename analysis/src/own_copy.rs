@@ -13,32 +13,43 @@
 //! the same way one call up: the copy of the outer helper names the inner copy. A copy is the
 //! fallback: [`crate::fix_check`] keeps it only when no other fix of the diagnostic is clean.
 
-use crate::calls::Helper;
 use crate::diagnostic::{AliasPad, Edit, FileEdits, Fix, Span};
 use crate::model::HelperCall;
 use ra_ap_syntax::AstNode;
 use std::path::PathBuf;
 
+/// The helper a call names, as a copy of it is made: its file, where it is in the file's
+/// text, and how the call's module names a function declared beside it (`""` in the same
+/// module, `"crate::dequant::"` from another).
+pub(crate) struct HelperText<'t> {
+    pub path: PathBuf,
+    pub text: &'t str,
+    pub start: usize,
+    pub len: usize,
+    pub sibling_prefix: &'t str,
+}
+
 /// `fix` (of a finding of `helper`, with spans in the helper) made in a copy of the helper
 /// that only `call` names, when the fix edits the helper's own text: `lifted` is the fix as
 /// the call makes it ([`crate::calls`]), which edits the helper for every call.
 pub(crate) fn own_copy(
-    db: &dyn salsa::Database,
     fix: &Fix,
     lifted: Option<&Fix>,
     call: &HelperCall,
-    helper: &Helper<'_>,
+    helper: HelperText<'_>,
 ) -> Option<Fix> {
-    if call.method || call.launched || helper.expands_macros() {
+    if call.method || call.launched {
         return None;
     }
-    let prefix = helper.sibling_prefix.as_deref()?;
-    let path = helper.file.path(db).clone();
-    let text = helper.file.text(db);
-    let start = helper.offset as usize;
-    let len = u32::from(helper.input.green(db).0.text_len()) as usize;
+    let HelperText {
+        path,
+        text,
+        start,
+        len,
+        sibling_prefix: prefix,
+    } = helper;
     let own = text.get(start..start + len)?;
-    let (edits, carried) = edits_in_helper(fix, lifted, own, &path, helper.offset)?;
+    let (edits, carried) = edits_in_helper(fix, lifted, own, &path, start as u32)?;
     if !own.ends_with('}') {
         return None;
     }
@@ -49,7 +60,7 @@ pub(crate) fn own_copy(
     let mut insert = None;
     let mut copy_name = String::new();
     for candidate in names(&name, &suffix(call)) {
-        let copy = rename_fn(&crate::fix_check::applied(own, &edits)?, &name, &candidate)?;
+        let copy = rename_fn(&crate::diagnostic::applied(own, &edits)?, &name, &candidate)?;
         match declared.iter().find(|(n, _)| *n == candidate) {
             Some((_, existing)) if *existing == copy => {}
             Some(_) => continue,
