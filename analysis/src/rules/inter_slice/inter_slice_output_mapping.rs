@@ -66,10 +66,12 @@ fn slice_out_size(step: &Step, slice: &Layout, slice2: &Layout, out: &mut Vec<Di
          m![{dummy}]) or a Time axis (Promotion)",
         slice2.size, slice.size
     );
-    let arg_slice = step.generics.first().filter(|a| a.text.trim() != "_");
-    let at = output_arg(step, Some(0), Slot::Slice).map(|a| a.span);
+    // Where SliceOut is written: the turbofish, else where `_` takes it from (a `let`
+    // annotation, the signature), unless inside a tensor alias this use cannot edit.
+    let written = output_arg(step, Some(0), Slot::Slice);
+    let at = written.as_ref().map(|a| a.span);
     let mut d = at_arg(&XSL_005, step, at, msg);
-    if let Some(a) = arg_slice {
+    if let Some(a) = written.filter(|a| !a.in_tensor_alias && a.text.trim() != "_") {
         d = d.with_edit(
             format!("fill the reduced positions with padding: m![{dummy}]"),
             false,
