@@ -125,6 +125,7 @@ impl Builder<'_> {
             .unwrap_or_default();
         let gen_args = generics.iter().map(|a| self.generic_arg(a)).collect();
         self.unknown_type_form_sizes(&generics);
+        self.unknown_const_generic_args(&generics);
         let arg_vals: Vec<Val> = args
             .iter()
             .map(|a| match is_tile_view(a) {
@@ -565,6 +566,41 @@ impl Builder<'_> {
                 at: arg.span,
                 text: snippet(e.syntax()),
                 why: unknown.why.clone(),
+            });
+        }
+    }
+
+    /// A const argument of an engine call's turbofish that names a value visa-lint cannot
+    /// know (`tile::<m![D], W, ..>` with `W` a const generic parameter no call binds here):
+    /// the rules that read it (the tile's size) skip it, and say so.
+    fn unknown_const_generic_args(&mut self, generics: &[ast::GenericArg]) {
+        for arg in generics {
+            let name = match arg {
+                ast::GenericArg::TypeArg(t) => match t.ty() {
+                    Some(ast::Type::PathType(p)) => p.path().and_then(|p| path_key(&p)),
+                    _ => None,
+                },
+                ast::GenericArg::ConstArg(c) => match c.expr() {
+                    Some(ast::Expr::BlockExpr(b)) => {
+                        match b.stmt_list().and_then(|l| l.tail_expr()) {
+                            Some(ast::Expr::PathExpr(p)) => p.path().and_then(|p| path_key(&p)),
+                            _ => None,
+                        }
+                    }
+                    Some(ast::Expr::PathExpr(p)) => p.path().and_then(|p| path_key(&p)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let Some(name) = name else { continue };
+            let Some(Err(unknown)) = self.values.get(&name) else {
+                continue;
+            };
+            let why = unknown.why.clone();
+            self.not_analysed(NotFollowed::Value {
+                at: span_of(arg.syntax().text_range()),
+                text: name,
+                why,
             });
         }
     }
