@@ -53,14 +53,30 @@ pub(crate) fn own_copy(
     if !own.ends_with('}') {
         return None;
     }
-    let name = fn_name(own)?;
-    let declared = fns_of(text);
+    let (name, name_at) = fn_name(own)?;
+    // The copy's text before it is named: the edits are the signature's and the body's,
+    // after the name.
+    if edits
+        .iter()
+        .any(|e| (e.span.start as usize) < name_at + name.len())
+    {
+        return None;
+    }
+    let edited = crate::diagnostic::applied(own, &edits)?;
     // A copy made for another call with the same values (or by an earlier pass of `--fix`)
-    // is this call's too.
+    // is this call's too. The file is read for its functions only when it may declare one.
+    let declared = match text.contains(&format!("fn {name}_")) {
+        true => fns_of(text),
+        false => Vec::new(),
+    };
     let mut insert = None;
     let mut copy_name = String::new();
     for candidate in names(&name, &suffix(call)) {
-        let copy = rename_fn(&crate::diagnostic::applied(own, &edits)?, &name, &candidate)?;
+        let copy = format!(
+            "{}{candidate}{}",
+            &edited[..name_at],
+            &edited[name_at + name.len()..]
+        );
         match declared.iter().find(|(n, _)| *n == candidate) {
             Some((_, existing)) if *existing == copy => {}
             Some(_) => continue,
@@ -195,22 +211,18 @@ fn alias_uses(own: &str, pad: &AliasPad) -> Option<Vec<Edit>> {
     (!uses.is_empty()).then_some(uses)
 }
 
-/// The name the function `own` (an `fn` item's text) declares.
-fn fn_name(own: &str) -> Option<String> {
+/// The name the function `own` (an `fn` item's text) declares, and where it is in `own`.
+fn fn_name(own: &str) -> Option<(String, usize)> {
     let file = ra_ap_syntax::SourceFile::parse(own, ra_ap_syntax::Edition::Edition2024).tree();
     let f = ra_ap_syntax::ast::HasModuleItem::items(&file).find_map(|i| match i {
         ra_ap_syntax::ast::Item::Fn(f) => Some(f),
         _ => None,
     })?;
-    Some(ra_ap_syntax::ast::HasName::name(&f)?.text().to_string())
-}
-
-/// `own` with the function it declares named `new` instead of `old`.
-fn rename_fn(own: &str, old: &str, new: &str) -> Option<String> {
-    let at = ident_positions(own, old)
-        .into_iter()
-        .find(|&at| own[..at].trim_end().ends_with("fn"))?;
-    Some(format!("{}{new}{}", &own[..at], &own[at + old.len()..]))
+    let name = ra_ap_syntax::ast::HasName::name(&f)?;
+    Some((
+        name.text().to_string(),
+        usize::from(name.syntax().text_range().start()),
+    ))
 }
 
 /// What the copy for `call` is named after: the element types and crate types the call gives

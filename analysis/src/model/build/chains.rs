@@ -574,32 +574,40 @@ impl Builder<'_> {
     /// know (`tile::<m![D], W, ..>` with `W` a const generic parameter no call binds here):
     /// the rules that read it (the tile's size) skip it, and say so.
     fn unknown_const_generic_args(&mut self, generics: &[ast::GenericArg]) {
+        // A single name (`W`, `{ W }`), read without allocating: most arguments are mappings.
+        let single = |p: Option<ast::Path>| {
+            let p = p?;
+            match p.qualifier() {
+                None => p.segment()?.name_ref(),
+                Some(_) => None,
+            }
+        };
         for arg in generics {
             let name = match arg {
                 ast::GenericArg::TypeArg(t) => match t.ty() {
-                    Some(ast::Type::PathType(p)) => p.path().and_then(|p| path_key(&p)),
+                    Some(ast::Type::PathType(p)) => single(p.path()),
                     _ => None,
                 },
                 ast::GenericArg::ConstArg(c) => match c.expr() {
                     Some(ast::Expr::BlockExpr(b)) => {
                         match b.stmt_list().and_then(|l| l.tail_expr()) {
-                            Some(ast::Expr::PathExpr(p)) => p.path().and_then(|p| path_key(&p)),
+                            Some(ast::Expr::PathExpr(p)) => single(p.path()),
                             _ => None,
                         }
                     }
-                    Some(ast::Expr::PathExpr(p)) => p.path().and_then(|p| path_key(&p)),
+                    Some(ast::Expr::PathExpr(p)) => single(p.path()),
                     _ => None,
                 },
                 _ => None,
             };
             let Some(name) = name else { continue };
-            let Some(Err(unknown)) = self.values.get(&name) else {
+            let Some(Err(unknown)) = self.values.get(name.text()) else {
                 continue;
             };
             let why = unknown.why.clone();
             self.not_analysed(NotFollowed::Value {
                 at: span_of(arg.syntax().text_range()),
-                text: name,
+                text: name.text().to_string(),
                 why,
             });
         }
