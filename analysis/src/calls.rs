@@ -1131,10 +1131,17 @@ pub(crate) fn resolve_helpers<'db>(
                         }
                         _ => None,
                     };
+                    // Only a path that reaches the helper from the caller (a module it may
+                    // name) reaches a copy beside it.
                     let prefix = match module == from {
                         true => Some(String::new()),
-                        false => map.module_path(module).map(|p| format!("{p}::")),
-                    };
+                        false => map.module_path(module).filter(|p| {
+                            let mut segs: Vec<String> = p.split("::").map(str::to_string).collect();
+                            segs.push(item.name.clone());
+                            map.resolve_item(from, &segs) == Some((module, index))
+                        }),
+                    }
+                    .map(|p| if p.is_empty() { p } else { format!("{p}::") });
                     (item.kind == ItemKind::Fn && (item.name.contains("::") || !call.method))
                         .then(|| (m.file.clone(), m.in_file, index, default_of, prefix))
                 })

@@ -2696,6 +2696,29 @@ mod tests {
         assert!(e.contains("const LANES: usize = UpProj::LANES;"), "{e}");
     }
 
+    /// The path a helper copy is named by from another module: each module's `mod` name from
+    /// the crate root, an inline module too.
+    #[test]
+    fn module_paths_follow_the_mod_declarations() {
+        let fs = files(&[
+            ("src/lib.rs", "pub mod t;\nmod user { pub fn f() {} }"),
+            ("src/t/mod.rs", "pub mod axes;"),
+            ("src/t/axes.rs", "pub const BASE: usize = 0x1000;"),
+        ]);
+        let spec = CrateSpec {
+            name: "ex".into(),
+            root: "src/lib.rs".into(),
+        };
+        let map = DefMap::build(&[spec], &fs);
+        let path = |file: &str, in_file| {
+            let m = map.module_of(std::path::Path::new(file), in_file)?;
+            map.module_path(m)
+        };
+        assert_eq!(path("src/lib.rs", 0).as_deref(), Some("crate"));
+        assert_eq!(path("src/t/axes.rs", 0).as_deref(), Some("crate::t::axes"));
+        assert_eq!(path("src/lib.rs", 1).as_deref(), Some("crate::user"));
+    }
+
     #[test]
     fn crate_paths_renames_and_inline_modules() {
         let fs = files(&[
