@@ -895,7 +895,7 @@ impl<'db> Helper<'db> {
             path: self.file.path(db).clone(),
             text: self.file.text(db),
             start: self.offset as usize,
-            len: u32::from(self.input.green(db).0.text_len()) as usize,
+            syntax: ra_ap_syntax::SyntaxNode::new_root(self.input.green(db).0.clone()),
             sibling_prefix: self.sibling_prefix.as_deref()?,
         })
     }

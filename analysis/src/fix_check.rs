@@ -17,8 +17,7 @@
 //! the budget is offered unchecked, as unsafe, and its title says so.
 
 use crate::api::{Analysis, AnalysisHost, Cancellable, FileId};
-pub use crate::diagnostic::applied;
-use crate::diagnostic::{Diagnostic, Edit, Fix, Severity, Span};
+use crate::diagnostic::{Diagnostic, Edit, Fix, Severity, Span, applied};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;

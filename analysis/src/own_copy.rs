@@ -15,17 +15,17 @@
 
 use crate::diagnostic::{AliasPad, Edit, FileEdits, Fix, Span};
 use crate::model::HelperCall;
-use ra_ap_syntax::AstNode;
+use ra_ap_syntax::{AstNode, SyntaxNode};
 use std::path::PathBuf;
 
 /// The helper a call names, as a copy of it is made: its file, where it is in the file's
-/// text, and how the call's module names a function declared beside it (`""` in the same
-/// module, `"crate::dequant::"` from another).
+/// text, its syntax (the `fn` item, rooted at its start), and how the call's module names a
+/// function declared beside it (`""` in the same module, `"crate::dequant::"` from another).
 pub(crate) struct HelperText<'t> {
     pub path: PathBuf,
     pub text: &'t str,
     pub start: usize,
-    pub len: usize,
+    pub syntax: SyntaxNode,
     pub sibling_prefix: &'t str,
 }
 
@@ -45,15 +45,16 @@ pub(crate) fn own_copy(
         path,
         text,
         start,
-        len,
+        syntax,
         sibling_prefix: prefix,
     } = helper;
+    let len = usize::from(syntax.text_range().len());
     let own = text.get(start..start + len)?;
-    let (edits, carried) = edits_in_helper(fix, lifted, own, &path, start as u32)?;
+    let (edits, carried) = edits_in_helper(fix, lifted, (own, &syntax), &path, start as u32)?;
     if !own.ends_with('}') {
         return None;
     }
-    let (name, name_at) = fn_name(own)?;
+    let (name, name_at) = fn_name(&syntax)?;
     // The copy's text before it is named: the edits are the signature's and the body's,
     // after the name.
     if edits
@@ -135,7 +136,7 @@ pub(crate) fn own_copy(
 fn edits_in_helper(
     fix: &Fix,
     lifted: Option<&Fix>,
-    own: &str,
+    (own, syntax): (&str, &SyntaxNode),
     path: &PathBuf,
     offset: u32,
 ) -> Option<(Vec<Edit>, Vec<FileEdits>)> {
@@ -159,14 +160,14 @@ fn edits_in_helper(
             })
         });
         let edits = (&file.path == path).then(|| edits.collect::<Option<Vec<_>>>())??;
-        return Some((with_every_use(own, edits), Vec::new()));
+        return Some((with_every_use((own, syntax), edits), Vec::new()));
     }
     // A mapping alias the helper names, padded where it is defined for every use: in the
     // copy, the padded mapping written where the helper names it.
     if fix.edits.is_empty() && fix.other_files.is_empty() && !fix.alias_pad.is_empty() {
         let mut edits = Vec::new();
         for pad in &fix.alias_pad {
-            edits.extend(alias_uses(own, pad)?);
+            edits.extend(alias_uses(syntax, pad)?);
         }
         edits.sort_by_key(|e| e.span.start);
         return Some((edits, Vec::new()));
@@ -176,14 +177,14 @@ fn edits_in_helper(
 
 /// `edits` of `own`, each that replaces a mapping alias (`OutPacket` → `m![J % 8 # 32]`) made
 /// wherever `own` names the alias: the copy's cast and its return type name one mapping.
-fn with_every_use(own: &str, edits: Vec<Edit>) -> Vec<Edit> {
+fn with_every_use((own, syntax): (&str, &SyntaxNode), edits: Vec<Edit>) -> Vec<Edit> {
     let mut out: Vec<Edit> = Vec::new();
     for e in edits {
         let written = own
             .get(e.span.start as usize..e.span.end as usize)
             .unwrap_or("");
         let uses: Vec<Edit> = match is_ident(written) && e.new_text.starts_with("m![") {
-            true => ident_positions(own, written)
+            true => ident_positions(syntax, written)
                 .into_iter()
                 .map(|at| Edit::replace(at, at + written.len(), e.new_text.clone()))
                 .collect(),
@@ -200,25 +201,20 @@ fn with_every_use(own: &str, edits: Vec<Edit>) -> Vec<Edit> {
 }
 
 /// Each place `own` names the plain mapping alias of `pad`, written as its padded mapping.
-fn alias_uses(own: &str, pad: &AliasPad) -> Option<Vec<Edit>> {
+fn alias_uses(syntax: &SyntaxNode, pad: &AliasPad) -> Option<Vec<Edit>> {
     if pad.field.is_some() || pad.tensor_arg.is_some() || !is_ident(&pad.name) {
         return None;
     }
-    let uses: Vec<Edit> = ident_positions(own, &pad.name)
+    let uses: Vec<Edit> = ident_positions(syntax, &pad.name)
         .into_iter()
         .map(|at| Edit::replace(at, at + pad.name.len(), pad.new_text.clone()))
         .collect();
     (!uses.is_empty()).then_some(uses)
 }
 
-/// The name the function `own` (an `fn` item's text) declares, and where it is in `own`.
-fn fn_name(own: &str) -> Option<(String, usize)> {
-    let file = ra_ap_syntax::SourceFile::parse(own, ra_ap_syntax::Edition::Edition2024).tree();
-    let f = ra_ap_syntax::ast::HasModuleItem::items(&file).find_map(|i| match i {
-        ra_ap_syntax::ast::Item::Fn(f) => Some(f),
-        _ => None,
-    })?;
-    let name = ra_ap_syntax::ast::HasName::name(&f)?;
+/// The name the function `syntax` (an `fn` item) declares, and where it is in its text.
+fn fn_name(syntax: &SyntaxNode) -> Option<(String, usize)> {
+    let name = ra_ap_syntax::ast::HasName::name(&ra_ap_syntax::ast::Fn::cast(syntax.clone())?)?;
     Some((
         name.text().to_string(),
         usize::from(name.syntax().text_range().start()),
@@ -286,11 +282,10 @@ fn is_ident(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Where `text` (Rust source) names `name`: its identifier tokens of that text, not in a
+/// Where the helper's syntax names `name`: its identifier tokens of that text, not in a
 /// comment or a string.
-fn ident_positions(text: &str, name: &str) -> Vec<usize> {
-    let file = ra_ap_syntax::SourceFile::parse(text, ra_ap_syntax::Edition::Edition2024).tree();
-    file.syntax()
+fn ident_positions(syntax: &SyntaxNode, name: &str) -> Vec<usize> {
+    syntax
         .descendants_with_tokens()
         .filter_map(|e| e.into_token())
         .filter(|t| t.kind() == ra_ap_syntax::SyntaxKind::IDENT && t.text() == name)
