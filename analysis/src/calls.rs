@@ -385,6 +385,7 @@ pub fn call_diagnostics(
         .collect();
     let helpers = resolve_helpers(db, at, &calls);
     let mut out: Vec<Diagnostic> = Vec::new();
+    let mut keys: Vec<(&str, Span)> = Vec::new();
     for (call, helper) in calls.iter().zip(helpers) {
         let Some(helper) = helper else { continue };
         let inst = helper.instance(db, &call.bound, at.depth);
@@ -392,8 +393,8 @@ pub fn call_diagnostics(
             .iteration
             .and_then(|k| model.iterations.get(k as usize))
             .map(|it| it.label.as_str());
-        for d in instance_findings(db, inst).iter() {
-            let d = &helper.placed(d);
+        for raw in instance_findings(db, inst).iter() {
+            let d = &helper.placed(raw);
             let in_continuation = d.span.start >= crate::model::CALLER_CONTINUATION;
             let found = at_the_call(db, d, call, &helper, when);
             // The caller's own check of the same step (it reads the returned stream's type)
@@ -404,20 +405,72 @@ pub fn call_diagnostics(
             if in_continuation && own.iter().any(reported) {
                 continue;
             }
-            // Once per rule and place: each iteration of a loop calls the helper anew, and
+            // Once per rule and call: each iteration of a loop calls the helper anew, and
             // the first that gives a finding names it; an error found later (deeper in the
             // helper, where the Tensor Unit reads the tensor) outranks a warning.
-            let same = out
-                .iter()
-                .position(|o| o.rule.code == found.rule.code && o.span == found.span);
+            let key = (found.rule.code, found.span);
+            let same = keys.iter().position(|k| *k == key);
+            let pointed = |found| at_the_argument(db, found, raw, (call, at.depth), &helper);
             match same {
-                Some(i) if out[i].severity < found.severity => out[i] = found,
+                Some(i) if out[i].severity < found.severity => out[i] = pointed(found),
                 Some(_) => {}
-                None => out.push(found),
+                None => {
+                    keys.push(key);
+                    out.push(pointed(found));
+                }
             }
         }
     }
     out
+}
+
+/// `found` (reported at `call`), pointed at the one argument whose value causes it, where
+/// one does: the helper's finding `raw` is gone when the call leaves that argument unknown
+/// and keeps the others. A finding two values cause together stays at the call.
+fn at_the_argument(
+    db: &dyn salsa::Database,
+    found: Diagnostic,
+    raw: &Diagnostic,
+    (call, depth): (&HelperCall, u8),
+    helper: &Helper<'_>,
+) -> Diagnostic {
+    if found.span != call.span || raw.span.start >= crate::model::CALLER_CONTINUATION {
+        return found;
+    }
+    let values = call.bound.params.iter().enumerate();
+    let arguments = values
+        .filter_map(|(k, v)| Some((Some(k), None, (*call.args.get(k)?)?)).filter(|_| v.is_some()));
+    let generics = call.bound.generics.iter().enumerate();
+    let written = generics.filter_map(|(k, v)| {
+        Some((None, Some(k), *call.turbofish.get(k)?)).filter(|_| v.is_some())
+    });
+    let mut causes = arguments.chain(written).filter(|&(param, generic, _)| {
+        let mut without = call.bound.clone();
+        if let Some(k) = param {
+            without.params[k] = None;
+        }
+        if let Some(k) = generic {
+            without.generics[k] = None;
+        }
+        let findings = instance_findings(db, helper.instance(db, &without, depth));
+        !findings
+            .iter()
+            .any(|f| f.code() == raw.code() && f.span == raw.span)
+    });
+    let (Some((_, _, at)), None) = (causes.next(), causes.next()) else {
+        return found;
+    };
+    // A fix made at the call (the call renamed to its own copy of the helper) keeps the
+    // diagnostic where it edits.
+    let touches = |e: &crate::diagnostic::Edit| e.span.start <= at.end && at.start <= e.span.end;
+    let fixed_elsewhere = found
+        .fixes
+        .iter()
+        .any(|f| !f.edits_definition && !f.edits_helper && !f.edits.iter().any(touches));
+    match fixed_elsewhere {
+        true => found,
+        false => found.pointing_at(at, format!("the call of `{}`", call.callee_name())),
+    }
 }
 
 /// `d`, found in `helper`'s body with `call`'s values, reported at the call.

@@ -308,6 +308,10 @@ pub struct HelperCall {
     /// among the type and const arguments: a fix the helper's body gives by changing a const
     /// parameter's value (`Padding<m![1], W>` → `Padding<m![1], 2>`) changes the argument.
     pub turbofish: Vec<Span>,
+    /// Where each value argument is written, by position (`None` for a context, `&mut
+    /// ctx.main`, which every engine call of the helper reads): a finding that one argument's
+    /// value alone causes is reported at that argument, as rustc points at it.
+    pub args: Vec<Option<Span>>,
     /// The whole call expression (`load_weights(ctx, &w, r)`, `x.park(ctx)`): what the
     /// caller's [`CallResults`] are keyed by.
     pub expr: Span,

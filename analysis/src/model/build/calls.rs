@@ -746,6 +746,14 @@ impl Builder<'_> {
             .iter()
             .map(|a| span_of(a.syntax().text_range()))
             .collect();
+        let arg_spans = args
+            .iter()
+            .zip(&vals)
+            .map(|(a, v)| {
+                let context = matches!(v, Val::TuCtx(_) | Val::Dma(_));
+                (!context).then(|| span_of(a.syntax().text_range()))
+            })
+            .collect();
         let given = sig_value(typed, Construct::new(site.node, site.what));
         let expr = site
             .node
@@ -764,6 +772,7 @@ impl Builder<'_> {
             mapping_args,
             inferred,
             turbofish,
+            args: arg_spans,
             expr,
             run_time_origins,
             gives_placed: holds_placed(&given),
@@ -1148,6 +1157,8 @@ impl Builder<'_> {
                 mapping_args: Vec::new(),
                 inferred: Vec::new(),
                 turbofish: Vec::new(),
+                // What the host placed is reported at `launch`, the call's first line.
+                args: Vec::new(),
                 expr: at,
                 run_time_origins: Vec::new(),
                 gives_placed: false,

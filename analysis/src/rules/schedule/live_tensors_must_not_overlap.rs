@@ -342,11 +342,16 @@ fn placed_by_call(var: &Var<'_>) -> Option<Span> {
 fn placed_over(cx: &FnContext<'_>, var: &Var<'_>, live: &Var<'_>) -> Option<Diagnostic> {
     let (call, fp, f) = (placed_by_call(var)?, var.fp?, live.fp?);
     let when = iteration_label(cx, var.tv).map_or(String::new(), |l| format!(" (when {l})"));
+    let argument = address_argument(cx, call, fp.start);
+    let by = match argument {
+        Some(_) => "this address places",
+        None => "this call places",
+    };
     let mut d = Diagnostic::new(
         &SCH_001,
-        call,
+        argument.unwrap_or(call),
         format!(
-            "this call places `{}` at DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
+            "{by} `{}` at DM [{}, {}) of each slice, which overlaps `{}` at [{}, {}) \
              while `{}` is still live; addresses of live tensors must not collide{when}",
             var.tv.name, fp.start, fp.end, live.tv.name, f.start, f.end, live.tv.name
         ),
@@ -358,7 +363,27 @@ fn placed_over(cx: &FnContext<'_>, var: &Var<'_>, live: &Var<'_>) -> Option<Diag
     if let Some((_, span)) = live.last_use {
         d = d.with_related(span, format!("`{}` is last used here", live.tv.name));
     }
+    if d.span != call {
+        d = d.with_related(call, "the call that places it");
+    }
     Some(d)
+}
+
+/// The one argument of the call at `call` whose value is the address `start` a helper
+/// places its result at (`Proj::Gate.dm_addr(&PLAN)`), as rustc points at an argument.
+fn address_argument(cx: &FnContext<'_>, call: Span, start: u64) -> Option<Span> {
+    let call = cx.model.calls.iter().find(|c| c.span == call)?;
+    let value = crate::model::value::Value::Int(start);
+    let mut at = call
+        .bound
+        .params
+        .iter()
+        .zip(&call.args)
+        .filter_map(|(v, a)| (v.as_ref() == Some(&value)).then_some(*a)?);
+    match (at.next(), at.next()) {
+        (Some(a), None) => Some(a),
+        _ => None,
+    }
 }
 
 /// SCH-001 on write `w` as another iteration of its loop places it (the timeline reads a loop's
