@@ -437,27 +437,21 @@ fn at_the_argument(
     if found.span != call.span || raw.span.start >= crate::model::CALLER_CONTINUATION {
         return found;
     }
-    let values = call.bound.params.iter().enumerate();
-    let arguments = values
-        .filter_map(|(k, v)| Some((Some(k), None, (*call.args.get(k)?)?)).filter(|_| v.is_some()));
-    let generics = call.bound.generics.iter().enumerate();
-    let written = generics.filter_map(|(k, v)| {
-        Some((None, Some(k), *call.turbofish.get(k)?)).filter(|_| v.is_some())
-    });
-    let mut causes = arguments.chain(written).filter(|&(param, generic, _)| {
-        let mut without = call.bound.clone();
-        if let Some(k) = param {
-            without.params[k] = None;
-        }
-        if let Some(k) = generic {
-            without.generics[k] = None;
-        }
-        let findings = instance_findings(db, helper.instance(db, &without, depth));
+    // What the call knows of each argument, and each const generic its turbofish writes.
+    let b = &call.bound;
+    let arguments = (0..call.args.len())
+        .filter(|&k| b.knows_argument(k))
+        .filter_map(|k| Some((b.without_argument(k), (*call.args.get(k)?)?)));
+    let generics = (0..b.generics.len())
+        .filter(|&k| b.generics[k].is_some())
+        .filter_map(|k| Some((b.without_generic(k), *call.turbofish.get(k)?)));
+    let mut causes = arguments.chain(generics).filter(|(without, _)| {
+        let findings = instance_findings(db, helper.instance(db, without, depth));
         !findings
             .iter()
             .any(|f| f.code() == raw.code() && f.span == raw.span)
     });
-    let (Some((_, _, at)), None) = (causes.next(), causes.next()) else {
+    let (Some((_, at)), None) = (causes.next(), causes.next()) else {
         return found;
     };
     // A fix made at the call (the call renamed to its own copy of the helper) keeps the
@@ -469,7 +463,10 @@ fn at_the_argument(
         .any(|f| !f.edits_definition && !f.edits_helper && !f.edits.iter().any(touches));
     match fixed_elsewhere {
         true => found,
-        false => found.pointing_at(at, format!("the call of `{}`", call.callee_name())),
+        false => {
+            let what = if call.launched { "launch" } else { "call" };
+            found.pointing_at(at, format!("the {what} of `{}`", call.callee_name()))
+        }
     }
 }
 
@@ -1050,6 +1047,16 @@ impl Helper<'_> {
         // A tensor the caller placed at a known address.
         let placed =
             |name: &String, a: &Option<u64>| Some(format!("`{name}` placed at {:#x}", a.as_ref()?));
+        // One placed at an address known only modulo a power of two.
+        let low_bits = self.params.iter().zip(&bound.address_low);
+        let placed_low = |name: &String, l: &Option<crate::model::value::LowBits>| {
+            let l = l.as_ref()?;
+            Some(format!(
+                "`{name}` placed {} bytes past a multiple of {}",
+                l.value,
+                l.modulus()
+            ))
+        };
         // A stream given in mid-pass, and the pass returned to the caller.
         let streams = self.params.iter().zip(&bound.streams);
         let passes = streams.filter_map(|(n, s)| {
@@ -1113,6 +1120,7 @@ impl Helper<'_> {
             .chain(params.filter_map(|(n, v)| named(Some(n), v)))
             .chain(tensors.filter_map(|(n, t)| typed(n, t)))
             .chain(addresses.filter_map(|(n, a)| placed(n, a)))
+            .chain(low_bits.filter_map(|(n, l)| placed_low(n, l)))
             .chain(passes)
             .chain(returned)
             .collect();

@@ -953,6 +953,16 @@ impl Method {
         Some(t)
     }
 
+    /// The index of the address argument of a method that places its result at a constant
+    /// address (`to_dm(&mut ctx.tdma, ADDR)`, `commit(ADDR)`).
+    pub fn address_arg(&self) -> Option<usize> {
+        match self {
+            Method::ToDm | Method::ToHbm => Some(1),
+            Method::Commit | Method::ToVrf => Some(0),
+            _ => None,
+        }
+    }
+
     /// A furiosa-opt-std method that returns nothing: it writes into a destination view
     /// (`to_dm_view(dma, dst)`) or into its receiver (`memset`, `dma_scatter`).
     pub fn returns_nothing(&self, written: &str) -> bool {

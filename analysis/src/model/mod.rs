@@ -46,6 +46,16 @@ pub struct Step {
 }
 
 impl Step {
+    /// The low bits of the address this step places its result at, where the address is not
+    /// known in full (see [`value::LowBits`]).
+    pub fn address_low_bits(&self) -> Option<value::LowBits> {
+        let arg = self.args.get(self.method.address_arg()?)?;
+        match &arg.value {
+            Some(Err(unknown)) => unknown.low,
+            _ => None,
+        }
+    }
+
     /// The TRF region a `to_trf` step loads into, when its argument's value names one.
     pub fn trf_region(&self) -> Option<TrfRegion> {
         if self.method != Method::ToTrf {
@@ -143,6 +153,9 @@ pub struct TensorVar {
     pub ty: TensorTy,
     pub context: Option<Tu>,
     pub address: Option<u64>,
+    /// Where `address` is not known, its low bits where they are (`keys.to_hbm(&mut
+    /// ctx.pdma, KV_POOL + page * 0x1_1000 + 4)`: 4 modulo 4096, whichever `page` is).
+    pub address_low: Option<value::LowBits>,
     /// Made by `from_addr(..)`: a view the writer placed by hand, which may be one tile of a
     /// larger tensor (its address selects which).
     pub from_addr: bool,
@@ -378,6 +391,9 @@ pub struct Bound {
     /// Each tensor parameter's address, where the caller's argument was placed at a known one
     /// (`to_hbm(&mut ctx.pdma, 0x1000)`, `from_addr(0x1000)` before `launch`).
     pub addresses: Vec<Option<u64>>,
+    /// Each tensor parameter's address low bits, where the caller placed its argument at an
+    /// address known only in part (`KV_POOL + page * 0x1_1000 + 4` with `page` not known).
+    pub address_low: Vec<Option<value::LowBits>>,
     /// Each stream parameter's pass so far, where the caller passes a stream in mid-pass: the
     /// steps of the caller's chain up to the call ([`Step::from_caller`], at
     /// [`CALLER_PASS`]). The helper's chain from that parameter continues them, as the
@@ -405,6 +421,40 @@ pub struct Bound {
     /// `Self` of a trait's default function called through a type (`Rt::normalize(..)` with
     /// `Rt = SigmoidRouter`): the type's associated items, and the trait's defaults it keeps.
     pub self_arg: Option<TypeArg>,
+}
+
+impl Bound {
+    /// Whether the call gives the helper something of its `k`th argument: its value, or
+    /// where the tensor it names was placed.
+    pub fn knows_argument(&self, k: usize) -> bool {
+        let some = |v: Option<bool>| v.unwrap_or(false);
+        some(self.params.get(k).map(Option::is_some))
+            || some(self.addresses.get(k).map(Option::is_some))
+            || some(self.address_low.get(k).map(Option::is_some))
+    }
+
+    /// The same binding with nothing known of the `k`th argument.
+    pub fn without_argument(&self, k: usize) -> Bound {
+        let mut b = self.clone();
+        forget(b.params.get_mut(k));
+        forget(b.addresses.get_mut(k));
+        forget(b.address_low.get_mut(k));
+        b
+    }
+
+    /// The same binding with the `k`th const generic not known.
+    pub fn without_generic(&self, k: usize) -> Bound {
+        let mut b = self.clone();
+        forget(b.generics.get_mut(k));
+        b
+    }
+}
+
+/// Makes a known part of a binding not known.
+fn forget<T>(v: Option<&mut Option<T>>) {
+    if let Some(v) = v {
+        *v = None;
+    }
 }
 
 /// A type of the crate given as a helper's type argument, by its associated items: each
@@ -511,6 +561,7 @@ impl Bound {
             || self.mappings.iter().any(Option::is_some)
             || self.tensors.iter().any(Option::is_some)
             || self.addresses.iter().any(Option::is_some)
+            || self.address_low.iter().any(Option::is_some)
             || self.streams.iter().any(Option::is_some)
             || self.continued.is_some()
             || self.receiver.as_ref().is_some_and(Receiver::binds_any)

@@ -51,6 +51,9 @@ pub enum Fields {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Unknown {
     pub why: String,
+    /// Its low bits, where arithmetic on what is known decides them (`KV_POOL + page *
+    /// 0x1_1000 + 4` is 4 modulo 4096).
+    pub low: Option<LowBits>,
 }
 
 impl Unknown {
@@ -63,11 +66,17 @@ impl Unknown {
     }
 
     pub fn new(why: impl Into<String>) -> Unknown {
-        Unknown { why: why.into() }
+        Unknown {
+            why: why.into(),
+            low: None,
+        }
     }
 }
 
+mod low_bits;
 mod statements;
+
+pub use low_bits::LowBits;
 
 /// A value, or why it is unknown.
 pub type Eval = Result<Value, Unknown>;
@@ -231,7 +240,7 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
         }
         return Ok(Value::Int(v));
     }
-    match e {
+    let v = match e {
         ast::Expr::Literal(l) => match l.kind() {
             ast::LiteralKind::Bool(b) => Ok(Value::Bool(b)),
             _ => Ok(Value::Lit(
@@ -277,6 +286,27 @@ fn eval_at(e: &ast::Expr, names: &Names<'_>, named: &mut bool, depth: u32) -> Ev
             }
         }
         _ => Err(not_evaluated(e)),
+    };
+    low_bits_kept(e, v)
+}
+
+/// An unknown integer's low bits hold for the arithmetic that computed them, and through
+/// parentheses, names and casts; any other expression (an array indexed by it, a call given
+/// it) gives something else, whose low bits are not its argument's.
+fn low_bits_kept(e: &ast::Expr, v: Eval) -> Eval {
+    match (e, v) {
+        (
+            ast::Expr::BinExpr(_)
+            | ast::Expr::ParenExpr(_)
+            | ast::Expr::PathExpr(_)
+            | ast::Expr::CastExpr(_),
+            v,
+        ) => v,
+        (_, Err(mut u)) => {
+            u.low = None;
+            Err(u)
+        }
+        (_, v) => v,
     }
 }
 
@@ -1448,8 +1478,12 @@ fn logic(b: &ast::BinExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> E
     };
     // A comparison reads the whole of both sides: a struct with a part not known compares
     // unknown.
-    let lv = eval_at(&l, names, named, depth + 1)?.whole()?;
-    let rv = eval_at(&r, names, named, depth + 1)?.whole()?;
+    let lv = eval_at(&l, names, named, depth + 1).and_then(Value::whole);
+    let rv = eval_at(&r, names, named, depth + 1).and_then(Value::whole);
+    let (lv, rv) = match (lv, rv) {
+        (Ok(lv), Ok(rv)) => (lv, rv),
+        (lv, rv) => return Err(partly_known(op, lv, rv)),
+    };
     let result = match (op, &lv, &rv) {
         (BinaryOp::LogicOp(LogicOp::And), Value::Bool(x), Value::Bool(y)) => *x && *y,
         (BinaryOp::LogicOp(LogicOp::Or), Value::Bool(x), Value::Bool(y)) => *x || *y,
@@ -1480,6 +1514,26 @@ fn logic(b: &ast::BinExpr, names: &Names<'_>, named: &mut bool, depth: u32) -> E
         _ => return Err(not_evaluated(&ast::Expr::BinExpr(b.clone()))),
     };
     Ok(Value::Bool(result))
+}
+
+/// Why `l op r` is not known (the first side's reason), with its low bits where integer
+/// arithmetic on the parts known decides them.
+fn partly_known(op: BinaryOp, l: Eval, r: Eval) -> Unknown {
+    let bits = |v: &Eval| match v {
+        Ok(Value::Int(n)) => Some(Ok(*n)),
+        Err(u) => Some(Err(u.low)),
+        Ok(_) => None,
+    };
+    let low = match (op, bits(&l), bits(&r)) {
+        (BinaryOp::ArithOp(op), Some(x), Some(y)) => LowBits::of_arith(op, x, y),
+        _ => None,
+    };
+    let mut unknown = match (l, r) {
+        (Err(u), _) | (_, Err(u)) => u,
+        (Ok(_), Ok(_)) => missing(),
+    };
+    unknown.low = low;
+    unknown
 }
 
 /// Whether `v` is a number: an integer, or a literal that is a float or a negative number

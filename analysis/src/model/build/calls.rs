@@ -79,7 +79,7 @@ impl Builder<'_> {
                         "`{name}` is a const generic parameter of `{}`: its body is checked on its own without its callers' arguments, and again at each call that writes one",
                         self.model.name
                     );
-                    self.values.insert(name, Err(value::Unknown { why }));
+                    self.values.insert(name, Err(value::Unknown::new(why)));
                 }
             }
         }
@@ -493,6 +493,7 @@ impl Builder<'_> {
             axes,
             tensors,
             addresses: args.iter().map(|a| self.placed_at(a)).collect(),
+            address_low: args.iter().map(|a| self.placed_low_at(a)).collect(),
             streams: Vec::new(),
             continued: None,
             receiver: None,
@@ -1115,8 +1116,8 @@ impl Builder<'_> {
     /// `launch(kernel, (&mut ctx, &a, &b))`: the tuple takes the kernel's parameter types (as
     /// rustc infers them), the kernel is checked again with the addresses the host placed its
     /// tensors at (a [`crate::model::HelperCall`] launched), and the result is the kernel's return
-    /// type. What the kernel gives with the host's values is reported at `launch` (`at`), the
-    /// call's first line however the call is laid out.
+    /// type. What the kernel gives with the host's values is reported at `launch` (`at`), or at
+    /// the tensor whose placement alone causes it.
     pub(super) fn launch(&mut self, at: Span, args: &[ast::Expr]) -> Val {
         let Some(ast::Expr::PathExpr(k)) = args.first() else {
             return Val::Unknown;
@@ -1157,8 +1158,11 @@ impl Builder<'_> {
                 mapping_args: Vec::new(),
                 inferred: Vec::new(),
                 turbofish: Vec::new(),
-                // What the host placed is reported at `launch`, the call's first line.
-                args: Vec::new(),
+                // A finding one placement causes points at the tensor placed (`&k`).
+                args: fields
+                    .iter()
+                    .map(|f| Some(span_of(f.syntax().text_range())))
+                    .collect(),
                 expr: at,
                 run_time_origins: Vec::new(),
                 gives_placed: false,

@@ -585,6 +585,7 @@ impl Builder<'_> {
                 context: tu,
                 address: None,
                 from_addr: false,
+                address_low: None,
                 iteration: self.iteration,
                 trf_loaded: None,
                 placed_by_call: None,

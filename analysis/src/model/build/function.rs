@@ -284,7 +284,7 @@ impl<'a> Builder<'a> {
                     self.model.name
                 );
                 self.values
-                    .insert(pname.clone(), Err(value::Unknown { why }));
+                    .insert(pname.clone(), Err(value::Unknown::new(why)));
             }
         }
         match self.param_type(f, k, p, &pname, bound) {
@@ -320,7 +320,7 @@ impl<'a> Builder<'a> {
             self.model.name
         );
         self.values
-            .insert("self".to_string(), Err(value::Unknown { why }));
+            .insert("self".to_string(), Err(value::Unknown::new(why)));
     }
 
     /// `self` of a method of an `impl` block for a library tensor type (`self_type` the type
@@ -476,6 +476,7 @@ impl<'a> Builder<'a> {
             // Where the caller placed it, when the call says.
             address: bound.addresses.get(k).copied().flatten(),
             from_addr: false,
+            address_low: bound.address_low.get(k).copied().flatten(),
             iteration: None,
             trf_loaded: None,
             placed_by_call: None,

@@ -617,16 +617,22 @@ impl Builder<'_> {
 
     /// The address the tensor an argument names (`&a`, `a`) was placed at, when known.
     pub(super) fn placed_at(&self, arg: &ast::Expr) -> Option<u64> {
+        self.tensor_named_by(arg)?.address
+    }
+
+    /// The low bits of the address the tensor `arg` names was placed at, where they are all
+    /// that is known of it.
+    pub(super) fn placed_low_at(&self, arg: &ast::Expr) -> Option<crate::model::value::LowBits> {
+        self.tensor_named_by(arg)?.address_low
+    }
+
+    /// The tensor of the function the variable `arg` names, as last bound.
+    fn tensor_named_by(&self, arg: &ast::Expr) -> Option<&TensorVar> {
         let name = var_name(arg)?;
         let Some(Val::Tensor { .. }) = self.vars.get(&name) else {
             return None;
         };
-        self.model
-            .tensors
-            .iter()
-            .rev()
-            .find(|t| t.name == name)?
-            .address
+        self.model.tensors.iter().rev().find(|t| t.name == name)
     }
 
     /// Evaluates an expression that is not the start of the chain being built (an argument):
@@ -806,6 +812,7 @@ impl Builder<'_> {
                     context: *tu,
                     address: run.placed,
                     from_addr: run.placed.is_some(),
+                    address_low: None,
                     iteration: self.iteration,
                     trf_loaded: None,
                     placed_by_call: None,
@@ -954,13 +961,13 @@ impl Builder<'_> {
         ty: &TensorTy,
         tu: Option<Tu>,
     ) {
-        let written = self
+        let last = self
             .model
             .chains
             .last()
             .filter(|c| c.binding.as_deref() == Some(name))
-            .and_then(|c| c.steps.last())
-            .and_then(|s| s.address);
+            .and_then(|c| c.steps.last());
+        let written = last.and_then(|s| s.address);
         let placed = written.is_none().then(|| self.placed_by(init?)).flatten();
         // Placed by a helper (`let page = page_of(300);`): a placement at the call, checked as
         // one written here (its capacity, its alignment).
@@ -983,6 +990,7 @@ impl Builder<'_> {
             context: tu,
             address: written.or(placed),
             from_addr: placed.is_some() || init.is_some_and(is_from_addr),
+            address_low: last.and_then(crate::model::Step::address_low_bits),
             iteration: self.iteration,
             trf_loaded: None,
             placed_by_call: None,
@@ -1004,6 +1012,7 @@ impl Builder<'_> {
                 context: *tu,
                 address: None,
                 from_addr: false,
+                address_low: None,
                 iteration: self.iteration,
                 trf_loaded: None,
                 placed_by_call: None,

@@ -2,17 +2,8 @@
 //! round a misaligned address up to the next multiple, written in the argument's own notation.
 
 use crate::diagnostic::Diagnostic;
-use crate::model::{Arg, Method};
+use crate::model::Arg;
 use crate::rule::Rule;
-
-/// The index of the address argument of a method with a constant address.
-pub(super) fn address_arg(method: &Method) -> Option<usize> {
-    match method {
-        Method::ToDm | Method::ToHbm => Some(1),
-        Method::Commit | Method::ToVrf => Some(0),
-        _ => None,
-    }
-}
 
 pub(super) fn round_up(v: u64, m: u64) -> Option<u64> {
     v.div_ceil(m).checked_mul(m)

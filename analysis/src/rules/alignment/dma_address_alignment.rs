@@ -21,7 +21,9 @@ pub const ALN_002: Rule = Rule {
            hardware exceptions. visa-lint checks the constant DM address of \
            `hbm.to_dm(&mut ctx.tdma, addr)`, and the HBM address its source was placed at \
            (`to_hbm(&mut ctx.pdma, addr)`, `from_addr`, or the host's placement of a tensor \
-           `launch` passes to the kernel), also through a view or a tile of it \
+           `launch` passes to the kernel; an address known only in part, `POOL + page * \
+           0x1_1000 + 4` with `page` a run-time value, is checked by its low bits: 4 past a \
+           multiple of 4096), also through a view or a tile of it \
            (`xs.view().tile::<m![S], 1, ..>(step)` starts `step` rows of `S` past it; with \
            `step` unknown, a row stride that is a multiple of 8 keeps every tile as misaligned \
            as the tensor); the packet size is ALN-003. Round the address up to \

@@ -18,7 +18,7 @@ pub(super) fn check(cx: &FnContext<'_>, out: &mut Vec<Diagnostic>) {
     // DMA's source is known when exactly one placed HBM tensor has its type.
     let mut placed: HashMap<&TensorTy, (&TensorVar, usize)> = HashMap::new();
     for t in &cx.model.tensors {
-        if matches!(t.ty.kind, Kind::Hbm) && t.address.is_some() {
+        if matches!(t.ty.kind, Kind::Hbm) && is_placed(t) {
             placed.entry(&t.ty).or_insert((t, 0)).1 += 1;
         }
     }
@@ -77,15 +77,21 @@ impl Offset {
 /// ALN-002 on `step` reading `r`, when every address it may read from is `a`-misaligned by
 /// the same amount (a tile start that is not known moves it by a multiple of `a`).
 fn misaligned(r: &Read<'_>, step: &crate::model::Step, a: u64) -> Option<Diagnostic> {
-    let base = r.tensor.address?;
-    let from = base.checked_add(r.past.bytes)?;
-    if from.is_multiple_of(a) || r.past.stride.is_some_and(|s| !s.is_multiple_of(a)) {
+    let (past_multiple, placed) = placed_at(r.tensor, a)?;
+    let from = past_multiple.checked_add(r.past.bytes)? % a;
+    if from == 0 || r.past.stride.is_some_and(|s| !s.is_multiple_of(a)) {
         return None;
     }
     let name = &r.tensor.name;
     let read = match (r.past.bytes, r.past.stride) {
         (0, None) => String::new(),
-        (b, None) => format!(", and the tile read here starts {b} bytes past it, at {from:#x}"),
+        (b, None) => match r.tensor.address {
+            Some(base) => format!(
+                ", and the tile read here starts {b} bytes past it, at {:#x}",
+                base.saturating_add(b)
+            ),
+            None => format!(", and the tile read here starts {b} bytes past it"),
+        },
         (0, Some(s)) => format!(
             ", and the tile read here starts a multiple of {s} bytes past it, whichever it is"
         ),
@@ -98,12 +104,34 @@ fn misaligned(r: &Read<'_>, step: &crate::model::Step, a: u64) -> Option<Diagnos
         step.span,
         format!(
             "HBM-to-DM transfers read HBM from {a}-byte-aligned addresses; `{name}` was placed \
-             at {base:#x}{read}: {} bytes past a multiple of {a}",
-            from % a
+             {placed}{read}: {from} bytes past a multiple of {a}"
         ),
     )
     .with_related(r.tensor.span, format!("`{name}` is placed here"));
     Some(d)
+}
+
+/// How far past a multiple of `a` the tensor `t` was placed, and where, as a message says it:
+/// at its address, or where only the address's low bits are known, at any address that
+/// many bytes past a multiple of a power of two (`4 bytes past a multiple of 4096`).
+fn placed_at(t: &TensorVar, a: u64) -> Option<(u64, String)> {
+    match (t.address, t.address_low) {
+        (Some(base), _) => Some((base % a, format!("at {base:#x}"))),
+        (None, Some(low)) => Some((
+            low.past_multiple_of(a)?,
+            format!(
+                "{} bytes past a multiple of {}, whichever address it is",
+                low.value,
+                low.modulus()
+            ),
+        )),
+        (None, None) => None,
+    }
+}
+
+/// Whether where `t` was placed is known, in full or in its low bits.
+fn is_placed(t: &TensorVar) -> bool {
+    t.address.is_some() || t.address_low.is_some()
 }
 
 /// How many view variables deep a transfer's source is followed (`let v = x.view(); let t =
@@ -197,9 +225,8 @@ fn source_named<'m>(
     name: &str,
     ty: &TensorTy,
 ) -> Option<&'m TensorVar> {
-    let placed = |t: &&TensorVar| {
-        t.name == name && &t.ty == ty && t.address.is_some() && t.ty.kind == Kind::Hbm
-    };
+    let placed =
+        |t: &&TensorVar| t.name == name && &t.ty == ty && is_placed(t) && t.ty.kind == Kind::Hbm;
     // Placed in the same loop iteration as the transfer, before it (`let frame =
     // from_addr(frame_hbm(i))` in the loop's body): that iteration's tensor.
     let in_iteration = cx

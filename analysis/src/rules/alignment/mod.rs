@@ -99,7 +99,7 @@ fn check_placement(cx: &FnContext<'_>, p: &Placement, out: &mut Vec<Diagnostic>)
 /// The constant address of a step: a `to_dm`'s is ALN-002's; the others' are ALN-001's, and
 /// when element-aligned ALN-008's (a commit) or ALN-010's (a `to_hbm`).
 fn check_address(cx: &FnContext<'_>, step: &Step, out: &mut Vec<Diagnostic>) {
-    let (Some(addr), Some(k)) = (step.address, addresses::address_arg(&step.method)) else {
+    let (Some(addr), Some(k)) = (step.address, step.method.address_arg()) else {
         return;
     };
     let Some(arg) = step.args.get(k) else { return };
