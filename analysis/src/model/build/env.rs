@@ -25,6 +25,8 @@ pub struct Env {
     /// Types the file defines itself (they shadow the prelude: the Sequencer page's own
     /// `BufTensor` and 4-parameter `StreamTensor`).
     pub local_types: std::collections::HashSet<String>,
+    /// The structs among them.
+    pub struct_names: std::collections::HashSet<String>,
     /// The traits among them.
     pub traits: std::collections::HashSet<String>,
     /// Every const in scope (copied from the parent: a number each).
@@ -174,6 +176,11 @@ impl Env {
             || self.parent.as_ref().is_some_and(|p| p.is_local_type(name))
     }
 
+    /// Whether the crate defines a struct of this name.
+    pub fn is_struct(&self, name: &str) -> bool {
+        self.struct_names.contains(name) || self.parent.as_ref().is_some_and(|p| p.is_struct(name))
+    }
+
     /// The tensor type a whole-type alias names.
     pub fn tensor_alias(&self, name: &str) -> Option<&TensorTy> {
         self.tensor_aliases
@@ -316,6 +323,9 @@ impl Env {
         if ast::Trait::can_cast(node.kind()) {
             self.traits.insert(name.clone());
         }
+        if ast::Struct::can_cast(node.kind()) {
+            self.struct_names.insert(name.clone());
+        }
         self.local_types.insert(name);
     }
 
@@ -360,6 +370,10 @@ pub struct FnSig {
     /// For each parameter whose type is one of its type parameters (`plan: P`, `&P`), that
     /// parameter: the value a call passes (`Bf16Packed`) gives `P`, as rustc infers it.
     pub value_params: Vec<Option<String>>,
+    /// The struct of the crate it returns (`Beta` of `-> Beta<S>`), or each a tuple it
+    /// returns holds (`(Gamma<S>, Beta<S>)`): a call visa-lint does not evaluate still gives
+    /// values of those types, whose methods that read no field are evaluated.
+    pub ret_structs: Vec<Option<String>>,
 }
 
 impl FnSig {
@@ -1074,6 +1088,18 @@ pub fn signature(f: &ast::Fn, env: &Env) -> FnSig {
         }
     }
     sig.dtype_params = dtype_params;
+    let struct_named = |t: &ast::Type| match unwrapped(t) {
+        ast::Type::PathType(p) => p
+            .path()
+            .and_then(|p| struct_key(&p))
+            .filter(|k| env.is_struct(k)),
+        _ => None,
+    };
+    sig.ret_structs = match &ret {
+        Some(ast::Type::TupleType(t)) => t.fields().map(|f| struct_named(&f)).collect(),
+        Some(t) => struct_named(t).into_iter().map(Some).collect(),
+        None => Vec::new(),
+    };
     if let Some(ast::Type::PathType(p)) = &ret
         && let Some(fields) = p
             .path()

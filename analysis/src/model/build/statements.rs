@@ -695,6 +695,7 @@ impl Builder<'_> {
                     self.place_returned(&pat, &init);
                     self.take_call_result(&pat, &init);
                     let v = self.value_of(&init).0;
+                    let v = v.or_else(|u| self.typed_unknown(&init, u));
                     self.bind_value_pat(&pat, v);
                 }
             }
@@ -1148,6 +1149,37 @@ impl Builder<'_> {
         }
     }
 
+    /// The value of a call visa-lint does not evaluate (`load_params(ctx, ..)`, unknown for
+    /// `u`), when its function returns structs of the crate: each a value of its struct whose
+    /// fields are not known (`Beta(_)` of `-> (Gamma<S>, Beta<S>)`), so that a method reading
+    /// none of them is evaluated (`beta.fp_op()`), as rustc's trace runs it.
+    fn typed_unknown(&self, init: &ast::Expr, u: value::Unknown) -> value::Eval {
+        let ast::Expr::CallExpr(c) = init else {
+            return Err(u);
+        };
+        let sig = match c.expr() {
+            Some(ast::Expr::PathExpr(p)) => p
+                .path()
+                .and_then(|p| crate::model::consts::callee_key(&p))
+                .and_then(|k| self.env.fn_sig(&k)),
+            _ => None,
+        };
+        let Some(sig) = sig.filter(|s| s.ret_structs.iter().any(Option::is_some)) else {
+            return Err(u);
+        };
+        let typed = |name: &Option<String>| match name {
+            Some(path) => value::Value::Variant {
+                path: path.clone(),
+                fields: value::Fields::Positional(vec![value::Value::Unknown(u.clone())]),
+            },
+            None => value::Value::Unknown(u.clone()),
+        };
+        match sig.ret_structs.as_slice() {
+            [one] if sig.rets.is_empty() => Ok(typed(one)),
+            many => Ok(value::Value::Tuple(many.iter().map(typed).collect())),
+        }
+    }
+
     /// Binds the compile-time values a pattern's names take from `v`: a tuple part by part
     /// (`let (k_addr, v_addr) = addrs(..)`, `for (i, addr) in ADDRS.iter().enumerate()`), a
     /// struct or a one-field variant by its fields; a name whose part is unknown is unknown
@@ -1164,6 +1196,16 @@ impl Builder<'_> {
                 let Some(n) = ast::HasName::name(i).map(|n| n.text().to_string()) else {
                     return;
                 };
+                // A struct with fields not known keeps its type and the fields it knows, as
+                // a `let` of a plain name does: its methods that read none of the others are
+                // evaluated.
+                if let Ok(v @ value::Value::Variant { .. }) = &v
+                    && v.first_unknown().is_some()
+                {
+                    self.consts.remove(&n);
+                    self.values.insert(n, Ok(v.clone()));
+                    return;
+                }
                 match v.and_then(value::Value::whole) {
                     Ok(v) => self.bind(&n, v),
                     Err(u) => {
