@@ -1888,18 +1888,7 @@ fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
     if f.const_token().is_none() {
         let returns = f.ret_type()?.ty()?;
         let tensor = syntax::node_text(returns.syntax()).contains("Tensor");
-        // A function that takes an engine, a tensor or anything by `&mut` does the kernel's
-        // work; one that reads a plan by `&` (`dm_addr(self, plan: &DmPlan)`) computes a value.
-        let takes_reference = f.param_list()?.params().any(|p| match p.ty() {
-            Some(ra::Type::RefType(r)) => {
-                let text = syntax::node_text(r.syntax());
-                r.mut_token().is_some()
-                    || ["Tensor", "Context", "View"]
-                        .iter()
-                        .any(|w| text.contains(w))
-            }
-            _ => false,
-        });
+        let takes_reference = syntax::takes_a_working_reference(f);
         let receiver = f.param_list()?.self_param().is_some();
         if tensor || takes_reference || (receiver && !method) {
             return None;

@@ -1213,19 +1213,16 @@ fn self_paths(node: &SyntaxNode, ty: &str) -> Vec<QPath> {
 }
 
 /// A function that computes a value from values (`fn plan() -> Placement { let q = BASE +
-/// 12; .. }`): it returns something that is no tensor and takes no reference, so the
-/// evaluator can run it at a call (a helper that takes `ctx: &mut Context` or returns a
-/// tensor is a step of the kernel, followed by its signature).
+/// 12; .. }`, `const fn for_config(cfg: &LnConfig) -> Self`): it returns something that is no
+/// tensor and takes nothing it works on by reference, so the evaluator can run it at a call
+/// (a helper that takes `ctx: &mut Context` or returns a tensor is a step of the kernel,
+/// followed by its signature).
 fn computes_a_value(f: &ast::Fn) -> bool {
     let returns_value = f
         .ret_type()
         .and_then(|r| r.ty())
         .is_some_and(|t| !syntax::node_text(t.syntax()).contains("Tensor"));
-    let takes_reference = f.param_list().is_none_or(|l| {
-        l.params()
-            .any(|p| matches!(p.ty(), Some(ast::Type::RefType(_))))
-    });
-    returns_value && !takes_reference && f.body().is_some()
+    returns_value && !syntax::takes_a_working_reference(f) && f.body().is_some()
 }
 
 /// Whether `f`'s body is one expression (no statements): a function the value evaluator runs.

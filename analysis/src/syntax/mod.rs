@@ -866,6 +866,25 @@ pub fn returned_placements(f: &ra::Fn) -> Option<Vec<Option<ra::Expr>>> {
     placed.iter().any(Option::is_some).then_some(placed)
 }
 
+/// Whether `f` takes a reference to something it works on: anything by `&mut`, or an engine,
+/// a tensor or a view by `&`. Such a function does the kernel's work (its calls are traced);
+/// one that reads a plan by `&` (`dm_addr(self, plan: &DmPlan)`, `for_config(cfg:
+/// &LnConfig)`) computes a value, which the evaluator runs at its calls.
+pub fn takes_a_working_reference(f: &ra::Fn) -> bool {
+    f.param_list().is_none_or(|l| {
+        l.params().any(|p| match p.ty() {
+            Some(ra::Type::RefType(r)) => {
+                let text = node_text(r.syntax());
+                r.mut_token().is_some()
+                    || ["Tensor", "Context", "View"]
+                        .iter()
+                        .any(|w| text.contains(w))
+            }
+            _ => false,
+        })
+    })
+}
+
 /// Whether `f`'s body ends in a tuple expression (`(parked, vrf + SLOT)`).
 pub fn returns_a_tuple(f: &ra::Fn) -> bool {
     f.body()
