@@ -4,9 +4,9 @@
 
 use super::accumulate::Accumulate;
 use super::interleaved_slice_padding_only;
-use super::layouts::{at, m, same_data, strip, text};
+use super::layouts::{at, m, pad_where_written, same_data, strip, text};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::{Slot, pad_edit, written};
+use crate::model::Slot;
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::{FnContext, at_arg};
 
@@ -55,7 +55,7 @@ fn check_packet(cx: &FnContext<'_>, a: &Accumulate<'_>, out: &mut Vec<Diagnostic
     );
     if same_data(op, r)
         && op.size < rows
-        && let Some(edit) = written(step, 1).and_then(|arg| pad_edit(cx.scope, arg, rows))
+        && let Some(edit) = pad_where_written(cx.scope, step, (1, Slot::Packet), rows)
     {
         diag = diag.with_fix(format!("pad OutPacket to {rows}"), false, vec![edit]);
     }

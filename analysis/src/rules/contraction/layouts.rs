@@ -73,6 +73,17 @@ pub(super) fn at(step: &Step, i: usize, slot: Slot) -> Option<Span> {
     output_arg(step, Some(i), slot).map(|a| a.span)
 }
 
+/// The edit that pads the `slot` mapping of `step`'s result to `n` where it is written: the
+/// turbofish argument `i`, or the `let` annotation or signature that types the result.
+pub(super) fn pad_where_written(
+    scope: &crate::mapping::Scope,
+    step: &Step,
+    (i, slot): (usize, Slot),
+    n: u64,
+) -> Option<crate::diagnostic::Edit> {
+    crate::model::pad_edit(scope, &output_arg(step, Some(i), slot)?, n)
+}
+
 /// How many 32-byte flits the Stream Adapter collects to build `packet` from the collected
 /// stream `time`, `flit` (1: the flit alone, padded; c: the innermost Time positions `0..c`
 /// followed by the flit), when the packet is such a collection.

@@ -2,9 +2,9 @@
 //! the packet, on an 8-element bus: OutPacket is 8, 16, 24 or 32 elements.
 
 use super::accumulate::Accumulate;
-use super::layouts::{at, factor_axis, m, overlaps, same_data, strip, text};
+use super::layouts::{at, factor_axis, m, overlaps, pad_where_written, same_data, strip, text};
 use crate::diagnostic::{Diagnostic, Edit, Severity, Span};
-use crate::model::{Slot, pad_edit, written};
+use crate::model::{Slot, written};
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::{FnContext, at_arg};
 
@@ -96,7 +96,7 @@ pub(super) fn check(cx: &FnContext<'_>, a: &Accumulate<'_>, out: &mut Vec<Diagno
     );
     if data_ok
         && padded <= cols
-        && let Some(edit) = written(step, 1).and_then(|arg| pad_edit(cx.scope, arg, padded))
+        && let Some(edit) = pad_where_written(cx.scope, step, (1, Slot::Packet), padded)
     {
         diag = diag.with_fix(format!("pad OutPacket to {padded}"), false, vec![edit]);
     }
