@@ -2000,6 +2000,10 @@ fn const_fn_with(f: &ra::Fn, body: String) -> Option<model::consts::ConstFn> {
         generics: value_generics(f.generic_param_list())?,
         lengths,
         owner: None,
+        mut_self: f
+            .param_list()?
+            .self_param()
+            .is_some_and(|s| s.amp_token().is_some() && s.mut_token().is_some()),
     })
 }
 

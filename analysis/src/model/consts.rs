@@ -25,6 +25,10 @@ pub struct ConstFn {
     /// (`impl<const TILES: usize> KvTiler<TILES>`): a call binds them from the type's
     /// turbofish (`KvTiler::<{ KV_TILES }>::new()`) or from the value it is called on.
     pub owner: Option<Owner>,
+    /// A method that takes `&mut self` (`fn place(&mut self, bytes: usize) -> u64` of a bump
+    /// allocator): a call changes the value it is called on, which the caller then holds (see
+    /// [`crate::model::value::self_after`]).
+    pub mut_self: bool,
 }
 
 /// The `impl` block a function is written in: its type's name and generic parameters.
@@ -406,7 +410,14 @@ pub fn const_arg(
     depth: u32,
 ) -> Option<u64> {
     match arg {
-        ast::GenericArg::ConstArg(c) => eval_depth(&c.expr()?, consts, fns, sizes, depth + 1),
+        // `::<true>` of a `const DOUBLE: bool` parameter: 1 or 0.
+        ast::GenericArg::ConstArg(c) => match c.expr()? {
+            ast::Expr::Literal(l) => match l.kind() {
+                LiteralKind::Bool(b) => Some(u64::from(b)),
+                _ => eval_depth(&ast::Expr::Literal(l), consts, fns, sizes, depth + 1),
+            },
+            e => eval_depth(&e, consts, fns, sizes, depth + 1),
+        },
         ast::GenericArg::TypeArg(t) => {
             let ast::Type::PathType(p) = t.ty()? else {
                 return None;
@@ -418,28 +429,40 @@ pub fn const_arg(
 }
 
 /// `body` with each identifier named in `types` replaced by its type's text (`size_of::<D>()`
-/// → `size_of::<bf16>()`).
+/// → `size_of::<bf16>()`). A type that is no plain path, named as a path's qualifier, is
+/// written in angle brackets: `E::SIZE` with `E = m![A, B]` is `<m![A, B]>::SIZE`.
 pub fn substituted(body: &str, types: &HashMap<String, String>) -> String {
     let mut out = String::with_capacity(body.len());
     let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        out.push_str(
-            types
-                .get(word.as_str())
-                .map_or(word.as_str(), String::as_str),
-        );
+    let flush = |word: &mut String, out: &mut String, rest: &str| {
+        match types.get(word.as_str()) {
+            Some(ty) if rest.starts_with("::") && !is_plain_path(ty) => {
+                out.push('<');
+                out.push_str(ty);
+                out.push('>');
+            }
+            Some(ty) => out.push_str(ty),
+            None => out.push_str(word),
+        }
         word.clear();
     };
-    for ch in body.chars() {
+    for (at, ch) in body.char_indices() {
         if ch.is_alphanumeric() || ch == '_' {
             word.push(ch);
         } else {
-            flush(&mut word, &mut out);
+            flush(&mut word, &mut out, &body[at..]);
             out.push(ch);
         }
     }
-    flush(&mut word, &mut out);
+    flush(&mut word, &mut out, "");
     out
+}
+
+/// Whether a type's text is a path of names (`bf16`, `layouts::Row`), which can qualify a
+/// path as it is written.
+fn is_plain_path(ty: &str) -> bool {
+    ty.chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
 }
 
 fn eval_depth(

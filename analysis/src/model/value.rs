@@ -733,6 +733,17 @@ fn eval_with(
     named: &mut bool,
     depth: u32,
 ) -> Eval {
+    with_locals(names, (locals, ints), |inner| {
+        eval_at(e, inner, named, depth)
+    })
+}
+
+/// Runs `f` with `locals` in scope over `names`, and `ints` the integers in scope.
+fn with_locals<R>(
+    names: &Names<'_>,
+    (locals, ints): (&HashMap<String, Value>, &HashMap<String, u64>),
+    f: impl FnOnce(&Names<'_>) -> R,
+) -> R {
     let lookup = |key: &str| {
         locals
             .get(key)
@@ -740,13 +751,12 @@ fn eval_with(
             .map(Ok)
             .or_else(|| (names.value)(key))
     };
-    let inner = Names {
+    f(&Names {
         value: &lookup,
         ints,
         fns: names.fns,
         mapping: names.mapping,
-    };
-    eval_at(e, &inner, named, depth)
+    })
 }
 
 /// `value.field` of a struct value, `value.0` of a tuple or tuple struct.
@@ -822,6 +832,18 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
     if let Some(v) = option_method(&receiver, &name, m, names, named, depth) {
         return v;
     }
+    let (call, f) = crate_method(m, &name, receiver, names)?;
+    run(&call, f, names, named, depth)
+}
+
+/// The call `m` of the crate's method `name` on `receiver`, a value of the crate's type, and
+/// the method it runs (`Type::name`).
+fn crate_method<'n>(
+    m: &ast::MethodCallExpr,
+    name: &str,
+    receiver: Value,
+    names: &Names<'n>,
+) -> Result<(Call, &'n ConstFn), Unknown> {
     let Value::Variant { path, .. } = &receiver else {
         return Err(Unknown::new(format!(
             "it is computed by `.{name}(..)` on `{}`, which visa-lint does not evaluate",
@@ -843,10 +865,66 @@ fn method(m: &ast::MethodCallExpr, names: &Names<'_>, named: &mut bool, depth: u
         name: format!("{ty}::{name}"),
         args: m.arg_list().ok_or_else(missing)?.args().collect(),
         turbofish: m.generic_arg_list(),
-        receiver: Some(receiver.clone()),
         type_args: type_args_of(path),
+        receiver: Some(receiver),
     };
-    run(&call, f, names, named, depth)
+    Ok((call, f))
+}
+
+/// Whether `m` calls a method of the crate that takes `&mut self` (`arena.place(bytes)`), by
+/// its name: the value it is called on changes (see [`self_after`]).
+pub fn mutates_receiver(m: &ast::MethodCallExpr, fns: &HashMap<String, ConstFn>) -> bool {
+    let Some(name) = m.name_ref() else {
+        return false;
+    };
+    let suffix = format!("::{}", name.text());
+    fns.iter().any(|(k, f)| f.mut_self && k.ends_with(&suffix))
+}
+
+/// Whether `m`, called on `receiver`, calls a method of the crate that takes `&mut self`:
+/// found by the receiver's type when it is a value of the crate's, else by the method's name
+/// ([`mutates_receiver`]).
+pub fn mutates(receiver: &Eval, m: &ast::MethodCallExpr, fns: &HashMap<String, ConstFn>) -> bool {
+    let (Ok(Value::Variant { path, .. }), Some(name)) = (receiver, m.name_ref()) else {
+        return mutates_receiver(m, fns);
+    };
+    let ty = path.split("::").next().unwrap_or(path);
+    [path.as_str(), ty]
+        .iter()
+        .find_map(|t| fns.get(&format!("{t}::{}", name.text())))
+        .is_some_and(|f| f.mut_self)
+}
+
+/// The value the receiver of `m`, a call of a method of the crate that takes `&mut self`,
+/// holds after the call: the method's body run as any call of it runs (see [`run`]), `self`
+/// read at its end (`arena.place(bytes)` returns `arena.next` and moves it past the bytes).
+/// Unknown, with the reason, when the receiver or the body is; `None` when `m` calls no such
+/// method.
+pub fn self_after(m: &ast::MethodCallExpr, names: &Names<'_>) -> Option<Eval> {
+    statements::reset_budget();
+    self_after_at(m, names, 0)
+}
+
+/// [`self_after`] within an evaluation, `depth` calls deep.
+fn self_after_at(m: &ast::MethodCallExpr, names: &Names<'_>, depth: u32) -> Option<Eval> {
+    let name = m.name_ref()?.text().to_string();
+    let mut named = false;
+    let receiver = match eval_at(&m.receiver()?, names, &mut named, depth + 1) {
+        Ok(v) => v,
+        Err(u) => return Some(Err(u)),
+    };
+    let (call, f) = match crate_method(m, &name, receiver, names) {
+        Ok(found) => found,
+        Err(u) => return mutates_receiver(m, names.fns).then_some(Err(u)),
+    };
+    if !f.mut_self {
+        return None;
+    }
+    let ending_with_self = ConstFn {
+        body: format!("{{ let _ = {}; self }}", f.body),
+        ..f.clone()
+    };
+    Some(run(&call, &ending_with_self, names, &mut named, depth + 1))
 }
 
 /// A method of the crate called on a receiver the evaluator does not know (a tensor,

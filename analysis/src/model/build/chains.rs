@@ -29,6 +29,7 @@ impl Builder<'_> {
         if let Some(v) = self.map_over_constants(m) {
             return v;
         }
+        self.note_changing_call(m);
         let recv = m
             .receiver()
             .map_or(Val::Unknown, |r| self.expr(&r, steps, false));

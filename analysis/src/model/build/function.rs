@@ -200,6 +200,7 @@ impl<'a> Builder<'a> {
             followed: std::collections::HashSet::new(),
             undecided: 0,
             assigned: Vec::new(),
+            changed_by_calls: Vec::new(),
         }
     }
 
@@ -268,7 +269,9 @@ impl<'a> Builder<'a> {
         // `mut at: usize` assigned in the body: followed as a `let mut` is (see
         // `Builder::bind_let_value`), or unknown where an assignment repeats.
         let mutable = matches!(&pat, ast::Pat::IdentPat(i) if i.mut_token().is_some());
-        let assigned = mutable.then(|| param_assignments(f, &pname)).flatten();
+        let assigned = mutable
+            .then(|| param_assignments(f, &pname, &self.env.value_fns))
+            .flatten();
         if assigned == Some(true) {
             self.followed.insert(pname.clone());
         }

@@ -96,34 +96,34 @@ pub(super) fn is_from_addr(e: &ast::Expr) -> bool {
 
 /// Whether the variable `name` a `let` binds is assigned (`name = ..`, `name += ..`) or
 /// borrowed mutably (`&mut name`) later in the block it lives in.
-pub(super) fn assigned_after(l: &ast::LetStmt, name: &str) -> bool {
+pub(super) fn assigned_after(l: &ast::LetStmt, name: &str, fns: &Fns) -> bool {
     l.syntax()
         .siblings(ra_ap_syntax::Direction::Next)
         .skip(1)
         .flat_map(|s| s.descendants())
-        .any(|n| assigns(&n, name))
+        .any(|n| changes(&n, name, fns))
 }
 
 /// Whether the trace runs each assignment to the variable `name` that `l` binds at most once
 /// per run of the `let`: none is in a loop or a closure written after the `let`, and nothing
 /// borrows the variable mutably. The model then follows the variable through them.
-pub(super) fn assigned_in_straight_code(l: &ast::LetStmt, name: &str) -> bool {
+pub(super) fn assigned_in_straight_code(l: &ast::LetStmt, name: &str, fns: &Fns) -> bool {
     let Some(scope) = l.syntax().parent() else {
         return false;
     };
     let after = l.syntax().siblings(ra_ap_syntax::Direction::Next).skip(1);
-    straight(after.flat_map(|s| s.descendants()), &scope, name)
+    straight(after.flat_map(|s| s.descendants()), &scope, name, fns)
 }
 
 /// How a function's body assigns its parameter `name` (`mut at: usize`): `None` when it does
 /// not, `Some(true)` when each assignment runs once per call ([`assigned_in_straight_code`]),
 /// `Some(false)` otherwise.
-pub(super) fn param_assignments(f: &ast::Fn, name: &str) -> Option<bool> {
+pub(super) fn param_assignments(f: &ast::Fn, name: &str, fns: &Fns) -> Option<bool> {
     let body = f.body()?;
     body.syntax()
         .descendants()
-        .any(|n| assigns(&n, name))
-        .then(|| straight(body.syntax().descendants(), body.syntax(), name))
+        .any(|n| changes(&n, name, fns))
+        .then(|| straight(body.syntax().descendants(), body.syntax(), name, fns))
 }
 
 /// Whether every assignment to `name` among `nodes` is a plain one (no `&mut name`) outside
@@ -132,6 +132,7 @@ fn straight(
     nodes: impl Iterator<Item = ra_ap_syntax::SyntaxNode>,
     scope: &ra_ap_syntax::SyntaxNode,
     name: &str,
+    fns: &Fns,
 ) -> bool {
     let repeats = |n: &ra_ap_syntax::SyntaxNode| {
         n.ancestors().take_while(|a| a != scope).any(|a| {
@@ -141,8 +142,24 @@ fn straight(
                 || ast::ClosureExpr::can_cast(a.kind())
         })
     };
-    let mut assignments = nodes.filter(|n| assigns(n, name));
-    assignments.all(|n| ast::BinExpr::can_cast(n.kind()) && !repeats(&n))
+    let mut assignments = nodes.filter(|n| changes(n, name, fns));
+    assignments.all(|n| {
+        (ast::BinExpr::can_cast(n.kind()) || ast::MethodCallExpr::can_cast(n.kind()))
+            && !repeats(&n)
+    })
+}
+
+/// The functions the evaluator runs, by key.
+type Fns = std::collections::HashMap<String, crate::model::consts::ConstFn>;
+
+/// Whether `n` changes the variable `name`: assigns it ([`assigns`]), or calls a method of
+/// the crate on it that takes `&mut self` (`arena.place(bytes)`).
+fn changes(n: &ra_ap_syntax::SyntaxNode, name: &str, fns: &Fns) -> bool {
+    assigns(n, name)
+        || ast::MethodCallExpr::cast(n.clone()).is_some_and(|m| {
+            m.receiver().as_ref().and_then(var_name).as_deref() == Some(name)
+                && crate::model::value::mutates_receiver(&m, fns)
+        })
 }
 
 /// The variable an assignment's left-hand side writes: `x` of `x`, `x.base`, `x[2].at`.

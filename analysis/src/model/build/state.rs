@@ -221,6 +221,11 @@ pub struct Builder<'a> {
     /// The variables assigned so far, in order: a block keeps what it assigned to the
     /// variables around it (see [`Builder::leave_block`]).
     pub(super) assigned: Vec<String>,
+    /// The variables the calls of `&mut self` methods of the statement being traced change
+    /// (`arena.place(bytes)`), each with its value after the call: the statement's other
+    /// expressions read the value before, and the next statement the value after (see
+    /// [`Builder::note_changing_call`]).
+    pub(super) changed_by_calls: Vec<(String, crate::model::value::Eval)>,
     /// The parameters a caller gives a value that varies while the kernel runs (a helper
     /// traced from a furiosa-opt-std kernel): an immediate read from one does not fold, and a
     /// helper given one passes that on.

@@ -54,6 +54,7 @@ impl Builder<'_> {
                 }
                 ast::Stmt::Item(_) => {}
             }
+            self.apply_changing_calls();
             if self.skipping {
                 break;
             }
@@ -61,7 +62,11 @@ impl Builder<'_> {
         self.last_ends.clear();
         let val = match list.tail_expr() {
             Some(_) if self.skipping => Val::Never,
-            Some(tail) => self.top(&tail, expected, binding),
+            Some(tail) => {
+                let v = self.top(&tail, expected, binding);
+                self.apply_changing_calls();
+                v
+            }
             // `{ ..; return x; }`
             None if diverges => Val::Never,
             None => Val::Unknown,
@@ -734,6 +739,69 @@ impl Builder<'_> {
         }
     }
 
+    /// A call of a `&mut self` method of the crate on a variable the model follows
+    /// (`arena.place(bytes)` of a `let mut arena = Arena::new(BASE)`): the variable's value
+    /// after the call, which the statement's end gives it ([`Builder::apply_changing_calls`]).
+    /// Unknown, with the reason, in an arm the trace may not take, or when the statement
+    /// names the variable again (visa-lint does not order the two).
+    pub(super) fn note_changing_call(&mut self, m: &ast::MethodCallExpr) {
+        let Some(name) = m.receiver().as_ref().and_then(var_name) else {
+            return;
+        };
+        let Some(receiver) = self.values.get(&name) else {
+            return;
+        };
+        if !value::mutates(receiver, m, self.value_fns()) {
+            return;
+        }
+        let statement = m.syntax().ancestors().find(|a| {
+            a.parent()
+                .is_some_and(|p| ast::StmtList::can_cast(p.kind()))
+        });
+        let mentions = statement.iter().flat_map(|s| s.descendants_with_tokens());
+        let mentions = mentions
+            .filter_map(|t| t.into_token())
+            .filter(|t| t.text() == name.as_str())
+            .count();
+        let method = m
+            .name_ref()
+            .map(|n| n.text().to_string())
+            .unwrap_or_default();
+        let after = if !self.followed.contains(&name) {
+            Err(value::Unknown::assigned(&name))
+        } else if self.undecided > 0 {
+            Err(value::Unknown::new(format!(
+                "`{name}` is changed by `.{method}(..)` in an arm of an `if` or a `match` \
+                 visa-lint cannot decide"
+            )))
+        } else if mentions > 1 {
+            Err(value::Unknown::new(format!(
+                "`{name}` is changed by `.{method}(..)` and named again in the same statement, \
+                 which visa-lint does not order"
+            )))
+        } else {
+            let after = self.with_names(self.value_fns(), |names| value::self_after(m, names));
+            match after {
+                Some(v) => v,
+                None => return,
+            }
+        };
+        self.changed_by_calls.push((name, after));
+    }
+
+    /// The values the calls of `&mut self` methods of the statement just traced gave their
+    /// variables (see [`Builder::note_changing_call`]).
+    fn apply_changing_calls(&mut self) {
+        for (name, v) in std::mem::take(&mut self.changed_by_calls) {
+            match &v {
+                Ok(value::Value::Int(k)) => self.consts.insert(name.clone(), *k),
+                _ => self.consts.remove(&name),
+            };
+            self.values.insert(name.clone(), v);
+            self.assigned.push(name);
+        }
+    }
+
     /// `let srcs = [mean, var];` (or `&[..]`), never assigned again: the array of names `n`
     /// holds (see [`Builder::tensor_arrays`]); any other `let` of `n` forgets it. An array of
     /// what calls give is remembered by [`Builder::array_elements`].
@@ -837,9 +905,10 @@ impl Builder<'_> {
             }
             _ => (false, false),
         };
-        let reassigned = mutable && assigned_after(l, n);
+        let fns = self.value_fns();
+        let reassigned = mutable && assigned_after(l, n, fns);
         // Assignments the trace runs once each are followed; any other makes it unknown.
-        let followed = reassigned && assigned_in_straight_code(l, n);
+        let followed = reassigned && assigned_in_straight_code(l, n, fns);
         if followed {
             self.followed.insert(n.to_string());
         } else {

@@ -82,7 +82,10 @@ pub(super) fn run_block(list: &ast::StmtList, names: &Names<'_>, depth: u32) -> 
         Flow::Return(v) => Ok(v),
         Flow::Next => {
             let tail = list.tail_expr().ok_or_else(missing)?;
-            value(&tail, names, &mut frame, depth)
+            let changed = changed_by_calls(tail.syntax(), names, &mut frame, depth);
+            let v = value(&tail, names, &mut frame, depth);
+            frame.locals.extend(changed);
+            v
         }
     }
 }
@@ -99,6 +102,18 @@ fn value(e: &ast::Expr, names: &Names<'_>, frame: &mut Frame, depth: u32) -> Eva
             Flow::Next => value(&list.tail_expr().ok_or_else(missing)?, names, frame, depth),
         };
     }
+    let mut named = false;
+    framed(names, frame, |locals, ints| {
+        eval_with(e, names, (locals, ints), &mut named, depth + 1)
+    })
+}
+
+/// Runs `f` with the frame's locals, and the integers in scope with the frame's.
+fn framed<R>(
+    names: &Names<'_>,
+    frame: &Frame,
+    f: impl FnOnce(&HashMap<String, Value>, &HashMap<String, u64>) -> R,
+) -> R {
     let mut ints = names.ints.clone();
     for (k, v) in &frame.locals {
         match v {
@@ -106,8 +121,74 @@ fn value(e: &ast::Expr, names: &Names<'_>, frame: &mut Frame, depth: u32) -> Eva
             _ => ints.remove(k),
         };
     }
-    let mut named = false;
-    eval_with(e, names, (&frame.locals, &ints), &mut named, depth + 1)
+    f(&frame.locals, &ints)
+}
+
+/// The variables of the frame that the calls of `&mut self` methods in `node` (a statement,
+/// a block's tail) change (`a.place(4)` of a `let mut a = Arena::new(BASE)`), each with the
+/// value it holds after the call, computed before `node` runs: its other expressions read
+/// the value before. A variable `node` names again beside such a call is unknown after it,
+/// as is one two calls change: visa-lint does not order them.
+fn changed_by_calls(
+    node: &ra_ap_syntax::SyntaxNode,
+    names: &Names<'_>,
+    frame: &mut Frame,
+    depth: u32,
+) -> Vec<(String, Value)> {
+    let calls: Vec<(String, ast::MethodCallExpr)> = node
+        .descendants()
+        .filter_map(ast::MethodCallExpr::cast)
+        .filter_map(|m| Some((receiver_name(&m)?, m)))
+        .filter(|(n, m)| {
+            let receiver = match frame.locals.get(n) {
+                Some(v) => Ok(v.clone()),
+                None => (names.value)(n).unwrap_or_else(|| Err(missing())),
+            };
+            super::mutates(&receiver, m, names.fns) && frame.adopt(n, names)
+        })
+        .collect();
+    let mut changed = Vec::new();
+    for (name, m) in &calls {
+        let mentions = node
+            .descendants_with_tokens()
+            .filter_map(|t| t.into_token())
+            .filter(|t| t.text() == name.as_str())
+            .count();
+        let v = if mentions > 1 {
+            Value::Unknown(Unknown::new(format!(
+                "`{name}` is changed by `.{}(..)` and named again in the same statement, \
+                 which visa-lint does not order",
+                m.name_ref()
+                    .map(|n| n.text().to_string())
+                    .unwrap_or_default()
+            )))
+        } else {
+            let after = framed(names, frame, |locals, ints| {
+                super::with_locals(names, (locals, ints), |inner| {
+                    super::self_after_at(m, inner, depth + 1)
+                })
+            });
+            match after {
+                Some(v) => super::part(v),
+                None => continue,
+            }
+        };
+        changed.push((name.clone(), v));
+    }
+    changed
+}
+
+/// The variable a method is called on (`arena` of `arena.place(4)`, `self` of
+/// `self.bump(n)`).
+fn receiver_name(m: &ast::MethodCallExpr) -> Option<String> {
+    let ast::Expr::PathExpr(p) = m.receiver()? else {
+        return None;
+    };
+    let path = p.path()?;
+    if path.qualifier().is_some() {
+        return None;
+    }
+    Some(path.segment()?.syntax().text().to_string())
 }
 
 fn stmts(
@@ -117,6 +198,7 @@ fn stmts(
     depth: u32,
 ) -> Result<Flow, Unknown> {
     for s in list.statements() {
+        let changed = changed_by_calls(s.syntax(), names, frame, depth);
         let flow = match s {
             ast::Stmt::LetStmt(l) => {
                 let pat = l.pat().ok_or_else(missing)?;
@@ -132,6 +214,7 @@ fn stmts(
             }
             ast::Stmt::Item(_) => Flow::Next,
         };
+        frame.locals.extend(changed);
         if let Flow::Return(_) = flow {
             return Ok(flow);
         }
@@ -439,6 +522,35 @@ fn for_loop(
 
 #[cfg(test)]
 mod tests {
+    /// A local bump allocator in a function the evaluator runs: each call of its `&mut self`
+    /// method sees the allocator as the call before left it. Two bytes placed before the
+    /// 8-byte read put it at 0x2004, unaligned; eight put it at 0x2008.
+    #[test]
+    fn a_mut_self_method_changes_its_local() {
+        let kernel = |first: u32| {
+            format!(
+                "use furiosa_visa_std::prelude::*;\naxes![A = 8, B = 512];\n\
+                 struct Arena {{ next: u64 }}\n\
+                 impl Arena {{ fn place(&mut self, n: u64) -> u64 {{ let at = self.next; \
+                 self.next += n.next_multiple_of(4); at }} }}\n\
+                 fn second() -> u64 {{ let mut a = Arena {{ next: 0x2000 }}; a.place({first}); \
+                 a.place(8) }}\n\
+                 #[device(chip = 1)]\n\
+                 fn k(ctx: &mut Context, hbm: &HbmTensor<i8, m![1], m![A, B]>) {{\n\
+                 let dm = hbm.to_dm::<m![1 # 2], m![A # 256], m![B]>(&mut ctx.tdma, second());\n\
+                 }}\n"
+            )
+        };
+        let codes = |text: &str| {
+            crate::check_text(text)
+                .iter()
+                .map(|d| d.code().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(codes(&kernel(2)), ["ALN-002"]);
+        assert_eq!(codes(&kernel(8)), Vec::<String>::new());
+    }
+
     /// A `const fn` that loops and calls itself shares one budget across its calls: the
     /// address it computes is "not checked" (VL-009, with the reason), found quickly, never a
     /// hang or a crash.
