@@ -1044,14 +1044,16 @@ pub fn self_type_written(imp: &ast::Impl) -> Option<String> {
 }
 
 /// Whether `imp` is a trait's `impl` block for a type given the block's type parameters
-/// (`impl<E: M> Stage<E> for Band<E>`): one block cannot tell whether `Band` is a generic
-/// alias of a tensor type (`type Band<E> = DmTensor<f32, Chip, Cluster, Slice, E>;`), so its
-/// methods' `Self` is written as a tensor type's is (see [`self_type_name`]).
+/// (`impl<E: M> Stage<E> for Band<E>`) or lifetimes (`impl<'l> ToBf16<'l> for
+/// DecodeFinal<'l>`): one block cannot tell whether `Band` is a generic alias of a tensor type
+/// (`type Band<E> = DmTensor<f32, Chip, Cluster, Slice, E>;`), so its methods' `Self` is
+/// written as a tensor type's is (see [`self_type_name`]).
 fn may_alias_a_generic_tensor(imp: &ast::Impl) -> bool {
     use ast::{HasGenericArgs, HasGenericParams};
     let has_type_param = imp.generic_param_list().is_some_and(|l| {
         l.type_or_const_params()
             .any(|p| matches!(p, ast::TypeOrConstParam::Type(_)))
+            || l.lifetime_params().next().is_some()
     });
     let has_args = match imp.self_ty() {
         Some(ast::Type::PathType(t)) => t

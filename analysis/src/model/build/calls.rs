@@ -401,12 +401,22 @@ impl Builder<'_> {
     }
 
     /// The functions the evaluator runs for `param::f(..)` (`B::region(step)`), `param` given
-    /// the type `ty`: the type's own, else the default of a trait `param` is bounded by, whose
-    /// body reads the trait's associated items through `param`, as `Self` is the type.
+    /// the type `ty`: the type's own (those its `impl` of a trait without a default gives
+    /// too: `R::lower()` of `R = ValueCodes`), else the default of a trait `param` is bounded
+    /// by, whose body reads the trait's associated items through `param`, as `Self` is the
+    /// type.
     fn bind_type_fns(&mut self, param: &str, ty: &str) {
         let traits = self.type_bounds.get(param).cloned().unwrap_or_default();
         let env = self.env;
-        let mut found: Vec<(String, crate::model::consts::ConstFn)> = Vec::new();
+        let own_prefix = format!("{ty}::");
+        let mut found: Vec<(String, crate::model::consts::ConstFn)> = env
+            .value_fns
+            .iter()
+            .filter_map(|(key, f)| {
+                let fname = key.strip_prefix(&own_prefix)?;
+                Some((format!("{param}::{fname}"), f.clone()))
+            })
+            .collect();
         for t in &traits {
             let prefix = format!("{t}::");
             for (key, f) in &env.value_fns {

@@ -357,9 +357,12 @@ impl<'a> Builder<'a> {
         let Some(written) = imp.self_ty() else {
             return false;
         };
-        // A library tensor type, or a generic alias of one (`impl<E: M> Stage<E> for Band<E>`).
+        // A library tensor type, or an alias of one (`impl<E: M> Stage<E> for Band<E>`,
+        // `impl<'l> ToBf16<'l> for DecodeFinal<'l>`).
         let is_tensor = crate::syntax::last_path_name(&written).is_some_and(|n| {
-            crate::library::is_tensor_type(&n) || self.env.generic_tensor_alias(&n).is_some()
+            crate::library::is_tensor_type(&n)
+                || self.env.generic_tensor_alias(&n).is_some()
+                || self.env.tensor_alias(&n).is_some()
         });
         if !is_tensor {
             return false;
