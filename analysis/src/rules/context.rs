@@ -220,6 +220,28 @@ pub fn pad_in_tensor_alias(
     Some((k, edit.new_text))
 }
 
+/// The mapping alias a tensor type alias names for `slot` of `step`'s output (`ScaleCell` of
+/// `type ScaleDm = DmTensor<f32, .., ScaleCell>;`), with the padded mapping it would define
+/// (`m![1 # 2]` for `type ScaleCell = m![1];`): no use here to edit, so the alias is padded
+/// where it is defined (see [`crate::diagnostic::Diagnostic::with_alias_pad`]).
+pub fn pad_alias_in_tensor_alias(
+    scope: &Scope,
+    step: &Step,
+    generic: Option<usize>,
+    slot: Slot,
+    n: u64,
+) -> Option<(String, String)> {
+    let at = output_arg(step, generic, slot)?;
+    let name = at.text.trim();
+    if !at.in_tensor_alias || !scope.aliases.contains_key(name) || scope.bound.contains(name) {
+        return None;
+    }
+    let mut here = at.clone();
+    here.in_tensor_alias = false;
+    let edit = pad_edit(scope, &here, n)?;
+    Some((name.to_string(), edit.new_text))
+}
+
 /// Where the chain's declared type writes `slot`, when `step` ends the chain and that is not
 /// `at`.
 fn declared_elsewhere(chain: &Chain, step: &Step, slot: Slot, at: Span) -> Option<Span> {

@@ -7,7 +7,9 @@ use super::addresses::round_up;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::model::{Chain, Method, Slot, Step, output_arg, slot_bytes};
 use crate::rule::{Generations, Rule, Status};
-use crate::rules::context::{FnContext, at_arg, pad_in_tensor_alias, pad_output};
+use crate::rules::context::{
+    FnContext, at_arg, pad_alias_in_tensor_alias, pad_in_tensor_alias, pad_output,
+};
 
 pub const ALN_007: Rule = Rule {
     code: "ALN-007",
@@ -68,6 +70,10 @@ pub(super) fn check(cx: &FnContext<'_>, chain: &Chain, step: &Step, out: &mut Ve
     {
         let title = format!("{title} where the tensor type alias is defined");
         diag = diag.with_tensor_alias_pad(title, k, padded);
+    } else if let Some((alias, padded)) =
+        elems.and_then(|m| pad_alias_in_tensor_alias(cx.scope, step, generic, Slot::Element, m))
+    {
+        diag = diag.with_alias_pad(&alias, padded);
     }
     out.push(diag);
 }
@@ -82,6 +88,16 @@ mod tests {
             "ALN-007",
         );
         assert!(fixed.contains("Slice, m![1 # 4]> = ctx"), "{fixed}");
+    }
+
+    /// A mapping alias named inside a tensor type alias is padded where it is defined.
+    #[test]
+    fn commit_units_fix_pads_the_mapping_alias() {
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../../fixtures/rules/ALN-007-mapping-alias-in-tensor-alias.rs"),
+            "ALN-007",
+        );
+        assert!(fixed.contains("pub type Cell = m![1 # 2];"), "{fixed}");
     }
 
     /// The Element written in place inside a tensor type alias is padded where the alias is
