@@ -871,6 +871,12 @@ fn crate_method<'n>(
     Ok((call, f))
 }
 
+/// Whether any of `fns` is a method that takes `&mut self`: most crates have none, and then
+/// no call changes the value it is called on.
+pub fn any_mut_self(fns: &HashMap<String, ConstFn>) -> bool {
+    fns.values().any(|f| f.mut_self)
+}
+
 /// Whether `m` calls a method of the crate that takes `&mut self` (`arena.place(bytes)`), by
 /// its name: the value it is called on changes (see [`self_after`]).
 pub fn mutates_receiver(m: &ast::MethodCallExpr, fns: &HashMap<String, ConstFn>) -> bool {

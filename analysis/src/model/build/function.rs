@@ -201,6 +201,7 @@ impl<'a> Builder<'a> {
             undecided: 0,
             assigned: Vec::new(),
             changed_by_calls: Vec::new(),
+            mutating: value::any_mut_self(&env.value_fns),
         }
     }
 
@@ -270,7 +271,13 @@ impl<'a> Builder<'a> {
         // `Builder::bind_let_value`), or unknown where an assignment repeats.
         let mutable = matches!(&pat, ast::Pat::IdentPat(i) if i.mut_token().is_some());
         let assigned = mutable
-            .then(|| param_assignments(f, &pname, &self.env.value_fns))
+            .then(|| {
+                param_assignments(
+                    f,
+                    &pname,
+                    Some(&self.env.value_fns).filter(|_| self.mutating),
+                )
+            })
             .flatten();
         if assigned == Some(true) {
             self.followed.insert(pname.clone());

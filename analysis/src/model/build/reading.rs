@@ -96,7 +96,7 @@ pub(super) fn is_from_addr(e: &ast::Expr) -> bool {
 
 /// Whether the variable `name` a `let` binds is assigned (`name = ..`, `name += ..`) or
 /// borrowed mutably (`&mut name`) later in the block it lives in.
-pub(super) fn assigned_after(l: &ast::LetStmt, name: &str, fns: &Fns) -> bool {
+pub(super) fn assigned_after(l: &ast::LetStmt, name: &str, fns: Option<&Fns>) -> bool {
     l.syntax()
         .siblings(ra_ap_syntax::Direction::Next)
         .skip(1)
@@ -107,7 +107,7 @@ pub(super) fn assigned_after(l: &ast::LetStmt, name: &str, fns: &Fns) -> bool {
 /// Whether the trace runs each assignment to the variable `name` that `l` binds at most once
 /// per run of the `let`: none is in a loop or a closure written after the `let`, and nothing
 /// borrows the variable mutably. The model then follows the variable through them.
-pub(super) fn assigned_in_straight_code(l: &ast::LetStmt, name: &str, fns: &Fns) -> bool {
+pub(super) fn assigned_in_straight_code(l: &ast::LetStmt, name: &str, fns: Option<&Fns>) -> bool {
     let Some(scope) = l.syntax().parent() else {
         return false;
     };
@@ -118,7 +118,7 @@ pub(super) fn assigned_in_straight_code(l: &ast::LetStmt, name: &str, fns: &Fns)
 /// How a function's body assigns its parameter `name` (`mut at: usize`): `None` when it does
 /// not, `Some(true)` when each assignment runs once per call ([`assigned_in_straight_code`]),
 /// `Some(false)` otherwise.
-pub(super) fn param_assignments(f: &ast::Fn, name: &str, fns: &Fns) -> Option<bool> {
+pub(super) fn param_assignments(f: &ast::Fn, name: &str, fns: Option<&Fns>) -> Option<bool> {
     let body = f.body()?;
     body.syntax()
         .descendants()
@@ -132,7 +132,7 @@ fn straight(
     nodes: impl Iterator<Item = ra_ap_syntax::SyntaxNode>,
     scope: &ra_ap_syntax::SyntaxNode,
     name: &str,
-    fns: &Fns,
+    fns: Option<&Fns>,
 ) -> bool {
     let repeats = |n: &ra_ap_syntax::SyntaxNode| {
         n.ancestors().take_while(|a| a != scope).any(|a| {
@@ -153,12 +153,15 @@ fn straight(
 type Fns = std::collections::HashMap<String, crate::model::consts::ConstFn>;
 
 /// Whether `n` changes the variable `name`: assigns it ([`assigns`]), or calls a method of
-/// the crate on it that takes `&mut self` (`arena.place(bytes)`).
-fn changes(n: &ra_ap_syntax::SyntaxNode, name: &str, fns: &Fns) -> bool {
+/// the crate on it that takes `&mut self` (`arena.place(bytes)`; `fns` is `None` when no
+/// function does).
+fn changes(n: &ra_ap_syntax::SyntaxNode, name: &str, fns: Option<&Fns>) -> bool {
     assigns(n, name)
-        || ast::MethodCallExpr::cast(n.clone()).is_some_and(|m| {
-            m.receiver().as_ref().and_then(var_name).as_deref() == Some(name)
-                && crate::model::value::mutates_receiver(&m, fns)
+        || fns.is_some_and(|fns| {
+            ast::MethodCallExpr::cast(n.clone()).is_some_and(|m| {
+                m.receiver().as_ref().and_then(var_name).as_deref() == Some(name)
+                    && crate::model::value::mutates_receiver(&m, fns)
+            })
         })
 }
 

@@ -226,6 +226,9 @@ pub struct Builder<'a> {
     /// expressions read the value before, and the next statement the value after (see
     /// [`Builder::note_changing_call`]).
     pub(super) changed_by_calls: Vec<(String, crate::model::value::Eval)>,
+    /// Whether a method of the crate takes `&mut self`: most crates have none, and then no
+    /// call is looked at for it.
+    pub(super) mutating: bool,
     /// The parameters a caller gives a value that varies while the kernel runs (a helper
     /// traced from a furiosa-opt-std kernel): an immediate read from one does not fold, and a
     /// helper given one passes that on.

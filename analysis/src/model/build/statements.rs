@@ -745,6 +745,9 @@ impl Builder<'_> {
     /// Unknown, with the reason, in an arm the trace may not take, or when the statement
     /// names the variable again (visa-lint does not order the two).
     pub(super) fn note_changing_call(&mut self, m: &ast::MethodCallExpr) {
+        if !self.mutating {
+            return;
+        }
         let Some(name) = m.receiver().as_ref().and_then(var_name) else {
             return;
         };
@@ -905,7 +908,7 @@ impl Builder<'_> {
             }
             _ => (false, false),
         };
-        let fns = self.value_fns();
+        let fns = Some(self.value_fns()).filter(|_| self.mutating);
         let reassigned = mutable && assigned_after(l, n, fns);
         // Assignments the trace runs once each are followed; any other makes it unknown.
         let followed = reassigned && assigned_in_straight_code(l, n, fns);

@@ -48,6 +48,8 @@ enum Flow {
 /// The block's local variables.
 struct Frame {
     locals: HashMap<String, Value>,
+    /// Whether a function in scope takes `&mut self` (see [`changed_by_calls`]).
+    mutating: bool,
 }
 
 impl Frame {
@@ -77,6 +79,7 @@ fn is_parameter_name(name: &str) -> bool {
 pub(super) fn run_block(list: &ast::StmtList, names: &Names<'_>, depth: u32) -> Eval {
     let mut frame = Frame {
         locals: HashMap::new(),
+        mutating: super::any_mut_self(names.fns),
     };
     match stmts(list, names, &mut frame, depth)? {
         Flow::Return(v) => Ok(v),
@@ -135,6 +138,9 @@ fn changed_by_calls(
     frame: &mut Frame,
     depth: u32,
 ) -> Vec<(String, Value)> {
+    if !frame.mutating {
+        return Vec::new();
+    }
     let calls: Vec<(String, ast::MethodCallExpr)> = node
         .descendants()
         .filter_map(ast::MethodCallExpr::cast)
