@@ -127,7 +127,8 @@ fn pad_at_definition(
     if let Some(k) = pad.tensor_arg {
         // The tensor type alias the diagnostic points at, and its `k`-th generic argument.
         let name = file.text(db).get(named.range())?.trim().to_string();
-        let (def_file, body) = definition(db, file, at, &name)?;
+        let (def_file, body) =
+            associated_type(db, file, at, &name).or_else(|| definition(db, file, at, &name))?;
         let text = def_file.text(db).get(body.range())?.to_string();
         let arg = nth_generic_arg(&text, k)?;
         let span = Span::new(
@@ -147,6 +148,30 @@ fn pad_at_definition(
     };
     let (def_file, body) = definition(db, read_in, read_at, &pad.name)?;
     Some(placed(db, file, def_file, body, &pad.new_text))
+}
+
+/// The type an associated type of the `impl` block around `at` defines (`type Out =
+/// CastTensor<..>;`, which the block's method names `Self::Out`).
+fn associated_type(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    at: u32,
+    name: &str,
+) -> Option<(SourceFile, Span)> {
+    let root = db::parse(db, file).tree();
+    let token = root.syntax().token_at_offset(at.into()).right_biased()?;
+    let list = token
+        .parent_ancestors()
+        .find(|n| n.kind() == SyntaxKind::ASSOC_ITEM_LIST)?;
+    let alias = list
+        .children()
+        .filter_map(ast::TypeAlias::cast)
+        .find(|a| a.name().is_some_and(|n| n.text() == name))?;
+    let r = alias.ty()?.syntax().text_range();
+    Some((
+        file,
+        Span::new(usize::from(r.start()), usize::from(r.end())),
+    ))
 }
 
 /// Where the `k`-th non-lifetime generic argument of the type `text` is written in it

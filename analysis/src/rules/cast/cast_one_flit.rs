@@ -8,7 +8,7 @@ use crate::model::{
     Chain, Dtype, Kind, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes,
 };
 use crate::rule::{Generations, Rule, Status};
-use crate::rules::context::{FnContext, at_arg, pad_output};
+use crate::rules::context::{FnContext, at_arg, pad_in_tensor_alias, pad_output};
 
 pub const CST_002: Rule = Rule {
     code: "CST-002",
@@ -142,12 +142,14 @@ fn output_packet(
         let mut diag = at_arg(&CST_002, step, span, message);
         if let Some(a) = &arg {
             if same_elements {
+                let title = format!("pad the packet to {} elements ({} bytes)", p.n2, p.flit);
                 if let Some(edit) = pad_edit(cx.scope, a, p.n2) {
-                    diag = diag.with_fix(
-                        format!("pad the packet to {} elements ({} bytes)", p.n2, p.flit),
-                        true,
-                        vec![edit],
-                    );
+                    diag = diag.with_fix(title, true, vec![edit]);
+                } else if let Some((k, padded)) =
+                    pad_in_tensor_alias(step, Some(1), Slot::Packet, p.n2)
+                {
+                    let title = format!("{title} where the tensor type alias is defined");
+                    diag = diag.with_tensor_alias_pad(title, k, padded);
                 }
             } else {
                 diag = diag.with_edit(
@@ -221,6 +223,19 @@ fn time_passes_through(
 #[cfg(test)]
 mod tests {
     use crate::rules::cast::tests::cst;
+
+    /// The output packet written in a trait impl's associated type (`type Out =
+    /// CastTensor<..>;`, named `Self::Out`) is padded where the impl defines it; the other
+    /// impl's `Out` keeps its mapping.
+    #[test]
+    fn cast_fix_pads_the_associated_type() {
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../../fixtures/rules/CST-002-trait-impl-for-alias.rs"),
+            "CST-002",
+        );
+        assert!(fixed.contains("m![K % 16], m![1 # 16]>;"), "{fixed}");
+        assert!(fixed.contains("m![Q / 8], m![Q % 8 # 16]>;"), "{fixed}");
+    }
 
     #[test]
     fn padded_input_packet() {
