@@ -2,8 +2,9 @@
 //! so `.align()`'s OutPacket is 64 bytes; one collected flit is zero padded to it.
 
 use super::align::Align;
+use super::layouts::pad_where_written;
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::model::{pad_edit, written};
+use crate::model::Slot;
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::{FnContext, at_arg};
 
@@ -65,11 +66,24 @@ pub(super) fn report(cx: &FnContext<'_>, a: &Align<'_>, out: &mut Vec<Diagnostic
     );
     if c == Some(1)
         && op_bytes < mac
-        && let Some(edit) = written(step, 1)
-            .zip(d.elems_for(mac))
-            .and_then(|(arg, n)| pad_edit(cx.scope, arg, n))
+        && let Some(edit) = d
+            .elems_for(mac)
+            .and_then(|n| pad_where_written(cx.scope, step, (1, Slot::Packet), n))
     {
         diag = diag.with_fix(format!("pad OutPacket to {mac} bytes"), false, vec![edit]);
     }
     out.push(diag);
+}
+
+#[cfg(test)]
+mod tests {
+    /// An OutPacket written only in the `let` annotation is padded there.
+    #[test]
+    fn packet_fix_pads_the_let_annotation() {
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../../fixtures/rules/CON-004-let-annotation.rs"),
+            "CON-004",
+        );
+        assert!(fixed.contains("m![N], m![M], m![K # 32]> =\n//"), "{fixed}");
+    }
 }
