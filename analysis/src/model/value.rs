@@ -911,6 +911,33 @@ pub fn self_after(m: &ast::MethodCallExpr, names: &Names<'_>) -> Option<Eval> {
     self_after_at(m, names, 0)
 }
 
+/// A method's body that ends with `self`: its statements as they are (so that those that
+/// change `self` run in the body's own frame), then its tail run for its effects. `None` for
+/// a body with a `return`, which would end it before `self`.
+fn ending_with_self(body: &str) -> Option<String> {
+    let parsed = crate::syntax::expr_of_text(body)?;
+    if parsed
+        .syntax()
+        .descendants()
+        .any(|n| ast::ReturnExpr::can_cast(n.kind()))
+    {
+        return None;
+    }
+    let ast::Expr::BlockExpr(b) = &parsed else {
+        return Some(format!("{{ let _ = {body}; self }}"));
+    };
+    let list = b.stmt_list()?;
+    let statements: Vec<String> = list
+        .statements()
+        .map(|s| crate::syntax::node_text(s.syntax()))
+        .collect();
+    let tail = list
+        .tail_expr()
+        .map(|t| format!("let _ = {};", crate::syntax::node_text(t.syntax())))
+        .unwrap_or_default();
+    Some(format!("{{ {} {tail} self }}", statements.join(" ")))
+}
+
 /// [`self_after`] within an evaluation, `depth` calls deep.
 fn self_after_at(m: &ast::MethodCallExpr, names: &Names<'_>, depth: u32) -> Option<Eval> {
     let name = m.name_ref()?.text().to_string();
@@ -926,10 +953,13 @@ fn self_after_at(m: &ast::MethodCallExpr, names: &Names<'_>, depth: u32) -> Opti
     if !f.mut_self {
         return None;
     }
-    let ending_with_self = ConstFn {
-        body: format!("{{ let _ = {}; self }}", f.body),
-        ..f.clone()
+    let Some(body) = ending_with_self(&f.body) else {
+        return Some(Err(Unknown::new(format!(
+            "`{}` returns early, and visa-lint does not follow what it leaves in `self`",
+            call.name
+        ))));
     };
+    let ending_with_self = ConstFn { body, ..f.clone() };
     Some(run(&call, &ending_with_self, names, &mut named, depth + 1))
 }
 

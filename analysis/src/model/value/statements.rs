@@ -155,6 +155,28 @@ fn changed_by_calls(
         .collect();
     let mut changed = Vec::new();
     for (name, m) in &calls {
+        let method = m
+            .name_ref()
+            .map(|n| n.text().to_string())
+            .unwrap_or_default();
+        // A call in a block or a closure inside `node` runs in a branch that may not be taken,
+        // or in a frame of its own: where it leaves the variable is not followed.
+        let nested = m
+            .syntax()
+            .ancestors()
+            .skip(1)
+            .take_while(|a| a != node)
+            .any(|a| ast::BlockExpr::can_cast(a.kind()) || ast::ClosureExpr::can_cast(a.kind()));
+        if nested {
+            changed.push((
+                name.clone(),
+                Value::Unknown(Unknown::new(format!(
+                    "`{name}` is changed by `.{method}(..)` inside a block or a branch, which \
+                     visa-lint does not follow"
+                ))),
+            ));
+            continue;
+        }
         let mentions = node
             .descendants_with_tokens()
             .filter_map(|t| t.into_token())
@@ -162,11 +184,8 @@ fn changed_by_calls(
             .count();
         let v = if mentions > 1 {
             Value::Unknown(Unknown::new(format!(
-                "`{name}` is changed by `.{}(..)` and named again in the same statement, \
-                 which visa-lint does not order",
-                m.name_ref()
-                    .map(|n| n.text().to_string())
-                    .unwrap_or_default()
+                "`{name}` is changed by `.{method}(..)` and named again in the same statement, \
+                 which visa-lint does not order"
             )))
         } else {
             let after = framed(names, frame, |locals, ints| {
@@ -555,6 +574,9 @@ mod tests {
         };
         assert_eq!(codes(&kernel(2)), ["ALN-002"]);
         assert_eq!(codes(&kernel(8)), Vec::<String>::new());
+        // A call in a branch is not followed into its variable: never a guess.
+        let branched = kernel(2).replace("a.place(2);", "if false { a.place(2); }");
+        assert_eq!(codes(&branched), ["VL-009"]);
     }
 
     /// A `const fn` that loops and calls itself shares one budget across its calls: the
