@@ -159,14 +159,7 @@ fn associated_type(
     name: &str,
 ) -> Option<(SourceFile, Span)> {
     let root = db::parse(db, file).tree();
-    let token = root.syntax().token_at_offset(at.into()).right_biased()?;
-    let list = token
-        .parent_ancestors()
-        .find(|n| n.kind() == SyntaxKind::ASSOC_ITEM_LIST)?;
-    let alias = list
-        .children()
-        .filter_map(ast::TypeAlias::cast)
-        .find(|a| a.name().is_some_and(|n| n.text() == name))?;
+    let alias = alias_around(root.syntax(), at, name, SyntaxKind::ASSOC_ITEM_LIST)?;
     let r = alias.ty()?.syntax().text_range();
     Some((
         file,
@@ -393,10 +386,21 @@ fn definition(
 /// A `type NAME = ...;` in a block around `at` (the manual's kernels declare their aliases in
 /// `fn main`), innermost first.
 fn in_body_around(root: &SyntaxNode, at: u32, name: &str) -> Option<ast::TypeAlias> {
+    alias_around(root, at, name, SyntaxKind::STMT_LIST)
+}
+
+/// A `type NAME = ...;` among the items of a `list` (a block's statements, an `impl` block's
+/// items) around `at`, innermost first.
+fn alias_around(
+    root: &SyntaxNode,
+    at: u32,
+    name: &str,
+    list: SyntaxKind,
+) -> Option<ast::TypeAlias> {
     let token = root.token_at_offset(at.into()).right_biased()?;
     token
         .parent_ancestors()
-        .filter(|n| n.kind() == SyntaxKind::STMT_LIST)
+        .filter(|n| n.kind() == list)
         .find_map(|block| {
             block
                 .children()
