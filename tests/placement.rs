@@ -41,11 +41,13 @@ fn touches(primary: Span, edit: Span) -> bool {
 fn misplaced(d: &Diagnostic) -> Vec<&str> {
     d.fixes
         .iter()
-        // Padding an alias where it is defined edits the definition, and fixing a helper's
-        // own text (for every call) edits the helper, by design.
+        // Padding an alias where it is defined edits the definition, fixing a helper's own
+        // text (for every call) edits the helper, and running a kernel on other chips edits
+        // its attribute, by design.
         .filter(|f| {
             !f.edits_definition
                 && !f.edits_helper
+                && !f.edits_attribute
                 && !f.edits.iter().any(|e| touches(d.span, e.span))
         })
         .map(|f| f.title.as_str())

@@ -124,6 +124,10 @@ fn pad_at_definition(
     pad: &crate::diagnostic::AliasPad,
 ) -> Option<(Vec<Edit>, Vec<FileEdits>)> {
     let at = named.start;
+    if pad.kernel_chips {
+        let span = kernel_chip_count(&db::parse(db, file).tree(), at)?;
+        return Some(placed(db, file, file, span, &pad.new_text));
+    }
     if let Some(k) = pad.tensor_arg {
         // The tensor type alias the diagnostic points at, and its `k`-th generic argument.
         let name = file.text(db).get(named.range())?.trim().to_string();
@@ -148,6 +152,35 @@ fn pad_at_definition(
     };
     let (def_file, body) = definition(db, read_in, read_at, &pad.name)?;
     Some(placed(db, file, def_file, body, &pad.new_text))
+}
+
+/// Where the chip count of the `#[device(chip = N)]` function around `at` is written: `N`.
+fn kernel_chip_count(root: &ast::SourceFile, at: u32) -> Option<Span> {
+    use ra_ap_syntax::ast::HasAttrs;
+    let token = root.syntax().token_at_offset(at.into()).right_biased()?;
+    let f = token.parent_ancestors().find_map(ast::Fn::cast)?;
+    let (_, tree) = f
+        .attrs()
+        .filter(|a| a.simple_name().as_deref() == Some("device"))
+        .find_map(|a| a.as_simple_call())?;
+    let tokens: Vec<_> = tree
+        .syntax()
+        .children_with_tokens()
+        .filter_map(|t| t.into_token())
+        .filter(|t| !t.kind().is_trivia())
+        .collect();
+    let chip = tokens
+        .windows(2)
+        .position(|w| w[0].text() == "chip" && w[1].kind() == SyntaxKind::EQ)?;
+    let value: Vec<_> = tokens[chip + 2..]
+        .iter()
+        .take_while(|t| !matches!(t.kind(), SyntaxKind::COMMA | SyntaxKind::R_PAREN))
+        .collect();
+    let (first, last) = (value.first()?, value.last()?);
+    Some(Span::new(
+        usize::from(first.text_range().start()),
+        usize::from(last.text_range().end()),
+    ))
 }
 
 /// The type an associated type of the `impl` block around `at` defines (`type Out =
@@ -232,6 +265,7 @@ fn definition_fix(
         edits_definition: true,
         edits_helper: false,
         copies_helper: false,
+        edits_attribute: false,
         alias_pad: Vec::new(),
     }
 }

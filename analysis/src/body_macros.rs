@@ -333,6 +333,7 @@ impl Expanded {
             other_files: vec![crate::diagnostic::FileEdits { path, edits }],
             edits_helper: true,
             copies_helper: false,
+            edits_attribute: false,
             ..fix
         })
     }

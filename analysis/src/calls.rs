@@ -681,9 +681,7 @@ fn at_the_binding(
             pads.push(crate::diagnostic::AliasPad {
                 name,
                 new_text: e.new_text.clone(),
-                field: None,
-                tensor_arg: None,
-                read_at: None,
+                ..crate::diagnostic::AliasPad::default()
             });
             continue;
         };
@@ -831,9 +829,7 @@ fn associated_pad(
         .then(|| crate::diagnostic::AliasPad {
             name: format!("{}::{item}", ty.name),
             new_text: new_text.to_string(),
-            field: None,
-            tensor_arg: None,
-            read_at: None,
+            ..crate::diagnostic::AliasPad::default()
         })
 }
 

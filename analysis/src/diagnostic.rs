@@ -79,6 +79,9 @@ pub struct Fix {
     /// It gives the call its own copy of a helper, with the fix made in the copy
     /// ([`crate::own_copy`]): offered only when no other fix of the diagnostic is clean.
     pub copies_helper: bool,
+    /// It edits the `#[device]` attribute of the kernel the diagnostic is reported in (where
+    /// the kernel runs), away from the mapping the diagnostic points at; never safe.
+    pub edits_attribute: bool,
     /// A padding the rule could not write where it points (a mapping alias named inside a
     /// tensor type alias): `edits` is empty until [`crate::alias_fix`] writes it at the alias's
     /// definition, or drops the fix when it finds none. Only the engine's raw diagnostics carry
@@ -89,7 +92,7 @@ pub struct Fix {
 /// The mapping alias `name`, as named where the diagnostic points, to be defined as
 /// `new_text` (its padded mapping); or, with `field`, the mapping written in the declared type
 /// of a field of the struct `name`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AliasPad {
     pub name: String,
     pub new_text: String,
@@ -101,6 +104,10 @@ pub struct AliasPad {
     /// Where `name` is read, when not where the diagnostic points: a helper's alias, found
     /// where a call of the helper is reported (its file and an offset in the helper).
     pub read_at: Option<(std::path::PathBuf, u32)>,
+    /// Not a mapping: the chip count (`chip = N`) of the `#[device]` kernel the diagnostic is
+    /// reported in, to be written as `new_text` (CAP-001's other fix: the kernel runs on as
+    /// many chips as its Chip mappings have positions).
+    pub kernel_chips: bool,
 }
 
 /// A generic argument of a struct field's declared tensor type: the field's name (its
@@ -201,6 +208,7 @@ impl Diagnostic {
             edits_definition: false,
             edits_helper: false,
             copies_helper: false,
+            edits_attribute: false,
             alias_pad: Vec::new(),
         });
         self
@@ -215,9 +223,7 @@ impl Diagnostic {
             AliasPad {
                 name: name.to_string(),
                 new_text: new_text.into(),
-                field: None,
-                tensor_arg: None,
-                read_at: None,
+                ..AliasPad::default()
             },
         )
     }
@@ -235,9 +241,8 @@ impl Diagnostic {
             AliasPad {
                 name: String::new(),
                 new_text: new_text.into(),
-                field: None,
                 tensor_arg: Some(arg),
-                read_at: None,
+                ..AliasPad::default()
             },
         )
     }
@@ -253,6 +258,7 @@ impl Diagnostic {
             edits_definition: true,
             edits_helper: false,
             copies_helper: false,
+            edits_attribute: false,
             alias_pad: vec![pad],
         });
         self
@@ -279,10 +285,28 @@ impl Diagnostic {
                 name: strukt.to_string(),
                 new_text: new_text.into(),
                 field: Some(field),
-                tensor_arg: None,
-                read_at: None,
+                ..AliasPad::default()
             },
         )
+    }
+
+    /// A fix that sets the chip count of the `#[device]` kernel this diagnostic is reported in
+    /// to `chips` (see [`AliasPad::kernel_chips`]): the kernel then runs on another number of
+    /// chips, which its author decides, so it is never safe.
+    pub fn with_kernel_chips(self, title: impl Into<String>, chips: u64) -> Diagnostic {
+        let mut d = self.with_definition_pad(
+            title.into(),
+            AliasPad {
+                new_text: chips.to_string(),
+                kernel_chips: true,
+                ..AliasPad::default()
+            },
+        );
+        if let Some(fix) = d.fixes.last_mut() {
+            fix.edits_definition = false;
+            fix.edits_attribute = true;
+        }
+        d
     }
 
     /// A fix that replaces one span.

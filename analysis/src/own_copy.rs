@@ -38,7 +38,8 @@ pub(crate) fn own_copy(
     call: &HelperCall,
     helper: HelperText<'_>,
 ) -> Option<Fix> {
-    if call.method || call.launched {
+    // A fix of the calling kernel (its chip count) is no edit of the helper.
+    if call.method || call.launched || fix.alias_pad.iter().any(|p| p.kernel_chips) {
         return None;
     }
     let HelperText {
@@ -126,6 +127,7 @@ pub(crate) fn own_copy(
         edits_definition: false,
         edits_helper: false,
         copies_helper: true,
+        edits_attribute: false,
         alias_pad: Vec::new(),
     })
 }

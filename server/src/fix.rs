@@ -264,6 +264,7 @@ mod tests {
             edits_definition: true,
             edits_helper: false,
             copies_helper: false,
+            edits_attribute: false,
             alias_pad: Vec::new(),
         });
         d

@@ -74,4 +74,35 @@ mod tests {
         let padding = one.replace("m![A], m![B]", "m![1 # 4], m![B]");
         assert_eq!(fix_texts(&padding, "CAP-001"), ["m![1]"]);
     }
+
+    /// A Chip alias shared with a one-chip kernel cannot be padded where it is defined; the
+    /// two-chip kernel's other fix runs it on one chip, as its mappings say, which clears its
+    /// finding and its helper's at once and adds no error.
+    #[test]
+    fn shared_chip_alias_fix_runs_the_kernel_on_fewer_chips() {
+        let text = include_str!("../../../../fixtures/rules/CAP-001-shared-chip-alias.rs");
+        let before = crate::check_text(text);
+        let fixes = &before
+            .iter()
+            .find(|d| d.code() == "CAP-001")
+            .expect("CAP-001")
+            .fixes;
+        let k = fixes
+            .iter()
+            .position(|f| f.title.starts_with("run the kernel on 1 chip"))
+            .expect("the chip-count fix");
+        assert!(!fixes[k].safe);
+        let fixed = crate::rules::fix_testing::apply(text, "CAP-001", k).expect("applies");
+        assert!(
+            fixed.contains("#[device(chip = 1)]\nfn training_card"),
+            "{fixed}"
+        );
+        let after = crate::check_text(&fixed);
+        assert!(
+            after
+                .iter()
+                .all(|d| d.severity < crate::diagnostic::Severity::Error),
+            "{after:#?}"
+        );
+    }
 }

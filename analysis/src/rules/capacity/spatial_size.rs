@@ -54,13 +54,17 @@ pub(super) fn spatial(
         );
         let d = Diagnostic::new(code, site.at, msg);
         let d = if n < want {
-            pad_fix(
+            let d = pad_fix(
                 cx,
                 d,
                 site,
                 want,
                 format!("pad the {} mapping to {want}", title(slot)),
-            )
+            );
+            match slot {
+                Slot::Chip => fewer_chips(d, n),
+                _ => d,
+            }
         } else {
             match into_element(site, want) {
                 Some((title, edits)) => d.with_fix(title, false, edits),
@@ -69,6 +73,27 @@ pub(super) fn spatial(
         };
         out.push(d);
     }
+}
+
+/// CAP-001's other fix for a Chip mapping of `n` positions, fewer than the kernel's chips:
+/// the kernel runs on `n` chips, as its mapping says (`#[device(chip = 2)]` → `chip = 1`), which
+/// fixes every Chip mapping of that size at once. It changes where the kernel runs, so it is
+/// offered for review after the padding.
+///
+/// It comes before a padding of the alias's definition: that one is offered only when the
+/// crate analysed with it has no new error ([`crate::fix_check`] then puts it first), and the
+/// Chip alias is most often shared with the kernels that run on fewer chips.
+fn fewer_chips(d: Diagnostic, n: u64) -> Diagnostic {
+    let plural = if n == 1 { "" } else { "s" };
+    let mut d = d.with_kernel_chips(
+        format!("run the kernel on {n} chip{plural}, as its Chip mappings say: `chip = {n}`"),
+        n,
+    );
+    if let Some(fix) = d.fixes.pop() {
+        let at = d.fixes.iter().position(|f| f.edits_definition);
+        d.fixes.insert(at.unwrap_or(d.fixes.len()), fix);
+    }
+    d
 }
 
 /// What sets the size `want` of a Chip, Cluster or Slice mapping, for CAP-001/002/003's
