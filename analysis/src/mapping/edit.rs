@@ -90,9 +90,17 @@ pub fn pad_innermost(text: &str, n: u64) -> Option<String> {
     if let Some(t) = pad_last_term(text, n) {
         return Some(t);
     }
+    let last = top_terms(text).len().checked_sub(1)?;
+    pad_top_term(text, last, n)
+}
+
+/// Pads the `j`-th top-level term of a written mapping (0 the outermost) as a whole:
+/// `m![H / 16, F % 32, H % 16]`, `j` = 1 → `m![H / 16, F % 32 # 33, H % 16]`; a padded term
+/// gets its new amount. `None` when the mapping is not written as `m![...]`.
+pub fn pad_top_term(text: &str, j: usize, n: u64) -> Option<String> {
     let text = text.trim();
     let inner = text.strip_prefix("m![")?.strip_suffix(']')?;
-    let (at, last) = *top_terms(text).last()?;
+    let (at, last) = *top_terms(text).get(j)?;
     let head = &text[..at];
     // `{ Padding<m![1], W> }`, padded already: its padding is what changes.
     if let Some(repadded) = repad_type_form(last, n) {

@@ -1,14 +1,15 @@
 //! BNK-001: a fetch or commit must not access one DM bank 64 or more times in a row while a
 //! DMA may be active, since the DMA, with the lowest DM priority, starves until the NoC's
-//! timeout resets the cluster. The fix pads the DM buffer's innermost term so the row pitch
-//! rotates banks.
+//! timeout resets the cluster. The fix pads the DM buffer (its innermost term, else the term
+//! that sets the walked pitch) so the row pitch rotates banks, where the buffer's mapping is
+//! written or where its alias is defined.
 
 use super::commands::{Cmd, NEAR, access_bytes, bank_name, dma_span, op_runs, why};
 use crate::derive::Op;
 use crate::derive::OpKind;
 use crate::derive::timeline::Timeline;
 use crate::diagnostic::{Diagnostic, Edit, Severity};
-use crate::mapping::edit::{pad_innermost, top_terms};
+use crate::mapping::edit::{pad_top_term, top_terms};
 use crate::mapping::lower::layout_of;
 use crate::model::{Arg, Slot, input_arg, output_arg};
 use crate::rule::{Generations, Rule, Status};
@@ -102,10 +103,10 @@ pub(super) fn unknown_concurrency(cx: &FnContext<'_>, c: &Cmd<'_>, limit: u64) -
 /// How many accesses BNK-001's fix may add to the innermost term before it gives up.
 const MAX_PAD_ACCESSES: u64 = 8;
 
-/// BNK-001's fix: the DM tensor's Element, where it is written, with its innermost term padded
-/// by whole accesses (at least one bank wide) until the command's accesses rotate banks, as
-/// the command would derive over it; its edits and the new mapping. `None` for a re-read of
-/// one address (no padding moves it) or a mapping that is not spelled out where it is written.
+/// BNK-001's fix: the DM tensor's Element, where it is written, padded (see [`padded_pitch`])
+/// until the command's accesses rotate banks, as the command would derive over it; its edits
+/// and the new mapping. `None` for a re-read of one address (no padding moves it) or a mapping
+/// that is not spelled out where it is written.
 fn rotation(cx: &FnContext<'_>, c: &Cmd<'_>) -> Option<(Vec<Edit>, String)> {
     if c.runs.stride == 0 {
         return None;
@@ -122,7 +123,7 @@ fn bnk_001(cx: &FnContext<'_>, c: &Cmd<'_>, message: String) -> Diagnostic {
     let diag = at_arg(&BNK_001, c.op.step, at, message);
     match fix {
         Some((edits, new)) => diag.with_fix(
-            format!("pad the innermost term so the row pitch rotates banks: {new}"),
+            format!("pad the DM layout so its row pitch rotates banks: {new}"),
             false,
             edits,
         ),
@@ -130,22 +131,30 @@ fn bnk_001(cx: &FnContext<'_>, c: &Cmd<'_>, message: String) -> Diagnostic {
     }
 }
 
-/// The buffer mapping padded as [`rotation`] pads it.
+/// The buffer mapping padded as [`rotation`] pads it: its innermost term by whole accesses,
+/// else the nearest term outside it by whole positions, which lengthens the pitch of the
+/// terms outside (`m![H / 16, F % 32, H % 16]` walked along `H / 16`: `F % 32 # 33`). The
+/// buffer is the mapping an alias stands for when it names one (the fix writes it out there).
 fn padded_pitch(cx: &FnContext<'_>, c: &Cmd<'_>) -> Option<String> {
-    let text = buffer_arg(c.op)?.text;
-    let (_, last) = *top_terms(&text).last()?;
-    let extent = layout_of(&format!("m![{last}]"), cx.scope)?.size;
+    let text = crate::model::written_mapping(cx.scope, &buffer_arg(c.op)?)?;
+    let terms = top_terms(&text);
+    let innermost = terms.len().checked_sub(1)?;
     let access = access_bytes(c.op).unwrap_or(0).max(cx.target.dm_bank_bytes);
     let per_access = c.op.bits.and_then(|b| {
         let bits = access.checked_mul(8)?;
         bits.is_multiple_of(u64::from(b))
             .then(|| bits / u64::from(b))
     })?;
-    (1..=MAX_PAD_ACCESSES).find_map(|k| {
-        let new = pad_innermost(&text, extent.checked_add(k.checked_mul(per_access)?)?)?;
-        let op = c.op.over(layout_of(&new, cx.scope)?, cx.target);
-        let runs = op_runs(&op, c.base, cx.target)?;
-        (runs.run < NEAR).then_some(new)
+    (0..=innermost).rev().find_map(|j| {
+        let extent = layout_of(&format!("m![{}]", terms[j].1), cx.scope)?.size;
+        let unit = if j == innermost { per_access } else { 1 };
+        (1..=MAX_PAD_ACCESSES).find_map(|k| {
+            let n = extent.checked_add(k.checked_mul(unit)?)?;
+            let new = pad_top_term(&text, j, n)?;
+            let op = c.op.over(layout_of(&new, cx.scope)?, cx.target);
+            let runs = op_runs(&op, c.base, cx.target)?;
+            (runs.run < NEAR).then_some(new)
+        })
     })
 }
 
@@ -286,6 +295,20 @@ fn walk(ctx: &mut Context, m: &DmTensor<bf16, m![1], m![1 # 2], m![S], m![R, C]>
     }
 
     /// A Time broadcast re-reads one address: no padding helps, and the message says so.
+    /// A commit walking 16-wide blocks of 32 rows: no padding of the innermost term rotates
+    /// a 32 × 16-element pitch, so the rows are padded, in the alias's mapping written out.
+    #[test]
+    fn fix_pads_the_term_that_sets_the_pitch() {
+        let fixed = assert_fix_clears(
+            include_str!("../../../../fixtures/rules/BNK-001-commit-alias.rs"),
+            "BNK-001",
+        );
+        assert!(
+            fixed.contains("m![S], m![H / 16, F # 33, H % 16]> {"),
+            "{fixed}"
+        );
+    }
+
     #[test]
     fn broadcast_has_no_padding_fix() {
         let text = "axes![S = 256, T = 64, C = 4];
