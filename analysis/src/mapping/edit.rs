@@ -135,6 +135,17 @@ fn repad_type_form(term: &str, n: u64) -> Option<String> {
     Some(format!("{{ Padding<{padded}, {n}> }}"))
 }
 
+/// A written mapping with a new innermost term of padding only, `1 # n`: `m![T % 2]` →
+/// `m![T % 2, 1 # n]`, where each position keeps `n` elements of the packet that fills it,
+/// its one element and `n - 1` of padding. `None` when the mapping is not written as `m![...]`.
+pub fn append_padding(text: &str, n: u64) -> Option<String> {
+    let inner = text.trim().strip_prefix("m![")?.strip_suffix(']')?.trim();
+    Some(match inner {
+        "" | "1" => format!("m![1 # {n}]"),
+        _ => format!("m![{inner}, 1 # {n}]"),
+    })
+}
+
 /// Splits the innermost term of a written mapping, a bare axis of `size` positions, so that
 /// its innermost `kept` positions are padded to `n`: `m![S % 4, D]` with `D` of 64, 4 kept, 8
 /// → `m![S % 4, D / 4, D % 4 # 8]`. `None` for another form, or when `kept` does not divide

@@ -1,5 +1,6 @@
 //! CMT-002: the commit keeps 8, 16, 24 or 32 bytes of each flit (`commit_in_size`). On the
-//! derived commit sequencer the fix pads the Element's innermost axis to the next width; under
+//! derived commit sequencer the fix pads the Element's innermost axis to the next width (or
+//! gives it a kept part of its own when that axis is not the packet's); under
 //! furiosa-opt-std `commit_trim::<P>()` is checked where the commit's Element is unknown, and
 //! must keep a leading part of the packet it trims.
 
@@ -24,7 +25,9 @@ pub const CMT_002: Rule = Rule {
            prefix of another size, for example 12 i8 elements. When the Element as a whole is not \
            a multiple of 8 bytes, ALN-007 reports it instead (one finding per commit). Pad the \
            Element's innermost axis so the commit also writes the padding (`m![M, K, W]` → \
-           `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes.",
+           `m![M, K, W # 16]`) or resize it to 8/16/24/32 bytes. An Element whose innermost \
+           axis is not the packet's (one element kept per flit, `m![R]` over a packet \
+           `m![1 # 8]`) gets a kept part of its own: `m![R, 1 # 2]` for f32.",
     bad: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W]>(0)",
     good: "axes![M = 4, K = 2, W = 12]; ...cast::<i8, m![W # 32]>().commit::<m![M, K, W # 16]>(0)",
     manual: "L2191-L2194, L2330, L2201-L2238",
@@ -80,15 +83,23 @@ pub(super) fn check(
     let target = allowed.iter().copied().filter(|&a| a >= kept).min();
     // The kept part is the whole innermost axis (pad it), or a part of it (split it there).
     let size = |axis: &str| cx.scope.axes.get(axis).map(|a| a.axis.size);
-    let padded = |text: &str, n: u64| match crate::mapping::edit::split_innermost(
-        text,
-        size,
-        cfg.packet_size,
-        n,
-    ) {
-        Some(new) => Some(("split the innermost axis, its kept part padded", new)),
-        None => {
-            crate::mapping::edit::pad_innermost(text, n).map(|new| ("pad the innermost axis", new))
+    // One element kept of each flit and an innermost term of several positions of an axis:
+    // that term is not the packet's (each of its positions is a flit of its own), so the kept
+    // part gets a term of its own, `1 # n`. A term of padding only is the packet's.
+    let outside_packet = |text: &str| {
+        let (_, last) = *crate::mapping::edit::top_terms(text).last()?;
+        let term = crate::mapping::lower::layout_of(&format!("m![{last}]"), cx.scope)?;
+        Some(cfg.packet_size == 1 && term.size > 1 && !term.axis_names().is_empty())
+    };
+    let padded = |text: &str, n: u64| {
+        if outside_packet(text) == Some(true) {
+            return crate::mapping::edit::append_padding(text, n)
+                .map(|new| ("pad the part of each flit it keeps", new));
+        }
+        match crate::mapping::edit::split_innermost(text, size, cfg.packet_size, n) {
+            Some(new) => Some(("split the innermost axis, its kept part padded", new)),
+            None => crate::mapping::edit::pad_innermost(text, n)
+                .map(|new| ("pad the innermost axis", new)),
         }
     };
     if let Some((t, el)) = target.zip(written_el.as_ref())
@@ -247,6 +258,20 @@ fn leads(kept: &Layout, packet: &Layout) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::diagnostic::Diagnostic;
+
+    /// An Element of Time only keeps one element of each flit; padding its axis adds rows,
+    /// so the fix gives each row 8 bytes of its own.
+    #[test]
+    fn an_element_of_time_only_gets_a_kept_part() {
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../../fixtures/rules/CMT-002-time-innermost.rs"),
+            "CMT-002",
+        );
+        assert!(
+            fixed.contains(".commit::<m![R, 1 # 2]>(0x1000);"),
+            "{fixed}"
+        );
+    }
 
     #[test]
     fn narrow_trim_fix_keeps_the_next_width() {
