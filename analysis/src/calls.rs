@@ -655,10 +655,14 @@ fn at_the_binding(
             given = helper.generics[k].clone().map(|name| (name, value));
             continue;
         }
+        // An edit that keeps the parameter where it writes it (`P` → `m![{ P } # 16]`) is of
+        // the helper's own text, not of what the call binds.
+        let keeps_param = e.new_text.contains(&format!("{{ {} }}", written.trim()));
         let param = helper
             .type_params
             .iter()
-            .position(|p| p.as_deref() == Some(written.trim()));
+            .position(|p| p.as_deref() == Some(written.trim()))
+            .filter(|_| !keeps_param);
         // `S::CastOut` with `S` given a type of the crate: that type's associated mapping,
         // padded where its `impl` defines it.
         if let Some(pad) = associated_pad(helper, call, written.trim(), &e.new_text) {

@@ -185,13 +185,14 @@ fn with_every_use((own, syntax): (&str, &SyntaxNode), edits: Vec<Edit>) -> Vec<E
         let written = own
             .get(e.span.start as usize..e.span.end as usize)
             .unwrap_or("");
-        let uses: Vec<Edit> = match is_ident(written) && e.new_text.starts_with("m![") {
-            true => ident_positions(syntax, written)
-                .into_iter()
-                .map(|at| Edit::replace(at, at + written.len(), e.new_text.clone()))
-                .collect(),
-            false => vec![e],
-        };
+        let uses: Vec<Edit> =
+            match crate::syntax::is_ident(written) && e.new_text.starts_with("m![") {
+                true => ident_positions(syntax, written)
+                    .into_iter()
+                    .map(|at| Edit::replace(at, at + written.len(), e.new_text.clone()))
+                    .collect(),
+                false => vec![e],
+            };
         for u in uses {
             if !out.iter().any(|o| o.span == u.span) {
                 out.push(u);
@@ -204,7 +205,7 @@ fn with_every_use((own, syntax): (&str, &SyntaxNode), edits: Vec<Edit>) -> Vec<E
 
 /// Each place `own` names the plain mapping alias of `pad`, written as its padded mapping.
 fn alias_uses(syntax: &SyntaxNode, pad: &AliasPad) -> Option<Vec<Edit>> {
-    if pad.field.is_some() || pad.tensor_arg.is_some() || !is_ident(&pad.name) {
+    if pad.field.is_some() || pad.tensor_arg.is_some() || !crate::syntax::is_ident(&pad.name) {
         return None;
     }
     let uses: Vec<Edit> = ident_positions(syntax, &pad.name)
@@ -278,10 +279,6 @@ fn call_rename(call: &HelperCall, new: &str) -> Option<Edit> {
         span: path,
         new_text: new.to_string(),
     })
-}
-
-fn is_ident(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Where the helper's syntax names `name`: its identifier tokens of that text, not in a

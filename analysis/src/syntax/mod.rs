@@ -825,6 +825,13 @@ pub fn is_item_path(text: &str) -> bool {
             .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'))
 }
 
+/// Whether `s` is a plain identifier (`A`, `rhs_vrf`).
+pub fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
 /// The `from_addr(..)` call an expression is, seen through parentheses and blocks (`unsafe {
 /// DmTensor::from_addr(a) }`).
 pub fn from_addr_call(e: &ra::Expr) -> Option<ra::CallExpr> {

@@ -5,7 +5,7 @@
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::mapping::Layout;
 use crate::model::{
-    Chain, Dtype, Kind, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes,
+    Arg, Chain, Dtype, Kind, Method, Slot, Step, TensorTy, output_arg, pad_edit, slot_bytes,
 };
 use crate::rule::{Generations, Rule, Status};
 use crate::rules::context::{FnContext, at_arg, pad_in_tensor_alias, pad_output};
@@ -143,7 +143,9 @@ fn output_packet(
         if let Some(a) = &arg {
             if same_elements {
                 let title = format!("pad the packet to {} elements ({} bytes)", p.n2, p.flit);
-                if let Some(edit) = pad_edit(cx.scope, a, p.n2) {
+                if let Some(edit) = padded_parameter(cx, input, a, p.n2) {
+                    diag = diag.with_fix(title, true, vec![edit]);
+                } else if let Some(edit) = pad_edit(cx.scope, a, p.n2) {
                     diag = diag.with_fix(title, true, vec![edit]);
                 } else if let Some((k, padded)) =
                     pad_in_tensor_alias(step, Some(1), Slot::Packet, p.n2)
@@ -162,6 +164,27 @@ fn output_packet(
         }
         out.push(diag);
     }
+}
+
+/// The output packet written as the mapping parameter of a helper that also types the input's
+/// packet (`rows.cast::<bf16, P>()` with `rows: VectorFinalTensor<.., P>`, `P` = `m![H % 8]` at
+/// the call): padded as written, `m![{ P } # 16]`, in the helper. Padding what the call binds
+/// to `P` would pad the input packet too, which is one flit already.
+fn padded_parameter(
+    cx: &FnContext<'_>,
+    input: &TensorTy,
+    arg: &Arg,
+    n: u64,
+) -> Option<crate::diagnostic::Edit> {
+    let name = arg.text.trim();
+    let types_input = input
+        .get(Slot::Packet)
+        .is_some_and(|m| m.text.trim() == name);
+    let is_param = cx.scope.bound.contains(name) && crate::syntax::is_ident(name);
+    (is_param && types_input).then(|| crate::diagnostic::Edit {
+        span: arg.span,
+        new_text: format!("m![{{ {name} }} # {n}]"),
+    })
 }
 
 /// What is wrong with an output packet that is not `expected`: its size when it holds the
@@ -235,6 +258,23 @@ mod tests {
         );
         assert!(fixed.contains("m![K % 16], m![1 # 16]>;"), "{fixed}");
         assert!(fixed.contains("m![Q / 8], m![Q % 8 # 16]>;"), "{fixed}");
+    }
+
+    /// A cast that names the packet parameter its call binds is padded as written, in the
+    /// helper (`m![{ P } # 32]`), not where the call binds `P`, which is the input's packet.
+    #[test]
+    fn cast_fix_pads_the_packet_parameter_in_the_helper() {
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../../fixtures/rules/CST-002-packet-parameter.rs"),
+            "CST-002",
+        );
+        assert_eq!(
+            fixed
+                .matches("acc.cast::<i8, m![{ P } # 32]>().commit(addr)")
+                .count(),
+            2,
+            "{fixed}"
+        );
     }
 
     #[test]

@@ -15,12 +15,7 @@ pub(super) struct Op<'a> {
     pub(super) lane: Option<(&'a str, usize)>,
 }
 
-/// `s` is a plain identifier (`A`, `rhs_vrf`).
-pub(super) fn is_ident(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !s.starts_with(|c: char| c.is_ascii_digit())
-}
+pub(super) use crate::syntax::is_ident;
 
 /// The op enum literal `text` spells, when it is one.
 pub(super) fn parse_op(text: &str) -> Option<Op<'_>> {
