@@ -98,7 +98,9 @@ pub(super) fn pad_fix(
 ) -> Diagnostic {
     let arg = Arg::mapping(site.map, site.at);
     if let Some(edit) = pad_edit(cx.scope, &arg, n) {
-        return d.with_fix(title, true, vec![edit]);
+        let mut edits = vec![edit];
+        edits.extend(declared_too(cx, site, n));
+        return d.with_fix(title, true, edits);
     }
     // A mapping written in a struct field's type: padded where the struct declares it.
     let d = match field_pad(site, n) {
@@ -122,6 +124,29 @@ pub(super) fn pad_fix(
         Some((a, edit)) => d.with_alias_pad(a, edit.new_text),
         None => d,
     }
+}
+
+/// The edit padding the same mapping where the type the site's chain ends in is declared
+/// (`-> DmTensor<.., m![1], ..>` of `iota.to_dm::<Cluster, m![1], Elem>(..)` at the function's
+/// tail): the two are one tensor's, and what the function gives its callers is the declared
+/// one.
+fn declared_too(cx: &FnContext<'_>, site: &Site<'_>, n: u64) -> Option<crate::diagnostic::Edit> {
+    let chain = cx.model.chains.iter().find(|c| {
+        c.steps
+            .last()
+            .and_then(|s| s.output.as_ref()?.get(site.slot)?.span)
+            == Some(site.at)
+    })?;
+    let declared = chain.declared.as_ref()?.get(site.slot)?;
+    let span = declared
+        .span
+        .filter(|s| *s != site.at && !declared.in_tensor_alias)?;
+    // Both written out: an alias or a parameter named twice is padded once, where it is
+    // defined or bound.
+    let written = |m: &crate::model::MapVal| m.text.trim().starts_with("m![");
+    let same = declared.layout.is_some() && declared.layout == site.map.layout;
+    (same && written(declared) && written(site.map))
+        .then(|| pad_edit(cx.scope, &Arg::mapping(declared, span), n))?
 }
 
 /// The struct, its field's generic argument and the padded mapping that pad a site's mapping

@@ -85,6 +85,20 @@ mod tests {
     /// A helper's Slice parameter inferred from its argument's type (`rows(ctx, &staged)`,
     /// `staged` typed `Tile16::Slice` by `stage::<Tile16>`): nothing at the call writes it,
     /// so the fix pads `Tile16::Slice` where its `impl` defines it, the staging call's fix.
+    /// A helper's tail writes its tensor's Slice twice (the return type and the `to_dm`
+    /// turbofish): the fix pads both, so its caller gets the padded tensor.
+    #[test]
+    fn the_fix_pads_the_return_type_with_the_turbofish() {
+        let fixed = crate::rules::fix_testing::assert_fix_clears(
+            include_str!("../../../../fixtures/rules/CAP-003-return-and-turbofish.rs"),
+            "CAP-003",
+        );
+        assert!(
+            fixed.contains("-> DmTensor<i32, Chip, Cluster, m![1 # 256], m![P]> {\n    iota.to_dm::<Cluster, m![1 # 256], m![P]>"),
+            "{fixed}"
+        );
+    }
+
     #[test]
     fn a_slice_inferred_from_an_argument_is_padded_where_its_alias_is_defined() {
         let src = include_str!("../../../../fixtures/rules/CAP-003-inferred-from-argument.rs");
