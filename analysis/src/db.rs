@@ -1886,8 +1886,14 @@ fn const_value(env: &Env, body: &ra::Expr) -> model::value::Eval {
 fn value_fn(f: &ra::Fn) -> Option<model::consts::ConstFn> {
     let method = f.param_list()?.self_param().is_some() && impl_type(f.syntax()).is_some();
     if f.const_token().is_none() {
-        let returns = f.ret_type()?.ty()?;
-        let tensor = syntax::node_text(returns.syntax()).contains("Tensor");
+        // A method that changes its receiver and returns nothing (`arena.skip(4);`) is run
+        // for what it leaves in `self`.
+        let returns = match f.ret_type().and_then(|r| r.ty()) {
+            Some(t) => syntax::node_text(t.syntax()),
+            None if method && syntax::changes_self(f) => String::new(),
+            None => return None,
+        };
+        let tensor = returns.contains("Tensor");
         let takes_reference = syntax::takes_a_working_reference(f);
         let receiver = f.param_list()?.self_param().is_some();
         if tensor || takes_reference || (receiver && !method) {
@@ -2000,10 +2006,7 @@ fn const_fn_with(f: &ra::Fn, body: String) -> Option<model::consts::ConstFn> {
         generics: value_generics(f.generic_param_list())?,
         lengths,
         owner: None,
-        mut_self: f
-            .param_list()?
-            .self_param()
-            .is_some_and(|s| s.amp_token().is_some() && s.mut_token().is_some()),
+        mut_self: syntax::changes_self(f),
     })
 }
 

@@ -1220,10 +1220,12 @@ fn self_paths(node: &SyntaxNode, ty: &str) -> Vec<QPath> {
 /// (a helper that takes `ctx: &mut Context` or returns a tensor is a step of the kernel,
 /// followed by its signature).
 fn computes_a_value(f: &ast::Fn) -> bool {
-    let returns_value = f
-        .ret_type()
-        .and_then(|r| r.ty())
-        .is_some_and(|t| !syntax::node_text(t.syntax()).contains("Tensor"));
+    // A method that returns nothing but changes its receiver (`arena.skip(4);`) computes the
+    // receiver's next value.
+    let returns_value = match f.ret_type().and_then(|r| r.ty()) {
+        Some(t) => !syntax::node_text(t.syntax()).contains("Tensor"),
+        None => syntax::changes_self(f),
+    };
     returns_value && !syntax::takes_a_working_reference(f) && f.body().is_some()
 }
 

@@ -892,6 +892,13 @@ pub fn takes_a_working_reference(f: &ra::Fn) -> bool {
     })
 }
 
+/// Whether `f` is a method that takes `&mut self` (`fn place(&mut self, bytes: usize)`).
+pub fn changes_self(f: &ra::Fn) -> bool {
+    f.param_list()
+        .and_then(|l| l.self_param())
+        .is_some_and(|s| s.amp_token().is_some() && s.mut_token().is_some())
+}
+
 /// Whether `f`'s body ends in a tuple expression (`(parked, vrf + SLOT)`).
 pub fn returns_a_tuple(f: &ra::Fn) -> bool {
     f.body()
