@@ -156,31 +156,12 @@ fn pad_at_definition(
 
 /// Where the chip count of the `#[device(chip = N)]` function around `at` is written: `N`.
 fn kernel_chip_count(root: &ast::SourceFile, at: u32) -> Option<Span> {
-    use ra_ap_syntax::ast::HasAttrs;
     let token = root.syntax().token_at_offset(at.into()).right_biased()?;
     let f = token.parent_ancestors().find_map(ast::Fn::cast)?;
-    let (_, tree) = f
-        .attrs()
-        .filter(|a| a.simple_name().as_deref() == Some("device"))
-        .find_map(|a| a.as_simple_call())?;
-    let tokens: Vec<_> = tree
-        .syntax()
-        .children_with_tokens()
-        .filter_map(|t| t.into_token())
-        .filter(|t| !t.kind().is_trivia())
-        .collect();
-    let chip = tokens
-        .windows(2)
-        .position(|w| w[0].text() == "chip" && w[1].kind() == SyntaxKind::EQ)?;
-    let value: Vec<_> = tokens[chip + 2..]
-        .iter()
-        .take_while(|t| !matches!(t.kind(), SyntaxKind::COMMA | SyntaxKind::R_PAREN))
-        .collect();
-    let (first, last) = (value.first()?, value.last()?);
-    Some(Span::new(
-        usize::from(first.text_range().start()),
-        usize::from(last.text_range().end()),
-    ))
+    let entries = crate::syntax::device_entries(&f)?;
+    entries
+        .into_iter()
+        .find_map(|(key, _, at)| (key == "chip").then_some(at))
 }
 
 /// The type an associated type of the `impl` block around `at` defines (`type Out =

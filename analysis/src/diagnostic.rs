@@ -293,20 +293,23 @@ impl Diagnostic {
     /// A fix that sets the chip count of the `#[device]` kernel this diagnostic is reported in
     /// to `chips` (see [`AliasPad::kernel_chips`]): the kernel then runs on another number of
     /// chips, which its author decides, so it is never safe.
-    pub fn with_kernel_chips(self, title: impl Into<String>, chips: u64) -> Diagnostic {
-        let mut d = self.with_definition_pad(
-            title.into(),
-            AliasPad {
+    pub fn with_kernel_chips(mut self, title: impl Into<String>, chips: u64) -> Diagnostic {
+        self.fixes.push(Fix {
+            title: title.into(),
+            safe: false,
+            edits: Vec::new(),
+            other_files: Vec::new(),
+            edits_definition: false,
+            edits_helper: false,
+            copies_helper: false,
+            edits_attribute: true,
+            alias_pad: vec![AliasPad {
                 new_text: chips.to_string(),
                 kernel_chips: true,
                 ..AliasPad::default()
-            },
-        );
-        if let Some(fix) = d.fixes.last_mut() {
-            fix.edits_definition = false;
-            fix.edits_attribute = true;
-        }
-        d
+            }],
+        });
+        self
     }
 
     /// A fix that replaces one span.

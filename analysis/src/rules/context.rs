@@ -244,7 +244,7 @@ pub fn pad_alias_in_tensor_alias(
 
 /// Where the chain's declared type writes `slot`, when `step` ends the chain and that is not
 /// `at`.
-fn declared_elsewhere(chain: &Chain, step: &Step, slot: Slot, at: Span) -> Option<Span> {
+pub fn declared_elsewhere(chain: &Chain, step: &Step, slot: Slot, at: Span) -> Option<Span> {
     let last = chain.steps.last().is_some_and(|s| std::ptr::eq(s, step));
     let span = chain.declared.as_ref()?.get(slot)?.span?;
     (last && span != at).then_some(span)

@@ -892,6 +892,45 @@ pub fn takes_a_working_reference(f: &ra::Fn) -> bool {
     })
 }
 
+/// The `key = value` entries of `f`'s `#[device(..)]` attribute (`chip = 2`, `pe = 4`), each
+/// with where its value is written; `None` when `f` has no `#[device]` attribute (an empty list
+/// for a bare `#[device]`).
+pub fn device_entries(f: &ra::Fn) -> Option<Vec<(String, String, Span)>> {
+    use ra::HasAttrs;
+    let attr = f
+        .attrs()
+        .find(|a| a.simple_name().as_deref() == Some("device"))?;
+    let Some((_, tree)) = attr.as_simple_call() else {
+        return Some(Vec::new());
+    };
+    let tokens: Vec<_> = tree
+        .syntax()
+        .children_with_tokens()
+        .filter_map(|t| t.into_token())
+        .filter(|t| !t.kind().is_trivia())
+        .filter(|t| !matches!(t.kind(), SyntaxKind::L_PAREN | SyntaxKind::R_PAREN))
+        .collect();
+    let entries = tokens.split(|t| t.kind() == SyntaxKind::COMMA);
+    Some(
+        entries
+            .filter_map(|entry| {
+                let [key, eq, value @ ..] = entry else {
+                    return None;
+                };
+                let (first, last) = (value.first()?, value.last()?);
+                (eq.kind() == SyntaxKind::EQ).then(|| {
+                    let text: String = value.iter().map(|t| t.text()).collect();
+                    let at = Span::new(
+                        usize::from(first.text_range().start()),
+                        usize::from(last.text_range().end()),
+                    );
+                    (key.text().to_string(), text, at)
+                })
+            })
+            .collect(),
+    )
+}
+
 /// Whether `f` is a method that takes `&mut self` (`fn place(&mut self, bytes: usize)`).
 pub fn changes_self(f: &ra::Fn) -> bool {
     f.param_list()

@@ -998,24 +998,14 @@ pub(super) fn struct_key(path: &ast::Path) -> Option<String> {
 
 /// `#[device(chip = N)]` on a function.
 pub(super) fn device_attr(f: &ast::Fn) -> Option<(Option<u64>, Option<u64>)> {
-    for attr in ast::HasAttrs::attrs(f) {
-        if attr.simple_name().as_deref() == Some("device") {
-            let tt = attr
-                .as_simple_call()
-                .map(|(_, t)| crate::syntax::node_text(t.syntax()))
-                .unwrap_or_default();
-            // `key = N` among the attribute's comma-separated entries.
-            let int_of = |key: &str| {
-                tt.trim_matches(|c| c == '(' || c == ')')
-                    .split(',')
-                    .filter_map(|e| e.split_once('='))
-                    .find(|(k, _)| k.trim() == key)
-                    .and_then(|(_, v)| v.trim().parse().ok())
-            };
-            return Some((int_of("chip"), int_of("pe")));
-        }
-    }
-    None
+    let entries = crate::syntax::device_entries(f)?;
+    let int_of = |key: &str| {
+        entries
+            .iter()
+            .find(|(k, ..)| k == key)
+            .and_then(|(_, v, _)| v.parse().ok())
+    };
+    Some((int_of("chip"), int_of("pe")))
 }
 
 /// A helper's signature from its syntax. Its mappings are written in the helper, not in the

@@ -5,7 +5,7 @@
 use crate::diagnostic::{Diagnostic, Edit, FieldArg, Span};
 use crate::mapping::Layout;
 use crate::model::{Arg, Kind, MapVal, Method, Slot, pad_edit};
-use crate::rules::context::FnContext;
+use crate::rules::context::{FnContext, declared_elsewhere};
 use std::collections::HashSet;
 
 /// A mapping written in the function (a parameter type, a `let` annotation, a turbofish
@@ -131,16 +131,15 @@ pub(super) fn pad_fix(
 /// tail): the two are one tensor's, and what the function gives its callers is the declared
 /// one.
 fn declared_too(cx: &FnContext<'_>, site: &Site<'_>, n: u64) -> Option<crate::diagnostic::Edit> {
-    let chain = cx.model.chains.iter().find(|c| {
-        c.steps
-            .last()
-            .and_then(|s| s.output.as_ref()?.get(site.slot)?.span)
-            == Some(site.at)
+    let (chain, step) = cx.model.chains.iter().find_map(|c| {
+        let last = c.steps.last()?;
+        (last.output.as_ref()?.get(site.slot)?.span == Some(site.at)).then_some((c, last))
     })?;
+    let span = declared_elsewhere(chain, step, site.slot, site.at)?;
     let declared = chain.declared.as_ref()?.get(site.slot)?;
-    let span = declared
-        .span
-        .filter(|s| *s != site.at && !declared.in_tensor_alias)?;
+    if declared.in_tensor_alias {
+        return None;
+    }
     // Both written out: an alias or a parameter named twice is padded once, where it is
     // defined or bound.
     let written = |m: &crate::model::MapVal| m.text.trim().starts_with("m![");
